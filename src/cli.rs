@@ -1,0 +1,174 @@
+//! Command-line interface. `rr-tui [DIR]` opens the explorer; subcommands are headless and
+//! scriptable (`--json` everywhere).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rr-tui",
+    version,
+    about = "Explore, replay and verify recorded GPU kernel executions",
+    long_about = "rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
+CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
+verifies the result against the recorded output, and compares memory snapshots.\n\n\
+Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.",
+    after_help = "Examples:\n  rr-tui record-fixtures/llvm-saxpy          explore a record directory\n  \
+rr-tui report records/                       the instance report (LLVM format; --json)\n  \
+rr-tui check records/                        validate every file; exit 1 on problems\n  \
+rr-tui replay records/X_Y.json --verify --repetitions 20\n  \
+rr-tui diff records/X_Y.json                 recorded input vs output, per argument",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub explore: ExploreArgs,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExploreArgs {
+    /// Record directory to explore (default: the current directory).
+    pub dir: Option<PathBuf>,
+    /// Colour theme.
+    #[arg(long, value_enum, default_value_t = Theme::Dark)]
+    pub theme: Theme,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Theme {
+    #[default]
+    Dark,
+    Light,
+    /// No colours (also chosen when NO_COLOR is set).
+    Mono,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the instance report in libomptarget's format (or JSON).
+    #[command(long_about = "Print the record report of DIR exactly as libomptarget writes it \
+(=== Kernel Record Report ===). The report comes from a report file or a captured log in DIR; \
+without one, the instance table is built from the descriptors and time and occurrences print as `?`. \
+Never reads snapshot bytes.")]
+    Report {
+        /// Record directory.
+        dir: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
+    Inspect {
+        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+        descriptor: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate every file of every instance; one line per problem; exit 0 only when all is well.
+    Check {
+        /// Record directory, or one descriptor.
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Treat warnings (e.g. file names that do not match the hashes) as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Compare two snapshots, or an instance's input/output/replay snapshots.
+    #[command(long_about = "Compare memory snapshots byte for byte at equal offsets (snapshots have a fixed \
+layout: nothing is inserted or deleted), or as typed values with tolerances.\n\n\
+  rr-tui diff A B                 two files\n  rr-tui diff X_Y.json            recorded input vs recorded output \
+(and recorded output vs .replay_output when present), labelled by kernel argument\n\n\
+Element passes when bits are equal, or |a-b| <= atol + rtol*|b|, or the ULP distance <= ulp. \
+NaN matches NaN (any payload); NaN never matches a number; +0 matches -0.")]
+    Diff(DiffArgs),
+    /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct DiffArgs {
+    /// First snapshot, or a descriptor (.json).
+    pub a: PathBuf,
+    /// Second snapshot (omit when A is a descriptor).
+    pub b: Option<PathBuf>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+    /// How many differing ranges / mismatching elements to list.
+    #[arg(long, default_value_t = 10)]
+    pub max: usize,
+    #[arg(long)]
+    pub json: bool,
+    /// Write every differing range (offset, length) as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct CompareArgs {
+    /// Compare as typed elements: u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub dtype: Option<String>,
+    /// Element byte order.
+    #[arg(long, default_value = "little", value_parser = ["little", "big"])]
+    pub endian: String,
+    /// Absolute tolerance.
+    #[arg(long, default_value_t = 0.0)]
+    pub atol: f64,
+    /// Relative tolerance (of the second operand).
+    #[arg(long, default_value_t = 0.0)]
+    pub rtol: f64,
+    /// Maximum distance in units in the last place (floats only).
+    #[arg(long, default_value_t = 0)]
+    pub ulp: u64,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReplayArgs {
+    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+    pub descriptor: PathBuf,
+    /// Compare replayed memory with .record_output (byte for byte unless --tolerance).
+    #[arg(long)]
+    pub verify: bool,
+    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
+    #[arg(long, value_name = "SPEC")]
+    pub tolerance: Option<String>,
+    /// Write .replay_output, named as LLVM names it.
+    #[arg(long)]
+    pub save_output: bool,
+    /// Where to write .replay_output (for read-only record directories).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Replays in one process; input memory and globals are restored before each, untimed.
+    #[arg(long, default_value_t = 1)]
+    pub repetitions: u32,
+    /// Untimed replays before the measured ones.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u32,
+    /// Override grid x (LLVM: number of teams). Checked against TeamsLimits.
+    #[arg(long)]
+    pub num_teams: Option<u32>,
+    /// Override block x (LLVM: number of threads). Checked against ThreadsLimits.
+    #[arg(long)]
+    pub num_threads: Option<u32>,
+    /// Override the whole grid: X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z")]
+    pub grid: Option<String>,
+    /// Override the whole block: X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z")]
+    pub block: Option<String>,
+    /// Override the dynamic shared memory bytes.
+    #[arg(long)]
+    pub shared_mem: Option<u32>,
+    /// Override the CUDA device ordinal.
+    #[arg(long)]
+    pub device_id: Option<i32>,
+    /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
+    #[arg(long)]
+    pub ignore_limits: bool,
+    /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
+    #[arg(long)]
+    pub json: bool,
+}

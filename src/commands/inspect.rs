@@ -1,0 +1,16 @@
+use std::path::Path;
+
+use crate::error::Result;
+use crate::record::inspect::Inspection;
+
+pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
+    let inspection = Inspection::of(descriptor)?;
+    if json {
+        super::print_json(&inspection);
+    } else {
+        for line in inspection.lines() {
+            println!("{line}");
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,16 @@
+//! Headless subcommands: each returns the process exit code, prints results on stdout and
+//! one-line errors on stderr.
+
+pub mod check;
+pub mod diff;
+pub mod inspect;
+pub mod replay;
+pub mod report;
+
+/// Print a serialisable value as one JSON document.
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("rr-tui: cannot serialise output: {e}"),
+    }
+}

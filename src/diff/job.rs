@@ -1,0 +1,91 @@
+//! The index build as a background job: progress and partial ranges stream to a callback,
+//! cancellation through a flag. The explorer forwards events into its message channel.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::DiffOutcome;
+use crate::snapshot::Snapshot;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexEvent {
+    Progress { scanned: u64, total: u64, new_ranges: Vec<Range<u64>> },
+    Done(Result<DiffOutcome, String>),
+}
+
+pub struct IndexJob {
+    cancel: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl IndexJob {
+    pub fn spawn(a: Arc<Snapshot>, b: Arc<Snapshot>, merge_gap: u64, mut sink: impl FnMut(IndexEvent) + Send + 'static) -> IndexJob {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let handle = std::thread::Builder::new()
+            .name("diff-index".into())
+            .spawn(move || {
+                let result = super::build_index(&a, &b, merge_gap, &flag, |scanned, total, new| {
+                    sink(IndexEvent::Progress { scanned, total, new_ranges: new.to_vec() });
+                });
+                sink(IndexEvent::Done(result.map_err(|e| e.to_string())));
+            })
+            .ok();
+        IndexJob { cancel, handle }
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for IndexJob {
+    fn drop(&mut self) {
+        self.cancel();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::DiffIndex;
+
+    #[test]
+    fn streams_progress_and_matches_a_direct_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let a: Vec<u8> = (0..(40u32 << 20)).map(|i| (i % 251) as u8).collect();
+        let mut b = a.clone();
+        b[5] ^= 1;
+        b[(20 << 20) + 3] ^= 1;
+        std::fs::write(dir.path().join("a"), &a).unwrap();
+        std::fs::write(dir.path().join("b"), &b).unwrap();
+        let sa = Arc::new(Snapshot::open(&dir.path().join("a")).unwrap());
+        let sb = Arc::new(Snapshot::open(&dir.path().join("b")).unwrap());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let _job = IndexJob::spawn(sa, sb, 8, move |e| {
+            let _ = tx.send(e);
+        });
+        let mut streamed = DiffIndex::new(8);
+        let mut progress = 0;
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
+                IndexEvent::Progress { new_ranges, .. } => {
+                    progress += 1;
+                    streamed.extend(new_ranges);
+                }
+                IndexEvent::Done(r) => {
+                    let out = r.unwrap();
+                    assert_eq!(out.index.ranges, vec![5..6, (20 << 20) + 3..(20 << 20) + 4]);
+                    assert_eq!(streamed, out.index);
+                    break;
+                }
+            }
+        }
+        assert_eq!(progress, 3);
+    }
+}

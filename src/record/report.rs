@@ -1,0 +1,152 @@
+//! The record report libomptarget prints at exit (llvm-record-format.md §1.3).
+//!
+//! It is found either in a file written with `LIBOMPTARGET_RECORD_REPORT_FILENAME` or embedded in
+//! a captured application log (it goes to stdout by default): we search for the banner lines.
+
+use memchr::memmem;
+
+pub const BEGIN: &str = "=== Kernel Record Report ===";
+pub const END: &str = "=== End Kernel Record Report ===";
+const OLD_BEGIN: &str = "=== record report begin ===";
+const OLD_END: &str = "=== record report end ===";
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReportRow {
+    pub json_file: String,
+    pub kernel_name: String,
+    pub time_ns: Option<u64>,
+    pub occurrences: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Report {
+    pub directory: Option<String>,
+    pub total_instances: Option<u64>,
+    pub rows: Vec<ReportRow>,
+}
+
+/// Whether some bytes contain a report banner (cheap; used to pick candidate files).
+pub fn contains_report(bytes: &[u8]) -> bool {
+    memmem::find(bytes, BEGIN.as_bytes()).is_some() || memmem::find(bytes, OLD_BEGIN.as_bytes()).is_some()
+}
+
+/// Parse the last report found in `text`. `Err` carries a problem description when a banner is
+/// present but the body is malformed; `Ok(None)` when no banner is present.
+pub fn parse(text: &str) -> Result<Option<Report>, String> {
+    let (new_pos, old_pos) = (text.rfind(BEGIN), text.rfind(OLD_BEGIN));
+    match (new_pos, old_pos) {
+        (Some(p), o) if o.is_none_or(|o| o < p) => parse_current(&text[p + BEGIN.len()..]).map(Some),
+        (_, Some(p)) => parse_old(&text[p + OLD_BEGIN.len()..]).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn parse_current(body: &str) -> Result<Report, String> {
+    let end = body.find(END).ok_or("report has no end banner (truncated log?)")?;
+    let mut report = Report::default();
+    let mut in_rows = false;
+    for (n, line) in body[..end].lines().map(str::trim).enumerate().filter(|(_, l)| !l.is_empty()) {
+        if let Some(d) = line.strip_prefix("Directory:") {
+            report.directory = Some(d.trim().to_owned());
+        } else if let Some(t) = line.strip_prefix("Total Instances:") {
+            report.total_instances = Some(t.trim().parse().map_err(|_| format!("report line {}: bad instance count {t:?}", n + 1))?);
+        } else if line.starts_with("JSON Filename") {
+            in_rows = true;
+        } else if in_rows {
+            report.rows.push(parse_row(line).ok_or_else(|| format!("report row {:?} is not `file.json, name, ns, occurrences`", line))?);
+        } else {
+            return Err(format!("unexpected report line {line:?}"));
+        }
+    }
+    if let Some(total) = report.total_instances {
+        if total != report.rows.len() as u64 {
+            return Err(format!("report says {total} instances but lists {}", report.rows.len()));
+        }
+    }
+    Ok(report)
+}
+
+/// `<file>.json, <kernel name>, <ns>, <occurrences>`: the name is whatever lies between the first
+/// and the last two separators, so a demangled name with commas still parses.
+fn parse_row(line: &str) -> Option<ReportRow> {
+    let (file, rest) = line.split_once(", ")?;
+    let mut tail = rest.rsplitn(3, ", ");
+    let occurrences = tail.next()?.trim().parse().ok()?;
+    let time_ns = tail.next()?.trim().parse().ok()?;
+    let name = tail.next()?.to_owned();
+    if !file.ends_with(".json") {
+        return None;
+    }
+    Some(ReportRow { json_file: file.to_owned(), kernel_name: name, time_ns: Some(time_ns), occurrences: Some(occurrences) })
+}
+
+fn parse_old(body: &str) -> Result<Report, String> {
+    let end = body.find(OLD_END).ok_or("report has no end banner (truncated log?)")?;
+    let mut report = Report::default();
+    for line in body[..end].lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(d) = line.strip_prefix("directory:") {
+            report.directory = Some(d.trim().to_owned());
+        } else if let Some(k) = line.strip_prefix("kernels:") {
+            report.total_instances = k.trim().parse().ok();
+        } else if let Some((file, name)) = line.split_once(": ") {
+            report.rows.push(ReportRow { json_file: file.to_owned(), kernel_name: name.to_owned(), time_ns: None, occurrences: None });
+        } else {
+            return Err(format!("unexpected report line {line:?}"));
+        }
+    }
+    Ok(report)
+}
+
+/// Render a report in LLVM's exact current format.
+pub fn render(directory: &str, rows: &[ReportRow]) -> String {
+    let mut out = format!("{BEGIN}\nDirectory: {directory}\nTotal Instances: {}\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n", rows.len());
+    for r in rows {
+        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+        out.push_str(&format!("{}, {}, {}, {}\n", r.json_file, r.kernel_name, opt(r.time_ns), opt(r.occurrences)));
+    }
+    out.push_str(END);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LOG: &str = "app says hi\n=== Kernel Record Report ===\nDirectory: /tmp/rec\nTotal Instances: 2\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n1_2.json, k_a, 1500, 3\n3_4.json, k_b, 20, 1\n=== End Kernel Record Report ===\nbye\n";
+
+    #[test]
+    fn finds_a_report_inside_a_log_and_round_trips() {
+        let r = parse(LOG).unwrap().unwrap();
+        assert_eq!(r.directory.as_deref(), Some("/tmp/rec"));
+        assert_eq!(r.rows[0], ReportRow { json_file: "1_2.json".into(), kernel_name: "k_a".into(), time_ns: Some(1500), occurrences: Some(3) });
+        let text = render("/tmp/rec", &r.rows);
+        assert!(LOG.contains(&text));
+    }
+
+    #[test]
+    fn old_format_and_errors() {
+        let r = parse("=== record report begin ===\ndirectory: /d\nkernels: 1\n5_6.json: kern\n=== record report end ===\n").unwrap().unwrap();
+        assert_eq!(r.rows[0].kernel_name, "kern");
+        assert_eq!(r.rows[0].time_ns, None);
+        assert!(parse("nothing").unwrap().is_none());
+        assert!(parse(&LOG.replace("Total Instances: 2", "Total Instances: 3")).unwrap_err().contains("says 3"));
+        assert!(parse(&LOG.replace("=== End Kernel Record Report ===", "")).unwrap_err().contains("end banner"));
+        assert!(parse(&LOG.replace(", 1500, 3", ", x, 3")).is_err());
+    }
+
+    #[test]
+    fn names_with_commas() {
+        let row = parse_row("1_2.json, void f<int, float>(int), 5, 6").unwrap();
+        assert_eq!(row.kernel_name, "void f<int, float>(int)");
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(body in "\\PC{0,200}") {
+            let _ = parse(&format!("{BEGIN}\n{body}\n{END}"));
+            let _ = parse(&body);
+        }
+    }
+}
