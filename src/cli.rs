@@ -48,10 +48,12 @@ pub enum Theme {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the instance report in libomptarget's format (or JSON).
-    #[command(long_about = "Print the record report of DIR exactly as libomptarget writes it \
+    #[command(
+        long_about = "Print the record report of DIR exactly as libomptarget writes it \
 (=== Kernel Record Report ===). The report comes from a report file or a captured log in DIR; \
 without one, the instance table is built from the descriptors and time and occurrences print as `?`. \
-Never reads snapshot bytes.")]
+Never reads snapshot bytes."
+    )]
     Report {
         /// Record directory.
         dir: PathBuf,
@@ -77,12 +79,14 @@ Never reads snapshot bytes.")]
         strict: bool,
     },
     /// Compare two snapshots, or an instance's input/output/replay snapshots.
-    #[command(long_about = "Compare memory snapshots byte for byte at equal offsets (snapshots have a fixed \
+    #[command(
+        long_about = "Compare memory snapshots byte for byte at equal offsets (snapshots have a fixed \
 layout: nothing is inserted or deleted), or as typed values with tolerances.\n\n\
   rr-tui diff A B                 two files\n  rr-tui diff X_Y.json            recorded input vs recorded output \
 (and recorded output vs .replay_output when present), labelled by kernel argument\n\n\
 Element passes when bits are equal, or |a-b| <= atol + rtol*|b|, or the ULP distance <= ulp. \
-NaN matches NaN (any payload); NaN never matches a number; +0 matches -0.")]
+NaN matches NaN (any payload); NaN never matches a number; +0 matches -0."
+    )]
     Diff(DiffArgs),
     /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
     Replay(ReplayArgs),

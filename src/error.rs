@@ -10,10 +10,16 @@ pub enum Error {
     Format { path: PathBuf, problem: String },
     /// A file could not be opened, read or written.
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// A request that does not make sense (bad flag combination, limit violation).
     #[error("{0}")]
     Invalid(String),
+    /// A recorded address range could not be reserved; a fresh process may succeed.
+    #[error("{0}")]
+    AddressInUse(String),
     /// The CUDA driver is missing or refused something.
     #[error("{0}")]
     Cuda(String),
@@ -21,10 +27,16 @@ pub enum Error {
 
 impl Error {
     pub fn format(path: impl AsRef<Path>, problem: impl Into<String>) -> Self {
-        Error::Format { path: path.as_ref().to_path_buf(), problem: problem.into() }
+        Error::Format {
+            path: path.as_ref().to_path_buf(),
+            problem: problem.into(),
+        }
     }
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::Io { path: path.as_ref().to_path_buf(), source }
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
     }
 }
 

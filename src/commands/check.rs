@@ -5,13 +5,20 @@ use crate::record::check::{self, Finding, Severity};
 use crate::record::{InstanceFiles, RecordDir};
 
 pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
-    let (findings, instances): (Vec<Finding>, usize) = if path.extension().is_some_and(|e| e == "json") && path.is_file() {
-        (check::check_instance(&InstanceFiles::from_descriptor_path(path)), 1)
-    } else {
-        let rd = RecordDir::open(path)?;
-        (check::check_dir(&rd), rd.instances.len())
-    };
-    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let (findings, instances): (Vec<Finding>, usize) =
+        if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+            (
+                check::check_instance(&InstanceFiles::from_descriptor_path(path)),
+                1,
+            )
+        } else {
+            let rd = RecordDir::open(path)?;
+            (check::check_dir(&rd), rd.instances.len())
+        };
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
     let warnings = findings.len() - errors;
     if json {
         #[derive(serde::Serialize)]
@@ -21,12 +28,21 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
             warnings: usize,
             findings: &'a [Finding],
         }
-        super::print_json(&Out { instances, errors, warnings, findings: &findings });
+        super::print_json(&Out {
+            instances,
+            errors,
+            warnings,
+            findings: &findings,
+        });
     } else {
         for f in &findings {
             println!("{f}");
         }
         println!("checked {instances} instance(s): {errors} error(s), {warnings} warning(s)");
     }
-    Ok(if errors > 0 || (strict && warnings > 0) { 1 } else { 0 })
+    Ok(if errors > 0 || (strict && warnings > 0) {
+        1
+    } else {
+        0
+    })
 }

@@ -21,7 +21,9 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     } else {
         match &args.b {
             Some(b) => diff_files(args, &args.a, b),
-            None => Err(Error::Invalid("diff needs two snapshot files, or one descriptor (.json)".into())),
+            None => Err(Error::Invalid(
+                "diff needs two snapshot files, or one descriptor (.json)".into(),
+            )),
         }
     };
     match result {
@@ -36,26 +38,50 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
 pub fn comparison(c: &CompareArgs) -> Result<Comparison> {
     let dtype = match &c.dtype {
         None => DType::U8,
-        Some(t) => DType::parse(t).ok_or_else(|| Error::Invalid(format!("unknown --type {t:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)")))?,
+        Some(t) => DType::parse(t).ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown --type {t:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)"
+            ))
+        })?,
     };
     for (name, v) in [("--atol", c.atol), ("--rtol", c.rtol)] {
         if !(v >= 0.0 && v.is_finite()) {
-            return Err(Error::Invalid(format!("{name} must be a non-negative number")));
+            return Err(Error::Invalid(format!(
+                "{name} must be a non-negative number"
+            )));
         }
     }
-    Ok(Comparison { dtype, big_endian: c.endian == "big", tolerance: Tolerance { atol: c.atol, rtol: c.rtol, ulp: c.ulp } })
+    Ok(Comparison {
+        dtype,
+        big_endian: c.endian == "big",
+        tolerance: Tolerance {
+            atol: c.atol,
+            rtol: c.rtol,
+            ulp: c.ulp,
+        },
+    })
 }
 
 fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
     (std::io::stderr().is_terminal() && total >= 256 << 20).then(|| {
         let pb = indicatif::ProgressBar::new(total);
-        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}").unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
         pb
     })
 }
 
 /// Typed comparison of two whole snapshots, chunk by chunk (bounded resident memory).
-pub fn typed_compare(a: &Snapshot, b: &Snapshot, cmp: &Comparison, keep: usize) -> Result<TypedStats> {
+pub fn typed_compare(
+    a: &Snapshot,
+    b: &Snapshot,
+    cmp: &Comparison,
+    keep: usize,
+) -> Result<TypedStats> {
     let size = cmp.dtype.size() as u64;
     let n = a.len().min(b.len()) / size * size;
     let chunk = CHUNK / size * size;
@@ -64,7 +90,14 @@ pub fn typed_compare(a: &Snapshot, b: &Snapshot, cmp: &Comparison, keep: usize) 
     let pb = progress_bar(n);
     while off < n {
         let len = chunk.min(n - off);
-        let part = typed::compare(cmp, a.window(off, len as usize), b.window(off, len as usize), off, off / size, keep);
+        let part = typed::compare(
+            cmp,
+            a.window(off, len as usize),
+            b.window(off, len as usize),
+            off,
+            off / size,
+            keep,
+        );
         a.check_intact()?;
         b.check_intact()?;
         st.merge(part, keep);
@@ -83,11 +116,17 @@ pub fn typed_compare(a: &Snapshot, b: &Snapshot, cmp: &Comparison, keep: usize) 
 
 pub fn byte_index(a: &Snapshot, b: &Snapshot) -> Result<DiffOutcome> {
     let pb = progress_bar(a.len().min(b.len()));
-    let out = diff::build_index(a, b, diff::index::DEFAULT_MERGE_GAP, &AtomicBool::new(false), |done, _, _| {
-        if let Some(pb) = &pb {
-            pb.set_position(done);
-        }
-    })?;
+    let out = diff::build_index(
+        a,
+        b,
+        diff::index::DEFAULT_MERGE_GAP,
+        &AtomicBool::new(false),
+        |done, _, _| {
+            if let Some(pb) = &pb {
+                pb.set_position(done);
+            }
+        },
+    )?;
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
@@ -113,8 +152,16 @@ fn diff_files(args: &DiffArgs, a: &Path, b: &Path) -> Result<i32> {
     let sa = Snapshot::open(a)?;
     let sb = Snapshot::open(b)?;
     let out = byte_index(&sa, &sb)?;
-    let typed = if args.compare.dtype.is_some() { Some(typed_compare(&sa, &sb, &cmp, args.max)?) } else { None };
-    let equal = out.len_a == out.len_b && typed.as_ref().map(|t| t.differing == 0).unwrap_or(out.index.ranges.is_empty());
+    let typed = if args.compare.dtype.is_some() {
+        Some(typed_compare(&sa, &sb, &cmp, args.max)?)
+    } else {
+        None
+    };
+    let equal = out.len_a == out.len_b
+        && typed
+            .as_ref()
+            .map(|t| t.differing == 0)
+            .unwrap_or(out.index.ranges.is_empty());
     if let Some(path) = &args.export_csv {
         export_ranges(path, &out)?;
     }
@@ -126,7 +173,13 @@ fn diff_files(args: &DiffArgs, a: &Path, b: &Path) -> Result<i32> {
         compared: out.compared,
         differing_bytes: out.index.differing_bytes(),
         differing_ranges: out.index.ranges.len(),
-        ranges: out.index.ranges.iter().take(args.max).map(|r| [r.start, r.end - r.start]).collect(),
+        ranges: out
+            .index
+            .ranges
+            .iter()
+            .take(args.max)
+            .map(|r| [r.start, r.end - r.start])
+            .collect(),
         typed: typed.map(|t| (cmp.describe(), t)),
         equal,
     };
@@ -140,7 +193,10 @@ fn diff_files(args: &DiffArgs, a: &Path, b: &Path) -> Result<i32> {
 
 fn print_file_diff(r: &FileDiff) {
     if r.len_a != r.len_b {
-        println!("lengths differ: {} is {} bytes, {} is {} bytes; comparing the first {}", r.a, r.len_a, r.b, r.len_b, r.compared);
+        println!(
+            "lengths differ: {} is {} bytes, {} is {} bytes; comparing the first {}",
+            r.a, r.len_a, r.b, r.len_b, r.compared
+        );
     }
     if r.len_a == 0 && r.len_b == 0 {
         println!("both files are empty: identical");
@@ -157,7 +213,10 @@ fn print_file_diff(r: &FileDiff) {
         println!("  {off:#012x}  {len} byte(s)");
     }
     if r.differing_ranges > r.ranges.len() {
-        println!("  … {} more (use --max or --export-csv)", r.differing_ranges - r.ranges.len());
+        println!(
+            "  … {} more (use --max or --export-csv)",
+            r.differing_ranges - r.ranges.len()
+        );
     }
     if let Some((what, t)) = &r.typed {
         println!(
@@ -179,7 +238,8 @@ fn export_ranges(path: &Path, out: &DiffOutcome) -> Result<()> {
     let io = |e: csv::Error| Error::format(path, e.to_string());
     w.write_record(["offset", "length"]).map_err(io)?;
     for r in &out.index.ranges {
-        w.write_record([r.start.to_string(), (r.end - r.start).to_string()]).map_err(io)?;
+        w.write_record([r.start.to_string(), (r.end - r.start).to_string()])
+            .map_err(io)?;
     }
     w.flush().map_err(|e| Error::io(path, e))
 }
@@ -195,7 +255,13 @@ struct PairReport {
 }
 
 /// Compare two snapshots of one instance region by region.
-pub fn instance_pair(map: &MemoryMap, a: &Snapshot, b: &Snapshot, cmp: &Comparison, keep: usize) -> Result<Vec<RegionReport>> {
+pub fn instance_pair(
+    map: &MemoryMap,
+    a: &Snapshot,
+    b: &Snapshot,
+    cmp: &Comparison,
+    keep: usize,
+) -> Result<Vec<RegionReport>> {
     let r = regions::compare_regions(map, a.bytes(), b.bytes(), cmp, keep);
     a.check_intact()?;
     b.check_intact()?;
@@ -241,7 +307,10 @@ fn diff_instance(args: &DiffArgs) -> Result<i32> {
         for p in &pairs {
             println!("{}", p.what);
             if p.len_a != p.len_b {
-                println!("  lengths differ: {} vs {} bytes; comparing the common prefix", p.len_a, p.len_b);
+                println!(
+                    "  lengths differ: {} vs {} bytes; comparing the common prefix",
+                    p.len_a, p.len_b
+                );
             }
             for r in &p.regions {
                 println!("  {}", r.summary());

@@ -23,11 +23,19 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             missing_rows: &rd.missing_rows,
         });
     } else {
-        let directory = rd.report.as_ref().and_then(|r| r.directory.clone()).unwrap_or_else(|| rd.absolute_path());
+        let directory = rd
+            .report
+            .as_ref()
+            .and_then(|r| r.directory.clone())
+            .unwrap_or_else(|| rd.absolute_path());
         print!("{}", report::render(&directory, &rows));
     }
     for row in &rd.missing_rows {
-        eprintln!("rr-tui: warning: report row names {}, which is not in {}", row.json_file, dir.display());
+        eprintln!(
+            "rr-tui: warning: report row names {}, which is not in {}",
+            row.json_file,
+            dir.display()
+        );
     }
     if let Some(e) = &rd.report_problem {
         eprintln!("rr-tui: warning: {e}");

@@ -14,7 +14,10 @@ pub struct DiffIndex {
 
 impl DiffIndex {
     pub fn new(merge_gap: u64) -> DiffIndex {
-        DiffIndex { ranges: Vec::new(), merge_gap }
+        DiffIndex {
+            ranges: Vec::new(),
+            merge_gap,
+        }
     }
 
     /// Append a range at or after the last one, merging with it when close.
@@ -76,7 +79,12 @@ pub fn scan(a: &[u8], b: &[u8], base: u64, out: &mut DiffIndex) {
     while block_start < n {
         let block_end = (block_start + BLOCK).min(n);
         if a[block_start..block_end] != b[block_start..block_end] {
-            scan_bytes(&a[block_start..block_end], &b[block_start..block_end], base + block_start as u64, out);
+            scan_bytes(
+                &a[block_start..block_end],
+                &b[block_start..block_end],
+                base + block_start as u64,
+                out,
+            );
         }
         block_start = block_end;
     }

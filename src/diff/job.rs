@@ -11,7 +11,11 @@ use crate::snapshot::Snapshot;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum IndexEvent {
-    Progress { scanned: u64, total: u64, new_ranges: Vec<Range<u64>> },
+    Progress {
+        scanned: u64,
+        total: u64,
+        new_ranges: Vec<Range<u64>>,
+    },
     Done(Result<DiffOutcome, String>),
 }
 
@@ -21,14 +25,23 @@ pub struct IndexJob {
 }
 
 impl IndexJob {
-    pub fn spawn(a: Arc<Snapshot>, b: Arc<Snapshot>, merge_gap: u64, mut sink: impl FnMut(IndexEvent) + Send + 'static) -> IndexJob {
+    pub fn spawn(
+        a: Arc<Snapshot>,
+        b: Arc<Snapshot>,
+        merge_gap: u64,
+        mut sink: impl FnMut(IndexEvent) + Send + 'static,
+    ) -> IndexJob {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         let handle = std::thread::Builder::new()
             .name("diff-index".into())
             .spawn(move || {
                 let result = super::build_index(&a, &b, merge_gap, &flag, |scanned, total, new| {
-                    sink(IndexEvent::Progress { scanned, total, new_ranges: new.to_vec() });
+                    sink(IndexEvent::Progress {
+                        scanned,
+                        total,
+                        new_ranges: new.to_vec(),
+                    });
                 });
                 sink(IndexEvent::Done(result.map_err(|e| e.to_string())));
             })

@@ -37,9 +37,21 @@ impl DiffOutcome {
 
 /// Build the differing-range index of two snapshots. `on_chunk(scanned, total, new_ranges)` is
 /// called after every chunk (new ranges may extend the previous call's last range).
-pub fn build_index(a: &Snapshot, b: &Snapshot, merge_gap: u64, cancel: &AtomicBool, mut on_chunk: impl FnMut(u64, u64, &[Range<u64>])) -> Result<DiffOutcome> {
+pub fn build_index(
+    a: &Snapshot,
+    b: &Snapshot,
+    merge_gap: u64,
+    cancel: &AtomicBool,
+    mut on_chunk: impl FnMut(u64, u64, &[Range<u64>]),
+) -> Result<DiffOutcome> {
     let compared = a.len().min(b.len());
-    let mut out = DiffOutcome { len_a: a.len(), len_b: b.len(), compared, index: DiffIndex::new(merge_gap), cancelled: false };
+    let mut out = DiffOutcome {
+        len_a: a.len(),
+        len_b: b.len(),
+        compared,
+        index: DiffIndex::new(merge_gap),
+        cancelled: false,
+    };
     a.advise_sequential();
     b.advise_sequential();
     let mut off = 0u64;
@@ -51,13 +63,22 @@ pub fn build_index(a: &Snapshot, b: &Snapshot, merge_gap: u64, cancel: &AtomicBo
         }
         let len = CHUNK.min(compared - off);
         let before = out.index.ranges.len().saturating_sub(1);
-        index::scan(a.window(off, len as usize), b.window(off, len as usize), off, &mut out.index);
+        index::scan(
+            a.window(off, len as usize),
+            b.window(off, len as usize),
+            off,
+            &mut out.index,
+        );
         a.check_intact()?;
         b.check_intact()?;
         a.release(off, len);
         b.release(off, len);
         off += len;
-        on_chunk(off, compared, &out.index.ranges[before.min(out.index.ranges.len())..]);
+        on_chunk(
+            off,
+            compared,
+            &out.index.ranges[before.min(out.index.ranges.len())..],
+        );
     }
     Ok(out)
 }
@@ -66,6 +87,17 @@ pub fn build_index(a: &Snapshot, b: &Snapshot, merge_gap: u64, cancel: &AtomicBo
 pub fn index_slices(a: &[u8], b: &[u8], merge_gap: u64) -> DiffOutcome {
     let compared = a.len().min(b.len()) as u64;
     let mut idx = DiffIndex::new(merge_gap);
-    index::scan(&a[..compared as usize], &b[..compared as usize], 0, &mut idx);
-    DiffOutcome { len_a: a.len() as u64, len_b: b.len() as u64, compared, index: idx, cancelled: false }
+    index::scan(
+        &a[..compared as usize],
+        &b[..compared as usize],
+        0,
+        &mut idx,
+    );
+    DiffOutcome {
+        len_a: a.len() as u64,
+        len_b: b.len() as u64,
+        compared,
+        index: idx,
+        cancelled: false,
+    }
 }

@@ -5,7 +5,7 @@
 use super::typed::{self, Comparison, Mismatch};
 use crate::record::memory::MemoryMap;
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RegionReport {
     pub label: String,
     pub arg: Option<usize>,
@@ -13,7 +13,7 @@ pub struct RegionReport {
     pub addr: u64,
     pub file_start: u64,
     pub file_end: u64,
-    pub dtype: &'static str,
+    pub dtype: String,
     pub elements: u64,
     pub differing: u64,
     pub max_abs_err: f64,
@@ -23,12 +23,36 @@ pub struct RegionReport {
 
 impl RegionReport {
     pub fn summary(&self) -> String {
-        let what = if self.dtype == "u8" { "bytes".to_string() } else { format!("{} elements", self.dtype) };
+        let what = if self.dtype == "u8" {
+            "bytes".to_string()
+        } else {
+            format!("{} elements", self.dtype)
+        };
         if self.differing == 0 {
-            return format!("{} ({:#x}): all {} {what} equal", self.label, self.addr, group(self.elements));
+            return format!(
+                "{} ({:#x}): all {} {what} equal",
+                self.label,
+                self.addr,
+                group(self.elements)
+            );
         }
-        let first = self.first.first().map(|m| format!(", first at index {} (offset {:#x}: {} vs {})", m.index, m.offset, m.a, m.b)).unwrap_or_default();
-        format!("{} ({:#x}): {} of {} {what} differ{first}", self.label, self.addr, group(self.differing), group(self.elements))
+        let first = self
+            .first
+            .first()
+            .map(|m| {
+                format!(
+                    ", first at index {} (offset {:#x}: {} vs {})",
+                    m.index, m.offset, m.a, m.b
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{} ({:#x}): {} of {} {what} differ{first}",
+            self.label,
+            self.addr,
+            group(self.differing),
+            group(self.elements)
+        )
     }
 }
 
@@ -58,7 +82,13 @@ pub fn regions(map: &MemoryMap) -> Vec<(String, Option<usize>, usize, u64, u64)>
             if a.file_start > cursor {
                 out.push((format!("segment {si}"), None, si, cursor, a.file_start));
             }
-            out.push((format!("argument {}", a.arg), Some(a.arg), si, a.file_start, a.file_end));
+            out.push((
+                format!("argument {}", a.arg),
+                Some(a.arg),
+                si,
+                a.file_start,
+                a.file_end,
+            ));
             cursor = a.file_end;
         }
         if cursor < seg_end {
@@ -68,7 +98,13 @@ pub fn regions(map: &MemoryMap) -> Vec<(String, Option<usize>, usize, u64, u64)>
     out
 }
 
-pub fn compare_regions(map: &MemoryMap, a: &[u8], b: &[u8], cmp: &Comparison, keep: usize) -> Vec<RegionReport> {
+pub fn compare_regions(
+    map: &MemoryMap,
+    a: &[u8],
+    b: &[u8],
+    cmp: &Comparison,
+    keep: usize,
+) -> Vec<RegionReport> {
     let size = cmp.dtype.size() as u64;
     regions(map)
         .into_iter()
@@ -84,7 +120,7 @@ pub fn compare_regions(map: &MemoryMap, a: &[u8], b: &[u8], cmp: &Comparison, ke
                 addr: seg.addr + (start - seg.offset),
                 file_start: start,
                 file_end: end,
-                dtype: cmp.dtype.name(),
+                dtype: cmp.dtype.name().to_string(),
                 elements: (end - start) / size,
                 differing: st.differing,
                 max_abs_err: st.max_abs_err,
@@ -104,8 +140,18 @@ mod tests {
     #[test]
     fn labels_arguments_and_leftovers() {
         let map = MemoryMap {
-            segments: vec![Segment { addr: 0x1000, size: 64, offset: 0 }],
-            args: vec![ArgRegion { arg: 1, addr: 0x1010, file_start: 16, file_end: 48, segment: 0 }],
+            segments: vec![Segment {
+                addr: 0x1000,
+                size: 64,
+                offset: 0,
+            }],
+            args: vec![ArgRegion {
+                arg: 1,
+                addr: 0x1010,
+                file_start: 16,
+                file_end: 48,
+                segment: 0,
+            }],
         };
         let a = vec![0u8; 64];
         let mut b = a.clone();
@@ -113,7 +159,10 @@ mod tests {
         b[60] = 1;
         let r = compare_regions(&map, &a, &b, &Comparison::bytes(), 4);
         assert_eq!(r.len(), 3);
-        assert_eq!(r[1].summary(), "argument 1 (0x1010): 1 of 32 bytes differ, first at index 4 (offset 0x14: 0 vs 1)");
+        assert_eq!(
+            r[1].summary(),
+            "argument 1 (0x1010): 1 of 32 bytes differ, first at index 4 (offset 0x14: 0 vs 1)"
+        );
         assert_eq!(r[0].summary(), "segment 0 (0x1000): all 16 bytes equal");
         assert_eq!(r[2].differing, 1);
         assert_eq!(group(1048576), "1 048 576");

@@ -24,7 +24,20 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 12] = [DType::U8, DType::I8, DType::U16, DType::I16, DType::U32, DType::I32, DType::U64, DType::I64, DType::F16, DType::BF16, DType::F32, DType::F64];
+    pub const ALL: [DType; 12] = [
+        DType::U8,
+        DType::I8,
+        DType::U16,
+        DType::I16,
+        DType::U32,
+        DType::I32,
+        DType::U64,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
 
     pub fn size(self) -> usize {
         match self {
@@ -54,7 +67,9 @@ impl DType {
         }
     }
     pub fn parse(s: &str) -> Option<DType> {
-        DType::ALL.into_iter().find(|d| d.name() == s.to_ascii_lowercase())
+        DType::ALL
+            .into_iter()
+            .find(|d| d.name() == s.to_ascii_lowercase())
     }
     pub fn next(self) -> DType {
         let i = DType::ALL.iter().position(|&d| d == self).unwrap_or(0);
@@ -72,7 +87,11 @@ use serde::Serialize;
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance { atol: 0.0, rtol: 0.0, ulp: 0 }
+        Tolerance {
+            atol: 0.0,
+            rtol: 0.0,
+            ulp: 0,
+        }
     }
 }
 
@@ -85,16 +104,24 @@ pub struct Comparison {
 
 impl Comparison {
     pub fn bytes() -> Comparison {
-        Comparison { dtype: DType::U8, big_endian: false, tolerance: Tolerance::default() }
+        Comparison {
+            dtype: DType::U8,
+            big_endian: false,
+            tolerance: Tolerance::default(),
+        }
     }
 
     /// Parse `TYPE[:atol=X,rtol=Y,ulp=N]` (the replay `--tolerance` syntax).
     pub fn parse_spec(spec: &str) -> Result<Comparison, String> {
         let (ty, rest) = spec.split_once(':').unwrap_or((spec, ""));
-        let dtype = DType::parse(ty).ok_or_else(|| format!("unknown element type {ty:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)"))?;
+        let dtype = DType::parse(ty).ok_or_else(|| {
+            format!("unknown element type {ty:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)")
+        })?;
         let mut t = Tolerance::default();
         for part in rest.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| format!("tolerance {part:?} is not key=value"))?;
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("tolerance {part:?} is not key=value"))?;
             let bad = || format!("tolerance {k}={v:?} is not a non-negative number");
             match k {
                 "atol" => t.atol = v.parse().ok().filter(|x: &f64| *x >= 0.0).ok_or_else(bad)?,
@@ -103,7 +130,11 @@ impl Comparison {
                 _ => return Err(format!("unknown tolerance {k:?} (atol, rtol, ulp)")),
             }
         }
-        Ok(Comparison { dtype, big_endian: false, tolerance: t })
+        Ok(Comparison {
+            dtype,
+            big_endian: false,
+            tolerance: t,
+        })
     }
 
     pub fn describe(&self) -> String {
@@ -120,7 +151,7 @@ impl Comparison {
 }
 
 /// One decoded element.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Value {
     Int(i128),
@@ -194,35 +225,62 @@ pub struct ElementResult {
 #[inline]
 pub fn compare_element(cmp: &Comparison, a: &[u8], b: &[u8]) -> ElementResult {
     let dt = cmp.dtype;
-    let (ra, rb) = (raw(&a[..dt.size()], cmp.big_endian), raw(&b[..dt.size()], cmp.big_endian));
+    let (ra, rb) = (
+        raw(&a[..dt.size()], cmp.big_endian),
+        raw(&b[..dt.size()], cmp.big_endian),
+    );
     if ra == rb {
-        return ElementResult { pass: true, abs_err: 0.0, ulp: 0 };
+        return ElementResult {
+            pass: true,
+            abs_err: 0.0,
+            ulp: 0,
+        };
     }
     let t = cmp.tolerance;
     match (decode(dt, a, cmp.big_endian), decode(dt, b, cmp.big_endian)) {
         (Value::Float(x), Value::Float(y)) => {
             if x.is_nan() || y.is_nan() {
                 let pass = x.is_nan() && y.is_nan();
-                return ElementResult { pass, abs_err: if pass { 0.0 } else { f64::INFINITY }, ulp: if pass { 0 } else { u64::MAX } };
+                return ElementResult {
+                    pass,
+                    abs_err: if pass { 0.0 } else { f64::INFINITY },
+                    ulp: if pass { 0 } else { u64::MAX },
+                };
             }
             if x == y {
                 // +0 vs -0
-                return ElementResult { pass: true, abs_err: 0.0, ulp: 0 };
+                return ElementResult {
+                    pass: true,
+                    abs_err: 0.0,
+                    ulp: 0,
+                };
             }
             let abs_err = (x - y).abs();
-            let ulp = if x.is_infinite() || y.is_infinite() { u64::MAX } else { ulp_distance(dt, ra, rb) };
+            let ulp = if x.is_infinite() || y.is_infinite() {
+                u64::MAX
+            } else {
+                ulp_distance(dt, ra, rb)
+            };
             let pass = abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp;
             ElementResult { pass, abs_err, ulp }
         }
         (Value::Int(x), Value::Int(y)) => {
             let abs_err = (x - y).unsigned_abs() as f64;
-            ElementResult { pass: abs_err <= t.atol + t.rtol * (y.unsigned_abs() as f64), abs_err, ulp: 0 }
+            ElementResult {
+                pass: abs_err <= t.atol + t.rtol * (y.unsigned_abs() as f64),
+                abs_err,
+                ulp: 0,
+            }
         }
-        _ => ElementResult { pass: false, abs_err: f64::INFINITY, ulp: u64::MAX },
+        _ => ElementResult {
+            pass: false,
+            abs_err: f64::INFINITY,
+            ulp: u64::MAX,
+        },
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Mismatch {
     pub index: u64,
     pub offset: u64,
@@ -255,10 +313,20 @@ impl TypedStats {
 
 /// Compare whole elements of `a` and `b` (equal length); `base` is the file offset of `a[0]`,
 /// `first_index` the element index of `a[0]`. Equal 64 KiB blocks are skipped with one memcmp.
-pub fn compare(cmp: &Comparison, a: &[u8], b: &[u8], base: u64, first_index: u64, keep: usize) -> TypedStats {
+pub fn compare(
+    cmp: &Comparison,
+    a: &[u8],
+    b: &[u8],
+    base: u64,
+    first_index: u64,
+    keep: usize,
+) -> TypedStats {
     let size = cmp.dtype.size();
     let n = a.len().min(b.len()) / size * size;
-    let mut st = TypedStats { compared: (n / size) as u64, ..Default::default() };
+    let mut st = TypedStats {
+        compared: (n / size) as u64,
+        ..Default::default()
+    };
     const BLOCK: usize = 64 * 1024;
     let mut start = 0;
     while start < n {
@@ -300,7 +368,15 @@ mod tests {
 
     #[test]
     fn float_rules() {
-        let c = Comparison { dtype: DType::F32, big_endian: false, tolerance: Tolerance { atol: 0.0, rtol: 1e-6, ulp: 0 } };
+        let c = Comparison {
+            dtype: DType::F32,
+            big_endian: false,
+            tolerance: Tolerance {
+                atol: 0.0,
+                rtol: 1e-6,
+                ulp: 0,
+            },
+        };
         let a = f32s(&[1.0, f32::NAN, 0.0, f32::INFINITY, 1.0, 2.0]);
         let b = f32s(&[1.0 + 1e-7, f32::NAN, -0.0, f32::INFINITY, f32::NAN, 3.0]);
         let st = compare(&c, &a, &b, 0, 0, 10);
@@ -318,7 +394,14 @@ mod tests {
         let pz = 0.0f32.to_bits() as u64;
         let tiny_neg = (-f32::from_bits(1)).to_bits() as u64;
         assert_eq!(ulp_distance(DType::F32, pz, tiny_neg), 1);
-        let c = Comparison { dtype: DType::F32, big_endian: false, tolerance: Tolerance { ulp: 3, ..Default::default() } };
+        let c = Comparison {
+            dtype: DType::F32,
+            big_endian: false,
+            tolerance: Tolerance {
+                ulp: 3,
+                ..Default::default()
+            },
+        };
         assert!(compare_element(&c, &f32s(&[1.0]), &(1.0f32.to_bits() + 3).to_le_bytes()).pass);
         assert!(!compare_element(&c, &f32s(&[1.0]), &(1.0f32.to_bits() + 4).to_le_bytes()).pass);
     }
@@ -327,9 +410,30 @@ mod tests {
     fn integers_halves_and_endianness() {
         assert_eq!(decode(DType::I16, &[0xff, 0xff], false), Value::Int(-1));
         assert_eq!(decode(DType::U16, &[0x01, 0x02], true), Value::Int(0x0102));
-        assert_eq!(decode(DType::F16, &f16::from_f32(1.5).to_bits().to_le_bytes(), false), Value::Float(1.5));
-        assert_eq!(decode(DType::BF16, &bf16::from_f32(-2.0).to_bits().to_le_bytes(), false), Value::Float(-2.0));
-        let c = Comparison { dtype: DType::I32, big_endian: false, tolerance: Tolerance { atol: 2.0, ..Default::default() } };
+        assert_eq!(
+            decode(
+                DType::F16,
+                &f16::from_f32(1.5).to_bits().to_le_bytes(),
+                false
+            ),
+            Value::Float(1.5)
+        );
+        assert_eq!(
+            decode(
+                DType::BF16,
+                &bf16::from_f32(-2.0).to_bits().to_le_bytes(),
+                false
+            ),
+            Value::Float(-2.0)
+        );
+        let c = Comparison {
+            dtype: DType::I32,
+            big_endian: false,
+            tolerance: Tolerance {
+                atol: 2.0,
+                ..Default::default()
+            },
+        };
         assert!(compare_element(&c, &5i32.to_le_bytes(), &7i32.to_le_bytes()).pass);
         assert!(!compare_element(&c, &5i32.to_le_bytes(), &8i32.to_le_bytes()).pass);
     }

@@ -32,43 +32,84 @@ impl std::fmt::Display for Finding {
 }
 
 fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
-    Finding { severity, path: path.to_path_buf(), problem: problem.into() }
+    Finding {
+        severity,
+        path: path.to_path_buf(),
+        problem: problem.into(),
+    }
 }
 
 fn from_error(e: crate::error::Error) -> Finding {
     match e {
-        crate::error::Error::Format { path, problem } => Finding { severity: Severity::Error, path, problem },
-        crate::error::Error::Io { path, source } => Finding { severity: Severity::Error, path, problem: source.to_string() },
-        other => Finding { severity: Severity::Error, path: PathBuf::new(), problem: other.to_string() },
+        crate::error::Error::Format { path, problem } => Finding {
+            severity: Severity::Error,
+            path,
+            problem,
+        },
+        crate::error::Error::Io { path, source } => Finding {
+            severity: Severity::Error,
+            path,
+            problem: source.to_string(),
+        },
+        other => Finding {
+            severity: Severity::Error,
+            path: PathBuf::new(),
+            problem: other.to_string(),
+        },
     }
 }
 
 fn file_len(path: &Path) -> Option<u64> {
-    std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len())
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
 }
 
 /// Check a whole directory.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(e) = &dir.report_problem {
-        out.push(finding(Severity::Error, dir.report_file.as_deref().unwrap_or(&dir.path), e.to_string()));
+        out.push(finding(
+            Severity::Error,
+            dir.report_file.as_deref().unwrap_or(&dir.path),
+            e.to_string(),
+        ));
     }
     for row in &dir.missing_rows {
         let report = dir.report_file.as_deref().unwrap_or(&dir.path);
-        out.push(finding(Severity::Error, report, format!("report row names {} ({}), which is not in the directory", row.json_file, row.kernel_name)));
+        out.push(finding(
+            Severity::Error,
+            report,
+            format!(
+                "report row names {} ({}), which is not in the directory",
+                row.json_file, row.kernel_name
+            ),
+        ));
     }
     for legacy in &dir.legacy {
         out.push(finding(Severity::Error, legacy, "legacy pre-2026 libomptarget record (<Name>.json with .memory): cannot be replayed; re-record with a 2026 libomptarget"));
     }
     if dir.instances.is_empty() && dir.legacy.is_empty() {
-        out.push(finding(Severity::Error, &dir.path, "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json) found"));
+        out.push(finding(
+            Severity::Error,
+            &dir.path,
+            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json) found",
+        ));
     }
     for inst in &dir.instances {
         out.extend(check_instance(&inst.files));
         if let (Some(name), true) = (&inst.kernel_name, inst.in_report) {
             if let Ok(d) = Descriptor::read(&inst.files.json()) {
                 if &d.name != name {
-                    out.push(finding(Severity::Error, &inst.files.json(), format!("report names kernel {name} but the descriptor says {}", d.name)));
+                    out.push(finding(
+                        Severity::Error,
+                        &inst.files.json(),
+                        format!(
+                            "report names kernel {name} but the descriptor says {}",
+                            d.name
+                        ),
+                    ));
                 }
             }
         }
@@ -89,31 +130,63 @@ pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
     };
     let expected = InstanceFiles::expected_stem(&d);
     if expected != files.stem {
-        out.push(finding(Severity::Warning, &json, format!("file name does not match the descriptor's hashes (expected {expected}.json)")));
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!("file name does not match the descriptor's hashes (expected {expected}.json)"),
+        ));
     }
-    if d.teams_limits[0] > 0 && (d.num_teams < d.teams_limits[0] || d.num_teams > d.teams_limits[1]) {
-        out.push(finding(Severity::Warning, &json, format!("recorded NumTeams {} is outside TeamsLimits {:?}", d.num_teams, d.teams_limits)));
+    if d.teams_limits[0] > 0 && (d.num_teams < d.teams_limits[0] || d.num_teams > d.teams_limits[1])
+    {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!(
+                "recorded NumTeams {} is outside TeamsLimits {:?}",
+                d.num_teams, d.teams_limits
+            ),
+        ));
     }
     if (d.teams_limits[0] == 0) != (d.teams_limits[1] == 0) {
-        out.push(finding(Severity::Error, &json, "TeamsLimits min and max are inconsistent"));
+        out.push(finding(
+            Severity::Error,
+            &json,
+            "TeamsLimits min and max are inconsistent",
+        ));
     }
     if (d.threads_limits[0] == 0) != (d.threads_limits[1] == 0) {
-        out.push(finding(Severity::Error, &json, "ThreadsLimits min and max are inconsistent"));
+        out.push(finding(
+            Severity::Error,
+            &json,
+            "ThreadsLimits min and max are inconsistent",
+        ));
     }
     let input = files.record_input();
     let input_len = file_len(&input);
     match input_len {
-        None => out.push(finding(Severity::Error, &input, "missing (the recorded device memory before the kernel)")),
+        None => out.push(finding(
+            Severity::Error,
+            &input,
+            "missing (the recorded device memory before the kernel)",
+        )),
         Some(len) => match &d.cuda {
             Some(c) => {
                 let total: u64 = c.segments.iter().map(|s| s.size).sum();
                 if len != total {
-                    out.push(finding(Severity::Error, &input, format!("is {len} bytes but the descriptor's segments total {total}")));
+                    out.push(finding(
+                        Severity::Error,
+                        &input,
+                        format!("is {len} bytes but the descriptor's segments total {total}"),
+                    ));
                 }
             }
             None => {
                 if len > d.valloc_size {
-                    out.push(finding(Severity::Error, &input, format!("is {len} bytes, more than VAllocSize {}", d.valloc_size)));
+                    out.push(finding(
+                        Severity::Error,
+                        &input,
+                        format!("is {len} bytes, more than VAllocSize {}", d.valloc_size),
+                    ));
                 }
                 if len % 16 != 0 {
                     out.push(finding(Severity::Warning, &input, format!("is {len} bytes, not a multiple of 16 (libomptarget's allocation unit): truncated?")));
@@ -123,8 +196,16 @@ pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
     }
     let output = files.record_output();
     match (file_len(&output), input_len) {
-        (None, _) => out.push(finding(Severity::Warning, &output, "missing: verification is impossible (recorded with LIBOMPTARGET_RECORD_OUTPUT=false?)")),
-        (Some(o), Some(i)) if o != i => out.push(finding(Severity::Error, &output, format!("is {o} bytes but .record_input is {i}: the recording is inconsistent"))),
+        (None, _) => out.push(finding(
+            Severity::Warning,
+            &output,
+            "missing: verification is impossible (recorded with LIBOMPTARGET_RECORD_OUTPUT=false?)",
+        )),
+        (Some(o), Some(i)) if o != i => out.push(finding(
+            Severity::Error,
+            &output,
+            format!("is {o} bytes but .record_input is {i}: the recording is inconsistent"),
+        )),
         _ => {}
     }
     let globals_path = files.globals();
@@ -137,7 +218,11 @@ pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
             }
         }
     } else {
-        out.push(finding(Severity::Error, &globals_path, "missing (module globals)"));
+        out.push(finding(
+            Severity::Error,
+            &globals_path,
+            "missing (module globals)",
+        ));
         None
     };
     let image_path = files.image(&d);
@@ -145,16 +230,31 @@ pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
         Err(e) => out.push(from_error(e)),
         Ok((_, info)) => {
             if info.has_kernel(&d.name) == Some(false) {
-                out.push(finding(Severity::Error, &image_path, format!("has no kernel named {}", d.name)));
+                out.push(finding(
+                    Severity::Error,
+                    &image_path,
+                    format!("has no kernel named {}", d.name),
+                ));
             }
             if let (Some(g), image::ImageKind::Cubin { .. }) = (&globals, &info.kind) {
                 for entry in &g.entries {
                     if let Some(sym) = info.globals.iter().find(|s| s.name == entry.name) {
                         if sym.size != entry.size {
-                            out.push(finding(Severity::Error, &globals_path, format!("global {} is {} bytes but the image declares {}", entry.name, entry.size, sym.size)));
+                            out.push(finding(
+                                Severity::Error,
+                                &globals_path,
+                                format!(
+                                    "global {} is {} bytes but the image declares {}",
+                                    entry.name, entry.size, sym.size
+                                ),
+                            ));
                         }
                     } else {
-                        out.push(finding(Severity::Error, &globals_path, format!("global {} is not defined by the image", entry.name)));
+                        out.push(finding(
+                            Severity::Error,
+                            &globals_path,
+                            format!("global {} is not defined by the image", entry.name),
+                        ));
                     }
                 }
             }

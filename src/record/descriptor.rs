@@ -107,10 +107,16 @@ pub struct Argument {
 
 impl Descriptor {
     pub fn grid(&self) -> [u32; 3] {
-        self.cuda.as_ref().map(|c| c.grid).unwrap_or([self.num_teams, 1, 1])
+        self.cuda
+            .as_ref()
+            .map(|c| c.grid)
+            .unwrap_or([self.num_teams, 1, 1])
     }
     pub fn block(&self) -> [u32; 3] {
-        self.cuda.as_ref().map(|c| c.block).unwrap_or([self.num_threads, 1, 1])
+        self.cuda
+            .as_ref()
+            .map(|c| c.block)
+            .unwrap_or([self.num_threads, 1, 1])
     }
 
     /// The recorded memory as segments. LLVM records have one region at `VAllocAddr` whose used
@@ -118,7 +124,11 @@ impl Descriptor {
     pub fn segments(&self, input_len: u64) -> Vec<Segment> {
         match &self.cuda {
             Some(c) => c.segments.clone(),
-            None => vec![Segment { addr: self.valloc_addr, size: input_len, offset: 0 }],
+            None => vec![Segment {
+                addr: self.valloc_addr,
+                size: input_len,
+                offset: 0,
+            }],
         }
     }
 
@@ -138,7 +148,8 @@ impl Descriptor {
                 .map(|(index, slot)| {
                     let start = slot.offset as usize;
                     let bytes = c.param_buffer[start..start + slot.size as usize].to_vec();
-                    let word = (bytes.len() == 8).then(|| u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])));
+                    let word = (bytes.len() == 8)
+                        .then(|| u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])));
                     Argument { index, bytes, word }
                 })
                 .collect(),
@@ -149,7 +160,11 @@ impl Descriptor {
                 .enumerate()
                 .map(|(index, (&p, &o))| {
                     let v = p.wrapping_add(o as u64);
-                    Argument { index, bytes: v.to_le_bytes().to_vec(), word: Some(v) }
+                    Argument {
+                        index,
+                        bytes: v.to_le_bytes().to_vec(),
+                        word: Some(v),
+                    }
                 })
                 .collect(),
         }
@@ -158,8 +173,11 @@ impl Descriptor {
     /// Parse descriptor text; `path` is only used in messages.
     pub fn parse(text: &[u8], path: &Path) -> Result<Descriptor> {
         let err = |p: String| Error::format(path, p);
-        let value: Value = serde_json::from_slice(text).map_err(|e| err(format!("invalid JSON: {e}")))?;
-        let obj = value.as_object().ok_or_else(|| err("invalid JSON file: the top level is not an object".into()))?;
+        let value: Value =
+            serde_json::from_slice(text).map_err(|e| err(format!("invalid JSON: {e}")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| err("invalid JSON file: the top level is not an object".into()))?;
         if obj.contains_key("BumpAllocVAStart") {
             return Err(err(
                 "legacy pre-2026 libomptarget record (has BumpAllocVAStart): its ArgPtrs are host addresses of \
@@ -187,8 +205,18 @@ impl Descriptor {
             return Err(err("Name is empty".into()));
         }
         let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
-        let num_teams = f.uint(if april { "NumTeamsClause" } else { "NumTeams" }, u32::MAX as u64)? as u32;
-        let num_threads = f.uint(if april { "ThreadLimitClause" } else { "NumThreads" }, u32::MAX as u64)? as u32;
+        let num_teams = f.uint(
+            if april { "NumTeamsClause" } else { "NumTeams" },
+            u32::MAX as u64,
+        )? as u32;
+        let num_threads = f.uint(
+            if april {
+                "ThreadLimitClause"
+            } else {
+                "NumThreads"
+            },
+            u32::MAX as u64,
+        )? as u32;
         let shared_memory_size = f.uint("SharedMemorySize", u32::MAX as u64)? as u32;
         let loop_trip_count = f.int("LoopTripCount")? as u64;
         let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
@@ -200,7 +228,9 @@ impl Descriptor {
             )));
         }
         if valloc_addr.checked_add(valloc_size).is_none() {
-            return Err(err("VAllocAddr + VAllocSize overflows the address space".into()));
+            return Err(err(
+                "VAllocAddr + VAllocSize overflows the address space".into()
+            ));
         }
         let limits = |key: &str| -> Result<[u32; 2]> {
             if !obj.contains_key(key) && april {
@@ -208,14 +238,23 @@ impl Descriptor {
             }
             let v = f.int_array(key)?;
             if v.len() != 2 {
-                return Err(err("TeamsLimits and ThreadsLimits must have a min and max".into()));
+                return Err(err(
+                    "TeamsLimits and ThreadsLimits must have a min and max".into()
+                ));
             }
-            let conv = |x: i64| u32::try_from(x).map_err(|_| err(format!("failed to read an integer from JSON array {key}")));
+            let conv = |x: i64| {
+                u32::try_from(x)
+                    .map_err(|_| err(format!("failed to read an integer from JSON array {key}")))
+            };
             Ok([conv(v[0])?, conv(v[1])?])
         };
         let teams_limits = limits("TeamsLimits")?;
         let threads_limits = limits("ThreadsLimits")?;
-        let arg_ptrs: Vec<u64> = f.int_array("ArgPtrs")?.into_iter().map(|v| v as u64).collect();
+        let arg_ptrs: Vec<u64> = f
+            .int_array("ArgPtrs")?
+            .into_iter()
+            .map(|v| v as u64)
+            .collect();
         let arg_offsets = f.int_array("ArgOffsets")?;
         if arg_ptrs.len() != arg_offsets.len() {
             return Err(err(format!(
@@ -224,12 +263,23 @@ impl Descriptor {
                 arg_offsets.len()
             )));
         }
-        let cuda = if format == RecordFormat::RrTui { Some(parse_cuda(&f, valloc_addr, valloc_size)?) } else { None };
-        let expected_args = cuda.as_ref().map(|c| c.param_layout.len()).unwrap_or(arg_ptrs.len());
+        let cuda = if format == RecordFormat::RrTui {
+            Some(parse_cuda(&f, valloc_addr, valloc_size)?)
+        } else {
+            None
+        };
+        let expected_args = cuda
+            .as_ref()
+            .map(|c| c.param_layout.len())
+            .unwrap_or(arg_ptrs.len());
         if num_args as usize != expected_args {
             return Err(err(format!(
                 "NumArgs is {num_args} but {} lists {expected_args} arguments",
-                if cuda.is_some() { "ParamLayout" } else { "ArgPtrs" }
+                if cuda.is_some() {
+                    "ParamLayout"
+                } else {
+                    "ArgPtrs"
+                }
             )));
         }
         Ok(Descriptor {
@@ -269,9 +319,18 @@ impl Descriptor {
         m.insert("DeviceId".into(), self.device_id.into());
         m.insert("VAllocAddr".into(), i(self.valloc_addr));
         m.insert("VAllocSize".into(), self.valloc_size.into());
-        m.insert("TeamsLimits".into(), Value::from(self.teams_limits.to_vec()));
-        m.insert("ThreadsLimits".into(), Value::from(self.threads_limits.to_vec()));
-        m.insert("ArgPtrs".into(), Value::from(self.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()));
+        m.insert(
+            "TeamsLimits".into(),
+            Value::from(self.teams_limits.to_vec()),
+        );
+        m.insert(
+            "ThreadsLimits".into(),
+            Value::from(self.threads_limits.to_vec()),
+        );
+        m.insert(
+            "ArgPtrs".into(),
+            Value::from(self.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+        );
         m.insert("ArgOffsets".into(), Value::from(self.arg_offsets.clone()));
         if let Some(c) = &self.cuda {
             m.insert("RrTuiFormat".into(), RR_FORMAT_VERSION.into());
@@ -280,7 +339,12 @@ impl Descriptor {
             m.insert("ParamBuffer".into(), hex_encode(&c.param_buffer).into());
             m.insert(
                 "ParamLayout".into(),
-                Value::from(c.param_layout.iter().map(|s| Value::from(vec![s.offset, s.size])).collect::<Vec<_>>()),
+                Value::from(
+                    c.param_layout
+                        .iter()
+                        .map(|s| Value::from(vec![s.offset, s.size]))
+                        .collect::<Vec<_>>(),
+                ),
             );
             let segs = c
                 .segments
@@ -317,34 +381,66 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
     };
     let grid = dim3("Grid")?;
     let block = dim3("Block")?;
-    let param_buffer = hex_decode(&f.string("ParamBuffer")?).ok_or_else(|| err("ParamBuffer is not an even-length hex string".into()))?;
+    let param_buffer = hex_decode(&f.string("ParamBuffer")?)
+        .ok_or_else(|| err("ParamBuffer is not an even-length hex string".into()))?;
     if param_buffer.len() > MAX_PARAM_BYTES {
-        return Err(err(format!("ParamBuffer has {} bytes; CUDA allows at most {MAX_PARAM_BYTES}", param_buffer.len())));
+        return Err(err(format!(
+            "ParamBuffer has {} bytes; CUDA allows at most {MAX_PARAM_BYTES}",
+            param_buffer.len()
+        )));
     }
-    let layout_v = f.obj.get("ParamLayout").and_then(Value::as_array).ok_or_else(|| err("failed to read JSON array ParamLayout".into()))?;
+    let layout_v = f
+        .obj
+        .get("ParamLayout")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array ParamLayout".into()))?;
     let mut param_layout = Vec::with_capacity(layout_v.len());
     for item in layout_v {
-        let pair = item.as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
-        let (offset, size) = pair.ok_or_else(|| err("ParamLayout entries must be [offset, size]".into()))?;
+        let pair = item
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
+        let (offset, size) =
+            pair.ok_or_else(|| err("ParamLayout entries must be [offset, size]".into()))?;
         if offset + size > param_buffer.len() as u64 || size == 0 {
             return Err(err(format!(
                 "ParamLayout entry [{offset}, {size}] lies outside the {}-byte ParamBuffer",
                 param_buffer.len()
             )));
         }
-        param_layout.push(ParamSlot { offset: offset as u32, size: size as u32 });
+        param_layout.push(ParamSlot {
+            offset: offset as u32,
+            size: size as u32,
+        });
     }
-    let segs_v = f.obj.get("Segments").and_then(Value::as_array).ok_or_else(|| err("failed to read JSON array Segments".into()))?;
+    let segs_v = f
+        .obj
+        .get("Segments")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array Segments".into()))?;
     let mut segments = Vec::with_capacity(segs_v.len());
     let mut file_end = 0u64;
     for (i, s) in segs_v.iter().enumerate() {
         let get = |k: &str| s.get(k).and_then(Value::as_i64);
-        let (Some(addr), Some(size), Some(offset)) = (get("Addr"), get("Size"), get("Offset")) else {
-            return Err(err(format!("Segments[{i}] needs integer Addr, Size and Offset")));
+        let (Some(addr), Some(size), Some(offset)) = (get("Addr"), get("Size"), get("Offset"))
+        else {
+            return Err(err(format!(
+                "Segments[{i}] needs integer Addr, Size and Offset"
+            )));
         };
-        let seg = Segment { addr: addr as u64, size: size as u64, offset: offset as u64 };
-        if size < 0 || offset < 0 || seg.size > MAX_REGION_BYTES || seg.addr.checked_add(seg.size).is_none() {
-            return Err(err(format!("Segments[{i}] has an impossible size or address")));
+        let seg = Segment {
+            addr: addr as u64,
+            size: size as u64,
+            offset: offset as u64,
+        };
+        if size < 0
+            || offset < 0
+            || seg.size > MAX_REGION_BYTES
+            || seg.addr.checked_add(seg.size).is_none()
+        {
+            return Err(err(format!(
+                "Segments[{i}] has an impossible size or address"
+            )));
         }
         if seg.offset != file_end {
             return Err(err(format!(
@@ -354,7 +450,9 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
         }
         file_end += seg.size;
         if seg.addr < valloc_addr || seg.end() > valloc_addr + valloc_size {
-            return Err(err(format!("Segments[{i}] lies outside [VAllocAddr, VAllocAddr + VAllocSize)")));
+            return Err(err(format!(
+                "Segments[{i}] lies outside [VAllocAddr, VAllocAddr + VAllocSize)"
+            )));
         }
         segments.push(seg);
     }
@@ -363,17 +461,38 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
     if sorted.windows(2).any(|w| w[0].end() > w[1].addr) {
         return Err(err("Segments overlap".into()));
     }
-    let cluster_dim = if f.obj.contains_key("ClusterDim") { Some(dim3("ClusterDim")?) } else { None };
+    let cluster_dim = if f.obj.contains_key("ClusterDim") {
+        Some(dim3("ClusterDim")?)
+    } else {
+        None
+    };
     let cooperative = match f.obj.get("Cooperative") {
         None => false,
-        Some(v) => v.as_bool().ok_or_else(|| err("Cooperative must be true or false".into()))?,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| err("Cooperative must be true or false".into()))?,
     };
     let occurrence = f.uint("Occurrence", u64::MAX)?;
     let image_file = f.string("ImageFile")?;
-    if image_file.is_empty() || Path::new(&image_file).is_absolute() || image_file.split('/').any(|c| c == "..") {
-        return Err(err(format!("ImageFile {image_file:?} must be a relative path inside the record directory")));
+    if image_file.is_empty()
+        || Path::new(&image_file).is_absolute()
+        || image_file.split('/').any(|c| c == "..")
+    {
+        return Err(err(format!(
+            "ImageFile {image_file:?} must be a relative path inside the record directory"
+        )));
     }
-    Ok(CudaLaunch { grid, block, param_buffer, param_layout, segments, cluster_dim, cooperative, occurrence, image_file })
+    Ok(CudaLaunch {
+        grid,
+        block,
+        param_buffer,
+        param_layout,
+        segments,
+        cluster_dim,
+        cooperative,
+        occurrence,
+        image_file,
+    })
 }
 
 struct Fields<'a> {
@@ -387,26 +506,35 @@ impl Fields<'_> {
     }
     fn int(&self, key: &str) -> Result<i64> {
         match self.obj.get(key) {
-            Some(v) => v.as_i64().or_else(|| v.as_u64().map(|u| u as i64)).ok_or_else(|| self.err(format!("failed to read JSON integer {key}"))),
+            Some(v) => v
+                .as_i64()
+                .or_else(|| v.as_u64().map(|u| u as i64))
+                .ok_or_else(|| self.err(format!("failed to read JSON integer {key}"))),
             None => Err(self.err(format!("failed to read JSON integer {key}"))),
         }
     }
     fn int_in(&self, key: &str, lo: i64, hi: i64) -> Result<i64> {
         let v = self.int(key)?;
         if v < lo || v > hi {
-            return Err(self.err(format!("failed to read JSON integer {key}: {v} is out of range")));
+            return Err(self.err(format!(
+                "failed to read JSON integer {key}: {v} is out of range"
+            )));
         }
         Ok(v)
     }
     fn uint(&self, key: &str, max: u64) -> Result<u64> {
         let v = self.obj.get(key).and_then(Value::as_u64).ok_or_else(|| {
             match self.obj.get(key).and_then(Value::as_i64) {
-                Some(n) => self.err(format!("failed to read JSON integer {key}: {n} is negative")),
+                Some(n) => self.err(format!(
+                    "failed to read JSON integer {key}: {n} is negative"
+                )),
                 None => self.err(format!("failed to read JSON integer {key}")),
             }
         })?;
         if v > max {
-            return Err(self.err(format!("failed to read JSON integer {key}: {v} is out of range")));
+            return Err(self.err(format!(
+                "failed to read JSON integer {key}: {v} is out of range"
+            )));
         }
         Ok(v)
     }
@@ -418,9 +546,19 @@ impl Fields<'_> {
             .ok_or_else(|| self.err(format!("failed to read JSON string {key}")))
     }
     fn int_array(&self, key: &str) -> Result<Vec<i64>> {
-        let arr = self.obj.get(key).and_then(Value::as_array).ok_or_else(|| self.err(format!("failed to read JSON array {key}")))?;
+        let arr = self
+            .obj
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(format!("failed to read JSON array {key}")))?;
         arr.iter()
-            .map(|v| v.as_i64().or_else(|| v.as_u64().map(|u| u as i64)).ok_or_else(|| self.err(format!("failed to read an integer from JSON array {key}"))))
+            .map(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_u64().map(|u| u as i64))
+                    .ok_or_else(|| {
+                        self.err(format!("failed to read an integer from JSON array {key}"))
+                    })
+            })
             .collect()
     }
 }
@@ -437,7 +575,10 @@ pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -471,13 +612,21 @@ mod tests {
 
     #[test]
     fn errors_use_llvm_wording() {
-        let e = parse(&SAMPLE.replace("\"NumThreads\":128,", "")).unwrap_err().to_string();
+        let e = parse(&SAMPLE.replace("\"NumThreads\":128,", ""))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "x.json: failed to read JSON integer NumThreads");
-        let e = parse(&SAMPLE.replace("\"ThreadsLimits\":[1,128]", "\"ThreadsLimits\":[1]")).unwrap_err().to_string();
+        let e = parse(&SAMPLE.replace("\"ThreadsLimits\":[1,128]", "\"ThreadsLimits\":[1]"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("must have a min and max"), "{e}");
-        let e = parse(&SAMPLE.replace("\"NumArgs\":3", "\"NumArgs\":2")).unwrap_err().to_string();
+        let e = parse(&SAMPLE.replace("\"NumArgs\":3", "\"NumArgs\":2"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("NumArgs is 2 but ArgPtrs lists 3"), "{e}");
-        let e = parse(&SAMPLE.replace("8589934592", "4611686018427387904")).unwrap_err().to_string();
+        let e = parse(&SAMPLE.replace("8589934592", "4611686018427387904"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("larger than any GPU"), "{e}");
         let e = parse("[1,2").unwrap_err().to_string();
         assert!(e.starts_with("x.json: invalid JSON"), "{e}");
@@ -506,8 +655,15 @@ mod tests {
                 grid: [4, 2, 1],
                 block: [32, 1, 1],
                 param_buffer: vec![0, 0, 0, 0, 0, 0x7f, 0, 0, 7, 0, 0, 0],
-                param_layout: vec![ParamSlot { offset: 0, size: 8 }, ParamSlot { offset: 8, size: 4 }],
-                segments: vec![Segment { addr: 0x7f00_0000_0000, size: 0x1000, offset: 0 }],
+                param_layout: vec![
+                    ParamSlot { offset: 0, size: 8 },
+                    ParamSlot { offset: 8, size: 4 },
+                ],
+                segments: vec![Segment {
+                    addr: 0x7f00_0000_0000,
+                    size: 0x1000,
+                    offset: 0,
+                }],
                 cluster_dim: Some([2, 1, 1]),
                 cooperative: false,
                 occurrence: 3,

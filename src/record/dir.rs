@@ -43,16 +43,27 @@ impl RecordDir {
     pub fn open(path: &Path) -> Result<RecordDir> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if !meta.is_dir() {
-            return Err(Error::format(path, "not a directory (give a record directory, or a descriptor .json to `inspect`)"));
+            return Err(Error::format(
+                path,
+                "not a directory (give a record directory, or a descriptor .json to `inspect`)",
+            ));
         }
         let mut names = HashSet::new();
         let mut report_candidates = Vec::new();
         for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
             let entry = entry.map_err(|e| Error::io(path, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ext = Path::new(&name).extension().and_then(|e| e.to_str()).unwrap_or("");
-            if !INSTANCE_EXTENSIONS.contains(&ext) && !matches!(ext, "memory" | "cubin" | "fatbin" | "ptx" | "csv") {
-                let is_small_file = entry.metadata().map(|m| m.is_file() && m.len() <= MAX_REPORT_FILE).unwrap_or(false);
+            let ext = Path::new(&name)
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("");
+            if !INSTANCE_EXTENSIONS.contains(&ext)
+                && !matches!(ext, "memory" | "cubin" | "fatbin" | "ptx" | "csv")
+            {
+                let is_small_file = entry
+                    .metadata()
+                    .map(|m| m.is_file() && m.len() <= MAX_REPORT_FILE)
+                    .unwrap_or(false);
                 if is_small_file {
                     report_candidates.push(name.clone());
                 }
@@ -71,7 +82,9 @@ impl RecordDir {
         report_candidates.sort();
         for cand in report_candidates {
             let p = path.join(&cand);
-            let Ok(bytes) = std::fs::read(&p) else { continue };
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
             if !report::contains_report(&bytes) {
                 continue;
             }
@@ -91,7 +104,10 @@ impl RecordDir {
         if let Some(r) = &dir.report {
             for row in &r.rows {
                 // A report row's file is relative to the recording directory, which may have moved.
-                let file_name = Path::new(&row.json_file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                let file_name = Path::new(&row.json_file)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 if names.contains(&file_name) && !by_file.contains_key(&file_name) {
                     by_file.insert(file_name.clone(), dir.instances.len());
                     dir.instances.push(InstanceEntry {
@@ -149,6 +165,9 @@ impl RecordDir {
     }
 
     pub fn absolute_path(&self) -> String {
-        std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone()).display().to_string()
+        std::fs::canonicalize(&self.path)
+            .unwrap_or_else(|_| self.path.clone())
+            .display()
+            .to_string()
     }
 }

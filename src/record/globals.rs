@@ -30,18 +30,37 @@ impl Globals {
         let err = |p: String| Error::format(path, p);
         let mut pos = 0usize;
         let take = |pos: &mut usize, n: usize, what: &str| -> Result<std::ops::Range<usize>> {
-            let end = pos.checked_add(n).filter(|&e| e <= bytes.len()).ok_or_else(|| {
-                err(format!("truncated: {what} at offset {} needs {n} bytes, file has {}", *pos, bytes.len()))
-            })?;
+            let end = pos
+                .checked_add(n)
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| {
+                    err(format!(
+                        "truncated: {what} at offset {} needs {n} bytes, file has {}",
+                        *pos,
+                        bytes.len()
+                    ))
+                })?;
             let r = *pos..end;
             *pos = end;
             Ok(r)
         };
-        let count = u32::from_le_bytes(bytes[take(&mut pos, 4, "NumGlobals")?].try_into().expect("4 bytes"));
+        let count = u32::from_le_bytes(
+            bytes[take(&mut pos, 4, "NumGlobals")?]
+                .try_into()
+                .expect("4 bytes"),
+        );
         let mut entries = Vec::new();
         for i in 0..count {
-            let name_len = u32::from_le_bytes(bytes[take(&mut pos, 4, "NameLength")?].try_into().expect("4 bytes")) as usize;
-            let size = u64::from_le_bytes(bytes[take(&mut pos, 8, "Size")?].try_into().expect("8 bytes"));
+            let name_len = u32::from_le_bytes(
+                bytes[take(&mut pos, 4, "NameLength")?]
+                    .try_into()
+                    .expect("4 bytes"),
+            ) as usize;
+            let size = u64::from_le_bytes(
+                bytes[take(&mut pos, 8, "Size")?]
+                    .try_into()
+                    .expect("8 bytes"),
+            );
             if name_len == 0 {
                 return Err(err(format!("global #{i} has an empty name (NameLength 0)")));
             }
@@ -50,12 +69,20 @@ impl Globals {
                 return Err(err(format!("global #{i}: name is not NUL-terminated")));
             }
             let name = String::from_utf8_lossy(&name_bytes[..name_len - 1]).into_owned();
-            let size_usize = usize::try_from(size).map_err(|_| err(format!("global {name}: size {size} is impossible")))?;
+            let size_usize = usize::try_from(size)
+                .map_err(|_| err(format!("global {name}: size {size} is impossible")))?;
             let data = take(&mut pos, size_usize, &format!("data of global {name}"))?;
-            entries.push(Global { name, size, data_offset: data.start });
+            entries.push(Global {
+                name,
+                size,
+                data_offset: data.start,
+            });
         }
         if pos != bytes.len() {
-            return Err(err(format!("{} unexpected bytes after the last of {count} globals", bytes.len() - pos)));
+            return Err(err(format!(
+                "{} unexpected bytes after the last of {count} globals",
+                bytes.len() - pos
+            )));
         }
         Ok(Globals { entries, bytes })
     }
@@ -89,7 +116,10 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let bytes = Globals::encode(&[("__omp_rtl_device_environment", &[1, 2, 3, 4]), ("scale", &[0; 8])]);
+        let bytes = Globals::encode(&[
+            ("__omp_rtl_device_environment", &[1, 2, 3, 4]),
+            ("scale", &[0; 8]),
+        ]);
         let g = Globals::parse(bytes, Path::new("g")).unwrap();
         assert_eq!(g.entries.len(), 2);
         assert_eq!(g.entries[0].name, "__omp_rtl_device_environment");
@@ -101,9 +131,16 @@ mod tests {
     fn truncation_is_reported() {
         let mut bytes = Globals::encode(&[("a", &[1, 2, 3, 4])]);
         bytes.pop();
-        let e = Globals::parse(bytes, Path::new("x.globals")).unwrap_err().to_string();
-        assert!(e.starts_with("x.globals: truncated: data of global a"), "{e}");
-        let e = Globals::parse(vec![1, 0], Path::new("x.globals")).unwrap_err().to_string();
+        let e = Globals::parse(bytes, Path::new("x.globals"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("x.globals: truncated: data of global a"),
+            "{e}"
+        );
+        let e = Globals::parse(vec![1, 0], Path::new("x.globals"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("NumGlobals"), "{e}");
     }
 

@@ -52,7 +52,12 @@ pub fn instance_stem(name: &str, num_teams: u32, num_threads: u32, shared_mem: u
 
 /// rr-tui records key instances by full 3-D geometry and the launch's occurrence index, so two
 /// launches that differ only in y/z (which LLVM cannot express) get distinct files.
-pub fn rr_launch_config_hash(grid: [u32; 3], block: [u32; 3], shared_mem: u32, occurrence: u64) -> u64 {
+pub fn rr_launch_config_hash(
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem: u32,
+    occurrence: u64,
+) -> u64 {
     let mut v: Vec<u64> = grid.iter().chain(block.iter()).map(|&x| x as u64).collect();
     v.push(shared_mem as u64);
     v.push(occurrence);
@@ -62,7 +67,11 @@ pub fn rr_launch_config_hash(grid: [u32; 3], block: [u32; 3], shared_mem: u32, o
 /// Parse a file stem of the form `<u64>_<u64>`.
 pub fn parse_stem(stem: &str) -> Option<(u64, u64)> {
     let (a, b) = stem.split_once('_')?;
-    if a.is_empty() || b.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) || !b.bytes().all(|c| c.is_ascii_digit()) {
+    if a.is_empty()
+        || b.is_empty()
+        || !a.bytes().all(|c| c.is_ascii_digit())
+        || !b.bytes().all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     Some((a.parse().ok()?, b.parse().ok()?))
@@ -74,7 +83,10 @@ mod tests {
 
     #[test]
     fn worked_examples_from_the_format_notes() {
-        assert_eq!(kernel_hash("__omp_offloading_10302_1e5d1a_main_l27"), 595103817563120778);
+        assert_eq!(
+            kernel_hash("__omp_offloading_10302_1e5d1a_main_l27"),
+            595103817563120778
+        );
         assert_eq!(launch_config_hash(256, 128, 0), 10610289158582298445);
         assert_eq!(kernel_hash("foo.llvm.1234"), 12352915711150947722);
         assert_eq!(xxh3_64(b""), 0x2d06800538d394c2);

@@ -17,9 +17,14 @@ const STO_CUDA_ENTRY: u8 = 0x10;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum ImageKind {
     /// An ELF cubin for one SM architecture (e.g. 90 for sm_90).
-    Cubin { sm: u32, abi_version: u8 },
+    Cubin {
+        sm: u32,
+        abi_version: u8,
+    },
     Fatbin,
-    Ptx { target: Option<String> },
+    Ptx {
+        target: Option<String>,
+    },
 }
 
 impl ImageKind {
@@ -71,15 +76,24 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
         if machine != EM_CUDA {
             return Err(err(format!(
                 "not a device image: ELF for machine {machine}{}, not CUDA ({EM_CUDA})",
-                if machine == 62 { " (x86-64 host code)" } else { "" }
+                if machine == 62 {
+                    " (x86-64 host code)"
+                } else {
+                    ""
+                }
             )));
         }
-        let elf = ElfFile64::<Endianness>::parse(bytes).map_err(|e| err(format!("malformed CUDA ELF: {e}")))?;
+        let elf = ElfFile64::<Endianness>::parse(bytes)
+            .map_err(|e| err(format!("malformed CUDA ELF: {e}")))?;
         let header = elf.elf_header();
         let flags = header.e_flags(elf.endian());
         let abi_version = header.e_ident().abi_version;
         // CUDA ABI v2 (EI_ABIVERSION 8, CUDA ≥ 12.8 toolchains) moved the SM to bits 8..16.
-        let sm = if abi_version >= 8 { (flags >> 8) & 0xff } else { flags & 0xff };
+        let sm = if abi_version >= 8 {
+            (flags >> 8) & 0xff
+        } else {
+            flags & 0xff
+        };
         let mut kernels = Vec::new();
         let mut globals = Vec::new();
         for sym in elf.symbols() {
@@ -93,31 +107,65 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
             };
             match sym.kind() {
                 SymbolKind::Text if other & STO_CUDA_ENTRY != 0 => kernels.push(name.to_owned()),
-                SymbolKind::Data if !name.starts_with('$') && !name.starts_with(".") => {
-                    globals.push(ImageSymbol { name: name.to_owned(), size: sym.size() })
-                }
+                SymbolKind::Data if !name.starts_with('$') && !name.starts_with(".") => globals
+                    .push(ImageSymbol {
+                        name: name.to_owned(),
+                        size: sym.size(),
+                    }),
                 _ => {}
             }
         }
-        return Ok(ImageInfo { kind: ImageKind::Cubin { sm, abi_version }, size, kernels, globals });
+        return Ok(ImageInfo {
+            kind: ImageKind::Cubin { sm, abi_version },
+            size,
+            kernels,
+            globals,
+        });
     }
-    if bytes.len() >= 4 && u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) == FATBIN_MAGIC {
-        return Ok(ImageInfo { kind: ImageKind::Fatbin, size, kernels: vec![], globals: vec![] });
+    if bytes.len() >= 4
+        && u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) == FATBIN_MAGIC
+    {
+        return Ok(ImageInfo {
+            kind: ImageKind::Fatbin,
+            size,
+            kernels: vec![],
+            globals: vec![],
+        });
     }
     let head = &bytes[..bytes.len().min(64 * 1024)];
     if let Ok(text) = std::str::from_utf8(head) {
         if text.contains(".version") && text.contains(".target") {
-            let target = text.lines().find_map(|l| l.trim().strip_prefix(".target")).map(|t| t.trim().split(',').next().unwrap_or("").trim().to_owned());
+            let target = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(".target"))
+                .map(|t| t.trim().split(',').next().unwrap_or("").trim().to_owned());
             let kernels = text
                 .lines()
-                .filter_map(|l| l.trim().strip_prefix(".visible .entry").or_else(|| l.trim().strip_prefix(".entry")))
-                .map(|rest| rest.trim().split(['(', ' ']).next().unwrap_or("").to_owned())
+                .filter_map(|l| {
+                    l.trim()
+                        .strip_prefix(".visible .entry")
+                        .or_else(|| l.trim().strip_prefix(".entry"))
+                })
+                .map(|rest| {
+                    rest.trim()
+                        .split(['(', ' '])
+                        .next()
+                        .unwrap_or("")
+                        .to_owned()
+                })
                 .filter(|n| !n.is_empty())
                 .collect();
-            return Ok(ImageInfo { kind: ImageKind::Ptx { target }, size, kernels, globals: vec![] });
+            return Ok(ImageInfo {
+                kind: ImageKind::Ptx { target },
+                size,
+                kernels,
+                globals: vec![],
+            });
         }
     }
-    Err(err("not a device image: neither a CUDA ELF cubin, a fatbin nor PTX text".into()))
+    Err(err(
+        "not a device image: neither a CUDA ELF cubin, a fatbin nor PTX text".into(),
+    ))
 }
 
 pub fn read(path: &Path) -> Result<(Vec<u8>, ImageInfo)> {
@@ -141,15 +189,30 @@ mod tests {
     fn ptx_and_garbage() {
         let ptx = b"//\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry _Z3addPf(\n";
         let i = identify(ptx, Path::new("a")).unwrap();
-        assert_eq!(i.kind, ImageKind::Ptx { target: Some("sm_90".into()) });
+        assert_eq!(
+            i.kind,
+            ImageKind::Ptx {
+                target: Some("sm_90".into())
+            }
+        );
         assert_eq!(i.kernels, vec!["_Z3addPf".to_string()]);
-        let e = identify(b"hello", Path::new("a.image")).unwrap_err().to_string();
+        let e = identify(b"hello", Path::new("a.image"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("a.image: not a device image"), "{e}");
         let mut host = b"\x7fELF".to_vec();
         host.resize(64, 0);
         host[18] = 62;
-        assert!(identify(&host, Path::new("h")).unwrap_err().to_string().contains("x86-64"));
-        assert_eq!(identify(&0xBA55_ED50u32.to_le_bytes(), Path::new("f")).unwrap().kind, ImageKind::Fatbin);
+        assert!(identify(&host, Path::new("h"))
+            .unwrap_err()
+            .to_string()
+            .contains("x86-64"));
+        assert_eq!(
+            identify(&0xBA55_ED50u32.to_le_bytes(), Path::new("f"))
+                .unwrap()
+                .kind,
+            ImageKind::Fatbin
+        );
     }
 
     #[test]

@@ -49,7 +49,10 @@ impl Inspection {
     pub fn of(json: &Path) -> Result<Inspection> {
         let d = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
-        let snapshots = SnapshotSizes { record_input: size_of(&files.record_input()), record_output: size_of(&files.record_output()) };
+        let snapshots = SnapshotSizes {
+            record_input: size_of(&files.record_input()),
+            record_output: size_of(&files.record_output()),
+        };
         let map = MemoryMap::new(&d, snapshots.record_input.unwrap_or(0));
         let arguments = d
             .arguments()
@@ -62,21 +65,43 @@ impl Inspection {
                 let meaning = match (a.word, map.arg_region(a.index)) {
                     (_, Some(r)) => {
                         let seg = map.segments[r.segment];
-                        format!("→ segment {} + {:#x} ({} up to the next argument)", r.segment, r.addr - seg.addr, human(r.file_end - r.file_start))
+                        format!(
+                            "→ segment {} + {:#x} ({} up to the next argument)",
+                            r.segment,
+                            r.addr - seg.addr,
+                            human(r.file_end - r.file_start)
+                        )
                     }
-                    (Some(u64::MAX), None) if d.cuda.is_none() && a.index + 1 == d.arguments().len() => "dyn_ptr sentinel (~0: no reduction buffer)".into(),
+                    (Some(u64::MAX), None)
+                        if d.cuda.is_none() && a.index + 1 == d.arguments().len() =>
+                    {
+                        "dyn_ptr sentinel (~0: no reduction buffer)".into()
+                    }
                     (Some(w), None) if w >= d.valloc_addr && w < d.valloc_addr + d.valloc_size => {
-                        format!("→ reserved region + {:#x}, beyond the recorded bytes", w - d.valloc_addr)
+                        format!(
+                            "→ reserved region + {:#x}, beyond the recorded bytes",
+                            w - d.valloc_addr
+                        )
                     }
-                    (Some(w), None) => format!("= {} (i64 {}, not a recorded address)", w, w as i64),
+                    (Some(w), None) => {
+                        format!("= {} (i64 {}, not a recorded address)", w, w as i64)
+                    }
                     (None, None) => format!("{} bytes by value", a.bytes.len()),
                 };
-                ArgInfo { index: a.index, hex, meaning }
+                ArgInfo {
+                    index: a.index,
+                    hex,
+                    meaning,
+                }
             })
             .collect();
-        let globals = Globals::read(&files.globals()).map(|g| g.entries).map_err(|e| e.to_string());
+        let globals = Globals::read(&files.globals())
+            .map(|g| g.entries)
+            .map_err(|e| e.to_string());
         let image_path = files.image(&d);
-        let image = image::read(&image_path).map(|(_, i)| i).map_err(|e| e.to_string());
+        let image = image::read(&image_path)
+            .map(|(_, i)| i)
+            .map_err(|e| e.to_string());
         Ok(Inspection {
             descriptor_path: json.to_path_buf(),
             kernel_demangled: super::demangle(&d.name),
@@ -94,25 +119,60 @@ impl Inspection {
     pub fn lines(&self) -> Vec<String> {
         let d = &self.descriptor;
         let dims = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
-        let limits = |l: [u32; 2]| if l == [0, 0] { "unrestricted".to_string() } else { format!("[{}, {}]", l[0], l[1]) };
+        let limits = |l: [u32; 2]| {
+            if l == [0, 0] {
+                "unrestricted".to_string()
+            } else {
+                format!("[{}, {}]", l[0], l[1])
+            }
+        };
         let opt = |v: Option<u64>| v.map(human).unwrap_or_else(|| "missing".into());
         let mut out = vec![
-            format!("Descriptor   {} ({})", self.descriptor_path.display(), d.format.label()),
+            format!(
+                "Descriptor   {} ({})",
+                self.descriptor_path.display(),
+                d.format.label()
+            ),
             format!("Kernel       {}", self.kernel_demangled),
         ];
         if self.kernel_demangled != d.name {
             out.push(format!("  raw name   {}", d.name));
         }
-        out.push(format!("Geometry     grid {}, block {}, dynamic shared memory {}", dims(d.grid()), dims(d.block()), human(d.shared_memory_size as u64)));
+        out.push(format!(
+            "Geometry     grid {}, block {}, dynamic shared memory {}",
+            dims(d.grid()),
+            dims(d.block()),
+            human(d.shared_memory_size as u64)
+        ));
         if let Some(c) = &d.cuda {
             let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
-            out.push(format!("Launch       cluster {cluster}, cooperative {}, occurrence #{}", c.cooperative, c.occurrence));
+            out.push(format!(
+                "Launch       cluster {cluster}, cooperative {}, occurrence #{}",
+                c.cooperative, c.occurrence
+            ));
         }
-        out.push(format!("Limits       teams {}, threads {}", limits(d.teams_limits), limits(d.threads_limits)));
-        out.push(format!("Trip count   {}    Device {}", d.loop_trip_count, d.device_id));
-        out.push(format!("Region       {:#x} + {} reserved", d.valloc_addr, human(d.valloc_size)));
+        out.push(format!(
+            "Limits       teams {}, threads {}",
+            limits(d.teams_limits),
+            limits(d.threads_limits)
+        ));
+        out.push(format!(
+            "Trip count   {}    Device {}",
+            d.loop_trip_count, d.device_id
+        ));
+        out.push(format!(
+            "Region       {:#x} + {} reserved",
+            d.valloc_addr,
+            human(d.valloc_size)
+        ));
         for (i, s) in self.segments.iter().enumerate() {
-            out.push(format!("  segment {i}  {:#x}..{:#x}  {}  (file offset {:#x})", s.addr, s.end(), human(s.size), s.offset));
+            out.push(format!(
+                "  segment {i}  {:#x}..{:#x}  {}  (file offset {:#x})",
+                s.addr,
+                s.end(),
+                human(s.size),
+                s.offset
+            ));
         }
         out.push(format!("Arguments    {}", self.arguments.len()));
         for a in &self.arguments {
@@ -129,14 +189,24 @@ impl Inspection {
         }
         match &self.image {
             Ok(i) => {
-                out.push(format!("Image        {}: {}, {}, {} kernel(s)", self.image_path.display(), i.kind.describe(), human(i.size), i.kernels.len()));
+                out.push(format!(
+                    "Image        {}: {}, {}, {} kernel(s)",
+                    self.image_path.display(),
+                    i.kind.describe(),
+                    human(i.size),
+                    i.kernels.len()
+                ));
                 for k in &i.kernels {
                     out.push(format!("  kernel     {}", super::demangle(k)));
                 }
             }
             Err(e) => out.push(format!("Image        unreadable: {e}")),
         }
-        out.push(format!("Snapshots    input {}, output {}", opt(self.snapshots.record_input), opt(self.snapshots.record_output)));
+        out.push(format!(
+            "Snapshots    input {}, output {}",
+            opt(self.snapshots.record_input),
+            opt(self.snapshots.record_output)
+        ));
         out
     }
 }

@@ -14,7 +14,15 @@ pub const EXT_BITCODE: &str = "bc";
 pub const EXT_REPLAY: &str = "replay_output";
 
 /// Every extension that belongs to an instance (never a report candidate).
-pub const INSTANCE_EXTENSIONS: &[&str] = &[EXT_JSON, EXT_INPUT, EXT_OUTPUT, EXT_GLOBALS, EXT_IMAGE, EXT_BITCODE, EXT_REPLAY];
+pub const INSTANCE_EXTENSIONS: &[&str] = &[
+    EXT_JSON,
+    EXT_INPUT,
+    EXT_OUTPUT,
+    EXT_GLOBALS,
+    EXT_IMAGE,
+    EXT_BITCODE,
+    EXT_REPLAY,
+];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceFiles {
@@ -25,8 +33,15 @@ pub struct InstanceFiles {
 impl InstanceFiles {
     /// From the path of a descriptor (`dir/<stem>.json`).
     pub fn from_descriptor_path(json: &Path) -> InstanceFiles {
-        let dir = json.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."));
-        let stem = json.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let dir = json
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let stem = json
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         InstanceFiles { dir, stem }
     }
 
@@ -55,10 +70,21 @@ impl InstanceFiles {
 
     /// The `.replay_output` LLVM's tool writes for a replay with this geometry: the launch
     /// configuration hash of the *replay*, in `out_dir` (the descriptor's directory by default).
-    pub fn replay_output(&self, d: &Descriptor, grid: [u32; 3], block: [u32; 3], shared_mem: u32, out_dir: Option<&Path>) -> PathBuf {
+    pub fn replay_output(
+        &self,
+        d: &Descriptor,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_mem: u32,
+        out_dir: Option<&Path>,
+    ) -> PathBuf {
         let dir = out_dir.unwrap_or(&self.dir);
         let stem = match &d.cuda {
-            Some(c) => format!("{}_{}", hash::kernel_hash(&d.name), hash::rr_launch_config_hash(grid, block, shared_mem, c.occurrence)),
+            Some(c) => format!(
+                "{}_{}",
+                hash::kernel_hash(&d.name),
+                hash::rr_launch_config_hash(grid, block, shared_mem, c.occurrence)
+            ),
             None => hash::instance_stem(&d.name, grid[0], block[0], shared_mem),
         };
         dir.join(format!("{stem}.{EXT_REPLAY}"))

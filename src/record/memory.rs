@@ -47,8 +47,18 @@ impl MemoryMap {
         for (k, &(arg, addr, si)) in pointers.iter().enumerate() {
             let seg = segments[si];
             // Several arguments may hold the same pointer: they share the extent.
-            let next = pointers[k + 1..].iter().find(|p| p.2 == si && p.1 > addr).map(|p| p.1).unwrap_or(seg.end());
-            args.push(ArgRegion { arg, addr, file_start: seg.offset + (addr - seg.addr), file_end: seg.offset + (next - seg.addr), segment: si });
+            let next = pointers[k + 1..]
+                .iter()
+                .find(|p| p.2 == si && p.1 > addr)
+                .map(|p| p.1)
+                .unwrap_or(seg.end());
+            args.push(ArgRegion {
+                arg,
+                addr,
+                file_start: seg.offset + (addr - seg.addr),
+                file_end: seg.offset + (next - seg.addr),
+                segment: si,
+            });
         }
         args.sort_by_key(|a| a.arg);
         MemoryMap { segments, args }
@@ -56,7 +66,11 @@ impl MemoryMap {
 
     /// The segment and address of a snapshot file offset.
     pub fn locate(&self, file_offset: u64) -> Option<Location> {
-        let (si, seg) = self.segments.iter().enumerate().find(|(_, s)| file_offset >= s.offset && file_offset < s.offset + s.size)?;
+        let (si, seg) = self
+            .segments
+            .iter()
+            .enumerate()
+            .find(|(_, s)| file_offset >= s.offset && file_offset < s.offset + s.size)?;
         let addr = seg.addr + (file_offset - seg.offset);
         let arg = self
             .args
@@ -64,12 +78,19 @@ impl MemoryMap {
             .filter(|a| file_offset >= a.file_start && file_offset < a.file_end)
             .min_by_key(|a| a.arg)
             .map(|a| (a.arg, file_offset - a.file_start));
-        Some(Location { segment: si, addr, arg })
+        Some(Location {
+            segment: si,
+            addr,
+            arg,
+        })
     }
 
     /// The snapshot file offset of a device address.
     pub fn file_offset_of(&self, addr: u64) -> Option<u64> {
-        self.segments.iter().find(|s| s.contains(addr)).map(|s| s.offset + (addr - s.addr))
+        self.segments
+            .iter()
+            .find(|s| s.contains(addr))
+            .map(|s| s.offset + (addr - s.addr))
     }
 
     pub fn arg_region(&self, arg: usize) -> Option<&ArgRegion> {
@@ -79,7 +100,10 @@ impl MemoryMap {
     /// A short margin label for a file offset: `arg1+0x40` or `seg0 0x7f…`.
     pub fn label(&self, file_offset: u64) -> String {
         match self.locate(file_offset) {
-            Some(Location { arg: Some((a, off)), .. }) => format!("arg{a}+{off:#x}"),
+            Some(Location {
+                arg: Some((a, off)),
+                ..
+            }) => format!("arg{a}+{off:#x}"),
             Some(Location { segment, addr, .. }) => format!("seg{segment} {addr:#x}"),
             None => "outside".into(),
         }
@@ -93,7 +117,9 @@ mod tests {
     use std::path::Path;
 
     fn llvm(args: &str) -> Descriptor {
-        let s = format!(r#"{{"ArgOffsets":[0,0,0],"ArgPtrs":{args},"DeviceId":0,"LoopTripCount":0,"Name":"k","NumArgs":3,"NumTeams":1,"NumThreads":1,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[0,0],"VAllocAddr":4096,"VAllocSize":1048576}}"#);
+        let s = format!(
+            r#"{{"ArgOffsets":[0,0,0],"ArgPtrs":{args},"DeviceId":0,"LoopTripCount":0,"Name":"k","NumArgs":3,"NumTeams":1,"NumThreads":1,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[0,0],"VAllocAddr":4096,"VAllocSize":1048576}}"#
+        );
         Descriptor::parse(s.as_bytes(), Path::new("x")).unwrap()
     }
 

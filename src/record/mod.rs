@@ -32,7 +32,13 @@ pub fn demangle(name: &str) -> String {
 mod tests {
     #[test]
     fn demangles_cuda_names() {
-        assert_eq!(super::demangle("_Z6vecAddPKfS0_Pfi"), "vecAdd(float const*, float const*, float*, int)");
-        assert_eq!(super::demangle("__omp_offloading_10302_1e5d1a_main_l27"), "__omp_offloading_10302_1e5d1a_main_l27");
+        assert_eq!(
+            super::demangle("_Z6vecAddPKfS0_Pfi"),
+            "vecAdd(float const*, float const*, float*, int)"
+        );
+        assert_eq!(
+            super::demangle("__omp_offloading_10302_1e5d1a_main_l27"),
+            "__omp_offloading_10302_1e5d1a_main_l27"
+        );
     }
 }

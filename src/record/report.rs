@@ -27,7 +27,8 @@ pub struct Report {
 
 /// Whether some bytes contain a report banner (cheap; used to pick candidate files).
 pub fn contains_report(bytes: &[u8]) -> bool {
-    memmem::find(bytes, BEGIN.as_bytes()).is_some() || memmem::find(bytes, OLD_BEGIN.as_bytes()).is_some()
+    memmem::find(bytes, BEGIN.as_bytes()).is_some()
+        || memmem::find(bytes, OLD_BEGIN.as_bytes()).is_some()
 }
 
 /// Parse the last report found in `text`. `Err` carries a problem description when a banner is
@@ -35,32 +36,53 @@ pub fn contains_report(bytes: &[u8]) -> bool {
 pub fn parse(text: &str) -> Result<Option<Report>, String> {
     let (new_pos, old_pos) = (text.rfind(BEGIN), text.rfind(OLD_BEGIN));
     match (new_pos, old_pos) {
-        (Some(p), o) if o.is_none_or(|o| o < p) => parse_current(&text[p + BEGIN.len()..]).map(Some),
+        (Some(p), o) if o.is_none_or(|o| o < p) => {
+            parse_current(&text[p + BEGIN.len()..]).map(Some)
+        }
         (_, Some(p)) => parse_old(&text[p + OLD_BEGIN.len()..]).map(Some),
         _ => Ok(None),
     }
 }
 
 fn parse_current(body: &str) -> Result<Report, String> {
-    let end = body.find(END).ok_or("report has no end banner (truncated log?)")?;
+    let end = body
+        .find(END)
+        .ok_or("report has no end banner (truncated log?)")?;
     let mut report = Report::default();
     let mut in_rows = false;
-    for (n, line) in body[..end].lines().map(str::trim).enumerate().filter(|(_, l)| !l.is_empty()) {
+    for (n, line) in body[..end]
+        .lines()
+        .map(str::trim)
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+    {
         if let Some(d) = line.strip_prefix("Directory:") {
             report.directory = Some(d.trim().to_owned());
         } else if let Some(t) = line.strip_prefix("Total Instances:") {
-            report.total_instances = Some(t.trim().parse().map_err(|_| format!("report line {}: bad instance count {t:?}", n + 1))?);
+            report.total_instances = Some(
+                t.trim()
+                    .parse()
+                    .map_err(|_| format!("report line {}: bad instance count {t:?}", n + 1))?,
+            );
         } else if line.starts_with("JSON Filename") {
             in_rows = true;
         } else if in_rows {
-            report.rows.push(parse_row(line).ok_or_else(|| format!("report row {:?} is not `file.json, name, ns, occurrences`", line))?);
+            report.rows.push(parse_row(line).ok_or_else(|| {
+                format!(
+                    "report row {:?} is not `file.json, name, ns, occurrences`",
+                    line
+                )
+            })?);
         } else {
             return Err(format!("unexpected report line {line:?}"));
         }
     }
     if let Some(total) = report.total_instances {
         if total != report.rows.len() as u64 {
-            return Err(format!("report says {total} instances but lists {}", report.rows.len()));
+            return Err(format!(
+                "report says {total} instances but lists {}",
+                report.rows.len()
+            ));
         }
     }
     Ok(report)
@@ -77,11 +99,18 @@ fn parse_row(line: &str) -> Option<ReportRow> {
     if !file.ends_with(".json") {
         return None;
     }
-    Some(ReportRow { json_file: file.to_owned(), kernel_name: name, time_ns: Some(time_ns), occurrences: Some(occurrences) })
+    Some(ReportRow {
+        json_file: file.to_owned(),
+        kernel_name: name,
+        time_ns: Some(time_ns),
+        occurrences: Some(occurrences),
+    })
 }
 
 fn parse_old(body: &str) -> Result<Report, String> {
-    let end = body.find(OLD_END).ok_or("report has no end banner (truncated log?)")?;
+    let end = body
+        .find(OLD_END)
+        .ok_or("report has no end banner (truncated log?)")?;
     let mut report = Report::default();
     for line in body[..end].lines().map(str::trim).filter(|l| !l.is_empty()) {
         if let Some(d) = line.strip_prefix("directory:") {
@@ -89,7 +118,12 @@ fn parse_old(body: &str) -> Result<Report, String> {
         } else if let Some(k) = line.strip_prefix("kernels:") {
             report.total_instances = k.trim().parse().ok();
         } else if let Some((file, name)) = line.split_once(": ") {
-            report.rows.push(ReportRow { json_file: file.to_owned(), kernel_name: name.to_owned(), time_ns: None, occurrences: None });
+            report.rows.push(ReportRow {
+                json_file: file.to_owned(),
+                kernel_name: name.to_owned(),
+                time_ns: None,
+                occurrences: None,
+            });
         } else {
             return Err(format!("unexpected report line {line:?}"));
         }
@@ -102,7 +136,13 @@ pub fn render(directory: &str, rows: &[ReportRow]) -> String {
     let mut out = format!("{BEGIN}\nDirectory: {directory}\nTotal Instances: {}\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n", rows.len());
     for r in rows {
         let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-        out.push_str(&format!("{}, {}, {}, {}\n", r.json_file, r.kernel_name, opt(r.time_ns), opt(r.occurrences)));
+        out.push_str(&format!(
+            "{}, {}, {}, {}\n",
+            r.json_file,
+            r.kernel_name,
+            opt(r.time_ns),
+            opt(r.occurrences)
+        ));
     }
     out.push_str(END);
     out.push('\n');
@@ -120,7 +160,15 @@ mod tests {
     fn finds_a_report_inside_a_log_and_round_trips() {
         let r = parse(LOG).unwrap().unwrap();
         assert_eq!(r.directory.as_deref(), Some("/tmp/rec"));
-        assert_eq!(r.rows[0], ReportRow { json_file: "1_2.json".into(), kernel_name: "k_a".into(), time_ns: Some(1500), occurrences: Some(3) });
+        assert_eq!(
+            r.rows[0],
+            ReportRow {
+                json_file: "1_2.json".into(),
+                kernel_name: "k_a".into(),
+                time_ns: Some(1500),
+                occurrences: Some(3)
+            }
+        );
         let text = render("/tmp/rec", &r.rows);
         assert!(LOG.contains(&text));
     }
@@ -131,8 +179,14 @@ mod tests {
         assert_eq!(r.rows[0].kernel_name, "kern");
         assert_eq!(r.rows[0].time_ns, None);
         assert!(parse("nothing").unwrap().is_none());
-        assert!(parse(&LOG.replace("Total Instances: 2", "Total Instances: 3")).unwrap_err().contains("says 3"));
-        assert!(parse(&LOG.replace("=== End Kernel Record Report ===", "")).unwrap_err().contains("end banner"));
+        assert!(
+            parse(&LOG.replace("Total Instances: 2", "Total Instances: 3"))
+                .unwrap_err()
+                .contains("says 3")
+        );
+        assert!(parse(&LOG.replace("=== End Kernel Record Report ===", ""))
+            .unwrap_err()
+            .contains("end banner"));
         assert!(parse(&LOG.replace(", 1500, 3", ", x, 3")).is_err());
     }
 

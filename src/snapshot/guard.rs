@@ -16,7 +16,11 @@ struct Entry {
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
-const EMPTY: Entry = Entry { start: AtomicUsize::new(0), len: AtomicUsize::new(0), truncated: AtomicBool::new(false) };
+const EMPTY: Entry = Entry {
+    start: AtomicUsize::new(0),
+    len: AtomicUsize::new(0),
+    truncated: AtomicBool::new(false),
+};
 static TABLE: [Entry; SLOTS] = [EMPTY; SLOTS];
 static INSTALL: Once = Once::new();
 
@@ -41,7 +45,10 @@ impl Drop for Slot {
 /// Register a mapping. `None` when the table is full (the mapping then has no guard).
 pub fn register(start: usize, len: usize) -> Option<Slot> {
     for (i, e) in TABLE.iter().enumerate() {
-        if e.start.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        if e.start
+            .compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
             e.truncated.store(false, Ordering::Release);
             e.len.store(len, Ordering::Release);
             return Some(Slot(i));
@@ -61,7 +68,14 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
             // SAFETY: `page` lies inside a read-only mapping we created and still own; replacing
             // one page of it with anonymous zeros cannot touch memory anything else uses.
             let p = unsafe {
-                libc::mmap(page as *mut libc::c_void, 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED, -1, 0)
+                libc::mmap(
+                    page as *mut libc::c_void,
+                    4096,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
             };
             if p != libc::MAP_FAILED {
                 e.truncated.store(true, Ordering::Release);

@@ -34,7 +34,11 @@ impl Snapshot {
             return Err(Error::format(path, "is a directory, not a snapshot file"));
         }
         if meta.len() == 0 {
-            return Ok(Snapshot { path: path.to_path_buf(), map: None, slot: None });
+            return Ok(Snapshot {
+                path: path.to_path_buf(),
+                map: None,
+                slot: None,
+            });
         }
         guard::install();
         // SAFETY: the mapping is read-only and private to this process. Another process may still
@@ -42,7 +46,11 @@ impl Snapshot {
         // (see the module comment) instead of undefined behaviour for the reader of zeros.
         let map = unsafe { MmapOptions::new().map(&file) }.map_err(|e| Error::io(path, e))?;
         let slot = guard::register(map.as_ptr() as usize, map.len());
-        Ok(Snapshot { path: path.to_path_buf(), map: Some(map), slot })
+        Ok(Snapshot {
+            path: path.to_path_buf(),
+            map: Some(map),
+            slot,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -86,7 +94,13 @@ impl Snapshot {
             if end > start {
                 // SAFETY: the mapping is a read-only, file-backed map; MADV_DONTNEED only drops
                 // our page-table entries, and later reads fault the same file contents back in.
-                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start as usize, (end - start) as usize) };
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start as usize,
+                        (end - start) as usize,
+                    )
+                };
             }
         }
     }

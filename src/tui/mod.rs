@@ -1,1 +1,3 @@
-pub fn run(_a: crate::cli::ExploreArgs) -> crate::error::Result<i32> { Ok(0) }
+pub fn run(_a: crate::cli::ExploreArgs) -> crate::error::Result<i32> {
+    Ok(0)
+}
