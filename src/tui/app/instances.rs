@@ -1,0 +1,132 @@
+//! The instance table: one row per recorded instance, sorted and filtered.
+
+use std::path::Path;
+
+use crate::record::{demangle, Descriptor, RecordDir};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub json_path: std::path::PathBuf,
+    pub json_file: String,
+    pub kernel: String,
+    pub demangled: String,
+    pub time_ns: Option<u64>,
+    pub occurrences: Option<u64>,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub input_len: Option<u64>,
+    /// Why the descriptor could not be read, if it could not.
+    pub problem: Option<String>,
+}
+
+impl Row {
+    pub fn geometry(&self) -> String {
+        match (self.grid, self.block) {
+            (Some(g), Some(b)) => {
+                format!("{}×{}×{} · {}×{}×{}", g[0], g[1], g[2], b[0], b[1], b[2])
+            }
+            _ => "?".into(),
+        }
+    }
+}
+
+/// Load the rows of a directory: the report (or descriptors) plus each descriptor's geometry
+/// and the snapshot size (a `stat`, never the bytes).
+pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>)> {
+    let rd = RecordDir::open(dir)?;
+    let rows = rd
+        .instances
+        .iter()
+        .map(|inst| {
+            let json_path = inst.files.json();
+            let (d, problem) = match Descriptor::read(&json_path) {
+                Ok(d) => (Some(d), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            let kernel = d
+                .as_ref()
+                .map(|d| d.name.clone())
+                .or_else(|| inst.kernel_name.clone())
+                .unwrap_or_else(|| "?".into());
+            Row {
+                json_file: inst.json_file.clone(),
+                demangled: demangle(&kernel),
+                kernel,
+                time_ns: inst.time_ns,
+                occurrences: inst.occurrences,
+                grid: d.as_ref().map(|d| d.grid()),
+                block: d.as_ref().map(|d| d.block()),
+                input_len: std::fs::metadata(inst.files.record_input())
+                    .ok()
+                    .map(|m| m.len()),
+                problem,
+                json_path,
+            }
+        })
+        .collect();
+    Ok((rd, rows))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Report,
+    Kernel,
+    Time,
+    Occurrences,
+    Size,
+    Status,
+}
+
+impl SortKey {
+    pub fn next(self) -> SortKey {
+        match self {
+            SortKey::Report => SortKey::Kernel,
+            SortKey::Kernel => SortKey::Time,
+            SortKey::Time => SortKey::Occurrences,
+            SortKey::Occurrences => SortKey::Size,
+            SortKey::Size => SortKey::Status,
+            SortKey::Status => SortKey::Report,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Report => "report order",
+            SortKey::Kernel => "kernel",
+            SortKey::Time => "time",
+            SortKey::Occurrences => "occurrences",
+            SortKey::Size => "snapshot size",
+            SortKey::Status => "status",
+        }
+    }
+}
+
+/// Indices of the rows that match `filter` (case-insensitive, kernel or file), sorted.
+pub fn view(
+    rows: &[Row],
+    filter: &str,
+    key: SortKey,
+    descending: bool,
+    status_rank: impl Fn(usize) -> u8,
+) -> Vec<usize> {
+    let f = filter.to_lowercase();
+    let mut v: Vec<usize> = (0..rows.len())
+        .filter(|&i| {
+            f.is_empty()
+                || rows[i].demangled.to_lowercase().contains(&f)
+                || rows[i].kernel.to_lowercase().contains(&f)
+                || rows[i].json_file.contains(&f)
+        })
+        .collect();
+    match key {
+        SortKey::Report => {}
+        SortKey::Kernel => v.sort_by(|&a, &b| rows[a].demangled.cmp(&rows[b].demangled)),
+        SortKey::Time => v.sort_by_key(|&i| rows[i].time_ns),
+        SortKey::Occurrences => v.sort_by_key(|&i| rows[i].occurrences),
+        SortKey::Size => v.sort_by_key(|&i| rows[i].input_len),
+        SortKey::Status => v.sort_by_key(|&i| status_rank(i)),
+    }
+    if descending {
+        v.reverse();
+    }
+    v
+}

@@ -1,0 +1,732 @@
+//! The explorer's state. `App::update(Msg) -> Vec<Cmd>` is the only way it changes; it reads no
+//! clock and no terminal, so tests drive it with messages. Side effects (processes, threads)
+//! are `Cmd`s the runtime performs.
+
+pub mod instances;
+pub mod replays;
+pub mod snapview;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::keymap::{self, Action, Scope};
+use crate::cli::ReplayArgs;
+use crate::diff::job::IndexEvent;
+use crate::diff::DType;
+use crate::record::inspect::Inspection;
+use crate::record::memory::MemoryMap;
+use crate::record::{Descriptor, InstanceFiles};
+use crate::replay::Event;
+use crate::snapshot::Snapshot;
+pub use instances::{Row, SortKey};
+pub use replays::{Phase, ReplayRun};
+pub use snapview::{Pair, SnapView};
+
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    /// Mouse wheel: positive scrolls down.
+    Scroll(i32),
+    Resize(u16, u16),
+    Tick,
+    Replay {
+        instance: usize,
+        event: Event,
+    },
+    Index {
+        job: u64,
+        event: IndexEvent,
+    },
+    Quit,
+}
+
+pub enum Cmd {
+    StartReplay {
+        instance: usize,
+        args: Box<ReplayArgs>,
+    },
+    CancelReplay,
+    StartIndex {
+        job: u64,
+        a: Arc<Snapshot>,
+        b: Arc<Snapshot>,
+    },
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Instances,
+    Descriptor,
+    Snapshots,
+    Replay,
+}
+
+impl Screen {
+    pub const ALL: [Screen; 4] = [
+        Screen::Instances,
+        Screen::Descriptor,
+        Screen::Snapshots,
+        Screen::Replay,
+    ];
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Instances => "Instances",
+            Screen::Descriptor => "Descriptor",
+            Screen::Snapshots => "Snapshots",
+            Screen::Replay => "Replay",
+        }
+    }
+    fn scope(self) -> Scope {
+        match self {
+            Screen::Instances => Scope::Instances,
+            Screen::Descriptor => Scope::Descriptor,
+            Screen::Snapshots => Scope::Snapshots,
+            Screen::Replay => Scope::Replay,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Filter,
+    Goto,
+    Repetitions,
+    Grid,
+    Block,
+    Tolerance,
+}
+
+impl InputKind {
+    pub fn prompt(self) -> &'static str {
+        match self {
+            InputKind::Filter => "filter",
+            InputKind::Goto => "go to (offset, 0xADDRESS, argN)",
+            InputKind::Repetitions => "repetitions",
+            InputKind::Grid => "grid X,Y,Z (empty: recorded)",
+            InputKind::Block => "block X,Y,Z (empty: recorded)",
+            InputKind::Tolerance => "tolerance TYPE[:atol=,rtol=,ulp=] (empty: bytes)",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub kind: InputKind,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplaySettings {
+    pub repetitions: u32,
+    pub grid: Option<String>,
+    pub block: Option<String>,
+    pub tolerance: Option<String>,
+}
+
+pub struct App {
+    pub dir: PathBuf,
+    pub rows: Vec<Row>,
+    pub view: Vec<usize>,
+    pub selected: usize,
+    pub sort: SortKey,
+    pub descending: bool,
+    pub filter: String,
+    pub screen: Screen,
+    pub help: bool,
+    pub input: Option<Input>,
+    pub status: Option<Status>,
+    pub raw_names: bool,
+    pub mark: Option<usize>,
+    pub inspections: HashMap<usize, Result<Inspection, String>>,
+    pub descriptor_scroll: u16,
+    pub snap: Option<SnapView>,
+    next_job: u64,
+    pub replays: HashMap<usize, ReplayRun>,
+    pub running: Option<usize>,
+    pub settings: ReplaySettings,
+    /// Number of repetitions shown while the chart is frozen.
+    pub frozen: Option<usize>,
+    /// `Err(why)` when replay cannot run here (no CUDA driver).
+    pub gpu: Result<(), String>,
+    /// Where replays write `.replay_output` (record directories are never modified).
+    pub output_dir: PathBuf,
+    pub height: u16,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(dir: PathBuf, rows: Vec<Row>, gpu: Result<(), String>, output_dir: PathBuf) -> App {
+        let mut app = App {
+            dir,
+            view: (0..rows.len()).collect(),
+            rows,
+            selected: 0,
+            sort: SortKey::Report,
+            descending: false,
+            filter: String::new(),
+            screen: Screen::Instances,
+            help: false,
+            input: None,
+            status: None,
+            raw_names: false,
+            mark: None,
+            inspections: HashMap::new(),
+            descriptor_scroll: 0,
+            snap: None,
+            next_job: 0,
+            replays: HashMap::new(),
+            running: None,
+            settings: ReplaySettings {
+                repetitions: 20,
+                grid: None,
+                block: None,
+                tolerance: None,
+            },
+            frozen: None,
+            gpu,
+            output_dir,
+            height: 24,
+            quit: false,
+        };
+        if app.rows.is_empty() {
+            app.set_status("no instances in this directory (expected <KernelHash>_<LaunchConfigHash>.json files)", true);
+        }
+        app
+    }
+
+    /// The instance under the cursor (index into `rows`).
+    pub fn current(&self) -> Option<usize> {
+        self.view.get(self.selected).copied()
+    }
+
+    pub fn set_status(&mut self, text: impl Into<String>, error: bool) {
+        self.status = Some(Status {
+            text: text.into(),
+            error,
+        });
+    }
+
+    fn page(&self) -> usize {
+        (self.height as usize).saturating_sub(8).max(1)
+    }
+
+    fn refresh_view(&mut self) {
+        let keep = self.current();
+        let replays = &self.replays;
+        self.view = instances::view(&self.rows, &self.filter, self.sort, self.descending, |i| {
+            replays.get(&i).map(|r| r.badge().1).unwrap_or(0)
+        });
+        self.selected = keep
+            .and_then(|k| self.view.iter().position(|&i| i == k))
+            .unwrap_or(0);
+    }
+
+    pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        match msg {
+            Msg::Key(k) => self.on_key(k),
+            Msg::Scroll(d) => {
+                let (a, n) = if d > 0 {
+                    (Action::Down, d as usize)
+                } else {
+                    (Action::Up, d.unsigned_abs() as usize)
+                };
+                for _ in 0..n.min(50) {
+                    self.on_action(a);
+                }
+                vec![]
+            }
+            Msg::Resize(_, h) => {
+                self.height = h;
+                vec![]
+            }
+            Msg::Tick => vec![],
+            Msg::Quit => {
+                self.quit = true;
+                vec![Cmd::CancelReplay, Cmd::Quit]
+            }
+            Msg::Replay { instance, event } => {
+                let done = matches!(event, Event::Done { .. });
+                if let Some(run) = self.replays.get_mut(&instance) {
+                    if run.phase != Phase::Cancelled {
+                        run.apply(event);
+                    }
+                }
+                if done && self.running == Some(instance) {
+                    self.running = None;
+                    let name = self.rows[instance].demangled.clone();
+                    match self
+                        .replays
+                        .get(&instance)
+                        .map(|r| (r.badge().0, r.phase.clone()))
+                    {
+                        Some((_, Phase::Failed(m))) => {
+                            self.set_status(format!("replay of {name} failed: {m}"), true)
+                        }
+                        Some((badge, _)) => self
+                            .set_status(format!("replay of {name}: {badge}"), badge == "mismatch"),
+                        None => {}
+                    }
+                    if self.sort == SortKey::Status {
+                        self.refresh_view();
+                    }
+                }
+                vec![]
+            }
+            Msg::Index { job, event } => {
+                if let Some(s) = self.snap.as_mut().filter(|s| s.job == job) {
+                    match event {
+                        IndexEvent::Progress {
+                            scanned,
+                            new_ranges,
+                            ..
+                        } => {
+                            s.index.extend(new_ranges);
+                            s.scanned = scanned;
+                        }
+                        IndexEvent::Done(Ok(out)) => {
+                            s.index = out.index;
+                            s.scanned = out.compared;
+                            s.done = true;
+                        }
+                        IndexEvent::Done(Err(e)) => {
+                            s.done = true;
+                            s.error = Some(e.clone());
+                            self.set_status(e, true);
+                        }
+                    }
+                }
+                vec![]
+            }
+        }
+    }
+
+    fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return vec![Cmd::CancelReplay, Cmd::Quit];
+        }
+        if let Some(input) = self.input.as_mut() {
+            match k.code {
+                KeyCode::Esc => {
+                    if input.kind == InputKind::Filter {
+                        self.filter.clear();
+                        self.refresh_view();
+                    }
+                    self.input = None;
+                }
+                KeyCode::Enter => {
+                    let input = self.input.take().expect("input is open");
+                    return self.apply_input(input);
+                }
+                KeyCode::Backspace => {
+                    input.text.pop();
+                    if input.kind == InputKind::Filter {
+                        self.filter = input.text.clone();
+                        self.refresh_view();
+                    }
+                }
+                KeyCode::Char(c) => {
+                    input.text.push(c);
+                    if input.kind == InputKind::Filter {
+                        self.filter = input.text.clone();
+                        self.refresh_view();
+                    }
+                }
+                _ => {}
+            }
+            return vec![];
+        }
+        if self.help {
+            if matches!(
+                k.code,
+                KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('q') | KeyCode::F(1)
+            ) {
+                self.help = false;
+            }
+            return vec![];
+        }
+        match keymap::lookup(self.screen.scope(), &k) {
+            Some(a) => self.on_action(a),
+            None => vec![],
+        }
+    }
+
+    fn open_input(&mut self, kind: InputKind, text: String) {
+        self.input = Some(Input { kind, text });
+    }
+
+    fn apply_input(&mut self, input: Input) -> Vec<Cmd> {
+        let text = input.text.trim().to_string();
+        let opt = |t: &str| (!t.is_empty()).then(|| t.to_string());
+        match input.kind {
+            InputKind::Filter => {}
+            InputKind::Goto => {
+                if let Some(s) = self.snap.as_mut() {
+                    if let Err(e) = s.goto(&text) {
+                        self.set_status(e, true);
+                    }
+                }
+            }
+            InputKind::Repetitions => match text.parse::<u32>() {
+                Ok(n) if n > 0 => self.settings.repetitions = n,
+                _ => self.set_status(
+                    format!("{text:?} is not a positive number of repetitions"),
+                    true,
+                ),
+            },
+            InputKind::Grid => self.settings.grid = opt(&text),
+            InputKind::Block => self.settings.block = opt(&text),
+            InputKind::Tolerance => match opt(&text) {
+                Some(t) => match crate::diff::Comparison::parse_spec(&t) {
+                    Ok(_) => self.settings.tolerance = Some(t),
+                    Err(e) => self.set_status(e, true),
+                },
+                None => self.settings.tolerance = None,
+            },
+        }
+        vec![]
+    }
+
+    fn switch(&mut self, screen: Screen) -> Vec<Cmd> {
+        self.screen = screen;
+        match screen {
+            Screen::Descriptor => {
+                self.descriptor_scroll = 0;
+                self.ensure_inspection();
+                vec![]
+            }
+            Screen::Snapshots => {
+                let cur = self.current();
+                if cur.is_some() && self.snap.as_ref().map(|s| s.instance) != cur {
+                    return self.open_snapshots(Pair::InputOutput);
+                }
+                vec![]
+            }
+            _ => vec![],
+        }
+    }
+
+    pub fn ensure_inspection(&mut self) {
+        for i in [self.current(), self.mark].into_iter().flatten() {
+            if !self.inspections.contains_key(&i) {
+                let r = Inspection::of(&self.rows[i].json_path).map_err(|e| e.to_string());
+                self.inspections.insert(i, r);
+            }
+        }
+    }
+
+    /// Map the two snapshots of a pair and start indexing their differences.
+    pub fn open_snapshots(&mut self, pair: Pair) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            return vec![];
+        };
+        let files = InstanceFiles::from_descriptor_path(&self.rows[i].json_path);
+        let paths = match pair {
+            Pair::InputOutput => Ok((files.record_input(), files.record_output())),
+            Pair::OutputReplay => match self.replays.get(&i).and_then(|r| r.saved.clone()) {
+                Some(p) => Ok((files.record_output(), PathBuf::from(p))),
+                None => Err(
+                    "no replay output for this instance yet: press v to replay and verify"
+                        .to_string(),
+                ),
+            },
+        };
+        let opened = paths.and_then(|(a, b)| {
+            let d = Descriptor::read(&self.rows[i].json_path).map_err(|e| e.to_string())?;
+            let a = Snapshot::open(&a).map_err(|e| e.to_string())?;
+            let b = Snapshot::open(&b).map_err(|e| e.to_string())?;
+            Ok((d, a, b))
+        });
+        match opened {
+            Ok((d, a, b)) => {
+                self.next_job += 1;
+                let map = MemoryMap::new(&d, a.len());
+                let (a, b) = (Arc::new(a), Arc::new(b));
+                let view = SnapView::new(i, pair, a.clone(), b.clone(), map, self.next_job);
+                let dtype = self.snap.as_ref().and_then(|s| s.dtype);
+                self.snap = Some(SnapView { dtype, ..view });
+                vec![Cmd::StartIndex {
+                    job: self.next_job,
+                    a,
+                    b,
+                }]
+            }
+            Err(e) => {
+                self.set_status(e, true);
+                vec![]
+            }
+        }
+    }
+
+    fn start_replay(&mut self, verify: bool) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            return vec![];
+        };
+        if let Err(why) = &self.gpu {
+            self.set_status(format!("cannot replay here: {why}"), true);
+            return vec![];
+        }
+        if self.running.is_some() {
+            self.set_status("a replay is already running (c cancels it)", true);
+            return vec![];
+        }
+        let s = &self.settings;
+        let args = ReplayArgs {
+            descriptor: self.rows[i].json_path.clone(),
+            verify,
+            tolerance: if verify { s.tolerance.clone() } else { None },
+            save_output: true,
+            output_dir: Some(self.output_dir.clone()),
+            repetitions: s.repetitions,
+            grid: s.grid.clone(),
+            block: s.block.clone(),
+            json: true,
+            ..Default::default()
+        };
+        self.replays
+            .insert(i, ReplayRun::new(verify, s.repetitions));
+        self.running = Some(i);
+        self.frozen = None;
+        self.screen = Screen::Replay;
+        self.set_status(format!("replaying {}…", self.rows[i].demangled), false);
+        vec![Cmd::StartReplay {
+            instance: i,
+            args: Box::new(args),
+        }]
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        if self.view.is_empty() {
+            return;
+        }
+        let n = self.view.len() as isize;
+        self.selected = (self.selected as isize + delta).clamp(0, n - 1) as usize;
+        if self.screen == Screen::Descriptor {
+            self.ensure_inspection();
+        }
+    }
+
+    fn on_action(&mut self, a: Action) -> Vec<Cmd> {
+        let page = self.page();
+        match a {
+            Action::Quit => {
+                self.quit = true;
+                return vec![Cmd::CancelReplay, Cmd::Quit];
+            }
+            Action::Help => self.help = true,
+            Action::Back => {
+                if !self.filter.is_empty() && self.screen == Screen::Instances {
+                    self.filter.clear();
+                    self.refresh_view();
+                } else if self.screen != Screen::Instances {
+                    self.screen = Screen::Instances;
+                }
+                self.status = None;
+            }
+            Action::ScreenInstances => return self.switch(Screen::Instances),
+            Action::ScreenDescriptor => return self.switch(Screen::Descriptor),
+            Action::ScreenSnapshots => return self.switch(Screen::Snapshots),
+            Action::ScreenReplay => return self.switch(Screen::Replay),
+            Action::NextScreen | Action::PrevScreen => {
+                let i = Screen::ALL
+                    .iter()
+                    .position(|&s| s == self.screen)
+                    .unwrap_or(0);
+                let j = if a == Action::NextScreen {
+                    (i + 1) % 4
+                } else {
+                    (i + 3) % 4
+                };
+                return self.switch(Screen::ALL[j]);
+            }
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => self.scroll(a, page),
+            Action::Open => return self.switch(Screen::Snapshots),
+            Action::Filter => {
+                let f = self.filter.clone();
+                self.open_input(InputKind::Filter, f);
+            }
+            Action::Sort => {
+                self.sort = self.sort.next();
+                self.refresh_view();
+                self.set_status(format!("sorted by {}", self.sort.label()), false);
+            }
+            Action::ReverseSort => {
+                self.descending = !self.descending;
+                self.refresh_view();
+            }
+            Action::RawNames => self.raw_names = !self.raw_names,
+            Action::Mark => {
+                self.mark = if self.mark == self.current() {
+                    None
+                } else {
+                    self.current()
+                };
+                self.ensure_inspection();
+                let text = match self.mark {
+                    Some(i) => format!(
+                        "marked {}: the descriptor screen now diffs it against the selection",
+                        self.rows[i].json_file
+                    ),
+                    None => "mark cleared".into(),
+                };
+                self.set_status(text, false);
+            }
+            Action::NextDiff | Action::PrevDiff => {
+                if let Some(s) = self.snap.as_mut() {
+                    let found = if a == Action::NextDiff {
+                        s.next_diff()
+                    } else {
+                        s.prev_diff()
+                    };
+                    if !found {
+                        let text = if s.done {
+                            "no more differences"
+                        } else {
+                            "no more differences found yet (indexing)"
+                        };
+                        self.set_status(text, false);
+                    }
+                }
+            }
+            Action::Goto => {
+                if self.snap.is_some() {
+                    self.open_input(InputKind::Goto, String::new());
+                }
+            }
+            Action::CyclePair => {
+                let next = match self.snap.as_ref().map(|s| s.pair) {
+                    Some(Pair::InputOutput) => Pair::OutputReplay,
+                    _ => Pair::InputOutput,
+                };
+                return self.open_snapshots(next);
+            }
+            Action::CycleType => {
+                if let Some(s) = self.snap.as_mut() {
+                    s.dtype = match s.dtype {
+                        None => Some(DType::U8),
+                        Some(DType::F64) => None,
+                        Some(d) => Some(d.next()),
+                    };
+                }
+            }
+            Action::Endian => {
+                if let Some(s) = self.snap.as_mut() {
+                    s.big_endian = !s.big_endian;
+                }
+            }
+            Action::Squeeze => {
+                if let Some(s) = self.snap.as_mut() {
+                    s.squeeze = !s.squeeze;
+                }
+            }
+            Action::Replay => return self.start_replay(false),
+            Action::Verify => return self.start_replay(true),
+            Action::Cancel => {
+                if let Some(i) = self.running.take() {
+                    if let Some(r) = self.replays.get_mut(&i) {
+                        r.phase = Phase::Cancelled;
+                    }
+                    self.set_status("replay cancelled", false);
+                    return vec![Cmd::CancelReplay];
+                }
+            }
+            Action::EditRepetitions => self.open_input(
+                InputKind::Repetitions,
+                self.settings.repetitions.to_string(),
+            ),
+            Action::EditGrid => self.open_input(
+                InputKind::Grid,
+                self.settings.grid.clone().unwrap_or_default(),
+            ),
+            Action::EditBlock => self.open_input(
+                InputKind::Block,
+                self.settings.block.clone().unwrap_or_default(),
+            ),
+            Action::EditTolerance => self.open_input(
+                InputKind::Tolerance,
+                self.settings.tolerance.clone().unwrap_or_default(),
+            ),
+            Action::Freeze => {
+                self.frozen = match self.frozen {
+                    Some(_) => None,
+                    None => self
+                        .current()
+                        .and_then(|i| self.replays.get(&i))
+                        .map(|r| r.kernel_ns.len()),
+                };
+            }
+            Action::Export => self.export(),
+        }
+        vec![]
+    }
+
+    fn scroll(&mut self, a: Action, page: usize) {
+        let step: isize = match a {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -(page as isize),
+            Action::PageDown => page as isize,
+            _ => 0,
+        };
+        match self.screen {
+            Screen::Instances | Screen::Replay => match a {
+                Action::Top => self.selected = 0,
+                Action::Bottom => self.selected = self.view.len().saturating_sub(1),
+                _ => self.move_selection(step),
+            },
+            Screen::Descriptor => {
+                self.descriptor_scroll = match a {
+                    Action::Top => 0,
+                    Action::Bottom => u16::MAX / 2,
+                    _ => (self.descriptor_scroll as isize + step).clamp(0, u16::MAX as isize / 2)
+                        as u16,
+                }
+            }
+            Screen::Snapshots => {
+                if let Some(s) = self.snap.as_mut() {
+                    match a {
+                        Action::Top => s.to_top(),
+                        Action::Bottom => s.to_bottom(),
+                        _ if step > 0 => s.scroll_down(step as usize),
+                        _ => s.scroll_up(step.unsigned_abs()),
+                    }
+                }
+            }
+        }
+    }
+
+    fn export(&mut self) {
+        let Some(i) = self.current() else { return };
+        let Some(run) = self.replays.get(&i) else {
+            self.set_status(
+                "nothing to export: replay this instance first (r or v)",
+                true,
+            );
+            return;
+        };
+        let stem = self.rows[i].json_file.trim_end_matches(".json");
+        let csv = self.output_dir.join(format!("{stem}.replay.csv"));
+        let json = self.output_dir.join(format!("{stem}.replay.json"));
+        match run.export(&csv, &json, &self.rows[i].kernel) {
+            Ok(()) => self.set_status(
+                format!("exported {} and {}", csv.display(), json.display()),
+                false,
+            ),
+            Err(e) => self.set_status(format!("export failed: {e}"), true),
+        }
+    }
+}

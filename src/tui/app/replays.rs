@@ -1,0 +1,138 @@
+//! Replay results kept per instance for the session.
+
+use crate::replay::stats::Stats;
+use crate::replay::{Event, VerifyOutcome};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Phase {
+    Running,
+    Done,
+    Failed(String),
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayRun {
+    pub verify: bool,
+    pub phase: Phase,
+    pub device: Option<String>,
+    pub detail: String,
+    pub repetitions: u32,
+    pub kernel_ns: Vec<f64>,
+    pub host_ns: Vec<f64>,
+    pub restore_ns: Vec<f64>,
+    pub restore_gbps: Option<f64>,
+    pub verification: Option<VerifyOutcome>,
+    pub saved: Option<String>,
+}
+
+impl ReplayRun {
+    pub fn new(verify: bool, repetitions: u32) -> ReplayRun {
+        ReplayRun {
+            verify,
+            phase: Phase::Running,
+            device: None,
+            detail: "starting the replay process".into(),
+            repetitions,
+            kernel_ns: vec![],
+            host_ns: vec![],
+            restore_ns: vec![],
+            restore_gbps: None,
+            verification: None,
+            saved: None,
+        }
+    }
+
+    pub fn apply(&mut self, e: Event) {
+        match e {
+            Event::Start { device, sm, .. } => {
+                self.device = Some(format!("{device} (sm_{sm})"));
+                self.detail = "reserving recorded addresses".into();
+            }
+            Event::Phase { name, detail } => self.detail = format!("{name}: {detail}"),
+            Event::Restore {
+                gb_per_s,
+                between_reps,
+                ..
+            } => {
+                self.restore_gbps = Some(gb_per_s);
+                self.detail = format!("restored input at {gb_per_s:.1} GB/s; repetitions restore from the {between_reps}");
+            }
+            Event::Rep {
+                kernel_ns,
+                host_ns,
+                restore_ns,
+                ..
+            } => {
+                self.kernel_ns.push(kernel_ns);
+                self.host_ns.push(host_ns);
+                self.restore_ns.push(restore_ns);
+            }
+            Event::Summary { .. } => self.detail = "repetitions done".into(),
+            Event::Verify(v) => self.verification = Some(v),
+            Event::Saved { path } => self.saved = Some(path),
+            Event::Error { message } => self.phase = Phase::Failed(message),
+            Event::Done { ok } => {
+                if self.phase == Phase::Running {
+                    self.phase = if ok || self.verification.as_ref().is_some_and(|v| !v.passed) {
+                        Phase::Done
+                    } else {
+                        Phase::Failed("the replay failed".into())
+                    };
+                }
+            }
+        }
+    }
+
+    pub fn kernel_stats(&self) -> Stats {
+        Stats::of(&self.kernel_ns)
+    }
+    pub fn host_stats(&self) -> Stats {
+        Stats::of(&self.host_ns)
+    }
+
+    /// Badge for the instance table.
+    pub fn badge(&self) -> (&'static str, u8) {
+        match (&self.phase, &self.verification) {
+            (Phase::Running, _) => ("running", 1),
+            (Phase::Failed(_), _) => ("failed", 4),
+            (Phase::Cancelled, _) => ("cancelled", 2),
+            (Phase::Done, Some(v)) if v.passed => ("verified", 5),
+            (Phase::Done, Some(_)) => ("mismatch", 4),
+            (Phase::Done, None) => ("replayed", 3),
+        }
+    }
+
+    /// CSV of the repetitions and a JSON summary with the same fields.
+    pub fn export(
+        &self,
+        csv_path: &std::path::Path,
+        json_path: &std::path::Path,
+        kernel: &str,
+    ) -> std::io::Result<()> {
+        let mut w = csv::Writer::from_path(csv_path)?;
+        w.write_record(["repetition", "kernel_ns", "host_ns", "restore_ns"])?;
+        for i in 0..self.kernel_ns.len() {
+            w.write_record([
+                (i + 1).to_string(),
+                self.kernel_ns[i].to_string(),
+                self.host_ns[i].to_string(),
+                self.restore_ns[i].to_string(),
+            ])?;
+        }
+        w.flush()?;
+        let summary = serde_json::json!({
+            "kernel": kernel,
+            "device": self.device,
+            "repetitions": self.kernel_ns.len(),
+            "kernel_ns": self.kernel_stats(),
+            "host_ns": self.host_stats(),
+            "restore_ns": Stats::of(&self.restore_ns),
+            "verification": self.verification,
+        });
+        std::fs::write(
+            json_path,
+            serde_json::to_string_pretty(&summary).unwrap_or_default(),
+        )
+    }
+}

@@ -1,0 +1,293 @@
+//! The snapshot diff view model: two memory-mapped snapshots, the streaming difference index,
+//! a window position, squeezing and typed display. Only visible rows are ever touched.
+
+use std::sync::Arc;
+
+use crate::diff::{DType, DiffIndex};
+use crate::record::memory::MemoryMap;
+use crate::snapshot::Snapshot;
+
+pub const ROW: u64 = 16;
+/// Runs of at least this many equal rows collapse into one line when squeezing.
+const MIN_SQUEEZE_ROWS: u64 = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pair {
+    InputOutput,
+    OutputReplay,
+}
+
+impl Pair {
+    pub fn label(self) -> &'static str {
+        match self {
+            Pair::InputOutput => "recorded input → recorded output",
+            Pair::OutputReplay => "recorded output → replay output",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    Row(u64),
+    Squeezed { start: u64, end: u64 },
+}
+
+pub struct SnapView {
+    pub instance: usize,
+    pub pair: Pair,
+    pub a: Arc<Snapshot>,
+    pub b: Arc<Snapshot>,
+    pub map: MemoryMap,
+    pub index: DiffIndex,
+    pub scanned: u64,
+    pub done: bool,
+    pub error: Option<String>,
+    pub top: u64,
+    pub squeeze: bool,
+    pub dtype: Option<DType>,
+    pub big_endian: bool,
+    pub job: u64,
+}
+
+impl SnapView {
+    pub fn new(
+        instance: usize,
+        pair: Pair,
+        a: Arc<Snapshot>,
+        b: Arc<Snapshot>,
+        map: MemoryMap,
+        job: u64,
+    ) -> SnapView {
+        SnapView {
+            instance,
+            pair,
+            a,
+            b,
+            map,
+            index: DiffIndex::new(crate::diff::index::DEFAULT_MERGE_GAP),
+            scanned: 0,
+            done: false,
+            error: None,
+            top: 0,
+            squeeze: true,
+            dtype: None,
+            big_endian: false,
+            job,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.a.len().max(self.b.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn last_row(&self) -> u64 {
+        self.len().saturating_sub(1) / ROW * ROW
+    }
+    fn compared(&self) -> u64 {
+        self.a.len().min(self.b.len())
+    }
+
+    /// Whether the row at `r` is known to be equal on both sides.
+    fn known_equal(&self, r: u64) -> bool {
+        r + ROW <= self.scanned.min(self.compared()) && self.index.within(r, r + ROW).is_empty()
+    }
+
+    /// End (row-aligned) of the run of known-equal rows starting at `r`.
+    fn equal_run_end(&self, r: u64) -> u64 {
+        let limit = self.scanned.min(self.compared()) / ROW * ROW;
+        let next = self
+            .index
+            .next_after(r)
+            .map(|d| d.start / ROW * ROW)
+            .unwrap_or(limit);
+        next.min(limit).max(r)
+    }
+
+    /// The lines of a window of `n` lines starting at `top`.
+    pub fn lines(&self, n: usize) -> Vec<Line> {
+        let mut out = Vec::with_capacity(n);
+        let mut r = self.top;
+        while out.len() < n && r < self.len() {
+            if self.squeeze && self.known_equal(r) {
+                let end = self.equal_run_end(r);
+                if (end - r) / ROW >= MIN_SQUEEZE_ROWS {
+                    out.push(Line::Squeezed { start: r, end });
+                    r = end;
+                    continue;
+                }
+            }
+            out.push(Line::Row(r));
+            r += ROW;
+        }
+        out
+    }
+
+    pub fn scroll_down(&mut self, n: usize) {
+        for _ in 0..n {
+            let next = match self.lines(2).get(1) {
+                Some(Line::Row(r)) | Some(Line::Squeezed { start: r, .. }) => *r,
+                None => return,
+            };
+            self.top = next;
+        }
+    }
+
+    pub fn scroll_up(&mut self, n: usize) {
+        for _ in 0..n {
+            if self.top == 0 {
+                return;
+            }
+            let cand = self.top - ROW;
+            self.top = cand;
+            if self.squeeze && self.known_equal(cand) {
+                let run_start = match self.index.prev_before(cand + 1) {
+                    Some(d) if d.end <= cand => d.end.div_ceil(ROW) * ROW,
+                    Some(_) => cand,
+                    None => 0,
+                };
+                if (cand + ROW - run_start) / ROW >= MIN_SQUEEZE_ROWS {
+                    self.top = run_start;
+                }
+            }
+        }
+    }
+
+    pub fn to_top(&mut self) {
+        self.top = 0;
+    }
+    pub fn to_bottom(&mut self) {
+        self.top = self.last_row();
+    }
+
+    /// Jump to the next difference after the top row; false when there is none (yet).
+    pub fn next_diff(&mut self) -> bool {
+        match self.index.next_after(self.top + ROW - 1) {
+            Some(d) => {
+                self.top = d.start / ROW * ROW;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn prev_diff(&mut self) -> bool {
+        match self.index.prev_before(self.top) {
+            Some(d) => {
+                self.top = d.start / ROW * ROW;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `argN`, a device address inside a segment (hex), or a file offset (hex or decimal).
+    pub fn goto(&mut self, target: &str) -> Result<(), String> {
+        let t = target.trim().to_lowercase();
+        let offset = if let Some(n) = t
+            .strip_prefix("arg")
+            .or_else(|| t.strip_prefix("argument"))
+            .map(str::trim)
+        {
+            let i: usize = n
+                .parse()
+                .map_err(|_| format!("{target:?}: expected argN"))?;
+            self.map
+                .arg_region(i)
+                .map(|r| r.file_start)
+                .ok_or_else(|| format!("argument {i} does not point into recorded memory"))?
+        } else {
+            let v = match t.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+                None => t.replace('_', "").parse(),
+            }
+            .map_err(|_| format!("{target:?}: expected an offset, 0xADDRESS or argN"))?;
+            self.map.file_offset_of(v).unwrap_or(v)
+        };
+        if offset >= self.len() {
+            return Err(format!(
+                "{offset:#x} is past the end ({:#x} bytes)",
+                self.len()
+            ));
+        }
+        self.top = offset / ROW * ROW;
+        Ok(())
+    }
+
+    pub fn progress(&self) -> f64 {
+        if self.compared() == 0 {
+            1.0
+        } else {
+            self.scanned as f64 / self.compared() as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::descriptor::Segment;
+
+    fn view(a: &[u8], b: &[u8]) -> (tempfile::TempDir, SnapView) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), a).unwrap();
+        std::fs::write(dir.path().join("b"), b).unwrap();
+        let sa = Arc::new(Snapshot::open(&dir.path().join("a")).unwrap());
+        let sb = Arc::new(Snapshot::open(&dir.path().join("b")).unwrap());
+        let map = MemoryMap {
+            segments: vec![Segment {
+                addr: 0x1000,
+                size: a.len() as u64,
+                offset: 0,
+            }],
+            args: vec![],
+        };
+        let mut v = SnapView::new(0, Pair::InputOutput, sa, sb, map, 1);
+        let out = crate::diff::index_slices(a, b, 8);
+        v.index = out.index;
+        v.scanned = out.compared;
+        v.done = true;
+        (dir, v)
+    }
+
+    #[test]
+    fn squeezes_equal_runs_and_jumps_between_differences() {
+        let a = vec![0u8; 1024];
+        let mut b = a.clone();
+        b[500] = 1;
+        b[900] = 2;
+        let (_d, mut v) = view(&a, &b);
+        let lines = v.lines(5);
+        assert_eq!(lines[0], Line::Squeezed { start: 0, end: 496 });
+        assert_eq!(lines[1], Line::Row(496));
+        assert!(v.next_diff());
+        assert_eq!(v.top, 496);
+        assert!(v.next_diff());
+        assert_eq!(v.top, 896);
+        assert!(!v.next_diff());
+        assert!(v.prev_diff());
+        assert_eq!(v.top, 496);
+        v.scroll_up(1);
+        assert_eq!(
+            v.top, 0,
+            "scrolling up over a squeezed run lands on its start"
+        );
+        v.scroll_down(1);
+        assert_eq!(v.top, 496);
+        v.squeeze = false;
+        assert_eq!(v.lines(2), vec![Line::Row(496), Line::Row(512)]);
+    }
+
+    #[test]
+    fn goto_accepts_offsets_addresses_and_arguments() {
+        let (_d, mut v) = view(&[0u8; 256], &[0u8; 256]);
+        v.goto("0x1040").unwrap();
+        assert_eq!(v.top, 0x40);
+        v.goto("100").unwrap();
+        assert_eq!(v.top, 96);
+        assert!(v.goto("arg0").is_err());
+        assert!(v.goto("zzz").is_err());
+        assert!(v.goto("4096000").is_err());
+    }
+}

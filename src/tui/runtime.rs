@@ -1,0 +1,157 @@
+//! Terminal set-up and restore, the input and signal threads, and the message loop. Everything
+//! slow (replays, diff indexing) runs elsewhere and comes back as messages; the loop drains all
+//! pending messages before drawing once, so bursts of repetitions cost one frame.
+
+use crossbeam_channel::{unbounded, RecvTimeoutError, Sender};
+use ratatui::crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind, MouseEventKind,
+};
+use ratatui::crossterm::execute;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::app::{App, Cmd, Msg};
+use super::theme::Theme;
+use crate::diff::job::IndexJob;
+use crate::error::{Error, Result};
+use crate::replay::child::ChildReplay;
+
+const TICK: Duration = Duration::from_millis(250);
+
+fn restore_terminal() {
+    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+}
+
+pub fn run(mut app: App, theme: Theme) -> Result<i32> {
+    let (tx, rx) = unbounded::<Msg>();
+    let stop = Arc::new(AtomicBool::new(false));
+    spawn_signal_thread(tx.clone())?;
+    let mut terminal = ratatui::try_init()
+        .map_err(|e| Error::Invalid(format!("cannot set up the terminal: {e}")))?;
+    // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    let input = spawn_input_thread(tx.clone(), stop.clone());
+    if let Ok(size) = terminal.size() {
+        app.update(Msg::Resize(size.width, size.height));
+    }
+    let mut replay: Option<ChildReplay> = None;
+    let mut index: Option<IndexJob> = None;
+    let result = (|| -> Result<()> {
+        loop {
+            terminal
+                .draw(|f| super::ui::draw(&app, &theme, f))
+                .map_err(|e| Error::Invalid(format!("drawing failed: {e}")))?;
+            let first = match rx.recv_timeout(TICK) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => Msg::Tick,
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            };
+            let mut cmds = app.update(first);
+            while let Ok(m) = rx.try_recv() {
+                cmds.extend(app.update(m));
+            }
+            for cmd in cmds {
+                match cmd {
+                    Cmd::StartReplay { instance, args } => {
+                        let exe = std::env::current_exe().map_err(|e| {
+                            Error::Invalid(format!("cannot find the rr-tui executable: {e}"))
+                        })?;
+                        let sink = tx.clone();
+                        match ChildReplay::spawn(&exe, &args, move |event| {
+                            let _ = sink.send(Msg::Replay { instance, event });
+                        }) {
+                            Ok(child) => replay = Some(child),
+                            Err(e) => {
+                                app.update(Msg::Replay {
+                                    instance,
+                                    event: crate::replay::Event::Error {
+                                        message: format!("cannot start the replay process: {e}"),
+                                    },
+                                });
+                                app.update(Msg::Replay {
+                                    instance,
+                                    event: crate::replay::Event::Done { ok: false },
+                                });
+                            }
+                        }
+                    }
+                    Cmd::CancelReplay => {
+                        if let Some(c) = replay.take() {
+                            c.cancel();
+                        }
+                    }
+                    Cmd::StartIndex { job, a, b } => {
+                        let sink = tx.clone();
+                        index = Some(IndexJob::spawn(
+                            a,
+                            b,
+                            crate::diff::index::DEFAULT_MERGE_GAP,
+                            move |event| {
+                                let _ = sink.send(Msg::Index { job, event });
+                            },
+                        ));
+                    }
+                    Cmd::Quit => return Ok(()),
+                }
+            }
+            if app.quit {
+                return Ok(());
+            }
+        }
+    })();
+    stop.store(true, Ordering::Relaxed);
+    if let Some(c) = replay {
+        c.cancel();
+    }
+    drop(index);
+    restore_terminal();
+    let _ = input.join();
+    result.map(|_| 0)
+}
+
+fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            match event::poll(Duration::from_millis(50)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let msg = match event::read() {
+                // Windows and some terminals also report releases: keep presses only.
+                Ok(TermEvent::Key(k)) if k.kind == KeyEventKind::Press => Msg::Key(k),
+                Ok(TermEvent::Mouse(m)) => match m.kind {
+                    MouseEventKind::ScrollDown => Msg::Scroll(3),
+                    MouseEventKind::ScrollUp => Msg::Scroll(-3),
+                    _ => continue,
+                },
+                Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if tx.send(msg).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// SIGTERM, SIGHUP and SIGINT become a quit message, so the terminal is restored on kill.
+fn spawn_signal_thread(tx: Sender<Msg>) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
+        .map_err(|e| Error::Invalid(format!("cannot install signal handlers: {e}")))?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let _ = tx.send(Msg::Quit);
+        }
+    });
+    Ok(())
+}

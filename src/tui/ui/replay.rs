@@ -1,0 +1,227 @@
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table,
+};
+use ratatui::Frame;
+
+use crate::replay::stats::Stats;
+use crate::replay::verify;
+use crate::tui::app::{App, Phase, ReplayRun};
+use crate::tui::theme::Theme;
+
+/// Most points the chart draws; longer series are decimated by striding.
+const MAX_CHART_POINTS: usize = 2000;
+
+pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(cur) = app.current() else { return };
+    let s = &app.settings;
+    let settings = format!(
+        " repetitions {} · grid {} · block {} · tolerance {} ",
+        s.repetitions,
+        s.grid.as_deref().unwrap_or("recorded"),
+        s.block.as_deref().unwrap_or("recorded"),
+        s.tolerance.as_deref().unwrap_or("bytes")
+    );
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        format!(" Replay · {} ·{settings}", app.rows[cur].demangled),
+        theme.header,
+    ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(run) = app.replays.get(&cur) else {
+        let text = match &app.gpu {
+            Err(why) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
+            Ok(()) => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/G/B/T edit the settings above.", theme.dim))],
+        };
+        f.render_widget(Paragraph::new(text), inner);
+        return;
+    };
+    let [head, charts, stats, verdict] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(6),
+        Constraint::Length(4),
+        Constraint::Length(6),
+    ])
+    .areas(inner);
+    draw_head(run, app, theme, f, head);
+    let shown = app
+        .frozen
+        .unwrap_or(run.kernel_ns.len())
+        .min(run.kernel_ns.len());
+    let data = &run.kernel_ns[..shown];
+    let [chart_area, spark_area] =
+        Layout::vertical([Constraint::Min(4), Constraint::Length(3)]).areas(charts);
+    draw_chart(data, theme, f, chart_area);
+    let w = spark_area.width as usize;
+    let tail: Vec<u64> = data[data.len().saturating_sub(w)..]
+        .iter()
+        .map(|&v| v as u64)
+        .collect();
+    f.render_widget(
+        Sparkline::default().data(&tail).style(theme.chart).block(
+            Block::default()
+                .borders(Borders::TOP)
+                .title(Span::styled(" last repetitions ", theme.dim)),
+        ),
+        spark_area,
+    );
+    draw_stats(
+        &Stats::of(data),
+        &Stats::of(&run.host_ns[..shown]),
+        theme,
+        f,
+        stats,
+    );
+    draw_verdict(run, theme, f, verdict);
+}
+
+fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let (state, style) = match &run.phase {
+        Phase::Running => (
+            format!("running {}/{}", run.kernel_ns.len(), run.repetitions),
+            theme.warn,
+        ),
+        Phase::Done => ("done".to_string(), theme.ok),
+        Phase::Cancelled => ("cancelled".to_string(), theme.warn),
+        Phase::Failed(_) => ("failed".to_string(), theme.error),
+    };
+    let frozen = if app.frozen.is_some() {
+        " · FROZEN"
+    } else {
+        ""
+    };
+    let lines = vec![
+        Line::from(vec![
+            Span::styled(format!("{state}{frozen}"), style),
+            Span::styled(
+                format!(
+                    " · {} · {}",
+                    run.device.as_deref().unwrap_or("device not yet known"),
+                    if run.verify {
+                        "verify"
+                    } else {
+                        "no verification"
+                    }
+                ),
+                theme.dim,
+            ),
+        ]),
+        Line::from(Span::styled(run.detail.clone(), theme.dim)),
+    ];
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
+    let stride = data.len().div_ceil(MAX_CHART_POINTS).max(1);
+    let points: Vec<(f64, f64)> = data
+        .iter()
+        .enumerate()
+        .step_by(stride)
+        .map(|(i, &v)| ((i + 1) as f64, v / 1000.0))
+        .collect();
+    let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+        (lo.min(p.1), hi.max(p.1))
+    });
+    let (lo, hi) = if points.is_empty() {
+        (0.0, 1.0)
+    } else {
+        (lo * 0.95, (hi * 1.05).max(lo * 0.95 + 1e-3))
+    };
+    let n = data.len().max(1) as f64;
+    let ds = Dataset::default()
+        .name("kernel µs")
+        .marker(Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(theme.chart)
+        .data(&points);
+    let chart = Chart::new(vec![ds])
+        .block(Block::default().title(Span::styled(
+            " kernel time per repetition (µs, CUDA events) ",
+            theme.dim,
+        )))
+        .x_axis(
+            Axis::default()
+                .bounds([1.0, n.max(2.0)])
+                .labels(vec![Span::raw("1"), Span::raw(format!("{}", data.len()))])
+                .style(theme.dim),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([lo, hi])
+                .labels(vec![
+                    Span::raw(format!("{lo:.1}")),
+                    Span::raw(format!("{hi:.1}")),
+                ])
+                .style(theme.dim),
+        );
+    f.render_widget(chart, area);
+}
+
+fn draw_stats(k: &Stats, h: &Stats, theme: &Theme, f: &mut Frame, area: Rect) {
+    let us = |v: f64| format!("{:.2}", v / 1000.0);
+    let row = |name: &str, s: &Stats| {
+        Row::new(vec![
+            name.to_string(),
+            s.count.to_string(),
+            us(s.min),
+            us(s.median),
+            us(s.mean),
+            us(s.stddev),
+            us(s.max),
+        ])
+    };
+    let t = Table::new(
+        vec![row("kernel (events)", k), row("host launch→done", h)],
+        [
+            Constraint::Length(18),
+            Constraint::Length(7),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+        ],
+    )
+    .header(Row::new(["µs", "reps", "min", "median", "mean", "stddev", "max"]).style(theme.header));
+    f.render_widget(t, area);
+}
+
+fn draw_verdict(run: &ReplayRun, theme: &Theme, f: &mut Frame, area: Rect) {
+    let mut lines = Vec::new();
+    if let Phase::Failed(m) = &run.phase {
+        lines.push(Line::from(Span::styled(format!("error: {m}"), theme.error)));
+    }
+    match &run.verification {
+        Some(v) if v.passed => lines.push(Line::from(Span::styled(
+            format!("device memory verified ({})", v.mode),
+            theme.ok,
+        ))),
+        Some(v) => {
+            lines.push(Line::from(Span::styled(
+                format!("verification failed ({})", v.mode),
+                theme.error,
+            )));
+            for l in verify::describe(v) {
+                lines.push(Line::from(Span::styled(format!("  {l}"), theme.text)));
+            }
+            lines.push(Line::from(Span::styled(
+                "  3 then p shows recorded output vs replay output",
+                theme.dim,
+            )));
+        }
+        None if run.verify && run.phase == Phase::Running => lines.push(Line::from(Span::styled(
+            "verification after the last repetition",
+            theme.dim,
+        ))),
+        None => {}
+    }
+    if let Some(p) = &run.saved {
+        lines.push(Line::from(Span::styled(
+            format!("replay output: {p}"),
+            theme.dim,
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
