@@ -634,6 +634,29 @@ mod tests {
         assert!(e.contains("legacy pre-2026"), "{e}");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_garbage(text in "\\PC{0,300}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn never_panics_on_mutated_descriptors(pos in 0usize..SAMPLE.len(), byte in proptest::prelude::any::<u8>(), cut in 0usize..SAMPLE.len()) {
+            let mut b = SAMPLE.as_bytes().to_vec();
+            b[pos] = byte;
+            let _ = Descriptor::parse(&b, Path::new("m"));
+            let _ = Descriptor::parse(&SAMPLE.as_bytes()[..cut], Path::new("m"));
+        }
+
+        #[test]
+        fn never_panics_on_wild_values(v in proptest::prelude::any::<i64>(), key in 0usize..13) {
+            let keys = ["NumArgs","NumTeams","NumThreads","SharedMemorySize","LoopTripCount","DeviceId","VAllocAddr","VAllocSize","ArgPtrs","ArgOffsets","TeamsLimits","ThreadsLimits","Name"];
+            let mut obj: serde_json::Value = serde_json::from_str(SAMPLE).unwrap();
+            obj[keys[key]] = serde_json::Value::from(v);
+            let _ = parse(&obj.to_string());
+        }
+    }
+
     #[test]
     fn rr_extension_round_trips() {
         let d = Descriptor {

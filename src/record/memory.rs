@@ -97,14 +97,16 @@ impl MemoryMap {
         self.args.iter().find(|a| a.arg == arg)
     }
 
-    /// A short margin label for a file offset: `arg1+0x40` or `seg0 0x7f…`.
+    /// A short margin label for a file offset: `arg1+0x40` or `seg0+0x1000`.
     pub fn label(&self, file_offset: u64) -> String {
         match self.locate(file_offset) {
             Some(Location {
                 arg: Some((a, off)),
                 ..
             }) => format!("arg{a}+{off:#x}"),
-            Some(Location { segment, addr, .. }) => format!("seg{segment} {addr:#x}"),
+            Some(Location { segment, addr, .. }) => {
+                format!("seg{segment}+{:#x}", addr - self.segments[segment].addr)
+            }
             None => "outside".into(),
         }
     }

@@ -50,7 +50,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .title(Span::styled(title, theme.header));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let mut lines = vec![header(s, theme, inner.width)];
+    let mut lines = vec![header(s, theme)];
     if s.a.len() != s.b.len() {
         lines.push(Line::from(Span::styled(
             format!(
@@ -66,10 +66,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         lines.push(match l {
             ViewLine::Squeezed { start, end } => Line::from(Span::styled(
                 format!(
-                    "{:>14} {start:010x}  ··· {} equal bytes ({} rows) up to {end:#x} ···",
+                    "{:>11} {start:0w$x}  ··· {} equal bytes ({} rows) up to {end:#x} ···",
                     "",
                     format_size(end - start, BINARY),
-                    (end - start) / ROW
+                    (end - start) / ROW,
+                    w = offset_digits(s)
                 ),
                 theme.dim,
             )),
@@ -79,22 +80,28 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-fn header(s: &SnapView, theme: &Theme, width: u16) -> Line<'static> {
+fn header(s: &SnapView, theme: &Theme) -> Line<'static> {
     let side = side_width(s);
     let name = |p: &std::path::Path| {
         p.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    let mut text = format!(
-        "{:>14} {:<10}  {:<side$} │ {:<side$}",
+    let w = offset_digits(s);
+    let text = format!(
+        "{:>11} {:<w$}  {:<side$} │ {:<side$}",
         "label",
         "offset",
         crate::tui::ui::fit(&name(s.a.path()), side),
         crate::tui::ui::fit(&name(s.b.path()), side)
     );
-    text.truncate(width as usize);
     Line::from(Span::styled(text, theme.header))
+}
+
+/// Hex digits of the offset column: 8, more for snapshots past 4 GiB.
+fn offset_digits(s: &SnapView) -> usize {
+    let bits = 64 - s.len().max(1).leading_zeros() as usize;
+    bits.div_ceil(4).max(8)
 }
 
 fn side_width(s: &SnapView) -> usize {
@@ -120,11 +127,11 @@ fn row(s: &SnapView, theme: &Theme, off: u64) -> Line<'static> {
     let any = !diffs.is_empty() || off + ROW > s.a.len().min(s.b.len());
     let mut spans = vec![
         Span::styled(
-            format!("{:>14} ", crate::tui::ui::fit(&s.map.label(off), 14)),
+            format!("{:>11} ", crate::tui::ui::fit(&s.map.label(off), 11)),
             theme.dim,
         ),
         Span::styled(
-            format!("{off:010x}"),
+            format!("{off:0w$x}", w = offset_digits(s)),
             if any { theme.accent } else { theme.dim },
         ),
         Span::raw("  "),
@@ -152,10 +159,9 @@ fn row(s: &SnapView, theme: &Theme, off: u64) -> Line<'static> {
                     };
                     spans.push(Span::styled(text, style));
                     if k + 1 < ROW as usize {
-                        spans.push(Span::raw(if k == 7 { "  " } else { " " }.to_string()));
+                        spans.push(Span::raw(" "));
                     }
                 }
-                spans.push(Span::raw(" ".to_string()));
             }
             Some(d) => {
                 let n = d.size();
@@ -171,13 +177,15 @@ fn row(s: &SnapView, theme: &Theme, off: u64) -> Line<'static> {
                     } else {
                         theme.text
                     };
+                    if k > 0 {
+                        spans.push(Span::raw(" "));
+                    }
                     spans.push(Span::styled(text, style));
-                    spans.push(Span::raw(" "));
                 }
             }
         }
         if side == 0 {
-            spans.push(Span::styled("│ ", theme.dim));
+            spans.push(Span::styled(" │ ", theme.dim));
         }
     }
     Line::from(spans)

@@ -1,0 +1,223 @@
+//! The explorer as a state machine: messages in, state and commands out. No terminal.
+
+mod common;
+
+use common::*;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rr_tui::diff::job::IndexEvent;
+use rr_tui::replay::Event;
+use rr_tui::tui::app::{App, Cmd, Msg, Pair, Phase, Screen, SortKey};
+use std::sync::atomic::AtomicBool;
+
+pub fn key(app: &mut App, c: KeyCode) -> Vec<Cmd> {
+    let m = if matches!(c, KeyCode::Char(ch) if ch.is_ascii_uppercase()) {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    app.update(Msg::Key(KeyEvent::new(c, m)))
+}
+
+fn typed(app: &mut App, s: &str) {
+    for ch in s.chars() {
+        key(app, KeyCode::Char(ch));
+    }
+}
+
+fn app(name: &str, gpu: bool) -> App {
+    let gpu = if gpu {
+        Ok(())
+    } else {
+        Err("no CUDA driver found".to_string())
+    };
+    rr_tui::tui::load_app(fixture(name), gpu, std::env::temp_dir()).unwrap()
+}
+
+/// Run the diff index the way the runtime does and feed its events back.
+fn finish_index(app: &mut App, cmds: Vec<Cmd>) {
+    for c in cmds {
+        if let Cmd::StartIndex { job, a, b } = c {
+            let out = rr_tui::diff::build_index(&a, &b, 8, &AtomicBool::new(false), |_, _, _| {})
+                .unwrap();
+            app.update(Msg::Index {
+                job,
+                event: IndexEvent::Progress {
+                    scanned: out.compared / 2,
+                    total: out.compared,
+                    new_ranges: vec![],
+                },
+            });
+            app.update(Msg::Index {
+                job,
+                event: IndexEvent::Done(Ok(out)),
+            });
+        }
+    }
+}
+
+#[test]
+fn sort_filter_and_navigation() {
+    let mut a = app("llvm-two-kernels", false);
+    assert_eq!(a.view.len(), 4);
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.sort, SortKey::Kernel);
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.sort, SortKey::Time);
+    let times: Vec<_> = a.view.iter().map(|&i| a.rows[i].time_ns.unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    key(&mut a, KeyCode::Char('S'));
+    assert!(a.descending);
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "scale");
+    assert_eq!(a.view.len(), 2);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.input.is_none());
+    assert_eq!(a.filter, "scale");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.view.len(), 4);
+    let kept = a.current().unwrap();
+    assert!(
+        a.rows[kept].kernel == "rr_scale_global",
+        "clearing the filter keeps the selection"
+    );
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(a.selected, 2);
+    key(&mut a, KeyCode::Char('G'));
+    assert_eq!(a.selected, 3);
+    key(&mut a, KeyCode::Char('?'));
+    assert!(a.help);
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(a.selected, 3, "keys do not leak through the help popup");
+    key(&mut a, KeyCode::Esc);
+    assert!(!a.help);
+    let cmds = key(&mut a, KeyCode::Char('q'));
+    assert!(a.quit && cmds.iter().any(|c| matches!(c, Cmd::Quit)));
+}
+
+#[test]
+fn snapshot_diff_jumps_between_differences_and_goes_to_arguments() {
+    let mut a = app("llvm-two-kernels", false);
+    let cmds = key(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen, Screen::Snapshots);
+    finish_index(&mut a, cmds);
+    let s = a.snap.as_ref().unwrap();
+    assert!(s.done);
+    assert_eq!(s.index.ranges.len(), 1);
+    key(&mut a, KeyCode::Char('n'));
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4000);
+    key(&mut a, KeyCode::Char('n'));
+    assert_eq!(a.status.as_ref().unwrap().text, "no more differences");
+    key(&mut a, KeyCode::Char('N'));
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "arg1");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.snap.as_ref().unwrap().top, 0);
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "0x153940004010");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    key(&mut a, KeyCode::Char('t'));
+    assert!(a.snap.as_ref().unwrap().dtype.is_some());
+    // No replay output yet: the other pair explains why.
+    key(&mut a, KeyCode::Char('p'));
+    assert!(
+        a.status.as_ref().unwrap().text.contains("no replay output"),
+        "{:?}",
+        a.status
+    );
+    assert_eq!(a.snap.as_ref().unwrap().pair, Pair::InputOutput);
+}
+
+#[test]
+fn replay_without_a_gpu_explains_and_starts_nothing() {
+    let mut a = app("llvm-two-kernels", false);
+    let cmds = key(&mut a, KeyCode::Char('v'));
+    assert!(cmds.is_empty());
+    assert!(a
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("cannot replay here: no CUDA driver"));
+}
+
+#[test]
+fn replay_events_stream_into_the_instance_and_export() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('n'));
+    for _ in 0..2 {
+        key(&mut a, KeyCode::Backspace);
+    }
+    typed(&mut a, "5");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.settings.repetitions, 5);
+    let cmds = key(&mut a, KeyCode::Char('v'));
+    let Some(Cmd::StartReplay { instance, args }) = cmds.into_iter().next() else {
+        panic!("no replay started")
+    };
+    assert!(args.verify && args.save_output && args.json && args.repetitions == 5);
+    assert!(
+        key(&mut a, KeyCode::Char('r')).is_empty(),
+        "one replay at a time"
+    );
+    for i in 0..5 {
+        a.update(Msg::Replay {
+            instance,
+            event: Event::Rep {
+                index: i + 1,
+                kernel_ns: 1000.0 + i as f64,
+                host_ns: 5000.0,
+                restore_ns: 10.0,
+            },
+        });
+    }
+    a.update(Msg::Replay {
+        instance,
+        event: Event::Done { ok: true },
+    });
+    let run = &a.replays[&instance];
+    assert_eq!(run.kernel_stats().median, 1002.0);
+    assert_eq!(run.phase, Phase::Done);
+    assert!(a.running.is_none());
+    let dir = tempfile::tempdir().unwrap();
+    a.output_dir = dir.path().to_path_buf();
+    key(&mut a, KeyCode::Char('x'));
+    let csv = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "csv"))
+        .unwrap();
+    let text = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(text.lines().count(), 6);
+    assert!(text.starts_with("repetition,kernel_ns,host_ns,restore_ns\n1,1000,5000,10"));
+}
+
+#[test]
+fn cancel_marks_the_run_and_kills_the_child() {
+    let mut a = app("llvm-two-kernels", true);
+    let _ = key(&mut a, KeyCode::Char('r'));
+    let cmds = key(&mut a, KeyCode::Char('c'));
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
+    assert_eq!(a.replays[&0].phase, Phase::Cancelled);
+    // Late events of the killed child do not resurrect it.
+    a.update(Msg::Replay {
+        instance: 0,
+        event: Event::Error {
+            message: "killed".into(),
+        },
+    });
+    assert_eq!(a.replays[&0].phase, Phase::Cancelled);
+}
+
+#[test]
+fn descriptor_mark_enables_a_side_by_side_diff() {
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('m'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('2'));
+    assert_eq!(a.mark, Some(0));
+    assert!(a.inspections.contains_key(&0) && a.inspections.contains_key(&1));
+}

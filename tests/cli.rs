@@ -1,0 +1,401 @@
+//! Headless commands on the committed fixtures and on corrupted copies of them: exact output
+//! formats, one-line errors naming the file, exit codes, and never a panic (exit 101).
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn rr() -> Command {
+    let mut c = Command::cargo_bin("rr-tui").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+#[test]
+fn report_prints_llvm_format_from_the_report_file() {
+    let out = rr()
+        .args(["report"])
+        .arg(fixture("llvm-two-kernels"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "=== Kernel Record Report ===");
+    assert!(lines[1].starts_with("Directory: "));
+    assert_eq!(lines[2], "Total Instances: 4");
+    assert_eq!(
+        lines[3],
+        "JSON Filename, Kernel Name, Time (ns), Occurrences:"
+    );
+    assert_eq!(
+        lines[4],
+        "8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"
+    );
+    assert_eq!(lines[8], "=== End Kernel Record Report ===");
+}
+
+#[test]
+fn report_without_a_report_file_is_built_from_descriptors() {
+    rr().args(["report"])
+        .arg(fixture("llvm-no-report"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(", rr_atomic_sum, ?, ?"));
+    let json = rr()
+        .args(["report", "--json"])
+        .arg(fixture("llvm-two-kernels"))
+        .output()
+        .unwrap()
+        .stdout;
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["total_instances"], 4);
+    assert_eq!(v["instances"][0]["occurrences"], 2);
+}
+
+#[test]
+fn inspect_decodes_arguments_globals_and_image() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    rr().arg("inspect")
+        .arg(&d)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Kernel       rr_saxpy"))
+        .stdout(predicate::str::contains("dyn_ptr sentinel"))
+        .stdout(predicate::str::contains("→ segment 0 + 0x4000"))
+        .stdout(predicate::str::contains("g_scale  4 B"))
+        .stdout(predicate::str::contains("CUDA ELF cubin, sm_90"));
+    let rr3 = descriptor_of(&fixture("rrtui-stencil3d"), "rr_stencil3d");
+    rr().args(["inspect", "--json"])
+        .arg(&rr3)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("\"grid\": [\n")
+                .or(predicate::str::contains("\"Grid\""))
+                .or(predicate::str::contains("\"segments\"")),
+        );
+}
+
+#[test]
+fn check_passes_on_every_committed_fixture() {
+    for name in ["llvm-two-kernels", "llvm-no-report", "rrtui-stencil3d"] {
+        rr().args(["check", "--strict"])
+            .arg(fixture(name))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("0 error(s), 0 warning(s)"));
+    }
+}
+
+/// Corrupt one file of a copy of the fixture and expect `check` to name it.
+fn corrupt(what: &str, edit: impl FnOnce(&Path), expect_file_ext: &str, expect: &str) {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let json = descriptor_of(&dir, "rr_saxpy");
+    edit(&json);
+    let out = rr().arg("check").arg(&dir).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(expect))
+        .unwrap_or_else(|| panic!("{what}: no line with {expect:?} in\n{stdout}"));
+    assert!(line.contains(expect_file_ext), "{what}: {line}");
+}
+
+fn rewrite_json(json: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(json, v.to_string()).unwrap();
+}
+
+#[test]
+fn check_names_the_file_and_the_problem_for_each_corruption() {
+    corrupt(
+        "truncated snapshot",
+        |j| {
+            let p = j.with_extension("record_input");
+            let b = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &b[..b.len() - 3]).unwrap();
+        },
+        ".record_output",
+        "but .record_input is",
+    );
+    corrupt(
+        "truncated globals",
+        |j| {
+            let p = j.with_extension("globals");
+            let b = std::fs::read(&p).unwrap();
+            std::fs::write(&p, &b[..b.len() - 5]).unwrap();
+        },
+        ".globals",
+        "truncated",
+    );
+    corrupt(
+        "JSON garbage",
+        |j| std::fs::write(j, "{\"Name\": [").unwrap(),
+        ".json",
+        "invalid JSON",
+    );
+    corrupt(
+        "missing key",
+        |j| {
+            rewrite_json(j, |v| {
+                v.as_object_mut().unwrap().remove("NumThreads");
+            })
+        },
+        ".json",
+        "failed to read JSON integer NumThreads",
+    );
+    corrupt(
+        "mistyped key",
+        |j| rewrite_json(j, |v| v["Name"] = 5.into()),
+        ".json",
+        "failed to read JSON string Name",
+    );
+    corrupt(
+        "NumArgs mismatch",
+        |j| rewrite_json(j, |v| v["NumArgs"] = 9.into()),
+        ".json",
+        "NumArgs is 9 but ArgPtrs lists 5",
+    );
+    corrupt(
+        "impossible size",
+        |j| rewrite_json(j, |v| v["VAllocSize"] = (1u64 << 62).into()),
+        ".json",
+        "larger than any GPU",
+    );
+    corrupt(
+        "output length",
+        |j| {
+            let p = j.with_extension("record_output");
+            let mut b = std::fs::read(&p).unwrap();
+            b.extend_from_slice(&[0; 16]);
+            std::fs::write(&p, b).unwrap();
+        },
+        ".record_output",
+        "but .record_input is",
+    );
+    corrupt(
+        "not a device image",
+        |j| {
+            std::fs::write(
+                j.with_extension("image"),
+                b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x3e\0rest",
+            )
+            .unwrap()
+        },
+        ".image",
+        "not a device image",
+    );
+    corrupt(
+        "report row names a missing file",
+        |j| {
+            std::fs::remove_file(j).unwrap();
+        },
+        "report.txt",
+        "which is not in the directory",
+    );
+}
+
+#[test]
+fn legacy_records_are_refused_with_the_reason() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(
+        t.path().join("kern.json"),
+        r#"{"Name":"kern","NumArgs":1,"BumpAllocVAStart":1,"ArgPtrs":[1],"ArgOffsets":[0]}"#,
+    )
+    .unwrap();
+    std::fs::write(t.path().join("kern.memory"), [0u8; 16]).unwrap();
+    rr().arg("check")
+        .arg(t.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("legacy pre-2026"));
+    rr().arg("inspect")
+        .arg(t.path().join("kern.json"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("kern.json: legacy pre-2026"));
+}
+
+#[test]
+fn missing_paths_are_one_line_errors() {
+    rr().args(["report", "/nonexistent/dir"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with("rr-tui: /nonexistent/dir: "));
+    rr().args(["inspect", "/nonexistent/x.json"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("/nonexistent/x.json"));
+}
+
+#[test]
+fn diff_files_like_cmp() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let (i, o) = (
+        d.with_extension("record_input"),
+        d.with_extension("record_output"),
+    );
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&i)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("equal"));
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("in 1 range(s)"))
+        .stdout(predicate::str::contains("0x0000004004"));
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .args(["--type", "f32", "--atol", "2"])
+        .assert()
+        .code(0);
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .args(["--type", "f32", "--rtol", "1e-9"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("elements differ beyond tolerance"));
+    rr().arg("diff")
+        .arg(&i)
+        .arg("/nonexistent")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent"));
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .args(["--type", "f33"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --type"));
+}
+
+#[test]
+fn diff_reports_lengths_and_empty_files() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b, e) = (t.path().join("a"), t.path().join("b"), t.path().join("e"));
+    std::fs::write(&a, [1u8, 2, 3, 4]).unwrap();
+    std::fs::write(&b, [1u8, 2, 9]).unwrap();
+    std::fs::write(&e, []).unwrap();
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("lengths differ"))
+        .stdout(predicate::str::contains("1 of 3 bytes differ"));
+    rr().arg("diff")
+        .arg(&e)
+        .arg(&e)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("both files are empty"));
+    let csv = t.path().join("ranges.csv");
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--export-csv")
+        .arg(&csv)
+        .assert()
+        .code(1);
+    assert_eq!(
+        std::fs::read_to_string(csv).unwrap(),
+        "offset,length\n2,1\n"
+    );
+}
+
+#[test]
+fn diff_of_a_descriptor_labels_arguments() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    rr().arg("diff")
+        .arg(&d)
+        .args(["--type", "f32"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "argument 1 (0x153940000000): all 4 096 f32 elements equal",
+        ))
+        .stdout(predicate::str::contains(
+            "argument 0 (0x153940004000): 4 091 of 4 096 f32 elements differ, first at index 1",
+        ));
+}
+
+#[test]
+fn replay_checks_limits_before_touching_a_gpu() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    rr().args(["replay", "--num-threads", "2000"]).arg(&d).assert().code(1).stderr(predicate::str::contains("[rr-tui] Error: number of threads (2000) is out of the allowed limits (min,max: 1,1024)"));
+    rr().args(["replay", "--repetitions", "0"])
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid number of repetitions"));
+    rr().args(["replay", "--tolerance", "f32:bogus=1"])
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown tolerance"));
+    let out = rr()
+        .args(["replay", "--json", "--num-teams", "0", "--grid", "x"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(last, r#"{"event":"done","ok":false}"#);
+}
+
+#[test]
+fn replay_without_a_driver_says_so() {
+    if rr_tui::replay::cuda::driver_present() {
+        eprintln!("a CUDA driver is present here: the GPU suite covers replay");
+        return;
+    }
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    rr().args(["replay", "--verify"])
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no CUDA driver found"));
+}
+
+#[test]
+fn explorer_refuses_a_pipe_with_advice() {
+    rr().arg(fixture("llvm-two-kernels"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs a terminal"));
+}
+
+#[test]
+fn help_teaches() {
+    rr().arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"));
+    rr().args(["replay", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--tolerance"));
+}

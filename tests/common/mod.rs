@@ -1,0 +1,53 @@
+//! Shared helpers: copies of the committed fixtures in temporary directories, so tests can
+//! corrupt them freely.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("record-fixtures")
+        .join(name)
+}
+
+pub fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), to).unwrap();
+        }
+    }
+}
+
+/// A temporary copy of a fixture directory.
+pub fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join(name);
+    copy_dir(&fixture(name), &d);
+    (t, d)
+}
+
+/// The descriptor of the first instance (sorted by file name) whose kernel is `kernel`.
+pub fn descriptor_of(dir: &Path, kernel: &str) -> PathBuf {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v.into_iter()
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains(&format!("\"Name\":\"{kernel}\""))
+        })
+        .expect("kernel in fixture")
+}
+
+pub fn with_ext(json: &Path, ext: &str) -> PathBuf {
+    json.with_extension(ext)
+}

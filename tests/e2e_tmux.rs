@@ -1,0 +1,129 @@
+//! End-to-end: the real binary in a real terminal emulator (tmux), driven by keys, read from
+//! the screen. Waits for text, never for fixed times. CI installs tmux (.ci/run); elsewhere the
+//! test is skipped with a message when tmux is missing.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Session(String);
+
+impl Session {
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").args(args).output().expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.0])
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.0];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(15) {
+                panic!("timed out waiting for {text:?}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["has-session", "-t", &self.0])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .status();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn explore_sort_filter_help_diff_and_quit() {
+    if !tmux_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install tmux for the end-to-end test"
+        );
+        eprintln!("skipping: tmux is not installed");
+        return;
+    }
+    let name = format!("rr-tui-e2e-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let dir = common::fixture("llvm-two-kernels");
+    let cmd = format!("NO_COLOR=1 {bin} {}", dir.display());
+    let status = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "130",
+            "-y",
+            "36",
+            &cmd,
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let s = Session(name);
+    s.wait_for("4 of 4 instance(s)");
+    s.wait_for("rr_scale_global");
+
+    s.keys(&["s"]);
+    s.wait_for("sorted by kernel");
+    s.keys(&["/", "s", "c", "a", "l", "e", "Enter"]);
+    let screen = s.wait_for("filter \"scale\"");
+    assert!(
+        !screen.contains("rr_saxpy"),
+        "filter hides other kernels:\n{screen}"
+    );
+    s.keys(&["Escape"]);
+    s.wait_for("4 of 4 instance(s)");
+
+    s.keys(&["?"]);
+    s.wait_for("Everywhere");
+    s.keys(&["Escape"]);
+    s.wait_for("Enter open the snapshot diff");
+
+    s.keys(&["g", "Enter"]);
+    s.wait_for("recorded input → recorded output");
+    s.wait_for("1 differing range(s)");
+    s.keys(&["n"]);
+    s.wait_for("arg0+0x0");
+    s.keys(&["N"]);
+    s.keys(&["g"]);
+    s.wait_for("equal bytes");
+
+    s.keys(&["4"]);
+    s.wait_for("repetitions 20");
+    s.keys(&["q"]);
+    let start = Instant::now();
+    while s.alive() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!s.alive(), "rr-tui did not quit on q");
+}
