@@ -120,11 +120,13 @@ import json, sys
 d = json.load(open(sys.argv[1])); d["VAllocAddr"] = 0x10000; open(sys.argv[1], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))
 PY
 expect "address conflict" 1 "could not reserve recorded virtual address 0x10000" -- "$RR" replay "$F"
-if command -v nsys >/dev/null; then
-  nsys profile -o "$W/prof" --trace=nvtx,cuda "$RR" replay "$SAXPY" --repetitions 3 >>"$LOG" 2>&1
-  nsys stats --report nvtx_sum "$W/prof.nsys-rep" 2>>"$LOG" | tee -a "$LOG" | grep -q "rr-tui rep" && ok "NVTX ranges per repetition" || bad "NVTX ranges"
+# NVTX: Nsight Compute profiles only the kernel inside the range named "rr-tui rep 2".
+if command -v ncu >/dev/null; then
+  ncu --nvtx --nvtx-include "rr-tui rep 2/" "$RR" replay "$SAXPY" --repetitions 3 >"$W/ncu.txt" 2>&1; cat "$W/ncu.txt" >>"$LOG"
+  n=$(grep -c '==PROF== Profiling "rr_saxpy"' "$W/ncu.txt")
+  [ "$n" = 1 ] && ok "NVTX range per repetition (ncu filtered to rep 2: 1 kernel)" || bad "NVTX ranges" "ncu profiled $n kernel(s): $(grep -m2 -E 'ERR|error' "$W/ncu.txt" | tr '\n' ' ')"
 else
-  echo "SKIP NVTX check: nsys not installed" | tee -a "$LOG"
+  echo "SKIP NVTX check: ncu not installed" | tee -a "$LOG"
 fi
 
 echo "== benchmark (1 GiB snapshot)" | tee -a "$LOG"
@@ -149,6 +151,13 @@ print("per-repetition host overhead beyond kernel time: median host %.0f ns - ke
 print("verified: %s" % get("verify")[0]["passed"])
 PY
 grep -q "verified: True" "$OUTDIR/bench.txt" && ok "benchmark replay verifies" || bad "benchmark replay"
+
+echo "== explorer (tmux)" | tee -a "$LOG"
+if command -v tmux >/dev/null || [ -n "${TMUX_BIN:-}" ]; then
+  bash tests/gpu/explorer-demo.sh "$RR" record-fixtures/llvm-two-kernels "$OUTDIR" >>"$LOG" 2>&1 && ok "explorer replays and verifies live from the UI" || bad "explorer demo" "$(tail -n 5 "$LOG" | tr '\n' ' ')"
+else
+  echo "SKIP explorer demo: no tmux" | tee -a "$LOG"
+fi
 
 echo
 echo "$pass passed, $fail failed" | tee -a "$LOG"

@@ -450,7 +450,7 @@ pub fn run(
         } else {
             format!("rr-tui warmup {}", rep + 1)
         };
-        let _range = nvtx::LocalRange::new(nvtx::Str::from_str_lossy(&label));
+        let _range = super::range(&label);
         let t0 = Instant::now();
         // SAFETY: events and stream are ours; `params` points into `param_buf`, which lives
         // until after the synchronize; geometry was validated by `launch::resolve`.

@@ -13,6 +13,15 @@ use std::ffi::CStr;
 
 use crate::error::{Error, Result};
 
+/// An NVTX range around one repetition (a no-op in builds without the `nvtx` feature).
+#[cfg(feature = "nvtx")]
+pub fn range(label: &str) -> impl Drop {
+    nvtx::LocalRange::new(nvtx::Str::from_str_lossy(label))
+}
+
+#[cfg(not(feature = "nvtx"))]
+pub fn range(_label: &str) -> impl Sized {}
+
 /// Whether libcuda can be loaded at all.
 pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen the candidate library names; calls nothing in them.
