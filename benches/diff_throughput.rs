@@ -1,1 +1,105 @@
-fn main() {}
+//! Byte comparison of two 1 GiB snapshots against `cmp` on identical 1 GiB files, resident
+//! memory of `rr-tui diff`, and typed f32 comparison with tolerance. Prints figures and ratios
+//! measured in the same run; not a test. Needs ~4 GiB in $TMPDIR and `cargo build --release`.
+
+#[path = "common.rs"]
+mod common;
+
+use rr_tui::diff::{Comparison, DType, Tolerance};
+use rr_tui::snapshot::Snapshot;
+use std::io::Write;
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+const GIB: usize = 1 << 30;
+
+fn write_file(path: &std::path::Path, f: impl Fn(usize, &mut [u8])) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut buf = vec![0u8; 64 << 20];
+    for chunk in 0..GIB / buf.len() {
+        f(chunk * buf.len(), &mut buf);
+        out.write_all(&buf).unwrap();
+    }
+}
+
+fn warm(path: &std::path::Path) {
+    let _ = Command::new("cat").arg(path).stdout(std::process::Stdio::null()).status();
+}
+
+/// Run a command and return (exit code, peak resident set size in kB) of that child alone.
+fn run_measured(cmd: &mut Command) -> (i32, i64) {
+    let child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
+    // SAFETY: wait4 on our own child's pid; writes the status and the zeroed rusage we pass.
+    unsafe {
+        let mut status = 0;
+        let mut r: libc::rusage = std::mem::zeroed();
+        libc::wait4(child.id() as i32, &mut status, 0, &mut r);
+        (libc::WEXITSTATUS(status), r.ru_maxrss)
+    }
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    println!("machine: {}", common::machine());
+    let floats = |off: usize, buf: &mut [u8]| {
+        for (i, c) in buf.chunks_exact_mut(4).enumerate() {
+            c.copy_from_slice(&(((off / 4 + i) % 4093) as f32 * 0.25).to_le_bytes());
+        }
+    };
+    write_file(&d.join("a"), floats);
+    write_file(&d.join("a2"), floats);
+    // A handful of differing ranges.
+    write_file(&d.join("b"), |off, buf| {
+        floats(off, buf);
+        for hit in [3usize << 20, 200 << 20, 511 << 20, 777 << 20, 1000 << 20] {
+            if hit >= off && hit < off + buf.len() {
+                buf[hit - off..hit - off + 64].fill(0xff);
+            }
+        }
+    });
+    // Every element perturbed by one ULP (the worst case for typed comparison).
+    write_file(&d.join("c"), |off, buf| {
+        floats(off, buf);
+        for c in buf.chunks_exact_mut(4) {
+            let v = u32::from_le_bytes(c.try_into().unwrap()) ^ 1;
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    });
+    for f in ["a", "a2", "b", "c"] {
+        warm(&d.join(f));
+    }
+
+    let cmp = common::median_time(3, || {
+        let s = Command::new("cmp").arg(d.join("a")).arg(d.join("a2")).status().unwrap();
+        assert!(s.success());
+    });
+    let (sa, sb) = (Snapshot::open(&d.join("a")).unwrap(), Snapshot::open(&d.join("b")).unwrap());
+    let ours = common::median_time(3, || {
+        let out = rr_tui::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
+        assert_eq!(out.index.ranges.len(), 5);
+    });
+    let gbps = |t: std::time::Duration| GIB as f64 / t.as_secs_f64() / 1e9;
+    println!("cmp, identical 1 GiB files: {:.3} s ({:.2} GB/s)", cmp.as_secs_f64(), gbps(cmp));
+    println!("rr-tui index, 1 GiB with 5 differing ranges: {:.3} s ({:.2} GB/s)", ours.as_secs_f64(), gbps(ours));
+    println!("throughput ratio rr-tui / cmp: {:.2} (goal >= 0.8)", cmp.as_secs_f64() / ours.as_secs_f64());
+
+    if let Some(bin) = common::release_binary() {
+        let t = Instant::now();
+        let (code, rss) = run_measured(Command::new(&bin).arg("diff").arg(d.join("a")).arg(d.join("b")));
+        let wall = t.elapsed();
+        assert_eq!(code, 1);
+        println!("`rr-tui diff a b` (1 GiB): {:.3} s, peak resident memory {:.1} MiB (goal < 64 MiB)", wall.as_secs_f64(), rss as f64 / 1024.0);
+    }
+
+    let sc = Snapshot::open(&d.join("c")).unwrap();
+    let tol = Comparison { dtype: DType::F32, big_endian: false, tolerance: Tolerance { atol: 0.0, rtol: 1e-6, ulp: 0 } };
+    for (what, other) in [("5 differing ranges", &sb), ("every element 1 ULP off", &sc)] {
+        let t = common::median_time(3, || {
+            let st = rr_tui::commands::diff::typed_compare(&sa, other, &tol, 4).unwrap();
+            std::hint::black_box(st);
+        });
+        println!("typed f32 comparison (rtol 1e-6), 1 GiB, {what}: {:.3} s on one core (goal < 2 s)", t.as_secs_f64());
+    }
+}

@@ -99,6 +99,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(progress, 3);
+        assert_eq!(progress, (40u64 << 20).div_ceil(crate::diff::CHUNK));
     }
 }

@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::snapshot::Snapshot;
 
 /// Bytes compared between progress reports, `madvise` releases and truncation checks.
-pub const CHUNK: u64 = 16 << 20;
+pub const CHUNK: u64 = 8 << 20;
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DiffOutcome {

@@ -122,7 +122,7 @@ PY
 expect "address conflict" 1 "could not reserve recorded virtual address 0x10000" -- "$RR" replay "$F"
 # NVTX: Nsight Compute profiles only the kernel inside the range named "rr-tui rep 2".
 if command -v ncu >/dev/null; then
-  ncu --nvtx --nvtx-include "rr-tui rep 2/" "$RR" replay "$SAXPY" --repetitions 3 >"$W/ncu.txt" 2>&1; cat "$W/ncu.txt" >>"$LOG"
+  ncu --nvtx --nvtx-include "regex:rr-tui.rep.2/" "$RR" replay "$SAXPY" --repetitions 3 >"$W/ncu.txt" 2>&1; cat "$W/ncu.txt" >>"$LOG"
   n=$(grep -c '==PROF== Profiling "rr_saxpy"' "$W/ncu.txt")
   [ "$n" = 1 ] && ok "NVTX range per repetition (ncu filtered to rep 2: 1 kernel)" || bad "NVTX ranges" "ncu profiled $n kernel(s): $(grep -m2 -E 'ERR|error' "$W/ncu.txt" | tr '\n' ' ')"
 else
