@@ -8,13 +8,21 @@ use std::time::{Duration, Instant};
 /// globals, one shared-content image per instance, and (optionally) a report file.
 pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
     use rr_tui::record::hash;
-    let dir = root.join(format!("synthetic-{n}-{}", if with_report { "report" } else { "noreport" }));
+    let dir = root.join(format!(
+        "synthetic-{n}-{}",
+        if with_report { "report" } else { "noreport" }
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let image = std::fs::read(fixture_json().with_extension("image")).unwrap();
     let globals = rr_tui::record::globals::Globals::encode(&[("g_scale", &[0, 0, 0x20, 0x40])]);
     let mut rows = Vec::new();
     for i in 0..n {
-        let name = format!("__omp_offloading_fd02_{:x}_kernel{}_l{}", i * 7919, i % 97, i);
+        let name = format!(
+            "__omp_offloading_fd02_{:x}_kernel{}_l{}",
+            i * 7919,
+            i % 97,
+            i
+        );
         let (teams, threads) = (1 + (i % 64) as u32, 32 * (1 + (i % 8) as u32));
         let stem = hash::instance_stem(&name, teams, threads, 0);
         let json = format!(
@@ -27,16 +35,26 @@ pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
         if i < 16 {
             std::fs::write(dir.join(format!("{stem}.image")), &image).unwrap();
         }
-        rows.push(rr_tui::record::report::ReportRow { json_file: format!("{stem}.json"), kernel_name: name, time_ns: Some(1000 + i as u64), occurrences: Some(1) });
+        rows.push(rr_tui::record::report::ReportRow {
+            json_file: format!("{stem}.json"),
+            kernel_name: name,
+            time_ns: Some(1000 + i as u64),
+            occurrences: Some(1),
+        });
     }
     if with_report {
-        std::fs::write(dir.join("report.txt"), rr_tui::record::report::render(&dir.display().to_string(), &rows)).unwrap();
+        std::fs::write(
+            dir.join("report.txt"),
+            rr_tui::record::report::render(&dir.display().to_string(), &rows),
+        )
+        .unwrap();
     }
     dir
 }
 
 pub fn fixture_json() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("record-fixtures/llvm-two-kernels/8683979482637550046_13526365365894479501.json")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("record-fixtures/llvm-two-kernels/8683979482637550046_13526365365894479501.json")
 }
 
 /// Median of `runs` timings of `f`.
@@ -69,6 +87,16 @@ pub fn rss_kb(field: &str) -> u64 {
 }
 
 pub fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default().lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()).unwrap_or_default();
-    format!("{cpu}, {} cores", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0))
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        .unwrap_or_default();
+    format!(
+        "{cpu}, {} cores",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    )
 }

@@ -24,18 +24,33 @@ fn write_file(path: &std::path::Path, f: impl Fn(usize, &mut [u8])) {
 }
 
 fn warm(path: &std::path::Path) {
-    let _ = Command::new("cat").arg(path).stdout(std::process::Stdio::null()).status();
+    let _ = Command::new("cat")
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .status();
 }
 
 /// Run a command and return (exit code, peak resident set size in kB) of that child alone.
-fn run_measured(cmd: &mut Command) -> (i32, i64) {
-    let child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
-    // SAFETY: wait4 on our own child's pid; writes the status and the zeroed rusage we pass.
-    unsafe {
-        let mut status = 0;
-        let mut r: libc::rusage = std::mem::zeroed();
-        libc::wait4(child.id() as i32, &mut status, 0, &mut r);
-        (libc::WEXITSTATUS(status), r.ru_maxrss)
+/// `VmHWM` is read from /proc while it runs: getrusage's maximum would also count the pages it
+/// shared with this (large) process between fork and exec.
+fn run_measured(cmd: &mut Command) -> (i32, u64) {
+    let mut child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status_file) {
+            if let Some(v) = s
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            {
+                peak = peak.max(v);
+            }
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st.code().unwrap_or(-1), peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
@@ -72,34 +87,76 @@ fn main() {
     }
 
     let cmp = common::median_time(3, || {
-        let s = Command::new("cmp").arg(d.join("a")).arg(d.join("a2")).status().unwrap();
+        let s = Command::new("cmp")
+            .arg(d.join("a"))
+            .arg(d.join("a2"))
+            .status()
+            .unwrap();
         assert!(s.success());
     });
-    let (sa, sb) = (Snapshot::open(&d.join("a")).unwrap(), Snapshot::open(&d.join("b")).unwrap());
+    let (sa, sb) = (
+        Snapshot::open(&d.join("a")).unwrap(),
+        Snapshot::open(&d.join("b")).unwrap(),
+    );
     let ours = common::median_time(3, || {
-        let out = rr_tui::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
+        let out =
+            rr_tui::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
         assert_eq!(out.index.ranges.len(), 5);
     });
     let gbps = |t: std::time::Duration| GIB as f64 / t.as_secs_f64() / 1e9;
-    println!("cmp, identical 1 GiB files: {:.3} s ({:.2} GB/s)", cmp.as_secs_f64(), gbps(cmp));
-    println!("rr-tui index, 1 GiB with 5 differing ranges: {:.3} s ({:.2} GB/s)", ours.as_secs_f64(), gbps(ours));
-    println!("throughput ratio rr-tui / cmp: {:.2} (goal >= 0.8)", cmp.as_secs_f64() / ours.as_secs_f64());
+    println!(
+        "cmp, identical 1 GiB files: {:.3} s ({:.2} GB/s)",
+        cmp.as_secs_f64(),
+        gbps(cmp)
+    );
+    println!(
+        "rr-tui index, 1 GiB with 5 differing ranges: {:.3} s ({:.2} GB/s)",
+        ours.as_secs_f64(),
+        gbps(ours)
+    );
+    println!(
+        "throughput ratio rr-tui / cmp: {:.2} (goal >= 0.8)",
+        cmp.as_secs_f64() / ours.as_secs_f64()
+    );
 
     if let Some(bin) = common::release_binary() {
         let t = Instant::now();
-        let (code, rss) = run_measured(Command::new(&bin).arg("diff").arg(d.join("a")).arg(d.join("b")));
+        let (code, rss) = run_measured(
+            Command::new(&bin)
+                .arg("diff")
+                .arg(d.join("a"))
+                .arg(d.join("b")),
+        );
         let wall = t.elapsed();
         assert_eq!(code, 1);
-        println!("`rr-tui diff a b` (1 GiB): {:.3} s, peak resident memory {:.1} MiB (goal < 64 MiB)", wall.as_secs_f64(), rss as f64 / 1024.0);
+        println!(
+            "`rr-tui diff a b` (1 GiB): {:.3} s, peak resident memory {:.1} MiB (goal < 64 MiB)",
+            wall.as_secs_f64(),
+            rss as f64 / 1024.0
+        );
     }
 
     let sc = Snapshot::open(&d.join("c")).unwrap();
-    let tol = Comparison { dtype: DType::F32, big_endian: false, tolerance: Tolerance { atol: 0.0, rtol: 1e-6, ulp: 0 } };
-    for (what, other) in [("5 differing ranges", &sb), ("every element 1 ULP off", &sc)] {
+    let tol = Comparison {
+        dtype: DType::F32,
+        big_endian: false,
+        tolerance: Tolerance {
+            atol: 0.0,
+            rtol: 1e-6,
+            ulp: 0,
+        },
+    };
+    for (what, other) in [
+        ("5 differing ranges", &sb),
+        ("every element 1 ULP off", &sc),
+    ] {
         let t = common::median_time(3, || {
             let st = rr_tui::commands::diff::typed_compare(&sa, other, &tol, 4).unwrap();
             std::hint::black_box(st);
         });
-        println!("typed f32 comparison (rtol 1e-6), 1 GiB, {what}: {:.3} s on one core (goal < 2 s)", t.as_secs_f64());
+        println!(
+            "typed f32 comparison (rtol 1e-6), 1 GiB, {what}: {:.3} s on one core (goal < 2 s)",
+            t.as_secs_f64()
+        );
     }
 }

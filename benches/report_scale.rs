@@ -10,14 +10,21 @@ fn main() {
     println!("machine: {}", common::machine());
     for with_report in [true, false] {
         let dir = common::synthetic_dir(tmp.path(), 10_000, with_report);
-        let what = if with_report { "with report file" } else { "no report (descriptors parsed)" };
+        let what = if with_report {
+            "with report file"
+        } else {
+            "no report (descriptors parsed)"
+        };
         let t = common::median_time(5, || {
             let rd = rr_tui::record::RecordDir::open(&dir).unwrap();
             let text = rr_tui::record::report::render(&rd.absolute_path(), &rd.report_rows());
             assert_eq!(rd.instances.len(), 10_000);
             std::hint::black_box(text);
         });
-        println!("report, 10 000 instances, {what}: in-process median {:.1} ms", t.as_secs_f64() * 1e3);
+        println!(
+            "report, 10 000 instances, {what}: in-process median {:.1} ms",
+            t.as_secs_f64() * 1e3
+        );
         if let Some(bin) = common::release_binary() {
             let t = common::median_time(5, || {
                 let out = Command::new(&bin).arg("report").arg(&dir).output().unwrap();

@@ -337,8 +337,14 @@ pub fn compare(
             let at = base + start as u64;
             match (cmp.dtype, cmp.big_endian) {
                 // The common float types get a loop the compiler can keep tight.
-                (DType::F32, false) => float_block::<4>(cmp, ba, bb, at, first, keep, &mut st, |c| f32::from_bits(u32::from_le_bytes(c)) as f64),
-                (DType::F64, false) => float_block::<8>(cmp, ba, bb, at, first, keep, &mut st, f64::from_le_bytes),
+                (DType::F32, false) => {
+                    float_block::<4>(cmp, ba, bb, at, first, keep, &mut st, |c| {
+                        f32::from_bits(u32::from_le_bytes(c)) as f64
+                    })
+                }
+                (DType::F64, false) => {
+                    float_block::<8>(cmp, ba, bb, at, first, keep, &mut st, f64::from_le_bytes)
+                }
                 _ => generic_block(cmp, ba, bb, at, first, keep, &mut st),
             }
         }
@@ -377,16 +383,27 @@ fn float_block<const N: usize>(
     let t = cmp.tolerance;
     let width = (N * 8) as u32;
     for (k, (ca, cb)) in a.chunks_exact(N).zip(b.chunks_exact(N)).enumerate() {
-        let (ca, cb): ([u8; N], [u8; N]) = (ca.try_into().expect("chunk of N"), cb.try_into().expect("chunk of N"));
+        let (ca, cb): ([u8; N], [u8; N]) = (
+            ca.try_into().expect("chunk of N"),
+            cb.try_into().expect("chunk of N"),
+        );
         if ca == cb {
             continue;
         }
         let (x, y) = (value(ca), value(cb));
         let r = if x.is_nan() || y.is_nan() {
             let pass = x.is_nan() && y.is_nan();
-            ElementResult { pass, abs_err: if pass { 0.0 } else { f64::INFINITY }, ulp: if pass { 0 } else { u64::MAX } }
+            ElementResult {
+                pass,
+                abs_err: if pass { 0.0 } else { f64::INFINITY },
+                ulp: if pass { 0 } else { u64::MAX },
+            }
         } else if x == y {
-            ElementResult { pass: true, abs_err: 0.0, ulp: 0 }
+            ElementResult {
+                pass: true,
+                abs_err: 0.0,
+                ulp: 0,
+            }
         } else {
             let abs_err = (x - y).abs();
             let ulp = if x.is_infinite() || y.is_infinite() {
@@ -399,7 +416,11 @@ fn float_block<const N: usize>(
                 };
                 (ordered(raw(ca), width) - ordered(raw(cb), width)).unsigned_abs() as u64
             };
-            ElementResult { pass: abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp, abs_err, ulp }
+            ElementResult {
+                pass: abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp,
+                abs_err,
+                ulp,
+            }
         };
         record(st, r, keep, || Mismatch {
             index: first_index + k as u64,
@@ -410,7 +431,15 @@ fn float_block<const N: usize>(
     }
 }
 
-fn generic_block(cmp: &Comparison, a: &[u8], b: &[u8], base: u64, first_index: u64, keep: usize, st: &mut TypedStats) {
+fn generic_block(
+    cmp: &Comparison,
+    a: &[u8],
+    b: &[u8],
+    base: u64,
+    first_index: u64,
+    keep: usize,
+    st: &mut TypedStats,
+) {
     let size = cmp.dtype.size();
     for off in (0..a.len()).step_by(size) {
         let r = compare_element(cmp, &a[off..off + size], &b[off..off + size]);
@@ -505,16 +534,29 @@ mod tests {
 
     #[test]
     fn fast_float_paths_agree_with_the_generic_one() {
-        let a: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32 * 0.37).to_le_bytes()).collect();
+        let a: Vec<u8> = (0..4096u32)
+            .flat_map(|i| (i as f32 * 0.37).to_le_bytes())
+            .collect();
         let mut b = a.clone();
         for i in (0..b.len()).step_by(28) {
             b[i] ^= 3;
         }
         b[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
         for dtype in [DType::F32, DType::F64] {
-            let c = Comparison { dtype, big_endian: false, tolerance: Tolerance { atol: 0.0, rtol: 1e-7, ulp: 2 } };
+            let c = Comparison {
+                dtype,
+                big_endian: false,
+                tolerance: Tolerance {
+                    atol: 0.0,
+                    rtol: 1e-7,
+                    ulp: 2,
+                },
+            };
             let fast = compare(&c, &a, &b, 100, 7, 5);
-            let mut slow = TypedStats { compared: fast.compared, ..Default::default() };
+            let mut slow = TypedStats {
+                compared: fast.compared,
+                ..Default::default()
+            };
             generic_block(&c, &a, &b, 100, 7, 5, &mut slow);
             assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{dtype:?}"); // NaN != NaN: compare renderings
             assert!(fast.differing > 0);

@@ -35,11 +35,21 @@ impl Row {
 pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>)> {
     let rd = RecordDir::open(dir)?;
     // Descriptors are small but many (10 000 in a large recording): parse them on all cores.
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 8);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
     let per = rd.instances.len().div_ceil(threads).max(1);
     let rows = std::thread::scope(|s| {
-        let parts: Vec<_> = rd.instances.chunks(per).map(|part| s.spawn(move || part.iter().map(row).collect::<Vec<_>>())).collect();
-        parts.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        let parts: Vec<_> = rd
+            .instances
+            .chunks(per)
+            .map(|part| s.spawn(move || part.iter().map(row).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
     });
     Ok((rd, rows))
 }
@@ -50,7 +60,11 @@ fn row(inst: &crate::record::InstanceEntry) -> Row {
         Ok(d) => (Some(d), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let kernel = d.as_ref().map(|d| d.name.clone()).or_else(|| inst.kernel_name.clone()).unwrap_or_else(|| "?".into());
+    let kernel = d
+        .as_ref()
+        .map(|d| d.name.clone())
+        .or_else(|| inst.kernel_name.clone())
+        .unwrap_or_else(|| "?".into());
     Row {
         json_file: inst.json_file.clone(),
         demangled: demangle(&kernel),
@@ -59,7 +73,9 @@ fn row(inst: &crate::record::InstanceEntry) -> Row {
         occurrences: inst.occurrences,
         grid: d.as_ref().map(|d| d.grid()),
         block: d.as_ref().map(|d| d.block()),
-        input_len: std::fs::metadata(inst.files.record_input()).ok().map(|m| m.len()),
+        input_len: std::fs::metadata(inst.files.record_input())
+            .ok()
+            .map(|m| m.len()),
         problem,
         json_path,
     }

