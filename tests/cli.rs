@@ -399,3 +399,32 @@ fn help_teaches() {
         .success()
         .stdout(predicate::str::contains("--tolerance"));
 }
+
+#[test]
+fn a_report_inside_a_captured_log_is_found() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    std::fs::remove_file(dir.join("report.txt")).unwrap();
+    std::fs::write(dir.join("app.log"), format!("starting\nstep 1 ok\n{report}exit 0\n")).unwrap();
+    rr().arg("report").arg(&dir).assert().success().stdout(predicate::str::contains("8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"));
+    rr().args(["check", "--strict"]).arg(&dir).assert().success();
+}
+
+#[test]
+fn renamed_files_are_a_hash_warning() {
+    let (_t, dir) = fixture_copy("llvm-no-report");
+    let json = descriptor_of(&dir, "rr_atomic_sum");
+    for ext in ["json", "record_input", "record_output", "globals", "image"] {
+        std::fs::rename(json.with_extension(ext), dir.join(format!("1_2.{ext}"))).unwrap();
+    }
+    let out = rr().arg("check").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning alone passes");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1_2.json: warning: file name does not match the descriptor's hashes (expected 8328152611161255287_2041629724675517209.json)"));
+    rr().args(["check", "--strict"]).arg(&dir).assert().code(1);
+}
+
+#[test]
+fn rr_tui_records_show_by_value_parameters() {
+    let d = descriptor_of(&fixture("rrtui-stencil3d"), "rr_stencil3d");
+    rr().arg("inspect").arg(&d).assert().success().stdout(predicate::str::contains("= 16 (4 bytes by value)")).stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
+}
