@@ -405,9 +405,22 @@ fn a_report_inside_a_captured_log_is_found() {
     let (_t, dir) = fixture_copy("llvm-two-kernels");
     let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     std::fs::remove_file(dir.join("report.txt")).unwrap();
-    std::fs::write(dir.join("app.log"), format!("starting\nstep 1 ok\n{report}exit 0\n")).unwrap();
-    rr().arg("report").arg(&dir).assert().success().stdout(predicate::str::contains("8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"));
-    rr().args(["check", "--strict"]).arg(&dir).assert().success();
+    std::fs::write(
+        dir.join("app.log"),
+        format!("starting\nstep 1 ok\n{report}exit 0\n"),
+    )
+    .unwrap();
+    rr().arg("report")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2",
+        ));
+    rr().args(["check", "--strict"])
+        .arg(&dir)
+        .assert()
+        .success();
 }
 
 #[test]
@@ -426,5 +439,10 @@ fn renamed_files_are_a_hash_warning() {
 #[test]
 fn rr_tui_records_show_by_value_parameters() {
     let d = descriptor_of(&fixture("rrtui-stencil3d"), "rr_stencil3d");
-    rr().arg("inspect").arg(&d).assert().success().stdout(predicate::str::contains("= 16 (4 bytes by value)")).stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
+    rr().arg("inspect")
+        .arg(&d)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("= 16 (4 bytes by value)"))
+        .stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
 }

@@ -222,6 +222,38 @@ pub struct ElementResult {
     pub ulp: u64,
 }
 
+/// The float rules shared by every path: NaN matches only NaN, +0 matches -0, infinities are
+/// infinitely many ULPs from anything else. `ulp` is computed only when needed.
+#[inline]
+fn float_result(x: f64, y: f64, t: &Tolerance, ulp: impl FnOnce() -> u64) -> ElementResult {
+    if x.is_nan() || y.is_nan() {
+        let pass = x.is_nan() && y.is_nan();
+        return ElementResult {
+            pass,
+            abs_err: if pass { 0.0 } else { f64::INFINITY },
+            ulp: if pass { 0 } else { u64::MAX },
+        };
+    }
+    if x == y {
+        return ElementResult {
+            pass: true,
+            abs_err: 0.0,
+            ulp: 0,
+        };
+    }
+    let abs_err = (x - y).abs();
+    let ulp = if x.is_infinite() || y.is_infinite() {
+        u64::MAX
+    } else {
+        ulp()
+    };
+    ElementResult {
+        pass: abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp,
+        abs_err,
+        ulp,
+    }
+}
+
 #[inline]
 pub fn compare_element(cmp: &Comparison, a: &[u8], b: &[u8]) -> ElementResult {
     let dt = cmp.dtype;
@@ -238,32 +270,7 @@ pub fn compare_element(cmp: &Comparison, a: &[u8], b: &[u8]) -> ElementResult {
     }
     let t = cmp.tolerance;
     match (decode(dt, a, cmp.big_endian), decode(dt, b, cmp.big_endian)) {
-        (Value::Float(x), Value::Float(y)) => {
-            if x.is_nan() || y.is_nan() {
-                let pass = x.is_nan() && y.is_nan();
-                return ElementResult {
-                    pass,
-                    abs_err: if pass { 0.0 } else { f64::INFINITY },
-                    ulp: if pass { 0 } else { u64::MAX },
-                };
-            }
-            if x == y {
-                // +0 vs -0
-                return ElementResult {
-                    pass: true,
-                    abs_err: 0.0,
-                    ulp: 0,
-                };
-            }
-            let abs_err = (x - y).abs();
-            let ulp = if x.is_infinite() || y.is_infinite() {
-                u64::MAX
-            } else {
-                ulp_distance(dt, ra, rb)
-            };
-            let pass = abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp;
-            ElementResult { pass, abs_err, ulp }
-        }
+        (Value::Float(x), Value::Float(y)) => float_result(x, y, &t, || ulp_distance(dt, ra, rb)),
         (Value::Int(x), Value::Int(y)) => {
             let abs_err = (x - y).unsigned_abs() as f64;
             ElementResult {
@@ -391,37 +398,14 @@ fn float_block<const N: usize>(
             continue;
         }
         let (x, y) = (value(ca), value(cb));
-        let r = if x.is_nan() || y.is_nan() {
-            let pass = x.is_nan() && y.is_nan();
-            ElementResult {
-                pass,
-                abs_err: if pass { 0.0 } else { f64::INFINITY },
-                ulp: if pass { 0 } else { u64::MAX },
-            }
-        } else if x == y {
-            ElementResult {
-                pass: true,
-                abs_err: 0.0,
-                ulp: 0,
-            }
-        } else {
-            let abs_err = (x - y).abs();
-            let ulp = if x.is_infinite() || y.is_infinite() {
-                u64::MAX
-            } else {
-                let raw = |c: [u8; N]| {
-                    let mut buf = [0u8; 8];
-                    buf[..N].copy_from_slice(&c);
-                    u64::from_le_bytes(buf)
-                };
-                (ordered(raw(ca), width) - ordered(raw(cb), width)).unsigned_abs() as u64
-            };
-            ElementResult {
-                pass: abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp,
-                abs_err,
-                ulp,
-            }
+        let raw = |c: [u8; N]| {
+            let mut buf = [0u8; 8];
+            buf[..N].copy_from_slice(&c);
+            u64::from_le_bytes(buf)
         };
+        let r = float_result(x, y, &t, || {
+            (ordered(raw(ca), width) - ordered(raw(cb), width)).unsigned_abs() as u64
+        });
         record(st, r, keep, || Mismatch {
             index: first_index + k as u64,
             offset: base + (k * N) as u64,

@@ -106,6 +106,40 @@ pub struct Argument {
 }
 
 impl Descriptor {
+    /// A minimal rr-tui descriptor over `segments`, for tests across modules.
+    #[cfg(test)]
+    pub(crate) fn rr_for_tests(segments: Vec<Segment>) -> Descriptor {
+        let valloc_addr = segments.iter().map(|s| s.addr).min().unwrap_or(0);
+        let valloc_size = segments.iter().map(|s| s.end()).max().unwrap_or(0) - valloc_addr;
+        Descriptor {
+            format: RecordFormat::RrTui,
+            name: "k".into(),
+            num_args: 0,
+            num_teams: 1,
+            num_threads: 1,
+            shared_memory_size: 0,
+            loop_trip_count: 0,
+            device_id: 0,
+            valloc_addr,
+            valloc_size,
+            teams_limits: [0, 0],
+            threads_limits: [0, 0],
+            arg_ptrs: vec![],
+            arg_offsets: vec![],
+            cuda: Some(CudaLaunch {
+                grid: [1; 3],
+                block: [1; 3],
+                param_buffer: vec![],
+                param_layout: vec![],
+                segments,
+                cluster_dim: None,
+                cooperative: false,
+                occurrence: 0,
+                image_file: "i".into(),
+            }),
+        }
+    }
+
     pub fn grid(&self) -> [u32; 3] {
         self.cuda
             .as_ref()
@@ -659,40 +693,26 @@ mod tests {
 
     #[test]
     fn rr_extension_round_trips() {
-        let d = Descriptor {
-            format: RecordFormat::RrTui,
-            name: "_Z3addPfS_i".into(),
-            num_args: 2,
-            num_teams: 4,
-            num_threads: 32,
-            shared_memory_size: 0,
-            loop_trip_count: 0,
-            device_id: 0,
-            valloc_addr: 0x7f00_0000_0000,
-            valloc_size: 0x40_0000,
-            teams_limits: [0, 0],
-            threads_limits: [0, 0],
-            arg_ptrs: vec![],
-            arg_offsets: vec![],
-            cuda: Some(CudaLaunch {
-                grid: [4, 2, 1],
-                block: [32, 1, 1],
-                param_buffer: vec![0, 0, 0, 0, 0, 0x7f, 0, 0, 7, 0, 0, 0],
-                param_layout: vec![
-                    ParamSlot { offset: 0, size: 8 },
-                    ParamSlot { offset: 8, size: 4 },
-                ],
-                segments: vec![Segment {
-                    addr: 0x7f00_0000_0000,
-                    size: 0x1000,
-                    offset: 0,
-                }],
-                cluster_dim: Some([2, 1, 1]),
-                cooperative: false,
-                occurrence: 3,
-                image_file: "images/1.cubin".into(),
-            }),
-        };
+        let mut d = Descriptor::rr_for_tests(vec![Segment {
+            addr: 0x7f00_0000_0000,
+            size: 0x1000,
+            offset: 0,
+        }]);
+        d.name = "_Z3addPfS_i".into();
+        d.num_args = 2;
+        d.num_teams = 4;
+        d.num_threads = 32;
+        let c = d.cuda.as_mut().unwrap();
+        c.grid = [4, 2, 1];
+        c.block = [32, 1, 1];
+        c.param_buffer = vec![0, 0, 0, 0, 0, 0x7f, 0, 0, 7, 0, 0, 0];
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 4 },
+        ];
+        c.cluster_dim = Some([2, 1, 1]);
+        c.occurrence = 3;
+        c.image_file = "images/1.cubin".into();
         let back = parse(&d.to_json()).unwrap();
         assert_eq!(back, d);
         assert_eq!(back.arguments()[0].word, Some(0x7f00_0000_0000));

@@ -89,7 +89,11 @@ impl Inspection {
                     (None, None) if matches!(a.bytes.len(), 1 | 2 | 4) => {
                         let mut buf = [0u8; 4];
                         buf[..a.bytes.len()].copy_from_slice(&a.bytes);
-                        format!("= {} ({} bytes by value)", u32::from_le_bytes(buf), a.bytes.len())
+                        format!(
+                            "= {} ({} bytes by value)",
+                            u32::from_le_bytes(buf),
+                            a.bytes.len()
+                        )
                     }
                     (None, None) => format!("{} bytes by value", a.bytes.len()),
                 };

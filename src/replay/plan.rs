@@ -107,36 +107,9 @@ pub fn plan(d: &Descriptor, segments: &[Segment]) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::descriptor::{CudaLaunch, RecordFormat};
 
     fn rr(segments: Vec<Segment>) -> Descriptor {
-        Descriptor {
-            format: RecordFormat::RrTui,
-            name: "k".into(),
-            num_args: 0,
-            num_teams: 1,
-            num_threads: 1,
-            shared_memory_size: 0,
-            loop_trip_count: 0,
-            device_id: 0,
-            valloc_addr: 0,
-            valloc_size: 0,
-            teams_limits: [0, 0],
-            threads_limits: [0, 0],
-            arg_ptrs: vec![],
-            arg_offsets: vec![],
-            cuda: Some(CudaLaunch {
-                grid: [1; 3],
-                block: [1; 3],
-                param_buffer: vec![],
-                param_layout: vec![],
-                segments,
-                cluster_dim: None,
-                cooperative: false,
-                occurrence: 0,
-                image_file: "i".into(),
-            }),
-        }
+        Descriptor::rr_for_tests(segments)
     }
 
     #[test]
