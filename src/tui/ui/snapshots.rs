@@ -62,7 +62,8 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         )));
     }
     let rows = (inner.height as usize).saturating_sub(lines.len());
-    for l in s.lines(rows) {
+    let view_lines = s.lines(rows);
+    for &l in &view_lines {
         lines.push(match l {
             ViewLine::Squeezed { start, end } => Line::from(Span::styled(
                 format!(
@@ -80,10 +81,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // Give the drawn pages back to the kernel: a fault at the indexing frontier of a huge file
     // otherwise leaves read-around pages mapped (measured: 0.5 to 2.9 GiB resident while
     // viewing 8 GiB snapshots, 56 MiB with this). Redrawing faults the few visible pages again.
-    if let (Some(first), Some(last)) = (
-        s.lines(rows).first().copied(),
-        s.lines(rows).last().copied(),
-    ) {
+    if let (Some(&first), Some(&last)) = (view_lines.first(), view_lines.last()) {
         let start = match first {
             ViewLine::Row(o) | ViewLine::Squeezed { start: o, .. } => o,
         };
