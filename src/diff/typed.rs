@@ -112,6 +112,13 @@ impl Comparison {
     }
 
     /// Parse `TYPE[:atol=X,rtol=Y,ulp=N]` (the replay `--tolerance` syntax).
+    ///
+    /// ```
+    /// use rr_tui::diff::{Comparison, DType};
+    /// let c = Comparison::parse_spec("f32:rtol=1e-5,ulp=4").unwrap();
+    /// assert_eq!((c.dtype, c.tolerance.ulp), (DType::F32, 4));
+    /// assert!(Comparison::parse_spec("f32:speed=1").is_err());
+    /// ```
     pub fn parse_spec(spec: &str) -> Result<Comparison, String> {
         let (ty, rest) = spec.split_once(':').unwrap_or((spec, ""));
         let dtype = DType::parse(ty).ok_or_else(|| {

@@ -42,6 +42,15 @@ pub fn launch_config_hash(num_teams: u32, num_threads: u32, shared_mem: u32) -> 
 }
 
 /// The file stem `<KernelHash>_<LaunchConfigHash>` LLVM uses for an instance.
+///
+/// ```
+/// use rr_tui::record::hash::instance_stem;
+/// // The worked example of llvm-record-format.md §1.2.
+/// assert_eq!(
+///     instance_stem("__omp_offloading_10302_1e5d1a_main_l27", 256, 128, 0),
+///     "595103817563120778_10610289158582298445"
+/// );
+/// ```
 pub fn instance_stem(name: &str, num_teams: u32, num_threads: u32, shared_mem: u32) -> String {
     format!(
         "{}_{}",
