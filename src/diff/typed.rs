@@ -347,19 +347,19 @@ pub fn compare(
         let end = (start + BLOCK).min(n);
         let (ba, bb) = (&a[start..end], &b[start..end]);
         if ba != bb {
-            let first = first_index + (start / size) as u64;
-            let at = base + start as u64;
+            let blk = Block {
+                cmp,
+                base: base + start as u64,
+                first_index: first_index + (start / size) as u64,
+                keep,
+            };
             match (cmp.dtype, cmp.big_endian) {
                 // The common float types get a loop the compiler can keep tight.
-                (DType::F32, false) => {
-                    float_block::<4>(cmp, ba, bb, at, first, keep, &mut st, |c| {
-                        f32::from_bits(u32::from_le_bytes(c)) as f64
-                    })
-                }
-                (DType::F64, false) => {
-                    float_block::<8>(cmp, ba, bb, at, first, keep, &mut st, f64::from_le_bytes)
-                }
-                _ => generic_block(cmp, ba, bb, at, first, keep, &mut st),
+                (DType::F32, false) => float_block::<4>(&blk, ba, bb, &mut st, |c| {
+                    f32::from_bits(u32::from_le_bytes(c)) as f64
+                }),
+                (DType::F64, false) => float_block::<8>(&blk, ba, bb, &mut st, f64::from_le_bytes),
+                _ => generic_block(&blk, ba, bb, &mut st),
             }
         }
         start = end;
@@ -382,18 +382,28 @@ fn record(st: &mut TypedStats, r: ElementResult, keep: usize, mismatch: impl FnO
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn float_block<const N: usize>(
-    cmp: &Comparison,
-    a: &[u8],
-    b: &[u8],
+/// Where a block of elements sits: its file offset and the index of its first element.
+struct Block<'a> {
+    cmp: &'a Comparison,
     base: u64,
     first_index: u64,
     keep: usize,
+}
+
+#[inline]
+fn float_block<const N: usize>(
+    blk: &Block,
+    a: &[u8],
+    b: &[u8],
     st: &mut TypedStats,
     value: impl Fn([u8; N]) -> f64,
 ) {
+    let Block {
+        cmp,
+        base,
+        first_index,
+        keep,
+    } = *blk;
     let t = cmp.tolerance;
     let width = (N * 8) as u32;
     for (k, (ca, cb)) in a.chunks_exact(N).zip(b.chunks_exact(N)).enumerate() {
@@ -422,15 +432,13 @@ fn float_block<const N: usize>(
     }
 }
 
-fn generic_block(
-    cmp: &Comparison,
-    a: &[u8],
-    b: &[u8],
-    base: u64,
-    first_index: u64,
-    keep: usize,
-    st: &mut TypedStats,
-) {
+fn generic_block(blk: &Block, a: &[u8], b: &[u8], st: &mut TypedStats) {
+    let Block {
+        cmp,
+        base,
+        first_index,
+        keep,
+    } = *blk;
     let size = cmp.dtype.size();
     for off in (0..a.len()).step_by(size) {
         let r = compare_element(cmp, &a[off..off + size], &b[off..off + size]);
@@ -548,7 +556,17 @@ mod tests {
                 compared: fast.compared,
                 ..Default::default()
             };
-            generic_block(&c, &a, &b, 100, 7, 5, &mut slow);
+            generic_block(
+                &Block {
+                    cmp: &c,
+                    base: 100,
+                    first_index: 7,
+                    keep: 5,
+                },
+                &a,
+                &b,
+                &mut slow,
+            );
             assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{dtype:?}"); // NaN != NaN: compare renderings
             assert!(fast.differing > 0);
         }
