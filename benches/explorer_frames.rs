@@ -115,12 +115,10 @@ fn main() {
         let (job, e) = rx.recv_timeout(Duration::from_secs(120)).unwrap();
         let done = matches!(e, IndexEvent::Done(_));
         app.update(Msg::Index { job, event: e });
-        if std::env::var_os("BENCH_NO_DRAW").is_none() {
-            let d = Instant::now();
-            term.draw(|f| rr_tui::tui::ui::draw(&app, &theme, f))
-                .unwrap();
-            draws.push(d.elapsed());
-        }
+        let d = Instant::now();
+        term.draw(|f| rr_tui::tui::ui::draw(&app, &theme, f))
+            .unwrap();
+        draws.push(d.elapsed());
         let now = common::rss_kb("VmRSS:");
         if now > peak {
             peak = now;
