@@ -8,7 +8,7 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     let (findings, instances): (Vec<Finding>, usize) =
         if path.extension().is_some_and(|e| e == "json") && path.is_file() {
             (
-                check::check_instance(&InstanceFiles::from_descriptor_path(path)),
+                check::check_instance(&InstanceFiles::from_descriptor_path(path), None),
                 1,
             )
         } else {

@@ -15,11 +15,8 @@ const MAX_FRESH_PROCESSES: u32 = 3;
 const REEXEC_ENV: &str = "RR_TUI_REPLAY_ATTEMPT";
 
 pub fn run(a: &ReplayArgs) -> Result<i32> {
-    let mut printer = Printer {
-        json: a.json,
-        ok: true,
-    };
-    match replay(a, &mut printer) {
+    let printer = Printer { json: a.json };
+    match replay(a, &printer) {
         Ok(ok) => {
             printer.emit(Event::Done { ok });
             Ok(if ok { 0 } else { 1 })
@@ -38,7 +35,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     }
 }
 
-fn replay(a: &ReplayArgs, printer: &mut Printer) -> Result<bool> {
+fn replay(a: &ReplayArgs, printer: &Printer) -> Result<bool> {
     if a.repetitions == 0 {
         return Err(Error::Invalid("invalid number of repetitions".into()));
     }
@@ -75,12 +72,7 @@ fn replay(a: &ReplayArgs, printer: &mut Printer) -> Result<bool> {
     }
     let plan = plan::plan(&d, &segments);
     // Placeholders first: before the driver loads and before big host allocations.
-    let no_placeholders = std::env::var("RR_TUI_PLACEHOLDER_RELEASE").is_ok_and(|v| v == "none");
-    let mut placeholders = Placeholders::take(if no_placeholders {
-        &[]
-    } else {
-        &plan.reservations
-    });
+    let mut placeholders = Placeholders::take(&plan.reservations);
     let attempt: u32 = std::env::var(REEXEC_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -140,7 +132,7 @@ fn replay(a: &ReplayArgs, printer: &mut Printer) -> Result<bool> {
     if !a.json && req.verify.is_none() {
         println!("{PREFIX} Replay done, verification skipped");
     }
-    Ok(ok && printer.ok)
+    Ok(ok)
 }
 
 /// Replace this process with a fresh copy of itself (new address-space layout under ASLR).
@@ -165,11 +157,10 @@ fn reexec(attempt: u32) -> Error {
 
 struct Printer {
     json: bool,
-    ok: bool,
 }
 
 impl Printer {
-    fn emit(&mut self, e: Event) {
+    fn emit(&self, e: Event) {
         if self.json {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", e.to_line());
@@ -200,7 +191,6 @@ impl Printer {
                 if v.passed {
                     println!("{PREFIX} Replay done, device memory verified{}", if v.mode == "bytes" { String::new() } else { format!(" ({})", v.mode) });
                 } else {
-                    self.ok = false;
                     eprintln!("{PREFIX} Error: replay device memory failed to verify");
                     for line in verify::describe(&v) {
                         eprintln!("{PREFIX}   {line}");

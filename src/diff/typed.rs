@@ -398,14 +398,7 @@ fn float_block<const N: usize>(
     st: &mut TypedStats,
     value: impl Fn([u8; N]) -> f64,
 ) {
-    let Block {
-        cmp,
-        base,
-        first_index,
-        keep,
-    } = *blk;
-    let t = cmp.tolerance;
-    let width = (N * 8) as u32;
+    let t = blk.cmp.tolerance;
     for (k, (ca, cb)) in a.chunks_exact(N).zip(b.chunks_exact(N)).enumerate() {
         let (ca, cb): ([u8; N], [u8; N]) = (
             ca.try_into().expect("chunk of N"),
@@ -415,17 +408,12 @@ fn float_block<const N: usize>(
             continue;
         }
         let (x, y) = (value(ca), value(cb));
-        let raw = |c: [u8; N]| {
-            let mut buf = [0u8; 8];
-            buf[..N].copy_from_slice(&c);
-            u64::from_le_bytes(buf)
-        };
         let r = float_result(x, y, &t, || {
-            (ordered(raw(ca), width) - ordered(raw(cb), width)).unsigned_abs() as u64
+            ulp_distance(blk.cmp.dtype, raw(&ca, false), raw(&cb, false))
         });
-        record(st, r, keep, || Mismatch {
-            index: first_index + k as u64,
-            offset: base + (k * N) as u64,
+        record(st, r, blk.keep, || Mismatch {
+            index: blk.first_index + k as u64,
+            offset: blk.base + (k * N) as u64,
             a: Value::Float(x),
             b: Value::Float(y),
         });

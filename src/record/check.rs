@@ -98,27 +98,14 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
         ));
     }
     for inst in &dir.instances {
-        out.extend(check_instance(&inst.files));
-        if let (Some(name), true) = (&inst.kernel_name, inst.in_report) {
-            if let Ok(d) = Descriptor::read(&inst.files.json()) {
-                if &d.name != name {
-                    out.push(finding(
-                        Severity::Error,
-                        &inst.files.json(),
-                        format!(
-                            "report names kernel {name} but the descriptor says {}",
-                            d.name
-                        ),
-                    ));
-                }
-            }
-        }
+        let report_name = inst.kernel_name.as_deref().filter(|_| inst.in_report);
+        out.extend(check_instance(&inst.files, report_name));
     }
     out
 }
 
-/// Check one instance's files.
-pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
+/// Check one instance's files; `report_name` is the kernel the report names for it, if any.
+pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
     let mut out = Vec::new();
     let json = files.json();
     let d = match Descriptor::read(&json) {
@@ -128,6 +115,16 @@ pub fn check_instance(files: &InstanceFiles) -> Vec<Finding> {
             return out;
         }
     };
+    if let Some(name) = report_name.filter(|n| *n != d.name) {
+        out.push(finding(
+            Severity::Error,
+            &json,
+            format!(
+                "report names kernel {name} but the descriptor says {}",
+                d.name
+            ),
+        ));
+    }
     let expected = InstanceFiles::expected_stem(&d);
     if expected != files.stem {
         out.push(finding(

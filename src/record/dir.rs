@@ -16,7 +16,7 @@ const MAX_REPORT_FILE: u64 = 64 << 20;
 pub struct InstanceEntry {
     pub files: InstanceFiles,
     pub json_file: String,
-    /// From the report, else from the descriptor once loaded.
+    /// From the report; `None` without one.
     pub kernel_name: Option<String>,
     pub time_ns: Option<u64>,
     pub occurrences: Option<u64>,
@@ -38,8 +38,8 @@ pub struct RecordDir {
 }
 
 impl RecordDir {
-    /// Scan a directory. Reads only names, the report, and (when there is no report) descriptors
-    /// for kernel names; never snapshot bytes.
+    /// Scan a directory. Reads only file names and the report; never descriptors or snapshots
+    /// (callers that need more, such as the explorer, read descriptors once themselves).
     pub fn open(path: &Path) -> Result<RecordDir> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if !meta.is_dir() {
@@ -143,11 +143,6 @@ impl RecordDir {
                 in_report: false,
             });
         }
-        if dir.report.is_none() {
-            for inst in &mut dir.instances {
-                inst.kernel_name = Descriptor::read(&inst.files.json()).ok().map(|d| d.name);
-            }
-        }
         Ok(dir)
     }
 
@@ -157,7 +152,12 @@ impl RecordDir {
             .iter()
             .map(|i| ReportRow {
                 json_file: i.json_file.clone(),
-                kernel_name: i.kernel_name.clone().unwrap_or_else(|| "?".into()),
+                // Without a report the name comes from the descriptor.
+                kernel_name: i
+                    .kernel_name
+                    .clone()
+                    .or_else(|| Descriptor::read(&i.files.json()).ok().map(|d| d.name))
+                    .unwrap_or_else(|| "?".into()),
                 time_ns: i.time_ns,
                 occurrences: i.occurrences,
             })

@@ -47,7 +47,3 @@ pub fn descriptor_of(dir: &Path, kernel: &str) -> PathBuf {
         })
         .expect("kernel in fixture")
 }
-
-pub fn with_ext(json: &Path, ext: &str) -> PathBuf {
-    json.with_extension(ext)
-}

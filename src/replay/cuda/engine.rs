@@ -61,18 +61,18 @@ impl Drop for Context {
     }
 }
 
-struct Event2(sys::CUevent);
-impl Event2 {
-    fn new() -> Result<Event2> {
+struct CudaEvent(sys::CUevent);
+impl CudaEvent {
+    fn new() -> Result<CudaEvent> {
         let mut e = std::ptr::null_mut();
         // SAFETY: creates a timing-enabled event (flags 0 = CU_EVENT_DEFAULT).
         check(unsafe { sys::cuEventCreate(&mut e, 0) }, || {
             "cuEventCreate".into()
         })?;
-        Ok(Event2(e))
+        Ok(CudaEvent(e))
     }
 }
-impl Drop for Event2 {
+impl Drop for CudaEvent {
     fn drop(&mut self) {
         // SAFETY: destroys the event we created.
         unsafe { sys::cuEventDestroy_v2(self.0) };
@@ -158,13 +158,7 @@ pub fn run(
     }
     let d = req.descriptor;
     let l = req.launch;
-    // When to give the placeholders back: the driver may learn the host mappings of the process
-    // when it initialises and then refuse those ranges even after they are unmapped.
-    let release =
-        std::env::var("RR_TUI_PLACEHOLDER_RELEASE").unwrap_or_else(|_| "before-init".into());
-    if release != "before-reserve" {
-        placeholders.release_all();
-    }
+    placeholders.release_all();
     // SAFETY: cuInit is the documented first call; flags must be 0.
     check(unsafe { sys::cuInit(0) }, || {
         "cuInit (is a GPU visible to this process?)".into()
@@ -237,7 +231,7 @@ pub fn run(
             req.plan.mapped_bytes()
         ),
     });
-    let _memory = DeviceMemory::reserve_and_map(req.plan, l.device_id, placeholders)?;
+    let _memory = DeviceMemory::reserve_and_map(req.plan, l.device_id)?;
 
     // 2. Module, kernel, globals.
     let image_path = req.files.image(d);
@@ -405,7 +399,7 @@ pub fn run(
         .iter()
         .map(|&o| unsafe { base.add(o) } as *mut c_void)
         .collect();
-    let (start, end) = (Event2::new()?, Event2::new()?);
+    let (start, end) = (CudaEvent::new()?, CudaEvent::new()?);
     let mut attrs: Vec<sys::CUlaunchAttribute> = Vec::new();
     if let Some(c) = l.cluster_dim {
         // SAFETY: zeroed attribute, then the union member matching the id is written.

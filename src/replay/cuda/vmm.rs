@@ -7,9 +7,8 @@ use super::check;
 use crate::error::{Error, Result};
 use crate::replay::plan::{Plan, Range};
 
-/// `PROT_NONE` host mappings over the ranges to reserve, taken at process start, before the
-/// driver and our own allocations can land there; each is released just before its range is
-/// reserved on the device.
+/// `PROT_NONE` host mappings over the ranges to reserve, taken at process start so that our own
+/// allocations cannot land there; released just before the driver initialises.
 pub struct Placeholders {
     held: Vec<(Range, bool)>,
 }
@@ -56,20 +55,14 @@ impl Placeholders {
             .collect()
     }
 
-    /// Release every placeholder (before the driver initialises: see `engine::run`).
+    /// Give every placeholder back. Done just before `cuInit` (see `engine::run`): measured on
+    /// the GPU machine, ranges still covered while the driver initialises are refused by it even
+    /// after they are unmapped.
     pub fn release_all(&mut self) {
-        for (r, ok) in self.held.clone() {
-            if ok {
-                self.release(&r);
-            }
-        }
-    }
-
-    fn release(&mut self, r: &Range) {
-        for (h, ok) in self.held.iter_mut() {
-            if *ok && h == r {
+        for (r, ok) in self.held.iter_mut() {
+            if *ok {
                 // SAFETY: this is the placeholder we mapped at exactly this range.
-                unsafe { libc::munmap(h.addr as *mut libc::c_void, h.size as usize) };
+                unsafe { libc::munmap(r.addr as *mut libc::c_void, r.size as usize) };
                 *ok = false;
             }
         }
@@ -91,11 +84,7 @@ pub struct DeviceMemory {
 impl DeviceMemory {
     /// Reserve every planned range at its exact address and back the mappings with memory.
     /// Requires a current context.
-    pub fn reserve_and_map(
-        plan: &Plan,
-        device: i32,
-        placeholders: &mut Placeholders,
-    ) -> Result<DeviceMemory> {
+    pub fn reserve_and_map(plan: &Plan, device: i32) -> Result<DeviceMemory> {
         let mut mem = DeviceMemory {
             reservations: Vec::new(),
             maps: Vec::new(),
@@ -107,7 +96,6 @@ impl DeviceMemory {
         prop.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = device;
         for r in &plan.reservations {
-            placeholders.release(r);
             let mut got: sys::CUdeviceptr = 0;
             // SAFETY: plain reservation call; `got` receives the address.
             let res = unsafe { sys::cuMemAddressReserve(&mut got, r.size as usize, 0, r.addr, 0) };
