@@ -217,8 +217,12 @@ fn ordered(bits: u64, width: u32) -> i128 {
 
 /// ULP distance between two floats of `dtype` given their raw bits.
 pub fn ulp_distance(dtype: DType, a_bits: u64, b_bits: u64) -> u64 {
-    let w = (dtype.size() * 8) as u32;
-    (ordered(a_bits, w) - ordered(b_bits, w)).unsigned_abs() as u64
+    ulp_bits(a_bits, b_bits, (dtype.size() * 8) as u32)
+}
+
+#[inline]
+fn ulp_bits(a_bits: u64, b_bits: u64, width: u32) -> u64 {
+    (ordered(a_bits, width) - ordered(b_bits, width)).unsigned_abs() as u64
 }
 
 /// The outcome of comparing one element pair.
@@ -382,6 +386,14 @@ fn record(st: &mut TypedStats, r: ElementResult, keep: usize, mismatch: impl FnO
     }
 }
 
+/// Little-endian bits of a fixed-size element (the hot path's `raw`, without a length loop).
+#[inline]
+fn raw_le<const N: usize>(c: [u8; N]) -> u64 {
+    let mut buf = [0u8; 8];
+    buf[..N].copy_from_slice(&c);
+    u64::from_le_bytes(buf)
+}
+
 /// Where a block of elements sits: its file offset and the index of its first element.
 struct Block<'a> {
     cmp: &'a Comparison,
@@ -409,7 +421,7 @@ fn float_block<const N: usize>(
         }
         let (x, y) = (value(ca), value(cb));
         let r = float_result(x, y, &t, || {
-            ulp_distance(blk.cmp.dtype, raw(&ca, false), raw(&cb, false))
+            ulp_bits(raw_le(ca), raw_le(cb), (N * 8) as u32)
         });
         record(st, r, blk.keep, || Mismatch {
             index: blk.first_index + k as u64,
