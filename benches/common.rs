@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 /// A record directory with `n` instances of LLVM layout: descriptors, tiny snapshots and
 /// globals, one shared-content image per instance, and (optionally) a report file.
 pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
-    use rr_tui::record::hash;
+    use rr_format::hash;
     let dir = root.join(format!(
         "synthetic-{n}-{}",
         if with_report { "report" } else { "noreport" }
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let image = std::fs::read(fixture_json().with_extension("image")).unwrap();
-    let globals = rr_tui::record::globals::Globals::encode(&[("g_scale", &[0, 0, 0x20, 0x40])]);
+    let globals = rr_format::globals::Globals::encode(&[("g_scale", &[0, 0, 0x20, 0x40])]);
     let mut rows = Vec::new();
     for i in 0..n {
         let name = format!(
@@ -35,7 +35,7 @@ pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
         if i < 16 {
             std::fs::write(dir.join(format!("{stem}.image")), &image).unwrap();
         }
-        rows.push(rr_tui::record::report::ReportRow {
+        rows.push(rr_format::report::ReportRow {
             json_file: format!("{stem}.json"),
             kernel_name: name,
             time_ns: Some(1000 + i as u64),
@@ -45,7 +45,7 @@ pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
     if with_report {
         std::fs::write(
             dir.join("report.txt"),
-            rr_tui::record::report::render(&dir.display().to_string(), &rows),
+            rr_format::report::render(&dir.display().to_string(), &rows),
         )
         .unwrap();
     }

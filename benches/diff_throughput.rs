@@ -5,8 +5,8 @@
 #[path = "common.rs"]
 mod common;
 
-use rr_tui::diff::{Comparison, DType, Tolerance};
-use rr_tui::snapshot::Snapshot;
+use rr_engine::diff::{Comparison, DType, Tolerance};
+use rr_engine::snapshot::Snapshot;
 use std::io::Write;
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -100,7 +100,7 @@ fn main() {
     );
     let ours = common::median_time(3, || {
         let out =
-            rr_tui::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
+            rr_engine::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
         assert_eq!(out.index.ranges.len(), 5);
     });
     let gbps = |t: std::time::Duration| GIB as f64 / t.as_secs_f64() / 1e9;

@@ -8,8 +8,8 @@ mod common;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use rr_tui::diff::job::{IndexEvent, IndexJob};
-use rr_tui::replay::Event;
+use rr_engine::diff::job::{IndexEvent, IndexJob};
+use rr_engine::replay::Event;
 use rr_tui::tui::app::{App, Cmd, Msg};
 use rr_tui::tui::theme::Theme;
 use std::time::{Duration, Instant};
@@ -41,9 +41,10 @@ fn main() {
 
     // 2. Streaming 10 000 repetitions per second at 60 frames per second: ~167 events per frame.
     let mut app = rr_tui::tui::load_app(dir.clone(), Ok(()), tmp.path().to_path_buf()).unwrap();
-    let Some(Cmd::StartReplay { instance, .. }) = key(&mut app, 'v').into_iter().next() else {
+    let Some(Cmd::StartReplay { request, .. }) = key(&mut app, 'v').into_iter().next() else {
         panic!()
     };
+    let run = request.run_id;
     let mut frames = Vec::new();
     let mut rep = 0u32;
     let start = Instant::now();
@@ -51,15 +52,15 @@ fn main() {
         let t = Instant::now();
         for _ in 0..167 {
             rep += 1;
-            app.update(Msg::Replay {
-                instance,
-                event: Event::Rep {
+            app.update(ev(
+                run,
+                Event::Rep {
                     index: rep,
                     kernel_ns: 5000.0 + (rep % 97) as f64,
                     host_ns: 11000.0,
                     restore_ns: 900.0,
                 },
-            });
+            ));
         }
         term.draw(|f| rr_tui::tui::ui::draw(&app, &theme, f))
             .unwrap();
@@ -80,7 +81,7 @@ fn main() {
     let big = tmp.path().join("big");
     std::fs::create_dir_all(&big).unwrap();
     let size: u64 = 8 << 30;
-    let stem = rr_tui::record::hash::instance_stem("rr_big", 1, 1, 0);
+    let stem = rr_format::hash::instance_stem("rr_big", 1, 1, 0);
     std::fs::write(big.join(format!("{stem}.json")), format!(r#"{{"ArgOffsets":[0,0],"ArgPtrs":[23335631060992,-1],"DeviceId":0,"LoopTripCount":0,"Name":"rr_big","NumArgs":2,"NumTeams":1,"NumThreads":1,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[0,0],"VAllocAddr":23335631060992,"VAllocSize":{}}}"#, 16u64 << 30)).unwrap();
     for (ext, marks) in [
         ("record_input", vec![]),
@@ -161,4 +162,9 @@ fn main() {
         peak / 1024
     );
     println!("  at the peak: {peak_detail}");
+}
+
+/// A replay event of run `run`, as the runtime delivers it.
+fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
+    Msg::Replay(rr_engine::replay::Tagged { run, event })
 }

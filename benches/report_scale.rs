@@ -16,8 +16,8 @@ fn main() {
             "no report (descriptors parsed)"
         };
         let t = common::median_time(5, || {
-            let rd = rr_tui::record::RecordDir::open(&dir).unwrap();
-            let text = rr_tui::record::report::render(&rd.absolute_path(), &rd.report_rows());
+            let rd = rr_format::RecordDir::open(&dir).unwrap();
+            let text = rr_format::report::render(&rd.absolute_path(), &rd.report_rows());
             assert_eq!(rd.instances.len(), 10_000);
             std::hint::black_box(text);
         });

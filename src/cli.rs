@@ -129,6 +129,24 @@ pub struct CompareArgs {
     pub ulp: u64,
 }
 
+/// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1).
+pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let bad = || format!("{s:?}: expected X, X,Y or X,Y,Z with positive integers");
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(bad());
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = p.parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
+    }
+    Ok(out)
+}
+
+fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
+    rr_engine::diff::Comparison::parse_spec(s)
+}
+
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
     /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
@@ -137,8 +155,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub verify: bool,
     /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
-    #[arg(long, value_name = "SPEC")]
-    pub tolerance: Option<String>,
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
+    pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Write .replay_output, named as LLVM names it.
     #[arg(long)]
     pub save_output: bool,
@@ -158,11 +176,11 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub num_threads: Option<u32>,
     /// Override the whole grid: X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z")]
-    pub grid: Option<String>,
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub grid: Option<[u32; 3]>,
     /// Override the whole block: X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z")]
-    pub block: Option<String>,
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub block: Option<[u32; 3]>,
     /// Override the dynamic shared memory bytes.
     #[arg(long)]
     pub shared_mem: Option<u32>,
@@ -175,4 +193,36 @@ pub struct ReplayArgs {
     /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
     #[arg(long)]
     pub json: bool,
+    /// The run id every JSON event carries (set by the explorer and `tune`).
+    #[arg(long, default_value_t = 1, hide = true)]
+    pub run_id: u64,
+}
+
+impl ReplayArgs {
+    /// The typed request the engine performs.
+    pub fn request(&self) -> rr_engine::replay::ReplayRequest {
+        use rr_engine::replay::{Overrides, ReplayRequest, Verify};
+        ReplayRequest {
+            descriptor: self.descriptor.clone(),
+            overrides: Overrides {
+                grid: self.grid,
+                block: self.block,
+                num_teams: self.num_teams,
+                num_threads: self.num_threads,
+                shared_mem: self.shared_mem,
+                device_id: self.device_id,
+                ignore_limits: self.ignore_limits,
+            },
+            repetitions: self.repetitions,
+            warmup: self.warmup,
+            verify: match (self.tolerance, self.verify) {
+                (Some(c), _) => Verify::Typed(c),
+                (None, true) => Verify::Bytes,
+                (None, false) => Verify::No,
+            },
+            save_output: self.save_output,
+            output_dir: self.output_dir.clone(),
+            run_id: self.run_id,
+        }
+    }
 }

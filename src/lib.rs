@@ -1,15 +1,13 @@
-//! rr-tui: record, replay, verify and explore GPU kernel executions.
-//!
-//! Domain modules (`record`, `snapshot`, `diff`, `replay`) know nothing of the terminal UI
-//! (`tui`); the headless `commands` and the explorer are both thin layers over them.
+//! rr-tui, the program: command line, headless commands and the interactive explorer, thin
+//! layers over the domain crates (`rr-format`, `rr-engine`; CUDA only through them). No
+//! `unsafe` here.
+
+#![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod commands;
-pub mod diff;
 pub mod error;
-pub mod record;
-pub mod replay;
-pub mod snapshot;
+pub mod output;
 pub mod tui;
 
 use cli::{Cli, Command};
@@ -27,9 +25,9 @@ pub fn run(cli: Cli) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rr-tui: {e}");
+            output::error_line(&format!("rr-tui: {e}"));
             match e {
-                error::Error::Invalid(_) => 2,
+                error::Error::Record(rr_format::Error::Invalid(_)) => 2,
                 _ => 1,
             }
         }

@@ -4,8 +4,8 @@ mod common;
 
 use common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rr_tui::diff::job::IndexEvent;
-use rr_tui::replay::Event;
+use rr_engine::diff::job::IndexEvent;
+use rr_engine::replay::Event;
 use rr_tui::tui::app::{App, Cmd, Msg, Pair, Phase, Screen, SortKey};
 use std::sync::atomic::AtomicBool;
 
@@ -37,8 +37,9 @@ fn app(name: &str, gpu: bool) -> App {
 fn finish_index(app: &mut App, cmds: Vec<Cmd>) {
     for c in cmds {
         if let Cmd::StartIndex { job, a, b } = c {
-            let out = rr_tui::diff::build_index(&a, &b, 8, &AtomicBool::new(false), |_, _, _| {})
-                .unwrap();
+            let out =
+                rr_engine::diff::build_index(&a, &b, 8, &AtomicBool::new(false), |_, _, _| {})
+                    .unwrap();
             app.update(Msg::Index {
                 job,
                 event: IndexEvent::Progress {
@@ -155,29 +156,31 @@ fn replay_events_stream_into_the_instance_and_export() {
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.settings.repetitions, 5);
     let cmds = key(&mut a, KeyCode::Char('v'));
-    let Some(Cmd::StartReplay { instance, args }) = cmds.into_iter().next() else {
+    let Some(Cmd::StartReplay { instance, request }) = cmds.into_iter().next() else {
         panic!("no replay started")
     };
-    assert!(args.verify && args.save_output && args.json && args.repetitions == 5);
+    let run = request.run_id;
+    assert!(
+        request.verify == rr_engine::replay::Verify::Bytes
+            && request.save_output
+            && request.repetitions == 5
+    );
     assert!(
         key(&mut a, KeyCode::Char('r')).is_empty(),
         "one replay at a time"
     );
     for i in 0..5 {
-        a.update(Msg::Replay {
-            instance,
-            event: Event::Rep {
+        a.update(ev(
+            run,
+            Event::Rep {
                 index: i + 1,
                 kernel_ns: 1000.0 + i as f64,
                 host_ns: 5000.0,
                 restore_ns: 10.0,
             },
-        });
+        ));
     }
-    a.update(Msg::Replay {
-        instance,
-        event: Event::Done { ok: true },
-    });
+    a.update(ev(run, Event::Done { ok: true }));
     let run = &a.replays[&instance];
     assert_eq!(run.kernel_stats().median, 1002.0);
     assert_eq!(run.phase, Phase::Done);
@@ -198,18 +201,65 @@ fn replay_events_stream_into_the_instance_and_export() {
 #[test]
 fn cancel_marks_the_run_and_kills_the_child() {
     let mut a = app("llvm-two-kernels", true);
-    let _ = key(&mut a, KeyCode::Char('r'));
+    let run = match key(&mut a, KeyCode::Char('r')).into_iter().next() {
+        Some(Cmd::StartReplay { request, .. }) => request.run_id,
+        _ => panic!("no replay started"),
+    };
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
     assert_eq!(a.replays[&0].phase, Phase::Cancelled);
     // Late events of the killed child do not resurrect it.
-    a.update(Msg::Replay {
-        instance: 0,
-        event: Event::Error {
+    a.update(ev(
+        run,
+        Event::Error {
+            kind: rr_engine::replay::ErrorKind::Setup,
             message: "killed".into(),
         },
-    });
+    ));
     assert_eq!(a.replays[&0].phase, Phase::Cancelled);
+}
+
+/// Cancelling a replay and immediately starting another on the same instance: the killed
+/// child's last words (error, done) belong to the old run and must not fail the new one.
+#[test]
+fn a_cancelled_runs_late_events_never_touch_the_next_run() {
+    let mut a = app("llvm-two-kernels", true);
+    let first = match key(&mut a, KeyCode::Char('r')).into_iter().next() {
+        Some(Cmd::StartReplay { request, .. }) => request.run_id,
+        _ => panic!("no replay started"),
+    };
+    key(&mut a, KeyCode::Char('c'));
+    let second = match key(&mut a, KeyCode::Char('r')).into_iter().next() {
+        Some(Cmd::StartReplay { request, .. }) => request.run_id,
+        _ => panic!("no second replay started"),
+    };
+    assert_ne!(first, second);
+    a.update(ev(
+        first,
+        Event::Error {
+            kind: rr_engine::replay::ErrorKind::Setup,
+            message: "the replay process was killed (cancelled or crashed)".into(),
+        },
+    ));
+    a.update(ev(first, Event::Done { ok: false }));
+    assert_eq!(
+        a.replays[&0].phase,
+        Phase::Running,
+        "the new run is untouched"
+    );
+    assert_eq!(a.running, Some(0));
+    a.update(ev(
+        second,
+        Event::Rep {
+            index: 1,
+            kernel_ns: 1.0,
+            host_ns: 2.0,
+            restore_ns: 0.0,
+        },
+    ));
+    a.update(ev(second, Event::Done { ok: true }));
+    assert_eq!(a.replays[&0].phase, Phase::Done);
+    assert_eq!(a.replays[&0].kernel_ns, vec![1.0]);
 }
 
 #[test]
@@ -220,4 +270,9 @@ fn descriptor_mark_enables_a_side_by_side_diff() {
     key(&mut a, KeyCode::Char('2'));
     assert_eq!(a.mark, Some(0));
     assert!(a.inspections.contains_key(&0) && a.inspections.contains_key(&1));
+}
+
+/// A replay event of run `run`, as the runtime delivers it.
+fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
+    Msg::Replay(rr_engine::replay::Tagged { run, event })
 }

@@ -348,27 +348,39 @@ fn replay_checks_limits_before_touching_a_gpu() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("invalid number of repetitions"));
+    // Malformed flag values are usage errors, caught before anything else (exit 2).
     rr().args(["replay", "--tolerance", "f32:bogus=1"])
         .arg(&d)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("unknown tolerance"));
+    rr().args(["replay", "--grid", "x"])
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected X, X,Y or X,Y,Z"));
+    // In the JSON stream, a refused replay still ends with `done`, tagged with its run.
     let out = rr()
-        .args(["replay", "--json", "--num-teams", "0", "--grid", "x"])
+        .args(["replay", "--json", "--run-id", "7", "--num-threads", "2000"])
         .arg(&d)
         .output()
         .unwrap();
-    let last = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string();
-    assert_eq!(last, r#"{"event":"done","ok":false}"#);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains(r#""event":"start""#) && lines[0].contains(r#""protocol":2"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""kind":"input""#), "{text}");
+    assert_eq!(
+        lines.last().copied().unwrap_or_default(),
+        r#"{"run":7,"event":"done","ok":false}"#
+    );
 }
 
 #[test]
 fn replay_without_a_driver_says_so() {
-    if rr_tui::replay::cuda::driver_present() {
+    if rr_engine::replay::gpu_status().is_ok() {
         eprintln!("a CUDA driver is present here: the GPU suite covers replay");
         return;
     }

@@ -4,10 +4,10 @@
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
+use rr_engine::diff::job::IndexEvent;
+use rr_engine::replay::stats::Stats;
+use rr_engine::replay::{Event, VerifyOutcome};
 use rr_tui::cli::Theme as ThemeName;
-use rr_tui::diff::job::IndexEvent;
-use rr_tui::replay::stats::Stats;
-use rr_tui::replay::{Event, VerifyOutcome};
 use rr_tui::tui::app::{App, Cmd, Msg};
 use rr_tui::tui::theme::Theme;
 use std::path::PathBuf;
@@ -55,8 +55,9 @@ fn snap(a: &App) -> String {
 fn index(a: &mut App, cmds: Vec<Cmd>) {
     for c in cmds {
         if let Cmd::StartIndex { job, a: x, b: y } = c {
-            let out = rr_tui::diff::build_index(&x, &y, 8, &AtomicBool::new(false), |_, _, _| {})
-                .unwrap();
+            let out =
+                rr_engine::diff::build_index(&x, &y, 8, &AtomicBool::new(false), |_, _, _| {})
+                    .unwrap();
             a.update(Msg::Index {
                 job,
                 event: IndexEvent::Done(Ok(out)),
@@ -122,45 +123,59 @@ fn snapshot_diff_hex_and_typed() {
 #[test]
 fn replay_live_and_verified() {
     let mut a = app(true);
-    let Some(Cmd::StartReplay { instance, .. }) = key(&mut a, 'v').into_iter().next() else {
+    let Some(Cmd::StartReplay { request, .. }) = key(&mut a, 'v').into_iter().next() else {
         panic!()
     };
-    a.update(Msg::Replay {
-        instance,
-        event: Event::Start {
+    let run = request.run_id;
+    a.update(ev(
+        run,
+        Event::Start {
+            protocol: rr_engine::replay::PROTOCOL_VERSION,
+            descriptor: "x.json".into(),
+        },
+    ));
+    a.update(ev(
+        run,
+        Event::Launch {
             kernel: "rr_saxpy".into(),
-            device: "NVIDIA H200".into(),
-            sm: 90,
             grid: [8, 1, 1],
             block: [128, 1, 1],
             shared_mem: 0,
             repetitions: 20,
             warmup: 0,
         },
-    });
+    ));
+    a.update(ev(
+        run,
+        Event::Device {
+            name: "NVIDIA H200".into(),
+            sm: 90,
+            ordinal: 0,
+        },
+    ));
     for i in 0..12 {
-        a.update(Msg::Replay {
-            instance,
-            event: Event::Rep {
+        a.update(ev(
+            run,
+            Event::Rep {
                 index: i + 1,
                 kernel_ns: 1000.0 + (i % 5) as f64 * 10.0,
                 host_ns: 6000.0 + i as f64,
                 restore_ns: 100.0,
             },
-        });
+        ));
     }
     insta::assert_snapshot!("replay_running", snap(&a));
-    a.update(Msg::Replay {
-        instance,
-        event: Event::Summary {
+    a.update(ev(
+        run,
+        Event::Summary {
             kernel_ns: Stats::default(),
             host_ns: Stats::default(),
             restore_ns: Stats::default(),
         },
-    });
-    a.update(Msg::Replay {
-        instance,
-        event: Event::Verify(VerifyOutcome {
+    ));
+    a.update(ev(
+        run,
+        Event::Verify(VerifyOutcome {
             passed: false,
             mode: "bytes".into(),
             expected_len: 32768,
@@ -170,11 +185,8 @@ fn replay_live_and_verified() {
             first_ranges: vec![[0x4004, 4]],
             regions: vec![],
         }),
-    });
-    a.update(Msg::Replay {
-        instance,
-        event: Event::Done { ok: false },
-    });
+    ));
+    a.update(ev(run, Event::Done { ok: false }));
     insta::assert_snapshot!("replay_mismatch", snap(&a));
 }
 
@@ -195,4 +207,9 @@ fn monochrome_theme_uses_no_colours() {
         .content
         .iter()
         .all(|c| c.fg == ratatui::style::Color::Reset && c.bg == ratatui::style::Color::Reset));
+}
+
+/// A replay event of run `run`, as the runtime delivers it.
+fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
+    Msg::Replay(rr_engine::replay::Tagged { run, event })
 }

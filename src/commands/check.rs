@@ -1,8 +1,8 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::record::check::{self, Finding, Severity};
-use crate::record::{InstanceFiles, RecordDir};
+use rr_format::check::{self, Finding, Severity};
+use rr_format::{InstanceFiles, RecordDir};
 
 pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     let (findings, instances): (Vec<Finding>, usize) =

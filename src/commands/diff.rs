@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use crate::cli::{CompareArgs, DiffArgs};
-use crate::diff::regions::{self, RegionReport};
-use crate::diff::typed::{self, TypedStats};
-use crate::diff::{self, Comparison, DType, DiffOutcome, Tolerance, CHUNK};
 use crate::error::{Error, Result};
-use crate::record::inspect::human;
-use crate::record::memory::MemoryMap;
-use crate::record::{Descriptor, InstanceFiles};
-use crate::snapshot::Snapshot;
+use rr_engine::diff::regions::{self, RegionReport};
+use rr_engine::diff::typed::{self, TypedStats};
+use rr_engine::diff::{self, Comparison, DType, DiffOutcome, Tolerance, CHUNK};
+use rr_engine::snapshot::Snapshot;
+use rr_format::inspect::human;
+use rr_format::memory::MemoryMap;
+use rr_format::{Descriptor, InstanceFiles};
 
 pub fn run(args: &DiffArgs) -> Result<i32> {
     let result = if args.a.extension().is_some_and(|e| e == "json") && args.b.is_none() {
@@ -21,8 +21,8 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     } else {
         match &args.b {
             Some(b) => diff_files(args, &args.a, b),
-            None => Err(Error::Invalid(
-                "diff needs two snapshot files, or one descriptor (.json)".into(),
+            None => Err(Error::invalid(
+                "diff needs two snapshot files, or one descriptor (.json)",
             )),
         }
     };
@@ -39,14 +39,14 @@ pub fn comparison(c: &CompareArgs) -> Result<Comparison> {
     let dtype = match &c.dtype {
         None => DType::U8,
         Some(t) => DType::parse(t).ok_or_else(|| {
-            Error::Invalid(format!(
+            Error::invalid(format!(
                 "unknown --type {t:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)"
             ))
         })?,
     };
     for (name, v) in [("--atol", c.atol), ("--rtol", c.rtol)] {
         if !(v >= 0.0 && v.is_finite()) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::invalid(format!(
                 "{name} must be a non-negative number"
             )));
         }

@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::record::inspect::Inspection;
+use rr_format::inspect::Inspection;
 
 pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
     let inspection = Inspection::of(descriptor)?;

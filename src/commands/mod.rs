@@ -9,8 +9,5 @@ pub mod report;
 
 /// Print a serialisable value as one JSON document.
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
-        Err(e) => eprintln!("rr-tui: cannot serialise output: {e}"),
-    }
+    crate::output::json(value)
 }

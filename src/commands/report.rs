@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::record::{report, RecordDir};
+use rr_format::{report, RecordDir};
 
 pub fn run(dir: &Path, json: bool) -> Result<i32> {
     let rd = RecordDir::open(dir)?;

@@ -16,11 +16,7 @@ use crate::error::{Error, Result};
 
 /// Why replay cannot run in this environment, if it cannot.
 pub fn gpu_status() -> std::result::Result<(), String> {
-    if crate::replay::cuda::driver_present() {
-        Ok(())
-    } else {
-        Err("no CUDA driver found (libcuda.so.1 could not be loaded); everything else works".into())
-    }
+    rr_engine::replay::gpu_status()
 }
 
 /// Load a directory into a fresh `App` (used by the runtime, the tests and the benchmarks).
@@ -36,12 +32,16 @@ pub fn load_app(
 pub fn run(args: ExploreArgs) -> Result<i32> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !std::io::stdout().is_terminal() {
-        return Err(Error::Invalid(
-            "the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`".into(),
-        ));
+        return Err(Error::invalid("the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`"));
     }
-    let output_dir = std::env::temp_dir().join(format!("rr-tui-{}", std::process::id()));
-    std::fs::create_dir_all(&output_dir).map_err(|e| Error::io(&output_dir, e))?;
-    let app = load_app(dir, gpu_status(), output_dir)?;
-    runtime::run(app, theme::Theme::new(args.theme))
+    // Replays write `.replay_output` here, never into the record directory. An unpredictable
+    // name, created fresh (mode 0700), removed at exit: nobody can plant a link in it.
+    let session = tempfile::Builder::new()
+        .prefix("rr-tui-session-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let app = load_app(dir, gpu_status(), session.path().to_path_buf())?;
+    let result = runtime::run(app, theme::Theme::new(args.theme));
+    drop(session);
+    result
 }

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use super::app::{App, Cmd, Msg};
 use super::theme::Theme;
-use crate::diff::job::IndexJob;
 use crate::error::{Error, Result};
-use crate::replay::child::ChildReplay;
+use rr_engine::diff::job::IndexJob;
+use rr_engine::replay::child::ChildReplay;
 
 const TICK: Duration = Duration::from_millis(250);
 
@@ -29,7 +29,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     let stop = Arc::new(AtomicBool::new(false));
     spawn_signal_thread(tx.clone())?;
     let mut terminal = ratatui::try_init()
-        .map_err(|e| Error::Invalid(format!("cannot set up the terminal: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
     // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo.
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -47,7 +47,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
         loop {
             terminal
                 .draw(|f| super::ui::draw(&app, &theme, f))
-                .map_err(|e| Error::Invalid(format!("drawing failed: {e}")))?;
+                .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
             let first = match rx.recv_timeout(TICK) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => Msg::Tick,
@@ -59,26 +59,29 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             }
             for cmd in cmds {
                 match cmd {
-                    Cmd::StartReplay { instance, args } => {
+                    Cmd::StartReplay { request, .. } => {
                         let exe = std::env::current_exe().map_err(|e| {
-                            Error::Invalid(format!("cannot find the rr-tui executable: {e}"))
+                            Error::invalid(format!("cannot find the rr-tui executable: {e}"))
                         })?;
                         let sink = tx.clone();
-                        match ChildReplay::spawn(&exe, &args, move |event| {
-                            let _ = sink.send(Msg::Replay { instance, event });
+                        let run = request.run_id;
+                        match ChildReplay::spawn(&exe, &request, move |tagged| {
+                            let _ = sink.send(Msg::Replay(tagged));
                         }) {
                             Ok(child) => replay = Some(child),
                             Err(e) => {
-                                app.update(Msg::Replay {
-                                    instance,
-                                    event: crate::replay::Event::Error {
+                                use rr_engine::replay::{ErrorKind, Event, Tagged};
+                                app.update(Msg::Replay(Tagged {
+                                    run,
+                                    event: Event::Error {
+                                        kind: ErrorKind::Setup,
                                         message: format!("cannot start the replay process: {e}"),
                                     },
-                                });
-                                app.update(Msg::Replay {
-                                    instance,
-                                    event: crate::replay::Event::Done { ok: false },
-                                });
+                                }));
+                                app.update(Msg::Replay(Tagged {
+                                    run,
+                                    event: Event::Done { ok: false },
+                                }));
                             }
                         }
                     }
@@ -92,7 +95,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         index = Some(IndexJob::spawn(
                             a,
                             b,
-                            crate::diff::index::DEFAULT_MERGE_GAP,
+                            rr_engine::diff::index::DEFAULT_MERGE_GAP,
                             move |event| {
                                 let _ = sink.send(Msg::Index { job, event });
                             },
@@ -147,7 +150,7 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
 fn spawn_signal_thread(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
-        .map_err(|e| Error::Invalid(format!("cannot install signal handlers: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot install signal handlers: {e}")))?;
     std::thread::spawn(move || {
         if signals.forever().next().is_some() {
             let _ = tx.send(Msg::Quit);

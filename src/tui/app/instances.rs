@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::record::{demangle, Descriptor, RecordDir};
+use rr_format::{demangle, Descriptor, RecordDir};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -54,7 +54,7 @@ pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>)> {
     Ok((rd, rows))
 }
 
-fn row(inst: &crate::record::InstanceEntry) -> Row {
+fn row(inst: &rr_format::InstanceEntry) -> Row {
     let json_path = inst.files.json();
     let (d, problem) = match Descriptor::read(&json_path) {
         Ok(d) => (Some(d), None),

@@ -12,16 +12,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::keymap::{self, Action, Scope};
-use crate::cli::ReplayArgs;
-use crate::diff::job::IndexEvent;
-use crate::diff::DType;
-use crate::record::inspect::Inspection;
-use crate::record::memory::MemoryMap;
-use crate::record::{Descriptor, InstanceFiles};
-use crate::replay::Event;
-use crate::snapshot::Snapshot;
 pub use instances::{Row, SortKey};
 pub use replays::{Phase, ReplayRun};
+use rr_engine::diff::job::IndexEvent;
+use rr_engine::diff::Comparison;
+use rr_engine::diff::DType;
+use rr_engine::replay::{Event, ReplayRequest, Tagged, Verify};
+use rr_engine::snapshot::Snapshot;
+use rr_format::inspect::Inspection;
+use rr_format::memory::MemoryMap;
+use rr_format::{Descriptor, InstanceFiles};
 pub use snapview::{Pair, SnapView};
 
 #[derive(Debug)]
@@ -31,10 +31,9 @@ pub enum Msg {
     Scroll(i32),
     Resize(u16, u16),
     Tick,
-    Replay {
-        instance: usize,
-        event: Event,
-    },
+    /// An event of a replay run (tagged with its run id; events of runs the explorer no longer
+    /// waits for are dropped).
+    Replay(Tagged),
     Index {
         job: u64,
         event: IndexEvent,
@@ -45,7 +44,7 @@ pub enum Msg {
 pub enum Cmd {
     StartReplay {
         instance: usize,
-        args: Box<ReplayArgs>,
+        request: Box<ReplayRequest>,
     },
     CancelReplay,
     StartIndex {
@@ -124,12 +123,12 @@ pub struct Status {
     pub error: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReplaySettings {
     pub repetitions: u32,
-    pub grid: Option<String>,
-    pub block: Option<String>,
-    pub tolerance: Option<String>,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub tolerance: Option<Comparison>,
 }
 
 pub struct App {
@@ -150,6 +149,8 @@ pub struct App {
     pub descriptor_scroll: u16,
     pub snap: Option<SnapView>,
     next_job: u64,
+    /// The id of the latest replay run; every run gets a new one.
+    next_run: u64,
     pub replays: HashMap<usize, ReplayRun>,
     pub running: Option<usize>,
     pub settings: ReplaySettings,
@@ -183,6 +184,7 @@ impl App {
             descriptor_scroll: 0,
             snap: None,
             next_job: 0,
+            next_run: 0,
             replays: HashMap::new(),
             running: None,
             settings: ReplaySettings {
@@ -253,12 +255,20 @@ impl App {
                 self.quit = true;
                 vec![Cmd::CancelReplay, Cmd::Quit]
             }
-            Msg::Replay { instance, event } => {
+            Msg::Replay(Tagged { run, event }) => {
+                // Only the run an instance waits for may change it: a cancelled run's child can
+                // still be talking after a new run of the same instance has started.
+                let Some(instance) = self
+                    .replays
+                    .iter()
+                    .find(|(_, r)| r.run == run && r.phase != Phase::Cancelled)
+                    .map(|(&i, _)| i)
+                else {
+                    return vec![];
+                };
                 let done = matches!(event, Event::Done { .. });
-                if let Some(run) = self.replays.get_mut(&instance) {
-                    if run.phase != Phase::Cancelled {
-                        run.apply(event);
-                    }
+                if let Some(r) = self.replays.get_mut(&instance) {
+                    r.apply(event);
                 }
                 if done && self.running == Some(instance) {
                     self.running = None;
@@ -383,11 +393,30 @@ impl App {
                     true,
                 ),
             },
-            InputKind::Grid => self.settings.grid = opt(&text),
-            InputKind::Block => self.settings.block = opt(&text),
+            InputKind::Grid | InputKind::Block => {
+                let parsed = match opt(&text) {
+                    None => Ok(None),
+                    Some(t) => crate::cli::parse_dim3(&t).map(Some),
+                };
+                match (parsed, input.kind) {
+                    (Ok(v), InputKind::Grid) => self.settings.grid = v,
+                    (Ok(v), _) => self.settings.block = v,
+                    (Err(e), kind) => self.set_status(
+                        format!(
+                            "{} not changed: {e}",
+                            if kind == InputKind::Grid {
+                                "grid"
+                            } else {
+                                "block"
+                            }
+                        ),
+                        true,
+                    ),
+                }
+            }
             InputKind::Tolerance => match opt(&text) {
-                Some(t) => match crate::diff::Comparison::parse_spec(&t) {
-                    Ok(_) => self.settings.tolerance = Some(t),
+                Some(t) => match Comparison::parse_spec(&t) {
+                    Ok(c) => self.settings.tolerance = Some(c),
                     Err(e) => self.set_status(e, true),
                 },
                 None => self.settings.tolerance = None,
@@ -480,27 +509,28 @@ impl App {
             return vec![];
         }
         let s = &self.settings;
-        let args = ReplayArgs {
-            descriptor: self.rows[i].json_path.clone(),
-            verify,
-            tolerance: if verify { s.tolerance.clone() } else { None },
-            save_output: true,
-            output_dir: Some(self.output_dir.clone()),
-            repetitions: s.repetitions,
-            grid: s.grid.clone(),
-            block: s.block.clone(),
-            json: true,
-            ..Default::default()
+        self.next_run += 1;
+        let mut request = ReplayRequest::new(self.rows[i].json_path.clone());
+        request.run_id = self.next_run;
+        request.verify = match (verify, s.tolerance) {
+            (false, _) => Verify::No,
+            (true, Some(c)) => Verify::Typed(c),
+            (true, None) => Verify::Bytes,
         };
+        request.save_output = true;
+        request.output_dir = Some(self.output_dir.clone());
+        request.repetitions = s.repetitions;
+        request.overrides.grid = s.grid;
+        request.overrides.block = s.block;
         self.replays
-            .insert(i, ReplayRun::new(verify, s.repetitions));
+            .insert(i, ReplayRun::new(self.next_run, verify, s.repetitions));
         self.running = Some(i);
         self.frozen = None;
         self.screen = Screen::Replay;
         self.set_status(format!("replaying {}…", self.rows[i].demangled), false);
         vec![Cmd::StartReplay {
             instance: i,
-            args: Box::new(args),
+            request: Box::new(request),
         }]
     }
 
@@ -650,15 +680,18 @@ impl App {
             ),
             Action::EditGrid => self.open_input(
                 InputKind::Grid,
-                self.settings.grid.clone().unwrap_or_default(),
+                self.settings.grid.map(dim3).unwrap_or_default(),
             ),
             Action::EditBlock => self.open_input(
                 InputKind::Block,
-                self.settings.block.clone().unwrap_or_default(),
+                self.settings.block.map(dim3).unwrap_or_default(),
             ),
             Action::EditTolerance => self.open_input(
                 InputKind::Tolerance,
-                self.settings.tolerance.clone().unwrap_or_default(),
+                self.settings
+                    .tolerance
+                    .map(|c| c.to_spec())
+                    .unwrap_or_default(),
             ),
             Action::Freeze => {
                 self.frozen = match self.frozen {
@@ -729,4 +762,9 @@ impl App {
             Err(e) => self.set_status(format!("export failed: {e}"), true),
         }
     }
+}
+
+/// `X,Y,Z` as the prompts take it.
+pub fn dim3(v: [u32; 3]) -> String {
+    format!("{},{},{}", v[0], v[1], v[2])
 }

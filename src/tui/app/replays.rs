@@ -1,7 +1,7 @@
 //! Replay results kept per instance for the session.
 
-use crate::replay::stats::Stats;
-use crate::replay::{Event, VerifyOutcome};
+use rr_engine::replay::stats::Stats;
+use rr_engine::replay::{Event, VerifyOutcome};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Phase {
@@ -13,6 +13,8 @@ pub enum Phase {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayRun {
+    /// The run id its events carry.
+    pub run: u64,
     pub verify: bool,
     pub phase: Phase,
     pub device: Option<String>,
@@ -27,8 +29,9 @@ pub struct ReplayRun {
 }
 
 impl ReplayRun {
-    pub fn new(verify: bool, repetitions: u32) -> ReplayRun {
+    pub fn new(run: u64, verify: bool, repetitions: u32) -> ReplayRun {
         ReplayRun {
+            run,
             verify,
             phase: Phase::Running,
             device: None,
@@ -45,8 +48,11 @@ impl ReplayRun {
 
     pub fn apply(&mut self, e: Event) {
         match e {
-            Event::Start { device, sm, .. } => {
-                self.device = Some(format!("{device} (sm_{sm})"));
+            Event::Start { .. } | Event::Launch { .. } => {
+                self.detail = "preparing the replay".into()
+            }
+            Event::Device { name, sm, .. } => {
+                self.device = Some(format!("{name} (sm_{sm})"));
                 self.detail = "reserving recorded addresses".into();
             }
             Event::Phase { name, detail } => self.detail = format!("{name}: {detail}"),
@@ -71,7 +77,7 @@ impl ReplayRun {
             Event::Summary { .. } => self.detail = "repetitions done".into(),
             Event::Verify(v) => self.verification = Some(v),
             Event::Saved { path } => self.saved = Some(path),
-            Event::Error { message } => self.phase = Phase::Failed(message),
+            Event::Error { message, .. } => self.phase = Phase::Failed(message),
             Event::Done { ok } => {
                 if self.phase == Phase::Running {
                     self.phase = if ok || self.verification.as_ref().is_some_and(|v| !v.passed) {

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::diff::{DType, DiffIndex};
-use crate::record::memory::MemoryMap;
-use crate::snapshot::Snapshot;
+use rr_engine::diff::{DType, DiffIndex};
+use rr_engine::snapshot::Snapshot;
+use rr_format::memory::MemoryMap;
 
 pub const ROW: u64 = 16;
 /// Runs of at least this many equal rows collapse into one line when squeezing.
@@ -64,7 +64,7 @@ impl SnapView {
             a,
             b,
             map,
-            index: DiffIndex::new(crate::diff::index::DEFAULT_MERGE_GAP),
+            index: DiffIndex::new(rr_engine::diff::index::DEFAULT_MERGE_GAP),
             scanned: 0,
             done: false,
             error: None,
@@ -227,7 +227,7 @@ impl SnapView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::descriptor::Segment;
+    use rr_format::descriptor::Segment;
 
     fn view(a: &[u8], b: &[u8]) -> (tempfile::TempDir, SnapView) {
         let dir = tempfile::tempdir().unwrap();
@@ -235,16 +235,16 @@ mod tests {
         std::fs::write(dir.path().join("b"), b).unwrap();
         let sa = Arc::new(Snapshot::open(&dir.path().join("a")).unwrap());
         let sb = Arc::new(Snapshot::open(&dir.path().join("b")).unwrap());
-        let map = MemoryMap {
-            segments: vec![Segment {
+        let map = MemoryMap::from_parts(
+            vec![Segment {
                 addr: 0x1000,
                 size: a.len() as u64,
                 offset: 0,
             }],
-            args: vec![],
-        };
+            &[],
+        );
         let mut v = SnapView::new(0, Pair::InputOutput, sa, sb, map, 1);
-        let out = crate::diff::index_slices(a, b, 8);
+        let out = rr_engine::diff::index_slices(a, b, 8);
         v.index = out.index;
         v.scanned = out.compared;
         v.done = true;

@@ -6,10 +6,11 @@ use ratatui::widgets::{
 };
 use ratatui::Frame;
 
-use crate::replay::stats::Stats;
-use crate::replay::verify;
+use crate::tui::app::dim3;
 use crate::tui::app::{App, Phase, ReplayRun};
 use crate::tui::theme::Theme;
+use rr_engine::replay::stats::Stats;
+use rr_engine::replay::verify;
 
 /// Most points the chart draws; longer series are decimated by striding.
 const MAX_CHART_POINTS: usize = 2000;
@@ -20,9 +21,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let settings = format!(
         " repetitions {} · grid {} · block {} · tolerance {} ",
         s.repetitions,
-        s.grid.as_deref().unwrap_or("recorded"),
-        s.block.as_deref().unwrap_or("recorded"),
-        s.tolerance.as_deref().unwrap_or("bytes")
+        s.grid.map(dim3).unwrap_or_else(|| "recorded".into()),
+        s.block.map(dim3).unwrap_or_else(|| "recorded".into()),
+        s.tolerance
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "bytes".into())
     );
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
         format!(" Replay · {} ·{settings}", app.rows[cur].demangled),

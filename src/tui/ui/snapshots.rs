@@ -4,11 +4,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::diff::typed::{decode, Value};
-use crate::diff::DType;
 use crate::tui::app::snapview::{Line as ViewLine, SnapView, ROW};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
+use rr_engine::diff::typed::{decode, Value};
+use rr_engine::diff::DType;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(s) = &app.snap else {

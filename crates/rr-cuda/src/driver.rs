@@ -1,0 +1,135 @@
+//! Loading the driver, and the devices it offers.
+
+use cudarc::driver::{result, sys};
+use std::sync::OnceLock;
+
+use crate::error::{Call, CudaError, Result};
+
+/// The oldest driver whose API this build calls: 12.8 (`cuEventElapsedTime_v2`, parameter info,
+/// launch attributes). cudarc panics on a missing symbol, so older drivers are refused up front.
+pub const MIN_DRIVER_VERSION: i32 = 12080;
+
+/// Whether libcuda can be loaded at all (checked once).
+pub fn present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the candidate library names; calls nothing in them.
+    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+}
+
+/// Why the driver cannot be used here, if it cannot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error(
+        "no CUDA driver found (libcuda.so.1 could not be loaded): replay needs an NVIDIA GPU and its driver; \
+         browsing, inspecting, checking and diffing work without one"
+    )]
+    NoDriver,
+    #[error("the CUDA driver supports CUDA {}.{}, but rr-tui needs 12.8 or newer (driver 570+)", .0 / 1000, .0 % 1000 / 10)]
+    TooOld(i32),
+    #[error("{0}")]
+    Init(CudaError),
+}
+
+/// Load and initialise the driver (`cuInit`), checking its version first.
+pub fn load() -> std::result::Result<(), Unavailable> {
+    if !present() {
+        return Err(Unavailable::NoDriver);
+    }
+    let mut version = 0;
+    crate::error::check(
+        // SAFETY: writes one integer; needs no initialisation.
+        unsafe { sys::cuDriverGetVersion(&mut version) },
+        "cuDriverGetVersion",
+    )
+    .map_err(Unavailable::Init)?;
+    if version < MIN_DRIVER_VERSION {
+        return Err(Unavailable::TooOld(version));
+    }
+    result::init().call("cuInit").map_err(|e| {
+        Unavailable::Init(e.context("initialising the driver (is a GPU visible to this process?)"))
+    })
+}
+
+/// One CUDA device.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub ordinal: i32,
+    pub(crate) handle: sys::CUdevice,
+    pub name: String,
+    /// Compute capability as major*10+minor (90 for sm_90).
+    pub sm: u32,
+}
+
+impl Device {
+    /// How many devices the driver offers ([`load`] first).
+    pub fn count() -> Result<i32> {
+        result::device::get_count().call("cuDeviceGetCount")
+    }
+
+    pub fn get(ordinal: i32) -> Result<Device> {
+        let handle = result::device::get(ordinal)
+            .call("cuDeviceGet")
+            .map_err(|e| e.context(format!("device {ordinal}")))?;
+        let name = result::device::get_name(handle).call("cuDeviceGetName")?;
+        let mut d = Device {
+            ordinal,
+            handle,
+            name,
+            sm: 0,
+        };
+        let major =
+            d.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor =
+            d.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        d.sm = (major * 10 + minor) as u32;
+        Ok(d)
+    }
+
+    pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
+        // SAFETY: `handle` came from cuDeviceGet.
+        unsafe { result::device::get_attribute(self.handle, attr) }.call("cuDeviceGetAttribute")
+    }
+
+    /// Whether exact-address replay is possible (virtual memory management).
+    pub fn supports_vmm(&self) -> Result<bool> {
+        Ok(self.attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+        )? != 0)
+    }
+
+    pub fn l2_cache_bytes(&self) -> Result<usize> {
+        Ok(self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize)
+    }
+
+    pub fn multiprocessors(&self) -> Result<u32> {
+        Ok(
+            self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
+                as u32,
+        )
+    }
+
+    pub fn max_threads_per_block(&self) -> Result<u32> {
+        Ok(
+            self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?
+                as u32,
+        )
+    }
+
+    /// The most dynamic shared memory a block may opt in to.
+    pub fn max_shared_per_block_optin(&self) -> Result<u32> {
+        Ok(self.attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )? as u32)
+    }
+
+    /// The SM clock the device reports as its default, in kHz.
+    pub fn clock_khz(&self) -> Result<u32> {
+        Ok(self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32)
+    }
+
+    /// Total device memory in bytes.
+    pub fn total_memory(&self) -> Result<usize> {
+        // SAFETY: `handle` came from cuDeviceGet.
+        unsafe { result::device::total_mem(self.handle) }.call("cuDeviceTotalMem")
+    }
+}

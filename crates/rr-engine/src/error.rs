@@ -1,0 +1,35 @@
+//! Engine errors: a record problem (names its file), a driver error (names its call), the driver
+//! missing, or recorded addresses taken.
+
+use rr_cuda::CudaError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Record(#[from] rr_format::Error),
+    #[error("{0}")]
+    Cuda(#[from] CudaError),
+    #[error("{0}")]
+    Unavailable(#[from] rr_cuda::driver::Unavailable),
+    /// A recorded address range could not be reserved; a fresh process may succeed.
+    #[error("{0}")]
+    AddressInUse(String),
+}
+
+impl Error {
+    pub fn invalid(msg: impl Into<String>) -> Error {
+        Error::Record(rr_format::Error::Invalid(msg.into()))
+    }
+    pub fn format(path: impl AsRef<std::path::Path>, problem: impl Into<String>) -> Error {
+        Error::Record(rr_format::Error::format(path, problem))
+    }
+    pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Error {
+        Error::Record(rr_format::Error::io(path, source))
+    }
+    /// The CUDA context of this process is poisoned: it must end.
+    pub fn is_sticky(&self) -> bool {
+        matches!(self, Error::Cuda(e) if e.is_sticky())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

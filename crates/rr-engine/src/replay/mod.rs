@@ -1,0 +1,34 @@
+//! Replay: re-execute one recorded instance on a GPU at its recorded addresses.
+//!
+//! Pure parts (the request, launch geometry and limits, reservation planning, statistics,
+//! verification, the event protocol) are tested on CPU-only CI. [`Session`] drives the GPU
+//! through `rr-cuda`: prepared once, then any number of launches. The explorer and `tune` never
+//! run a session in their own process: [`child`] starts `rr-tui replay --json` and reads its
+//! events, so a faulting kernel (which poisons its CUDA context for good) or an address conflict
+//! with the UI's own mappings cannot take them down.
+
+pub mod child;
+pub mod instance;
+pub mod launch;
+pub mod plan;
+pub mod protocol;
+pub mod request;
+pub mod session;
+pub mod stats;
+pub mod verify;
+
+pub use instance::ReplayInstance;
+pub use protocol::{ErrorKind, Event, Tagged, VerifyOutcome, PROTOCOL_VERSION};
+pub use request::{Overrides, ReplayRequest, Verify};
+pub use rr_cuda::Placeholders;
+pub use session::{RunError, Session};
+
+/// Why replay cannot run here, if it cannot (no driver, a driver too old); checks without
+/// initialising the driver in this process.
+pub fn gpu_status() -> Result<(), String> {
+    if rr_cuda::driver::present() {
+        Ok(())
+    } else {
+        Err(rr_cuda::driver::Unavailable::NoDriver.to_string())
+    }
+}

@@ -1,0 +1,178 @@
+//! The replay event stream, protocol version 2: what `rr-tui replay --json` prints, one JSON
+//! object per line, and what the explorer and `tune` read from their child processes
+//! (ARCHITECTURE.md, "Replay in a child process").
+//!
+//! Every line is an event tagged with the run it belongs to (`"run": N`), so a reader that has
+//! moved on (a cancelled replay, a restarted child) drops the lines of runs it no longer waits
+//! for. Order within a run: `start` (always first; carries the protocol version), `launch`
+//! (the resolved geometry), `phase`*, `device`, `restore`, `rep`* (one per measured repetition,
+//! as it happens), `summary`, `verify`?, `saved`?, then `done`. On failure: `error` (with its kind), then `done {ok: false}`. A child
+//! that dies without `done` is reported by the reader as `error` + `done`.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Stats;
+use crate::diff::regions::RegionReport;
+
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// What kind of failure an `error` event reports, so a driver of many runs knows what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The record or the request is wrong (a file, a flag, a limit); nothing ran.
+    Input,
+    /// The launch configuration was refused; the process's context is still usable.
+    Launch,
+    /// A sticky fault: the context is poisoned and the process ends; continue in a fresh one.
+    Fault,
+    /// Recorded addresses are taken in this process (a fresh one may succeed).
+    Address,
+    /// Anything else (no driver, no device, out of memory, a crashed child).
+    Setup,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Start {
+        protocol: u32,
+        descriptor: String,
+    },
+    Launch {
+        kernel: String,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_mem: u32,
+        repetitions: u32,
+        warmup: u32,
+    },
+    Phase {
+        name: String,
+        detail: String,
+    },
+    Device {
+        name: String,
+        sm: u32,
+        ordinal: i32,
+    },
+    /// The first restore of the recorded input, from host memory.
+    Restore {
+        bytes: u64,
+        seconds: f64,
+        gb_per_s: f64,
+        /// Where later repetitions restore from: "device" (pristine copy) or "host".
+        between_reps: String,
+    },
+    Rep {
+        index: u32,
+        kernel_ns: f64,
+        host_ns: f64,
+        restore_ns: f64,
+    },
+    Summary {
+        kernel_ns: Stats,
+        host_ns: Stats,
+        restore_ns: Stats,
+    },
+    Verify(VerifyOutcome),
+    Saved {
+        path: String,
+    },
+    Error {
+        kind: ErrorKind,
+        message: String,
+    },
+    Done {
+        ok: bool,
+    },
+}
+
+/// One line of the stream: an event and the run it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tagged {
+    pub run: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyOutcome {
+    pub passed: bool,
+    /// "bytes" or the typed comparison, e.g. "f32 atol=0 rtol=0.00001 ulp=0".
+    pub mode: String,
+    pub expected_len: u64,
+    pub replayed_len: u64,
+    pub differing_bytes: u64,
+    pub differing_ranges: usize,
+    /// The first differing byte ranges, `[offset, length]`.
+    pub first_ranges: Vec<[u64; 2]>,
+    /// Regions (arguments, segments) with differences.
+    pub regions: Vec<RegionReport>,
+}
+
+impl Tagged {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                r#"{{"run":{},"event":"error","kind":"setup","message":"cannot encode event: {e}"}}"#,
+                self.run
+            )
+        })
+    }
+
+    pub fn parse(line: &str) -> Result<Tagged, String> {
+        serde_json::from_str(line).map_err(|e| {
+            format!(
+                "bad replay event {:?}: {e}",
+                line.chars().take(200).collect::<String>()
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_with_run_ids() {
+        let events = [
+            Event::Rep {
+                index: 3,
+                kernel_ns: 1000.5,
+                host_ns: 5000.0,
+                restore_ns: 20.0,
+            },
+            Event::Done { ok: true },
+            Event::Error {
+                kind: ErrorKind::Launch,
+                message: "too many threads".into(),
+            },
+            Event::Verify(VerifyOutcome {
+                passed: false,
+                mode: "bytes".into(),
+                expected_len: 4,
+                replayed_len: 4,
+                differing_bytes: 1,
+                differing_ranges: 1,
+                first_ranges: vec![[2, 1]],
+                regions: vec![],
+            }),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let t = Tagged {
+                run: 40 + i as u64,
+                event,
+            };
+            let line = t.to_line();
+            assert!(line.contains(&format!("\"run\":{}", 40 + i)), "{line}");
+            assert_eq!(Tagged::parse(&line).unwrap(), t);
+        }
+        assert!(
+            Tagged::parse(r#"{"event":"done","ok":true}"#).is_err(),
+            "run is required"
+        );
+        assert!(Tagged::parse("{}").is_err());
+    }
+}

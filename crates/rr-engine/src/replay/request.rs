@@ -1,0 +1,120 @@
+//! What a replay is asked to do, as typed values (the CLI parses text into these; the explorer
+//! and `tune` build them directly), and the command line that asks a child process for it.
+
+use std::path::PathBuf;
+
+use crate::diff::Comparison;
+
+/// Changes to the recorded launch. `None` keeps the recorded value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    /// Grid x (LLVM: number of teams); 0 means "recorded", as in LLVM's tool.
+    pub num_teams: Option<u32>,
+    /// Block x (LLVM: number of threads); 0 means "recorded".
+    pub num_threads: Option<u32>,
+    pub shared_mem: Option<u32>,
+    pub device_id: Option<i32>,
+    /// Skip the TeamsLimits/ThreadsLimits checks.
+    pub ignore_limits: bool,
+}
+
+/// How the replayed memory is compared with `.record_output`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Verify {
+    #[default]
+    No,
+    /// Byte for byte, lengths included (LLVM's semantics).
+    Bytes,
+    /// As typed elements with tolerances.
+    Typed(Comparison),
+}
+
+impl Verify {
+    pub fn is_on(&self) -> bool {
+        !matches!(self, Verify::No)
+    }
+    pub fn typed(&self) -> Option<&Comparison> {
+        match self {
+            Verify::Typed(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayRequest {
+    pub descriptor: PathBuf,
+    pub overrides: Overrides,
+    pub repetitions: u32,
+    pub warmup: u32,
+    pub verify: Verify,
+    /// Write `.replay_output` (into `output_dir`, or beside the descriptor).
+    pub save_output: bool,
+    pub output_dir: Option<PathBuf>,
+    /// The run this replay belongs to; every event carries it.
+    pub run_id: u64,
+}
+
+impl ReplayRequest {
+    pub fn new(descriptor: PathBuf) -> ReplayRequest {
+        ReplayRequest {
+            descriptor,
+            overrides: Overrides::default(),
+            repetitions: 1,
+            warmup: 0,
+            verify: Verify::No,
+            save_output: false,
+            output_dir: None,
+            run_id: 1,
+        }
+    }
+
+    /// The arguments of `rr-tui` that perform this request and stream its events
+    /// (`replay DESC --json --run-id N …`).
+    pub fn to_args(&self) -> Vec<String> {
+        let dim = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+        let o = &self.overrides;
+        let mut v = vec![
+            "replay".to_string(),
+            self.descriptor.display().to_string(),
+            "--json".into(),
+            "--run-id".into(),
+            self.run_id.to_string(),
+            "--repetitions".into(),
+            self.repetitions.to_string(),
+        ];
+        let mut opt = |flag: &str, val: Option<String>| {
+            if let Some(val) = val {
+                v.push(flag.into());
+                v.push(val);
+            }
+        };
+        opt(
+            "--warmup",
+            (self.warmup > 0).then(|| self.warmup.to_string()),
+        );
+        opt("--tolerance", self.verify.typed().map(Comparison::to_spec));
+        opt(
+            "--output-dir",
+            self.output_dir.as_ref().map(|p| p.display().to_string()),
+        );
+        opt("--num-teams", o.num_teams.map(|x| x.to_string()));
+        opt("--num-threads", o.num_threads.map(|x| x.to_string()));
+        opt("--grid", o.grid.map(dim));
+        opt("--block", o.block.map(dim));
+        opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
+        opt("--device-id", o.device_id.map(|x| x.to_string()));
+        for (flag, on) in [
+            ("--verify", self.verify == Verify::Bytes),
+            ("--save-output", self.save_output),
+            ("--ignore-limits", o.ignore_limits),
+        ] {
+            if on {
+                v.push(flag.into());
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,486 @@
+//! The replay session: prepared once (device, context, memory at the recorded addresses, module,
+//! kernel, globals, a pristine copy of the input), then any number of launches with different
+//! geometry, shared memory and repetitions, restoring memory before each, and reading results
+//! back. `replay`, the explorer (through a child process) and `tune` all go through it.
+//!
+//! Errors say which kind they are ([`RunError`]): a launch refused for its configuration leaves
+//! the session usable (go on with the next configuration); a sticky fault poisons the context
+//! (this process must end and a fresh one continue).
+
+use std::time::Instant;
+
+use rr_cuda::{
+    nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, LaunchConfig,
+    Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
+};
+use rr_format::globals::Globals;
+use rr_format::image::{self, ImageKind};
+use rr_format::{fsio, text::visible};
+
+use super::instance::ReplayInstance;
+use super::launch;
+use super::protocol::{ErrorKind, Event};
+use crate::error::{Error, Result};
+
+/// Device memory left free when deciding whether a pristine device-side copy fits.
+const PRISTINE_MARGIN: usize = 512 << 20;
+
+/// Why a launch did not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Refused for its configuration before anything ran; the session is still usable.
+    #[error("the launch configuration was refused: {0}")]
+    InvalidLaunch(CudaError),
+    /// A sticky fault: the context is poisoned; this process must end.
+    #[error(
+        "the kernel failed: {0}; a faulting kernel leaves the CUDA context unusable, so this process stops here"
+    )]
+    Fault(CudaError),
+    #[error(transparent)]
+    Other(#[from] Error),
+}
+
+impl RunError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            RunError::InvalidLaunch(_) => ErrorKind::Launch,
+            RunError::Fault(_) => ErrorKind::Fault,
+            RunError::Other(e) => error_kind(e),
+        }
+    }
+}
+
+/// The protocol kind of an engine error.
+pub fn error_kind(e: &Error) -> ErrorKind {
+    match e {
+        Error::Record(_) => ErrorKind::Input,
+        Error::AddressInUse(_) => ErrorKind::Address,
+        Error::Cuda(c) if c.is_sticky() => ErrorKind::Fault,
+        Error::Cuda(_) | Error::Unavailable(_) => ErrorKind::Setup,
+    }
+}
+
+/// A driver error during a run: sticky ones poison the context.
+fn classify(e: CudaError) -> RunError {
+    if e.is_sticky() {
+        RunError::Fault(e)
+    } else {
+        RunError::Other(Error::Cuda(e))
+    }
+}
+
+/// One measured launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// CUDA-event time of the kernel.
+    pub kernel_ns: f64,
+    /// Host time from the launch call to the end of the synchronisation.
+    pub host_ns: f64,
+    /// Untimed restore before the launch (memory and globals).
+    pub restore_ns: f64,
+}
+
+/// The device, as the `device` event reports it.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub sm: u32,
+    pub ordinal: i32,
+}
+
+enum Pristine {
+    /// A device-side copy, restored device to device (0.5 ms per GiB on the H200).
+    Device(DeviceBuffer),
+    /// The page-locked host copy, restored over PCIe (55 GB/s).
+    Host(PinnedBuffer),
+    /// Opened for one launch: nothing kept.
+    None,
+}
+
+pub struct Session {
+    pub device: DeviceInfo,
+    // Field order is drop order: device objects first, the context last.
+    params: Params,
+    start: CudaEvent,
+    end: CudaEvent,
+    pristine: Pristine,
+    globals: Vec<(rr_cuda::module::Global, Vec<u8>)>,
+    function: rr_cuda::Function,
+    shared_allowed: u32,
+    memory: ExactMemory,
+    stream: Stream,
+    copies: Vec<(u64, usize, usize)>,
+    input_len: u64,
+    /// Memory differs from the recorded input (a kernel ran since the last restore).
+    dirty: bool,
+    context: Context,
+}
+
+impl Session {
+    /// Prepare `inst` on device `device_id`. `placeholders` (taken at process start over the
+    /// ranges to reserve) are released right before the driver initialises. With
+    /// `keep_pristine`, a copy of the input is kept so any number of launches can follow.
+    pub fn open(
+        inst: &ReplayInstance,
+        device_id: i32,
+        keep_pristine: bool,
+        placeholders: &mut Placeholders,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Session> {
+        let d = &inst.descriptor;
+        placeholders.release_all();
+        rr_cuda::driver::load()?;
+        let count = Device::count()?;
+        if device_id < 0 || device_id >= count {
+            return Err(Error::invalid(format!(
+                "device {device_id} does not exist: this machine has {count} CUDA device(s) (use --device-id)"
+            )));
+        }
+        let device = Device::get(device_id)?;
+        let info = DeviceInfo {
+            name: device.name.clone(),
+            sm: device.sm,
+            ordinal: device_id,
+        };
+        progress(Event::Device {
+            name: info.name.clone(),
+            sm: info.sm,
+            ordinal: device_id,
+        });
+        if !device.supports_vmm()? {
+            return Err(Error::invalid(format!(
+                "{} does not support virtual memory management: exact-address replay is impossible",
+                device.name
+            )));
+        }
+        let context = Context::retain(&device)?;
+
+        // 1. Memory at the recorded addresses, before anything else allocates device VA.
+        progress(Event::Phase {
+            name: "reserve".into(),
+            detail: format!(
+                "{} reservation(s), {} bytes mapped",
+                inst.plan.reservations.len(),
+                inst.plan.mapped_bytes()
+            ),
+        });
+        let memory =
+            ExactMemory::reserve_and_map(&inst.plan.reservations, &inst.plan.mappings, device_id)
+                .map_err(|e| match e {
+                ReserveError::AddressInUse(m) => Error::AddressInUse(m),
+                ReserveError::Cuda(c) => Error::Cuda(c),
+            })?;
+
+        // 2. Module, kernel, parameters, globals.
+        let (image_bytes, image_info) = image::read(&inst.image)?;
+        if let ImageKind::Cubin { sm: image_sm, .. } = image_info.kind {
+            if !image::sm_compatible(image_sm, device.sm) {
+                return Err(Error::format(
+                    &inst.image,
+                    format!(
+                        "the image is for sm_{image_sm} but {} is sm_{}; a cubin runs only on its own major architecture \
+                         (re-record on this GPU, or record PTX)",
+                        device.name, device.sm
+                    ),
+                ));
+            }
+        }
+        progress(Event::Phase {
+            name: "load".into(),
+            detail: format!(
+                "{} ({})",
+                visible(&inst.image.to_string_lossy()),
+                image_info.kind.describe()
+            ),
+        });
+        let module = Module::load(&image_bytes).map_err(|e| {
+            e.context(format!(
+                "loading the device image {}",
+                visible(&inst.image.to_string_lossy())
+            ))
+        })?;
+        let function = module.function(&d.name).map_err(|e| {
+            e.context(format!(
+                "kernel {} not found in {}",
+                visible(&d.name),
+                visible(&inst.image.to_string_lossy())
+            ))
+        })?;
+        let (buf, slots) = launch::parameters(d);
+        let json = inst.files.json();
+        let params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
+        let layout = function.param_layout()?;
+        params
+            .check_against(&layout)
+            .map_err(|m| Error::format(&json, m))?;
+        let globals_path = inst.files.globals();
+        let recorded = Globals::read(&globals_path)?;
+        let mut globals = Vec::with_capacity(recorded.entries.len());
+        for g in &recorded.entries {
+            let target = module.global(&g.name).map_err(|e| {
+                e.context(format!("global {} is not in the image", visible(&g.name)))
+            })?;
+            if target.size as u64 != g.size {
+                return Err(Error::format(
+                    &globals_path,
+                    format!(
+                        "global {} is {} bytes but the image's is {}",
+                        visible(&g.name),
+                        g.size,
+                        target.size
+                    ),
+                ));
+            }
+            globals.push((target, recorded.data(g).to_vec()));
+        }
+        let stream = Stream::new()?;
+
+        // 3. Recorded input into pinned host memory, then onto the device.
+        let input_path = inst.files.record_input();
+        progress(Event::Phase {
+            name: "read".into(),
+            detail: format!(
+                "{} ({} bytes)",
+                visible(&input_path.to_string_lossy()),
+                inst.input_len
+            ),
+        });
+        let file = fsio::open_regular(&input_path)?;
+        let now_len = file
+            .metadata()
+            .map_err(|e| Error::io(&input_path, e))?
+            .len();
+        if now_len != inst.input_len {
+            return Err(Error::format(
+                &input_path,
+                format!(
+                    "changed size while opening (now {now_len} bytes, was {})",
+                    inst.input_len
+                ),
+            ));
+        }
+        let host = PinnedBuffer::read_from(&file, inst.input_len).map_err(|e| match e {
+            rr_cuda::memory::LoadError::Io(io) => Error::io(&input_path, io),
+            rr_cuda::memory::LoadError::Cuda(c) => Error::Cuda(c),
+        })?;
+        let copies = inst.copies();
+        let t = Instant::now();
+        memory.upload(&stream, &host_slices(&copies, host.as_slice()))?;
+        let first_restore = t.elapsed().as_secs_f64();
+        let pristine = if !keep_pristine || inst.input_len == 0 {
+            Pristine::None
+        } else {
+            let (free, _) = context.mem_info()?;
+            if free > inst.input_len as usize + PRISTINE_MARGIN {
+                let buf = DeviceBuffer::new(inst.input_len as usize)?;
+                memory.save_to(&stream, &buf, &copies)?;
+                Pristine::Device(buf)
+            } else {
+                Pristine::Host(host)
+            }
+        };
+        progress(Event::Restore {
+            bytes: inst.input_len,
+            seconds: first_restore,
+            gb_per_s: if first_restore > 0.0 {
+                inst.input_len as f64 / first_restore / 1e9
+            } else {
+                0.0
+            },
+            between_reps: match pristine {
+                Pristine::Device(_) => "device",
+                Pristine::Host(_) => "host",
+                Pristine::None => "none",
+            }
+            .into(),
+        });
+        Ok(Session {
+            device: info,
+            params,
+            start: CudaEvent::new()?,
+            end: CudaEvent::new()?,
+            pristine,
+            globals,
+            function,
+            shared_allowed: 48 * 1024,
+            memory,
+            stream,
+            copies,
+            input_len: inst.input_len,
+            dirty: false,
+            context,
+        })
+    }
+
+    /// Put the recorded input back (from the pristine copy) and the globals.
+    pub fn restore(&mut self) -> std::result::Result<(), RunError> {
+        if self.dirty {
+            match &self.pristine {
+                Pristine::Device(buf) => self.memory.restore_from(&self.stream, buf, &self.copies),
+                Pristine::Host(host) => self
+                    .memory
+                    .upload(&self.stream, &host_slices(&self.copies, host.as_slice())),
+                Pristine::None => {
+                    return Err(RunError::Other(Error::invalid(
+                        "this session was opened for a single launch and kept no copy of the input",
+                    )))
+                }
+            }
+            .map_err(classify)?;
+            self.dirty = false;
+        }
+        let items: Vec<(&rr_cuda::module::Global, &[u8])> = self
+            .globals
+            .iter()
+            .map(|(g, v)| (g, v.as_slice()))
+            .collect();
+        rr_cuda::module::Global::upload_all(&self.stream, &items).map_err(classify)
+    }
+
+    /// Apply what a configuration needs before launching (the dynamic shared memory limit).
+    fn prepare(&mut self, cfg: &LaunchConfig) -> std::result::Result<(), RunError> {
+        if cfg.shared_mem > self.shared_allowed {
+            self.function
+                .allow_dynamic_shared(cfg.shared_mem)
+                .map_err(|e| {
+                    if e.is_sticky() {
+                        RunError::Fault(e)
+                    } else {
+                        RunError::InvalidLaunch(e)
+                    }
+                })?;
+            self.shared_allowed = cfg.shared_mem;
+        }
+        Ok(())
+    }
+
+    /// Restore, launch once, wait; the kernel's CUDA-event and host times.
+    pub fn launch(
+        &mut self,
+        cfg: &LaunchConfig,
+        label: &str,
+    ) -> std::result::Result<Sample, RunError> {
+        self.prepare(cfg)?;
+        let t = Instant::now();
+        self.restore()?;
+        let restore_ns = t.elapsed().as_nanos() as f64;
+        let _range = nvtx::range(label);
+        let t0 = Instant::now();
+        self.start.record(&self.stream).map_err(classify)?;
+        if let Err(e) = rr_cuda::launch::launch(&self.function, cfg, &self.stream, &mut self.params)
+        {
+            if e.is_sticky() {
+                return Err(RunError::Fault(e));
+            }
+            // The kernel did not start; prove the context survived before saying so.
+            self.context.synchronize().map_err(classify)?;
+            return Err(if e.is_launch_config() {
+                RunError::InvalidLaunch(e)
+            } else {
+                RunError::Other(Error::Cuda(e))
+            });
+        }
+        self.dirty = true;
+        self.end.record(&self.stream).map_err(classify)?;
+        self.stream.synchronize().map_err(classify)?;
+        let host_ns = t0.elapsed().as_nanos() as f64;
+        let ms = self.start.elapsed_ms(&self.end).map_err(classify)?;
+        Ok(Sample {
+            kernel_ns: ms as f64 * 1e6,
+            host_ns,
+            restore_ns,
+        })
+    }
+
+    /// `warmup` untimed launches, then `repetitions` measured ones, each reported to `on_rep`
+    /// (1-based index) as it completes.
+    pub fn run(
+        &mut self,
+        cfg: &LaunchConfig,
+        repetitions: u32,
+        warmup: u32,
+        on_rep: &mut dyn FnMut(u32, Sample),
+    ) -> std::result::Result<Vec<Sample>, RunError> {
+        let mut samples = Vec::with_capacity(repetitions as usize);
+        for w in 0..warmup {
+            self.launch(cfg, &format!("rr-tui warmup {}", w + 1))?;
+        }
+        for rep in 1..=repetitions {
+            let s = self.launch(cfg, &format!("rr-tui rep {rep}"))?;
+            on_rep(rep, s);
+            samples.push(s);
+        }
+        Ok(samples)
+    }
+
+    /// The recorded memory as it is now on the device, laid out as the snapshot files are.
+    pub fn read_back(&self) -> std::result::Result<Vec<u8>, RunError> {
+        let mut out = vec![0u8; self.input_len as usize];
+        for &(addr, off, len) in &self.copies {
+            self.memory
+                .download(addr, &mut out[off..off + len])
+                .map_err(classify)?;
+        }
+        Ok(out)
+    }
+
+    /// Benchmark aids: the largest segment copied once from pinned memory with a single
+    /// synchronous call and once from pageable memory, and restored once from the device copy.
+    /// Leaves the recorded input in place.
+    pub fn calibrate(&mut self, inst: &ReplayInstance) -> std::result::Result<String, RunError> {
+        let Some(&(addr, off, len)) = self.copies.iter().max_by_key(|c| c.2) else {
+            return Ok("bytes=0".into());
+        };
+        let path = inst.files.record_input();
+        let file = fsio::open_regular(&path).map_err(Error::from)?;
+        let mut pinned = PinnedBuffer::new(len).map_err(classify)?;
+        std::os::unix::fs::FileExt::read_exact_at(&file, pinned.as_mut_slice(), off as u64)
+            .map_err(|e| Error::io(&path, e))?;
+        let pageable = pinned.as_slice().to_vec();
+        let t = Instant::now();
+        self.memory
+            .upload_single(addr, pinned.as_slice())
+            .map_err(classify)?;
+        let pinned_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        self.memory
+            .upload_single(addr, &pageable)
+            .map_err(classify)?;
+        let pageable_s = t.elapsed().as_secs_f64();
+        let device_s = match &self.pristine {
+            Pristine::Device(buf) => {
+                let t = Instant::now();
+                self.memory
+                    .restore_from(&self.stream, buf, &[(addr, off, len)])
+                    .map_err(classify)?;
+                Some(t.elapsed().as_secs_f64())
+            }
+            _ => None,
+        };
+        let gbps = |s: f64| len as f64 / s / 1e9;
+        Ok(format!(
+            "bytes={len} pinned_single_copy_gbps={:.2} pageable_copy_gbps={:.2} pageable_s={:.6} device_restore_s={}",
+            gbps(pinned_s),
+            gbps(pageable_s),
+            pageable_s,
+            device_s.map(|d| format!("{d:.6}")).unwrap_or_else(|| "none".into())
+        ))
+    }
+
+    pub fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    /// Device memory `(free, total)`.
+    pub fn mem_info(&self) -> rr_cuda::Result<(usize, usize)> {
+        self.context.mem_info()
+    }
+}
+
+/// The host bytes of each segment, paired with its device address.
+fn host_slices<'a>(copies: &[(u64, usize, usize)], host: &'a [u8]) -> Vec<(u64, &'a [u8])> {
+    copies
+        .iter()
+        .map(|&(addr, off, len)| (addr, &host[off..off + len]))
+        .collect()
+}

@@ -1,0 +1,121 @@
+//! Memory snapshots as read-only memory maps (never read whole: they can be larger than RAM).
+//!
+//! A file truncated by another process while mapped would normally kill us with SIGBUS. We
+//! register every mapping with [`guard`], whose SIGBUS handler maps zero pages over the missing
+//! part of *our* mappings and marks the snapshot truncated; readers call
+//! [`Snapshot::check_intact`] after each chunk and report the truncation instead of trusting the
+//! zeros. Faults outside our mappings keep the default behaviour.
+
+pub mod guard;
+
+use memmap2::{Mmap, MmapOptions};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+pub struct Snapshot {
+    path: PathBuf,
+    file: File,
+    map: Option<Mmap>,
+    slot: Option<guard::Slot>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({}, {} bytes)", self.path.display(), self.len())
+    }
+}
+
+impl Snapshot {
+    /// Map a snapshot: a regular file only (a FIFO or device is refused without blocking).
+    pub fn open(path: &Path) -> Result<Snapshot> {
+        let file = rr_format::fsio::open_regular(path)?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if meta.len() == 0 {
+            return Ok(Snapshot {
+                path: path.to_path_buf(),
+                file,
+                map: None,
+                slot: None,
+            });
+        }
+        guard::install();
+        // SAFETY: the mapping is read-only and private to this process. Another process may still
+        // truncate the file; the SIGBUS guard registered below turns that into a reported error
+        // (see the module comment) instead of undefined behaviour for the reader of zeros.
+        let map = unsafe { MmapOptions::new().map(&file) }.map_err(|e| Error::io(path, e))?;
+        let slot = guard::register(map.as_ptr() as usize, map.len());
+        Ok(Snapshot {
+            path: path.to_path_buf(),
+            file,
+            map: Some(map),
+            slot,
+        })
+    }
+
+    /// Whether the file still has the length it had when mapped (one `fstat`; cheap enough to
+    /// ask on every frame). A shorter file means views built from it are stale.
+    pub fn still_whole(&self) -> bool {
+        let now = self.file.metadata().map(|m| m.len()).unwrap_or(0);
+        now >= self.len() && self.slot.as_ref().is_none_or(|s| !s.truncated())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn len(&self) -> u64 {
+        self.map.as_ref().map(|m| m.len() as u64).unwrap_or(0)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Up to `len` bytes from `offset` (shorter at the end of the file; empty past it).
+    pub fn window(&self, offset: u64, len: usize) -> &[u8] {
+        let b = self.bytes();
+        let start = (offset.min(b.len() as u64)) as usize;
+        &b[start..(start + len).min(b.len())]
+    }
+
+    /// Err when the file was truncated while mapped (the bytes read since are zeros, not data).
+    pub fn check_intact(&self) -> Result<()> {
+        match &self.slot {
+            Some(s) if s.truncated() => Err(Error::format(
+                &self.path,
+                "file was truncated while rr-tui had it mapped; comparison results past the new end are invalid",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Tell the kernel we are done with a range, so resident memory stays bounded while
+    /// scanning files larger than RAM (the page cache keeps the data; the mapping drops it).
+    pub fn release(&self, offset: u64, len: u64) {
+        if let Some(m) = &self.map {
+            let page = 4096u64;
+            let start = offset / page * page;
+            let end = (offset + len).min(m.len() as u64);
+            if end > start {
+                // SAFETY: the mapping is a read-only, file-backed map; MADV_DONTNEED only drops
+                // our page-table entries, and later reads fault the same file contents back in.
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start as usize,
+                        (end - start) as usize,
+                    )
+                };
+            }
+        }
+    }
+
+    pub fn advise_sequential(&self) {
+        if let Some(m) = &self.map {
+            let _ = m.advise(memmap2::Advice::Sequential);
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! `rr-tui check`: validate every file of every instance. Reads snapshot *sizes* only.
+
+use std::path::{Path, PathBuf};
+
+use super::descriptor::Descriptor;
+use super::dir::RecordDir;
+use super::globals::Globals;
+use super::image;
+use super::instance::InstanceFiles;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tag = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        // One line whatever the file and kernel names hold.
+        write!(
+            f,
+            "{}: {tag}: {}",
+            crate::text::visible_path(&self.path),
+            crate::text::visible(&self.problem)
+        )
+    }
+}
+
+fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
+    Finding {
+        severity,
+        path: path.to_path_buf(),
+        problem: problem.into(),
+    }
+}
+
+fn from_error(e: crate::error::Error) -> Finding {
+    match e {
+        crate::error::Error::Format { path, problem } => Finding {
+            severity: Severity::Error,
+            path,
+            problem,
+        },
+        crate::error::Error::Io { path, source } => Finding {
+            severity: Severity::Error,
+            path,
+            problem: source.to_string(),
+        },
+        other => Finding {
+            severity: Severity::Error,
+            path: PathBuf::new(),
+            problem: other.to_string(),
+        },
+    }
+}
+
+/// The size of an instance file: `Ok(None)` when it does not exist, `Err` (a finding) when it
+/// exists but is not a regular file.
+fn file_len(path: &Path) -> Result<Option<u64>, Finding> {
+    match crate::fsio::regular_len(path) {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(from_error(e)),
+    }
+}
+
+/// Instance files may be links to regular files elsewhere (snapshots kept on another disk):
+/// allowed, and worth a warning, since the record directory alone no longer holds the instance.
+fn note_outside_links(dir: &Path, paths: &[PathBuf], out: &mut Vec<Finding>) {
+    for p in paths {
+        let is_link = std::fs::symlink_metadata(p)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false);
+        if !is_link {
+            continue;
+        }
+        if let Ok(crate::fsio::Location::Outside(real)) = crate::fsio::locate(dir, p) {
+            out.push(finding(
+                Severity::Warning,
+                p,
+                format!(
+                    "is a link to {}, outside the record directory",
+                    crate::text::visible_path(&real)
+                ),
+            ));
+        }
+    }
+}
+
+/// Check a whole directory.
+pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if let Some(e) = &dir.report_problem {
+        out.push(finding(
+            Severity::Error,
+            dir.report_file.as_deref().unwrap_or(&dir.path),
+            e.to_string(),
+        ));
+    }
+    for row in &dir.missing_rows {
+        let report = dir.report_file.as_deref().unwrap_or(&dir.path);
+        out.push(finding(
+            Severity::Error,
+            report,
+            format!(
+                "report row names {} ({}), which is not in the directory",
+                row.json_file, row.kernel_name
+            ),
+        ));
+    }
+    for legacy in &dir.legacy {
+        out.push(finding(Severity::Error, legacy, "legacy pre-2026 libomptarget record (<Name>.json with .memory): cannot be replayed; re-record with a 2026 libomptarget"));
+    }
+    if dir.instances.is_empty() && dir.legacy.is_empty() {
+        out.push(finding(
+            Severity::Error,
+            &dir.path,
+            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json) found",
+        ));
+    }
+    for inst in &dir.instances {
+        let report_name = inst.kernel_name.as_deref().filter(|_| inst.in_report);
+        out.extend(check_instance(&inst.files, report_name));
+    }
+    out
+}
+
+/// Check one instance's files; `report_name` is the kernel the report names for it, if any.
+pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let json = files.json();
+    let d = match Descriptor::read(&json) {
+        Ok(d) => d,
+        Err(e) => {
+            out.push(from_error(e));
+            return out;
+        }
+    };
+    if let Some(name) = report_name.filter(|n| *n != d.name) {
+        out.push(finding(
+            Severity::Error,
+            &json,
+            format!(
+                "report names kernel {name} but the descriptor says {}",
+                d.name
+            ),
+        ));
+    }
+    let expected = InstanceFiles::expected_stem(&d);
+    if expected != files.stem {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!("file name does not match the descriptor's hashes (expected {expected}.json)"),
+        ));
+    }
+    if d.teams_limits[0] > 0 && (d.num_teams < d.teams_limits[0] || d.num_teams > d.teams_limits[1])
+    {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!(
+                "recorded NumTeams {} is outside TeamsLimits {:?}",
+                d.num_teams, d.teams_limits
+            ),
+        ));
+    }
+    if (d.teams_limits[0] == 0) != (d.teams_limits[1] == 0) {
+        out.push(finding(
+            Severity::Error,
+            &json,
+            "TeamsLimits min and max are inconsistent",
+        ));
+    }
+    if (d.threads_limits[0] == 0) != (d.threads_limits[1] == 0) {
+        out.push(finding(
+            Severity::Error,
+            &json,
+            "ThreadsLimits min and max are inconsistent",
+        ));
+    }
+    note_outside_links(
+        &files.dir,
+        &[
+            json.clone(),
+            files.record_input(),
+            files.record_output(),
+            files.globals(),
+        ],
+        &mut out,
+    );
+    let input = files.record_input();
+    let input_len = match file_len(&input) {
+        Ok(n) => n,
+        Err(f) => {
+            out.push(f);
+            None
+        }
+    };
+    match input_len {
+        None => out.push(finding(
+            Severity::Error,
+            &input,
+            "missing (the recorded device memory before the kernel)",
+        )),
+        Some(len) => match &d.cuda {
+            Some(c) => {
+                let total: u64 = c.segments.iter().map(|s| s.size).sum();
+                if len != total {
+                    out.push(finding(
+                        Severity::Error,
+                        &input,
+                        format!("is {len} bytes but the descriptor's segments total {total}"),
+                    ));
+                }
+            }
+            None => {
+                if len > d.valloc_size {
+                    out.push(finding(
+                        Severity::Error,
+                        &input,
+                        format!("is {len} bytes, more than VAllocSize {}", d.valloc_size),
+                    ));
+                }
+                if len % 16 != 0 {
+                    out.push(finding(Severity::Warning, &input, format!("is {len} bytes, not a multiple of 16 (libomptarget's allocation unit): truncated?")));
+                }
+            }
+        },
+    }
+    let output = files.record_output();
+    match (file_len(&output), input_len) {
+        (Err(f), _) => out.push(f),
+        (Ok(None), _) => out.push(finding(
+            Severity::Warning,
+            &output,
+            "missing: verification is impossible (recorded with LIBOMPTARGET_RECORD_OUTPUT=false?)",
+        )),
+        (Ok(Some(o)), Some(i)) if o != i => out.push(finding(
+            Severity::Error,
+            &output,
+            format!("is {o} bytes but .record_input is {i}: the recording is inconsistent"),
+        )),
+        _ => {}
+    }
+    let globals_path = files.globals();
+    let globals = match Globals::read(&globals_path) {
+        Ok(g) => Some(g),
+        Err(e) if e.is_not_found() => {
+            out.push(finding(
+                Severity::Error,
+                &globals_path,
+                "missing (module globals)",
+            ));
+            None
+        }
+        Err(e) => {
+            out.push(from_error(e));
+            None
+        }
+    };
+    let image_path = files.image(&d);
+    if d.cuda.is_none() {
+        note_outside_links(&files.dir, std::slice::from_ref(&image_path), &mut out);
+    }
+    match files.resolve_image(&d).and_then(|p| image::read(&p)) {
+        Err(e) => out.push(from_error(e)),
+        Ok((_, info)) => {
+            if info.has_kernel(&d.name) == Some(false) {
+                out.push(finding(
+                    Severity::Error,
+                    &image_path,
+                    format!("has no kernel named {}", d.name),
+                ));
+            }
+            if let (Some(g), image::ImageKind::Cubin { .. }) = (&globals, &info.kind) {
+                for entry in &g.entries {
+                    if let Some(sym) = info.globals.iter().find(|s| s.name == entry.name) {
+                        if sym.size != entry.size {
+                            out.push(finding(
+                                Severity::Error,
+                                &globals_path,
+                                format!(
+                                    "global {} is {} bytes but the image declares {}",
+                                    entry.name, entry.size, sym.size
+                                ),
+                            ));
+                        }
+                    } else {
+                        out.push(finding(
+                            Severity::Error,
+                            &globals_path,
+                            format!("global {} is not defined by the image", entry.name),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_file_and_severity() {
+        let f = finding(Severity::Error, Path::new("a/b.json"), "bad");
+        assert_eq!(f.to_string(), "a/b.json: error: bad");
+    }
+}

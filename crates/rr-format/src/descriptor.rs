@@ -1,0 +1,757 @@
+//! The JSON descriptor of one recorded instance (llvm-record-format.md §2, FORMAT.md).
+//!
+//! Parsed by hand from `serde_json::Value` rather than derived, so that every missing or mistyped
+//! key gets LLVM's own message (`failed to read JSON integer NumTeams`) and so that signed 64-bit
+//! addresses (`intptr_t` printed negative) are reinterpreted instead of rejected.
+
+use serde_json::{Map, Value};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// No GPU has a terabyte of memory; larger sizes are corrupt descriptors, not big recordings.
+pub const MAX_REGION_BYTES: u64 = 1 << 40;
+/// The largest kernel parameter buffer CUDA accepts (32 764 bytes on Volta+, CUDA ≥ 12.1).
+pub const MAX_PARAM_BYTES: usize = 32 * 1024;
+/// The format version of rr-tui's own records (`RrTuiFormat`).
+pub const RR_FORMAT_VERSION: u64 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum RecordFormat {
+    /// libomptarget, current (2026-05 onwards): all 13 keys.
+    Llvm,
+    /// libomptarget right after PR #190588 (April 2026): `NumTeamsClause`/`ThreadLimitClause`.
+    LlvmApril2026,
+    /// rr-tui's CUDA-program records, a superset of the LLVM descriptor.
+    RrTui,
+}
+
+impl RecordFormat {
+    pub fn label(self) -> &'static str {
+        match self {
+            RecordFormat::Llvm => "LLVM offload",
+            RecordFormat::LlvmApril2026 => "LLVM offload (April 2026 keys)",
+            RecordFormat::RrTui => "rr-tui CUDA",
+        }
+    }
+}
+
+/// One contiguous piece of recorded device memory: `size` bytes at device address `addr`, stored
+/// at `offset` in the snapshot files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Segment {
+    pub addr: u64,
+    pub size: u64,
+    pub offset: u64,
+}
+
+impl Segment {
+    /// One past the last address (saturating: segments built from hostile sizes never wrap).
+    pub fn end(&self) -> u64 {
+        self.addr.saturating_add(self.size)
+    }
+    pub fn contains(&self, addr: u64) -> bool {
+        addr >= self.addr && addr < self.end()
+    }
+}
+
+/// Where one kernel parameter sits in the parameter buffer (from `cuFuncGetParamInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ParamSlot {
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// The rr-tui extension: what CUDA programs need beyond LLVM's x-only, 8-byte-argument model.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CudaLaunch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub param_buffer: Vec<u8>,
+    pub param_layout: Vec<ParamSlot>,
+    pub segments: Vec<Segment>,
+    pub cluster_dim: Option<[u32; 3]>,
+    pub cooperative: bool,
+    pub occurrence: u64,
+    /// Path of the shared device image, relative to the record directory.
+    pub image_file: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Descriptor {
+    pub format: RecordFormat,
+    pub name: String,
+    pub num_args: u32,
+    pub num_teams: u32,
+    pub num_threads: u32,
+    pub shared_memory_size: u32,
+    pub loop_trip_count: u64,
+    pub device_id: i32,
+    pub valloc_addr: u64,
+    pub valloc_size: u64,
+    pub teams_limits: [u32; 2],
+    pub threads_limits: [u32; 2],
+    pub arg_ptrs: Vec<u64>,
+    pub arg_offsets: Vec<i64>,
+    pub cuda: Option<CudaLaunch>,
+}
+
+/// What one kernel argument is, for display and for labelling memory.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Argument {
+    pub index: usize,
+    /// The parameter's bytes as launched.
+    pub bytes: Vec<u8>,
+    /// The value as a little-endian integer when the parameter is 8 bytes (pointer candidates).
+    pub word: Option<u64>,
+}
+
+impl Descriptor {
+    /// An rr-tui descriptor for a CUDA launch (what the recorder writes). The LLVM keys are
+    /// filled consistently: `NumTeams`/`NumThreads` are grid x / block x, `VAllocAddr` and
+    /// `VAllocSize` span the segments, `ArgPtrs`/`ArgOffsets` are empty.
+    pub fn from_cuda(
+        name: String,
+        shared_memory_size: u32,
+        device_id: i32,
+        cuda: CudaLaunch,
+    ) -> Descriptor {
+        let valloc_addr = cuda.segments.iter().map(|s| s.addr).min().unwrap_or(0);
+        let valloc_size = cuda
+            .segments
+            .iter()
+            .map(|s| s.end())
+            .max()
+            .unwrap_or(0)
+            .saturating_sub(valloc_addr);
+        Descriptor {
+            format: RecordFormat::RrTui,
+            name,
+            num_args: cuda.param_layout.len() as u32,
+            num_teams: cuda.grid[0],
+            num_threads: cuda.block[0],
+            shared_memory_size,
+            loop_trip_count: 0,
+            device_id,
+            valloc_addr,
+            valloc_size,
+            teams_limits: [0, 0],
+            threads_limits: [0, 0],
+            arg_ptrs: vec![],
+            arg_offsets: vec![],
+            cuda: Some(cuda),
+        }
+    }
+
+    /// A minimal rr-tui descriptor over `segments` (kernel `k`, one thread), for tests.
+    #[doc(hidden)]
+    pub fn rr_for_tests(segments: Vec<Segment>) -> Descriptor {
+        Descriptor::from_cuda(
+            "k".into(),
+            0,
+            0,
+            CudaLaunch {
+                grid: [1; 3],
+                block: [1; 3],
+                param_buffer: vec![],
+                param_layout: vec![],
+                segments,
+                cluster_dim: None,
+                cooperative: false,
+                occurrence: 0,
+                image_file: "i".into(),
+            },
+        )
+    }
+
+    pub fn grid(&self) -> [u32; 3] {
+        self.cuda
+            .as_ref()
+            .map(|c| c.grid)
+            .unwrap_or([self.num_teams, 1, 1])
+    }
+    pub fn block(&self) -> [u32; 3] {
+        self.cuda
+            .as_ref()
+            .map(|c| c.block)
+            .unwrap_or([self.num_threads, 1, 1])
+    }
+
+    /// The recorded memory as segments. LLVM records have one region at `VAllocAddr` whose used
+    /// length is the length of `.record_input` (the bump allocator's `CurrentSize`).
+    pub fn segments(&self, input_len: u64) -> Vec<Segment> {
+        match &self.cuda {
+            Some(c) => c.segments.clone(),
+            None => vec![Segment {
+                addr: self.valloc_addr,
+                size: input_len,
+                offset: 0,
+            }],
+        }
+    }
+
+    /// The address range the replayer must reserve. LLVM replays reserve the whole `VAllocSize`
+    /// at `VAllocAddr` (llvm-record-format.md §4.4); rr-tui records list segments.
+    pub fn reservation(&self) -> (u64, u64) {
+        (self.valloc_addr, self.valloc_size)
+    }
+
+    /// The launch arguments, in order. LLVM: `ArgPtrs[i] + ArgOffsets[i]`, 8 bytes each.
+    pub fn arguments(&self) -> Vec<Argument> {
+        match &self.cuda {
+            Some(c) => c
+                .param_layout
+                .iter()
+                .enumerate()
+                .map(|(index, slot)| {
+                    // The parser bounds-checked every slot; `get` keeps hand-built values safe too.
+                    let start = slot.offset as usize;
+                    let bytes = c
+                        .param_buffer
+                        .get(start..start.saturating_add(slot.size as usize))
+                        .unwrap_or(&[])
+                        .to_vec();
+                    let word = (bytes.len() == 8)
+                        .then(|| u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])));
+                    Argument { index, bytes, word }
+                })
+                .collect(),
+            None => self
+                .arg_ptrs
+                .iter()
+                .zip(&self.arg_offsets)
+                .enumerate()
+                .map(|(index, (&p, &o))| {
+                    let v = p.wrapping_add(o as u64);
+                    Argument {
+                        index,
+                        bytes: v.to_le_bytes().to_vec(),
+                        word: Some(v),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Parse descriptor text; `path` is only used in messages.
+    pub fn parse(text: &[u8], path: &Path) -> Result<Descriptor> {
+        let err = |p: String| Error::format(path, p);
+        let value: Value =
+            serde_json::from_slice(text).map_err(|e| err(format!("invalid JSON: {e}")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| err("invalid JSON file: the top level is not an object".into()))?;
+        if obj.contains_key("BumpAllocVAStart") {
+            return Err(err(
+                "legacy pre-2026 libomptarget record (has BumpAllocVAStart): its ArgPtrs are host addresses of \
+                 argument slots, not argument values, so it cannot be replayed; re-record with a 2026 libomptarget"
+                    .into(),
+            ));
+        }
+        let f = Fields { obj, path };
+        let format = if obj.contains_key("RrTuiFormat") {
+            let v = f.uint("RrTuiFormat", u64::MAX)?;
+            if v != RR_FORMAT_VERSION {
+                return Err(err(format!("rr-tui format version {v} is not supported (this build reads {RR_FORMAT_VERSION})")));
+            }
+            RecordFormat::RrTui
+        } else if obj.contains_key("NumTeams") {
+            RecordFormat::Llvm
+        } else if obj.contains_key("NumTeamsClause") {
+            RecordFormat::LlvmApril2026
+        } else {
+            return Err(err("failed to read JSON integer NumTeams".into()));
+        };
+        let april = format == RecordFormat::LlvmApril2026;
+        let name = f.string("Name")?;
+        if name.is_empty() {
+            return Err(err("Name is empty".into()));
+        }
+        let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
+        let num_teams = f.uint(
+            if april { "NumTeamsClause" } else { "NumTeams" },
+            u32::MAX as u64,
+        )? as u32;
+        let num_threads = f.uint(
+            if april {
+                "ThreadLimitClause"
+            } else {
+                "NumThreads"
+            },
+            u32::MAX as u64,
+        )? as u32;
+        let shared_memory_size = f.uint("SharedMemorySize", u32::MAX as u64)? as u32;
+        let loop_trip_count = f.int("LoopTripCount")? as u64;
+        let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
+        let valloc_addr = f.int("VAllocAddr")? as u64;
+        let valloc_size = f.int("VAllocSize")? as u64;
+        if valloc_size > MAX_REGION_BYTES {
+            return Err(err(format!(
+                "VAllocSize {valloc_size} is larger than any GPU's memory (rr-tui accepts at most {MAX_REGION_BYTES} bytes)"
+            )));
+        }
+        if valloc_addr.checked_add(valloc_size).is_none() {
+            return Err(err(
+                "VAllocAddr + VAllocSize overflows the address space".into()
+            ));
+        }
+        let limits = |key: &str| -> Result<[u32; 2]> {
+            if !obj.contains_key(key) && april {
+                return Ok([0, 0]);
+            }
+            let v = f.int_array(key)?;
+            if v.len() != 2 {
+                return Err(err(
+                    "TeamsLimits and ThreadsLimits must have a min and max".into()
+                ));
+            }
+            let conv = |x: i64| {
+                u32::try_from(x)
+                    .map_err(|_| err(format!("failed to read an integer from JSON array {key}")))
+            };
+            Ok([conv(v[0])?, conv(v[1])?])
+        };
+        let teams_limits = limits("TeamsLimits")?;
+        let threads_limits = limits("ThreadsLimits")?;
+        let arg_ptrs: Vec<u64> = f
+            .int_array("ArgPtrs")?
+            .into_iter()
+            .map(|v| v as u64)
+            .collect();
+        let arg_offsets = f.int_array("ArgOffsets")?;
+        if arg_ptrs.len() != arg_offsets.len() {
+            return Err(err(format!(
+                "ArgPtrs has {} entries but ArgOffsets has {}",
+                arg_ptrs.len(),
+                arg_offsets.len()
+            )));
+        }
+        let cuda = if format == RecordFormat::RrTui {
+            Some(parse_cuda(&f, valloc_addr, valloc_size)?)
+        } else {
+            None
+        };
+        let expected_args = cuda
+            .as_ref()
+            .map(|c| c.param_layout.len())
+            .unwrap_or(arg_ptrs.len());
+        if num_args as usize != expected_args {
+            return Err(err(format!(
+                "NumArgs is {num_args} but {} lists {expected_args} arguments",
+                if cuda.is_some() {
+                    "ParamLayout"
+                } else {
+                    "ArgPtrs"
+                }
+            )));
+        }
+        Ok(Descriptor {
+            format,
+            name,
+            num_args,
+            num_teams,
+            num_threads,
+            shared_memory_size,
+            loop_trip_count,
+            device_id,
+            valloc_addr,
+            valloc_size,
+            teams_limits,
+            threads_limits,
+            arg_ptrs,
+            arg_offsets,
+            cuda,
+        })
+    }
+
+    /// Read and parse a descriptor file (a regular file of plausible size; see [`crate::fsio`]).
+    pub fn read(path: &Path) -> Result<Descriptor> {
+        let text =
+            crate::fsio::read_limited(path, crate::fsio::MAX_DESCRIPTOR_BYTES, "descriptor")?;
+        Descriptor::parse(&text, path)
+    }
+
+    /// Serialise as libomptarget does: compact, keys sorted, decimal integers, addresses as i64.
+    pub fn to_json(&self) -> String {
+        let mut m = Map::new();
+        let i = |v: u64| Value::from(v as i64);
+        m.insert("Name".into(), self.name.clone().into());
+        m.insert("NumArgs".into(), self.num_args.into());
+        m.insert("NumTeams".into(), self.num_teams.into());
+        m.insert("NumThreads".into(), self.num_threads.into());
+        m.insert("SharedMemorySize".into(), self.shared_memory_size.into());
+        m.insert("LoopTripCount".into(), self.loop_trip_count.into());
+        m.insert("DeviceId".into(), self.device_id.into());
+        m.insert("VAllocAddr".into(), i(self.valloc_addr));
+        m.insert("VAllocSize".into(), self.valloc_size.into());
+        m.insert(
+            "TeamsLimits".into(),
+            Value::from(self.teams_limits.to_vec()),
+        );
+        m.insert(
+            "ThreadsLimits".into(),
+            Value::from(self.threads_limits.to_vec()),
+        );
+        m.insert(
+            "ArgPtrs".into(),
+            Value::from(self.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+        );
+        m.insert("ArgOffsets".into(), Value::from(self.arg_offsets.clone()));
+        if let Some(c) = &self.cuda {
+            m.insert("RrTuiFormat".into(), RR_FORMAT_VERSION.into());
+            m.insert("Grid".into(), Value::from(c.grid.to_vec()));
+            m.insert("Block".into(), Value::from(c.block.to_vec()));
+            m.insert("ParamBuffer".into(), hex_encode(&c.param_buffer).into());
+            m.insert(
+                "ParamLayout".into(),
+                Value::from(
+                    c.param_layout
+                        .iter()
+                        .map(|s| Value::from(vec![s.offset, s.size]))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+            let segs = c
+                .segments
+                .iter()
+                .map(|s| {
+                    let mut o = Map::new();
+                    o.insert("Addr".into(), i(s.addr));
+                    o.insert("Size".into(), s.size.into());
+                    o.insert("Offset".into(), s.offset.into());
+                    Value::Object(o)
+                })
+                .collect::<Vec<_>>();
+            m.insert("Segments".into(), Value::from(segs));
+            if let Some(cd) = c.cluster_dim {
+                m.insert("ClusterDim".into(), Value::from(cd.to_vec()));
+            }
+            m.insert("Cooperative".into(), c.cooperative.into());
+            m.insert("Occurrence".into(), c.occurrence.into());
+            m.insert("ImageFile".into(), c.image_file.clone().into());
+        }
+        // serde_json's Map is a BTreeMap without `preserve_order`: keys come out sorted, as LLVM's.
+        Value::Object(m).to_string()
+    }
+}
+
+fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaunch> {
+    let err = |p: String| Error::format(f.path, p);
+    let dim3 = |key: &str| -> Result<[u32; 3]> {
+        let v = f.int_array(key)?;
+        if v.len() != 3 || v.iter().any(|&x| x < 1 || x > u32::MAX as i64) {
+            return Err(err(format!("{key} must be three positive integers")));
+        }
+        Ok([v[0] as u32, v[1] as u32, v[2] as u32])
+    };
+    let grid = dim3("Grid")?;
+    let block = dim3("Block")?;
+    let param_buffer = hex_decode(&f.string("ParamBuffer")?)
+        .ok_or_else(|| err("ParamBuffer is not an even-length hex string".into()))?;
+    if param_buffer.len() > MAX_PARAM_BYTES {
+        return Err(err(format!(
+            "ParamBuffer has {} bytes; CUDA allows at most {MAX_PARAM_BYTES}",
+            param_buffer.len()
+        )));
+    }
+    let layout_v = f
+        .obj
+        .get("ParamLayout")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array ParamLayout".into()))?;
+    let mut param_layout = Vec::with_capacity(layout_v.len());
+    for item in layout_v {
+        let pair = item
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
+        let (offset, size) =
+            pair.ok_or_else(|| err("ParamLayout entries must be [offset, size]".into()))?;
+        if offset
+            .checked_add(size)
+            .is_none_or(|end| end > param_buffer.len() as u64)
+            || size == 0
+        {
+            return Err(err(format!(
+                "ParamLayout entry [{offset}, {size}] lies outside the {}-byte ParamBuffer",
+                param_buffer.len()
+            )));
+        }
+        param_layout.push(ParamSlot {
+            offset: offset as u32,
+            size: size as u32,
+        });
+    }
+    let segs_v = f
+        .obj
+        .get("Segments")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array Segments".into()))?;
+    let mut segments = Vec::with_capacity(segs_v.len());
+    let mut file_end = 0u64;
+    for (i, s) in segs_v.iter().enumerate() {
+        let get = |k: &str| s.get(k).and_then(Value::as_i64);
+        let (Some(addr), Some(size), Some(offset)) = (get("Addr"), get("Size"), get("Offset"))
+        else {
+            return Err(err(format!(
+                "Segments[{i}] needs integer Addr, Size and Offset"
+            )));
+        };
+        let seg = Segment {
+            addr: addr as u64,
+            size: size as u64,
+            offset: offset as u64,
+        };
+        if size < 0
+            || offset < 0
+            || seg.size > MAX_REGION_BYTES
+            || seg.addr.checked_add(seg.size).is_none()
+        {
+            return Err(err(format!(
+                "Segments[{i}] has an impossible size or address"
+            )));
+        }
+        if seg.offset != file_end {
+            return Err(err(format!(
+                "Segments[{i}] starts at file offset {} but the previous segments end at {file_end}",
+                seg.offset
+            )));
+        }
+        file_end = file_end
+            .checked_add(seg.size)
+            .filter(|&e| e <= MAX_REGION_BYTES)
+            .ok_or_else(|| err("Segments total more than any GPU's memory".into()))?;
+        // VAllocAddr + VAllocSize was checked for overflow above.
+        if seg.addr < valloc_addr || seg.end() > valloc_addr + valloc_size {
+            return Err(err(format!(
+                "Segments[{i}] lies outside [VAllocAddr, VAllocAddr + VAllocSize)"
+            )));
+        }
+        segments.push(seg);
+    }
+    let mut sorted = segments.clone();
+    sorted.sort_by_key(|s| s.addr);
+    if sorted.windows(2).any(|w| w[0].end() > w[1].addr) {
+        return Err(err("Segments overlap".into()));
+    }
+    let cluster_dim = if f.obj.contains_key("ClusterDim") {
+        Some(dim3("ClusterDim")?)
+    } else {
+        None
+    };
+    let cooperative = match f.obj.get("Cooperative") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| err("Cooperative must be true or false".into()))?,
+    };
+    let occurrence = f.uint("Occurrence", u64::MAX)?;
+    let image_file = f.string("ImageFile")?;
+    if let Err(why) = crate::fsio::check_relative(&image_file) {
+        return Err(err(format!(
+            "ImageFile {image_file:?} {why}: it must be a relative path inside the record directory"
+        )));
+    }
+    Ok(CudaLaunch {
+        grid,
+        block,
+        param_buffer,
+        param_layout,
+        segments,
+        cluster_dim,
+        cooperative,
+        occurrence,
+        image_file,
+    })
+}
+
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    path: &'a Path,
+}
+
+impl Fields<'_> {
+    fn err(&self, p: String) -> Error {
+        Error::format(self.path, p)
+    }
+    fn int(&self, key: &str) -> Result<i64> {
+        match self.obj.get(key) {
+            Some(v) => v
+                .as_i64()
+                .or_else(|| v.as_u64().map(|u| u as i64))
+                .ok_or_else(|| self.err(format!("failed to read JSON integer {key}"))),
+            None => Err(self.err(format!("failed to read JSON integer {key}"))),
+        }
+    }
+    fn int_in(&self, key: &str, lo: i64, hi: i64) -> Result<i64> {
+        let v = self.int(key)?;
+        if v < lo || v > hi {
+            return Err(self.err(format!(
+                "failed to read JSON integer {key}: {v} is out of range"
+            )));
+        }
+        Ok(v)
+    }
+    fn uint(&self, key: &str, max: u64) -> Result<u64> {
+        let v = self.obj.get(key).and_then(Value::as_u64).ok_or_else(|| {
+            match self.obj.get(key).and_then(Value::as_i64) {
+                Some(n) => self.err(format!(
+                    "failed to read JSON integer {key}: {n} is negative"
+                )),
+                None => self.err(format!("failed to read JSON integer {key}")),
+            }
+        })?;
+        if v > max {
+            return Err(self.err(format!(
+                "failed to read JSON integer {key}: {v} is out of range"
+            )));
+        }
+        Ok(v)
+    }
+    fn string(&self, key: &str) -> Result<String> {
+        self.obj
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| self.err(format!("failed to read JSON string {key}")))
+    }
+    fn int_array(&self, key: &str) -> Result<Vec<i64>> {
+        let arr = self
+            .obj
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(format!("failed to read JSON array {key}")))?;
+        arr.iter()
+            .map(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_u64().map(|u| u as i64))
+                    .ok_or_else(|| {
+                        self.err(format!("failed to read an integer from JSON array {key}"))
+                    })
+            })
+            .collect()
+    }
+}
+
+pub fn hex_encode(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"{"ArgOffsets":[0,0,0],"ArgPtrs":[23335631060992,1000,-1],"DeviceId":0,"LoopTripCount":1000,"Name":"__omp_offloading_10302_1e5d1a_main_l27","NumArgs":3,"NumTeams":8,"NumThreads":128,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[1,128],"VAllocAddr":23335631060992,"VAllocSize":8589934592}"#;
+
+    fn parse(s: &str) -> Result<Descriptor> {
+        Descriptor::parse(s.as_bytes(), Path::new("x.json"))
+    }
+
+    #[test]
+    fn parses_the_documented_sample_and_round_trips() {
+        let d = parse(SAMPLE).unwrap();
+        assert_eq!(d.format, RecordFormat::Llvm);
+        assert_eq!(d.valloc_addr, 0x153940000000);
+        assert_eq!(d.arg_ptrs[2], u64::MAX);
+        assert_eq!(d.arguments()[2].word, Some(u64::MAX));
+        assert_eq!(d.to_json(), SAMPLE);
+    }
+
+    #[test]
+    fn april_aliases_and_missing_limits() {
+        let s = r#"{"ArgOffsets":[0],"ArgPtrs":[1],"DeviceId":0,"LoopTripCount":0,"Name":"k","NumArgs":1,"NumTeamsClause":4,"ThreadLimitClause":64,"SharedMemorySize":0,"VAllocAddr":4096,"VAllocSize":4096}"#;
+        let d = parse(s).unwrap();
+        assert_eq!(d.format, RecordFormat::LlvmApril2026);
+        assert_eq!((d.num_teams, d.num_threads), (4, 64));
+        assert_eq!(d.teams_limits, [0, 0]);
+    }
+
+    #[test]
+    fn errors_use_llvm_wording() {
+        let e = parse(&SAMPLE.replace("\"NumThreads\":128,", ""))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "x.json: failed to read JSON integer NumThreads");
+        let e = parse(&SAMPLE.replace("\"ThreadsLimits\":[1,128]", "\"ThreadsLimits\":[1]"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must have a min and max"), "{e}");
+        let e = parse(&SAMPLE.replace("\"NumArgs\":3", "\"NumArgs\":2"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NumArgs is 2 but ArgPtrs lists 3"), "{e}");
+        let e = parse(&SAMPLE.replace("8589934592", "4611686018427387904"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than any GPU"), "{e}");
+        let e = parse("[1,2").unwrap_err().to_string();
+        assert!(e.starts_with("x.json: invalid JSON"), "{e}");
+        let e = parse(r#"{"BumpAllocVAStart":1}"#).unwrap_err().to_string();
+        assert!(e.contains("legacy pre-2026"), "{e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_garbage(text in "\\PC{0,300}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn never_panics_on_mutated_descriptors(pos in 0usize..SAMPLE.len(), byte in proptest::prelude::any::<u8>(), cut in 0usize..SAMPLE.len()) {
+            let mut b = SAMPLE.as_bytes().to_vec();
+            b[pos] = byte;
+            let _ = Descriptor::parse(&b, Path::new("m"));
+            let _ = Descriptor::parse(&SAMPLE.as_bytes()[..cut], Path::new("m"));
+        }
+
+        #[test]
+        fn never_panics_on_wild_values(v in proptest::prelude::any::<i64>(), key in 0usize..13) {
+            let keys = ["NumArgs","NumTeams","NumThreads","SharedMemorySize","LoopTripCount","DeviceId","VAllocAddr","VAllocSize","ArgPtrs","ArgOffsets","TeamsLimits","ThreadsLimits","Name"];
+            let mut obj: serde_json::Value = serde_json::from_str(SAMPLE).unwrap();
+            obj[keys[key]] = serde_json::Value::from(v);
+            let _ = parse(&obj.to_string());
+        }
+    }
+
+    #[test]
+    fn rr_extension_round_trips() {
+        let mut d = Descriptor::rr_for_tests(vec![Segment {
+            addr: 0x7f00_0000_0000,
+            size: 0x1000,
+            offset: 0,
+        }]);
+        d.name = "_Z3addPfS_i".into();
+        d.num_args = 2;
+        d.num_teams = 4;
+        d.num_threads = 32;
+        let c = d.cuda.as_mut().unwrap();
+        c.grid = [4, 2, 1];
+        c.block = [32, 1, 1];
+        c.param_buffer = vec![0, 0, 0, 0, 0, 0x7f, 0, 0, 7, 0, 0, 0];
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 4 },
+        ];
+        c.cluster_dim = Some([2, 1, 1]);
+        c.occurrence = 3;
+        c.image_file = "images/1.cubin".into();
+        let back = parse(&d.to_json()).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.arguments()[0].word, Some(0x7f00_0000_0000));
+        assert_eq!(back.arguments()[1].word, None);
+    }
+}

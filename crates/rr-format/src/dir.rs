@@ -1,0 +1,173 @@
+//! A record directory: its instances, in report order, and its report if there is one.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::descriptor::Descriptor;
+use super::hash;
+use super::instance::{InstanceFiles, INSTANCE_EXTENSIONS};
+use super::report::{self, Report, ReportRow};
+use crate::error::{Error, Result};
+
+/// Report candidates larger than this are not read (a captured log of gigabytes is not a report).
+const MAX_REPORT_FILE: u64 = crate::fsio::MAX_REPORT_BYTES;
+
+#[derive(Debug, Clone)]
+pub struct InstanceEntry {
+    pub files: InstanceFiles,
+    pub json_file: String,
+    /// From the report; `None` without one.
+    pub kernel_name: Option<String>,
+    pub time_ns: Option<u64>,
+    pub occurrences: Option<u64>,
+    pub in_report: bool,
+}
+
+#[derive(Debug)]
+pub struct RecordDir {
+    pub path: PathBuf,
+    pub report_file: Option<PathBuf>,
+    pub report: Option<Report>,
+    /// A report banner was found but its body is malformed.
+    pub report_problem: Option<Error>,
+    pub instances: Vec<InstanceEntry>,
+    /// Report rows whose descriptor file is missing.
+    pub missing_rows: Vec<ReportRow>,
+    /// Descriptors of the pre-2026 format (named by kernel, `.memory` sibling).
+    pub legacy: Vec<PathBuf>,
+}
+
+impl RecordDir {
+    /// Scan a directory. Reads only file names and the report; never descriptors or snapshots
+    /// (callers that need more, such as the explorer, read descriptors once themselves).
+    pub fn open(path: &Path) -> Result<RecordDir> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if !meta.is_dir() {
+            return Err(Error::format(
+                path,
+                "not a directory (give a record directory, or a descriptor .json to `inspect`)",
+            ));
+        }
+        let mut names = HashSet::new();
+        let mut report_candidates = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+            let entry = entry.map_err(|e| Error::io(path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ext = Path::new(&name)
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("");
+            if !INSTANCE_EXTENSIONS.contains(&ext)
+                && !matches!(ext, "memory" | "cubin" | "fatbin" | "ptx" | "csv")
+            {
+                let is_small_file = entry
+                    .metadata()
+                    .map(|m| m.is_file() && m.len() <= MAX_REPORT_FILE)
+                    .unwrap_or(false);
+                if is_small_file {
+                    report_candidates.push(name.clone());
+                }
+            }
+            names.insert(name);
+        }
+        let mut dir = RecordDir {
+            path: path.to_path_buf(),
+            report_file: None,
+            report: None,
+            report_problem: None,
+            instances: vec![],
+            missing_rows: vec![],
+            legacy: vec![],
+        };
+        report_candidates.sort();
+        for cand in report_candidates {
+            let p = path.join(&cand);
+            let Ok(bytes) = crate::fsio::read_limited(&p, MAX_REPORT_FILE, "report") else {
+                continue;
+            };
+            if !report::contains_report(&bytes) {
+                continue;
+            }
+            match report::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(Some(r)) => {
+                    dir.report_file = Some(p);
+                    dir.report = Some(r);
+                    break;
+                }
+                Ok(None) => {}
+                Err(problem) => dir.report_problem = Some(Error::format(&p, problem)),
+            }
+        }
+        let mut stems: Vec<&String> = names.iter().filter(|n| n.ends_with(".json")).collect();
+        stems.sort();
+        let mut by_file: HashMap<String, usize> = HashMap::new();
+        if let Some(r) = &dir.report {
+            for row in &r.rows {
+                // A report row's file is relative to the recording directory, which may have moved.
+                let file_name = Path::new(&row.json_file)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if names.contains(&file_name) && !by_file.contains_key(&file_name) {
+                    by_file.insert(file_name.clone(), dir.instances.len());
+                    dir.instances.push(InstanceEntry {
+                        files: InstanceFiles::from_descriptor_path(&path.join(&file_name)),
+                        json_file: file_name,
+                        kernel_name: Some(row.kernel_name.clone()),
+                        time_ns: row.time_ns,
+                        occurrences: row.occurrences,
+                        in_report: true,
+                    });
+                } else if !names.contains(&file_name) {
+                    dir.missing_rows.push(row.clone());
+                }
+            }
+        }
+        for name in stems {
+            if by_file.contains_key(name) {
+                continue;
+            }
+            let stem = &name[..name.len() - ".json".len()];
+            if hash::parse_stem(stem).is_none() {
+                if names.contains(&format!("{stem}.memory")) {
+                    dir.legacy.push(path.join(name));
+                }
+                continue;
+            }
+            dir.instances.push(InstanceEntry {
+                files: InstanceFiles::from_descriptor_path(&path.join(name)),
+                json_file: name.clone(),
+                kernel_name: None,
+                time_ns: None,
+                occurrences: None,
+                in_report: false,
+            });
+        }
+        Ok(dir)
+    }
+
+    /// Rows in LLVM's report format; unknown time and occurrences stay unknown.
+    pub fn report_rows(&self) -> Vec<ReportRow> {
+        self.instances
+            .iter()
+            .map(|i| ReportRow {
+                json_file: i.json_file.clone(),
+                // Without a report the name comes from the descriptor.
+                kernel_name: i
+                    .kernel_name
+                    .clone()
+                    .or_else(|| Descriptor::read(&i.files.json()).ok().map(|d| d.name))
+                    .unwrap_or_else(|| "?".into()),
+                time_ns: i.time_ns,
+                occurrences: i.occurrences,
+            })
+            .collect()
+    }
+
+    pub fn absolute_path(&self) -> String {
+        std::fs::canonicalize(&self.path)
+            .unwrap_or_else(|_| self.path.clone())
+            .display()
+            .to_string()
+    }
+}

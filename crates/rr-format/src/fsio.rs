@@ -1,0 +1,336 @@
+//! Files that come from anyone, read and written safely.
+//!
+//! A record directory may come from a bug report, a colleague or a shared scratch space. So:
+//!
+//! - every file is read only if it is a **regular file** (after following links): a FIFO would
+//!   block `open` and `read` forever, a link to `/dev/zero` would never end. The kind is checked
+//!   by `stat` before opening, the file is opened non-blocking (so a file swapped for a FIFO
+//!   between the two cannot block), and checked again with `fstat` on the open descriptor;
+//! - its **size is checked before reading** against a limit sane for its kind, and the read
+//!   itself stops one byte past the limit (a file that grows meanwhile is refused, not followed);
+//! - paths taken from file *contents* must **resolve inside the record directory** after
+//!   following links ([`resolve_inside`]);
+//! - everything written is **created fresh** ([`write_atomic`], [`AtomicWriter`]): a new
+//!   temporary file (`O_CREAT | O_EXCL`, so never through an existing link) in the target's
+//!   directory, renamed over the target at the end (`rename` replaces a link, it does not follow
+//!   it), so readers never see half a file and a killed writer leaves no partial one.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Descriptors are small JSON objects; even 300 000 arguments fit in a few MiB.
+pub const MAX_DESCRIPTOR_BYTES: u64 = 64 << 20;
+/// Module globals: a large `__device__` array is plausible, a file beyond 1 GiB is not.
+pub const MAX_GLOBALS_BYTES: u64 = 1 << 30;
+/// Device images: PyTorch's largest cubins are ~14 MB, fatbins of big libraries a few hundred.
+pub const MAX_IMAGE_BYTES: u64 = 1 << 30;
+/// A report file, or a captured application log holding one.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// What a non-regular file is, for messages.
+fn kind_of(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn ensure_regular(path: &Path, meta: &Metadata) -> Result<()> {
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(Error::format(
+            path,
+            format!("is {}, not a regular file: refused", kind_of(meta)),
+        ))
+    }
+}
+
+/// The metadata of a regular file (links followed), without opening it.
+pub fn regular_metadata(path: &Path) -> Result<Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    ensure_regular(path, &meta)?;
+    Ok(meta)
+}
+
+/// The size of a regular file, without opening it.
+pub fn regular_len(path: &Path) -> Result<u64> {
+    regular_metadata(path).map(|m| m.len())
+}
+
+/// Open a regular file for reading; anything else is refused without a blocking `open`.
+pub fn open_regular(path: &Path) -> Result<File> {
+    let before = regular_metadata(path)?;
+    // O_NONBLOCK: if the path was swapped for a FIFO after the stat, `open` still returns at
+    // once and the fstat below refuses it. O_NOCTTY: a terminal device never becomes ours.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let after = file.metadata().map_err(|e| Error::io(path, e))?;
+    ensure_regular(path, &after)?;
+    if (before.dev(), before.ino()) != (after.dev(), after.ino()) {
+        return Err(Error::format(
+            path,
+            "was replaced while being opened: refused",
+        ));
+    }
+    Ok(file)
+}
+
+/// Read a whole regular file of at most `limit` bytes; `what` names it in messages.
+pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > limit {
+        return Err(Error::format(
+            path,
+            format!(
+                "is {len} bytes; a {what} larger than {limit} bytes is not plausible, so it is not read"
+            ),
+        ));
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io(path, e))?;
+    if buf.len() as u64 > limit {
+        return Err(Error::format(
+            path,
+            format!("grew past {limit} bytes while being read: refused"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// Where a file of a record directory really lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// Inside the directory (after following links).
+    Inside,
+    /// A link to a file outside the directory (a snapshot kept on another disk, say).
+    Outside(PathBuf),
+}
+
+/// Whether `path` resolves inside `dir` after following links.
+pub fn locate(dir: &Path, path: &Path) -> Result<Location> {
+    let root = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let real = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
+    Ok(if real.starts_with(&root) {
+        Location::Inside
+    } else {
+        Location::Outside(real)
+    })
+}
+
+/// Check that a relative path taken from file contents stays lexically inside a directory: not
+/// absolute, no `..`, not empty. (Links are checked by [`resolve_inside`] when it is opened.)
+pub fn check_relative(relative: &str) -> std::result::Result<(), String> {
+    let p = Path::new(relative);
+    if relative.is_empty() || relative.contains('\0') {
+        return Err("is empty or contains NUL".into());
+    }
+    for c in p.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => return Err("contains `..`".into()),
+            Component::RootDir | Component::Prefix(_) => return Err("is absolute".into()),
+        }
+    }
+    Ok(())
+}
+
+/// The real path of `dir/relative`, which must resolve inside `dir` after following links.
+/// `source` is the file the relative path was read from (named in messages).
+pub fn resolve_inside(dir: &Path, relative: &str, source: &Path) -> Result<PathBuf> {
+    check_relative(relative).map_err(|why| {
+        Error::format(
+            source,
+            format!(
+                "the path {relative:?} it names {why}: it must lie inside the record directory"
+            ),
+        )
+    })?;
+    let joined = dir.join(relative);
+    match locate(dir, &joined)? {
+        Location::Inside => std::fs::canonicalize(&joined).map_err(|e| Error::io(&joined, e)),
+        Location::Outside(real) => Err(Error::format(
+            &joined,
+            format!(
+                "named by {} as inside the record directory, but it is a link to {}: refused",
+                crate::text::visible_path(source),
+                crate::text::visible_path(&real)
+            ),
+        )),
+    }
+}
+
+/// A file being written: a fresh temporary file beside `path`, renamed over it by
+/// [`AtomicWriter::commit`]. Dropped without committing, it leaves nothing behind.
+pub struct AtomicWriter {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl AtomicWriter {
+    pub fn create(path: &Path) -> Result<AtomicWriter> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(AtomicWriter {
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The open temporary file (for positioned writes, `set_len` to make holes, …).
+    pub fn file(&self) -> &File {
+        self.tmp.as_file()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flush and rename over the target.
+    pub fn commit(mut self) -> Result<()> {
+        self.tmp.flush().map_err(|e| Error::io(&self.path, e))?;
+        self.tmp
+            .persist(&self.path)
+            .map_err(|e| Error::io(&self.path, e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tmp.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.flush()
+    }
+}
+
+/// Write `bytes` to `path` atomically and never through an existing link.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut w = AtomicWriter::create(path)?;
+    w.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    w.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn refuses_fifos_devices_and_directories_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("x.json");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = read_limited(&fifo, 100, "descriptor")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        let zero = d.path().join("z.json");
+        symlink("/dev/zero", &zero).unwrap();
+        let e = read_limited(&zero, 100, "descriptor")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("character device"), "{e}");
+        let e = read_limited(d.path(), 100, "descriptor")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a directory"), "{e}");
+    }
+
+    #[test]
+    fn refuses_files_over_the_limit_before_reading() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        std::fs::File::create(&p).unwrap().set_len(1 << 40).unwrap();
+        let e = read_limited(&p, 1 << 20, "globals file")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is 1099511627776 bytes; a globals file larger"),
+            "{e}"
+        );
+        std::fs::write(&p, b"abc").unwrap();
+        assert_eq!(read_limited(&p, 3, "x").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn paths_from_contents_stay_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let rec = d.path().join("rec");
+        std::fs::create_dir_all(rec.join("images")).unwrap();
+        std::fs::write(rec.join("images/a.cubin"), b"x").unwrap();
+        std::fs::write(d.path().join("secret"), b"s").unwrap();
+        symlink(d.path().join("secret"), rec.join("images/evil")).unwrap();
+        let src = rec.join("1_2.json");
+        assert!(resolve_inside(&rec, "images/a.cubin", &src).is_ok());
+        for bad in ["../secret", "/etc/passwd", "", "images/../../secret"] {
+            assert!(resolve_inside(&rec, bad, &src).is_err(), "{bad}");
+        }
+        let e = resolve_inside(&rec, "images/evil", &src)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a link to"), "{e}");
+    }
+
+    #[test]
+    fn atomic_writes_replace_links_instead_of_following_them() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let out = d.path().join("x.replay_output");
+        symlink(&victim, &out).unwrap();
+        write_atomic(&out, b"new").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert!(!std::fs::symlink_metadata(&out)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let w = AtomicWriter::create(&d.path().join("never")).unwrap();
+        drop(w);
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no leftovers"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! rr-tui's record directories: LLVM offload records (read unchanged) and rr-tui's own CUDA
+//! records, which extend the same layout (FORMAT.md). Read *and* write: the recorder writes
+//! through this crate. Nothing here knows about GPUs, signals or terminals, and nothing here is
+//! `unsafe`: it is the part of rr-tui that reads files from anyone (see [`fsio`]).
+
+#![forbid(unsafe_code)]
+
+pub mod check;
+pub mod descriptor;
+pub mod dir;
+pub mod error;
+pub mod fsio;
+pub mod globals;
+pub mod hash;
+pub mod image;
+pub mod inspect;
+pub mod instance;
+pub mod memory;
+pub mod report;
+pub mod text;
+
+pub use descriptor::{Descriptor, RecordFormat, Segment};
+pub use dir::{InstanceEntry, RecordDir};
+pub use error::{Error, Result};
+pub use instance::InstanceFiles;
+
+/// Readable form of a (possibly Itanium-mangled) kernel name; the raw name when not mangled.
+pub fn demangle(name: &str) -> String {
+    if name.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(name) {
+            if let Ok(s) = sym.demangle() {
+                return s;
+            }
+        }
+    }
+    name.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn demangles_cuda_names() {
+        assert_eq!(
+            super::demangle("_Z6vecAddPKfS0_Pfi"),
+            "vecAdd(float const*, float const*, float*, int)"
+        );
+        assert_eq!(
+            super::demangle("__omp_offloading_10302_1e5d1a_main_l27"),
+            "__omp_offloading_10302_1e5d1a_main_l27"
+        );
+    }
+}

@@ -1,0 +1,63 @@
+//! Strings from record files shown safely. Kernel names, symbol names and file names come from
+//! anyone: an `ESC]0;…BEL` in a kernel name would retitle the user's terminal, an `ESC[2J` clear
+//! it, a newline in a file name forge a line of `check`'s output. Text output and the explorer
+//! show such characters escaped; JSON output keeps the exact strings (JSON escapes them itself).
+
+use std::borrow::Cow;
+
+/// Whether `c` must not reach a terminal as it is: C0 and C1 controls, DEL, and the Unicode
+/// bidirectional overrides (which reorder what follows them on screen).
+fn hidden(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every control character written as an escape (`\n`, `\t`, `\r`, `\x1b`, `\u{9b}`).
+/// Printable text, backslashes included, is unchanged, so the function is idempotent.
+///
+/// ```
+/// use rr_format::text::visible;
+/// assert_eq!(visible("k\x1b]0;pwned\x07"), "k\\x1b]0;pwned\\x07");
+/// assert_eq!(visible("a\nb"), "a\\nb");
+/// assert_eq!(visible("plain_kernel"), "plain_kernel");
+/// ```
+pub fn visible(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(hidden) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hidden(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path for text output: lossy UTF-8 with control characters made visible.
+pub fn visible_path(p: &std::path::Path) -> String {
+    visible(&p.to_string_lossy()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_bidi_but_nothing_else() {
+        assert_eq!(visible("\x1b[2J"), "\\x1b[2J");
+        assert_eq!(visible("a\u{9b}b"), "a\\u{9b}b");
+        assert_eq!(visible("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(
+            visible("void f<int, float>(int*)"),
+            "void f<int, float>(int*)"
+        );
+        assert_eq!(visible("ünïcödé λ"), "ünïcödé λ");
+        let once = visible("\x07\x7f").into_owned();
+        assert_eq!(visible(&once), once, "idempotent");
+    }
+}

@@ -1,0 +1,82 @@
+//! Everything the headless commands print goes through here:
+//!
+//! - text lines with control characters made visible (names from record files must not drive
+//!   the user's terminal; `--json` output keeps exact strings, JSON-escaped);
+//! - a closed standard output (`rr-tui report DIR | head`) ends the command quietly, as
+//!   ripgrep does, instead of the panic `println!` gives on a broken pipe.
+
+use std::io::Write;
+
+use rr_format::text::visible;
+
+/// Leave quietly: the reader of our output has gone.
+fn reader_gone() -> ! {
+    std::process::exit(0)
+}
+
+fn write_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            reader_gone();
+        }
+        // Anything else (a full disk behind a redirection): say it once, then stop.
+        eprintln!("rr-tui: cannot write to standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// One line of text output.
+pub fn line(text: &str) {
+    let mut s = visible(text).into_owned();
+    s.push('\n');
+    write_stdout(&s);
+}
+
+/// Several lines at once (one write, one flush).
+pub fn lines<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) {
+    let mut s = String::new();
+    for t in texts {
+        s.push_str(&visible(t.as_ref()));
+        s.push('\n');
+    }
+    write_stdout(&s);
+}
+
+/// A value as one pretty JSON document.
+pub fn json<T: serde::Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(mut s) => {
+            s.push('\n');
+            write_stdout(&s);
+        }
+        Err(e) => error_line(&format!("rr-tui: cannot serialise output: {e}")),
+    }
+}
+
+/// One compact JSON line (event streams), flushed at once so readers see it live.
+pub fn json_line(text: &str) {
+    let mut s = String::with_capacity(text.len() + 1);
+    s.push_str(text);
+    s.push('\n');
+    write_stdout(&s);
+}
+
+/// One line on standard error (control characters made visible; errors writing are ignored:
+/// there is nowhere left to report them).
+pub fn error_line(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", visible(text));
+}
+
+/// `outln!("…", args)`: [`line`] with `format!` arguments.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::output::line(&format!($($arg)*)) };
+}
+
+/// `errln!("…", args)`: [`error_line`] with `format!` arguments.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::error_line(&format!($($arg)*)) };
+}
