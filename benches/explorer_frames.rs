@@ -15,7 +15,7 @@ use rr_tui::tui::theme::Theme;
 use std::time::{Duration, Instant};
 
 fn key(app: &mut App, c: char) -> Vec<Cmd> {
-    app.update(Msg::Key(KeyEvent::new(
+    app.update_inline(Msg::Key(KeyEvent::new(
         KeyCode::Char(c),
         KeyModifiers::NONE,
     )))

@@ -15,7 +15,7 @@ pub fn key(app: &mut App, c: KeyCode) -> Vec<Cmd> {
     } else {
         KeyModifiers::NONE
     };
-    app.update(Msg::Key(KeyEvent::new(c, m)))
+    app.update_inline(Msg::Key(KeyEvent::new(c, m)))
 }
 
 fn typed(app: &mut App, s: &str) {
@@ -186,7 +186,7 @@ fn replay_events_stream_into_the_instance_and_export() {
     assert_eq!(run.phase, Phase::Done);
     assert!(a.running.is_none());
     let dir = tempfile::tempdir().unwrap();
-    a.output_dir = dir.path().to_path_buf();
+    a.export_dir = dir.path().to_path_buf();
     key(&mut a, KeyCode::Char('x'));
     let csv = std::fs::read_dir(dir.path())
         .unwrap()

@@ -27,17 +27,20 @@ fn report_prints_llvm_format_from_the_report_file() {
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "=== Kernel Record Report ===");
-    assert!(lines[1].starts_with("Directory: "));
-    assert_eq!(lines[2], "Total Instances: 4");
+    // Where the directory is now, then where it was recorded (the fixture was made elsewhere).
+    let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
+    assert_eq!(lines[1], format!("Directory: {}", here.display()));
+    assert_eq!(lines[2], "Recorded Directory: /tmp/fx/llvm-two-kernels");
+    assert_eq!(lines[3], "Total Instances: 4");
     assert_eq!(
-        lines[3],
+        lines[4],
         "JSON Filename, Kernel Name, Time (ns), Occurrences:"
     );
     assert_eq!(
-        lines[4],
+        lines[5],
         "8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"
     );
-    assert_eq!(lines[8], "=== End Kernel Record Report ===");
+    assert_eq!(lines[9], "=== End Kernel Record Report ===");
 }
 
 #[test]
@@ -55,6 +58,9 @@ fn report_without_a_report_file_is_built_from_descriptors() {
         .stdout;
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["total_instances"], 4);
+    let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
+    assert_eq!(v["directory"], here.display().to_string(), "text and JSON agree");
+    assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
     assert_eq!(v["instances"][0]["occurrences"], 2);
 }
 

@@ -38,7 +38,7 @@ fn key(a: &mut App, c: char) -> Vec<Cmd> {
     } else {
         KeyModifiers::NONE
     };
-    a.update(Msg::Key(KeyEvent::new(KeyCode::Char(c), m)))
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Char(c), m)))
 }
 
 fn render(a: &App, theme: ThemeName) -> Terminal<TestBackend> {
@@ -78,7 +78,7 @@ fn instances_filtered_and_sorted() {
     for c in "saxpy".chars() {
         key(&mut a, c);
     }
-    a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     key(&mut a, 's');
     key(&mut a, 's');
     insta::assert_snapshot!("instances_filtered", snap(&a));

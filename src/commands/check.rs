@@ -6,7 +6,7 @@ use rr_format::{InstanceFiles, RecordDir};
 
 pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     let (findings, instances): (Vec<Finding>, usize) =
-        if path.extension().is_some_and(|e| e == "json") && path.is_file() {
+        if path.extension().is_some_and(|e| e == "json") && !path.is_dir() {
             (
                 check::check_instance(&InstanceFiles::from_descriptor_path(path), None),
                 1,
@@ -35,10 +35,11 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
             findings: &findings,
         });
     } else {
-        for f in &findings {
-            println!("{f}");
-        }
-        println!("checked {instances} instance(s): {errors} error(s), {warnings} warning(s)");
+        let mut lines: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
+        lines.push(format!(
+            "checked {instances} instance(s): {errors} error(s), {warnings} warning(s)"
+        ));
+        crate::output::lines(lines);
     }
     Ok(if errors > 0 || (strict && warnings > 0) {
         1

@@ -29,7 +29,7 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     match result {
         Ok(code) => Ok(code),
         Err(e) => {
-            eprintln!("rr-tui: {e}");
+            crate::output::error_line(&format!("rr-tui: {e}"));
             Ok(2)
         }
     }
@@ -193,16 +193,16 @@ fn diff_files(args: &DiffArgs, a: &Path, b: &Path) -> Result<i32> {
 
 fn print_file_diff(r: &FileDiff) {
     if r.len_a != r.len_b {
-        println!(
+        crate::outln!(
             "lengths differ: {} is {} bytes, {} is {} bytes; comparing the first {}",
             r.a, r.len_a, r.b, r.len_b, r.compared
         );
     }
     if r.len_a == 0 && r.len_b == 0 {
-        println!("both files are empty: identical");
+        crate::outln!("both files are empty: identical");
         return;
     }
-    println!(
+    crate::outln!(
         "{} of {} bytes differ ({}) in {} range(s)",
         regions::group(r.differing_bytes),
         regions::group(r.compared),
@@ -210,16 +210,16 @@ fn print_file_diff(r: &FileDiff) {
         r.differing_ranges
     );
     for [off, len] in &r.ranges {
-        println!("  {off:#012x}  {len} byte(s)");
+        crate::outln!("  {off:#012x}  {len} byte(s)");
     }
     if r.differing_ranges > r.ranges.len() {
-        println!(
+        crate::outln!(
             "  … {} more (use --max or --export-csv)",
             r.differing_ranges - r.ranges.len()
         );
     }
     if let Some((what, t)) = &r.typed {
-        println!(
+        crate::outln!(
             "{what}: {} of {} elements differ beyond tolerance; max |a-b| {}, max ULP {}",
             regions::group(t.differing),
             regions::group(t.compared),
@@ -227,10 +227,10 @@ fn print_file_diff(r: &FileDiff) {
             t.max_ulp
         );
         for m in &t.first {
-            println!("  [{}] offset {:#x}: {} vs {}", m.index, m.offset, m.a, m.b);
+            crate::outln!("  [{}] offset {:#x}: {} vs {}", m.index, m.offset, m.a, m.b);
         }
     }
-    println!("{}", if r.equal { "equal" } else { "different" });
+    crate::outln!("{}", if r.equal { "equal" } else { "different" });
 }
 
 fn export_ranges(path: &Path, out: &DiffOutcome) -> Result<()> {
@@ -262,10 +262,7 @@ pub fn instance_pair(
     cmp: &Comparison,
     keep: usize,
 ) -> Result<Vec<RegionReport>> {
-    let r = regions::compare_regions(map, a.bytes(), b.bytes(), cmp, keep);
-    a.check_intact()?;
-    b.check_intact()?;
-    Ok(r)
+    regions::compare_regions(map, a, b, cmp, keep)
 }
 
 fn diff_instance(args: &DiffArgs) -> Result<i32> {
@@ -305,15 +302,15 @@ fn diff_instance(args: &DiffArgs) -> Result<i32> {
         super::print_json(&pairs);
     } else {
         for p in &pairs {
-            println!("{}", p.what);
+            crate::outln!("{}", p.what);
             if p.len_a != p.len_b {
-                println!(
+                crate::outln!(
                     "  lengths differ: {} vs {} bytes; comparing the common prefix",
                     p.len_a, p.len_b
                 );
             }
             for r in &p.regions {
-                println!("  {}", r.summary());
+                crate::outln!("  {}", r.summary());
             }
         }
     }

@@ -1,16 +1,22 @@
 use std::path::Path;
 
-use crate::error::Result;
 use rr_format::inspect::Inspection;
 
+use crate::error::Result;
+use crate::output;
+
+/// Print what can be read; exit 1 when the globals or the image needed could not be (the
+/// descriptor itself unreadable is an error before anything is printed).
 pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
     let inspection = Inspection::of(descriptor)?;
     if json {
         super::print_json(&inspection);
     } else {
-        for line in inspection.lines() {
-            println!("{line}");
-        }
+        output::lines(inspection.lines());
     }
-    Ok(0)
+    let problems = inspection.problems();
+    for p in &problems {
+        output::error_line(&format!("rr-tui: {p}"));
+    }
+    Ok(if problems.is_empty() { 0 } else { 1 })
 }

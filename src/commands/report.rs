@@ -1,44 +1,54 @@
+//! `rr-tui report DIR`: the record report in libomptarget's format (or JSON). `Directory:` says
+//! where the directory is now; a directory that moved since recording also gets its recorded
+//! location (`Recorded Directory:`, `recorded_directory`). Exit 1 when a descriptor needed for a
+//! row could not be read (the row still prints, with `?`).
+
 use std::path::Path;
 
+use rr_format::{report, text::visible, RecordDir};
+
 use crate::error::Result;
-use rr_format::{report, RecordDir};
+use crate::output;
 
 pub fn run(dir: &Path, json: bool) -> Result<i32> {
     let rd = RecordDir::open(dir)?;
-    let rows = rd.report_rows();
+    let (rows, problems) = rd.report_rows();
+    let directory = rd.absolute_path();
     if json {
         #[derive(serde::Serialize)]
         struct Out<'a> {
-            directory: String,
+            directory: &'a str,
+            recorded_directory: Option<&'a str>,
             report_file: Option<String>,
             total_instances: usize,
             instances: &'a [report::ReportRow],
             missing_rows: &'a [report::ReportRow],
+            problems: Vec<String>,
         }
         super::print_json(&Out {
-            directory: rd.absolute_path(),
+            directory: &directory,
+            recorded_directory: rd.recorded_directory(),
             report_file: rd.report_file.as_ref().map(|p| p.display().to_string()),
             total_instances: rows.len(),
             instances: &rows,
             missing_rows: &rd.missing_rows,
+            problems: problems.iter().map(|e| e.to_string()).collect(),
         });
     } else {
-        let directory = rd
-            .report
-            .as_ref()
-            .and_then(|r| r.directory.clone())
-            .unwrap_or_else(|| rd.absolute_path());
-        print!("{}", report::render(&directory, &rows));
+        output::lines(report::render(&directory, rd.recorded_directory(), &rows).lines());
     }
     for row in &rd.missing_rows {
-        eprintln!(
+        output::error_line(&format!(
             "rr-tui: warning: report row names {}, which is not in {}",
             row.json_file,
-            dir.display()
-        );
+            visible(&dir.to_string_lossy())
+        ));
     }
     if let Some(e) = &rd.report_problem {
-        eprintln!("rr-tui: warning: {e}");
+        output::error_line(&format!("rr-tui: warning: {e}"));
     }
-    Ok(0)
+    for e in &problems {
+        output::error_line(&format!("rr-tui: {e}"));
+    }
+    Ok(if problems.is_empty() { 0 } else { 1 })
 }

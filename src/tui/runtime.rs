@@ -101,11 +101,27 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                             },
                         ));
                     }
+                    Cmd::Work(work) => {
+                        let sink = tx.clone();
+                        let spawned = std::thread::Builder::new()
+                            .name("explorer-work".into())
+                            .spawn(move || {
+                                let _ = sink.send((work.0)());
+                            });
+                        if let Err(e) = spawned {
+                            app.set_status(format!("cannot start a worker thread: {e}"), true);
+                        }
+                    }
                     Cmd::Quit => return Ok(()),
                 }
             }
             if app.quit {
                 return Ok(());
+            }
+            // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
+            // the open pair on every turn (two fstat calls).
+            if app.snap.as_ref().is_some_and(|s| !s.stale && !s.files_unchanged()) {
+                let _ = tx.send(Msg::SnapshotsChanged);
             }
         }
     })();
@@ -125,7 +141,11 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
             match event::poll(Duration::from_millis(50)) {
                 Ok(true) => {}
                 Ok(false) => continue,
-                Err(_) => break,
+                Err(_) => {
+                    // The terminal is gone (hang-up): end the explorer.
+                    let _ = tx.send(Msg::Quit);
+                    break;
+                }
             }
             let msg = match event::read() {
                 // Windows and some terminals also report releases: keep presses only.
@@ -137,7 +157,10 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
                 },
                 Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
                 Ok(_) => continue,
-                Err(_) => break,
+                Err(_) => {
+                    let _ = tx.send(Msg::Quit);
+                    break;
+                }
             };
             if tx.send(msg).is_err() {
                 break;

@@ -8,6 +8,11 @@
 # runs the benchmark, and ends with "N passed, N failed". Logs go to $OUT (or /tmp/rr-suite).
 set -u
 ROOT=$(pwd)
+# tmux for the explorer demo: the GPU machine has none; a copy unpacked from Debian's packages
+# into .gpu-tools/ (see README, "The GPU suite") travels with `carry`.
+if ! command -v tmux >/dev/null && [ -x "$ROOT/.gpu-tools/x/usr/bin/tmux" ]; then
+  export TMUX_BIN="$ROOT/.gpu-tools/x/usr/bin/tmux" TMUX_LIB="$ROOT/.gpu-tools/x/usr/lib/x86_64-linux-gnu"
+fi
 RR=$(realpath "${1:-target/release/rr-tui}")
 OUTDIR=${OUT:-/tmp/rr-suite}
 mkdir -p "$OUTDIR"

@@ -654,6 +654,7 @@ pub fn hex_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InstanceFiles;
 
     const SAMPLE: &str = r#"{"ArgOffsets":[0,0,0],"ArgPtrs":[23335631060992,1000,-1],"DeviceId":0,"LoopTripCount":1000,"Name":"__omp_offloading_10302_1e5d1a_main_l27","NumArgs":3,"NumTeams":8,"NumThreads":128,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[1,128],"VAllocAddr":23335631060992,"VAllocSize":8589934592}"#;
 
@@ -725,6 +726,84 @@ mod tests {
             obj[keys[key]] = serde_json::Value::from(v);
             let _ = parse(&obj.to_string());
         }
+    }
+
+    /// Any JSON value a hostile writer might put under a key.
+    fn wild_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (0u64..64).prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                proptest::collection::btree_map("[A-Za-z]{1,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// rr-tui records with every extension key replaced by anything: parsing never panics,
+        /// and whatever parses can be used (arguments, memory map, JSON) without panicking and
+        /// round-trips.
+        #[test]
+        fn rr_extension_survives_wild_values(
+            key in 0usize..12,
+            v in wild_value(),
+            seg_addr in proptest::prelude::any::<i64>(),
+            seg_size in proptest::prelude::any::<i64>(),
+            slot in (proptest::prelude::any::<u64>(), proptest::prelude::any::<u64>()),
+            input_len in proptest::prelude::any::<u64>(),
+        ) {
+            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize"];
+            let mut d = Descriptor::rr_for_tests(vec![Segment { addr: 0x7f00_0000_0000, size: 0x1000, offset: 0 }]);
+            let c = d.cuda.as_mut().unwrap();
+            c.param_buffer = vec![0; 16];
+            c.param_layout = vec![ParamSlot { offset: 0, size: 8 }, ParamSlot { offset: 8, size: 8 }];
+            d.num_args = 2;
+            let mut obj: Value = serde_json::from_str(&d.to_json()).unwrap();
+            obj["Segments"][0]["Addr"] = Value::from(seg_addr);
+            obj["Segments"][0]["Size"] = Value::from(seg_size);
+            obj["ParamLayout"][1] = Value::from(vec![slot.0, slot.1]);
+            obj[keys[key]] = v;
+            if let Ok(d) = parse(&obj.to_string()) {
+                let args = d.arguments();
+                let _ = crate::memory::MemoryMap::new(&d, input_len);
+                let _ = crate::memory::MemoryMap::from_parts(d.segments(input_len), &args);
+                let _ = InstanceFiles::expected_stem(&d);
+                proptest::prop_assert_eq!(parse(&d.to_json()).unwrap(), d);
+            }
+        }
+    }
+
+    #[test]
+    fn overflowing_layout_and_segments_are_errors_not_panics() {
+        let mut d = Descriptor::rr_for_tests(vec![Segment {
+            addr: 0x7f00_0000_0000,
+            size: 0x1000,
+            offset: 0,
+        }]);
+        d.num_args = 1;
+        d.cuda.as_mut().unwrap().param_buffer = vec![0; 8];
+        d.cuda.as_mut().unwrap().param_layout = vec![ParamSlot { offset: 0, size: 8 }];
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["ParamLayout"] = serde_json::json!([[u64::MAX, 8]]);
+        let e = parse(&v.to_string()).unwrap_err().to_string();
+        assert!(e.contains("lies outside the 8-byte ParamBuffer"), "{e}");
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["Segments"] = serde_json::json!([{"Addr": -1, "Size": 16, "Offset": 0}]);
+        assert!(parse(&v.to_string()).is_err());
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["ImageFile"] = "images/../../etc/passwd".into();
+        assert!(parse(&v.to_string()).unwrap_err().to_string().contains("contains `..`"));
     }
 
     #[test]

@@ -146,22 +146,36 @@ impl RecordDir {
         Ok(dir)
     }
 
-    /// Rows in LLVM's report format; unknown time and occurrences stay unknown.
-    pub fn report_rows(&self) -> Vec<ReportRow> {
-        self.instances
+    /// Rows in LLVM's report format; unknown time and occurrences stay unknown. Without a
+    /// report the kernel names come from the descriptors: those that cannot be read are `?` and
+    /// their errors are returned beside the rows.
+    pub fn report_rows(&self) -> (Vec<ReportRow>, Vec<Error>) {
+        let mut problems = Vec::new();
+        let rows = self
+            .instances
             .iter()
             .map(|i| ReportRow {
                 json_file: i.json_file.clone(),
-                // Without a report the name comes from the descriptor.
-                kernel_name: i
-                    .kernel_name
-                    .clone()
-                    .or_else(|| Descriptor::read(&i.files.json()).ok().map(|d| d.name))
-                    .unwrap_or_else(|| "?".into()),
+                kernel_name: match &i.kernel_name {
+                    Some(n) => n.clone(),
+                    None => match Descriptor::read(&i.files.json()) {
+                        Ok(d) => d.name,
+                        Err(e) => {
+                            problems.push(e);
+                            "?".into()
+                        }
+                    },
+                },
                 time_ns: i.time_ns,
                 occurrences: i.occurrences,
             })
-            .collect()
+            .collect();
+        (rows, problems)
+    }
+
+    /// Where the report says the instances were recorded, when it says so.
+    pub fn recorded_directory(&self) -> Option<&str> {
+        self.report.as_ref().and_then(|r| r.directory.as_deref())
     }
 
     pub fn absolute_path(&self) -> String {

@@ -217,6 +217,16 @@ impl AtomicWriter {
         &self.path
     }
 
+    /// Flush and rename to the target, which must not exist (for outputs that must never
+    /// replace a user's file).
+    pub fn commit_new(mut self) -> Result<()> {
+        self.tmp.flush().map_err(|e| Error::io(&self.path, e))?;
+        self.tmp
+            .persist_noclobber(&self.path)
+            .map_err(|e| Error::io(&self.path, e.error))?;
+        Ok(())
+    }
+
     /// Flush and rename over the target.
     pub fn commit(mut self) -> Result<()> {
         self.tmp.flush().map_err(|e| Error::io(&self.path, e))?;
@@ -241,6 +251,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut w = AtomicWriter::create(path)?;
     w.write_all(bytes).map_err(|e| Error::io(path, e))?;
     w.commit()
+}
+
+/// Write `bytes` to a new file at `path`; an existing file (or link) there is an error.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut w = AtomicWriter::create(path)?;
+    w.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    w.commit_new()
 }
 
 #[cfg(test)]

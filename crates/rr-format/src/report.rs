@@ -56,7 +56,9 @@ fn parse_current(body: &str) -> Result<Report, String> {
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
     {
-        if let Some(d) = line.strip_prefix("Directory:") {
+        if line.starts_with("Recorded Directory:") {
+            // rr-tui's own rendering of a moved directory: informational.
+        } else if let Some(d) = line.strip_prefix("Directory:") {
             report.directory = Some(d.trim().to_owned());
         } else if let Some(t) = line.strip_prefix("Total Instances:") {
             report.total_instances = Some(
@@ -131,9 +133,18 @@ fn parse_old(body: &str) -> Result<Report, String> {
     Ok(report)
 }
 
-/// Render a report in LLVM's exact current format.
-pub fn render(directory: &str, rows: &[ReportRow]) -> String {
-    let mut out = format!("{BEGIN}\nDirectory: {directory}\nTotal Instances: {}\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n", rows.len());
+/// Render a report in LLVM's exact current format. `recorded_in`, when the directory has moved
+/// since recording, adds a `Recorded Directory:` line after `Directory:` (which says where the
+/// directory is now, as `--json` does).
+pub fn render(directory: &str, recorded_in: Option<&str>, rows: &[ReportRow]) -> String {
+    let mut out = format!("{BEGIN}\nDirectory: {directory}\n");
+    if let Some(r) = recorded_in.filter(|r| *r != directory) {
+        out.push_str(&format!("Recorded Directory: {r}\n"));
+    }
+    out.push_str(&format!(
+        "Total Instances: {}\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n",
+        rows.len()
+    ));
     for r in rows {
         let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
         out.push_str(&format!(
@@ -169,8 +180,11 @@ mod tests {
                 occurrences: Some(3)
             }
         );
-        let text = render("/tmp/rec", &r.rows);
+        let text = render("/tmp/rec", Some("/tmp/rec"), &r.rows);
         assert!(LOG.contains(&text));
+        let moved = render("/now/here", Some("/tmp/rec"), &r.rows);
+        assert!(moved.contains("Directory: /now/here\nRecorded Directory: /tmp/rec\n"));
+        assert_eq!(parse(&moved).unwrap().unwrap().rows, r.rows);
     }
 
     #[test]

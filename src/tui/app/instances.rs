@@ -2,13 +2,16 @@
 
 use std::path::Path;
 
+use rr_format::text::visible;
 use rr_format::{demangle, Descriptor, RecordDir};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub json_path: std::path::PathBuf,
     pub json_file: String,
+    /// The kernel name exactly as recorded (for exports and matching).
     pub kernel: String,
+    /// The readable name, with control characters made visible (for display).
     pub demangled: String,
     pub time_ns: Option<u64>,
     pub occurrences: Option<u64>,
@@ -20,6 +23,11 @@ pub struct Row {
 }
 
 impl Row {
+    /// The kernel name as recorded, safe to draw.
+    pub fn raw_kernel(&self) -> String {
+        visible(&self.kernel).into_owned()
+    }
+
     pub fn geometry(&self) -> String {
         match (self.grid, self.block) {
             (Some(g), Some(b)) => {
@@ -67,7 +75,7 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
         .unwrap_or_else(|| "?".into());
     Row {
         json_file: inst.json_file.clone(),
-        demangled: demangle(&kernel),
+        demangled: visible(&demangle(&kernel)).into_owned(),
         kernel,
         time_ns: inst.time_ns,
         occurrences: inst.occurrences,

@@ -38,7 +38,45 @@ pub enum Msg {
         job: u64,
         event: IndexEvent,
     },
+    /// A descriptor was inspected on a worker.
+    Inspected {
+        instance: usize,
+        result: Result<Box<Inspection>, String>,
+    },
+    /// The two snapshots of a pair were mapped on a worker.
+    SnapshotsOpened {
+        instance: usize,
+        pair: Pair,
+        result: Result<OpenedPair, String>,
+    },
+    /// A snapshot of the open view shrank (or a page of it vanished) after it was indexed.
+    SnapshotsChanged,
+    /// An export finished: what was written, or why not.
+    Exported(Result<String, String>),
     Quit,
+}
+
+/// Two mapped snapshots and the memory map that labels them.
+pub struct OpenedPair {
+    pub a: Arc<Snapshot>,
+    pub b: Arc<Snapshot>,
+    pub map: MemoryMap,
+}
+
+impl std::fmt::Debug for OpenedPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpenedPair({:?}, {:?})", self.a, self.b)
+    }
+}
+
+/// Slow work (reading or writing files) for a worker thread; its result comes back as a
+/// message, so `update` itself never touches a file.
+pub struct Work(pub Box<dyn FnOnce() -> Msg + Send>);
+
+impl Work {
+    fn new(f: impl FnOnce() -> Msg + Send + 'static) -> Work {
+        Work(Box::new(f))
+    }
 }
 
 pub enum Cmd {
@@ -53,6 +91,7 @@ pub enum Cmd {
         b: Arc<Snapshot>,
     },
     Quit,
+    Work(Work),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +184,11 @@ pub struct App {
     pub status: Option<Status>,
     pub raw_names: bool,
     pub mark: Option<usize>,
-    pub inspections: HashMap<usize, Result<Inspection, String>>,
+    pub inspections: HashMap<usize, Result<Box<Inspection>, String>>,
+    /// Inspections asked of a worker and not back yet.
+    pub inspecting: std::collections::HashSet<usize>,
+    /// Snapshots asked of a worker and not back yet (instance, pair).
+    pub opening: Option<(usize, Pair)>,
     pub descriptor_scroll: u16,
     pub snap: Option<SnapView>,
     next_job: u64,
@@ -160,6 +203,8 @@ pub struct App {
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
     pub output_dir: PathBuf,
+    /// Where `x` exports timings (the directory the explorer was started in).
+    pub export_dir: PathBuf,
     pub height: u16,
     pub quit: bool,
 }
@@ -181,6 +226,8 @@ impl App {
             raw_names: false,
             mark: None,
             inspections: HashMap::new(),
+            inspecting: std::collections::HashSet::new(),
+            opening: None,
             descriptor_scroll: 0,
             snap: None,
             next_job: 0,
@@ -196,6 +243,7 @@ impl App {
             frozen: None,
             gpu,
             output_dir,
+            export_dir: PathBuf::from("."),
             height: 24,
             quit: false,
         };
@@ -210,9 +258,11 @@ impl App {
         self.view.get(self.selected).copied()
     }
 
+    /// Show a message; names from record files in it are made visible.
     pub fn set_status(&mut self, text: impl Into<String>, error: bool) {
+        let text: String = text.into();
         self.status = Some(Status {
-            text: text.into(),
+            text: rr_format::text::visible(&text).into_owned(),
             error,
         });
     }
@@ -230,6 +280,21 @@ impl App {
         self.selected = keep
             .and_then(|k| self.view.iter().position(|&i| i == k))
             .unwrap_or(0);
+    }
+
+    /// Apply a message and perform any [`Cmd::Work`] it asks for on this thread, feeding the
+    /// results back, as the runtime would from its workers (tests and benchmarks). Returns the
+    /// commands left for a runtime: replays, index jobs, quit.
+    pub fn update_inline(&mut self, msg: Msg) -> Vec<Cmd> {
+        let mut queue: std::collections::VecDeque<Cmd> = self.update(msg).into();
+        let mut rest = Vec::new();
+        while let Some(cmd) = queue.pop_front() {
+            match cmd {
+                Cmd::Work(work) => queue.extend(self.update((work.0)())),
+                other => rest.push(other),
+            }
+        }
+        rest
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
@@ -288,6 +353,57 @@ impl App {
                     if self.sort == SortKey::Status {
                         self.refresh_view();
                     }
+                }
+                vec![]
+            }
+            Msg::Inspected { instance, result } => {
+                self.inspecting.remove(&instance);
+                self.inspections.insert(instance, result);
+                vec![]
+            }
+            Msg::SnapshotsOpened {
+                instance,
+                pair,
+                result,
+            } => {
+                if self.opening != Some((instance, pair)) {
+                    return vec![]; // superseded by a later request
+                }
+                self.opening = None;
+                match result {
+                    Ok(o) => {
+                        self.next_job += 1;
+                        let view =
+                            SnapView::new(instance, pair, o.a.clone(), o.b.clone(), o.map, self.next_job);
+                        let dtype = self.snap.as_ref().and_then(|s| s.dtype);
+                        self.snap = Some(SnapView { dtype, ..view });
+                        vec![Cmd::StartIndex {
+                            job: self.next_job,
+                            a: o.a,
+                            b: o.b,
+                        }]
+                    }
+                    Err(e) => {
+                        self.set_status(e, true);
+                        vec![]
+                    }
+                }
+            }
+            Msg::SnapshotsChanged => {
+                if let Some(s) = self.snap.as_mut() {
+                    if !s.stale {
+                        s.stale = true;
+                        let msg = "a snapshot was truncated or rewritten after it was indexed: this view is stale (press Enter to reopen)";
+                        s.error = Some(msg.into());
+                        self.set_status(msg, true);
+                    }
+                }
+                vec![]
+            }
+            Msg::Exported(result) => {
+                match result {
+                    Ok(what) => self.set_status(format!("exported {what}"), false),
+                    Err(e) => self.set_status(format!("export failed: {e}"), true),
                 }
                 vec![]
             }
@@ -430,8 +546,7 @@ impl App {
         match screen {
             Screen::Descriptor => {
                 self.descriptor_scroll = 0;
-                self.ensure_inspection();
-                vec![]
+                self.ensure_inspection()
             }
             Screen::Snapshots => {
                 let cur = self.current();
@@ -444,56 +559,49 @@ impl App {
         }
     }
 
-    pub fn ensure_inspection(&mut self) {
+    /// Ask a worker to inspect the selected (and the marked) instance, once each.
+    pub fn ensure_inspection(&mut self) -> Vec<Cmd> {
+        let mut cmds = Vec::new();
         for i in [self.current(), self.mark].into_iter().flatten() {
-            if !self.inspections.contains_key(&i) {
-                let r = Inspection::of(&self.rows[i].json_path).map_err(|e| e.to_string());
-                self.inspections.insert(i, r);
+            if !self.inspections.contains_key(&i) && self.inspecting.insert(i) {
+                let path = self.rows[i].json_path.clone();
+                cmds.push(Cmd::Work(Work::new(move || Msg::Inspected {
+                    instance: i,
+                    result: Inspection::of(&path)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string()),
+                })));
             }
         }
+        cmds
     }
 
-    /// Map the two snapshots of a pair and start indexing their differences.
+    /// Ask a worker to map the two snapshots of a pair; indexing starts when they arrive.
     pub fn open_snapshots(&mut self, pair: Pair) -> Vec<Cmd> {
         let Some(i) = self.current() else {
             return vec![];
         };
-        let files = InstanceFiles::from_descriptor_path(&self.rows[i].json_path);
+        let json = self.rows[i].json_path.clone();
+        let files = InstanceFiles::from_descriptor_path(&json);
         let paths = match pair {
-            Pair::InputOutput => Ok((files.record_input(), files.record_output())),
+            Pair::InputOutput => (files.record_input(), files.record_output()),
             Pair::OutputReplay => match self.replays.get(&i).and_then(|r| r.saved.clone()) {
-                Some(p) => Ok((files.record_output(), PathBuf::from(p))),
-                None => Err(
-                    "no replay output for this instance yet: press v to replay and verify"
-                        .to_string(),
-                ),
+                Some(p) => (files.record_output(), PathBuf::from(p)),
+                None => {
+                    self.set_status(
+                        "no replay output for this instance yet: press v to replay and verify",
+                        true,
+                    );
+                    return vec![];
+                }
             },
         };
-        let opened = paths.and_then(|(a, b)| {
-            let d = Descriptor::read(&self.rows[i].json_path).map_err(|e| e.to_string())?;
-            let a = Snapshot::open(&a).map_err(|e| e.to_string())?;
-            let b = Snapshot::open(&b).map_err(|e| e.to_string())?;
-            Ok((d, a, b))
-        });
-        match opened {
-            Ok((d, a, b)) => {
-                self.next_job += 1;
-                let map = MemoryMap::new(&d, a.len());
-                let (a, b) = (Arc::new(a), Arc::new(b));
-                let view = SnapView::new(i, pair, a.clone(), b.clone(), map, self.next_job);
-                let dtype = self.snap.as_ref().and_then(|s| s.dtype);
-                self.snap = Some(SnapView { dtype, ..view });
-                vec![Cmd::StartIndex {
-                    job: self.next_job,
-                    a,
-                    b,
-                }]
-            }
-            Err(e) => {
-                self.set_status(e, true);
-                vec![]
-            }
-        }
+        self.opening = Some((i, pair));
+        vec![Cmd::Work(Work::new(move || Msg::SnapshotsOpened {
+            instance: i,
+            pair,
+            result: open_pair(&json, &paths.0, &paths.1),
+        }))]
     }
 
     fn start_replay(&mut self, verify: bool) -> Vec<Cmd> {
@@ -534,15 +642,16 @@ impl App {
         }]
     }
 
-    fn move_selection(&mut self, delta: isize) {
+    fn move_selection(&mut self, delta: isize) -> Vec<Cmd> {
         if self.view.is_empty() {
-            return;
+            return vec![];
         }
         let n = self.view.len() as isize;
         self.selected = (self.selected as isize + delta).clamp(0, n - 1) as usize;
         if self.screen == Screen::Descriptor {
-            self.ensure_inspection();
+            return self.ensure_inspection();
         }
+        vec![]
     }
 
     fn on_action(&mut self, a: Action) -> Vec<Cmd> {
@@ -583,7 +692,7 @@ impl App {
             | Action::PageUp
             | Action::PageDown
             | Action::Top
-            | Action::Bottom => self.scroll(a, page),
+            | Action::Bottom => return self.scroll(a, page),
             Action::Open => return self.switch(Screen::Snapshots),
             Action::Filter => {
                 let f = self.filter.clone();
@@ -605,7 +714,7 @@ impl App {
                 } else {
                     self.current()
                 };
-                self.ensure_inspection();
+                let cmds = self.ensure_inspection();
                 let text = match self.mark {
                     Some(i) => format!(
                         "marked {}: the descriptor screen now diffs it against the selection",
@@ -614,6 +723,7 @@ impl App {
                     None => "mark cleared".into(),
                 };
                 self.set_status(text, false);
+                return cmds;
             }
             Action::NextDiff | Action::PrevDiff => {
                 if let Some(s) = self.snap.as_mut() {
@@ -702,12 +812,12 @@ impl App {
                         .map(|r| r.kernel_ns.len()),
                 };
             }
-            Action::Export => self.export(),
+            Action::Export => return self.export(),
         }
         vec![]
     }
 
-    fn scroll(&mut self, a: Action, page: usize) {
+    fn scroll(&mut self, a: Action, page: usize) -> Vec<Cmd> {
         let step: isize = match a {
             Action::Up => -1,
             Action::Down => 1,
@@ -716,11 +826,13 @@ impl App {
             _ => 0,
         };
         match self.screen {
-            Screen::Instances | Screen::Replay => match a {
-                Action::Top => self.selected = 0,
-                Action::Bottom => self.selected = self.view.len().saturating_sub(1),
-                _ => self.move_selection(step),
-            },
+            Screen::Instances | Screen::Replay => {
+                return match a {
+                    Action::Top => self.move_selection(-(self.selected as isize)),
+                    Action::Bottom => self.move_selection(self.view.len() as isize),
+                    _ => self.move_selection(step),
+                }
+            }
             Screen::Descriptor => {
                 self.descriptor_scroll = match a {
                     Action::Top => 0,
@@ -740,28 +852,41 @@ impl App {
                 }
             }
         }
+        vec![]
     }
 
-    fn export(&mut self) {
-        let Some(i) = self.current() else { return };
-        let Some(run) = self.replays.get(&i) else {
+    fn export(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            return vec![];
+        };
+        let Some(run) = self.replays.get(&i).cloned() else {
             self.set_status(
                 "nothing to export: replay this instance first (r or v)",
                 true,
             );
-            return;
+            return vec![];
         };
-        let stem = self.rows[i].json_file.trim_end_matches(".json");
-        let csv = self.output_dir.join(format!("{stem}.replay.csv"));
-        let json = self.output_dir.join(format!("{stem}.replay.json"));
-        match run.export(&csv, &json, &self.rows[i].kernel) {
-            Ok(()) => self.set_status(
-                format!("exported {} and {}", csv.display(), json.display()),
-                false,
-            ),
-            Err(e) => self.set_status(format!("export failed: {e}"), true),
-        }
+        let stem = self.rows[i].json_file.trim_end_matches(".json").to_string();
+        let dir = self.export_dir.clone();
+        let kernel = self.rows[i].kernel.clone();
+        self.set_status("exporting…", false);
+        vec![Cmd::Work(Work::new(move || {
+            Msg::Exported(run.export(&dir, &stem, &kernel).map_err(|e| e.to_string()))
+        }))]
     }
+}
+
+/// Map both snapshots of a pair and build the memory map that labels them (on a worker).
+fn open_pair(json: &std::path::Path, a: &std::path::Path, b: &std::path::Path) -> Result<OpenedPair, String> {
+    let d = Descriptor::read(json).map_err(|e| e.to_string())?;
+    let a = Snapshot::open(a).map_err(|e| e.to_string())?;
+    let b = Snapshot::open(b).map_err(|e| e.to_string())?;
+    let map = MemoryMap::new(&d, a.len());
+    Ok(OpenedPair {
+        a: Arc::new(a),
+        b: Arc::new(b),
+        map,
+    })
 }
 
 /// `X,Y,Z` as the prompts take it.

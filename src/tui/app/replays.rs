@@ -1,5 +1,9 @@
 //! Replay results kept per instance for the session.
 
+use std::path::Path;
+
+use rr_format::fsio;
+
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 
@@ -109,24 +113,28 @@ impl ReplayRun {
         }
     }
 
-    /// CSV of the repetitions and a JSON summary with the same fields.
-    pub fn export(
-        &self,
-        csv_path: &std::path::Path,
-        json_path: &std::path::Path,
-        kernel: &str,
-    ) -> std::io::Result<()> {
-        let mut w = csv::Writer::from_path(csv_path)?;
-        w.write_record(["repetition", "kernel_ns", "host_ns", "restore_ns"])?;
-        for i in 0..self.kernel_ns.len() {
-            w.write_record([
-                (i + 1).to_string(),
-                self.kernel_ns[i].to_string(),
-                self.host_ns[i].to_string(),
-                self.restore_ns[i].to_string(),
-            ])?;
+    /// CSV of the repetitions and a JSON summary with the same fields, written fresh into `dir`
+    /// as `<stem>.replay.csv` / `.json` (or `<stem>.replay-2.csv`, … when those exist: an
+    /// export never replaces a file). Returns what was written.
+    pub fn export(&self, dir: &Path, stem: &str, kernel: &str) -> Result<String, rr_format::Error> {
+        let mut csv = Vec::new();
+        {
+            let mut w = csv::Writer::from_writer(&mut csv);
+            let io = |e: csv::Error| rr_format::Error::Invalid(format!("CSV: {e}"));
+            w.write_record(["repetition", "kernel_ns", "host_ns", "restore_ns"])
+                .map_err(io)?;
+            for i in 0..self.kernel_ns.len() {
+                w.write_record([
+                    (i + 1).to_string(),
+                    self.kernel_ns[i].to_string(),
+                    self.host_ns[i].to_string(),
+                    self.restore_ns[i].to_string(),
+                ])
+                .map_err(io)?;
+            }
+            w.flush()
+                .map_err(|e| rr_format::Error::Invalid(format!("CSV: {e}")))?;
         }
-        w.flush()?;
         let summary = serde_json::json!({
             "kernel": kernel,
             "device": self.device,
@@ -136,9 +144,18 @@ impl ReplayRun {
             "restore_ns": Stats::of(&self.restore_ns),
             "verification": self.verification,
         });
-        std::fs::write(
-            json_path,
-            serde_json::to_string_pretty(&summary).unwrap_or_default(),
-        )
+        let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
+        for n in 1..1000 {
+            let suffix = if n == 1 { String::new() } else { format!("-{n}") };
+            let csv_path = dir.join(format!("{stem}.replay{suffix}.csv"));
+            let json_path = dir.join(format!("{stem}.replay{suffix}.json"));
+            if csv_path.symlink_metadata().is_ok() || json_path.symlink_metadata().is_ok() {
+                continue;
+            }
+            fsio::write_new(&csv_path, &csv)?;
+            fsio::write_new(&json_path, json.as_bytes())?;
+            return Ok(format!("{} and {}", csv_path.display(), json_path.display()));
+        }
+        Err(rr_format::Error::format(dir, "has 999 exports of this instance already"))
     }
 }

@@ -42,6 +42,8 @@ pub struct SnapView {
     pub scanned: u64,
     pub done: bool,
     pub error: Option<String>,
+    /// A file changed after indexing: nothing the index says can be trusted any more.
+    pub stale: bool,
     pub top: u64,
     pub squeeze: bool,
     pub dtype: Option<DType>,
@@ -68,6 +70,7 @@ impl SnapView {
             scanned: 0,
             done: false,
             error: None,
+            stale: false,
             top: 0,
             squeeze: true,
             dtype: None,
@@ -89,9 +92,16 @@ impl SnapView {
         self.a.len().min(self.b.len())
     }
 
-    /// Whether the row at `r` is known to be equal on both sides.
+    /// Whether the row at `r` is known to be equal on both sides (never, once stale).
     fn known_equal(&self, r: u64) -> bool {
-        r + ROW <= self.scanned.min(self.compared()) && self.index.within(r, r + ROW).is_empty()
+        !self.stale
+            && r + ROW <= self.scanned.min(self.compared())
+            && self.index.within(r, r + ROW).is_empty()
+    }
+
+    /// Whether both files are still as they were when mapped (two `fstat`s).
+    pub fn files_unchanged(&self) -> bool {
+        self.a.still_whole() && self.b.still_whole()
     }
 
     /// End (row-aligned) of the run of known-equal rows starting at `r`.

@@ -32,7 +32,10 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             .lines()
             .into_iter()
             .map(|l| {
-                let (head, tail) = l.split_at(l.len().min(13));
+                // The first 13 columns are the field name; split on a character boundary (names
+                // from the files may hold any character).
+                let cut = l.char_indices().nth(13).map(|(i, _)| i).unwrap_or(l.len());
+                let (head, tail) = l.split_at(cut);
                 let head_style = if head.starts_with(' ') {
                     theme.dim
                 } else {
@@ -52,7 +55,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         lines.insert(
             1,
             Line::from(Span::styled(
-                format!("  raw name   {}", app.rows[cur].kernel),
+                format!("  raw name   {}", app.rows[cur].raw_kernel()),
                 theme.dim,
             )),
         );

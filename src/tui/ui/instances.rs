@@ -46,9 +46,9 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .map(|(k, &i)| {
             let r = &app.rows[i];
             let name = if app.raw_names {
-                &r.kernel
+                r.raw_kernel()
             } else {
-                &r.demangled
+                r.demangled.clone()
             };
             let (badge, style) = match app.replays.get(&i).map(|x| x.badge().0) {
                 Some(b @ "verified") => (b, theme.ok),
@@ -61,7 +61,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
             let row = Row::new(vec![
                 Cell::from(format!("{mark}{:>4}", i + 1)),
-                Cell::from(fit(name, kernel_w)),
+                Cell::from(fit(&name, kernel_w)),
                 Cell::from(opt(r.time_ns.map(|t| t / 1000)).to_string()),
                 Cell::from(opt(r.occurrences)),
                 Cell::from(r.geometry()),

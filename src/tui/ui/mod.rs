@@ -49,7 +49,7 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.push(Span::styled(format!(" {} {} ", i + 1, s.title()), style));
         spans.push(Span::raw(" "));
     }
-    let dir = app.dir.display().to_string();
+    let dir = rr_format::text::visible_path(&app.dir);
     spans.push(Span::styled(format!(" {dir}"), theme.dim));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -98,37 +98,96 @@ pub fn regions(map: &MemoryMap) -> Vec<(String, Option<usize>, usize, u64, u64)>
     out
 }
 
-pub fn compare_regions(
+/// Bytes to compare: an in-memory buffer, or a memory-mapped snapshot read window by window
+/// (so comparing multi-GiB files keeps resident memory bounded).
+pub trait Source {
+    fn size(&self) -> u64;
+    /// Up to `len` bytes at `offset` (shorter at the end).
+    fn window(&self, offset: u64, len: usize) -> &[u8];
+    /// The caller is done with these bytes (a mapping may drop its pages).
+    fn release(&self, _offset: u64, _len: u64) {}
+    /// Err when the bytes read so far cannot be trusted (a file truncated under its mapping).
+    fn intact(&self) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
+impl Source for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+    fn window(&self, offset: u64, len: usize) -> &[u8] {
+        let start = (offset.min(self.len() as u64)) as usize;
+        &self[start..start.saturating_add(len).min(self.len())]
+    }
+}
+
+impl Source for crate::snapshot::Snapshot {
+    fn size(&self) -> u64 {
+        self.len()
+    }
+    fn window(&self, offset: u64, len: usize) -> &[u8] {
+        crate::snapshot::Snapshot::window(self, offset, len)
+    }
+    fn release(&self, offset: u64, len: u64) {
+        crate::snapshot::Snapshot::release(self, offset, len)
+    }
+    fn intact(&self) -> crate::Result<()> {
+        self.check_intact()
+    }
+}
+
+/// Compare two snapshots region by region (arguments, then the bytes no argument points to),
+/// chunk by chunk over the common length.
+pub fn compare_regions<A: Source + ?Sized, B: Source + ?Sized>(
     map: &MemoryMap,
-    a: &[u8],
-    b: &[u8],
+    a: &A,
+    b: &B,
     cmp: &Comparison,
     keep: usize,
-) -> Vec<RegionReport> {
+) -> crate::Result<Vec<RegionReport>> {
     let size = cmp.dtype.size() as u64;
-    regions(map)
-        .into_iter()
-        .map(|(label, arg, segment, start, end)| {
-            let s = (start as usize).min(a.len()).min(b.len());
-            let e = (end as usize).min(a.len()).min(b.len());
-            let st = typed::compare(cmp, &a[s..e], &b[s..e], start, 0, keep);
-            let seg = map.segments[segment];
-            RegionReport {
-                label,
-                arg,
-                segment,
-                addr: seg.addr + (start - seg.offset),
-                file_start: start,
-                file_end: end,
-                dtype: cmp.dtype.name().to_string(),
-                elements: (end - start) / size,
-                differing: st.differing,
-                max_abs_err: st.max_abs_err,
-                max_ulp: st.max_ulp,
-                first: st.first,
-            }
-        })
-        .collect()
+    let chunk = super::CHUNK / size * size;
+    let common = a.size().min(b.size());
+    let mut out = Vec::new();
+    for (label, arg, segment, start, end) in regions(map) {
+        let mut st = typed::TypedStats::default();
+        let stop = end.min(common);
+        let mut off = start;
+        while off < stop {
+            let len = chunk.min(stop - off) as usize;
+            let part = typed::compare(
+                cmp,
+                a.window(off, len),
+                b.window(off, len),
+                off,
+                (off - start) / size,
+                keep,
+            );
+            a.intact()?;
+            b.intact()?;
+            st.merge(part, keep);
+            a.release(off, len as u64);
+            b.release(off, len as u64);
+            off += len as u64;
+        }
+        let seg = map.segments[segment];
+        out.push(RegionReport {
+            label,
+            arg,
+            segment,
+            addr: seg.addr + (start - seg.offset),
+            file_start: start,
+            file_end: end,
+            dtype: cmp.dtype.name().to_string(),
+            elements: (end - start) / size,
+            differing: st.differing,
+            max_abs_err: st.max_abs_err,
+            max_ulp: st.max_ulp,
+            first: st.first,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -155,7 +214,7 @@ mod tests {
         let mut b = a.clone();
         b[20] = 1;
         b[60] = 1;
-        let r = compare_regions(&map, &a, &b, &Comparison::bytes(), 4);
+        let r = compare_regions(&map, a.as_slice(), b.as_slice(), &Comparison::bytes(), 4).unwrap();
         assert_eq!(r.len(), 3);
         assert_eq!(
             r[1].summary(),

