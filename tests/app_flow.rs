@@ -276,3 +276,15 @@ fn descriptor_mark_enables_a_side_by_side_diff() {
 fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
     Msg::Replay(rr_engine::replay::Tagged { run, event })
 }
+
+/// Keys can outrun the worker that maps snapshots: `3` then `p` at once must still move on to
+/// the next pair, not reopen the one being opened.
+#[test]
+fn cycling_pairs_while_the_first_pair_opens() {
+    let mut a = app("llvm-two-kernels", false);
+    let pending = a.update(Msg::Key(KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE)));
+    assert!(pending.iter().any(|c| matches!(c, Cmd::Work(_))));
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE)));
+    let status = a.status.as_ref().map(|s| s.text.clone()).unwrap_or_default();
+    assert!(status.contains("no replay output"), "{status}");
+}

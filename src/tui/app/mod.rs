@@ -748,7 +748,12 @@ impl App {
                 }
             }
             Action::CyclePair => {
-                let next = match self.snap.as_ref().map(|s| s.pair) {
+                // The pair being opened counts as the current one (keys can outrun the worker).
+                let current = self
+                    .opening
+                    .map(|(_, p)| p)
+                    .or(self.snap.as_ref().map(|s| s.pair));
+                let next = match current {
                     Some(Pair::InputOutput) => Pair::OutputReplay,
                     _ => Pair::InputOutput,
                 };

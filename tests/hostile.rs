@@ -1,0 +1,1042 @@
+//! Hostile record directories, generated at test time from copies of the committed fixtures:
+//! FIFOs, sockets and links to /dev/zero where files should be, links out of the directory,
+//! escape sequences and newlines in names, overflowing numbers, huge counts, truncated
+//! snapshots, exports onto links, a closed standard output, hang-ups and SIGTERM.
+//!
+//! Every command runs under a hard timeout (a hang fails the test instead of blocking it) and a
+//! memory cap (`ulimit -v`), and must never panic nor let a raw ESC or BEL reach the terminal.
+//! A scenario runs all its commands and reports every failure at once, each with the command,
+//! its exit status and excerpts of its output (control characters escaped).
+//!
+//! Scenario tables are short specs, one `command:expectation[:file]` per word:
+//! - commands: `report`, `report-json`, `inspect`, `inspect-json`, `check`, `check-json`
+//!   (on the directory), `check-one` (on the descriptor), `diff` (`diff X.json`), `diff-files`
+//!   (`diff X.record_input X.record_output`), `replay`, `replay-verify`;
+//! - expectations: `ok` (exit 0), `fail` (non-zero, the file named on stderr, or on stdout for
+//!   `check`), `fail-out` (non-zero, the file named on stdout or stderr), `any` (only the
+//!   sanity rules), or an exit code;
+//! - file: a name that must appear; `.ext` stands for the instance's `<stem>.ext`.
+
+mod common;
+
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::fs::symlink;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::{sleep, JoinHandle};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rr-tui");
+const HARD_TIMEOUT: Duration = Duration::from_secs(20);
+/// `sh -c CAPPED BIN args…`: the binary with at most ~4 GB of address space.
+const CAPPED: &str = r#"ulimit -v 4000000; exec "$0" "$@""#;
+/// Follows a newline in a file name: no line of output may start with it.
+const FORGED: &str = "forged-line";
+const EVIL_NAME: &str = "rr_saxpy\u{1b}]0;pwned\u{7}\u{1b}[2J";
+const LLVM: &str = "llvm-two-kernels";
+const RRTUI: &str = "rrtui-stencil3d";
+
+// ------------------------------------------------------------------------------------------------
+// Running the binary
+
+struct Outcome {
+    cmd: String,
+    /// `None`: still running at the hard timeout (killed).
+    status: Option<ExitStatus>,
+    out: Vec<u8>,
+    err: Vec<u8>,
+    took: Duration,
+}
+
+impl Outcome {
+    fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.err).into_owned()
+    }
+    fn describe(&self) -> String {
+        let status = match self.status.map(|s| (s.code(), s.signal())) {
+            None => "HANG (killed)".to_string(),
+            Some((Some(c), _)) => format!("exit {c}"),
+            Some((None, sig)) => format!("killed by signal {sig:?}"),
+        };
+        format!(
+            "  $ {}\n  → {status} after {:.1} s\n  stderr: {}\n  stdout: {}",
+            self.cmd,
+            self.took.as_secs_f64(),
+            excerpt(&self.err),
+            excerpt(&self.out)
+        )
+    }
+}
+
+/// Output for a failure message: control characters escaped (they must not drive the test's
+/// terminal either), long outputs cut in the middle.
+fn excerpt(bytes: &[u8]) -> String {
+    let chars: Vec<char> = String::from_utf8_lossy(bytes).chars().collect();
+    let esc = |cs: &[char]| -> String {
+        cs.iter()
+            .map(|&c| match c {
+                '\n' => "\n          ".to_string(),
+                c if c.is_control() => c.escape_default().to_string(),
+                c => c.to_string(),
+            })
+            .collect()
+    };
+    if chars.len() <= 1200 {
+        return esc(&chars);
+    }
+    let (head, tail) = (esc(&chars[..800]), esc(&chars[chars.len() - 300..]));
+    format!("{head}\n          […]{tail}")
+}
+
+fn capped(args: &[OsString]) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(CAPPED).arg(BIN).args(args);
+    c.env("NO_COLOR", "1").stdin(Stdio::null());
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    c
+}
+
+/// The command line for messages, with the scenario's temporary directory shortened to `T`.
+fn show(args: &[OsString], base: &Path) -> String {
+    let base = base.to_string_lossy().into_owned();
+    let words = args.iter().map(|a| {
+        let a = a.to_string_lossy().replace(&base, "T");
+        match a.chars().any(|c| c.is_control() || c == ' ') {
+            true => format!("{a:?}"),
+            false => a,
+        }
+    });
+    std::iter::once("rr-tui".to_string())
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn drain(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        v
+    })
+}
+
+/// Poll for the exit for at most [`HARD_TIMEOUT`]; kill the child (ours, by pid) on a hang.
+fn wait_or_kill(child: &mut Child) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            return Some(s);
+        }
+        if start.elapsed() > HARD_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        sleep(Duration::from_millis(20));
+    }
+}
+
+/// Run with the timeout and the memory cap. `read_one_byte`: read one byte of stdout, then
+/// close it (a reader that went away, as `| head -c1`).
+fn run_with(args: &[OsString], base: &Path, read_one_byte: bool) -> Outcome {
+    let start = Instant::now();
+    let mut child = capped(args).spawn().expect("spawn sh");
+    let mut stdout = child.stdout.take().unwrap();
+    let out = match read_one_byte {
+        false => drain(stdout),
+        true => std::thread::spawn(move || {
+            let mut one = [0u8; 1];
+            let n = stdout.read(&mut one).unwrap_or(0);
+            one[..n].to_vec()
+        }),
+    };
+    let err = drain(child.stderr.take().unwrap());
+    let status = wait_or_kill(&mut child);
+    Outcome {
+        cmd: show(args, base),
+        status,
+        out: out.join().unwrap(),
+        err: err.join().unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+fn run(args: &[OsString], base: &Path) -> Outcome {
+    run_with(args, base, false)
+}
+
+/// What every run must satisfy, whatever the input.
+fn sanity(o: &Outcome) -> Vec<String> {
+    let mut p = Vec::new();
+    match o.status.map(|s| (s.code(), s.signal())) {
+        None => p.push(format!("hang: still running after {HARD_TIMEOUT:?}")),
+        Some((Some(101), _)) => p.push("exit 101 (panic)".into()),
+        Some((None, sig)) => p.push(format!("killed by signal {sig:?}")),
+        Some(_) => {}
+    }
+    if o.stderr().contains("panicked") {
+        p.push("stderr says `panicked`".into());
+    }
+    for (name, bytes) in [("stdout", &o.out), ("stderr", &o.err)] {
+        for (byte, what) in [(0x1b, "ESC"), (0x07, "BEL")] {
+            if bytes.contains(&byte) {
+                p.push(format!("raw {what} ({byte:#04x}) in {name}"));
+            }
+        }
+    }
+    if (o.stdout() + &o.stderr())
+        .lines()
+        .any(|l| l.starts_with(FORGED))
+    {
+        p.push("a newline in a file name forged a line of output".into());
+    }
+    p
+}
+
+// ------------------------------------------------------------------------------------------------
+// Scenarios
+
+fn argv(cmd: &str, dir: &Path, json: &Path) -> Vec<OsString> {
+    let sib = |ext: &str| json.with_extension(ext).into_os_string();
+    let (words, on_dir): (&[&str], bool) = match cmd {
+        "report" => (&["report"], true),
+        "report-json" => (&["report", "--json"], true),
+        "check" => (&["check"], true),
+        "check-json" => (&["check", "--json"], true),
+        "inspect" => (&["inspect"], false),
+        "inspect-json" => (&["inspect", "--json"], false),
+        "check-one" => (&["check"], false),
+        "diff" => (&["diff"], false),
+        "diff-files" => return vec!["diff".into(), sib("record_input"), sib("record_output")],
+        "replay" => (&["replay"], false),
+        "replay-verify" => (&["replay", "--verify"], false),
+        other => panic!("unknown command {other:?} in a scenario table"),
+    };
+    let mut a: Vec<OsString> = words.iter().map(OsString::from).collect();
+    a.push(if on_dir { dir.into() } else { json.into() });
+    a
+}
+
+/// Run every `command:expectation[:file]` of `spec` on `dir` / `json`; the failures, described.
+fn expect_all(what: &str, base: &Path, dir: &Path, json: &Path, spec: &str) -> Vec<String> {
+    let stem = json.file_stem().unwrap().to_string_lossy().into_owned();
+    let mut failures = Vec::new();
+    for entry in spec.split_whitespace() {
+        let mut parts = entry.splitn(3, ':');
+        let (cmd, want) = (parts.next().unwrap(), parts.next().expect("cmd:want"));
+        let name = match parts.next() {
+            Some(ext) if ext.starts_with('.') => format!("{stem}{ext}"),
+            Some(n) => n.to_string(),
+            None => String::new(),
+        };
+        let o = run(&argv(cmd, dir, json), base);
+        let mut p = sanity(&o);
+        let code = o.code();
+        match want {
+            "ok" if code != Some(0) => p.push("expected exit 0".into()),
+            "fail" | "fail-out" if code == Some(0) => {
+                p.push("expected a non-zero exit (the instance is unusable)".into())
+            }
+            "ok" | "fail" | "fail-out" | "any" => {}
+            n if code != Some(n.parse().expect("an exit code")) => {
+                p.push(format!("expected exit {n}"))
+            }
+            _ => {}
+        }
+        let in_stdout = cmd.starts_with("check") || want == "fail-out";
+        let hay = match in_stdout {
+            true => o.stdout() + &o.stderr(),
+            false => o.stderr(),
+        };
+        if !name.is_empty() && o.status.is_some() && !hay.contains(&name) {
+            let place = if in_stdout { "the output" } else { "stderr" };
+            p.push(format!("{place} does not name {name}"));
+        }
+        if !p.is_empty() {
+            failures.push(format!("[{what}] {}\n{}", p.join("; "), o.describe()));
+        }
+    }
+    failures
+}
+
+fn kernel_of(fixture: &str) -> &'static str {
+    if fixture == RRTUI {
+        "rr_stencil3d"
+    } else {
+        "rr_saxpy"
+    }
+}
+
+/// A fresh copy of `fixture`, `damage(dir, descriptor)`, then every command of `spec`. (The
+/// descriptor is found before the damage: a FIFO must never be read by the test itself.)
+fn hostile(
+    what: &str,
+    fixture: &str,
+    damage: impl FnOnce(&Path, &Path),
+    spec: &str,
+) -> Vec<String> {
+    let (t, dir) = common::fixture_copy(fixture);
+    let json = common::descriptor_of(&dir, kernel_of(fixture));
+    damage(&dir, &json);
+    expect_all(what, t.path(), &dir, &json, spec)
+}
+
+fn finish(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// `--json` output keeps the exact string (JSON-escaped on the wire, not made visible).
+fn keeps_exact(args: &[OsString], base: &Path, exact: &str) -> Vec<String> {
+    fn has(v: &Value, s: &str) -> bool {
+        match v {
+            Value::String(x) => x == s,
+            Value::Array(a) => a.iter().any(|x| has(x, s)),
+            Value::Object(o) => o.values().any(|x| has(x, s)),
+            _ => false,
+        }
+    }
+    let o = run(args, base);
+    match serde_json::from_slice::<Value>(&o.out) {
+        Ok(v) if has(&v, exact) => vec![],
+        Ok(_) => vec![format!(
+            "[--json] lost the exact string {exact:?}\n{}",
+            o.describe()
+        )],
+        Err(e) => vec![format!("[--json] not JSON: {e}\n{}", o.describe())],
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Damage
+
+fn fifo(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}
+
+fn dev_zero(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    symlink("/dev/zero", p).unwrap();
+}
+
+fn socket(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    std::os::unix::net::UnixListener::bind(p).unwrap(); // the socket file outlives the listener
+}
+
+fn patch_json(p: &Path, patch: Value) {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+    for (k, x) in patch.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    std::fs::write(p, v.to_string()).unwrap();
+}
+
+fn truncate(p: &Path, by: usize) {
+    let b = std::fs::read(p).unwrap();
+    std::fs::write(p, &b[..b.len() - by]).unwrap();
+}
+
+fn no_report(dir: &Path) {
+    std::fs::remove_file(dir.join("report.txt")).unwrap();
+}
+
+fn image_of(dir: &Path) -> PathBuf {
+    dir.join("images/kernels-sm90.cubin")
+}
+
+fn outside(dir: &Path) -> PathBuf {
+    dir.parent().unwrap().to_path_buf()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Special files
+
+#[test]
+fn fifos_are_refused_without_blocking() {
+    let mut f = Vec::new();
+    let ext = |e: &'static str| move |_: &Path, j: &Path| fifo(&j.with_extension(e));
+    let specs = [
+        ("json", "report:any inspect:fail:.json inspect-json:fail:.json check:fail:.json check-one:fail:.json diff:fail:.json replay:fail:.json"),
+        ("globals", "report:any inspect:fail:.globals inspect-json:fail:.globals check:fail:.globals check-one:fail:.globals diff:any replay:fail"),
+        ("image", "report:any inspect:fail:.image inspect-json:fail:.image check:fail:.image check-one:fail:.image diff:any replay:fail"),
+        ("record_input", "inspect:any check:fail:.record_input diff:fail:.record_input diff-files:fail:.record_input replay:fail:.record_input"),
+        ("record_output", "inspect:any check:fail:.record_output diff:fail:.record_output diff-files:fail:.record_output replay-verify:fail:.record_output"),
+        ("replay_output", "diff:fail:.replay_output check:any inspect:any"),
+    ];
+    for (e, spec) in specs {
+        f.extend(hostile(&format!("FIFO .{e}"), LLVM, ext(e), spec));
+    }
+    let no_report_fifo = |d: &Path, j: &Path| {
+        no_report(d);
+        fifo(j)
+    };
+    let spec = "report:fail:.json report-json:fail:.json check:fail:.json";
+    f.extend(hostile(
+        "FIFO .json, no report file",
+        LLVM,
+        no_report_fifo,
+        spec,
+    ));
+    let report_fifo = |d: &Path, _: &Path| fifo(&d.join("report.txt"));
+    let spec = "report:any report-json:any check:any";
+    f.extend(hostile("FIFO report file", LLVM, report_fifo, spec));
+    let image_fifo = |d: &Path, _: &Path| fifo(&image_of(d));
+    let spec = "inspect:fail:kernels-sm90.cubin check:fail:kernels-sm90.cubin replay:fail";
+    f.extend(hostile("FIFO as the ImageFile", RRTUI, image_fifo, spec));
+    finish(f);
+}
+
+#[test]
+fn devices_sockets_and_oversized_files_are_refused_without_reading() {
+    let mut f = Vec::new();
+    let zero_json = |d: &Path, j: &Path| {
+        no_report(d);
+        dev_zero(j)
+    };
+    let spec = "report:fail:.json inspect:fail:.json check:fail:.json check-one:fail:.json diff:fail:.json replay:fail:.json";
+    f.extend(hostile(
+        "/dev/zero as .json, no report file",
+        LLVM,
+        zero_json,
+        spec,
+    ));
+    for e in ["globals", "image"] {
+        let spec = format!("inspect:fail:.{e} check:fail:.{e} replay:fail");
+        let zero = move |_: &Path, j: &Path| dev_zero(&j.with_extension(e));
+        f.extend(hostile(&format!("/dev/zero as .{e}"), LLVM, zero, &spec));
+    }
+    let zero_input = |_: &Path, j: &Path| dev_zero(&j.with_extension("record_input"));
+    let spec = "inspect:any check:fail:.record_input diff:fail:.record_input diff-files:fail:.record_input replay:fail:.record_input";
+    f.extend(hostile(
+        "/dev/zero as .record_input",
+        LLVM,
+        zero_input,
+        spec,
+    ));
+    let socket_json = |d: &Path, j: &Path| {
+        no_report(d);
+        socket(j)
+    };
+    let spec = "report:fail:.json inspect:fail:.json check:fail:.json diff:fail:.json";
+    f.extend(hostile(
+        "socket as .json, no report file",
+        LLVM,
+        socket_json,
+        spec,
+    ));
+    let socket_globals = |_: &Path, j: &Path| socket(&j.with_extension("globals"));
+    let spec = "inspect:fail:.globals check:fail:.globals";
+    f.extend(hostile("socket as .globals", LLVM, socket_globals, spec));
+    let sparse = |p: PathBuf, len: u64| std::fs::File::create(p).unwrap().set_len(len).unwrap();
+    let big_json = |_: &Path, j: &Path| sparse(j.to_path_buf(), 1 << 30);
+    let spec = "inspect:fail:.json check:fail:.json diff:fail:.json";
+    f.extend(hostile("sparse 1 GiB .json", LLVM, big_json, spec));
+    let big_globals = |_: &Path, j: &Path| sparse(j.with_extension("globals"), 2 << 30);
+    let spec = "inspect:fail:.globals check:fail:.globals";
+    f.extend(hostile("sparse 2 GiB .globals", LLVM, big_globals, spec));
+    finish(f);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Paths from file contents, links
+
+#[test]
+fn image_file_paths_stay_inside_the_record_directory() {
+    let mut f = Vec::new();
+    let link_out = |d: &Path, j: &Path| {
+        std::fs::copy(image_of(d), outside(d).join("outside.cubin")).unwrap();
+        symlink(
+            outside(d).join("outside.cubin"),
+            d.join("images/evil.cubin"),
+        )
+        .unwrap();
+        patch_json(j, json!({"ImageFile": "images/evil.cubin"}));
+    };
+    let spec = "report:any inspect:fail:evil.cubin inspect-json:fail:evil.cubin check:fail:evil.cubin replay:fail:evil.cubin diff:any";
+    f.extend(hostile("ImageFile: a link outside", RRTUI, link_out, spec));
+    let dir_out = |d: &Path, _: &Path| {
+        std::fs::rename(d.join("images"), outside(d).join("images")).unwrap();
+        symlink(outside(d).join("images"), d.join("images")).unwrap();
+    };
+    let spec = "inspect:fail:kernels-sm90.cubin check:fail:kernels-sm90.cubin replay:fail:kernels-sm90.cubin";
+    f.extend(hostile(
+        "ImageFile: its directory links outside",
+        RRTUI,
+        dir_out,
+        spec,
+    ));
+    for bad in [
+        "../outside.cubin",
+        "images/../../outside.cubin",
+        "/etc/passwd",
+    ] {
+        let dotdot = |d: &Path, j: &Path| {
+            std::fs::copy(image_of(d), outside(d).join("outside.cubin")).unwrap();
+            patch_json(j, json!({ "ImageFile": bad }));
+        };
+        let spec = "inspect:fail:.json check:fail:.json diff:fail:.json replay:fail:.json";
+        f.extend(hostile(&format!("ImageFile {bad:?}"), RRTUI, dotdot, spec));
+    }
+    finish(f);
+}
+
+#[test]
+fn snapshots_linked_from_another_disk_are_warnings() {
+    let elsewhere = |d: &Path, j: &Path| {
+        let other = outside(d).join("other-disk");
+        std::fs::create_dir(&other).unwrap();
+        for e in ["record_input", "record_output"] {
+            let to = other.join(j.with_extension(e).file_name().unwrap());
+            std::fs::rename(j.with_extension(e), &to).unwrap();
+            symlink(&to, j.with_extension(e)).unwrap();
+        }
+    };
+    let spec = "check:ok:.record_input check-one:ok:.record_output inspect:ok diff:ok report:ok";
+    finish(hostile(
+        "snapshots linked from outside",
+        LLVM,
+        elsewhere,
+        spec,
+    ));
+}
+
+#[test]
+fn exports_never_write_through_links() {
+    let (t, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    let (victim, target) = (
+        t.path().join("victim"),
+        t.path().join("made-through-a-link"),
+    );
+    std::fs::write(&victim, "keep").unwrap();
+    let (planted, dangling) = (t.path().join("planted.csv"), t.path().join("dangling.csv"));
+    symlink(&victim, &planted).unwrap();
+    symlink(&target, &dangling).unwrap();
+    let mut f = Vec::new();
+    for link in [&planted, &dangling] {
+        let mut args = argv("diff-files", &dir, &j);
+        args.extend(["--export-csv".into(), link.into()]);
+        let o = run(&args, t.path());
+        let p = sanity(&o);
+        if !p.is_empty() {
+            f.push(format!("{}\n{}", p.join("; "), o.describe()));
+        }
+    }
+    let kept = std::fs::read_to_string(&victim).unwrap();
+    if kept != "keep" {
+        f.push(format!("diff --export-csv LINK wrote through the link: the file it points to now holds {kept:?}"));
+    }
+    if target.exists() {
+        f.push("diff --export-csv DANGLING-LINK created the link's target outside".into());
+    }
+    finish(f);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Strings from files
+
+#[test]
+fn escape_sequences_in_kernel_names_are_made_visible() {
+    let mut f = Vec::new();
+    let evil = |_: &Path, j: &Path| patch_json(j, json!({ "Name": EVIL_NAME }));
+    let spec = "check:fail:.json check-json:any inspect:ok report:any replay:fail";
+    f.extend(hostile(
+        "ESC in Name, report file present",
+        LLVM,
+        evil,
+        spec,
+    ));
+    let (t, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    no_report(&dir);
+    evil(&dir, &j);
+    let spec = "report:ok report-json:ok inspect:ok inspect-json:ok check:any diff:any replay:fail";
+    f.extend(expect_all(
+        "ESC in Name, no report file",
+        t.path(),
+        &dir,
+        &j,
+        spec,
+    ));
+    f.extend(keeps_exact(
+        &argv("inspect-json", &dir, &j),
+        t.path(),
+        EVIL_NAME,
+    ));
+    f.extend(keeps_exact(
+        &argv("report-json", &dir, &j),
+        t.path(),
+        EVIL_NAME,
+    ));
+    let evil_rows = |d: &Path, _: &Path| {
+        let r = std::fs::read_to_string(d.join("report.txt")).unwrap();
+        let r = r.replace(", rr_saxpy, 20813", ", rr_saxpy\u{1b}]0;pwned\u{7}, 20813");
+        let r = r.replace("12965991079383468724_4571022325904014944", "1_2\u{1b}[2J\r");
+        std::fs::write(d.join("report.txt"), r).unwrap();
+    };
+    let spec = "report:any report-json:any check:fail:report.txt";
+    f.extend(hostile("ESC in report rows", LLVM, evil_rows, spec));
+    finish(f);
+}
+
+#[test]
+fn control_characters_in_directory_and_file_names_are_made_visible() {
+    let mut f = Vec::new();
+    // A directory named with ESC and BEL; a truncated output makes commands print its paths.
+    let (t, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    let evil_dir = t.path().join("rec\u{1b}]0;pwned\u{7}\u{1b}[2J");
+    std::fs::rename(&dir, &evil_dir).unwrap();
+    let j = evil_dir.join(j.file_name().unwrap());
+    truncate(&j.with_extension("record_output"), 16);
+    let spec = "report:ok report-json:ok inspect:ok check:fail:.record_output check-json:fail:.record_output diff:any diff-files:1 replay:fail";
+    f.extend(expect_all(
+        "ESC in the directory name",
+        t.path(),
+        &evil_dir,
+        &j,
+        spec,
+    ));
+    let real = std::fs::canonicalize(&evil_dir).unwrap();
+    let args = argv("report-json", &evil_dir, &j);
+    f.extend(keeps_exact(&args, t.path(), &real.to_string_lossy()));
+    // An instance whose files are named with a newline (and lack a .globals): whatever names
+    // them, nothing may start a line with the part after the newline.
+    let (t, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    let stem = format!("x\n{FORGED}: error: pwned");
+    for e in ["json", "record_input", "record_output", "image"] {
+        std::fs::copy(j.with_extension(e), dir.join(format!("{stem}.{e}"))).unwrap();
+    }
+    let nj = dir.join(format!("{stem}.json"));
+    let spec = "check-one:fail check:any report:any inspect:fail diff:any replay:fail";
+    f.extend(expect_all(
+        "newline in a file name",
+        t.path(),
+        &dir,
+        &nj,
+        spec,
+    ));
+    f.extend(keeps_exact(
+        &argv("inspect-json", &dir, &nj),
+        t.path(),
+        &nj.to_string_lossy(),
+    ));
+    let args: Vec<OsString> = vec!["check".into(), "--json".into(), nj.clone().into()];
+    let globals = nj.with_extension("globals");
+    f.extend(keeps_exact(&args, t.path(), &globals.to_string_lossy()));
+    finish(f);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Numbers and counts
+
+#[test]
+fn overflowing_numbers_are_errors_not_panics() {
+    let mut f = Vec::new();
+    let unusable = "inspect:fail:.json inspect-json:fail:.json check:fail:.json diff:fail:.json replay:fail:.json";
+    let near_top = json!([{"Addr": -4096, "Size": i64::MAX - 16, "Offset": 0}]);
+    let cases = [
+        (RRTUI, json!({"ParamLayout": [[u64::MAX, 8]], "NumArgs": 1})),
+        (RRTUI, json!({"ParamLayout": [[8, u64::MAX]], "NumArgs": 1})),
+        (
+            RRTUI,
+            json!({"ParamLayout": [[u32::MAX as u64 + 1, 8]], "NumArgs": 1}),
+        ),
+        (
+            RRTUI,
+            json!({"Segments": [{"Addr": 140055066705920_i64, "Size": i64::MAX, "Offset": 0}]}),
+        ),
+        (RRTUI, json!({ "Segments": near_top })),
+        (
+            RRTUI,
+            json!({"Segments": [{"Addr": 140055066705920_i64, "Size": 16, "Offset": i64::MAX}]}),
+        ),
+        (
+            RRTUI,
+            json!({"NumArgs": u32::MAX, "Grid": [u32::MAX as u64 + 1, 1, 1]}),
+        ),
+        (LLVM, json!({"VAllocAddr": -1})),
+        (
+            LLVM,
+            json!({"VAllocAddr": i64::MAX, "VAllocSize": i64::MAX}),
+        ),
+        (LLVM, json!({"NumArgs": u32::MAX})),
+        (LLVM, json!({"NumArgs": 1u64 << 53})),
+        (LLVM, json!({"NumTeams": 1u64 << 40})),
+    ];
+    for (fixture, patch) in cases {
+        let what = format!("{fixture} {patch}");
+        f.extend(hostile(
+            &what,
+            fixture,
+            |_, j| patch_json(j, patch),
+            unusable,
+        ));
+    }
+    // A valid region ending at the top of the address space, with a snapshot longer than it.
+    let top = json!({"VAllocAddr": -4096, "VAllocSize": 4095, "ArgPtrs": [-4096, -16, 0, 0, -1]});
+    let spec = "inspect:any check:fail:.record_input diff:any replay:fail:.record_input";
+    f.extend(hostile(
+        "region at the top",
+        LLVM,
+        |_, j| patch_json(j, top),
+        spec,
+    ));
+    finish(f);
+}
+
+#[test]
+fn a_globals_count_of_four_billion_in_twenty_bytes() {
+    let tiny = |_: &Path, j: &Path| {
+        let mut b = 4_000_000_000u32.to_le_bytes().to_vec();
+        b.extend_from_slice(&2u32.to_le_bytes());
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(b"a\0\xff\xff");
+        assert_eq!(b.len(), 20);
+        std::fs::write(j.with_extension("globals"), b).unwrap();
+    };
+    let spec = "inspect:fail:.globals inspect-json:fail:.globals check:fail:.globals report:any";
+    finish(hostile("NumGlobals 4e9 in 20 bytes", LLVM, tiny, spec));
+}
+
+/// 300 000 LLVM arguments, all pointing into the recorded region.
+fn many_arguments(j: &Path) {
+    let len = std::fs::metadata(j.with_extension("record_input"))
+        .unwrap()
+        .len() as i64;
+    let v: Value = serde_json::from_slice(&std::fs::read(j).unwrap()).unwrap();
+    let base = v["VAllocAddr"].as_i64().unwrap();
+    let ptrs: Vec<i64> = (0..300_000i64).map(|i| base + (i * 8) % len).collect();
+    let patch = json!({"ArgOffsets": vec![0; ptrs.len()], "NumArgs": ptrs.len(), "ArgPtrs": ptrs});
+    patch_json(j, patch);
+}
+
+/// 100 000 rr-tui segments of 16 bytes, 16 bytes apart; snapshots to match.
+fn many_segments(j: &Path) {
+    let n = 100_000i64;
+    let v: Value = serde_json::from_slice(&std::fs::read(j).unwrap()).unwrap();
+    let base = v["VAllocAddr"].as_i64().unwrap();
+    let segs: Vec<Value> = (0..n)
+        .map(|i| json!({"Addr": base + 32 * i, "Size": 16, "Offset": 16 * i}))
+        .collect();
+    patch_json(j, json!({"Segments": segs, "VAllocSize": 32 * n}));
+    let input: Vec<u8> = (0..16 * n).map(|i| i as u8).collect();
+    let output: Vec<u8> = input
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b ^ (i % 1000 == 0) as u8)
+        .collect();
+    std::fs::write(j.with_extension("record_input"), input).unwrap();
+    std::fs::write(j.with_extension("record_output"), output).unwrap();
+}
+
+#[test]
+fn huge_argument_and_segment_counts_finish_in_seconds() {
+    const FEW_SECONDS: Duration = Duration::from_secs(8);
+    let mut f = Vec::new();
+    let cases: [(&str, &str, fn(&Path)); 2] = [
+        ("300 000 arguments", LLVM, many_arguments),
+        ("100 000 segments", RRTUI, many_segments),
+    ];
+    for (what, fixture, damage) in cases {
+        let (t, dir) = common::fixture_copy(fixture);
+        let j = common::descriptor_of(&dir, kernel_of(fixture));
+        damage(&j);
+        for (cmd, want_ok) in [
+            ("inspect", true),
+            ("inspect-json", true),
+            ("check", true),
+            ("report", true),
+            ("diff", false),
+            ("replay", false),
+        ] {
+            let o = run(&argv(cmd, &dir, &j), t.path());
+            let mut p = sanity(&o);
+            if o.took > FEW_SECONDS {
+                p.push(format!(
+                    "took {:.1} s: not O(n log n)?",
+                    o.took.as_secs_f64()
+                ));
+            }
+            if want_ok && o.code() != Some(0) {
+                p.push("expected exit 0".into());
+            }
+            if !p.is_empty() {
+                f.push(format!("[{what}] {}\n{}", p.join("; "), o.describe()));
+            }
+        }
+    }
+    finish(f);
+}
+
+#[test]
+fn truncated_snapshots_in_diff() {
+    let mut f = Vec::new();
+    let short = |_: &Path, j: &Path| truncate(&j.with_extension("record_output"), 100);
+    for fixture in [LLVM, RRTUI] {
+        let spec = "diff:fail-out:.record_output check:fail:.record_output diff-files:1";
+        f.extend(hostile(
+            &format!("{fixture}: .record_output 100 bytes short"),
+            fixture,
+            short,
+            spec,
+        ));
+    }
+    let short_in = |_: &Path, j: &Path| truncate(&j.with_extension("record_input"), 300);
+    let spec = "diff:fail-out:.record_input check:fail:.record_input inspect:any replay:fail:.record_input";
+    f.extend(hostile(
+        "rrtui: .record_input short of its segments",
+        RRTUI,
+        short_in,
+        spec,
+    ));
+    finish(f);
+}
+
+// ------------------------------------------------------------------------------------------------
+// A closed standard output
+
+#[test]
+fn a_closed_stdout_ends_commands_quietly() {
+    // Outputs far larger than a pipe buffer, so writes after the reader left must fail.
+    let t = tempfile::tempdir().unwrap();
+    let many = t.path().join("many");
+    std::fs::create_dir(&many).unwrap();
+    let text = std::fs::read(common::descriptor_of(&common::fixture(LLVM), "rr_saxpy")).unwrap();
+    for i in 1..=3000 {
+        std::fs::write(many.join(format!("{i}_{i}.json")), &text).unwrap();
+    }
+    let (_t2, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    many_arguments(&j);
+    let mut f = Vec::new();
+    for (cmd, on) in [
+        ("report", &many),
+        ("check", &many),
+        ("inspect", &dir),
+        ("inspect-json", &dir),
+        ("diff", &dir),
+    ] {
+        let o = run_with(&argv(cmd, on, &j), t.path(), true);
+        let mut p = Vec::new();
+        match o.status.map(|s| (s.code(), s.signal())) {
+            None => p.push("hang".to_string()),
+            Some((Some(101), _)) => p.push("exit 101 (panic)".into()),
+            Some((None, sig)) if sig != Some(13) => p.push(format!("killed by signal {sig:?}")),
+            Some(_) => {} // death by SIGPIPE is quiet too
+        }
+        let stderr = o.stderr();
+        if stderr.contains("panicked") {
+            p.push("stderr says `panicked`".into());
+        }
+        if stderr.contains("Broken pipe") || stderr.contains("os error 32") {
+            p.push("not quiet: stderr complains about the broken pipe".into());
+        }
+        if !p.is_empty() {
+            f.push(format!(
+                "[closed stdout] {}\n{}",
+                p.join("; "),
+                o.describe()
+            ));
+        }
+    }
+    finish(f);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The explorer in a terminal (tmux)
+
+struct Tmux(String);
+
+fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', r"'\''"))
+}
+
+impl Tmux {
+    /// The explorer on `dir` in a detached tmux session; `None` (skip) without tmux outside CI.
+    fn start(tag: &str, dir: &Path, width: u16) -> Option<Tmux> {
+        if !Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            assert!(std::env::var_os("CI").is_none(), "CI must install tmux");
+            eprintln!("skipping: tmux is not installed");
+            return None;
+        }
+        let name = format!("rr-tui-hostile-{tag}-{}", std::process::id());
+        let cmd = format!(
+            "export NO_COLOR=1; ulimit -v 4000000; exec {} {}",
+            sh_quote(Path::new(BIN)),
+            sh_quote(dir)
+        );
+        let w = width.to_string();
+        let args = ["new-session", "-d", "-s", &name, "-x", &w, "-y", "36", &cmd];
+        assert!(Command::new("tmux").args(args).status().unwrap().success());
+        Some(Tmux(name))
+    }
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").args(args).output().expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn keys(&self, keys: &str) {
+        self.tmux(&["send-keys", "-t", &self.0, keys]);
+    }
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.tmux(&["capture-pane", "-p", "-t", &self.0]);
+            if s.contains(text) {
+                return s;
+            }
+            let waited = start.elapsed();
+            assert!(
+                waited < Duration::from_secs(15),
+                "explorer: no {text:?} after {waited:?}; screen:\n{s}"
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+    fn pid(&self) -> u32 {
+        let s = self.tmux(&["list-panes", "-t", &self.0, "-F", "#{pane_pid}"]);
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("pane pid: {s:?}"))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .status();
+    }
+}
+
+/// Whether `pid` is gone (or a zombie) within 5 s; if not, it is killed (it is ours).
+fn gone_within_5s(pid: u32) -> bool {
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with(['Z', 'X'])
+            })
+            .unwrap_or(false)
+    };
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if !alive() {
+            return true;
+        }
+        sleep(Duration::from_millis(50));
+    }
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+    false
+}
+
+#[test]
+fn explorer_shows_a_directory_whose_descriptor_is_a_fifo() {
+    let (_t, dir) = common::fixture_copy(LLVM);
+    fifo(&common::descriptor_of(&dir, "rr_saxpy")); // the first row of the report
+    let Some(s) = Tmux::start("fifo", &dir, 130) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    s.wait_for("bad file");
+    let pid = s.pid();
+    s.keys("q");
+    assert!(gone_within_5s(pid), "the explorer did not quit on q");
+}
+
+#[test]
+fn explorer_shows_escape_sequences_visibly() {
+    let (t, dir) = common::fixture_copy(LLVM);
+    no_report(&dir);
+    patch_json(
+        &common::descriptor_of(&dir, "rr_saxpy"),
+        json!({ "Name": EVIL_NAME }),
+    );
+    let evil_dir = t.path().join("rec\u{1b}]2;dir-pwned\u{7}");
+    std::fs::rename(&dir, &evil_dir).unwrap();
+    let Some(s) = Tmux::start("esc", &evil_dir, 250) else {
+        return;
+    };
+    let screen = s.wait_for("instance(s)");
+    let title = s.tmux(&["display-message", "-p", "-t", &s.0, "#{pane_title}"]);
+    assert!(
+        !title.contains("pwned"),
+        "a name retitled the terminal: {title:?}\nscreen:\n{screen}"
+    );
+    s.wait_for("\\x1b]0;pwned");
+}
+
+#[test]
+fn explorer_with_300_000_arguments_does_not_freeze() {
+    let (_t, dir) = common::fixture_copy(LLVM);
+    many_arguments(&common::descriptor_of(&dir, "rr_saxpy")); // the first row of the report
+    let Some(s) = Tmux::start("args", &dir, 130) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    s.keys("2");
+    s.wait_for("300000");
+    s.keys("1");
+    s.keys("Enter");
+    s.wait_for("recorded input → recorded output");
+    s.keys("n");
+    s.wait_for("arg");
+    let pid = s.pid();
+    s.keys("q");
+    assert!(gone_within_5s(pid), "the explorer did not quit on q");
+}
+
+#[test]
+fn explorer_ends_on_hangup() {
+    let Some(s) = Tmux::start("hup", &common::fixture(LLVM), 130) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    let pid = s.pid();
+    s.tmux(&["kill-session", "-t", &s.0]); // SIGHUP to the pane's processes
+    assert!(
+        gone_within_5s(pid),
+        "rr-tui (pid {pid}) still running 5 s after a hang-up"
+    );
+}
+
+#[test]
+fn explorer_honours_sigterm() {
+    let Some(s) = Tmux::start("term", &common::fixture(LLVM), 130) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    let pid = s.pid();
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    assert!(
+        gone_within_5s(pid),
+        "rr-tui (pid {pid}) still running 5 s after SIGTERM"
+    );
+}
