@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use rr_engine::diff::regions::{self, RegionReport};
 use rr_engine::diff::typed::{self, TypedStats};
 use rr_engine::diff::{self, Comparison, DType, DiffOutcome, Tolerance, CHUNK};
-use rr_engine::snapshot::Snapshot;
+use rr_engine::snapshot::{open_recorded, Snapshot};
+use rr_format::instance::Side;
 use rr_format::inspect::human;
 use rr_format::memory::MemoryMap;
 use rr_format::{Descriptor, InstanceFiles};
@@ -233,15 +234,21 @@ fn print_file_diff(r: &FileDiff) {
     crate::outln!("{}", if r.equal { "equal" } else { "different" });
 }
 
+/// Every differing range as CSV, written fresh (a new file renamed into place: never through
+/// a link that happens to sit at `path`).
 fn export_ranges(path: &Path, out: &DiffOutcome) -> Result<()> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| Error::format(path, e.to_string()))?;
+    let file = rr_format::fsio::AtomicWriter::create(path)?;
+    let mut w = csv::Writer::from_writer(file);
     let io = |e: csv::Error| Error::format(path, e.to_string());
     w.write_record(["offset", "length"]).map_err(io)?;
     for r in &out.index.ranges {
         w.write_record([r.start.to_string(), (r.end - r.start).to_string()])
             .map_err(io)?;
     }
-    w.flush().map_err(|e| Error::io(path, e))
+    let file = w
+        .into_inner()
+        .map_err(|e| Error::format(path, e.to_string()))?;
+    Ok(file.commit()?)
 }
 
 #[derive(serde::Serialize)]
@@ -269,11 +276,11 @@ fn diff_instance(args: &DiffArgs) -> Result<i32> {
     let cmp = comparison(&args.compare)?;
     let d = Descriptor::read(&args.a)?;
     let files = InstanceFiles::from_descriptor_path(&args.a);
-    let input = Snapshot::open(&files.record_input())?;
+    let input = open_recorded(&files, &d, Side::Input)?;
     let map = MemoryMap::new(&d, input.len());
     let mut pairs = Vec::new();
     let mut code = 0;
-    let output = Snapshot::open(&files.record_output())?;
+    let output = open_recorded(&files, &d, Side::Output)?;
     pairs.push(PairReport {
         what: "recorded input → recorded output (what the kernel wrote)".into(),
         a: input.path().display().to_string(),

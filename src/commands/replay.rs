@@ -5,7 +5,8 @@ use rr_engine::replay::protocol::{ErrorKind, Event, Tagged, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError, Session};
 use rr_engine::replay::Placeholders;
 use rr_engine::replay::{launch, verify, ReplayInstance, ReplayRequest, Verify};
-use rr_engine::snapshot::Snapshot;
+use rr_engine::snapshot::open_recorded;
+use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
 use rr_format::{demangle, fsio};
 
@@ -175,7 +176,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
             });
         }
         if req.verify.is_on() {
-            let expected = Snapshot::open(&inst.files.record_output())?;
+            let expected = open_recorded(&inst.files, d, Side::Output)?;
             let map = MemoryMap::new(d, inst.input_len);
             let outcome = verify::verify(&map, expected.bytes(), &replayed, req.verify.typed());
             expected.check_intact()?;

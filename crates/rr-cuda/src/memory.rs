@@ -3,8 +3,6 @@
 
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use crate::error::{teardown, Call, CudaError, Result};
 use crate::stream::Stream;
@@ -38,31 +36,17 @@ impl PinnedBuffer {
         })
     }
 
-    /// Read `len` bytes of `file` into a new pinned buffer with up to 8 parallel `pread`s.
-    pub fn read_from(file: &File, len: u64) -> std::result::Result<PinnedBuffer, LoadError> {
-        let len = usize::try_from(len)
-            .map_err(|_| LoadError::Io(std::io::Error::other("file too large")))?;
-        let mut buf = PinnedBuffer::new(len).map_err(LoadError::Cuda)?;
-        let threads = len.div_ceil(COPY_CHUNK).clamp(1, 8);
-        let part = len.div_ceil(threads).max(1);
-        let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = buf
-                .as_mut_slice()
-                .chunks_mut(part)
-                .enumerate()
-                .map(|(i, chunk)| s.spawn(move || file.read_exact_at(chunk, (i * part) as u64)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("reader thread panicked")))
-                })
-                .collect()
+    /// A pinned copy of `src` (typically a memory-mapped snapshot), copied by up to 8 threads
+    /// so page faults on the source overlap.
+    pub fn copy_of(src: &[u8]) -> Result<PinnedBuffer> {
+        let mut buf = PinnedBuffer::new(src.len())?;
+        let threads = src.len().div_ceil(COPY_CHUNK).clamp(1, 8);
+        let part = src.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            for (dst, from) in buf.as_mut_slice().chunks_mut(part).zip(src.chunks(part)) {
+                s.spawn(move || dst.copy_from_slice(from));
+            }
         });
-        for r in results {
-            r.map_err(LoadError::Io)?;
-        }
         Ok(buf)
     }
 
@@ -95,15 +79,6 @@ impl Drop for PinnedBuffer {
             teardown(unsafe { result::free_host(self.ptr as *mut c_void) }.call("cuMemFreeHost"));
         }
     }
-}
-
-/// Reading a file into pinned memory failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("{0}")]
-    Io(std::io::Error),
-    #[error("{0}")]
-    Cuda(CudaError),
 }
 
 /// Plain device memory (`cuMemAlloc`): a pristine copy of the input, an L2 flush buffer.

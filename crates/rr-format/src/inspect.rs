@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::descriptor::{Descriptor, Segment};
 use super::globals::{Global, Globals};
 use super::image::{self, ImageInfo};
-use super::instance::InstanceFiles;
+use super::instance::{InstanceFiles, Side};
 use super::memory::MemoryMap;
 use crate::error::Result;
 
@@ -38,8 +38,8 @@ pub struct Inspection {
     pub snapshots: SnapshotSizes,
 }
 
-fn size_of(p: &Path) -> std::result::Result<u64, String> {
-    crate::fsio::regular_len(p).map_err(|e| match e {
+fn size_of(r: crate::Result<u64>) -> std::result::Result<u64, String> {
+    r.map_err(|e| match e {
         e if e.is_not_found() => "missing".to_string(),
         crate::Error::Format { problem, .. } => problem,
         e => e.to_string(),
@@ -55,8 +55,8 @@ impl Inspection {
         let d = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
         let snapshots = SnapshotSizes {
-            record_input: size_of(&files.record_input()),
-            record_output: size_of(&files.record_output()),
+            record_input: size_of(files.recorded_len(&d, Side::Input)),
+            record_output: size_of(files.recorded_len(&d, Side::Output)),
         };
         let map = MemoryMap::new(&d, *snapshots.record_input.as_ref().unwrap_or(&0));
         let all = d.arguments();

@@ -24,6 +24,15 @@ pub const INSTANCE_EXTENSIONS: &[&str] = &[
     EXT_REPLAY,
 ];
 
+/// Which recorded snapshot of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Side {
+    /// Device memory before the kernel (`.record_input`).
+    Input,
+    /// Device memory after the kernel (`.record_output`).
+    Output,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceFiles {
     pub dir: PathBuf,
@@ -57,6 +66,20 @@ impl InstanceFiles {
     pub fn record_output(&self) -> PathBuf {
         self.file(EXT_OUTPUT)
     }
+    /// The file holding a recorded snapshot.
+    pub fn snapshot_file(&self, side: Side) -> PathBuf {
+        match side {
+            Side::Input => self.record_input(),
+            Side::Output => self.record_output(),
+        }
+    }
+
+    /// The length of a recorded snapshot without reading it (a regular file is required).
+    /// `Err` with [`crate::Error::is_not_found`] when it was not recorded.
+    pub fn recorded_len(&self, _d: &Descriptor, side: Side) -> crate::Result<u64> {
+        crate::fsio::regular_len(&self.snapshot_file(side))
+    }
+
     pub fn globals(&self) -> PathBuf {
         self.file(EXT_GLOBALS)
     }

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use rr_format::text::visible;
+use rr_format::instance::Side;
 use rr_format::{demangle, Descriptor, RecordDir};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,9 +82,9 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
         occurrences: inst.occurrences,
         grid: d.as_ref().map(|d| d.grid()),
         block: d.as_ref().map(|d| d.block()),
-        input_len: std::fs::metadata(inst.files.record_input())
-            .ok()
-            .map(|m| m.len()),
+        input_len: d
+            .as_ref()
+            .and_then(|d| inst.files.recorded_len(d, Side::Input).ok()),
         problem,
         json_path,
     }

@@ -582,11 +582,10 @@ impl App {
             return vec![];
         };
         let json = self.rows[i].json_path.clone();
-        let files = InstanceFiles::from_descriptor_path(&json);
-        let paths = match pair {
-            Pair::InputOutput => (files.record_input(), files.record_output()),
+        let replay_output = match pair {
+            Pair::InputOutput => None,
             Pair::OutputReplay => match self.replays.get(&i).and_then(|r| r.saved.clone()) {
-                Some(p) => (files.record_output(), PathBuf::from(p)),
+                Some(p) => Some(PathBuf::from(p)),
                 None => {
                     self.set_status(
                         "no replay output for this instance yet: press v to replay and verify",
@@ -600,7 +599,7 @@ impl App {
         vec![Cmd::Work(Work::new(move || Msg::SnapshotsOpened {
             instance: i,
             pair,
-            result: open_pair(&json, &paths.0, &paths.1),
+            result: open_pair(&json, replay_output.as_deref()),
         }))]
     }
 
@@ -881,11 +880,27 @@ impl App {
     }
 }
 
-/// Map both snapshots of a pair and build the memory map that labels them (on a worker).
-fn open_pair(json: &std::path::Path, a: &std::path::Path, b: &std::path::Path) -> Result<OpenedPair, String> {
+/// Map both snapshots of a pair (recorded input and output, or recorded output and a replay's
+/// output) and build the memory map that labels them (on a worker).
+fn open_pair(
+    json: &std::path::Path,
+    replay_output: Option<&std::path::Path>,
+) -> Result<OpenedPair, String> {
+    use rr_engine::snapshot::open_recorded;
+    use rr_format::instance::Side;
+    let text = |e: rr_engine::Error| e.to_string();
     let d = Descriptor::read(json).map_err(|e| e.to_string())?;
-    let a = Snapshot::open(a).map_err(|e| e.to_string())?;
-    let b = Snapshot::open(b).map_err(|e| e.to_string())?;
+    let files = InstanceFiles::from_descriptor_path(json);
+    let (a, b) = match replay_output {
+        None => (
+            open_recorded(&files, &d, Side::Input).map_err(text)?,
+            open_recorded(&files, &d, Side::Output).map_err(text)?,
+        ),
+        Some(p) => (
+            open_recorded(&files, &d, Side::Output).map_err(text)?,
+            Snapshot::open(p).map_err(text)?,
+        ),
+    };
     let map = MemoryMap::new(&d, a.len());
     Ok(OpenedPair {
         a: Arc::new(a),

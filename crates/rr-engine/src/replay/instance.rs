@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_format::{fsio, Descriptor, InstanceFiles, Segment};
+use rr_format::instance::Side;
+use rr_format::{Descriptor, InstanceFiles, Segment};
 
 use super::plan::{self, Plan};
 use super::request::Verify;
@@ -26,7 +27,7 @@ impl ReplayInstance {
         let descriptor = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
         let input = files.record_input();
-        let input_len = fsio::regular_len(&input)?;
+        let input_len = files.recorded_len(&descriptor, Side::Input)?;
         let segments = descriptor.segments(input_len);
         let total = segments
             .iter()
@@ -66,7 +67,7 @@ impl ReplayInstance {
             return Ok(());
         }
         let out = self.files.record_output();
-        match fsio::regular_len(&out) {
+        match self.files.recorded_len(&self.descriptor, Side::Output) {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(Error::format(
                 &out,

@@ -15,12 +15,14 @@ use rr_cuda::{
 };
 use rr_format::globals::Globals;
 use rr_format::image::{self, ImageKind};
-use rr_format::{fsio, text::visible};
+use rr_format::instance::Side;
+use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
 use super::launch;
 use super::protocol::{ErrorKind, Event};
 use crate::error::{Error, Result};
+use crate::snapshot::open_recorded;
 
 /// Device memory left free when deciding whether a pristine device-side copy fits.
 const PRISTINE_MARGIN: usize = 512 << 20;
@@ -236,33 +238,24 @@ impl Session {
         let stream = Stream::new()?;
 
         // 3. Recorded input into pinned host memory, then onto the device.
-        let input_path = inst.files.record_input();
+        let input = open_recorded(&inst.files, d, Side::Input)?;
         progress(Event::Phase {
             name: "read".into(),
             detail: format!(
                 "{} ({} bytes)",
-                visible(&input_path.to_string_lossy()),
+                visible(&input.path().to_string_lossy()),
                 inst.input_len
             ),
         });
-        let file = fsio::open_regular(&input_path)?;
-        let now_len = file
-            .metadata()
-            .map_err(|e| Error::io(&input_path, e))?
-            .len();
-        if now_len != inst.input_len {
+        if input.len() != inst.input_len {
             return Err(Error::format(
-                &input_path,
-                format!(
-                    "changed size while opening (now {now_len} bytes, was {})",
-                    inst.input_len
-                ),
+                input.path(),
+                format!("changed size while opening (now {} bytes, was {})", input.len(), inst.input_len),
             ));
         }
-        let host = PinnedBuffer::read_from(&file, inst.input_len).map_err(|e| match e {
-            rr_cuda::memory::LoadError::Io(io) => Error::io(&input_path, io),
-            rr_cuda::memory::LoadError::Cuda(c) => Error::Cuda(c),
-        })?;
+        let host = PinnedBuffer::copy_of(input.bytes())?;
+        input.check_intact()?;
+        drop(input);
         let copies = inst.copies();
         let t = Instant::now();
         memory.upload(&stream, &host_slices(&copies, host.as_slice()))?;
@@ -431,11 +424,9 @@ impl Session {
         let Some(&(addr, off, len)) = self.copies.iter().max_by_key(|c| c.2) else {
             return Ok("bytes=0".into());
         };
-        let path = inst.files.record_input();
-        let file = fsio::open_regular(&path).map_err(Error::from)?;
-        let mut pinned = PinnedBuffer::new(len).map_err(classify)?;
-        std::os::unix::fs::FileExt::read_exact_at(&file, pinned.as_mut_slice(), off as u64)
-            .map_err(|e| Error::io(&path, e))?;
+        let input = open_recorded(&inst.files, &inst.descriptor, Side::Input)?;
+        let pinned = PinnedBuffer::copy_of(input.window(off as u64, len)).map_err(classify)?;
+        input.check_intact()?;
         let pageable = pinned.as_slice().to_vec();
         let t = Instant::now();
         self.memory

@@ -14,6 +14,16 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// Map one recorded snapshot of an instance, whatever the record's layout.
+pub fn open_recorded(
+    files: &rr_format::InstanceFiles,
+    d: &rr_format::Descriptor,
+    side: rr_format::instance::Side,
+) -> Result<Snapshot> {
+    let _ = d;
+    Snapshot::open(&files.snapshot_file(side))
+}
+
 pub struct Snapshot {
     path: PathBuf,
     file: File,
