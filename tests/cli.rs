@@ -59,7 +59,11 @@ fn report_without_a_report_file_is_built_from_descriptors() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["total_instances"], 4);
     let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
-    assert_eq!(v["directory"], here.display().to_string(), "text and JSON agree");
+    assert_eq!(
+        v["directory"],
+        here.display().to_string(),
+        "text and JSON agree"
+    );
     assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
     assert_eq!(v["instances"][0]["occurrences"], 2);
 }
@@ -463,4 +467,52 @@ fn rr_tui_records_show_by_value_parameters() {
         .success()
         .stdout(predicate::str::contains("= 16 (4 bytes by value)"))
         .stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
+}
+
+/// Format 2 (content-addressed blobs) reads exactly like format 1: the committed v2 fixture is
+/// the v1 fixture rewritten by tests/tools/convert_v2.py.
+#[test]
+fn format_2_reads_like_format_1() {
+    let v1 = descriptor_of(&fixture("rrtui-stencil3d"), "rr_stencil3d");
+    let v2 = fixture("rrtui-v2-stencil3d").join(v1.file_name().unwrap());
+    for args in [
+        &["diff"][..],
+        &["diff", "--type", "f32"],
+        &["inspect", "--json"],
+    ] {
+        let out = |d: &std::path::Path| {
+            let o = rr().args(args).arg(d).output().unwrap();
+            String::from_utf8_lossy(&o.stdout)
+                .replace("rrtui-v2-stencil3d", "rrtui-stencil3d")
+                .lines()
+                .filter(|l| !l.contains("\"format_version\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        if args[0] == "diff" {
+            assert_eq!(out(&v1), out(&v2), "{args:?}");
+        } else {
+            assert!(out(&v2).contains("\"content\""), "v2 shows its blobs");
+        }
+    }
+    rr().args(["check", "--strict"])
+        .arg(fixture("rrtui-v2-stencil3d"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "checked 2 instance(s): 0 error(s), 0 warning(s)",
+        ));
+    // A blob that went missing is named.
+    let (_t, dir) = fixture_copy("rrtui-v2-stencil3d");
+    let blob = std::fs::read_dir(dir.join("blobs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&blob).unwrap();
+    let out = rr().arg("check").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains(&blob.file_name().unwrap().to_string_lossy().to_string()));
 }

@@ -6,7 +6,7 @@ use super::descriptor::Descriptor;
 use super::dir::RecordDir;
 use super::globals::Globals;
 use super::image;
-use super::instance::InstanceFiles;
+use super::instance::{InstanceFiles, Side};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum Severity {
@@ -65,10 +65,10 @@ fn from_error(e: crate::error::Error) -> Finding {
     }
 }
 
-/// The size of an instance file: `Ok(None)` when it does not exist, `Err` (a finding) when it
-/// exists but is not a regular file.
-fn file_len(path: &Path) -> Result<Option<u64>, Finding> {
-    match crate::fsio::regular_len(path) {
+/// The length of a recorded snapshot (one file, or format 2's blobs): `Ok(None)` when it was not
+/// recorded, `Err` (a finding) when something exists but is unusable.
+fn recorded_len(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Option<u64>, Finding> {
+    match files.recorded_len(d, side) {
         Ok(n) => Ok(Some(n)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(from_error(e)),
@@ -201,27 +201,23 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
         &mut out,
     );
     let input = files.record_input();
-    let input_len = match file_len(&input) {
-        Ok(n) => n,
-        Err(f) => {
-            out.push(f);
-            None
-        }
-    };
-    match input_len {
-        None => out.push(finding(
+    let recorded_input = recorded_len(files, &d, Side::Input);
+    let input_len = recorded_input.as_ref().ok().copied().flatten();
+    match recorded_input {
+        Err(f) => out.push(f),
+        Ok(None) => out.push(finding(
             Severity::Error,
             &input,
             "missing (the recorded device memory before the kernel)",
         )),
-        Some(len) => match &d.cuda {
-            Some(c) => {
-                let total: u64 = c.segments.iter().map(|s| s.size).sum();
+        Ok(Some(len)) => match &d.cuda {
+            Some(_) => {
+                let total = d.snapshot_len().unwrap_or(0);
                 if len != total {
                     out.push(finding(
                         Severity::Error,
                         &input,
-                        format!("is {len} bytes but the descriptor's segments total {total}"),
+                        format!("is {len} bytes but the descriptor's segments end at {total}"),
                     ));
                 }
             }
@@ -240,7 +236,7 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
         },
     }
     let output = files.record_output();
-    match (file_len(&output), input_len) {
+    match (recorded_len(files, &d, Side::Output), input_len) {
         (Err(f), _) => out.push(f),
         (Ok(None), _) => out.push(finding(
             Severity::Warning,

@@ -13,8 +13,12 @@ use crate::error::{Error, Result};
 pub const MAX_REGION_BYTES: u64 = 1 << 40;
 /// The largest kernel parameter buffer CUDA accepts (32 764 bytes on Volta+, CUDA ≥ 12.1).
 pub const MAX_PARAM_BYTES: usize = 32 * 1024;
-/// The format version of rr-tui's own records (`RrTuiFormat`).
-pub const RR_FORMAT_VERSION: u64 = 1;
+/// The newest format version of rr-tui's own records (`RrTuiFormat`); this build reads 1 and 2.
+/// Version 2 stores snapshot contents per segment in content-addressed blobs (FORMAT.md).
+pub const RR_FORMAT_VERSION: u64 = 2;
+/// In version 2, segment offsets in the (virtual) snapshot are multiples of this, so each
+/// segment's blob can be memory-mapped in place.
+pub const SEGMENT_ALIGN: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum RecordFormat {
@@ -75,6 +79,25 @@ pub struct CudaLaunch {
     pub occurrence: u64,
     /// Path of the shared device image, relative to the record directory.
     pub image_file: String,
+    /// Format version 2: each segment's contents, by blob id (`None`: version 1, snapshots are
+    /// whole files `.record_input` / `.record_output`).
+    pub content: Option<Vec<SegmentContent>>,
+}
+
+/// Where a segment's bytes are stored in a version-2 record: blob ids (32 lowercase hex digits
+/// of XXH3-128) in `blobs/`, before and after the kernel. `output` is `None` when the output was
+/// not recorded.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SegmentContent {
+    pub input: String,
+    pub output: Option<String>,
+}
+
+/// Whether `s` is a blob id: exactly 32 lowercase hex digits (so it is a safe file name).
+pub fn is_blob_id(s: &str) -> bool {
+    s.len() == 32
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -160,6 +183,7 @@ impl Descriptor {
                 cooperative: false,
                 occurrence: 0,
                 image_file: "i".into(),
+                content: None,
             },
         )
     }
@@ -188,6 +212,18 @@ impl Descriptor {
                 offset: 0,
             }],
         }
+    }
+
+    /// The length the recorded snapshots must have, when the descriptor says (rr-tui records:
+    /// the end of the last segment; LLVM records: whatever the bump allocator used).
+    pub fn snapshot_len(&self) -> Option<u64> {
+        self.cuda.as_ref().map(|c| {
+            c.segments
+                .iter()
+                .map(|s| s.offset + s.size)
+                .max()
+                .unwrap_or(0)
+        })
     }
 
     /// The address range the replayer must reserve. LLVM replays reserve the whole `VAllocSize`
@@ -251,8 +287,8 @@ impl Descriptor {
         let f = Fields { obj, path };
         let format = if obj.contains_key("RrTuiFormat") {
             let v = f.uint("RrTuiFormat", u64::MAX)?;
-            if v != RR_FORMAT_VERSION {
-                return Err(err(format!("rr-tui format version {v} is not supported (this build reads {RR_FORMAT_VERSION})")));
+            if !(1..=RR_FORMAT_VERSION).contains(&v) {
+                return Err(err(format!("rr-tui format version {v} is not supported (this build reads 1 to {RR_FORMAT_VERSION}); a newer rr-tui wrote it")));
             }
             RecordFormat::RrTui
         } else if obj.contains_key("NumTeams") {
@@ -327,7 +363,8 @@ impl Descriptor {
             )));
         }
         let cuda = if format == RecordFormat::RrTui {
-            Some(parse_cuda(&f, valloc_addr, valloc_size)?)
+            let version = f.uint("RrTuiFormat", RR_FORMAT_VERSION)?;
+            Some(parse_cuda(&f, version, valloc_addr, valloc_size)?)
         } else {
             None
         };
@@ -398,7 +435,10 @@ impl Descriptor {
         );
         m.insert("ArgOffsets".into(), Value::from(self.arg_offsets.clone()));
         if let Some(c) = &self.cuda {
-            m.insert("RrTuiFormat".into(), RR_FORMAT_VERSION.into());
+            m.insert(
+                "RrTuiFormat".into(),
+                (if c.content.is_some() { 2u64 } else { 1 }).into(),
+            );
             m.insert("Grid".into(), Value::from(c.grid.to_vec()));
             m.insert("Block".into(), Value::from(c.block.to_vec()));
             m.insert("ParamBuffer".into(), hex_encode(&c.param_buffer).into());
@@ -414,11 +454,18 @@ impl Descriptor {
             let segs = c
                 .segments
                 .iter()
-                .map(|s| {
+                .enumerate()
+                .map(|(k, s)| {
                     let mut o = Map::new();
                     o.insert("Addr".into(), i(s.addr));
                     o.insert("Size".into(), s.size.into());
                     o.insert("Offset".into(), s.offset.into());
+                    if let Some(content) = c.content.as_ref().and_then(|v| v.get(k)) {
+                        o.insert("Input".into(), content.input.clone().into());
+                        if let Some(out) = &content.output {
+                            o.insert("Output".into(), out.clone().into());
+                        }
+                    }
                     Value::Object(o)
                 })
                 .collect::<Vec<_>>();
@@ -435,7 +482,7 @@ impl Descriptor {
     }
 }
 
-fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaunch> {
+fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaunch> {
     let err = |p: String| Error::format(f.path, p);
     let dim3 = |key: &str| -> Result<[u32; 3]> {
         let v = f.int_array(key)?;
@@ -488,6 +535,7 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
         .and_then(Value::as_array)
         .ok_or_else(|| err("failed to read JSON array Segments".into()))?;
     let mut segments = Vec::with_capacity(segs_v.len());
+    let mut content = Vec::new();
     let mut file_end = 0u64;
     for (i, s) in segs_v.iter().enumerate() {
         let get = |k: &str| s.get(k).and_then(Value::as_i64);
@@ -511,13 +559,40 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
                 "Segments[{i}] has an impossible size or address"
             )));
         }
-        if seg.offset != file_end {
+        if version == 1 && seg.offset != file_end {
             return Err(err(format!(
                 "Segments[{i}] starts at file offset {} but the previous segments end at {file_end}",
                 seg.offset
             )));
         }
-        file_end = file_end
+        if version >= 2 && (seg.offset < file_end || seg.offset % SEGMENT_ALIGN != 0) {
+            return Err(err(format!(
+                "Segments[{i}] starts at offset {} but must start at a multiple of {SEGMENT_ALIGN} at or after {file_end}",
+                seg.offset
+            )));
+        }
+        if version >= 2 {
+            let blob = |k: &str| -> Result<Option<String>> {
+                match s.get(k) {
+                    None => Ok(None),
+                    Some(Value::String(id)) if is_blob_id(id) => Ok(Some(id.clone())),
+                    Some(_) => Err(err(format!(
+                        "Segments[{i}].{k} must be a blob id (32 lowercase hex digits)"
+                    ))),
+                }
+            };
+            let input = blob("Input")?.ok_or_else(|| {
+                err(format!(
+                    "Segments[{i}] has no Input blob (format version 2)"
+                ))
+            })?;
+            content.push(SegmentContent {
+                input,
+                output: blob("Output")?,
+            });
+        }
+        file_end = seg
+            .offset
             .checked_add(seg.size)
             .filter(|&e| e <= MAX_REGION_BYTES)
             .ok_or_else(|| err("Segments total more than any GPU's memory".into()))?;
@@ -562,6 +637,7 @@ fn parse_cuda(f: &Fields, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaun
         cooperative,
         occurrence,
         image_file,
+        content: (version >= 2).then_some(content),
     })
 }
 
@@ -803,7 +879,10 @@ mod tests {
         assert!(parse(&v.to_string()).is_err());
         let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
         v["ImageFile"] = "images/../../etc/passwd".into();
-        assert!(parse(&v.to_string()).unwrap_err().to_string().contains("contains `..`"));
+        assert!(parse(&v.to_string())
+            .unwrap_err()
+            .to_string()
+            .contains("contains `..`"));
     }
 
     #[test]

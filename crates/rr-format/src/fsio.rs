@@ -208,6 +208,12 @@ impl AtomicWriter {
         })
     }
 
+    /// Change the name the file gets at commit (content-addressed files know their name only
+    /// once written).
+    pub fn retarget(&mut self, path: &Path) {
+        self.path = path.to_path_buf();
+    }
+
     /// The open temporary file (for positioned writes, `set_len` to make holes, …).
     pub fn file(&self) -> &File {
         self.tmp.as_file()

@@ -66,7 +66,8 @@ impl InstanceFiles {
     pub fn record_output(&self) -> PathBuf {
         self.file(EXT_OUTPUT)
     }
-    /// The file holding a recorded snapshot.
+    /// The file holding a recorded snapshot (format 2 records keep blobs instead: see
+    /// [`crate::store::layout`]).
     pub fn snapshot_file(&self, side: Side) -> PathBuf {
         match side {
             Side::Input => self.record_input(),
@@ -76,8 +77,8 @@ impl InstanceFiles {
 
     /// The length of a recorded snapshot without reading it (a regular file is required).
     /// `Err` with [`crate::Error::is_not_found`] when it was not recorded.
-    pub fn recorded_len(&self, _d: &Descriptor, side: Side) -> crate::Result<u64> {
-        crate::fsio::regular_len(&self.snapshot_file(side))
+    pub fn recorded_len(&self, d: &Descriptor, side: Side) -> crate::Result<u64> {
+        crate::store::recorded_len(self, d, side)
     }
 
     pub fn globals(&self) -> PathBuf {

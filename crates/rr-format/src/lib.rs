@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod instance;
 pub mod memory;
 pub mod report;
+pub mod store;
 pub mod text;
 
 pub use descriptor::{Descriptor, RecordFormat, Segment};

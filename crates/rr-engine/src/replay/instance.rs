@@ -29,14 +29,10 @@ impl ReplayInstance {
         let input = files.record_input();
         let input_len = files.recorded_len(&descriptor, Side::Input)?;
         let segments = descriptor.segments(input_len);
-        let total = segments
-            .iter()
-            .try_fold(0u64, |acc, s| acc.checked_add(s.size))
-            .ok_or_else(|| Error::format(json, "segment sizes overflow"))?;
-        if total != input_len {
+        if let Some(total) = descriptor.snapshot_len().filter(|&t| t != input_len) {
             return Err(Error::format(
                 &input,
-                format!("is {input_len} bytes but the descriptor's segments total {total}"),
+                format!("is {input_len} bytes but the descriptor's segments end at {total}"),
             ));
         }
         if descriptor.cuda.is_none() && input_len > descriptor.valloc_size {

@@ -6,28 +6,53 @@
 //! [`Snapshot::check_intact`] after each chunk and report the truncation instead of trusting the
 //! zeros. Faults outside our mappings keep the default behaviour.
 
+mod composed;
 pub mod guard;
 
 use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use rr_format::instance::Side;
+use rr_format::store::{self, Layout};
+
 use crate::error::{Error, Result};
 
-/// Map one recorded snapshot of an instance, whatever the record's layout.
+/// Map one recorded snapshot of an instance, whatever the record's layout: one file (LLVM
+/// records, rr-tui format 1) or blobs per segment (format 2), seen as one contiguous mapping.
 pub fn open_recorded(
     files: &rr_format::InstanceFiles,
     d: &rr_format::Descriptor,
-    side: rr_format::instance::Side,
+    side: Side,
 ) -> Result<Snapshot> {
-    let _ = d;
-    Snapshot::open(&files.snapshot_file(side))
+    match store::layout(files, d, side)? {
+        Layout::File(path) => Snapshot::open(&path),
+        Layout::Blobs { len, pieces } => {
+            let label = files.snapshot_file(side);
+            let mut opened = Vec::with_capacity(pieces.len());
+            for p in &pieces {
+                if let Some(path) = &p.blob {
+                    let file = rr_format::fsio::open_regular(path)?;
+                    opened.push((p.offset, p.size, file, path.clone()));
+                }
+            }
+            Snapshot::compose(&label, len, opened)
+        }
+    }
+}
+
+enum View {
+    Empty,
+    Mapped(Mmap),
+    Composed(composed::Region),
 }
 
 pub struct Snapshot {
+    /// The file, or for a composed snapshot the name it would have as one file (in messages).
     path: PathBuf,
-    file: File,
-    map: Option<Mmap>,
+    view: View,
+    /// The files behind the view and the lengths they had when mapped.
+    files: Vec<(File, u64)>,
     slot: Option<guard::Slot>,
 }
 
@@ -45,8 +70,8 @@ impl Snapshot {
         if meta.len() == 0 {
             return Ok(Snapshot {
                 path: path.to_path_buf(),
-                file,
-                map: None,
+                view: View::Empty,
+                files: vec![(file, 0)],
                 slot: None,
             });
         }
@@ -58,30 +83,60 @@ impl Snapshot {
         let slot = guard::register(map.as_ptr() as usize, map.len());
         Ok(Snapshot {
             path: path.to_path_buf(),
-            file,
-            map: Some(map),
+            view: View::Mapped(map),
+            files: vec![(file, meta.len())],
             slot,
         })
     }
 
-    /// Whether the file still has the length it had when mapped (one `fstat`; cheap enough to
-    /// ask on every frame). A shorter file means views built from it are stale.
+    /// A snapshot of `len` bytes made of files placed at offsets (`(offset, size, file, path)`).
+    fn compose(label: &Path, len: u64, pieces: Vec<(u64, u64, File, PathBuf)>) -> Result<Snapshot> {
+        let size = usize::try_from(len)
+            .map_err(|_| Error::format(label, "is larger than this machine's address space"))?;
+        if size == 0 {
+            return Ok(Snapshot {
+                path: label.to_path_buf(),
+                view: View::Empty,
+                files: vec![],
+                slot: None,
+            });
+        }
+        guard::install();
+        let refs: Vec<(u64, u64, &File)> = pieces.iter().map(|(o, s, f, _)| (*o, *s, f)).collect();
+        let region = composed::Region::build(size, &refs).map_err(|e| Error::io(label, e))?;
+        let slot = guard::register(region.start(), region.map_len());
+        Ok(Snapshot {
+            path: label.to_path_buf(),
+            view: View::Composed(region),
+            files: pieces.into_iter().map(|(_, s, f, _)| (f, s)).collect(),
+            slot,
+        })
+    }
+
+    /// Whether the files still have the lengths they had when mapped (an `fstat` each; cheap
+    /// enough to ask on every frame). A shorter file means views built from it are stale.
     pub fn still_whole(&self) -> bool {
-        let now = self.file.metadata().map(|m| m.len()).unwrap_or(0);
-        now >= self.len() && self.slot.as_ref().is_none_or(|s| !s.truncated())
+        self.files
+            .iter()
+            .all(|(f, len)| f.metadata().map(|m| m.len()).unwrap_or(0) >= *len)
+            && self.slot.as_ref().is_none_or(|s| !s.truncated())
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
     pub fn len(&self) -> u64 {
-        self.map.as_ref().map(|m| m.len() as u64).unwrap_or(0)
+        self.bytes().len() as u64
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.view {
+            View::Empty => &[],
+            View::Mapped(m) => m,
+            View::Composed(r) => r.bytes(),
+        }
     }
 
     /// Up to `len` bytes from `offset` (shorter at the end of the file; empty past it).
@@ -105,7 +160,11 @@ impl Snapshot {
     /// Tell the kernel we are done with a range, so resident memory stays bounded while
     /// scanning files larger than RAM (the page cache keeps the data; the mapping drops it).
     pub fn release(&self, offset: u64, len: u64) {
-        if let Some(m) = &self.map {
+        if let View::Composed(r) = &self.view {
+            r.release(offset as usize, len as usize);
+            return;
+        }
+        if let View::Mapped(m) = &self.view {
             let page = 4096u64;
             let start = offset / page * page;
             let end = (offset + len).min(m.len() as u64);
@@ -124,7 +183,7 @@ impl Snapshot {
     }
 
     pub fn advise_sequential(&self) {
-        if let Some(m) = &self.map {
+        if let View::Mapped(m) = &self.view {
             let _ = m.advise(memmap2::Advice::Sequential);
         }
     }

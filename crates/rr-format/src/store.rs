@@ -1,0 +1,302 @@
+//! Content-addressed snapshot storage (rr-tui format version 2).
+//!
+//! Each segment's bytes before and after the kernel are a *blob*: a file `blobs/<id>` named by
+//! the XXH3-128 of its contents (32 lowercase hex digits). Identical contents are stored once
+//! across all instances of a recording (a network's weights read by a hundred kernels; an output
+//! segment the kernel did not change costs nothing), and all-zero 4 KiB pages are file holes.
+//! A snapshot is the segments' blobs laid out at their (4 KiB-aligned) offsets, zeros between.
+
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::descriptor::{Descriptor, SEGMENT_ALIGN};
+use crate::error::{Error, Result};
+use crate::fsio;
+use crate::instance::{InstanceFiles, Side};
+
+pub const BLOB_DIR: &str = "blobs";
+const PAGE: usize = 4096;
+
+/// The blob id of some bytes.
+pub fn blob_id(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// Streaming blob id, for contents that arrive in chunks.
+#[derive(Default, Clone)]
+pub struct BlobHasher(xxhash_rust::xxh3::Xxh3);
+
+impl BlobHasher {
+    pub fn new() -> BlobHasher {
+        BlobHasher(xxhash_rust::xxh3::Xxh3::new())
+    }
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    pub fn finish(&self) -> String {
+        format!("{:032x}", self.0.digest128())
+    }
+}
+
+/// One piece of a snapshot: `size` bytes at `offset`, from a blob file (or zeros between
+/// segments when `blob` is `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub offset: u64,
+    pub size: u64,
+    pub blob: Option<PathBuf>,
+}
+
+/// How a recorded snapshot is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// One file holds the whole snapshot (LLVM records, rr-tui format 1).
+    File(PathBuf),
+    /// Blobs per segment (rr-tui format 2); `len` is the snapshot's length.
+    Blobs { len: u64, pieces: Vec<Piece> },
+}
+
+/// Where a recorded snapshot's bytes are. Blob paths come from file contents, so each must
+/// resolve inside the record directory; a missing output (not recorded) is `NotFound`.
+pub fn layout(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Layout> {
+    let Some(content) = d.cuda.as_ref().and_then(|c| c.content.as_ref()) else {
+        return Ok(Layout::File(files.snapshot_file(side)));
+    };
+    let segments = &d.cuda.as_ref().expect("content implies cuda").segments;
+    let mut pieces = Vec::with_capacity(segments.len());
+    let mut end = 0u64;
+    for (seg, c) in segments.iter().zip(content) {
+        let id = match side {
+            Side::Input => Some(&c.input),
+            Side::Output => c.output.as_ref(),
+        };
+        let Some(id) = id else {
+            return Err(Error::io(
+                files.json(),
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the output was not recorded (rr-tui record --no-output)",
+                ),
+            ));
+        };
+        let rel = format!("{BLOB_DIR}/{id}");
+        // A blob the descriptor names but the directory lacks is damage, not "not recorded".
+        let missing = |e: Error| {
+            if e.is_not_found() {
+                Error::format(
+                    files.dir.join(&rel),
+                    format!(
+                        "missing: the {} blob of segment {:#x} named by {}",
+                        if side == Side::Input {
+                            "input"
+                        } else {
+                            "output"
+                        },
+                        seg.addr,
+                        crate::text::visible_path(&files.json())
+                    ),
+                )
+            } else {
+                e
+            }
+        };
+        let path = fsio::resolve_inside(&files.dir, &rel, &files.json()).map_err(missing)?;
+        let len = fsio::regular_len(&path).map_err(missing)?;
+        if len != seg.size {
+            return Err(Error::format(
+                &path,
+                format!(
+                    "is {len} bytes but segment {:#x} is {} bytes",
+                    seg.addr, seg.size
+                ),
+            ));
+        }
+        pieces.push(Piece {
+            offset: seg.offset,
+            size: seg.size,
+            blob: Some(path),
+        });
+        end = end.max(seg.offset + seg.size);
+    }
+    Ok(Layout::Blobs { len: end, pieces })
+}
+
+/// The length of a recorded snapshot without reading it.
+pub fn recorded_len(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<u64> {
+    match layout(files, d, side)? {
+        Layout::File(p) => fsio::regular_len(&p),
+        Layout::Blobs { len, .. } => Ok(len),
+    }
+}
+
+/// The directory's blob store, for writing.
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+impl BlobStore {
+    /// Open (creating `blobs/` if needed) the store of a record directory.
+    pub fn open(record_dir: &Path) -> Result<BlobStore> {
+        let dir = record_dir.join(BLOB_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(BlobStore { dir })
+    }
+
+    pub fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(id)
+    }
+
+    /// Whether a blob with this id and size is already stored.
+    pub fn contains(&self, id: &str, size: u64) -> bool {
+        fsio::regular_len(&self.path(id)).is_ok_and(|n| n == size)
+    }
+
+    /// Start writing a blob of `size` bytes (into a fresh temporary file).
+    pub fn writer(&self, size: u64) -> Result<BlobWriter> {
+        let tmp = fsio::AtomicWriter::create(&self.dir.join("incoming"))?;
+        Ok(BlobWriter {
+            tmp,
+            size,
+            written: 0,
+            stored: 0,
+        })
+    }
+}
+
+/// A blob being written: chunks in order; all-zero pages are skipped, leaving holes.
+pub struct BlobWriter {
+    tmp: fsio::AtomicWriter,
+    size: u64,
+    written: u64,
+    /// Bytes actually written (not holes).
+    stored: u64,
+}
+
+impl BlobWriter {
+    /// Append the next chunk of the blob.
+    pub fn write(&mut self, chunk: &[u8]) -> Result<()> {
+        let mut off = 0usize;
+        while off < chunk.len() {
+            let end = (off + PAGE).min(chunk.len());
+            let page = &chunk[off..end];
+            if page.iter().any(|&b| b != 0) {
+                // Coalesce this run of non-zero pages into one write.
+                let mut run_end = end;
+                while run_end < chunk.len() {
+                    let next = (run_end + PAGE).min(chunk.len());
+                    if chunk[run_end..next].iter().all(|&b| b == 0) {
+                        break;
+                    }
+                    run_end = next;
+                }
+                self.tmp
+                    .file()
+                    .write_all_at(&chunk[off..run_end], self.written + off as u64)
+                    .map_err(|e| Error::io(self.tmp.path(), e))?;
+                self.stored += (run_end - off) as u64;
+                off = run_end;
+            } else {
+                off = end;
+            }
+        }
+        self.written += chunk.len() as u64;
+        Ok(())
+    }
+
+    /// Finish: the file gets its full length (trailing zeros are a hole too) and is renamed to
+    /// its id. Returns the bytes actually stored.
+    pub fn commit(mut self, store: &BlobStore, id: &str) -> Result<u64> {
+        if self.written != self.size {
+            return Err(Error::format(
+                self.tmp.path(),
+                format!("blob got {} of {} bytes", self.written, self.size),
+            ));
+        }
+        self.tmp
+            .file()
+            .set_len(self.size)
+            .map_err(|e| Error::io(self.tmp.path(), e))?;
+        self.tmp
+            .flush()
+            .map_err(|e| Error::io(self.tmp.path(), e))?;
+        let target = store.path(id);
+        let stored = self.stored;
+        // Renaming over an existing blob (written meanwhile by another process of the same
+        // recording) is harmless: same id, same bytes.
+        let mut w = self.tmp;
+        w.retarget(&target);
+        w.commit()?;
+        Ok(stored)
+    }
+}
+
+/// The offsets of segments of these sizes in a version-2 snapshot (each at a multiple of
+/// [`SEGMENT_ALIGN`]).
+pub fn aligned_offsets(sizes: &[u64]) -> Vec<u64> {
+    let mut off = 0u64;
+    sizes
+        .iter()
+        .map(|&s| {
+            let at = off;
+            off = (at + s).div_ceil(SEGMENT_ALIGN) * SEGMENT_ALIGN;
+            at
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn zero_pages_become_holes_and_ids_are_contents() {
+        let d = tempfile::tempdir().unwrap();
+        let store = BlobStore::open(d.path()).unwrap();
+        let mut bytes = vec![0u8; 64 * PAGE];
+        bytes[3 * PAGE + 7] = 1;
+        bytes[40 * PAGE] = 2;
+        let id = blob_id(&bytes);
+        let mut h = BlobHasher::new();
+        for c in bytes.chunks(10_000) {
+            h.update(c);
+        }
+        assert_eq!(h.finish(), id, "streaming and one-shot ids agree");
+        assert!(!store.contains(&id, bytes.len() as u64));
+        let mut w = store.writer(bytes.len() as u64).unwrap();
+        for c in bytes.chunks(10_000) {
+            w.write(c).unwrap();
+        }
+        let stored = w.commit(&store, &id).unwrap();
+        assert!(
+            stored <= 4 * PAGE as u64,
+            "only the non-zero pages: {stored}"
+        );
+        assert!(store.contains(&id, bytes.len() as u64));
+        assert_eq!(std::fs::read(store.path(&id)).unwrap(), bytes);
+        let blocks = std::fs::metadata(store.path(&id)).unwrap().blocks();
+        assert!(
+            blocks * 512 < bytes.len() as u64 / 2,
+            "sparse on disk: {blocks} blocks"
+        );
+        assert_eq!(
+            std::fs::read_dir(d.path().join(BLOB_DIR)).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn ids_are_canonical_xxh3_128_hex() {
+        // python3 -c "import xxhash; print(xxhash.xxh3_128_hexdigest(b'abc'))"
+        assert_eq!(blob_id(b"abc"), "06b05ab6733a618578af5f94892f3950");
+        assert!(crate::descriptor::is_blob_id(&blob_id(b"")));
+    }
+
+    #[test]
+    fn offsets_are_page_aligned() {
+        assert_eq!(aligned_offsets(&[1000, 4096, 1]), vec![0, 4096, 8192]);
+        assert_eq!(aligned_offsets(&[]), Vec::<u64>::new());
+    }
+}
