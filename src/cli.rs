@@ -90,6 +90,87 @@ NaN matches NaN (any payload); NaN never matches a number; +0 matches -0."
     Diff(DiffArgs),
     /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
     Replay(ReplayArgs),
+    /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.
+    #[command(
+        long_about = "Run APP with the rr-tui recorder loaded (a CUPTI injection library: nothing in APP is \
+rebuilt or changed) and write its kernel launches as rr-tui records into --dir: by default the \
+first launch of each kernel and launch configuration, with the device memory of every live \
+allocation before and after the kernel, the kernel's parameters, launch attributes, module \
+globals and device image. Works for nvcc-built programs (static cudart), programs using the \
+driver API or NVRTC, and Python frameworks (PyTorch, cuBLAS, Triton). Snapshot contents are \
+stored once per distinct content, with zero pages as holes. APP's output and exit status pass \
+through; progress goes to stderr.\n\n\
+For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
+variables and CUDA_INJECTION64_PATH yourself (README, \"Recording\"); each MPI rank writes \
+DIR/rank-N.",
+        after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024\n  \
+rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
+rr-tui record --snapshot args --budget 20G -- ./big_app\n  \
+rr-tui recs                       explore what was recorded"
+    )]
+    Record(RecordArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RecordArgs {
+    /// Directory for the records (created; refused if it holds another recording).
+    #[arg(long, short = 'o', default_value = "rr-records", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Write into a directory that already holds records.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Do not record memory after the kernel (halves the work; replays cannot verify).
+    #[arg(long)]
+    pub no_output: bool,
+    /// Only kernels whose name (mangled or readable) matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub kernels: Option<String>,
+    /// Record the N-th launch (1-based) of each selected kernel instead of the first launch of
+    /// each launch configuration.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub occurrence: Option<u64>,
+    /// At most N instances per kernel.
+    #[arg(long, value_name = "N")]
+    pub max_per_kernel: Option<u64>,
+    /// Ignore the first N launches (warm-up).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub skip: u64,
+    /// Stop recording once this many bytes are written (e.g. 20G); noted in the report.
+    #[arg(long, value_name = "BYTES")]
+    pub budget: Option<String>,
+    /// Which device memory an instance keeps: every live allocation, or only those its
+    /// parameters point into (for large applications).
+    #[arg(long, value_enum, default_value_t = SnapshotMode::All)]
+    pub snapshot: SnapshotMode,
+    /// Only launches on this device.
+    #[arg(long, value_name = "N")]
+    pub device: Option<i32>,
+    /// Only these MPI ranks (e.g. 0,2-3).
+    #[arg(long, value_name = "LIST")]
+    pub ranks: Option<String>,
+    /// Print the report when the program ends.
+    #[arg(long)]
+    pub report: bool,
+    /// libcupti, when it is not found in the usual places.
+    #[arg(long, value_name = "PATH")]
+    pub cupti: Option<PathBuf>,
+    /// The recorder library (default: librr_recorder.so next to this executable).
+    #[arg(long, value_name = "PATH")]
+    pub library: Option<PathBuf>,
+    /// The program to record and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "APP ARGS"
+    )]
+    pub app: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SnapshotMode {
+    All,
+    Args,
 }
 
 #[derive(Debug, Args, Clone)]

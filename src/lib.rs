@@ -20,6 +20,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Check { path, json, strict }) => commands::check::run(&path, json, strict),
         Some(Command::Diff(args)) => commands::diff::run(&args),
         Some(Command::Replay(args)) => commands::replay::run(&args),
+        Some(Command::Record(args)) => commands::record::run(&args),
         None => tui::run(cli.explore),
     };
     match result {

@@ -516,3 +516,37 @@ fn format_2_reads_like_format_1() {
     assert!(String::from_utf8_lossy(&out.stdout)
         .contains(&blob.file_name().unwrap().to_string_lossy().to_string()));
 }
+
+/// `record` runs the program with its output and exit status untouched, refuses a directory
+/// that holds another recording, and says so when nothing used CUDA (no GPU here).
+#[test]
+fn record_passes_the_program_through() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("recs");
+    let out = rr()
+        .args(["record", "--dir"])
+        .arg(&dir)
+        .args(["--", "sh", "-c", "echo hello; echo oops >&2; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("oops\n") && err.contains("nothing recorded"), "{err}");
+    rr().args(["record", "--dir"])
+        .arg(fixture("llvm-two-kernels"))
+        .args(["--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already holds a recording"));
+    rr().args(["record", "--budget", "lots", "--dir"])
+        .arg(&dir)
+        .args(["--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--budget"));
+    rr().args(["record", "--library", "/nonexistent.so", "--", "true"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("/nonexistent.so"));
+}

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod diff;
 pub mod inspect;
+pub mod record;
 pub mod replay;
 pub mod report;
 

@@ -160,6 +160,8 @@ print("verified: %s" % get("verify")[0]["passed"])
 PY
 grep -q "verified: True" "$OUTDIR/bench.txt" && ok "benchmark replay verifies" || bad "benchmark replay"
 
+if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
+
 echo "== explorer (tmux)" | tee -a "$LOG"
 if command -v tmux >/dev/null || [ -n "${TMUX_BIN:-}" ]; then
   bash tests/gpu/explorer-demo.sh "$RR" record-fixtures/llvm-two-kernels "$OUTDIR" >>"$LOG" 2>&1 && ok "explorer replays and verifies live from the UI" || bad "explorer demo" "$(tail -n 5 "$LOG" | tr '\n' ' ')"

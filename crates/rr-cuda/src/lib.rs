@@ -14,6 +14,7 @@
 #![deny(clippy::let_underscore_must_use)]
 
 pub mod context;
+pub mod cupti;
 pub mod driver;
 pub mod error;
 pub mod launch;

@@ -72,6 +72,18 @@ impl PinnedBuffer {
 // SAFETY: the buffer is plain host memory owned by this value; access goes through & / &mut.
 unsafe impl Send for PinnedBuffer {}
 
+impl AsRef<[u8]> for PinnedBuffer {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsMut<[u8]> for PinnedBuffer {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
         if self.len > 0 {

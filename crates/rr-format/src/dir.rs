@@ -12,6 +12,23 @@ use crate::error::{Error, Result};
 /// Report candidates larger than this are not read (a captured log of gigabytes is not a report).
 const MAX_REPORT_FILE: u64 = crate::fsio::MAX_REPORT_BYTES;
 
+/// Whether `dir` already holds records (instances, blobs or a report named `report_file`):
+/// recording into it would mix two recordings.
+pub fn holds_records(dir: &Path, report_file: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name == report_file
+            || name == crate::store::BLOB_DIR
+            || name
+                .strip_suffix(".json")
+                .is_some_and(|stem| hash::parse_stem(stem).is_some())
+    })
+}
+
 #[derive(Debug, Clone)]
 pub struct InstanceEntry {
     pub files: InstanceFiles,
@@ -183,5 +200,18 @@ impl RecordDir {
             .unwrap_or_else(|_| self.path.clone())
             .display()
             .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_occupied_directory_is_recognised() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!super::holds_records(d.path(), "report.txt"));
+        std::fs::write(d.path().join("notes.txt"), "x").unwrap();
+        assert!(!super::holds_records(d.path(), "report.txt"));
+        std::fs::write(d.path().join("1_2.json"), "{}").unwrap();
+        assert!(super::holds_records(d.path(), "report.txt"));
     }
 }

@@ -25,6 +25,24 @@ pub use dir::{InstanceEntry, RecordDir};
 pub use error::{Error, Result};
 pub use instance::InstanceFiles;
 
+/// A byte count with an optional binary suffix: `512M`, `4G`, `100000` (recording budgets).
+///
+/// ```
+/// assert_eq!(rr_format::parse_bytes("2G"), Some(2 << 30));
+/// assert_eq!(rr_format::parse_bytes("lots"), None);
+/// ```
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, shift) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 10),
+        (i, 'm' | 'M') => (&s[..i], 20),
+        (i, 'g' | 'G') => (&s[..i], 30),
+        (i, 't' | 'T') => (&s[..i], 40),
+        _ => (s, 0),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(1u64 << shift)
+}
+
 /// Readable form of a (possibly Itanium-mangled) kernel name; the raw name when not mangled.
 pub fn demangle(name: &str) -> String {
     if name.starts_with("_Z") {

@@ -1,0 +1,241 @@
+//! Device memory to disk through pinned staging buffers and worker threads.
+//!
+//! The recording thread copies chunks of device memory into free staging buffers (page-locked:
+//! the copy engine writes them at PCIe speed) and hands each to a worker, which hashes it (to
+//! name the segment's blob) or writes it (skipping zero pages); buffers come back when done, so
+//! copying, hashing and writing overlap. A segment's chunks always go to the same worker, in
+//! order. Snapshotting is two passes: hash everything, then copy again and write only the
+//! blobs not stored yet — device-to-host copies run at 55 GB/s, the disk at about 1.4 GB/s, so
+//! not writing what is already there is what makes recording fast.
+
+use crossbeam_channel::{bounded, unbounded};
+use rr_format::store::{BlobHasher, BlobStore};
+
+/// Where segment bytes come from (the GPU in production, a buffer in tests).
+pub trait DeviceMemory: Sync {
+    fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), String>;
+}
+
+/// The staging buffers (all of the same size).
+pub struct Staging<B> {
+    buffers: Vec<B>,
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
+    pub fn new(buffers: Vec<B>) -> Staging<B> {
+        assert!(!buffers.is_empty(), "at least one staging buffer");
+        Staging { buffers }
+    }
+
+    fn chunk(&self) -> usize {
+        self.buffers[0].as_ref().len()
+    }
+
+    /// Stream every segment `(addr, size)` through its sink, chunk by chunk, in order.
+    fn run<S: Sink>(
+        &mut self,
+        dev: &dyn DeviceMemory,
+        segments: &[(u64, u64)],
+        sinks: Vec<S>,
+    ) -> Result<Vec<S>, String> {
+        let chunk = self.chunk();
+        let workers = segments.len().clamp(1, 4);
+        let (free_tx, free_rx) = unbounded::<B>();
+        for b in self.buffers.drain(..) {
+            let _ = free_tx.send(b);
+        }
+        let mut queues = Vec::new();
+        let mut owned: Vec<Vec<(usize, S)>> = (0..workers).map(|_| Vec::new()).collect();
+        for (i, s) in sinks.into_iter().enumerate() {
+            owned[i % workers].push((i, s));
+        }
+        let result = std::thread::scope(|scope| {
+            let mut handles = Vec::new();
+            for mine in owned {
+                let (tx, rx) = bounded::<(usize, B, usize)>(4);
+                queues.push(tx);
+                let free = free_tx.clone();
+                handles.push(scope.spawn(move || {
+                    let mut mine = mine;
+                    let mut error = None;
+                    for (seg, buf, len) in rx {
+                        if error.is_none() {
+                            if let Some((_, sink)) = mine.iter_mut().find(|(i, _)| *i == seg) {
+                                error = sink.take(&buf.as_ref()[..len]).err();
+                            }
+                        }
+                        let _ = free.send(buf);
+                    }
+                    (mine, error)
+                }));
+            }
+            let mut read_error = None;
+            'segments: for (i, &(addr, size)) in segments.iter().enumerate() {
+                let mut off = 0u64;
+                while off < size {
+                    let len = chunk.min((size - off) as usize);
+                    let Ok(mut buf) = free_rx.recv() else {
+                        break 'segments;
+                    };
+                    if let Err(e) = dev.read(addr + off, &mut buf.as_mut()[..len]) {
+                        read_error = Some(e);
+                        let _ = free_tx.send(buf);
+                        break 'segments;
+                    }
+                    if queues[i % workers].send((i, buf, len)).is_err() {
+                        break 'segments;
+                    }
+                    off += len as u64;
+                }
+            }
+            queues.clear();
+            let mut sinks: Vec<(usize, S)> = Vec::new();
+            let mut error = read_error;
+            for h in handles {
+                match h.join() {
+                    Ok((mine, e)) => {
+                        sinks.extend(mine);
+                        error = error.or(e);
+                    }
+                    Err(_) => error = error.or(Some("a snapshot worker panicked".into())),
+                }
+            }
+            sinks.sort_by_key(|(i, _)| *i);
+            match error {
+                Some(e) => Err(e),
+                None => Ok(sinks.into_iter().map(|(_, s)| s).collect()),
+            }
+        });
+        drop(free_tx);
+        self.buffers.extend(free_rx.try_iter());
+        result
+    }
+
+    /// The blob id of each segment.
+    pub fn hash(
+        &mut self,
+        dev: &dyn DeviceMemory,
+        segments: &[(u64, u64)],
+    ) -> Result<Vec<String>, String> {
+        let sinks = segments
+            .iter()
+            .map(|_| Hashing(BlobHasher::new()))
+            .collect();
+        Ok(self
+            .run(dev, segments, sinks)?
+            .iter()
+            .map(|h| h.0.finish())
+            .collect())
+    }
+
+    /// Store the segments whose blobs (`ids`, from [`Staging::hash`]) are not stored yet, each
+    /// once. Returns the bytes written to disk (zero pages are holes, not bytes).
+    pub fn store(
+        &mut self,
+        dev: &dyn DeviceMemory,
+        store: &BlobStore,
+        segments: &[(u64, u64)],
+        ids: &[String],
+    ) -> Result<u64, String> {
+        let mut todo: Vec<(u64, u64)> = Vec::new();
+        let mut todo_ids: Vec<&String> = Vec::new();
+        for (seg, id) in segments.iter().zip(ids) {
+            if !store.contains(id, seg.1) && !todo_ids.contains(&id) {
+                todo.push(*seg);
+                todo_ids.push(id);
+            }
+        }
+        if todo.is_empty() {
+            return Ok(0);
+        }
+        let writers = todo
+            .iter()
+            .map(|&(_, size)| store.writer(size).map(Writing).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stored = 0;
+        for (w, id) in self.run(dev, &todo, writers)?.into_iter().zip(todo_ids) {
+            stored += w.0.commit(store, id).map_err(|e| e.to_string())?;
+        }
+        Ok(stored)
+    }
+}
+
+/// What a worker does with a segment's chunks.
+trait Sink: Send {
+    fn take(&mut self, bytes: &[u8]) -> Result<(), String>;
+}
+
+struct Hashing(BlobHasher);
+
+impl Sink for Hashing {
+    fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.0.update(bytes);
+        Ok(())
+    }
+}
+
+struct Writing(rr_format::store::BlobWriter);
+
+impl Sink for Writing {
+    fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.0.write(bytes).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Device memory faked by a buffer at address 0x1000.
+    struct Fake(Vec<u8>);
+
+    impl DeviceMemory for Fake {
+        fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), String> {
+            let start = (addr - 0x1000) as usize;
+            dst.copy_from_slice(self.0.get(start..start + dst.len()).ok_or("out of range")?);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn hashes_match_and_only_new_blobs_are_written() {
+        let mut mem = vec![0u8; 3 << 20];
+        for (i, b) in mem.iter_mut().enumerate().take(1 << 20) {
+            *b = (i % 251) as u8;
+        }
+        mem[(2 << 20)..(2 << 20) + 5].copy_from_slice(b"hello");
+        let dev = Fake(mem.clone());
+        let mut staging = Staging::new((0..3).map(|_| vec![0u8; 64 << 10]).collect());
+        // Two identical segments (1 MiB of zeros each at 0x101000.. is zero; use the first MiB
+        // twice) and one mostly-zero segment.
+        let segs = [
+            (0x1000, 1 << 20),
+            (0x1000, 1 << 20),
+            (0x1000 + (2 << 20), 1 << 20),
+        ];
+        let ids = staging.hash(&dev, &segs).unwrap();
+        assert_eq!(ids[0], rr_format::store::blob_id(&mem[..1 << 20]));
+        assert_eq!(ids[0], ids[1]);
+        assert_eq!(ids[2], rr_format::store::blob_id(&mem[2 << 20..3 << 20]));
+        let d = tempfile::tempdir().unwrap();
+        let store = BlobStore::open(d.path()).unwrap();
+        let stored = staging.store(&dev, &store, &segs, &ids).unwrap();
+        assert_eq!(
+            stored,
+            (1 << 20) + 4096,
+            "the shared blob once, the zero pages as holes"
+        );
+        assert_eq!(std::fs::read(store.path(&ids[2])).unwrap(), &mem[2 << 20..]);
+        assert_eq!(
+            staging.store(&dev, &store, &segs, &ids).unwrap(),
+            0,
+            "already stored"
+        );
+        assert_eq!(staging.buffers.len(), 3, "every buffer came back");
+        assert!(
+            staging.hash(&dev, &[(0x1000 + (3 << 20), 16)]).is_err(),
+            "read errors surface"
+        );
+        assert_eq!(staging.buffers.len(), 3);
+    }
+}

@@ -1,0 +1,276 @@
+//! `rr-tui record [OPTIONS] -- APP ARGS`: run a program with the recorder loaded.
+//!
+//! The recorder is a CUPTI injection library (`librr_recorder.so`, built beside this binary):
+//! CUDA loads it when `CUDA_INJECTION64_PATH` names it. Everything else is environment variables
+//! the library reads (`RR_TUI_RECORD_*`, the same a launcher sets by hand). Progress comes back
+//! over a datagram socket, so nothing is written into the program's own output streams but
+//! whole lines on stderr.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use humansize::{format_size, BINARY};
+
+use crate::cli::{RecordArgs, SnapshotMode};
+use crate::error::{Error, Result};
+use crate::output;
+
+const LIBRARY: &str = "librr_recorder.so";
+
+/// Where CUDA installations keep libcupti.
+const CUPTI_PLACES: &[&str] = &[
+    "/usr/local/cuda/lib64/libcupti.so",
+    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+    "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
+    "/usr/lib/x86_64-linux-gnu/libcupti.so",
+];
+
+/// The recorder library: given, or next to this executable.
+fn library(args: &RecordArgs) -> Result<PathBuf> {
+    if let Some(p) = &args.library {
+        return std::fs::canonicalize(p).map_err(|e| Error::io(p, e));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {e}")))?;
+    let lib = exe.with_file_name(LIBRARY);
+    if lib.is_file() {
+        Ok(lib)
+    } else {
+        Err(Error::format(
+            &lib,
+            "missing: the recorder library is built beside rr-tui by `cargo build` (or give --library PATH)",
+        ))
+    }
+}
+
+/// libcupti: given, from CUDA_HOME, or from the usual places (`None`: leave it to the loader).
+fn cupti(args: &RecordArgs) -> Option<PathBuf> {
+    if let Some(p) = &args.cupti {
+        return Some(p.clone());
+    }
+    let mut places: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            places.push(Path::new(&home).join("lib64/libcupti.so"));
+            places.push(Path::new(&home).join("extras/CUPTI/lib64/libcupti.so"));
+        }
+    }
+    places.extend(CUPTI_PLACES.iter().map(PathBuf::from));
+    places.into_iter().find_map(|p| {
+        // The unversioned name is a development symlink; fall back to the versioned file.
+        if p.exists() {
+            return Some(p);
+        }
+        let dir = p.parent()?;
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|q| {
+                q.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("libcupti.so."))
+            })
+    })
+}
+
+pub fn run(args: &RecordArgs) -> Result<i32> {
+    let lib = library(args)?;
+    if !args.overwrite && rr_format::dir::holds_records(&args.dir, "report.txt") {
+        return Err(Error::invalid(format!(
+            "{}: already holds a recording: choose another --dir, or --overwrite to add to it",
+            rr_format::text::visible_path(&args.dir)
+        )));
+    }
+    if let Some(b) = &args.budget {
+        if rr_format::parse_bytes(b).is_none() {
+            return Err(Error::invalid(format!(
+                "--budget {b:?}: expected bytes such as 500M or 20G"
+            )));
+        }
+    }
+    std::fs::create_dir_all(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    let dir = std::fs::canonicalize(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    let sock_dir = tempfile::Builder::new()
+        .prefix("rr-tui-record-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let sock_path = sock_dir.path().join("progress");
+    let sock = UnixDatagram::bind(&sock_path).map_err(|e| Error::io(&sock_path, e))?;
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .map_err(|e| Error::io(&sock_path, e))?;
+
+    let mut cmd = Command::new(&args.app[0]);
+    cmd.args(&args.app[1..])
+        .env("CUDA_INJECTION64_PATH", &lib)
+        .env("RR_TUI_RECORD_DIR", &dir)
+        .env("RR_TUI_RECORD_PARENT_PID", std::process::id().to_string())
+        .env("RR_TUI_RECORD_PROGRESS", &sock_path)
+        .env(
+            "RR_TUI_RECORD_OUTPUT",
+            if args.no_output { "false" } else { "true" },
+        )
+        .env("RR_TUI_RECORD_SKIP", args.skip.to_string())
+        .env(
+            "RR_TUI_RECORD_SNAPSHOT",
+            match args.snapshot {
+                SnapshotMode::All => "all",
+                SnapshotMode::Args => "args",
+            },
+        );
+    let optional: [(&str, Option<OsString>); 8] = [
+        (
+            "RR_TUI_RECORD_KERNELS",
+            args.kernels.clone().map(OsString::from),
+        ),
+        (
+            "RR_TUI_RECORD_OCCURRENCE",
+            args.occurrence.map(|n| n.to_string().into()),
+        ),
+        (
+            "RR_TUI_RECORD_MAX_PER_KERNEL",
+            args.max_per_kernel.map(|n| n.to_string().into()),
+        ),
+        (
+            "RR_TUI_RECORD_BUDGET",
+            args.budget.clone().map(OsString::from),
+        ),
+        (
+            "RR_TUI_RECORD_DEVICE",
+            args.device.map(|n| n.to_string().into()),
+        ),
+        (
+            "RR_TUI_RECORD_RANKS",
+            args.ranks.clone().map(OsString::from),
+        ),
+        (
+            "RR_TUI_RECORD_OVERWRITE",
+            args.overwrite.then(|| "true".into()),
+        ),
+        ("RR_TUI_CUPTI", cupti(args).map(OsString::from)),
+    ];
+    for (k, v) in optional {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    // Ctrl-C reaches the program too (same process group): let it decide, and report after.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io(Path::new(&args.app[0]), e))?;
+    let progress = Progress::new(std::io::stderr().is_terminal());
+    let status = loop {
+        progress.poll(&sock);
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => {}
+            Err(e) => return Err(Error::io(Path::new(&args.app[0]), e)),
+        }
+    };
+    // Last words of the recorder (its exit report) may still be in the socket.
+    sock.set_nonblocking(true)
+        .map_err(|e| Error::io(&sock_path, e))?;
+    progress.poll(&sock);
+    progress.summary(&dir);
+    if args.report {
+        if let Ok(text) = std::fs::read_to_string(dir.join("report.txt")) {
+            output::lines(text.lines());
+        }
+    }
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// What the recorders said, summed over processes.
+struct Progress {
+    tty: bool,
+    state: std::cell::RefCell<ProgressState>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    by_pid: std::collections::HashMap<u64, (u64, u64, u64)>,
+    messages: Vec<String>,
+    last_line: Option<Instant>,
+    changed: bool,
+}
+
+impl Progress {
+    fn new(tty: bool) -> Progress {
+        Progress {
+            tty,
+            state: Default::default(),
+        }
+    }
+
+    fn totals(st: &ProgressState) -> (u64, u64, u64) {
+        st.by_pid
+            .values()
+            .fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
+    }
+
+    /// Read what arrived (waiting up to the socket's timeout) and print a line at most once a
+    /// second, only when something changed.
+    fn poll(&self, sock: &UnixDatagram) {
+        let mut buf = [0u8; 4096];
+        let mut st = self.state.borrow_mut();
+        while let Ok(n) = sock.recv(&mut buf) {
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&buf[..n]) else {
+                continue;
+            };
+            let num = |k: &str| v[k].as_u64().unwrap_or(0);
+            st.by_pid.insert(
+                num("pid"),
+                (num("instances"), num("snapshot_bytes"), num("stored_bytes")),
+            );
+            if let Some(m) = v["message"].as_str() {
+                st.messages.push(m.to_string());
+            }
+            st.changed = true;
+            if sock.set_nonblocking(true).is_err() {
+                break;
+            }
+        }
+        let _ = sock.set_nonblocking(false);
+        let due = st
+            .last_line
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if self.tty && st.changed && due {
+            let (n, bytes, stored) = Self::totals(&st);
+            output::error_line(&format!(
+                "rr-tui record: {n} instance(s), {} of device memory recorded, {} written",
+                format_size(bytes, BINARY),
+                format_size(stored, BINARY)
+            ));
+            st.last_line = Some(Instant::now());
+            st.changed = false;
+        }
+    }
+
+    fn summary(&self, dir: &Path) {
+        let st = self.state.borrow();
+        let (n, bytes, stored) = Self::totals(&st);
+        let dir = rr_format::text::visible_path(dir);
+        if st.by_pid.is_empty() {
+            output::error_line(
+                "rr-tui record: nothing recorded: the program did not use CUDA, or the recorder could not start \
+                 (its message is above)",
+            );
+            return;
+        }
+        output::error_line(&format!(
+            "rr-tui record: {n} instance(s) from {} process(es) in {dir}: {} of device memory recorded, {} written; \
+             explore with `rr-tui {dir}`",
+            st.by_pid.len(),
+            format_size(bytes, BINARY),
+            format_size(stored, BINARY)
+        ));
+    }
+}
