@@ -532,7 +532,10 @@ fn record_passes_the_program_through() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("oops\n") && err.contains("nothing recorded"), "{err}");
+    assert!(
+        err.starts_with("oops\n") && err.contains("nothing recorded"),
+        "{err}"
+    );
     rr().args(["record", "--dir"])
         .arg(fixture("llvm-two-kernels"))
         .args(["--", "true"])

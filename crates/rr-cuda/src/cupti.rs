@@ -107,7 +107,8 @@ const MAX_PARAM_BYTES: usize = 32 * 1024;
 pub trait Observer: Send + Sync {
     /// A kernel launch is about to be issued (the kernel has not run).
     fn launch_enter(&self, call: &mut LaunchCall);
-    /// The launch call returned (the kernel may still be running).
+    /// The launch call returned (the kernel may still be running). Called only for launches
+    /// whose `launch_enter` set [`LaunchCall::correlation`] (the others cost nothing more).
     fn launch_exit(&self, call: &mut LaunchCall);
     /// Device memory became usable at `[addr, addr + size)`.
     fn allocated(&self, a: Allocation);
@@ -154,8 +155,9 @@ pub enum LaunchKind {
 /// (`function`, `params`, `capturing`) are for [`Observer::launch_enter`].
 pub struct LaunchCall<'a> {
     pub kind: LaunchKind,
-    /// The (mangled) kernel name, as CUPTI reports it.
-    pub symbol: String,
+    /// The (mangled) kernel name, as CUPTI reports it (borrowed: nothing is allocated for the
+    /// launches a recorder passes over).
+    pub symbol: std::borrow::Cow<'a, str>,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_mem: u32,
@@ -629,12 +631,10 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
 /// Decode one launch's parameters.
 unsafe fn launch_call<'a>(id: u32, d: &'a cs::CUpti_CallbackData) -> Option<LaunchCall<'a>> {
     let symbol = if d.symbolName.is_null() {
-        String::new()
+        std::borrow::Cow::Borrowed("")
     } else {
-        // SAFETY: CUPTI's kernel name, NUL-terminated, valid during the callback.
-        unsafe { CStr::from_ptr(d.symbolName) }
-            .to_string_lossy()
-            .into_owned()
+        // SAFETY: CUPTI's kernel name, NUL-terminated, valid during the callback (`'a`).
+        unsafe { CStr::from_ptr(d.symbolName) }.to_string_lossy()
     };
     if d.correlationData.is_null() {
         return None;

@@ -321,7 +321,10 @@ impl Descriptor {
         let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
         let valloc_addr = f.int("VAllocAddr")? as u64;
         let valloc_size = f.int("VAllocSize")? as u64;
-        if valloc_size > MAX_REGION_BYTES {
+        // LLVM's region is committed memory; an rr-tui record's VAllocSize only spans its
+        // segments (managed and device allocations can lie terabytes apart), whose total is
+        // bounded below.
+        if valloc_size > MAX_REGION_BYTES && format != RecordFormat::RrTui {
             return Err(err(format!(
                 "VAllocSize {valloc_size} is larger than any GPU's memory (rr-tui accepts at most {MAX_REGION_BYTES} bytes)"
             )));

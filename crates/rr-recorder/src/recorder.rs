@@ -238,22 +238,23 @@ impl Recorder {
     }
 
     fn enter(&self, call: &mut LaunchCall) -> Result<(), String> {
-        let key = LaunchKey {
-            kernel: call.symbol.clone(),
-            grid: call.grid,
-            block: call.block,
-            shared_mem: call.shared_mem,
-        };
         if cupti::any_capture_active() {
             lock(&self.state).in_capture += 1;
             return Ok(());
         }
+        let geometry = (call.grid, call.block, call.shared_mem);
         let decision = match lock(&self.state).selector.as_mut() {
-            Some(s) => s.observe(&key),
+            Some(s) => s.observe(&call.symbol, geometry),
             None => Decision::Skip,
         };
         let Decision::Record { occurrence } = decision else {
             return Ok(());
+        };
+        let key = LaunchKey {
+            kernel: call.symbol.to_string(),
+            grid: call.grid,
+            block: call.block,
+            shared_mem: call.shared_mem,
         };
         let device = cupti::current_device().map_err(|e| e.to_string())?;
         if self.cfg.device.is_some_and(|d| d != device) {

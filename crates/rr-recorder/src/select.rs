@@ -2,7 +2,7 @@
 //! configuration), as libomptarget does; options narrow it (a kernel pattern, the N-th launch of
 //! each kernel, a cap per kernel, warm-up launches skipped). Pure: tested without a GPU.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::config::Config;
 
@@ -15,6 +15,12 @@ pub struct LaunchKey {
     pub shared_mem: u32,
 }
 
+impl LaunchKey {
+    pub fn geometry(&self) -> Geometry {
+        (self.grid, self.block, self.shared_mem)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     Skip,
@@ -24,12 +30,17 @@ pub enum Decision {
     },
 }
 
+/// A launch configuration: grid, block, dynamic shared memory.
+type Geometry = ([u32; 3], [u32; 3], u32);
+
 #[derive(Default)]
 struct KernelCounts {
     launches: u64,
     recorded: u64,
     /// Whether the kernel pattern selects it (cached: names repeat millions of times).
     selected: bool,
+    /// Launches per configuration, and whether that configuration was recorded.
+    configs: FxHashMap<Geometry, (u64, bool)>,
 }
 
 pub struct Selector {
@@ -38,9 +49,8 @@ pub struct Selector {
     max_per_kernel: Option<u64>,
     skip: u64,
     launches: u64,
-    kernels: HashMap<String, KernelCounts>,
-    /// Launches per configuration, and whether that configuration was recorded.
-    keys: HashMap<LaunchKey, (u64, bool)>,
+    /// Looked up by `&str` on every launch of the program: no allocation, a fast hash.
+    kernels: FxHashMap<String, KernelCounts>,
 }
 
 impl Selector {
@@ -54,30 +64,35 @@ impl Selector {
             max_per_kernel: cfg.max_per_kernel,
             skip: cfg.skip,
             launches: 0,
-            kernels: HashMap::new(),
-            keys: HashMap::new(),
+            kernels: FxHashMap::default(),
         }
     }
 
     /// Count a launch and decide whether to record it. A decision to record is only a
     /// candidacy: [`Selector::recorded`] confirms it (a launch inside a graph capture, say, is
     /// not recorded, and the next launch of the configuration gets the chance).
-    pub fn observe(&mut self, key: &LaunchKey) -> Decision {
+    pub fn observe(&mut self, kernel: &str, geometry: Geometry) -> Decision {
         self.launches += 1;
-        let pattern = &self.pattern;
-        let k = self
-            .kernels
-            .entry(key.kernel.clone())
-            .or_insert_with(|| KernelCounts {
-                selected: pattern.as_ref().is_none_or(|p| {
-                    p.is_match(&key.kernel) || p.is_match(&rr_format::demangle(&key.kernel))
-                }),
-                ..Default::default()
-            });
+        if !self.kernels.contains_key(kernel) {
+            let selected = self
+                .pattern
+                .as_ref()
+                .is_none_or(|p| p.is_match(kernel) || p.is_match(&rr_format::demangle(kernel)));
+            self.kernels.insert(
+                kernel.to_string(),
+                KernelCounts {
+                    selected,
+                    ..Default::default()
+                },
+            );
+        }
+        let Some(k) = self.kernels.get_mut(kernel) else {
+            return Decision::Skip;
+        };
         k.launches += 1;
         let occurrence = k.launches - 1;
-        let entry = self.keys.entry(key.clone()).or_insert((0, false));
-        entry.0 += 1;
+        let config = k.configs.entry(geometry).or_insert((0, false));
+        config.0 += 1;
         if self.launches <= self.skip || !k.selected {
             return Decision::Skip;
         }
@@ -86,7 +101,7 @@ impl Selector {
         }
         let wanted = match self.occurrence {
             Some(n) => k.launches == n,
-            None => !entry.1,
+            None => !config.1,
         };
         if wanted {
             Decision::Record { occurrence }
@@ -99,15 +114,19 @@ impl Selector {
     pub fn recorded(&mut self, key: &LaunchKey) {
         if let Some(k) = self.kernels.get_mut(&key.kernel) {
             k.recorded += 1;
-        }
-        if let Some(e) = self.keys.get_mut(key) {
-            e.1 = true;
+            if let Some(c) = k.configs.get_mut(&key.geometry()) {
+                c.1 = true;
+            }
         }
     }
 
     /// How many launches of this configuration the program made so far.
     pub fn occurrences(&self, key: &LaunchKey) -> u64 {
-        self.keys.get(key).map(|e| e.0).unwrap_or(0)
+        self.kernels
+            .get(&key.kernel)
+            .and_then(|k| k.configs.get(&key.geometry()))
+            .map(|c| c.0)
+            .unwrap_or(0)
     }
 
     pub fn launches(&self) -> u64 {
@@ -136,7 +155,7 @@ mod tests {
 
     fn run(s: &mut Selector, keys: &[LaunchKey]) -> Vec<bool> {
         keys.iter()
-            .map(|k| match s.observe(k) {
+            .map(|k| match s.observe(&k.kernel, k.geometry()) {
                 Decision::Record { .. } => {
                     s.recorded(k);
                     true
@@ -163,13 +182,14 @@ mod tests {
     #[test]
     fn an_unconfirmed_candidate_leaves_the_chance_to_the_next_launch() {
         let mut s = Selector::new(&cfg(|_| {}));
+        let k = key("a", 1);
         assert!(matches!(
-            s.observe(&key("a", 1)),
+            s.observe(&k.kernel, k.geometry()),
             Decision::Record { occurrence: 0 }
         ));
         // Not confirmed (it was inside a graph capture): the next one is a candidate.
         assert!(matches!(
-            s.observe(&key("a", 1)),
+            s.observe(&k.kernel, k.geometry()),
             Decision::Record { occurrence: 1 }
         ));
     }

@@ -1,6 +1,7 @@
 // bench_record.cu: workloads for the recorder's benchmark (README performance table).
-//   bench_record storm N      N launches of a small kernel (what a recorder that records nothing
-//                             costs: every launch still passes through its callbacks)
+//   bench_record storm N [W]  N launches of a kernel over W words (default 4096: launch-bound, the
+//                             worst case for a recorder that records nothing, since every launch
+//                             still passes through its callbacks; W = 8M: ~20 us kernels, GPU-bound)
 //   bench_record big GIB      GIB GiB of distinct, non-zero data in 8 buffers, then one kernel that
 //                             reads them all and writes 1 MiB (what recording a big instance costs)
 //   bench_record d2h GIB      pinned device-to-host copy bandwidth (the recorder's ceiling)
@@ -47,9 +48,10 @@ int main(int argc, char **argv) {
   CK(cudaFree(0));
   if (!strcmp(mode, "storm")) {
     long n = (long)amount;
-    unsigned *x; CK(cudaMalloc(&x, 4096 * 4)); CK(cudaMemset(x, 0, 4096 * 4));
+    unsigned w = argc > 3 ? (unsigned)atol(argv[3]) : 4096;
+    unsigned *x; CK(cudaMalloc(&x, (size_t)w * 4)); CK(cudaMemset(x, 0, (size_t)w * 4));
     double t = now();
-    for (long i = 0; i < n; i++) bump<<<16, 256>>>(x, 4096);
+    for (long i = 0; i < n; i++) bump<<<(w + 255) / 256, 256>>>(x, w);
     CK(cudaDeviceSynchronize());
     printf("seconds=%.6f\n", now() - t);
     unsigned h[4]; CK(cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost));
