@@ -59,7 +59,11 @@ fn report_without_a_report_file_is_built_from_descriptors() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["total_instances"], 4);
     let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
-    assert_eq!(v["directory"], here.display().to_string(), "text and JSON agree");
+    assert_eq!(
+        v["directory"],
+        here.display().to_string(),
+        "text and JSON agree"
+    );
     assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
     assert_eq!(v["instances"][0]["occurrences"], 2);
 }
@@ -461,6 +465,6 @@ fn rr_tui_records_show_by_value_parameters() {
         .arg(&d)
         .assert()
         .success()
-        .stdout(predicate::str::contains("= 16 (4 bytes by value)"))
+        .stdout(predicate::str::contains("= 16 (0x10), 4 bytes by value"))
         .stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
 }
