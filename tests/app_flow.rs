@@ -72,7 +72,7 @@ fn sort_filter_and_navigation() {
     typed(&mut a, "scale");
     assert_eq!(a.view.len(), 2);
     key(&mut a, KeyCode::Enter);
-    assert!(a.input.is_none());
+    assert!(a.prompt.is_none());
     assert_eq!(a.filter, "scale");
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.view.len(), 4);
@@ -297,4 +297,335 @@ fn cycling_pairs_while_the_first_pair_opens() {
         .map(|s| s.text.clone())
         .unwrap_or_default();
     assert!(status.contains("no replay output"), "{status}");
+}
+
+fn ctrl(app: &mut App, c: char) -> Vec<Cmd> {
+    app.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn status(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+/// Readline keys edit every prompt at the cursor.
+#[test]
+fn prompts_edit_like_readline() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('G'));
+    typed(&mut a, "8,1,1");
+    ctrl(&mut a, 'w');
+    assert_eq!(a.prompt.as_ref().unwrap().text(), "8,1,");
+    ctrl(&mut a, 'a');
+    typed(&mut a, "1");
+    key(&mut a, KeyCode::End);
+    typed(&mut a, "2");
+    assert_eq!(a.prompt.as_ref().unwrap().text(), "18,1,2");
+    key(&mut a, KeyCode::Home);
+    key(&mut a, KeyCode::Right);
+    key(&mut a, KeyCode::Delete);
+    assert_eq!(a.prompt.as_ref().unwrap().text(), "1,1,2");
+    assert_eq!(a.prompt.as_ref().unwrap().editor.cursor(), 1);
+    key(&mut a, KeyCode::Left);
+    key(&mut a, KeyCode::Backspace);
+    ctrl(&mut a, 'e');
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none());
+    assert_eq!(a.settings.grid, Some([1, 1, 2]));
+    assert!(status(&a).contains("grid override 1,1,2"), "{}", status(&a));
+    // Ctrl-U clears what is before the cursor; an empty grid means "as recorded".
+    key(&mut a, KeyCode::Char('G'));
+    ctrl(&mut a, 'u');
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.settings.grid, None);
+    // The filter prompt applies as it is edited.
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "saxpy");
+    assert_eq!(a.view.len(), 2);
+    ctrl(&mut a, 'w');
+    assert_eq!(a.view.len(), 4);
+}
+
+/// A value that does not parse keeps its prompt open with the reason, and changes nothing.
+#[test]
+fn every_prompt_is_validated_before_use() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('4'));
+    for (k, bad) in [
+        ('B', "abc"),
+        ('G', "0,1,1"),
+        ('n', "0"),
+        ('n', "ten"),
+        ('T', "f32:rtol=-1"),
+        ('T', "u8:ulp=2"),
+    ] {
+        key(&mut a, KeyCode::Char(k));
+        ctrl(&mut a, 'u');
+        typed(&mut a, bad);
+        key(&mut a, KeyCode::Enter);
+        let p = a
+            .prompt
+            .as_ref()
+            .unwrap_or_else(|| panic!("{k} {bad}: closed"));
+        assert!(p.error.is_some(), "{k} {bad}: no error shown");
+        assert_eq!(p.text(), bad, "the text stays for fixing");
+        // Typing clears the error; Esc leaves the setting as it was.
+        typed(&mut a, "x");
+        assert!(a.prompt.as_ref().unwrap().error.is_none());
+        key(&mut a, KeyCode::Esc);
+        assert!(a.prompt.is_none());
+    }
+    assert_eq!(
+        (a.settings.repetitions, a.settings.grid, a.settings.block),
+        (20, None, None)
+    );
+    assert!(a.settings.tolerance.is_none());
+    key(&mut a, KeyCode::Char('T'));
+    typed(&mut a, "f32:rtol=1e-5");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none());
+    assert_eq!(a.settings.tolerance.unwrap().tolerance.rtol, 1e-5);
+
+    let cmds = key(&mut a, KeyCode::Char('3'));
+    finish_index(&mut a, cmds);
+    for bad in ["", "zzz", "arg9", "0x99999999999"] {
+        key(&mut a, KeyCode::Char(':'));
+        typed(&mut a, bad);
+        key(&mut a, KeyCode::Enter);
+        assert!(
+            a.prompt.as_ref().and_then(|p| p.error.as_ref()).is_some(),
+            "goto {bad:?} refused"
+        );
+        key(&mut a, KeyCode::Esc);
+    }
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "arg0");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none());
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4000);
+}
+
+/// Messages expire by the clock the runtime passes in, and never hide the instance count
+/// (which is drawn apart from them).
+#[test]
+fn status_messages_expire() {
+    use std::time::{Duration, Instant};
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(status(&a), "sorted by kernel");
+    let t0 = Instant::now();
+    a.update(Msg::Tick(t0));
+    a.update(Msg::Tick(t0 + Duration::from_secs(3)));
+    assert!(a.status.is_some());
+    a.update(Msg::Tick(t0 + Duration::from_secs(6)));
+    assert!(a.status.is_none(), "expired");
+    // A new message replaces the old one and starts its own time.
+    key(&mut a, KeyCode::Char('s'));
+    key(&mut a, KeyCode::Char('S'));
+    assert_eq!(status(&a), "sorted by time, descending");
+    a.update(Msg::Tick(t0 + Duration::from_secs(7)));
+    a.update(Msg::Tick(t0 + Duration::from_secs(11)));
+    assert!(a.status.is_some());
+    // Errors stay longer.
+    key(&mut a, KeyCode::Char('v'));
+    a.update(Msg::Tick(t0 + Duration::from_secs(20)));
+    a.update(Msg::Tick(t0 + Duration::from_secs(26)));
+    assert!(a.status.as_ref().unwrap().error);
+    a.update(Msg::Tick(t0 + Duration::from_secs(30)));
+    assert!(a.status.is_none());
+}
+
+/// Keys that change a mode, and keys that cannot do anything, all say so.
+#[test]
+fn every_key_answers() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(status(&a), "nothing to cancel: no replay is running");
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('x'));
+    assert!(
+        status(&a).starts_with("nothing to export"),
+        "{}",
+        status(&a)
+    );
+    key(&mut a, KeyCode::Char('f'));
+    assert!(
+        status(&a).starts_with("nothing to freeze"),
+        "{}",
+        status(&a)
+    );
+    let run = match key(&mut a, KeyCode::Char('r')).into_iter().next() {
+        Some(Cmd::StartReplay { request, .. }) => request.run_id,
+        _ => panic!("no replay started"),
+    };
+    key(&mut a, KeyCode::Char('x'));
+    assert!(
+        status(&a).starts_with("nothing to export yet"),
+        "{}",
+        status(&a)
+    );
+    a.update(ev(
+        run,
+        Event::Rep {
+            index: 1,
+            kernel_ns: 1.0,
+            host_ns: 2.0,
+            restore_ns: 0.0,
+        },
+    ));
+    key(&mut a, KeyCode::Char('f'));
+    assert!(
+        status(&a).contains("frozen at 1 repetition"),
+        "{}",
+        status(&a)
+    );
+    key(&mut a, KeyCode::Char('f'));
+    assert_eq!(status(&a), "chart live");
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(status(&a), "replay cancelled");
+
+    key(&mut a, KeyCode::Char('3'));
+    for k in ['e', 't', 'z', 'n', ':'] {
+        let mut b = app("llvm-two-kernels", false);
+        b.screen = rr_tui::tui::app::Screen::Snapshots;
+        key(&mut b, KeyCode::Char(k));
+        assert!(
+            status(&b).starts_with("no snapshots open"),
+            "{k}: {}",
+            status(&b)
+        );
+    }
+    let cmds = key(&mut a, KeyCode::Char('g'));
+    finish_index(&mut a, cmds);
+    key(&mut a, KeyCode::Char('e'));
+    assert!(status(&a).contains("big endian"), "{}", status(&a));
+    for _ in 0..11 {
+        key(&mut a, KeyCode::Char('t'));
+    }
+    assert_eq!(status(&a), "typed view: f32, big endian (e toggles)");
+    key(&mut a, KeyCode::Char('e'));
+    assert_eq!(status(&a), "f32 values read little endian");
+    key(&mut a, KeyCode::Char('z'));
+    assert_eq!(status(&a), "every row shown");
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('R'));
+    assert_eq!(status(&a), "raw (mangled) kernel names");
+}
+
+/// `G` / End shows the last line at the bottom of the view, on every screen.
+#[test]
+fn bottom_puts_the_last_line_at_the_bottom() {
+    let mut a = app("llvm-two-kernels", false);
+    a.update(Msg::Resize(80, 24));
+    key(&mut a, KeyCode::End);
+    assert_eq!(a.selected, 3);
+
+    key(&mut a, KeyCode::Char('2'));
+    key(&mut a, KeyCode::Char('G'));
+    let lines = a.descriptor_lines();
+    assert!(
+        lines > a.content_lines(),
+        "the fixture's descriptor is taller than 24 lines"
+    );
+    assert_eq!(a.descriptor_scroll + a.content_lines(), lines);
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(
+        a.descriptor_scroll + a.content_lines(),
+        lines,
+        "no scrolling past it"
+    );
+    key(&mut a, KeyCode::Char('k'));
+    assert_eq!(a.descriptor_scroll + a.content_lines(), lines - 1);
+
+    let cmds = key(&mut a, KeyCode::Char('3'));
+    finish_index(&mut a, cmds);
+    key(&mut a, KeyCode::Char('z'));
+    key(&mut a, KeyCode::End);
+    let s = a.snap.as_ref().unwrap();
+    let rows = a.snapshot_rows();
+    let shown = s.lines(rows);
+    assert_eq!(shown.len(), rows, "a full view");
+    assert_eq!(
+        shown.last(),
+        Some(&rr_tui::tui::app::snapview::Line::Row(s.len() - s.row))
+    );
+
+    key(&mut a, KeyCode::Char('?'));
+    key(&mut a, KeyCode::End);
+    let total = rr_tui::tui::keymap::help_lines().len();
+    assert_eq!(a.help_scroll + a.help_rows(), total);
+    key(&mut a, KeyCode::Char('g'));
+    assert_eq!(a.help_scroll, 0);
+}
+
+/// The snapshot rows follow the terminal width; positions stay on the same bytes.
+#[test]
+fn resizing_changes_the_row_width_and_keeps_the_place() {
+    let mut a = app("llvm-two-kernels", false);
+    a.update(Msg::Resize(200, 60));
+    let cmds = key(&mut a, KeyCode::Enter);
+    finish_index(&mut a, cmds);
+    assert_eq!(a.snap.as_ref().unwrap().row, 16);
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "0x4018");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    a.update(Msg::Resize(80, 24));
+    assert_eq!(a.snap.as_ref().unwrap().row, 8);
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    key(&mut a, KeyCode::Char(':'));
+    typed(&mut a, "0x4018");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4018);
+    key(&mut a, KeyCode::Char('N'));
+    assert_eq!(a.snap.as_ref().unwrap().top, 0x4000);
+    a.update(Msg::Resize(50, 24));
+    assert_eq!(a.snap.as_ref().unwrap().row, 4);
+}
+
+/// After the first frame, workers check every instance; broken ones get a badge and their
+/// first problem is shown when selected.
+#[test]
+fn broken_instances_are_badged_after_the_first_frame() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let json = descriptor_of(&dir, "rr_scale_global");
+    let output = json.with_extension("record_output");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&output)
+        .unwrap();
+    f.set_len(1000).unwrap();
+    let mut a = rr_tui::tui::load_app(dir, Err("no GPU".into()), std::env::temp_dir()).unwrap();
+    assert!(
+        a.rows.iter().all(|r| r.problem.is_none()),
+        "nothing is checked before"
+    );
+    let pending = a.update(Msg::FirstFrameDrawn);
+    assert_eq!(pending.len(), 1, "one worker at a time");
+    assert!(
+        a.update(Msg::FirstFrameDrawn).is_empty(),
+        "checks start once"
+    );
+    for cmd in pending {
+        let Cmd::Work(work) = cmd else {
+            panic!("checks run on workers")
+        };
+        // What the runtime does with a worker's message: feed it back (the next batch too).
+        a.update_inline((work.0)());
+    }
+    let broken: Vec<_> = a.rows.iter().filter_map(|r| r.problem.as_deref()).collect();
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(
+        broken[0].contains(".record_output: is 1000 bytes"),
+        "{}",
+        broken[0]
+    );
+    assert_eq!(a.checked, Some(4));
 }

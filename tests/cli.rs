@@ -465,7 +465,7 @@ fn rr_tui_records_show_by_value_parameters() {
         .arg(&d)
         .assert()
         .success()
-        .stdout(predicate::str::contains("= 16 (4 bytes by value)"))
+        .stdout(predicate::str::contains("= 16 (0x10), 4 bytes by value"))
         .stdout(predicate::str::contains("grid 2×2×4, block 8×8×4"));
 }
 

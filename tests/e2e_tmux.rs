@@ -35,6 +35,19 @@ impl Session {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    /// The screen once it stops changing (tmux may be captured in the middle of a redraw).
+    fn settled(&self) -> String {
+        let start = Instant::now();
+        let mut last = self.screen();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = self.screen();
+            if now == last || start.elapsed() > Duration::from_secs(15) {
+                return now;
+            }
+            last = now;
+        }
+    }
     fn alive(&self) -> bool {
         Command::new("tmux")
             .args(["has-session", "-t", &self.0])
@@ -60,8 +73,23 @@ fn tmux_available() -> bool {
         .unwrap_or(false)
 }
 
+/// Hex cells on each side of every two-sided row of a screen (`(left, right)` per row).
+fn hex_rows(screen: &str) -> Vec<(usize, usize)> {
+    let count = |s: &str| {
+        s.split_whitespace()
+            .filter(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
+            .count()
+    };
+    screen
+        .lines()
+        .filter_map(|l| l.split_once(" │ "))
+        .map(|(a, b)| (count(a), count(b)))
+        .filter(|&(a, b)| a + b > 0)
+        .collect()
+}
+
 #[test]
-fn explore_sort_filter_help_diff_and_quit() {
+fn explore_sort_filter_help_diff_resize_and_quit() {
     if !tmux_available() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -107,16 +135,29 @@ fn explore_sort_filter_help_diff_and_quit() {
     s.keys(&["?"]);
     s.wait_for("Everywhere");
     s.keys(&["Escape"]);
-    s.wait_for("Enter open the snapshot diff");
+    s.wait_for("Enter open");
 
     s.keys(&["g", "Enter"]);
     s.wait_for("recorded input → recorded output");
     s.wait_for("1 differing range(s)");
     s.keys(&["n"]);
-    s.wait_for("arg0+0x0");
+    let wide = s.wait_for("arg0+0x0");
+    assert_eq!(hex_rows(&wide).first().map(|r| r.0), Some(16), "{wide}");
+
+    // Down to the smallest supported terminal: rows narrow to 8 bytes, the same on both sides.
+    s.tmux(&["resize-window", "-t", &s.0, "-x", "80", "-y", "24"]);
+    s.wait_for("00004008");
+    let narrow = s.settled();
+    let rows = hex_rows(&narrow);
+    assert!(rows.len() > 10, "{narrow}");
+    for (left, right) in rows {
+        assert_eq!((left, right), (8, 8), "{narrow}");
+    }
+    assert!(narrow.lines().all(|l| l.chars().count() <= 80));
+
     s.keys(&["N"]);
     s.keys(&["g"]);
-    s.wait_for("equal bytes");
+    s.wait_for("equal (");
 
     s.keys(&["4"]);
     s.wait_for("repetitions 20");

@@ -1,7 +1,9 @@
 //! Rendering snapshots with ratatui's TestBackend (symbols only; colours are checked on cells).
-//! Paths are relative to the package root, where cargo runs integration tests.
+//! Every screen at the smallest supported terminal (80×24) and a large one (200×60). Paths are
+//! relative to the package root, where cargo runs integration tests.
 
 use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use rr_engine::diff::job::IndexEvent;
@@ -13,7 +15,9 @@ use rr_tui::tui::theme::Theme;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-fn app(gpu: bool) -> App {
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 60)];
+
+fn app(gpu: bool, (w, h): (u16, u16)) -> App {
     let gpu = if gpu {
         Ok(())
     } else {
@@ -28,7 +32,7 @@ fn app(gpu: bool) -> App {
         PathBuf::from("/tmp/rr-tui-session"),
     )
     .unwrap();
-    a.update(Msg::Resize(120, 32));
+    a.update(Msg::Resize(w, h));
     a
 }
 
@@ -42,14 +46,19 @@ fn key(a: &mut App, c: char) -> Vec<Cmd> {
 }
 
 fn render(a: &App, theme: ThemeName) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(120, 32)).unwrap();
+    let mut t = Terminal::new(TestBackend::new(a.width, a.height)).unwrap();
     t.draw(|f| rr_tui::tui::ui::draw(a, &Theme::new(theme), f))
         .unwrap();
     t
 }
 
-fn snap(a: &App) -> String {
-    render(a, ThemeName::Dark).backend().to_string()
+/// Snapshot `build` at every size, as `<name>_<W>x<H>`.
+fn at_every_size(name: &str, build: impl Fn((u16, u16)) -> App) {
+    for size in SIZES {
+        let a = build(size);
+        let screen = render(&a, ThemeName::Dark).backend().to_string();
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), screen);
+    }
 }
 
 fn index(a: &mut App, cmds: Vec<Cmd>) {
@@ -66,65 +75,24 @@ fn index(a: &mut App, cmds: Vec<Cmd>) {
     }
 }
 
-#[test]
-fn instances_screen() {
-    insta::assert_snapshot!("instances", snap(&app(false)));
-}
-
-#[test]
-fn instances_filtered_and_sorted() {
-    let mut a = app(false);
-    key(&mut a, '/');
-    for c in "saxpy".chars() {
-        key(&mut a, c);
-    }
-    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-    key(&mut a, 's');
-    key(&mut a, 's');
-    insta::assert_snapshot!("instances_filtered", snap(&a));
-}
-
-#[test]
-fn descriptor_screen_and_diff() {
-    let mut a = app(false);
-    key(&mut a, '2');
-    insta::assert_snapshot!("descriptor", snap(&a));
-    key(&mut a, 'm');
-    key(&mut a, '1');
-    key(&mut a, 'j');
-    key(&mut a, '2');
-    insta::assert_snapshot!("descriptor_diff", snap(&a));
-}
-
-#[test]
-fn snapshot_diff_hex_and_typed() {
-    let mut a = app(false);
+/// The snapshot screen at the first difference, after `types` presses of `t`.
+fn snapshots(size: (u16, u16), types: usize) -> App {
+    let mut a = app(false, size);
     let cmds = key(&mut a, '3');
     index(&mut a, cmds);
     key(&mut a, 'n');
-    insta::assert_snapshot!("snapshots_hex", snap(&a));
-    for _ in 0..11 {
+    for _ in 0..types {
         key(&mut a, 't');
     }
-    insta::assert_snapshot!("snapshots_f32", snap(&a));
-    // Differing bytes carry the diff style on both sides.
-    let t = render(&a, ThemeName::Dark);
-    let theme = Theme::new(ThemeName::Dark);
-    let buf = t.backend().buffer();
-    let marked = (0..buf.area.width)
-        .filter(|&x| buf[(x, 4)].bg == theme.diff_b.bg.unwrap())
-        .count();
-    assert!(
-        marked > 10,
-        "row 4 should show marked cells, found {marked}"
-    );
+    a.status = None;
+    a
 }
 
-#[test]
-fn replay_live_and_verified() {
-    let mut a = app(true);
+/// A replay streaming its repetitions (`done`: then verified with a mismatch).
+fn replay(size: (u16, u16), done: bool) -> App {
+    let mut a = app(true, size);
     let Some(Cmd::StartReplay { request, .. }) = key(&mut a, 'v').into_iter().next() else {
-        panic!()
+        panic!("no replay started")
     };
     let run = request.run_id;
     a.update(ev(
@@ -164,52 +132,243 @@ fn replay_live_and_verified() {
             },
         ));
     }
-    insta::assert_snapshot!("replay_running", snap(&a));
-    a.update(ev(
-        run,
-        Event::Summary {
-            kernel_ns: Stats::default(),
-            host_ns: Stats::default(),
-            restore_ns: Stats::default(),
-        },
-    ));
-    a.update(ev(
-        run,
-        Event::Verify(VerifyOutcome {
-            passed: false,
-            mode: "bytes".into(),
-            expected_len: 32768,
-            replayed_len: 32768,
-            differing_bytes: 4,
-            differing_ranges: 1,
-            first_ranges: vec![[0x4004, 4]],
-            regions: vec![],
-        }),
-    ));
-    a.update(ev(run, Event::Done { ok: false }));
-    insta::assert_snapshot!("replay_mismatch", snap(&a));
+    if done {
+        a.update(ev(
+            run,
+            Event::Summary {
+                kernel_ns: Stats::default(),
+                host_ns: Stats::default(),
+                restore_ns: Stats::default(),
+            },
+        ));
+        a.update(ev(
+            run,
+            Event::Verify(VerifyOutcome {
+                passed: false,
+                mode: "bytes".into(),
+                expected_len: 32768,
+                replayed_len: 32768,
+                differing_bytes: 4,
+                differing_ranges: 1,
+                first_ranges: vec![[0x4004, 4]],
+                regions: vec![],
+            }),
+        ));
+        a.update(ev(run, Event::Done { ok: false }));
+    }
+    a
 }
 
 #[test]
-fn replay_unavailable_and_help() {
-    let mut a = app(false);
-    key(&mut a, '4');
-    insta::assert_snapshot!("replay_no_gpu", snap(&a));
+fn instances_screen() {
+    at_every_size("instances", |size| app(false, size));
+}
+
+#[test]
+fn instances_filtered_and_sorted() {
+    at_every_size("instances_filtered", |size| {
+        let mut a = app(false, size);
+        key(&mut a, '/');
+        for c in "saxpy".chars() {
+            key(&mut a, c);
+        }
+        a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+        key(&mut a, 's');
+        key(&mut a, 's');
+        a
+    });
+}
+
+#[test]
+fn descriptor_screen() {
+    at_every_size("descriptor", |size| {
+        let mut a = app(false, size);
+        key(&mut a, '2');
+        a
+    });
+}
+
+#[test]
+fn descriptor_diff_compares_decoded_fields() {
+    at_every_size("descriptor_diff", |size| {
+        let mut a = app(false, size);
+        key(&mut a, 'm');
+        key(&mut a, '1');
+        key(&mut a, 'j');
+        key(&mut a, '2');
+        a
+    });
+}
+
+#[test]
+fn snapshot_diff_hex() {
+    at_every_size("snapshots_hex", |size| snapshots(size, 0));
+}
+
+#[test]
+fn snapshot_diff_typed_f32_and_f16() {
+    // t cycles u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
+    at_every_size("snapshots_f32", |size| snapshots(size, 11));
+    at_every_size("snapshots_f16", |size| snapshots(size, 9));
+}
+
+#[test]
+fn replay_running_and_mismatch() {
+    at_every_size("replay_running", |size| replay(size, false));
+    at_every_size("replay_mismatch", |size| replay(size, true));
+}
+
+#[test]
+fn replay_unavailable() {
+    at_every_size("replay_no_gpu", |size| {
+        let mut a = app(false, size);
+        key(&mut a, '4');
+        a
+    });
+}
+
+#[test]
+fn help_popup() {
+    at_every_size("help", |size| {
+        let mut a = app(false, size);
+        key(&mut a, '?');
+        a
+    });
+    // Scrolled to its end on the smallest terminal.
+    let mut a = app(false, (80, 24));
     key(&mut a, '?');
-    insta::assert_snapshot!("help", snap(&a));
+    key(&mut a, 'G');
+    insta::assert_snapshot!(
+        "help_end_80x24",
+        render(&a, ThemeName::Dark).backend().to_string()
+    );
+}
+
+#[test]
+fn a_refused_prompt_stays_open_with_the_reason() {
+    let mut a = app(true, (80, 24));
+    key(&mut a, '4');
+    key(&mut a, 'B');
+    for c in "abc".chars() {
+        key(&mut a, c);
+    }
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    insta::assert_snapshot!(
+        "prompt_error_80x24",
+        render(&a, ThemeName::Dark).backend().to_string()
+    );
+}
+
+/// The text of row `y`.
+fn line(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+/// Hex cells (two hex digits between spaces) on each side of the ` │ ` separator (the label,
+/// the offset and the ASCII column are no such words in the fixture's rows).
+fn hex_cells_per_side(row: &str) -> (usize, usize) {
+    let (left, right) = row.split_once(" │ ").expect("a two-sided row");
+    let count = |s: &str| {
+        s.split_whitespace()
+            .filter(|w| w.len() == 2 && w.chars().all(|c| c.is_ascii_hexdigit()))
+            .count()
+    };
+    (count(left), count(right))
+}
+
+#[test]
+fn both_sides_show_the_same_bytes_at_every_width() {
+    for (w, bytes, ascii) in [(80u16, 8, false), (120, 16, false), (200, 16, true)] {
+        let a = snapshots((w, 40), 0);
+        assert_eq!(a.snap.as_ref().unwrap().row, bytes, "{w} columns");
+        let t = render(&a, ThemeName::Dark);
+        let buf = t.backend().buffer();
+        let row = line(buf, 3);
+        assert_eq!(
+            hex_cells_per_side(&row),
+            (bytes as usize, bytes as usize),
+            "{w}: {row}"
+        );
+        assert!(row.chars().count() <= w as usize);
+        // The ASCII column: zero bytes show as ⋄.
+        assert_eq!(row.contains('⋄'), ascii, "{w}: {row}");
+    }
+}
+
+#[test]
+fn differing_bytes_and_byte_categories_are_coloured() {
+    let a = snapshots((200, 60), 0);
+    let t = render(&a, ThemeName::Dark);
+    let theme = Theme::new(ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let diff_bg = theme.diff_b.bg.unwrap();
+    let marked = (0..buf.area.width)
+        .filter(|&x| buf[(x, 3)].bg == diff_bg)
+        .count();
+    assert!(
+        marked > 10,
+        "the first row shows marked cells, found {marked}"
+    );
+    // A zero byte of the unchanged input is drawn in the zero-byte colour.
+    let zero = (0..buf.area.width)
+        .find(|&x| buf[(x, 3)].symbol() == "⋄")
+        .expect("an ASCII column");
+    assert_eq!(buf[(zero, 3)].fg, theme.byte_zero.fg.unwrap());
+    let typed = snapshots((200, 60), 11);
+    let t = render(&typed, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let marked = (0..buf.area.width)
+        .filter(|&x| buf[(x, 3)].bg == diff_bg)
+        .count();
+    assert!(marked > 10, "typed cells are marked too, found {marked}");
 }
 
 #[test]
 fn monochrome_theme_uses_no_colours() {
-    let t = render(&app(false), ThemeName::Mono);
-    let buf = t.backend().buffer();
-    assert!(buf
-        .content
-        .iter()
-        .all(|c| c.fg == ratatui::style::Color::Reset && c.bg == ratatui::style::Color::Reset));
+    for a in [app(false, (80, 24)), snapshots((200, 60), 0)] {
+        let t = render(&a, ThemeName::Mono);
+        let buf = t.backend().buffer();
+        assert!(buf
+            .content
+            .iter()
+            .all(|c| c.fg == ratatui::style::Color::Reset && c.bg == ratatui::style::Color::Reset));
+    }
 }
 
 /// A replay event of run `run`, as the runtime delivers it.
 fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
     Msg::Replay(rr_engine::replay::Tagged { run, event })
+}
+
+#[test]
+fn broken_instances_show_a_badge_and_their_problem() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("broken");
+    std::fs::create_dir(&dir).unwrap();
+    for e in std::fs::read_dir("record-fixtures/llvm-two-kernels").unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    let output = dir.join("8683979482637550046_13526365365894479501.record_output");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&output)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let mut a = rr_tui::tui::load_app(dir, Err("no GPU".into()), t.path().to_path_buf()).unwrap();
+    a.update(Msg::Resize(80, 24));
+    a.update_inline(Msg::FirstFrameDrawn);
+    let t = render(&a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    assert!(line(buf, 3).contains("bad file"), "{}", line(buf, 3));
+    assert!(!line(buf, 4).contains("bad file"));
+    assert!(line(buf, 1).contains("1 broken"), "{}", line(buf, 1));
+    let status = line(buf, 22);
+    assert!(
+        status.contains(".record_output: is 1000 bytes") && status.contains("4 of 4 instance(s)"),
+        "{status}"
+    );
 }

@@ -58,8 +58,8 @@ pub struct Binding {
     pub label: &'static str,
     pub action: Action,
     pub description: &'static str,
-    /// Shown in the hint bar.
-    pub hint: bool,
+    /// The hint bar's short word for it, if the hint bar shows it.
+    pub hint: Option<&'static str>,
 }
 
 const NONE: KeyModifiers = KeyModifiers::NONE;
@@ -79,7 +79,7 @@ pub static BINDINGS: &[Binding] = &[
         "q",
         Quit,
         "quit (Ctrl-c always)",
-        true
+        Some("quit")
     ),
     b!(
         Global,
@@ -87,7 +87,7 @@ pub static BINDINGS: &[Binding] = &[
         "?",
         Help,
         "this help",
-        true
+        Some("help")
     ),
     b!(
         Global,
@@ -95,7 +95,7 @@ pub static BINDINGS: &[Binding] = &[
         "Esc",
         Back,
         "close popup, clear filter, go back",
-        false
+        None
     ),
     b!(
         Global,
@@ -103,7 +103,7 @@ pub static BINDINGS: &[Binding] = &[
         "1",
         ScreenInstances,
         "instances",
-        false
+        None
     ),
     b!(
         Global,
@@ -111,7 +111,7 @@ pub static BINDINGS: &[Binding] = &[
         "2",
         ScreenDescriptor,
         "descriptor",
-        false
+        None
     ),
     b!(
         Global,
@@ -119,7 +119,7 @@ pub static BINDINGS: &[Binding] = &[
         "3",
         ScreenSnapshots,
         "snapshots",
-        false
+        None
     ),
     b!(
         Global,
@@ -127,7 +127,7 @@ pub static BINDINGS: &[Binding] = &[
         "4",
         ScreenReplay,
         "replay",
-        false
+        None
     ),
     b!(
         Global,
@@ -135,7 +135,7 @@ pub static BINDINGS: &[Binding] = &[
         "Tab",
         NextScreen,
         "next screen",
-        true
+        Some("screen")
     ),
     b!(
         Global,
@@ -143,7 +143,7 @@ pub static BINDINGS: &[Binding] = &[
         "S-Tab",
         PrevScreen,
         "previous screen",
-        false
+        None
     ),
     b!(
         Global,
@@ -151,7 +151,7 @@ pub static BINDINGS: &[Binding] = &[
         "j/↓",
         Down,
         "down",
-        false
+        None
     ),
     b!(
         Global,
@@ -159,7 +159,7 @@ pub static BINDINGS: &[Binding] = &[
         "k/↑",
         Up,
         "up",
-        false
+        None
     ),
     b!(
         Global,
@@ -167,7 +167,7 @@ pub static BINDINGS: &[Binding] = &[
         "PgDn",
         PageDown,
         "page down",
-        false
+        None
     ),
     b!(
         Global,
@@ -175,7 +175,7 @@ pub static BINDINGS: &[Binding] = &[
         "PgUp",
         PageUp,
         "page up",
-        false
+        None
     ),
     b!(
         Global,
@@ -183,7 +183,7 @@ pub static BINDINGS: &[Binding] = &[
         "g/Home",
         Top,
         "top",
-        false
+        None
     ),
     b!(
         Global,
@@ -195,7 +195,7 @@ pub static BINDINGS: &[Binding] = &[
         "G/End",
         Bottom,
         "bottom",
-        false
+        None
     ),
     b!(
         Global,
@@ -203,7 +203,7 @@ pub static BINDINGS: &[Binding] = &[
         "r",
         Replay,
         "replay the selected instance",
-        true
+        Some("replay")
     ),
     b!(
         Global,
@@ -211,7 +211,7 @@ pub static BINDINGS: &[Binding] = &[
         "v",
         Verify,
         "replay and verify against .record_output",
-        true
+        Some("verify")
     ),
     b!(
         Global,
@@ -219,7 +219,7 @@ pub static BINDINGS: &[Binding] = &[
         "c",
         Cancel,
         "cancel the running replay",
-        false
+        None
     ),
     b!(
         Instances,
@@ -227,7 +227,7 @@ pub static BINDINGS: &[Binding] = &[
         "Enter",
         Open,
         "open the snapshot diff",
-        true
+        Some("open")
     ),
     b!(
         Instances,
@@ -235,7 +235,7 @@ pub static BINDINGS: &[Binding] = &[
         "/",
         Filter,
         "filter by kernel or file",
-        true
+        Some("filter")
     ),
     b!(
         Instances,
@@ -243,7 +243,7 @@ pub static BINDINGS: &[Binding] = &[
         "s",
         Sort,
         "sort by next column",
-        true
+        Some("sort")
     ),
     b!(
         Instances,
@@ -251,7 +251,7 @@ pub static BINDINGS: &[Binding] = &[
         "S",
         ReverseSort,
         "reverse the sort",
-        false
+        None
     ),
     b!(
         Instances,
@@ -259,7 +259,7 @@ pub static BINDINGS: &[Binding] = &[
         "R",
         RawNames,
         "raw (mangled) kernel names",
-        false
+        None
     ),
     b!(
         Instances,
@@ -267,7 +267,7 @@ pub static BINDINGS: &[Binding] = &[
         "m",
         Mark,
         "mark for a descriptor diff",
-        false
+        Some("mark")
     ),
     b!(
         Descriptor,
@@ -275,7 +275,7 @@ pub static BINDINGS: &[Binding] = &[
         "m",
         Mark,
         "mark / unmark for a side-by-side diff",
-        true
+        Some("mark")
     ),
     b!(
         Descriptor,
@@ -283,7 +283,7 @@ pub static BINDINGS: &[Binding] = &[
         "R",
         RawNames,
         "raw kernel names",
-        false
+        None
     ),
     b!(
         Snapshots,
@@ -291,7 +291,7 @@ pub static BINDINGS: &[Binding] = &[
         "n",
         NextDiff,
         "next difference",
-        true
+        Some("next diff")
     ),
     b!(
         Snapshots,
@@ -299,7 +299,7 @@ pub static BINDINGS: &[Binding] = &[
         "N",
         PrevDiff,
         "previous difference",
-        true
+        Some("prev diff")
     ),
     b!(
         Snapshots,
@@ -307,7 +307,7 @@ pub static BINDINGS: &[Binding] = &[
         ":",
         Goto,
         "go to offset, 0xADDRESS or argN",
-        true
+        Some("go to")
     ),
     b!(
         Snapshots,
@@ -315,7 +315,7 @@ pub static BINDINGS: &[Binding] = &[
         "p",
         CyclePair,
         "input/output/replay pair",
-        true
+        Some("pair")
     ),
     b!(
         Snapshots,
@@ -323,7 +323,7 @@ pub static BINDINGS: &[Binding] = &[
         "t",
         CycleType,
         "typed view: hex, u8 … f64",
-        true
+        Some("type")
     ),
     b!(
         Snapshots,
@@ -331,7 +331,7 @@ pub static BINDINGS: &[Binding] = &[
         "e",
         Endian,
         "toggle endianness",
-        false
+        Some("endian")
     ),
     b!(
         Snapshots,
@@ -339,7 +339,33 @@ pub static BINDINGS: &[Binding] = &[
         "z",
         Squeeze,
         "squeeze equal rows",
-        true
+        Some("squeeze")
+    ),
+    // The replay keys are global; the Replay screen repeats them so that its hint bar lists
+    // them first (the help popup lists them once, under Everywhere).
+    b!(
+        Replay,
+        [(KeyCode::Char('r'), NONE)],
+        "r",
+        Replay,
+        "replay the selected instance",
+        Some("replay")
+    ),
+    b!(
+        Replay,
+        [(KeyCode::Char('v'), NONE)],
+        "v",
+        Verify,
+        "replay and verify against .record_output",
+        Some("verify")
+    ),
+    b!(
+        Replay,
+        [(KeyCode::Char('c'), NONE)],
+        "c",
+        Cancel,
+        "cancel the running replay",
+        Some("cancel")
     ),
     b!(
         Replay,
@@ -347,7 +373,7 @@ pub static BINDINGS: &[Binding] = &[
         "n",
         EditRepetitions,
         "number of repetitions",
-        true
+        Some("reps")
     ),
     b!(
         Replay,
@@ -355,7 +381,7 @@ pub static BINDINGS: &[Binding] = &[
         "G",
         EditGrid,
         "grid override X,Y,Z",
-        false
+        Some("grid")
     ),
     b!(
         Replay,
@@ -363,7 +389,7 @@ pub static BINDINGS: &[Binding] = &[
         "B",
         EditBlock,
         "block override X,Y,Z",
-        false
+        Some("block")
     ),
     b!(
         Replay,
@@ -371,7 +397,7 @@ pub static BINDINGS: &[Binding] = &[
         "T",
         EditTolerance,
         "tolerance, e.g. f32:rtol=1e-5",
-        false
+        Some("tolerance")
     ),
     b!(
         Replay,
@@ -379,7 +405,7 @@ pub static BINDINGS: &[Binding] = &[
         "f",
         Freeze,
         "freeze the chart",
-        false
+        Some("freeze")
     ),
     b!(
         Replay,
@@ -387,7 +413,7 @@ pub static BINDINGS: &[Binding] = &[
         "x",
         Export,
         "export timings (CSV + JSON)",
-        true
+        Some("export")
     ),
 ];
 
@@ -413,31 +439,91 @@ pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// Hint bar entries for a scope.
+/// Hint bar entries for a screen: its own keys first, then the global ones (help and quit
+/// last: the hint bar keeps help on screen whatever the width).
 pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
-    let mut v: Vec<_> = BINDINGS
+    let scoped = BINDINGS.iter().filter(|b| b.scope == scope);
+    let global = BINDINGS
         .iter()
-        .filter(|b| b.hint && b.scope == scope)
-        .map(|b| (b.label, b.description))
-        .collect();
-    v.extend(
-        BINDINGS
-            .iter()
-            .filter(|b| b.hint && b.scope == Scope::Global)
-            .map(|b| (b.label, short(b.description))),
-    );
-    v
+        .filter(|b| b.scope == Scope::Global && !matches!(b.action, Action::Quit | Action::Help));
+    let last = BINDINGS
+        .iter()
+        .filter(|b| b.scope == Scope::Global && matches!(b.action, Action::Quit | Action::Help));
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for b in scoped.chain(global).chain(last) {
+        if let Some(h) = b.hint {
+            if !seen.contains(&b.action) {
+                seen.push(b.action);
+                out.push((b.label, h));
+            }
+        }
+    }
+    out
 }
 
-fn short(d: &'static str) -> &'static str {
-    match d {
-        "replay the selected instance" => "replay",
-        "replay and verify against .record_output" => "verify",
-        "quit (Ctrl-c always)" => "quit",
-        "this help" => "help",
-        "next screen" => "screen",
-        other => other,
+/// Keys of every prompt (the line editor), for the help popup.
+const PROMPT_KEYS: &[(&str, &str)] = &[
+    (
+        "Enter",
+        "apply (a value that does not parse keeps the prompt open)",
+    ),
+    ("Esc", "cancel"),
+    ("←/→", "move (also Ctrl-B / Ctrl-F)"),
+    ("Home/End", "start / end of the line (also Ctrl-A / Ctrl-E)"),
+    (
+        "Ctrl-U",
+        "delete to the start of the line (Ctrl-K: to the end)",
+    ),
+    ("Ctrl-W", "delete the word before the cursor"),
+    ("Bksp/Del", "delete before / at the cursor"),
+];
+
+/// One line of the help popup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HelpLine {
+    Section(&'static str),
+    Key(&'static str, &'static str),
+    Note(&'static str),
+}
+
+/// The help popup's lines: every binding by screen, then the prompt keys. A screen's copy of a
+/// global binding is listed once, under Everywhere.
+pub fn help_lines() -> Vec<HelpLine> {
+    let mut lines = Vec::new();
+    for (scope, title) in [
+        (Scope::Global, "Everywhere"),
+        (Scope::Instances, "Instances"),
+        (Scope::Descriptor, "Descriptor"),
+        (Scope::Snapshots, "Snapshots"),
+        (Scope::Replay, "Replay"),
+    ] {
+        lines.push(HelpLine::Section(title));
+        let repeats_global = |b: &Binding| {
+            scope != Scope::Global
+                && BINDINGS
+                    .iter()
+                    .any(|g| g.scope == Scope::Global && g.action == b.action)
+        };
+        for b in BINDINGS
+            .iter()
+            .filter(|b| b.scope == scope && !repeats_global(b))
+        {
+            lines.push(HelpLine::Key(b.label, b.description));
+        }
     }
+    lines.push(HelpLine::Section("Prompts"));
+    lines.extend(PROMPT_KEYS.iter().map(|&(k, d)| HelpLine::Key(k, d)));
+    lines.push(HelpLine::Note(
+        "Mouse wheel scrolls. j/k, PgUp/PgDn, g/G scroll this help; Esc, ? or q closes it.",
+    ));
+    lines
+}
+
+/// Height of the help popup on a terminal of `height` lines: all of it when it fits, else the
+/// screen less the tab bar and the hint bar (the popup then scrolls).
+pub fn help_popup_height(height: u16) -> u16 {
+    (help_lines().len() as u16 + 2).min(height.saturating_sub(2))
 }
 
 #[cfg(test)]
@@ -474,6 +560,52 @@ mod tests {
             lookup(Scope::Snapshots, &key(KeyCode::Char('?'), SHIFT)),
             Some(Action::Help)
         );
+    }
+
+    #[test]
+    fn every_screen_lists_its_own_keys_first_and_help_last() {
+        for scope in [
+            Scope::Instances,
+            Scope::Descriptor,
+            Scope::Snapshots,
+            Scope::Replay,
+        ] {
+            let h = hints(scope);
+            let own = BINDINGS
+                .iter()
+                .filter(|b| b.scope == scope && b.hint.is_some())
+                .count();
+            assert!(own > 0, "{scope:?} has hints");
+            for (label, _) in &h[..own] {
+                assert!(
+                    BINDINGS
+                        .iter()
+                        .any(|b| b.scope == scope && b.label == *label),
+                    "{scope:?}: {label} is not the screen's own"
+                );
+            }
+            assert_eq!(h.last(), Some(&("?", "help")));
+        }
+        assert_eq!(
+            hints(Scope::Replay)[..3],
+            [("r", "replay"), ("v", "verify"), ("c", "cancel")]
+        );
+    }
+
+    #[test]
+    fn help_lists_each_key_once_and_fits_any_height() {
+        let lines = help_lines();
+        let replays = lines
+            .iter()
+            .filter(|l| matches!(l, HelpLine::Key("r", _)))
+            .count();
+        assert_eq!(replays, 1);
+        assert!(lines.contains(&HelpLine::Key(
+            "Ctrl-W",
+            "delete the word before the cursor"
+        )));
+        assert_eq!(help_popup_height(24), 22);
+        assert_eq!(help_popup_height(200), lines.len() as u16 + 2);
     }
 
     #[test]

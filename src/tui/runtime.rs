@@ -9,7 +9,7 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::app::{App, Cmd, Msg};
 use super::theme::Theme;
@@ -43,20 +43,28 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     }
     let mut replay: Option<ChildReplay> = None;
     let mut index: Option<IndexJob> = None;
+    let mut first_frame = true;
     let result = (|| -> Result<()> {
         loop {
             terminal
                 .draw(|f| super::ui::draw(&app, &theme, f))
                 .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
+            let mut cmds = Vec::new();
+            if std::mem::take(&mut first_frame) {
+                // Checks of every instance start once the table is on screen, never before.
+                cmds.extend(app.update(Msg::FirstFrameDrawn));
+            }
             let first = match rx.recv_timeout(TICK) {
                 Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => Msg::Tick,
+                Err(RecvTimeoutError::Timeout) => Msg::Tick(Instant::now()),
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             };
-            let mut cmds = app.update(first);
+            cmds.extend(app.update(first));
             while let Ok(m) = rx.try_recv() {
                 cmds.extend(app.update(m));
             }
+            // The clock, every turn: status messages expire even while events stream in.
+            cmds.extend(app.update(Msg::Tick(Instant::now())));
             for cmd in cmds {
                 match cmd {
                     Cmd::StartReplay { request, .. } => {

@@ -21,6 +21,11 @@ pub struct Theme {
     pub warn: Style,
     pub error: Style,
     pub chart: Style,
+    /// Byte categories in the hex view and its ASCII column (hexyl's colours): zero bytes,
+    /// printable ASCII, everything else.
+    pub byte_zero: Style,
+    pub byte_printable: Style,
+    pub byte_other: Style,
 }
 
 impl Theme {
@@ -44,6 +49,9 @@ impl Theme {
                 warn: plain.add_modifier(Modifier::BOLD),
                 error: plain.add_modifier(Modifier::BOLD | Modifier::REVERSED),
                 chart: plain,
+                byte_zero: plain,
+                byte_printable: plain,
+                byte_other: plain,
             };
         }
         let (fg, dim, accent, sel_bg) = match name {
@@ -59,6 +67,11 @@ impl Theme {
                 Color::Cyan,
                 Color::Rgb(50, 60, 90),
             ),
+        };
+        // Yellow is unreadable on white: the light theme marks other bytes in magenta.
+        let (printable, other) = match name {
+            ThemeName::Light => (Color::Blue, Color::Magenta),
+            _ => (Color::Cyan, Color::Yellow),
         };
         Theme {
             text: Style::default().fg(fg),
@@ -86,6 +99,9 @@ impl Theme {
             warn: Style::default().fg(Color::Yellow),
             error: Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
             chart: Style::default().fg(accent),
+            byte_zero: Style::default().fg(dim),
+            byte_printable: Style::default().fg(printable),
+            byte_other: Style::default().fg(other),
         }
     }
 }

@@ -1,169 +1,323 @@
-//! What `rr-tui inspect` shows of one instance, as data (for `--json` and the explorer) and as
-//! text lines. Reads the descriptor, the globals and the image; snapshots only by size.
+//! What `rr-tui inspect` shows of one instance, as data (for `--json` and the explorer), as
+//! text lines, and as named fields (the explorer's side-by-side descriptor diff). Reads the
+//! descriptor, the globals and the image; snapshots only by size.
+//!
+//! The JSON form is plain data: numbers as numbers, and a part that could not be read is
+//! `null` with a `*_problem` string beside it (never `{"Ok": …}` / `{"Err": …}`).
 
 use humansize::{format_size, BINARY};
 use std::path::{Path, PathBuf};
 
-use super::descriptor::{Descriptor, Segment};
-use super::globals::{Global, Globals};
-use super::image::{self, ImageInfo};
+use super::descriptor::{Argument, Descriptor, Segment};
+use super::globals::Globals;
+use super::image::{self, ImageInfo, ImageKind};
 use super::instance::{InstanceFiles, Side};
 use super::memory::MemoryMap;
 use crate::error::Result;
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// Bytes of each global's data kept for display and comparison (the hash covers all of it).
+pub const GLOBAL_PREVIEW_BYTES: usize = 16;
+
+/// What one launch argument is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgKind {
+    /// Points into recorded memory.
+    Pointer,
+    /// Points into the reserved region, past the recorded bytes.
+    Reserved,
+    /// LLVM's trailing `dyn_ptr` of ~0 (no reduction buffer).
+    Sentinel,
+    /// Passed by value.
+    Value,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ArgInfo {
     pub index: usize,
+    pub kind: ArgKind,
+    /// Bytes of the parameter as launched.
+    pub size: usize,
+    /// The parameter's bytes in hex (LLVM's 8-byte words as one `0x…` number).
     pub hex: String,
+    /// The segment a pointer points into.
+    pub segment: Option<usize>,
+    /// Offset of the pointed-to byte in its segment (or, `reserved`, in the reserved region).
+    pub offset: Option<u64>,
+    /// Bytes from there up to the next argument pointer (records do not store buffer lengths).
+    pub extent: Option<u64>,
+    /// A by-value parameter of 1, 2, 4 or 8 bytes as an unsigned little-endian integer.
+    pub value: Option<u64>,
+    /// Text for `inspect`: where a pointer points, or a value in decimal and hex.
+    #[serde(skip)]
     pub meaning: String,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GlobalInfo {
+    pub name: String,
+    pub size: u64,
+    /// The first [`GLOBAL_PREVIEW_BYTES`] bytes of the data, in hex.
+    pub preview_hex: String,
+    /// XXH3-64 of the whole data, to tell changed values apart beyond the preview.
+    pub xxh3: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageSummary {
+    pub kind: String,
+    /// The SM architecture of a cubin (90 for sm_90).
+    pub sm: Option<u32>,
+    pub size: u64,
+    pub kernels: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SnapshotSizes {
-    /// The size, or why it is unknown (missing, not a regular file).
-    pub record_input: std::result::Result<u64, String>,
-    pub record_output: std::result::Result<u64, String>,
+    pub record_input_bytes: Option<u64>,
+    /// Why the size is unknown (missing, not a regular file).
+    pub record_input_problem: Option<String>,
+    pub record_output_bytes: Option<u64>,
+    pub record_output_problem: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Inspection {
     pub descriptor_path: PathBuf,
-    pub descriptor: Descriptor,
+    pub format: &'static str,
+    pub kernel: String,
     pub kernel_demangled: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_memory_bytes: u32,
     pub segments: Vec<Segment>,
     pub arguments: Vec<ArgInfo>,
-    pub globals: std::result::Result<Vec<Global>, String>,
+    pub globals: Vec<GlobalInfo>,
+    pub globals_problem: Option<String>,
     pub image_path: PathBuf,
-    pub image: std::result::Result<ImageInfo, String>,
+    pub image: Option<ImageSummary>,
+    pub image_problem: Option<String>,
     pub snapshots: SnapshotSizes,
+    /// Every key of the descriptor file, decoded.
+    pub descriptor: Descriptor,
 }
 
-fn size_of(r: crate::Result<u64>) -> std::result::Result<u64, String> {
-    r.map_err(|e| match e {
-        e if e.is_not_found() => "missing".to_string(),
-        crate::Error::Format { problem, .. } => problem,
-        e => e.to_string(),
-    })
+/// One named, decoded field of an instance (`grid`, `arg 1`, `global g_scale`, …): what the
+/// explorer compares between two instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub value: String,
+}
+
+fn size_of(r: crate::Result<u64>) -> (Option<u64>, Option<String>) {
+    match r {
+        Ok(n) => (Some(n), None),
+        Err(e) if e.is_not_found() => (None, Some("missing".to_string())),
+        Err(crate::Error::Format { problem, .. }) => (None, Some(problem)),
+        Err(e) => (None, Some(e.to_string())),
+    }
 }
 
 pub fn human(bytes: u64) -> String {
     format_size(bytes, BINARY)
 }
 
+/// An unsigned integer in decimal and hex, with its signed reading when that is negative:
+/// `16 (0x10)`, `18446744073709551615 (0xffffffffffffffff, i64 -1)`.
+pub fn integer_text(value: u64, size: usize) -> String {
+    let bits = (size * 8).clamp(8, 64) as u32;
+    let signed = if bits == 64 {
+        value as i64
+    } else {
+        let shift = 64 - bits;
+        ((value << shift) as i64) >> shift
+    };
+    if signed < 0 {
+        format!("{value} ({value:#x}, i{bits} {signed})")
+    } else {
+        format!("{value} ({value:#x})")
+    }
+}
+
+fn little_endian(bytes: &[u8]) -> Option<u64> {
+    matches!(bytes.len(), 1 | 2 | 4 | 8).then(|| {
+        let mut buf = [0u8; 8];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(buf)
+    })
+}
+
+fn hex_bytes(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn describe_argument(d: &Descriptor, map: &MemoryMap, a: &Argument, last: usize) -> ArgInfo {
+    let hex = match a.word {
+        Some(w) => format!("{w:#018x}"),
+        None => super::descriptor::hex_encode(&a.bytes),
+    };
+    let mut info = ArgInfo {
+        index: a.index,
+        kind: ArgKind::Value,
+        size: a.bytes.len(),
+        hex,
+        segment: None,
+        offset: None,
+        extent: None,
+        value: None,
+        meaning: String::new(),
+    };
+    if let Some(r) = map.arg_region(a.index) {
+        let seg = map.segments[r.segment];
+        let (offset, extent) = (r.addr - seg.addr, r.file_end - r.file_start);
+        info.kind = ArgKind::Pointer;
+        (info.segment, info.offset, info.extent) = (Some(r.segment), Some(offset), Some(extent));
+        info.meaning = format!(
+            "→ segment {} + {offset:#x} ({} up to the next argument)",
+            r.segment,
+            human(extent)
+        );
+        return info;
+    }
+    match a.word {
+        Some(u64::MAX) if d.cuda.is_none() && a.index == last => {
+            info.kind = ArgKind::Sentinel;
+            info.value = Some(u64::MAX);
+            info.meaning = "dyn_ptr sentinel (~0: no reduction buffer)".into();
+        }
+        Some(w) if w >= d.valloc_addr && w - d.valloc_addr < d.valloc_size => {
+            info.kind = ArgKind::Reserved;
+            info.offset = Some(w - d.valloc_addr);
+            info.meaning = format!(
+                "→ reserved region + {:#x}, beyond the recorded bytes",
+                w - d.valloc_addr
+            );
+        }
+        _ => {
+            info.value = little_endian(&a.bytes);
+            info.meaning = match info.value {
+                Some(v) if d.cuda.is_none() => {
+                    format!("= {}, not a recorded address", integer_text(v, 8))
+                }
+                Some(v) => format!(
+                    "= {}, {} bytes by value",
+                    integer_text(v, a.bytes.len()),
+                    a.bytes.len()
+                ),
+                None => format!("{} bytes by value", a.bytes.len()),
+            };
+        }
+    }
+    info
+}
+
+fn summarize_image(i: &ImageInfo) -> ImageSummary {
+    ImageSummary {
+        kind: i.kind.describe(),
+        sm: match i.kind {
+            ImageKind::Cubin { sm, .. } => Some(sm),
+            _ => None,
+        },
+        size: i.size,
+        kernels: i.kernels.clone(),
+    }
+}
+
 impl Inspection {
     pub fn of(json: &Path) -> Result<Inspection> {
         let d = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
-        let snapshots = SnapshotSizes {
-            record_input: size_of(files.recorded_len(&d, Side::Input)),
-            record_output: size_of(files.recorded_len(&d, Side::Output)),
-        };
-        let map = MemoryMap::new(&d, *snapshots.record_input.as_ref().unwrap_or(&0));
+        let (record_input_bytes, record_input_problem) =
+            size_of(files.recorded_len(&d, Side::Input));
+        let (record_output_bytes, record_output_problem) =
+            size_of(files.recorded_len(&d, Side::Output));
+        let map = MemoryMap::new(&d, record_input_bytes.unwrap_or(0));
         let all = d.arguments();
         let last = all.len().saturating_sub(1);
         let arguments = all
             .iter()
-            .map(|a| {
-                let hex = match a.word {
-                    Some(w) => format!("{w:#018x}"),
-                    None => super::descriptor::hex_encode(&a.bytes),
-                };
-                let meaning = match (a.word, map.arg_region(a.index)) {
-                    (_, Some(r)) => {
-                        let seg = map.segments[r.segment];
-                        format!(
-                            "→ segment {} + {:#x} ({} up to the next argument)",
-                            r.segment,
-                            r.addr - seg.addr,
-                            human(r.file_end - r.file_start)
-                        )
-                    }
-                    (Some(u64::MAX), None) if d.cuda.is_none() && a.index == last => {
-                        "dyn_ptr sentinel (~0: no reduction buffer)".into()
-                    }
-                    (Some(w), None) if w >= d.valloc_addr && w - d.valloc_addr < d.valloc_size => {
-                        format!(
-                            "→ reserved region + {:#x}, beyond the recorded bytes",
-                            w - d.valloc_addr
-                        )
-                    }
-                    (Some(w), None) => {
-                        format!("= {} (i64 {}, not a recorded address)", w, w as i64)
-                    }
-                    (None, None) if matches!(a.bytes.len(), 1 | 2 | 4) => {
-                        let mut buf = [0u8; 4];
-                        buf[..a.bytes.len()].copy_from_slice(&a.bytes);
-                        format!(
-                            "= {} ({} bytes by value)",
-                            u32::from_le_bytes(buf),
-                            a.bytes.len()
-                        )
-                    }
-                    (None, None) => format!("{} bytes by value", a.bytes.len()),
-                };
-                ArgInfo {
-                    index: a.index,
-                    hex,
-                    meaning,
-                }
-            })
+            .map(|a| describe_argument(&d, &map, a, last))
             .collect();
-        let globals = Globals::read(&files.globals())
-            .map(|g| g.entries)
-            .map_err(|e| e.to_string());
+        let (globals, globals_problem) = match Globals::read(&files.globals()) {
+            Ok(g) => (
+                g.entries
+                    .iter()
+                    .map(|e| {
+                        let data = g.data(e);
+                        GlobalInfo {
+                            name: e.name.clone(),
+                            size: e.size,
+                            preview_hex: hex_bytes(&data[..data.len().min(GLOBAL_PREVIEW_BYTES)]),
+                            xxh3: xxhash_rust::xxh3::xxh3_64(data),
+                        }
+                    })
+                    .collect(),
+                None,
+            ),
+            Err(e) => (vec![], Some(e.to_string())),
+        };
         let image_path = files.image(&d);
-        let image = files
-            .resolve_image(&d)
-            .and_then(|p| image::read(&p))
-            .map(|(_, i)| i)
-            .map_err(|e| e.to_string());
+        let (image, image_problem) = match files.resolve_image(&d).and_then(|p| image::read(&p)) {
+            Ok((_, i)) => (Some(summarize_image(&i)), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         Ok(Inspection {
             descriptor_path: json.to_path_buf(),
+            format: d.format.label(),
+            kernel: d.name.clone(),
             kernel_demangled: super::demangle(&d.name),
+            grid: d.grid(),
+            block: d.block(),
+            shared_memory_bytes: d.shared_memory_size,
             segments: map.segments.clone(),
-            descriptor: d,
             arguments,
             globals,
+            globals_problem,
             image_path,
             image,
-            snapshots,
+            image_problem,
+            snapshots: SnapshotSizes {
+                record_input_bytes,
+                record_input_problem,
+                record_output_bytes,
+                record_output_problem,
+            },
+            descriptor: d,
         })
     }
 
     /// Whether something `inspect` needed could not be read (the descriptor was; the globals or
     /// the image were not): `inspect` still prints what it could, then exits non-zero.
     pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Err(e) = &self.globals {
-            out.push(e.clone());
+        [&self.globals_problem, &self.image_problem]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
+    fn snapshot_text(bytes: Option<u64>, problem: &Option<String>) -> String {
+        match (bytes, problem) {
+            (Some(n), _) => human(n),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "unknown".into(),
         }
-        if let Err(e) = &self.image {
-            out.push(e.clone());
-        }
-        out
     }
 
     /// Text lines: `inspect`'s output and the explorer's descriptor pane. Names from the files
     /// are shown with control characters made visible.
     pub fn lines(&self) -> Vec<String> {
         let d = &self.descriptor;
-        let dims = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
-        let limits = |l: [u32; 2]| {
-            if l == [0, 0] {
-                "unrestricted".to_string()
-            } else {
-                format!("[{}, {}]", l[0], l[1])
-            }
-        };
-        let opt = |v: &std::result::Result<u64, String>| match v {
-            Ok(n) => human(*n),
-            Err(why) => why.clone(),
-        };
         let mut out = vec![
             format!(
                 "Descriptor   {} ({})",
                 self.descriptor_path.display(),
-                d.format.label()
+                self.format
             ),
             format!("Kernel       {}", self.kernel_demangled),
         ];
@@ -172,9 +326,9 @@ impl Inspection {
         }
         out.push(format!(
             "Geometry     grid {}, block {}, dynamic shared memory {}",
-            dims(d.grid()),
-            dims(d.block()),
-            human(d.shared_memory_size as u64)
+            dims(self.grid),
+            dims(self.block),
+            human(self.shared_memory_bytes as u64)
         ));
         if let Some(c) = &d.cuda {
             let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
@@ -198,33 +352,27 @@ impl Inspection {
             human(d.valloc_size)
         ));
         for (i, s) in self.segments.iter().enumerate() {
-            out.push(format!(
-                "  segment {i}  {:#x}..{:#x}  {}  (file offset {:#x})",
-                s.addr,
-                s.end(),
-                human(s.size),
-                s.offset
-            ));
+            out.push(format!("  segment {i}  {}", segment_text(s)));
         }
         out.push(format!("Arguments    {}", self.arguments.len()));
         for a in &self.arguments {
             out.push(format!("  #{:<3} {}  {}", a.index, a.hex, a.meaning));
         }
-        match &self.globals {
-            Ok(g) => {
-                out.push(format!("Globals      {}", g.len()));
-                for e in g {
-                    out.push(format!("  {}  {}", e.name, human(e.size)));
+        match &self.globals_problem {
+            None => {
+                out.push(format!("Globals      {}", self.globals.len()));
+                for g in &self.globals {
+                    out.push(format!("  {}  {}", g.name, global_text(g)));
                 }
             }
-            Err(e) => out.push(format!("Globals      unreadable: {e}")),
+            Some(e) => out.push(format!("Globals      unreadable: {e}")),
         }
-        match &self.image {
-            Ok(i) => {
+        match (&self.image, &self.image_problem) {
+            (Some(i), _) => {
                 out.push(format!(
                     "Image        {}: {}, {}, {} kernel(s)",
                     self.image_path.display(),
-                    i.kind.describe(),
+                    i.kind,
                     human(i.size),
                     i.kernels.len()
                 ));
@@ -232,15 +380,221 @@ impl Inspection {
                     out.push(format!("  kernel     {}", super::demangle(k)));
                 }
             }
-            Err(e) => out.push(format!("Image        unreadable: {e}")),
+            (None, e) => out.push(format!(
+                "Image        unreadable: {}",
+                e.as_deref().unwrap_or("unknown")
+            )),
         }
+        let s = &self.snapshots;
         out.push(format!(
             "Snapshots    input {}, output {}",
-            opt(&self.snapshots.record_input),
-            opt(&self.snapshots.record_output)
+            Self::snapshot_text(s.record_input_bytes, &s.record_input_problem),
+            Self::snapshot_text(s.record_output_bytes, &s.record_output_problem)
         ));
         out.into_iter()
             .map(|l| crate::text::visible(&l).into_owned())
             .collect()
+    }
+
+    /// The decoded fields, in display order, named so that the same field of two instances has
+    /// the same name (arguments by index, segments by index, globals by name). Pointers are
+    /// described by segment and offset, not address, so two recordings of one launch compare
+    /// equal where their layouts agree. Control characters are made visible.
+    pub fn fields(&self) -> Vec<Field> {
+        let d = &self.descriptor;
+        let mut out = Vec::new();
+        let mut push = |name: String, value: String| {
+            out.push(Field {
+                name: crate::text::visible(&name).into_owned(),
+                value: crate::text::visible(&value).into_owned(),
+            })
+        };
+        push("kernel".into(), self.kernel_demangled.clone());
+        push("format".into(), self.format.into());
+        push("grid".into(), dims(self.grid));
+        push("block".into(), dims(self.block));
+        push(
+            "shared memory".into(),
+            human(self.shared_memory_bytes as u64),
+        );
+        if let Some(c) = &d.cuda {
+            let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
+            push("cluster".into(), cluster);
+            push("cooperative".into(), c.cooperative.to_string());
+            push("occurrence".into(), c.occurrence.to_string());
+        }
+        push("teams limits".into(), limits(d.teams_limits));
+        push("threads limits".into(), limits(d.threads_limits));
+        push("trip count".into(), d.loop_trip_count.to_string());
+        push("device".into(), d.device_id.to_string());
+        push("reserved".into(), human(d.valloc_size));
+        for (i, s) in self.segments.iter().enumerate() {
+            push(format!("segment {i}"), human(s.size));
+        }
+        push("arguments".into(), self.arguments.len().to_string());
+        for a in &self.arguments {
+            let value = match (a.kind, a.segment, a.offset, a.extent) {
+                (ArgKind::Pointer, Some(s), Some(o), Some(e)) => {
+                    format!("→ seg {s} + {o:#x} ({})", human(e))
+                }
+                (ArgKind::Reserved, _, Some(o), _) => format!("→ reserved + {o:#x}"),
+                (ArgKind::Sentinel, ..) => "dyn_ptr sentinel".into(),
+                _ => match a.value {
+                    Some(v) => format!("= {}", integer_text(v, a.size)),
+                    None => format!("{} ({} bytes)", a.hex, a.size),
+                },
+            };
+            push(format!("arg {}", a.index), value);
+        }
+        match &self.globals_problem {
+            None => {
+                for g in &self.globals {
+                    push(format!("global {}", g.name), global_text(g));
+                }
+            }
+            Some(e) => push("globals".into(), format!("unreadable: {e}")),
+        }
+        match (&self.image, &self.image_problem) {
+            (Some(i), _) => push("image".into(), format!("{}, {}", i.kind, human(i.size))),
+            (None, e) => push(
+                "image".into(),
+                format!("unreadable: {}", e.as_deref().unwrap_or("unknown")),
+            ),
+        }
+        let s = &self.snapshots;
+        push(
+            "input".into(),
+            Self::snapshot_text(s.record_input_bytes, &s.record_input_problem),
+        );
+        push(
+            "output".into(),
+            Self::snapshot_text(s.record_output_bytes, &s.record_output_problem),
+        );
+        out
+    }
+}
+
+fn dims(v: [u32; 3]) -> String {
+    format!("{}×{}×{}", v[0], v[1], v[2])
+}
+
+fn limits(l: [u32; 2]) -> String {
+    if l == [0, 0] {
+        "unrestricted".to_string()
+    } else {
+        format!("[{}, {}]", l[0], l[1])
+    }
+}
+
+fn segment_text(s: &Segment) -> String {
+    format!(
+        "{:#x}..{:#x}  {}  (file offset {:#x})",
+        s.addr,
+        s.end(),
+        human(s.size),
+        s.offset
+    )
+}
+
+/// `4 B  00 00 00 40` (and `…` when the data is longer than the preview).
+fn global_text(g: &GlobalInfo) -> String {
+    let more = if g.size as usize > GLOBAL_PREVIEW_BYTES {
+        format!(" … (xxh3 {:016x})", g.xxh3)
+    } else {
+        String::new()
+    };
+    format!("{}  {}{more}", human(g.size), g.preview_hex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_read_in_decimal_and_hex() {
+        assert_eq!(integer_text(16, 4), "16 (0x10)");
+        assert_eq!(integer_text(0xff, 1), "255 (0xff, i8 -1)");
+        assert_eq!(
+            integer_text(u64::MAX, 8),
+            "18446744073709551615 (0xffffffffffffffff, i64 -1)"
+        );
+        assert_eq!(integer_text(0x8000_0000, 8), "2147483648 (0x80000000)");
+    }
+
+    fn fixture(dir: &str, stem: &str) -> Inspection {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../record-fixtures")
+            .join(dir)
+            .join(format!("{stem}.json"));
+        Inspection::of(&path).unwrap()
+    }
+
+    /// No `{"Ok": …}` / `{"Err": …}` anywhere in the JSON.
+    fn no_result_wrappers(v: &serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                assert!(!m.contains_key("Ok") && !m.contains_key("Err"), "{m:?}");
+                m.values().for_each(no_result_wrappers);
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(no_result_wrappers),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn json_is_plain_structured_data() {
+        let ins = fixture(
+            "rrtui-stencil3d",
+            "3844743599784193033_15987061097491423463",
+        );
+        let v = serde_json::to_value(&ins).unwrap();
+        no_result_wrappers(&v);
+        assert_eq!(v["grid"], serde_json::json!([2, 2, 4]));
+        assert!(v["globals_problem"].is_null() && v["image_problem"].is_null());
+        assert!(v["snapshots"]["record_input_bytes"].is_u64());
+        let args = v["arguments"].as_array().unwrap();
+        let pointer = args.iter().find(|a| a["kind"] == "pointer").unwrap();
+        assert!(pointer["segment"].is_u64() && pointer["offset"].is_u64());
+        assert!(pointer["extent"].as_u64().unwrap() > 0);
+        let by_value = args.iter().find(|a| a["kind"] == "value").unwrap();
+        assert_eq!(by_value["value"], 16);
+        assert_eq!(by_value["size"], 4);
+        assert!(ins
+            .lines()
+            .iter()
+            .any(|l| l.ends_with("= 16 (0x10), 4 bytes by value")));
+    }
+
+    #[test]
+    fn fields_name_what_two_instances_share() {
+        let a = fixture(
+            "llvm-two-kernels",
+            "8683979482637550046_13526365365894479501",
+        );
+        let b = fixture(
+            "llvm-two-kernels",
+            "8683979482637550046_6547468769535274944",
+        );
+        let (fa, fb) = (a.fields(), b.fields());
+        let value = |f: &[Field], name: &str| {
+            f.iter()
+                .find(|x| x.name == name)
+                .map(|x| x.value.clone())
+                .unwrap_or_else(|| panic!("no field {name}"))
+        };
+        assert_eq!(value(&fa, "grid"), "8×1×1");
+        assert_eq!(value(&fb, "grid"), "16×1×1");
+        // Pointers compare by segment and offset, not by address.
+        assert_eq!(value(&fa, "arg 0"), value(&fb, "arg 0"));
+        assert_eq!(value(&fa, "arg 0"), "→ seg 0 + 0x4000 (16 KiB)");
+        assert_eq!(value(&fa, "arg 3"), "= 4096 (0x1000)");
+        assert_eq!(value(&fa, "global g_scale"), "4 B  00 00 20 40");
+    }
+
+    #[test]
+    fn by_value_parameters_decode_only_integer_sizes() {
+        assert_eq!(little_endian(&[0x10, 0, 0, 0]), Some(16));
+        assert_eq!(little_endian(&[1, 2, 3]), None);
+        assert_eq!(little_endian(&[]), None);
     }
 }

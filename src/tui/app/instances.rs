@@ -19,7 +19,11 @@ pub struct Row {
     pub grid: Option<[u32; 3]>,
     pub block: Option<[u32; 3]>,
     pub input_len: Option<u64>,
-    /// Why the descriptor could not be read, if it could not.
+    /// The kernel the report names for this instance (what `check` compares the descriptor
+    /// with), if the report lists it.
+    pub report_name: Option<String>,
+    /// Why the instance is broken: its descriptor is unreadable (known at load), or the first
+    /// error `check` found (filled in by a worker after the first frame).
     pub problem: Option<String>,
 }
 
@@ -85,6 +89,7 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
         input_len: d
             .as_ref()
             .and_then(|d| inst.files.recorded_len(d, Side::Input).ok()),
+        report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
         problem,
         json_path,
     }

@@ -1,5 +1,8 @@
 //! The snapshot diff view model: two memory-mapped snapshots, the streaming difference index,
 //! a window position, squeezing and typed display. Only visible rows are ever touched.
+//!
+//! A row is `row` bytes wide (16, 8 or 4: whatever the terminal width allows, see
+//! [`super::rowlayout`]); every position (`top`, squeezed runs, jumps) is a multiple of it.
 
 use std::sync::Arc;
 
@@ -7,7 +10,8 @@ use rr_engine::diff::{DType, DiffIndex};
 use rr_engine::snapshot::Snapshot;
 use rr_format::memory::MemoryMap;
 
-pub const ROW: u64 = 16;
+/// Bytes per row until the terminal says how wide it is.
+pub const DEFAULT_ROW: u64 = 16;
 /// Runs of at least this many equal rows collapse into one line when squeezing.
 const MIN_SQUEEZE_ROWS: u64 = 3;
 
@@ -49,6 +53,8 @@ pub struct SnapView {
     pub dtype: Option<DType>,
     pub big_endian: bool,
     pub job: u64,
+    /// Bytes per row.
+    pub row: u64,
 }
 
 impl SnapView {
@@ -76,6 +82,7 @@ impl SnapView {
             dtype: None,
             big_endian: false,
             job,
+            row: DEFAULT_ROW,
         }
     }
 
@@ -86,7 +93,17 @@ impl SnapView {
         self.len() == 0
     }
     fn last_row(&self) -> u64 {
-        self.len().saturating_sub(1) / ROW * ROW
+        self.align(self.len().saturating_sub(1))
+    }
+    /// The start of the row holding `offset`.
+    fn align(&self, offset: u64) -> u64 {
+        offset / self.row * self.row
+    }
+
+    /// Change the bytes per row, keeping the top row's first byte on screen.
+    pub fn set_row(&mut self, row: u64) {
+        self.row = row.max(1);
+        self.top = self.align(self.top);
     }
     fn compared(&self) -> u64 {
         self.a.len().min(self.b.len())
@@ -95,8 +112,8 @@ impl SnapView {
     /// Whether the row at `r` is known to be equal on both sides (never, once stale).
     fn known_equal(&self, r: u64) -> bool {
         !self.stale
-            && r + ROW <= self.scanned.min(self.compared())
-            && self.index.within(r, r + ROW).is_empty()
+            && r + self.row <= self.scanned.min(self.compared())
+            && self.index.within(r, r + self.row).is_empty()
     }
 
     /// Whether both files are still as they were when mapped (two `fstat`s).
@@ -106,11 +123,11 @@ impl SnapView {
 
     /// End (row-aligned) of the run of known-equal rows starting at `r`.
     fn equal_run_end(&self, r: u64) -> u64 {
-        let limit = self.scanned.min(self.compared()) / ROW * ROW;
+        let limit = self.align(self.scanned.min(self.compared()));
         let next = self
             .index
             .next_after(r)
-            .map(|d| d.start / ROW * ROW)
+            .map(|d| self.align(d.start))
             .unwrap_or(limit);
         next.min(limit).max(r)
     }
@@ -122,60 +139,88 @@ impl SnapView {
         while out.len() < n && r < self.len() {
             if self.squeeze && self.known_equal(r) {
                 let end = self.equal_run_end(r);
-                if (end - r) / ROW >= MIN_SQUEEZE_ROWS {
+                if (end - r) / self.row >= MIN_SQUEEZE_ROWS {
                     out.push(Line::Squeezed { start: r, end });
                     r = end;
                     continue;
                 }
             }
             out.push(Line::Row(r));
-            r += ROW;
+            r += self.row;
         }
         out
     }
 
-    pub fn scroll_down(&mut self, n: usize) {
+    /// Scroll down `n` lines, no further than where the last row is at the bottom of a view of
+    /// `visible` lines.
+    pub fn scroll_down(&mut self, n: usize, visible: usize) {
+        let limit = self.bottom_top(visible);
         for _ in 0..n {
+            if self.top >= limit {
+                return;
+            }
             let next = match self.lines(2).get(1) {
                 Some(Line::Row(r)) | Some(Line::Squeezed { start: r, .. }) => *r,
                 None => return,
             };
-            self.top = next;
+            self.top = next.min(limit);
         }
     }
 
     pub fn scroll_up(&mut self, n: usize) {
-        for _ in 0..n {
-            if self.top == 0 {
-                return;
-            }
-            let cand = self.top - ROW;
-            self.top = cand;
-            if self.squeeze && self.known_equal(cand) {
-                let run_start = match self.index.prev_before(cand + 1) {
-                    Some(d) if d.end <= cand => d.end.div_ceil(ROW) * ROW,
-                    Some(_) => cand,
-                    None => 0,
-                };
-                if (cand + ROW - run_start) / ROW >= MIN_SQUEEZE_ROWS {
-                    self.top = run_start;
-                }
-            }
+        self.top = self.lines_above(self.top, n);
+    }
+
+    /// Where the line holding row `r` starts when drawn: the start of its squeezed run, if it
+    /// is in one long enough to be squeezed.
+    fn line_start(&self, r: u64) -> u64 {
+        if !(self.squeeze && self.known_equal(r)) {
+            return r;
         }
+        let run_start = match self.index.prev_before(r + 1) {
+            Some(d) if d.end <= r => d.end.div_ceil(self.row) * self.row,
+            Some(_) => r,
+            None => 0,
+        };
+        if (self.equal_run_end(run_start) - run_start) / self.row >= MIN_SQUEEZE_ROWS {
+            run_start
+        } else {
+            r
+        }
+    }
+
+    /// The start of the line `n` lines above the one starting at `top` (a squeezed run is one
+    /// line, as drawn).
+    fn lines_above(&self, mut top: u64, n: usize) -> u64 {
+        for _ in 0..n {
+            if top == 0 {
+                break;
+            }
+            top = self.line_start(self.align(top - 1));
+        }
+        top
     }
 
     pub fn to_top(&mut self) {
         self.top = 0;
     }
-    pub fn to_bottom(&mut self) {
-        self.top = self.last_row();
+    /// Put the last row at the bottom of a view of `visible` lines.
+    pub fn to_bottom(&mut self, visible: usize) {
+        self.top = self.bottom_top(visible);
+    }
+
+    /// The top row that shows the last row on the last of `visible` lines (squeezed runs count
+    /// as one line, as drawn).
+    fn bottom_top(&self, visible: usize) -> u64 {
+        let last = self.line_start(self.last_row());
+        self.lines_above(last, visible.saturating_sub(1))
     }
 
     /// Jump to the next difference after the top row; false when there is none (yet).
     pub fn next_diff(&mut self) -> bool {
-        match self.index.next_after(self.top + ROW - 1) {
+        match self.index.next_after(self.top + self.row - 1) {
             Some(d) => {
-                self.top = d.start / ROW * ROW;
+                self.top = self.align(d.start);
                 true
             }
             None => false,
@@ -185,7 +230,7 @@ impl SnapView {
     pub fn prev_diff(&mut self) -> bool {
         match self.index.prev_before(self.top) {
             Some(d) => {
-                self.top = d.start / ROW * ROW;
+                self.top = self.align(d.start);
                 true
             }
             None => false,
@@ -196,8 +241,8 @@ impl SnapView {
     pub fn goto(&mut self, target: &str) -> Result<(), String> {
         let t = target.trim().to_lowercase();
         let offset = if let Some(n) = t
-            .strip_prefix("arg")
-            .or_else(|| t.strip_prefix("argument"))
+            .strip_prefix("argument")
+            .or_else(|| t.strip_prefix("arg"))
             .map(str::trim)
         {
             let i: usize = n
@@ -221,7 +266,7 @@ impl SnapView {
                 self.len()
             ));
         }
-        self.top = offset / ROW * ROW;
+        self.top = self.align(offset);
         Ok(())
     }
 
@@ -283,10 +328,81 @@ mod tests {
             v.top, 0,
             "scrolling up over a squeezed run lands on its start"
         );
-        v.scroll_down(1);
+        v.scroll_down(1, 2);
         assert_eq!(v.top, 496);
         v.squeeze = false;
         assert_eq!(v.lines(2), vec![Line::Row(496), Line::Row(512)]);
+    }
+
+    /// Every row width the layout can choose keeps positions row-aligned and the same bytes
+    /// reachable: jumps, goto, squeezing and the bottom.
+    #[test]
+    fn every_row_width_navigates_the_same_bytes() {
+        let a = vec![0u8; 1024];
+        let mut b = a.clone();
+        b[500] = 1;
+        b[900] = 2;
+        let (_d, mut v) = view(&a, &b);
+        for row in [16u64, 8, 4] {
+            v.set_row(row);
+            v.to_top();
+            assert_eq!(
+                v.lines(1),
+                vec![Line::Squeezed {
+                    start: 0,
+                    end: 500 / row * row
+                }]
+            );
+            assert!(v.next_diff());
+            assert_eq!(v.top, 500 / row * row, "row {row}");
+            assert!(v.next_diff());
+            assert_eq!(v.top, 900 / row * row);
+            assert!(v.prev_diff());
+            assert_eq!(v.top, 500 / row * row);
+            v.goto("1023").unwrap();
+            assert_eq!(v.top, 1023 / row * row);
+            v.to_bottom(4);
+            let lines = v.lines(4);
+            assert_eq!(lines.len(), 4, "row {row}: the view is full at the bottom");
+            // The equal tail is one squeezed line that ends the view.
+            assert_eq!(
+                *lines.last().unwrap(),
+                Line::Squeezed {
+                    start: 900 / row * row + row,
+                    end: 1024
+                }
+            );
+            v.scroll_down(5, 4);
+            assert_eq!(v.lines(4), lines, "no scrolling past the bottom");
+        }
+        // Widening the rows keeps the top row's first byte on screen.
+        v.set_row(4);
+        v.goto("0x1004").unwrap();
+        v.set_row(16);
+        assert_eq!(v.top, 0);
+    }
+
+    #[test]
+    fn the_bottom_of_a_squeezed_tail_ends_the_view() {
+        let a = vec![0u8; 4096];
+        let mut b = a.clone();
+        b[10] = 1;
+        let (_d, mut v) = view(&a, &b);
+        v.to_bottom(20);
+        assert_eq!(
+            v.lines(20),
+            vec![
+                Line::Row(0),
+                Line::Squeezed {
+                    start: 16,
+                    end: 4096
+                }
+            ]
+        );
+        v.squeeze = false;
+        v.to_bottom(20);
+        assert_eq!(v.lines(20).last(), Some(&Line::Row(4080)));
+        assert_eq!(v.top, 4096 - 20 * 16);
     }
 
     #[test]

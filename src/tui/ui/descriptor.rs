@@ -1,20 +1,26 @@
-use ratatui::layout::{Constraint, Layout, Rect};
+//! The descriptor screen: one instance as `inspect` shows it, or, with a marked instance, the
+//! decoded fields of both side by side (geometry, limits, each argument by segment and offset,
+//! globals by name with their values), changed fields highlighted.
+
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
-use similar::{ChangeTag, TextDiff};
 
 use super::fit;
+use crate::tui::app::descriptors::{self, FieldRow};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
+use rr_format::inspect::Inspection;
 
-fn pretty(app: &App, i: usize) -> String {
+/// The field-name column never takes more than this.
+const MAX_NAME: usize = 24;
+
+fn inspection(app: &App, i: usize) -> Result<Option<&Inspection>, &str> {
     match app.inspections.get(&i) {
-        Some(Ok(ins)) => serde_json::from_str::<serde_json::Value>(&ins.descriptor.to_json())
-            .and_then(|v| serde_json::to_string_pretty(&v))
-            .unwrap_or_default(),
-        Some(Err(e)) => e.clone(),
-        None => String::new(),
+        Some(Ok(ins)) => Ok(Some(ins)),
+        Some(Err(e)) => Err(e),
+        None => Ok(None),
     }
 }
 
@@ -24,36 +30,24 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         return draw_diff(app, theme, f, area, mark, cur);
     }
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" Descriptor · {} ", app.rows[cur].json_file),
+        fit(
+            &format!(" Descriptor · {} ", app.rows[cur].json_file),
+            area.width as usize,
+        ),
         theme.header,
     ));
-    let lines: Vec<Line> = match app.inspections.get(&cur) {
-        Some(Ok(ins)) => ins
+    let mut lines: Vec<Line> = match inspection(app, cur) {
+        Ok(Some(ins)) => ins
             .lines()
             .into_iter()
-            .map(|l| {
-                // The first 13 columns are the field name; split on a character boundary (names
-                // from the files may hold any character).
-                let cut = l.char_indices().nth(13).map(|(i, _)| i).unwrap_or(l.len());
-                let (head, tail) = l.split_at(cut);
-                let head_style = if head.starts_with(' ') {
-                    theme.dim
-                } else {
-                    theme.accent
-                };
-                Line::from(vec![
-                    Span::styled(head.to_string(), head_style),
-                    Span::styled(tail.to_string(), theme.text),
-                ])
-            })
+            .map(|l| field_line(fit(&l, area.width as usize), theme))
             .collect(),
-        Some(Err(e)) => vec![Line::from(Span::styled(e.clone(), theme.error))],
-        None => vec![Line::from(Span::styled("loading…", theme.dim))],
+        Err(e) => vec![Line::from(Span::styled(e.to_string(), theme.error))],
+        Ok(None) => vec![Line::from(Span::styled("loading…", theme.dim))],
     };
-    let mut lines = lines;
     if app.raw_names {
         lines.insert(
-            1,
+            1.min(lines.len()),
             Line::from(Span::styled(
                 format!("  raw name   {}", app.rows[cur].raw_kernel()),
                 theme.dim,
@@ -61,62 +55,97 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
     }
     f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((app.descriptor_scroll, 0)),
+        Paragraph::new(lines).block(block).scroll((scroll(app), 0)),
         area,
     );
 }
 
-fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, right: usize) {
-    let (a, b) = (pretty(app, left), pretty(app, right));
-    let diff = TextDiff::from_lines(&a, &b);
-    let [la, lb] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
-    let w = la.width.saturating_sub(2) as usize;
-    let (mut left_lines, mut right_lines) = (Vec::new(), Vec::new());
-    for change in diff.iter_all_changes() {
-        let text = fit(change.value().trim_end_matches('\n'), w);
-        if change.tag() == ChangeTag::Equal {
-            // Keep the two columns aligned after each changed hunk.
-            let n = left_lines.len().max(right_lines.len());
-            left_lines.resize(n, Line::default());
-            right_lines.resize(n, Line::default());
-        }
-        match change.tag() {
-            ChangeTag::Equal => {
-                left_lines.push(Line::from(Span::styled(format!("  {text}"), theme.text)));
-                right_lines.push(Line::from(Span::styled(format!("  {text}"), theme.text)));
-            }
-            ChangeTag::Delete => {
-                left_lines.push(Line::from(Span::styled(format!("- {text}"), theme.removed)))
-            }
-            ChangeTag::Insert => {
-                right_lines.push(Line::from(Span::styled(format!("+ {text}"), theme.added)))
-            }
-        }
-    }
-    let title = |i: usize, what: &str| {
-        Span::styled(format!(" {what} {} ", app.rows[i].json_file), theme.header)
+fn scroll(app: &App) -> u16 {
+    app.descriptor_scroll.min(u16::MAX as usize) as u16
+}
+
+/// An `inspect` line: the first 13 columns name the field.
+fn field_line(l: String, theme: &Theme) -> Line<'static> {
+    // Split on a character boundary: names from the files may hold any character.
+    let cut = l.char_indices().nth(13).map(|(i, _)| i).unwrap_or(l.len());
+    let (head, tail) = l.split_at(cut);
+    let head_style = if head.starts_with(' ') {
+        theme.dim
+    } else {
+        theme.accent
     };
-    f.render_widget(
-        Paragraph::new(left_lines)
-            .block(
-                Block::default()
-                    .borders(Borders::TOP | Borders::RIGHT)
-                    .title(title(left, "marked")),
-            )
-            .scroll((app.descriptor_scroll, 0)),
-        la,
+    Line::from(vec![
+        Span::styled(head.to_string(), head_style),
+        Span::styled(tail.to_string(), theme.text),
+    ])
+}
+
+fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, right: usize) {
+    let rows = match (inspection(app, left), inspection(app, right)) {
+        (Ok(Some(a)), Ok(Some(b))) => Ok(descriptors::compare(a, b)),
+        (Err(e), _) | (_, Err(e)) => Err(Span::styled(e.to_string(), theme.error)),
+        _ => Err(Span::styled("loading…", theme.dim)),
+    };
+    let title = match &rows {
+        Ok(rows) => format!(
+            " Descriptors · {} of {} fields differ ",
+            rows.iter().filter(|r| r.changed()).count(),
+            rows.len()
+        ),
+        Err(_) => " Descriptors ".to_string(),
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(fit(&title, area.width as usize), theme.header));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(why) => return f.render_widget(Paragraph::new(Line::from(why)), inner),
+    };
+    let width = inner.width as usize;
+    let name_w = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(MAX_NAME);
+    let value_w = width.saturating_sub(name_w + 2 + 3) / 2;
+    let file = |role: &str, i: usize| fit(&format!("{role} {}", app.rows[i].json_file), value_w);
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "{:name_w$}  {:<value_w$} │ {}",
+            "field",
+            file("marked", left),
+            file("selected", right)
+        ),
+        theme.header,
+    ))];
+    lines.extend(
+        rows.iter()
+            .skip(app.descriptor_scroll)
+            .take((inner.height as usize).saturating_sub(1))
+            .map(|r| field_row(r, name_w, value_w, theme)),
     );
-    f.render_widget(
-        Paragraph::new(right_lines)
-            .block(
-                Block::default()
-                    .borders(Borders::TOP)
-                    .title(title(right, "selected")),
-            )
-            .scroll((app.descriptor_scroll, 0)),
-        lb,
-    );
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn field_row(r: &FieldRow, name_w: usize, value_w: usize, theme: &Theme) -> Line<'static> {
+    let changed = r.changed();
+    let value = |v: &Option<String>, mark| match v {
+        Some(v) => Span::styled(
+            format!("{:<value_w$}", fit(v, value_w)),
+            if changed { mark } else { theme.text },
+        ),
+        None => Span::styled(format!("{:<value_w$}", "—"), theme.dim),
+    };
+    Line::from(vec![
+        Span::styled(
+            format!("{:<name_w$}  ", fit(&r.name, name_w)),
+            if changed { theme.accent } else { theme.dim },
+        ),
+        value(&r.left, theme.diff_a),
+        Span::styled(" │ ", theme.dim),
+        value(&r.right, theme.diff_b),
+    ])
 }

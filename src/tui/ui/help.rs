@@ -1,46 +1,66 @@
+//! The help popup: every key from the key map, scrolled when the terminal is short.
+
 use ratatui::layout::{Constraint, Flex, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
+use super::fit;
 use crate::tui::app::App;
-use crate::tui::keymap::{Scope, BINDINGS};
+use crate::tui::keymap::{self, HelpLine};
 use crate::tui::theme::Theme;
 
-pub fn draw(_app: &App, theme: &Theme, f: &mut Frame) {
-    let mut lines = Vec::new();
-    for (scope, title) in [
-        (Scope::Global, "Everywhere"),
-        (Scope::Instances, "Instances"),
-        (Scope::Descriptor, "Descriptor"),
-        (Scope::Snapshots, "Snapshots"),
-        (Scope::Replay, "Replay"),
-    ] {
-        lines.push(Line::from(Span::styled(title, theme.header)));
-        for b in BINDINGS.iter().filter(|b| b.scope == scope) {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<8}", b.label), theme.accent),
-                Span::styled(b.description, theme.text),
-            ]));
-        }
-    }
-    lines.push(Line::from(Span::styled(
-        "Mouse wheel scrolls. Esc, ? or q closes this help.",
-        theme.dim,
-    )));
-    let height = (lines.len() as u16 + 2).min(f.area().height);
+/// Widest the popup gets; narrower terminals get all their width.
+const MAX_WIDTH: u16 = 72;
+const KEY_COLUMN: usize = 10;
+
+pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
+    let all = keymap::help_lines();
+    let height = keymap::help_popup_height(f.area().height);
+    let width = MAX_WIDTH.min(f.area().width);
     let [area] = Layout::vertical([Constraint::Length(height)])
         .flex(Flex::Center)
         .areas(f.area());
-    let [area] = Layout::horizontal([Constraint::Length(64)])
+    let [area] = Layout::horizontal([Constraint::Length(width)])
         .flex(Flex::Center)
         .areas(area);
+    let rows = height.saturating_sub(2) as usize;
+    let text_width = width.saturating_sub(2) as usize;
+    let first = app.help_scroll.min(all.len().saturating_sub(rows));
+    let lines: Vec<Line> = all
+        .iter()
+        .skip(first)
+        .take(rows)
+        .map(|l| match *l {
+            HelpLine::Section(title) => Line::from(Span::styled(title, theme.header)),
+            HelpLine::Key(key, what) => Line::from(vec![
+                Span::styled(format!("  {key:<KEY_COLUMN$}"), theme.accent),
+                Span::styled(
+                    fit(what, text_width.saturating_sub(KEY_COLUMN + 2)),
+                    theme.text,
+                ),
+            ]),
+            HelpLine::Note(note) => Line::from(Span::styled(fit(note, text_width), theme.dim)),
+        })
+        .collect();
+    let below = all.len().saturating_sub(first + rows);
+    let position = if below > 0 || first > 0 {
+        format!(
+            " {}–{} of {} · j/k scroll ",
+            first + 1,
+            first + lines.len(),
+            all.len()
+        )
+    } else {
+        String::new()
+    };
     f.render_widget(Clear, area);
     f.render_widget(
         Paragraph::new(lines).block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(Span::styled(" Keys ", theme.header)),
+                .title(Span::styled(" Keys ", theme.header))
+                .title_bottom(Line::from(Span::styled(position, theme.dim)).right_aligned()),
         ),
         area,
     );

@@ -1,27 +1,97 @@
+//! The instance table. Fixed columns take the width their contents need; the columns that get
+//! cut (kernel, descriptor file) share what is left, the kernel first.
+
 use humansize::{format_size, BINARY};
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::text::{Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::fit;
-use crate::tui::app::App;
+use super::format::duration_ns;
+use crate::tui::app::{App, Row as InstanceRow};
 use crate::tui::theme::Theme;
 
-pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let title = format!(
-        " Instances · sorted by {}{}{} ",
+/// The descriptor column is dropped rather than shown narrower than this.
+const MIN_DESCRIPTOR: usize = 12;
+/// The kernel column keeps at least this much before the descriptor column gets any.
+const MIN_KERNEL: usize = 16;
+const COLUMNS: usize = 8;
+
+fn time_text(r: &InstanceRow) -> String {
+    r.time_ns
+        .map(|t| duration_ns(t as f64))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn size_text(r: &InstanceRow) -> String {
+    r.input_len
+        .map(|l| format_size(l, BINARY))
+        .unwrap_or_else(|| "missing".into())
+}
+
+fn name_of(app: &App, r: &InstanceRow) -> String {
+    if app.raw_names {
+        r.raw_kernel()
+    } else {
+        r.demangled.clone()
+    }
+}
+
+fn badge(app: &App, theme: &Theme, i: usize) -> (&'static str, ratatui::style::Style) {
+    match app.replays.get(&i).map(|x| x.badge().0) {
+        Some(b @ "verified") => (b, theme.ok),
+        Some(b @ ("failed" | "mismatch")) => (b, theme.error),
+        Some(b) => (b, theme.warn),
+        None if app.rows[i].problem.is_some() => ("bad file", theme.error),
+        None => ("", theme.dim),
+    }
+}
+
+fn title(app: &App) -> String {
+    let mut t = format!(
+        " Instances · sorted by {}{}",
         app.sort.label(),
-        if app.descending { " ↓" } else { "" },
-        if app.filter.is_empty() {
-            String::new()
-        } else {
-            format!(" · filter \"{}\"", app.filter)
-        }
+        if app.descending { " ↓" } else { "" }
     );
+    if !app.filter.is_empty() {
+        t.push_str(&format!(" · filter \"{}\"", app.filter));
+    }
+    match app.checked {
+        Some(n) if n < app.rows.len() => t.push_str(&format!(" · checking {n}/{}", app.rows.len())),
+        Some(_) => {
+            let broken = app.rows.iter().filter(|r| r.problem.is_some()).count();
+            if broken > 0 {
+                t.push_str(&format!(" · {broken} broken"));
+            }
+        }
+        None => {}
+    }
+    t.push(' ');
+    t
+}
+
+/// Widths of the kernel and descriptor columns from the width left over (descriptor 0: hidden).
+fn share(free: usize, kernel_want: usize, descriptor_want: usize) -> (usize, usize) {
+    if free >= kernel_want + 1 + descriptor_want {
+        // Nothing is cut: the columns keep their natural widths.
+        return (kernel_want, descriptor_want);
+    }
+    let kernel = kernel_want.min(free.saturating_sub(MIN_DESCRIPTOR + 1));
+    let kernel = kernel.max(MIN_KERNEL.min(kernel_want)).min(free);
+    let descriptor = free.saturating_sub(kernel + 1);
+    if descriptor < MIN_DESCRIPTOR {
+        // The empty descriptor column still has a gap before it.
+        (free.saturating_sub(1), 0)
+    } else {
+        (kernel, descriptor)
+    }
+}
+
+pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let block = Block::default()
         .borders(Borders::TOP)
-        .title(Span::styled(title, theme.header));
+        .title(Span::styled(title(app), theme.header));
     if app.rows.is_empty() {
         f.render_widget(
             Paragraph::new(
@@ -34,44 +104,53 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     let visible = (area.height as usize).saturating_sub(2).max(1);
-    let start = if app.selected < visible {
-        0
-    } else {
-        app.selected + 1 - visible
+    let start = (app.selected + 1).saturating_sub(visible);
+    let digits = app.rows.len().to_string().len().max(1);
+    let widest = |header: &str, text: &dyn Fn(&InstanceRow) -> String| {
+        app.rows
+            .iter()
+            .map(|r| text(r).chars().count())
+            .chain([header.chars().count()])
+            .max()
+            .unwrap_or(0)
     };
-    let kernel_w = (area.width as usize).saturating_sub(110).max(16);
+    let number_w = digits + 2;
+    let time_w = widest("time", &time_text);
+    let occ_w = widest("occ", &|r| {
+        r.occurrences.map_or("?".into(), |o| o.to_string())
+    });
+    let geometry_w = widest("grid · block", &InstanceRow::geometry);
+    let size_w = widest("input", &size_text);
+    let status_w = (0..app.rows.len())
+        .map(|i| badge(app, theme, i).0.len())
+        .chain(["status".len()])
+        .max()
+        .unwrap_or(6);
+    let fixed = number_w + time_w + occ_w + geometry_w + size_w + status_w + (COLUMNS - 2);
+    let kernel_want = widest("kernel", &|r| name_of(app, r));
+    let descriptor_want = widest("descriptor", &|r| r.json_file.clone());
+    let (kernel_w, descriptor_w) = share(
+        (area.width as usize).saturating_sub(fixed),
+        kernel_want,
+        descriptor_want,
+    );
+    let right = |s: String| Cell::from(Text::from(s).alignment(Alignment::Right));
     let rows: Vec<Row> = app.view[start..(start + visible).min(app.view.len())]
         .iter()
         .enumerate()
         .map(|(k, &i)| {
             let r = &app.rows[i];
-            let name = if app.raw_names {
-                r.raw_kernel()
-            } else {
-                r.demangled.clone()
-            };
-            let (badge, style) = match app.replays.get(&i).map(|x| x.badge().0) {
-                Some(b @ "verified") => (b, theme.ok),
-                Some(b @ ("failed" | "mismatch")) => (b, theme.error),
-                Some(b) => (b, theme.warn),
-                None if r.problem.is_some() => ("bad file", theme.error),
-                None => ("", theme.dim),
-            };
+            let (badge, style) = badge(app, theme, i);
             let mark = if app.mark == Some(i) { "◆" } else { " " };
-            let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
             let row = Row::new(vec![
-                Cell::from(format!("{mark}{:>4}", i + 1)),
-                Cell::from(fit(&name, kernel_w)),
-                Cell::from(opt(r.time_ns.map(|t| t / 1000)).to_string()),
-                Cell::from(opt(r.occurrences)),
+                Cell::from(format!("{mark}{:>w$}", i + 1, w = number_w - 1)),
+                Cell::from(fit(&name_of(app, r), kernel_w)),
+                right(time_text(r)),
+                right(r.occurrences.map_or("?".into(), |o| o.to_string())),
                 Cell::from(r.geometry()),
-                Cell::from(
-                    r.input_len
-                        .map(|l| format_size(l, BINARY))
-                        .unwrap_or_else(|| "missing".into()),
-                ),
+                right(size_text(r)),
                 Cell::from(Span::styled(badge, style)),
-                Cell::from(Span::styled(fit(&r.json_file, 42), theme.dim)),
+                Cell::from(Span::styled(fit(&r.json_file, descriptor_w), theme.dim)),
             ]);
             if start + k == app.selected {
                 row.style(theme.selected)
@@ -80,47 +159,44 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             }
         })
         .collect();
-    let header = Row::new([
-        "     #",
-        "kernel",
-        "time µs",
-        "occ",
-        "grid · block",
-        "snapshot",
-        "status",
-        "descriptor",
+    let header = Row::new(vec![
+        right("#".into()),
+        Cell::from("kernel"),
+        right("time".into()),
+        right("occ".into()),
+        Cell::from("grid · block"),
+        right("input".into()),
+        Cell::from("status"),
+        Cell::from(if descriptor_w > 0 { "descriptor" } else { "" }),
     ])
     .style(theme.header);
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(6),
-            Constraint::Min(16),
-            Constraint::Length(8),
-            Constraint::Length(5),
-            Constraint::Length(22),
-            Constraint::Length(10),
-            Constraint::Length(9),
-            Constraint::Length(42),
-        ],
-    )
-    .header(header)
-    .block(block);
-    f.render_widget(table, area);
-    if let Some(i) = app.current() {
-        if let Some(p) = &app.rows[i].problem {
-            let y = area.y + area.height.saturating_sub(1);
-            f.render_widget(
-                Paragraph::new(Line::from(Span::styled(
-                    fit(p, area.width as usize),
-                    theme.error,
-                ))),
-                Rect {
-                    y,
-                    height: 1,
-                    ..area
-                },
-            );
-        }
+    let widths = [
+        number_w,
+        kernel_w,
+        time_w,
+        occ_w,
+        geometry_w,
+        size_w,
+        status_w,
+        descriptor_w,
+    ]
+    .map(|w| Constraint::Length(w as u16));
+    f.render_widget(Table::new(rows, widths).header(header).block(block), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn free_width_goes_to_the_cut_columns_kernel_first() {
+        assert_eq!(share(100, 20, 45), (20, 45));
+        assert_eq!(share(40, 20, 45), (20, 19));
+        assert_eq!(share(30, 20, 45), (17, 12));
+        assert_eq!(
+            share(25, 20, 45),
+            (24, 0),
+            "too narrow for both: the kernel takes all"
+        );
     }
 }

@@ -2,10 +2,12 @@
 //! memory-mapped snapshots).
 
 mod descriptor;
+pub mod format;
 mod help;
 mod instances;
 mod replay;
 mod snapshots;
+mod statusbar;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -13,7 +15,6 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::app::{App, Screen};
-use super::keymap::{self, Scope};
 use super::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
@@ -31,8 +32,8 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Screen::Snapshots => snapshots::draw(app, theme, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
     }
-    draw_status(app, theme, f, status);
-    draw_hints(app, theme, f, hints);
+    statusbar::draw_status(app, theme, f, status);
+    statusbar::draw_hints(app, theme, f, hints);
     if app.help {
         help::draw(app, theme, f);
     }
@@ -40,64 +41,24 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 
 fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(" rr-tui ", theme.accent)];
+    let mut used = 8;
     for (i, s) in Screen::ALL.iter().enumerate() {
         let style = if *s == app.screen {
             theme.tab_active
         } else {
             theme.dim
         };
-        spans.push(Span::styled(format!(" {} {} ", i + 1, s.title()), style));
+        let tab = format!(" {} {} ", i + 1, s.title());
+        used += tab.chars().count() + 1;
+        spans.push(Span::styled(tab, style));
         spans.push(Span::raw(" "));
     }
     let dir = rr_format::text::visible_path(&app.dir);
-    spans.push(Span::styled(format!(" {dir}"), theme.dim));
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let line = if let Some(input) = &app.input {
-        Line::from(vec![
-            Span::styled(format!("{}: ", input.kind.prompt()), theme.accent),
-            Span::raw(input.text.clone()),
-            Span::styled("█", theme.dim),
-        ])
-    } else if let Some(s) = &app.status {
-        Line::from(Span::styled(
-            s.text.clone(),
-            if s.error { theme.error } else { theme.text },
-        ))
-    } else {
-        let running = app
-            .running
-            .map(|i| format!(" · replaying {}", app.rows[i].demangled))
-            .unwrap_or_default();
-        Line::from(Span::styled(
-            format!(
-                "{} of {} instance(s){running}",
-                app.view.len(),
-                app.rows.len()
-            ),
-            theme.dim,
-        ))
-    };
-    f.render_widget(Paragraph::new(line), area);
-}
-
-fn scope_of(s: Screen) -> Scope {
-    match s {
-        Screen::Instances => Scope::Instances,
-        Screen::Descriptor => Scope::Descriptor,
-        Screen::Snapshots => Scope::Snapshots,
-        Screen::Replay => Scope::Replay,
-    }
-}
-
-fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let mut spans = Vec::new();
-    for (key, desc) in keymap::hints(scope_of(app.screen)) {
-        spans.push(Span::styled(format!(" {key}"), theme.accent));
-        spans.push(Span::styled(format!(" {desc} "), theme.dim));
-    }
+    let room = (area.width as usize).saturating_sub(used + 1);
+    spans.push(Span::styled(
+        format!(" {}", fit_start(&dir, room)),
+        theme.dim,
+    ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
@@ -111,5 +72,18 @@ pub(crate) fn fit(s: &str, w: usize) -> String {
         let mut t: String = s.chars().take(w - 1).collect();
         t.push('…');
         t
+    }
+}
+
+/// Truncate to `w` columns keeping the end (paths: the last components say most).
+pub(crate) fn fit_start(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        s.to_string()
+    } else if w == 0 {
+        String::new()
+    } else {
+        let tail: String = s.chars().skip(n - (w - 1)).collect();
+        format!("…{tail}")
     }
 }

@@ -2,10 +2,12 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table,
+    Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table, Wrap,
 };
 use ratatui::Frame;
 
+use super::fit;
+use super::format::duration_ns;
 use crate::tui::app::dim3;
 use crate::tui::app::{App, Phase, ReplayRun};
 use crate::tui::theme::Theme;
@@ -17,35 +19,41 @@ const MAX_CHART_POINTS: usize = 2000;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let s = &app.settings;
-    let settings = format!(
-        " repetitions {} · grid {} · block {} · tolerance {} ",
-        s.repetitions,
-        s.grid.map(dim3).unwrap_or_else(|| "recorded".into()),
-        s.block.map(dim3).unwrap_or_else(|| "recorded".into()),
-        s.tolerance
-            .map(|c| c.describe())
-            .unwrap_or_else(|| "bytes".into())
-    );
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" Replay · {} ·{settings}", app.rows[cur].demangled),
+        fit(
+            &format!(" Replay · {} ", app.rows[cur].demangled),
+            area.width as usize,
+        ),
         theme.header,
     ));
     let inner = block.inner(area);
     f.render_widget(block, area);
+    let [settings_area, inner] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    f.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            fit(&settings_text(app), settings_area.width as usize),
+            theme.dim,
+        ))),
+        settings_area,
+    );
     let Some(run) = app.replays.get(&cur) else {
         let text = match &app.gpu {
             Err(why) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
             Ok(()) => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/G/B/T edit the settings above.", theme.dim))],
         };
-        f.render_widget(Paragraph::new(text), inner);
+        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
         return;
     };
+    let verdict_lines = verdict(run, theme);
+    // The verdict takes the lines it has (wrapped lines get one more each, up to 8); the chart
+    // the rest.
+    let verdict_height = (verdict_lines.len() as u16 + 1).min(8);
     let [head, charts, stats, verdict] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(6),
-        Constraint::Length(4),
-        Constraint::Length(6),
+        Constraint::Length(3),
+        Constraint::Length(verdict_height),
     ])
     .areas(inner);
     draw_head(run, app, theme, f, head);
@@ -77,7 +85,24 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         f,
         stats,
     );
-    draw_verdict(run, theme, f, verdict);
+    f.render_widget(
+        Paragraph::new(verdict_lines).wrap(Wrap { trim: false }),
+        verdict,
+    );
+}
+
+/// What a replay started now would use (the settings `n`, `G`, `B` and `T` edit).
+fn settings_text(app: &App) -> String {
+    let s = &app.settings;
+    format!(
+        "settings: repetitions {} · grid {} · block {} · tolerance {}",
+        s.repetitions,
+        s.grid.map(dim3).unwrap_or_else(|| "recorded".into()),
+        s.block.map(dim3).unwrap_or_else(|| "recorded".into()),
+        s.tolerance
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "bytes".into())
+    )
 }
 
 fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -122,7 +147,7 @@ fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
         .iter()
         .enumerate()
         .step_by(stride)
-        .map(|(i, &v)| ((i + 1) as f64, v / 1000.0))
+        .map(|(i, &v)| ((i + 1) as f64, v))
         .collect();
     let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
         (lo.min(p.1), hi.max(p.1))
@@ -130,18 +155,18 @@ fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
     let (lo, hi) = if points.is_empty() {
         (0.0, 1.0)
     } else {
-        (lo * 0.95, (hi * 1.05).max(lo * 0.95 + 1e-3))
+        (lo * 0.95, (hi * 1.05).max(lo * 0.95 + 1.0))
     };
     let n = data.len().max(1) as f64;
     let ds = Dataset::default()
-        .name("kernel µs")
+        .name("kernel")
         .marker(Marker::Braille)
         .graph_type(GraphType::Line)
         .style(theme.chart)
         .data(&points);
     let chart = Chart::new(vec![ds])
         .block(Block::default().title(Span::styled(
-            " kernel time per repetition (µs, CUDA events) ",
+            " kernel time per repetition (CUDA events) ",
             theme.dim,
         )))
         .x_axis(
@@ -153,45 +178,52 @@ fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
         .y_axis(
             Axis::default()
                 .bounds([lo, hi])
-                .labels(vec![
-                    Span::raw(format!("{lo:.1}")),
-                    Span::raw(format!("{hi:.1}")),
-                ])
+                .labels(vec![Span::raw(duration_ns(lo)), Span::raw(duration_ns(hi))])
                 .style(theme.dim),
         );
     f.render_widget(chart, area);
 }
 
 fn draw_stats(k: &Stats, h: &Stats, theme: &Theme, f: &mut Frame, area: Rect) {
-    let us = |v: f64| format!("{:.2}", v / 1000.0);
     let row = |name: &str, s: &Stats| {
+        // No repetition yet: no statistics, rather than a row of zeros.
+        let time = |v: f64| {
+            if s.count == 0 {
+                "–".to_string()
+            } else {
+                duration_ns(v)
+            }
+        };
         Row::new(vec![
             name.to_string(),
             s.count.to_string(),
-            us(s.min),
-            us(s.median),
-            us(s.mean),
-            us(s.stddev),
-            us(s.max),
+            time(s.min),
+            time(s.median),
+            time(s.mean),
+            time(s.stddev),
+            time(s.max),
         ])
     };
     let t = Table::new(
         vec![row("kernel (events)", k), row("host launch→done", h)],
         [
             Constraint::Length(18),
-            Constraint::Length(7),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
+            Constraint::Length(6),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(9),
         ],
     )
-    .header(Row::new(["µs", "reps", "min", "median", "mean", "stddev", "max"]).style(theme.header));
+    .header(
+        Row::new(["time", "reps", "min", "median", "mean", "stddev", "max"]).style(theme.header),
+    );
     f.render_widget(t, area);
 }
 
-fn draw_verdict(run: &ReplayRun, theme: &Theme, f: &mut Frame, area: Rect) {
+/// Lines saying how the replay ended: its error, the verification and where the output is.
+fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Phase::Failed(m) = &run.phase {
         lines.push(Line::from(Span::styled(format!("error: {m}"), theme.error)));
@@ -226,5 +258,5 @@ fn draw_verdict(run: &ReplayRun, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.dim,
         )));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    lines
 }

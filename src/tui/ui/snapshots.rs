@@ -1,14 +1,20 @@
+//! The side-by-side snapshot view. Rows are as wide as `App` chose for the terminal (16, 8 or 4
+//! bytes, see `app::rowlayout`), so both sides always show the same bytes; an ASCII column
+//! appears when there is room; typed cells get the width there is.
+
 use humansize::{format_size, BINARY};
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::tui::app::snapview::{Line as ViewLine, SnapView, ROW};
+use super::fit;
+use super::format::{ascii_char, typed_cell, ByteCategory};
+use crate::tui::app::rowlayout::{self, RowLayout, ASCII_GAP, LABEL_WIDTH};
+use crate::tui::app::snapview::{Line as ViewLine, Pair, SnapView};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
-use rr_engine::diff::typed::{decode, Value};
-use rr_engine::diff::DType;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(s) = &app.snap else {
@@ -20,8 +26,59 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
         return;
     };
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        fit(&title(app, s), area.width.saturating_sub(2) as usize),
+        theme.header,
+    ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let digits = rowlayout::offset_digits(s.len());
+    let layout = rowlayout::for_row(inner.width, s.row, s.dtype, digits);
+    let mut lines = vec![header(s, &layout, digits, theme)];
+    if s.a.len() != s.b.len() {
+        lines.push(Line::from(Span::styled(
+            fit(
+                &format!(
+                    "lengths differ: {} vs {} bytes; bytes past the shorter file show as missing",
+                    s.a.len(),
+                    s.b.len()
+                ),
+                inner.width as usize,
+            ),
+            theme.warn,
+        )));
+    }
+    let rows = (inner.height as usize).saturating_sub(lines.len());
+    let view_lines = s.lines(rows);
+    for &l in &view_lines {
+        lines.push(match l {
+            ViewLine::Squeezed { start, end } => {
+                squeezed(s, &layout, digits, start, end, inner.width, theme)
+            }
+            ViewLine::Row(off) => row(s, &layout, digits, off, theme),
+        });
+    }
+    // Give the drawn pages back to the kernel: a fault at the indexing frontier of a huge file
+    // otherwise leaves read-around pages mapped (measured: 0.5 to 2.9 GiB resident while
+    // viewing 8 GiB snapshots, 56 MiB with this). Redrawing faults the few visible pages again.
+    if let (Some(&first), Some(&last)) = (view_lines.first(), view_lines.last()) {
+        let start = match first {
+            ViewLine::Row(o) | ViewLine::Squeezed { start: o, .. } => o,
+        };
+        let end = match last {
+            ViewLine::Row(o) => o + s.row,
+            ViewLine::Squeezed { end, .. } => end,
+        };
+        s.a.release(start, end - start);
+        s.b.release(start, end - start);
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn title(app: &App, s: &SnapView) -> String {
     let mode = match s.dtype {
         None => "hex".to_string(),
+        Some(d) if d.size() == 1 => d.name().to_string(),
         Some(d) => format!("{} {}", d.name(), if s.big_endian { "BE" } else { "LE" }),
     };
     let progress = if let Some(e) = &s.error {
@@ -39,162 +96,140 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             s.index.ranges.len()
         )
     };
-    let title = format!(
-        " {} · {} · {mode}{} · {progress} ",
-        app.rows[s.instance].json_file,
+    format!(
+        " {} · {mode}{} · {progress} · {} ",
         s.pair.label(),
-        if s.squeeze { " · squeezed" } else { "" }
-    );
-    let block = Block::default()
-        .borders(Borders::TOP)
-        .title(Span::styled(title, theme.header));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let mut lines = vec![header(s, theme)];
-    if s.a.len() != s.b.len() {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "lengths differ: {} vs {} bytes; bytes past the shorter file show as missing",
-                s.a.len(),
-                s.b.len()
-            ),
-            theme.warn,
-        )));
-    }
-    let rows = (inner.height as usize).saturating_sub(lines.len());
-    let view_lines = s.lines(rows);
-    for &l in &view_lines {
-        lines.push(match l {
-            ViewLine::Squeezed { start, end } => Line::from(Span::styled(
-                format!(
-                    "{:>11} {start:0w$x}  ··· {} equal bytes ({} rows) up to {end:#x} ···",
-                    "",
-                    format_size(end - start, BINARY),
-                    (end - start) / ROW,
-                    w = offset_digits(s)
-                ),
-                theme.dim,
-            )),
-            ViewLine::Row(off) => row(s, theme, off),
-        });
-    }
-    // Give the drawn pages back to the kernel: a fault at the indexing frontier of a huge file
-    // otherwise leaves read-around pages mapped (measured: 0.5 to 2.9 GiB resident while
-    // viewing 8 GiB snapshots, 56 MiB with this). Redrawing faults the few visible pages again.
-    if let (Some(&first), Some(&last)) = (view_lines.first(), view_lines.last()) {
-        let start = match first {
-            ViewLine::Row(o) | ViewLine::Squeezed { start: o, .. } => o,
-        };
-        let end = match last {
-            ViewLine::Row(o) => o + ROW,
-            ViewLine::Squeezed { end, .. } => end,
-        };
-        s.a.release(start, end - start);
-        s.b.release(start, end - start);
-    }
-    f.render_widget(Paragraph::new(lines), inner);
+        if s.squeeze { " · squeezed" } else { "" },
+        app.rows[s.instance].json_file,
+    )
 }
 
-fn header(s: &SnapView, theme: &Theme) -> Line<'static> {
-    let side = side_width(s);
+/// What each side shows: the role first, so it survives when the file name is cut.
+fn roles(pair: Pair) -> (&'static str, &'static str) {
+    match pair {
+        Pair::InputOutput => ("input", "output"),
+        Pair::OutputReplay => ("output", "replay output"),
+    }
+}
+
+fn margin(layout: &RowLayout, label: &str, digits: usize, offset: &str) -> String {
+    if layout.label {
+        format!(
+            "{:>LABEL_WIDTH$} {offset:<digits$}  ",
+            fit(label, LABEL_WIDTH)
+        )
+    } else {
+        format!("{offset:<digits$}  ")
+    }
+}
+
+fn header(s: &SnapView, layout: &RowLayout, digits: usize, theme: &Theme) -> Line<'static> {
     let name = |p: &std::path::Path| {
         p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
+            .map(|n| rr_format::text::visible(&n.to_string_lossy()).into_owned())
             .unwrap_or_default()
     };
-    let w = offset_digits(s);
+    let (left, right) = roles(s.pair);
+    let side = layout.side;
+    let pane = |role: &str, p: &std::path::Path| fit(&format!("{role} {}", name(p)), side);
     let text = format!(
-        "{:>11} {:<w$}  {:<side$} │ {:<side$}",
-        "label",
-        "offset",
-        crate::tui::ui::fit(&name(s.a.path()), side),
-        crate::tui::ui::fit(&name(s.b.path()), side)
+        "{}{:<side$} │ {:<side$}",
+        margin(layout, "label", digits, "offset"),
+        pane(left, s.a.path()),
+        pane(right, s.b.path()),
     );
     Line::from(Span::styled(text, theme.header))
 }
 
-/// Hex digits of the offset column: 8, more for snapshots past 4 GiB.
-fn offset_digits(s: &SnapView) -> usize {
-    let bits = 64 - s.len().max(1).leading_zeros() as usize;
-    bits.div_ceil(4).max(8)
+fn squeezed(
+    s: &SnapView,
+    layout: &RowLayout,
+    digits: usize,
+    start: u64,
+    end: u64,
+    width: u16,
+    theme: &Theme,
+) -> Line<'static> {
+    let text = format!(
+        "{}··· {} equal ({} rows) up to {end:#x} ···",
+        margin(layout, "", digits, &format!("{start:0digits$x}")),
+        format_size(end - start, BINARY),
+        (end - start) / s.row,
+    );
+    Line::from(Span::styled(fit(&text, width as usize), theme.dim))
 }
 
-fn side_width(s: &SnapView) -> usize {
-    match s.dtype {
-        None => 47,
-        Some(d) => (ROW as usize / d.size()) * (cell_width(d) + 1) - 1,
+fn category_style(theme: &Theme, b: u8) -> Style {
+    match ByteCategory::of(b) {
+        ByteCategory::Zero => theme.byte_zero,
+        ByteCategory::Printable => theme.byte_printable,
+        ByteCategory::Other => theme.byte_other,
     }
 }
 
-fn cell_width(d: DType) -> usize {
-    match d {
-        DType::U8 | DType::I8 => 4,
-        DType::U16 | DType::I16 | DType::F16 | DType::BF16 => 8,
-        DType::U32 | DType::I32 => 11,
-        DType::F32 => 11,
-        DType::U64 | DType::I64 | DType::F64 => 21,
-    }
-}
-
-fn row(s: &SnapView, theme: &Theme, off: u64) -> Line<'static> {
-    let diffs = s.index.within(off, off + ROW);
-    let different = |o: u64| diffs.iter().any(|r| r.contains(&o)) || o >= s.a.len().min(s.b.len());
-    let any = !diffs.is_empty() || off + ROW > s.a.len().min(s.b.len());
-    let mut spans = vec![
-        Span::styled(
-            format!("{:>11} ", crate::tui::ui::fit(&s.map.label(off), 11)),
-            theme.dim,
-        ),
-        Span::styled(
-            format!("{off:0w$x}", w = offset_digits(s)),
-            if any { theme.accent } else { theme.dim },
-        ),
-        Span::raw("  "),
-    ];
-    for (side, snap) in [(0, &s.a), (1, &s.b)] {
-        let bytes = snap.window(off, ROW as usize);
+fn row(s: &SnapView, layout: &RowLayout, digits: usize, off: u64, theme: &Theme) -> Line<'static> {
+    let n = s.row as usize;
+    let (wa, wb) = (s.a.window(off, n), s.b.window(off, n));
+    // Exact, byte by byte: the index merges nearby ranges for navigation, but only bytes that
+    // differ (or exist on one side only) are marked.
+    let different = |k: usize| match (wa.get(k), wb.get(k)) {
+        (Some(x), Some(y)) => x != y,
+        (None, None) => false,
+        _ => true,
+    };
+    let any = (0..n).any(different);
+    let label = if layout.label {
+        s.map.label(off)
+    } else {
+        String::new()
+    };
+    let mut spans = vec![Span::styled(
+        margin(layout, &label, digits, &format!("{off:0digits$x}")),
+        if any { theme.accent } else { theme.dim },
+    )];
+    for (side, bytes) in [(0, wa), (1, wb)] {
         let mark = if side == 0 {
             theme.diff_a
         } else {
             theme.diff_b
         };
+        let style_at = |k: usize| match bytes.get(k) {
+            Some(_) if different(k) => mark,
+            Some(&b) => category_style(theme, b),
+            None => theme.dim,
+        };
         match s.dtype {
             None => {
-                for k in 0..ROW as usize {
-                    let text = bytes
-                        .get(k)
-                        .map(|b| format!("{b:02x}"))
-                        .unwrap_or_else(|| "  ".into());
-                    let style = if different(off + k as u64) && bytes.get(k).is_some() {
-                        mark
-                    } else if bytes.get(k) == Some(&0) {
-                        theme.dim
-                    } else {
-                        theme.text
-                    };
-                    spans.push(Span::styled(text, style));
-                    if k + 1 < ROW as usize {
+                for k in 0..n {
+                    if k > 0 {
                         spans.push(Span::raw(" "));
+                    }
+                    let text = bytes.get(k).map_or("  ".into(), |b| format!("{b:02x}"));
+                    spans.push(Span::styled(text, style_at(k)));
+                }
+                if layout.ascii {
+                    spans.push(Span::raw(" ".repeat(ASCII_GAP)));
+                    for k in 0..n {
+                        let c = bytes.get(k).map_or(' ', |&b| ascii_char(b));
+                        spans.push(Span::styled(c.to_string(), style_at(k)));
                     }
                 }
             }
             Some(d) => {
-                let n = d.size();
-                let w = cell_width(d);
-                for k in (0..ROW as usize).step_by(n) {
-                    let text = if k + n <= bytes.len() {
-                        fmt_value(decode(d, &bytes[k..], s.big_endian), w)
-                    } else {
-                        " ".repeat(w)
+                let size = d.size();
+                for (j, k) in (0..n).step_by(size).enumerate() {
+                    if j > 0 {
+                        spans.push(Span::raw(" "));
+                    }
+                    let text = match bytes.get(k..k + size) {
+                        Some(e) => typed_cell(d, e, s.big_endian, layout.cell),
+                        None => " ".repeat(layout.cell),
                     };
-                    let style = if (0..n).any(|j| different(off + (k + j) as u64)) {
+                    let style = if (k..k + size).any(different) {
                         mark
                     } else {
                         theme.text
                     };
-                    if k > 0 {
-                        spans.push(Span::raw(" "));
-                    }
                     spans.push(Span::styled(text, style));
                 }
             }
@@ -204,13 +239,4 @@ fn row(s: &SnapView, theme: &Theme, off: u64) -> Line<'static> {
         }
     }
     Line::from(spans)
-}
-
-fn fmt_value(v: Value, w: usize) -> String {
-    let s = match v {
-        Value::Int(i) => i.to_string(),
-        Value::Float(x) if x == 0.0 || (x.abs() >= 1e-3 && x.abs() < 1e5) => format!("{x:.4}"),
-        Value::Float(x) => format!("{x:.2e}"),
-    };
-    format!("{s:>w$}")
 }

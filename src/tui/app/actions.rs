@@ -1,0 +1,523 @@
+//! Keys: the prompt editor, the help popup, and every action of the key map. Every action
+//! answers visibly, on the screen or in the status line, also when it cannot do anything.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::prompt::{Edit, Prompt, PromptKind};
+use super::{dim3, App, Cmd, Pair, Phase, Screen};
+use crate::tui::keymap::{self, Action, Scope};
+use rr_engine::diff::{Comparison, DType};
+
+const NO_SNAPSHOTS: &str = "no snapshots open: select an instance and press Enter";
+
+impl App {
+    pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return vec![Cmd::CancelReplay, Cmd::Quit];
+        }
+        if self.prompt.is_some() {
+            return self.on_prompt_key(k);
+        }
+        if self.help {
+            self.on_help_key(k);
+            return vec![];
+        }
+        match keymap::lookup(self.screen.scope(), &k) {
+            Some(a) => self.on_action(a),
+            None => vec![],
+        }
+    }
+
+    pub(super) fn on_wheel(&mut self, lines: i32) -> Vec<Cmd> {
+        let action = if lines > 0 { Action::Down } else { Action::Up };
+        let mut cmds = Vec::new();
+        for _ in 0..lines.unsigned_abs().min(50) {
+            if self.help {
+                self.scroll_help(action);
+            } else {
+                cmds.extend(self.on_action(action));
+            }
+        }
+        cmds
+    }
+
+    fn on_help_key(&mut self, k: KeyEvent) {
+        match keymap::lookup(Scope::Global, &k) {
+            Some(Action::Help | Action::Back | Action::Quit) => {
+                self.help = false;
+                self.help_scroll = 0;
+            }
+            Some(a) => self.scroll_help(a),
+            None => {}
+        }
+    }
+
+    /// Lines of the help popup that fit on screen.
+    pub fn help_rows(&self) -> usize {
+        keymap::help_popup_height(self.height).saturating_sub(2) as usize
+    }
+
+    fn scroll_help(&mut self, a: Action) {
+        let last = keymap::help_lines().len().saturating_sub(self.help_rows());
+        let page = self.help_rows().max(1);
+        self.help_scroll = match a {
+            Action::Up => self.help_scroll.saturating_sub(1),
+            Action::Down => self.help_scroll + 1,
+            Action::PageUp => self.help_scroll.saturating_sub(page),
+            Action::PageDown => self.help_scroll + page,
+            Action::Top => 0,
+            Action::Bottom => last,
+            _ => self.help_scroll,
+        }
+        .min(last);
+    }
+
+    fn on_prompt_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(prompt) = self.prompt.as_mut() else {
+            return vec![];
+        };
+        match k.code {
+            KeyCode::Esc => {
+                if prompt.kind == PromptKind::Filter {
+                    self.filter.clear();
+                    self.refresh_view();
+                }
+                self.prompt = None;
+                vec![]
+            }
+            KeyCode::Enter => {
+                let text = prompt.text().trim().to_string();
+                let kind = prompt.kind;
+                match self.apply_prompt(kind, &text) {
+                    Ok(done) => {
+                        self.prompt = None;
+                        self.set_status(done, false);
+                    }
+                    Err(why) => {
+                        if let Some(p) = self.prompt.as_mut() {
+                            p.error = Some(rr_format::text::visible(&why).into_owned());
+                        }
+                    }
+                }
+                vec![]
+            }
+            _ => {
+                if prompt.editor.handle(&k) == Edit::Changed {
+                    prompt.error = None;
+                    if prompt.kind == PromptKind::Filter {
+                        self.filter = prompt.text();
+                        self.refresh_view();
+                    }
+                }
+                vec![]
+            }
+        }
+    }
+
+    fn open_prompt(&mut self, kind: PromptKind, text: String) {
+        self.prompt = Some(Prompt::new(kind, text));
+    }
+
+    /// Use a prompt's text, or say why it cannot be used (the prompt then stays open).
+    fn apply_prompt(&mut self, kind: PromptKind, text: &str) -> Result<String, String> {
+        match kind {
+            PromptKind::Filter => Ok(if text.is_empty() {
+                "filter cleared".to_string()
+            } else {
+                format!(
+                    "{} of {} instance(s) match {text:?}",
+                    self.view.len(),
+                    self.rows.len()
+                )
+            }),
+            PromptKind::Goto => {
+                let s = self.snap.as_mut().ok_or(NO_SNAPSHOTS)?;
+                if text.is_empty() {
+                    return Err("type an offset, a device address (0x…) or argN".into());
+                }
+                s.goto(text)?;
+                Ok(format!("at offset {:#x}", s.top))
+            }
+            PromptKind::Repetitions => {
+                let n = parse_repetitions(text)?;
+                self.settings.repetitions = n;
+                Ok(format!("replays run {n} repetition(s)"))
+            }
+            PromptKind::Grid | PromptKind::Block => {
+                let what = if kind == PromptKind::Grid {
+                    "grid"
+                } else {
+                    "block"
+                };
+                let value = match text {
+                    "" => None,
+                    t => Some(crate::cli::parse_dim3(t)?),
+                };
+                if kind == PromptKind::Grid {
+                    self.settings.grid = value;
+                } else {
+                    self.settings.block = value;
+                }
+                Ok(match value {
+                    Some(v) => format!("{what} override {}", dim3(v)),
+                    None => format!("{what} as recorded"),
+                })
+            }
+            PromptKind::Tolerance => {
+                let value = match text {
+                    "" => None,
+                    t => Some(Comparison::parse_spec(t)?),
+                };
+                self.settings.tolerance = value;
+                Ok(match value {
+                    Some(c) => format!("v verifies with tolerance {}", c.describe()),
+                    None => "v verifies byte for byte".to_string(),
+                })
+            }
+        }
+    }
+
+    fn switch(&mut self, screen: Screen) -> Vec<Cmd> {
+        self.screen = screen;
+        match screen {
+            Screen::Descriptor => {
+                self.descriptor_scroll = 0;
+                self.ensure_inspection()
+            }
+            Screen::Snapshots => {
+                let cur = self.current();
+                if cur.is_some() && self.snap.as_ref().map(|s| s.instance) != cur {
+                    return self.open_snapshots(Pair::InputOutput);
+                }
+                vec![]
+            }
+            _ => vec![],
+        }
+    }
+
+    fn move_selection(&mut self, delta: isize) -> Vec<Cmd> {
+        if self.view.is_empty() {
+            return vec![];
+        }
+        let n = self.view.len() as isize;
+        self.selected = (self.selected as isize + delta).clamp(0, n - 1) as usize;
+        if self.screen == Screen::Descriptor {
+            return self.ensure_inspection();
+        }
+        vec![]
+    }
+
+    pub(super) fn on_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
+            Action::Quit => {
+                self.quit = true;
+                return vec![Cmd::CancelReplay, Cmd::Quit];
+            }
+            Action::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
+            Action::Back => {
+                if !self.filter.is_empty() && self.screen == Screen::Instances {
+                    self.filter.clear();
+                    self.refresh_view();
+                } else if self.screen != Screen::Instances {
+                    self.screen = Screen::Instances;
+                }
+                self.status = None;
+            }
+            Action::ScreenInstances => return self.switch(Screen::Instances),
+            Action::ScreenDescriptor => return self.switch(Screen::Descriptor),
+            Action::ScreenSnapshots => return self.switch(Screen::Snapshots),
+            Action::ScreenReplay => return self.switch(Screen::Replay),
+            Action::NextScreen | Action::PrevScreen => {
+                let i = Screen::ALL
+                    .iter()
+                    .position(|&s| s == self.screen)
+                    .unwrap_or(0);
+                let j = if a == Action::NextScreen {
+                    (i + 1) % 4
+                } else {
+                    (i + 3) % 4
+                };
+                return self.switch(Screen::ALL[j]);
+            }
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => return self.scroll(a),
+            Action::Open => return self.switch(Screen::Snapshots),
+            Action::Filter => {
+                let f = self.filter.clone();
+                self.open_prompt(PromptKind::Filter, f);
+            }
+            Action::Sort => {
+                self.sort = self.sort.next();
+                self.refresh_view();
+                self.set_status(format!("sorted by {}", self.sort.label()), false);
+            }
+            Action::ReverseSort => {
+                self.descending = !self.descending;
+                self.refresh_view();
+                let order = if self.descending {
+                    "descending"
+                } else {
+                    "ascending"
+                };
+                self.set_status(format!("sorted by {}, {order}", self.sort.label()), false);
+            }
+            Action::RawNames => {
+                self.raw_names = !self.raw_names;
+                let names = if self.raw_names {
+                    "raw (mangled) kernel names"
+                } else {
+                    "demangled kernel names"
+                };
+                self.set_status(names, false);
+            }
+            Action::Mark => return self.toggle_mark(),
+            Action::NextDiff | Action::PrevDiff => self.jump_to_difference(a == Action::NextDiff),
+            Action::Goto => {
+                if self.snap.is_some() {
+                    self.open_prompt(PromptKind::Goto, String::new());
+                } else {
+                    self.set_status(NO_SNAPSHOTS, true);
+                }
+            }
+            Action::CyclePair => {
+                // The pair being opened counts as the current one (keys can outrun the worker).
+                let current = self
+                    .opening
+                    .map(|(_, p)| p)
+                    .or(self.snap.as_ref().map(|s| s.pair));
+                let next = match current {
+                    Some(Pair::InputOutput) => Pair::OutputReplay,
+                    _ => Pair::InputOutput,
+                };
+                return self.open_snapshots(next);
+            }
+            Action::CycleType => self.cycle_type(),
+            Action::Endian => self.toggle_endian(),
+            Action::Squeeze => {
+                let Some(s) = self.snap.as_mut() else {
+                    self.set_status(NO_SNAPSHOTS, true);
+                    return vec![];
+                };
+                s.squeeze = !s.squeeze;
+                let text = if s.squeeze {
+                    "equal rows squeezed"
+                } else {
+                    "every row shown"
+                };
+                self.set_status(text, false);
+            }
+            Action::Replay => return self.start_replay(false),
+            Action::Verify => return self.start_replay(true),
+            Action::Cancel => return self.cancel_replay(),
+            Action::EditRepetitions => self.open_prompt(
+                PromptKind::Repetitions,
+                self.settings.repetitions.to_string(),
+            ),
+            Action::EditGrid => self.open_prompt(
+                PromptKind::Grid,
+                self.settings.grid.map(dim3).unwrap_or_default(),
+            ),
+            Action::EditBlock => self.open_prompt(
+                PromptKind::Block,
+                self.settings.block.map(dim3).unwrap_or_default(),
+            ),
+            Action::EditTolerance => self.open_prompt(
+                PromptKind::Tolerance,
+                self.settings
+                    .tolerance
+                    .map(|c| c.to_spec())
+                    .unwrap_or_default(),
+            ),
+            Action::Freeze => self.toggle_freeze(),
+            Action::Export => return self.export(),
+        }
+        vec![]
+    }
+
+    fn toggle_mark(&mut self) -> Vec<Cmd> {
+        self.mark = if self.mark == self.current() {
+            None
+        } else {
+            self.current()
+        };
+        let cmds = self.ensure_inspection();
+        let text = match self.mark {
+            Some(i) => format!(
+                "marked {}: the descriptor screen compares it with the selection",
+                self.rows[i].json_file
+            ),
+            None => "mark cleared".into(),
+        };
+        self.set_status(text, false);
+        cmds
+    }
+
+    fn jump_to_difference(&mut self, forward: bool) {
+        let Some(s) = self.snap.as_mut() else {
+            self.set_status(NO_SNAPSHOTS, true);
+            return;
+        };
+        let found = if forward {
+            s.next_diff()
+        } else {
+            s.prev_diff()
+        };
+        if !found {
+            let text = if s.done {
+                "no more differences"
+            } else {
+                "no more differences found yet (indexing)"
+            };
+            self.set_status(text, false);
+        }
+    }
+
+    fn cycle_type(&mut self) {
+        let Some(s) = self.snap.as_mut() else {
+            self.set_status(NO_SNAPSHOTS, true);
+            return;
+        };
+        s.dtype = match s.dtype {
+            None => Some(DType::U8),
+            Some(DType::F64) => None,
+            Some(d) => Some(d.next()),
+        };
+        let text = match s.dtype {
+            None => "hex view".to_string(),
+            Some(d) if d.size() == 1 => format!("typed view: {}", d.name()),
+            Some(d) => format!(
+                "typed view: {}, {} endian (e toggles)",
+                d.name(),
+                if s.big_endian { "big" } else { "little" }
+            ),
+        };
+        self.relayout();
+        self.set_status(text, false);
+    }
+
+    fn toggle_endian(&mut self) {
+        let Some(s) = self.snap.as_mut() else {
+            self.set_status(NO_SNAPSHOTS, true);
+            return;
+        };
+        s.big_endian = !s.big_endian;
+        let order = if s.big_endian { "big" } else { "little" };
+        let text = match s.dtype {
+            Some(d) if d.size() > 1 => format!("{} values read {order} endian", d.name()),
+            _ => format!("{order} endian (it applies to typed views of 2 bytes or more: t)"),
+        };
+        self.set_status(text, false);
+    }
+
+    fn toggle_freeze(&mut self) {
+        let Some(reps) = self
+            .current()
+            .and_then(|i| self.replays.get(&i))
+            .map(|r| r.kernel_ns.len())
+        else {
+            self.set_status(
+                "nothing to freeze: this instance has not been replayed",
+                true,
+            );
+            return;
+        };
+        self.frozen = match self.frozen {
+            Some(_) => None,
+            None => Some(reps),
+        };
+        let text = match self.frozen {
+            Some(n) => format!("chart frozen at {n} repetition(s); f goes live again"),
+            None => "chart live".to_string(),
+        };
+        self.set_status(text, false);
+    }
+
+    fn cancel_replay(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.running.take() else {
+            self.set_status("nothing to cancel: no replay is running", false);
+            return vec![];
+        };
+        if let Some(r) = self.replays.get_mut(&i) {
+            r.phase = Phase::Cancelled;
+        }
+        self.set_status("replay cancelled", false);
+        vec![Cmd::CancelReplay]
+    }
+
+    fn scroll(&mut self, a: Action) -> Vec<Cmd> {
+        let page = self.page();
+        let step: isize = match a {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -(page as isize),
+            Action::PageDown => page as isize,
+            _ => 0,
+        };
+        match self.screen {
+            Screen::Instances | Screen::Replay => {
+                return match a {
+                    Action::Top => self.move_selection(-(self.selected as isize)),
+                    Action::Bottom => self.move_selection(self.view.len() as isize),
+                    _ => self.move_selection(step),
+                }
+            }
+            Screen::Descriptor => {
+                let last = self.descriptor_lines().saturating_sub(self.content_lines());
+                self.descriptor_scroll = match a {
+                    Action::Top => 0,
+                    Action::Bottom => last,
+                    _ => self.descriptor_scroll.saturating_add_signed(step),
+                }
+                .min(last);
+            }
+            Screen::Snapshots => {
+                let rows = self.snapshot_rows();
+                if let Some(s) = self.snap.as_mut() {
+                    match a {
+                        Action::Top => s.to_top(),
+                        Action::Bottom => s.to_bottom(rows),
+                        _ if step > 0 => s.scroll_down(step as usize, rows),
+                        _ => s.scroll_up(step.unsigned_abs()),
+                    }
+                }
+            }
+        }
+        vec![]
+    }
+}
+
+/// A positive number of repetitions (`1000` or `1_000`).
+fn parse_repetitions(text: &str) -> Result<u32, String> {
+    text.replace('_', "")
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!(
+                "{text:?} is not a number of repetitions (1 to {})",
+                u32::MAX
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_repetitions;
+
+    #[test]
+    fn repetitions_are_positive_integers() {
+        assert_eq!(parse_repetitions("20"), Ok(20));
+        assert_eq!(parse_repetitions("1_000"), Ok(1000));
+        for bad in ["", "0", "-1", "abc", "1.5", "99999999999"] {
+            assert!(parse_repetitions(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Actions that start slow work: inspecting descriptors, mapping snapshots, replays, exports
+//! and the background checks. Each returns the `Cmd`s for the runtime; the results come back as
+//! messages.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{checks, App, Cmd, Msg, OpenedPair, Pair, ReplayRun, Screen, Work};
+use rr_engine::replay::{ReplayRequest, Verify};
+use rr_engine::snapshot::Snapshot;
+use rr_format::inspect::Inspection;
+use rr_format::memory::MemoryMap;
+use rr_format::{Descriptor, InstanceFiles};
+
+impl App {
+    /// Ask a worker to inspect the selected (and the marked) instance, once each.
+    pub fn ensure_inspection(&mut self) -> Vec<Cmd> {
+        let mut cmds = Vec::new();
+        for i in [self.current(), self.mark].into_iter().flatten() {
+            if !self.inspections.contains_key(&i) && self.inspecting.insert(i) {
+                let path = self.rows[i].json_path.clone();
+                cmds.push(Cmd::Work(Work::new(move || Msg::Inspected {
+                    instance: i,
+                    result: Inspection::of(&path)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string()),
+                })));
+            }
+        }
+        cmds
+    }
+
+    /// Ask a worker to map the two snapshots of a pair; indexing starts when they arrive.
+    pub fn open_snapshots(&mut self, pair: Pair) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        let json = self.rows[i].json_path.clone();
+        let replay_output = match pair {
+            Pair::InputOutput => None,
+            Pair::OutputReplay => match self.replays.get(&i).and_then(|r| r.saved.clone()) {
+                Some(p) => Some(PathBuf::from(p)),
+                None => {
+                    self.set_status(
+                        "no replay output for this instance yet: press v to replay and verify",
+                        true,
+                    );
+                    return vec![];
+                }
+            },
+        };
+        self.opening = Some((i, pair));
+        vec![Cmd::Work(Work::new(move || Msg::SnapshotsOpened {
+            instance: i,
+            pair,
+            result: open_pair(&json, replay_output.as_deref()),
+        }))]
+    }
+
+    pub(super) fn start_replay(&mut self, verify: bool) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        if let Err(why) = &self.gpu {
+            self.set_status(format!("cannot replay here: {why}"), true);
+            return vec![];
+        }
+        if self.running.is_some() {
+            self.set_status("a replay is already running (c cancels it)", true);
+            return vec![];
+        }
+        let s = &self.settings;
+        self.next_run += 1;
+        let mut request = ReplayRequest::new(self.rows[i].json_path.clone());
+        request.run_id = self.next_run;
+        request.verify = match (verify, s.tolerance) {
+            (false, _) => Verify::No,
+            (true, Some(c)) => Verify::Typed(c),
+            (true, None) => Verify::Bytes,
+        };
+        request.save_output = true;
+        request.output_dir = Some(self.output_dir.clone());
+        request.repetitions = s.repetitions;
+        request.overrides.grid = s.grid;
+        request.overrides.block = s.block;
+        self.replays
+            .insert(i, ReplayRun::new(self.next_run, verify, s.repetitions));
+        self.running = Some(i);
+        self.frozen = None;
+        self.screen = Screen::Replay;
+        self.set_status(format!("replaying {}…", self.rows[i].demangled), false);
+        vec![Cmd::StartReplay {
+            instance: i,
+            request: Box::new(request),
+        }]
+    }
+
+    pub(super) fn export(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("nothing to export: no instance selected", true);
+            return vec![];
+        };
+        let Some(run) = self.replays.get(&i).cloned() else {
+            self.set_status(
+                "nothing to export: replay this instance first (r or v)",
+                true,
+            );
+            return vec![];
+        };
+        if run.kernel_ns.is_empty() {
+            self.set_status("nothing to export yet: no repetition has finished", true);
+            return vec![];
+        }
+        let stem = self.rows[i].json_file.trim_end_matches(".json").to_string();
+        let dir = self.export_dir.clone();
+        let kernel = self.rows[i].kernel.clone();
+        self.set_status("exporting…", false);
+        vec![Cmd::Work(Work::new(move || {
+            Msg::Exported(run.export(&dir, &stem, &kernel).map_err(|e| e.to_string()))
+        }))]
+    }
+
+    /// Start the background checks (once, after the first frame).
+    pub(super) fn start_checks(&mut self) -> Vec<Cmd> {
+        if self.checked.is_some() {
+            return vec![];
+        }
+        self.checked = Some(0);
+        checks::batch(&self.rows, 0)
+            .map(|w| vec![Cmd::Work(w)])
+            .unwrap_or_default()
+    }
+}
+
+/// Map both snapshots of a pair (recorded input and output, or recorded output and a replay's
+/// output) and build the memory map that labels them (on a worker).
+fn open_pair(json: &Path, replay_output: Option<&Path>) -> Result<OpenedPair, String> {
+    use rr_engine::snapshot::open_recorded;
+    use rr_format::instance::Side;
+    let text = |e: rr_engine::Error| e.to_string();
+    let d = Descriptor::read(json).map_err(|e| e.to_string())?;
+    let files = InstanceFiles::from_descriptor_path(json);
+    let (a, b) = match replay_output {
+        None => (
+            open_recorded(&files, &d, Side::Input).map_err(text)?,
+            open_recorded(&files, &d, Side::Output).map_err(text)?,
+        ),
+        Some(p) => (
+            open_recorded(&files, &d, Side::Output).map_err(text)?,
+            Snapshot::open(p).map_err(text)?,
+        ),
+    };
+    let map = MemoryMap::new(&d, a.len());
+    Ok(OpenedPair {
+        a: Arc::new(a),
+        b: Arc::new(b),
+        map,
+    })
+}

@@ -1,0 +1,148 @@
+//! The two bottom lines: the status line (a prompt, the last message, or the selected
+//! instance's problem on the left; the instance count always on the right) and the hint bar
+//! (the keys of the screen, the prompt or the help popup).
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::fit;
+use crate::tui::app::{App, Prompt};
+use crate::tui::keymap;
+use crate::tui::theme::Theme;
+
+pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let count = count_text(app, area.width as usize / 2);
+    let [left, right] = Layout::horizontal([
+        Constraint::Min(10),
+        Constraint::Length(count.chars().count() as u16 + 1),
+    ])
+    .areas(area);
+    let line = if let Some(prompt) = &app.prompt {
+        prompt_line(prompt, theme, left.width as usize)
+    } else if let Some(s) = &app.status {
+        let style = if s.error { theme.error } else { theme.text };
+        Line::from(Span::styled(fit(&s.text, left.width as usize), style))
+    } else if let Some(p) = app.current().and_then(|i| app.rows[i].problem.as_deref()) {
+        Line::from(Span::styled(fit(p, left.width as usize), theme.error))
+    } else {
+        Line::default()
+    };
+    f.render_widget(Paragraph::new(line), left);
+    f.render_widget(
+        Paragraph::new(Line::from(Span::styled(count, theme.dim))).right_aligned(),
+        right,
+    );
+}
+
+/// `[replaying K · ]N of M instance(s)`, at most `max` columns.
+fn count_text(app: &App, max: usize) -> String {
+    let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
+    match app.running {
+        Some(i) => {
+            let room = max.saturating_sub(count.chars().count() + 13);
+            format!(
+                "replaying {} · {count}",
+                fit(&app.rows[i].demangled, room.max(4))
+            )
+        }
+        None => count,
+    }
+}
+
+/// `label: text` with the character under the cursor reversed; the text scrolls sideways to
+/// keep the cursor on screen.
+fn prompt_line<'a>(prompt: &Prompt, theme: &Theme, width: usize) -> Line<'a> {
+    let label = format!("{}: ", prompt.kind.label());
+    let room = width.saturating_sub(label.chars().count() + 1).max(1);
+    let chars: Vec<char> = prompt.text().chars().collect();
+    let cursor = prompt.editor.cursor();
+    let first = (cursor + 1).saturating_sub(room);
+    let shown: Vec<char> = chars.iter().skip(first).take(room).copied().collect();
+    let at = cursor - first;
+    let before: String = shown[..at.min(shown.len())].iter().collect();
+    let under = shown.get(at).map_or(" ".to_string(), char::to_string);
+    let after: String = shown.iter().skip(at + 1).collect();
+    let text = if prompt.error.is_some() {
+        theme.error
+    } else {
+        theme.text
+    };
+    Line::from(vec![
+        Span::styled(label, theme.accent),
+        Span::styled(rr_format::text::visible(&before).into_owned(), text),
+        Span::styled(
+            rr_format::text::visible(&under).into_owned(),
+            text.add_modifier(Modifier::REVERSED),
+        ),
+        Span::styled(rr_format::text::visible(&after).into_owned(), text),
+    ])
+}
+
+const PROMPT_HINTS: &[(&str, &str)] = &[
+    ("Enter", "apply"),
+    ("Esc", "cancel"),
+    ("Ctrl-U", "clear"),
+    ("Ctrl-W", "word"),
+    ("←/→", "move"),
+];
+const HELP_HINTS: &[(&str, &str)] = &[
+    ("j/k", "scroll"),
+    ("PgUp/PgDn", "page"),
+    ("g/G", "top/bottom"),
+    ("Esc", "close"),
+];
+
+pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    if let Some(why) = app.prompt.as_ref().and_then(|p| p.error.as_deref()) {
+        let text = format!(" ✗ {why}  (fix and press Enter, or Esc)");
+        f.render_widget(
+            Paragraph::new(Line::from(Span::styled(
+                fit(&text, area.width as usize),
+                theme.error,
+            ))),
+            area,
+        );
+        return;
+    }
+    let entries = if app.prompt.is_some() {
+        PROMPT_HINTS.to_vec()
+    } else if app.help {
+        HELP_HINTS.to_vec()
+    } else {
+        keymap::hints(app.screen.scope())
+    };
+    f.render_widget(
+        Paragraph::new(Line::from(hint_spans(&entries, area.width as usize, theme))),
+        area,
+    );
+}
+
+/// As many whole entries as fit, in order, always keeping the last (help) on screen.
+fn hint_spans<'a>(entries: &[(&str, &str)], width: usize, theme: &Theme) -> Vec<Span<'a>> {
+    let cost = |(k, d): &(&str, &str)| k.chars().count() + d.chars().count() + 3;
+    let Some((last, rest)) = entries.split_last() else {
+        return vec![];
+    };
+    let mut room = width.saturating_sub(cost(last));
+    let mut shown = Vec::new();
+    for e in rest {
+        if cost(e) > room {
+            break;
+        }
+        room -= cost(e);
+        shown.push(*e);
+    }
+    shown.push(*last);
+    shown
+        .into_iter()
+        .flat_map(|(k, d)| {
+            [
+                Span::styled(format!(" {k}"), theme.accent),
+                Span::styled(format!(" {d} "), theme.dim),
+            ]
+        })
+        .collect()
+}
