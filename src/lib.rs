@@ -21,6 +21,8 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Diff(args)) => commands::diff::run(&args),
         Some(Command::Replay(args)) => commands::replay::run(&args),
         Some(Command::Record(args)) => commands::record::run(&args),
+        Some(Command::Tune(args)) => commands::tune::run(&args),
+        Some(Command::Engine(args)) => commands::engine::run(&args),
         None => tui::run(cli.explore),
     };
     match result {

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod module;
 pub mod nvtx;
 pub mod stream;
+pub mod timing;
 pub mod vmm;
 
 pub use context::Context;

@@ -44,6 +44,33 @@ impl Module {
         })
     }
 
+    /// Load an image limiting the registers per thread (`CU_JIT_MAX_REGISTERS`); the limit
+    /// takes effect only when the driver compiles the image (PTX).
+    pub fn load_with_max_registers(image: &[u8], max_registers: u32) -> Result<Module> {
+        let mut bytes = Vec::with_capacity(image.len() + 1);
+        bytes.extend_from_slice(image);
+        bytes.push(0);
+        let mut options = [sys::CUjit_option::CU_JIT_MAX_REGISTERS];
+        // The option's value is passed in the pointer itself, as the driver API documents.
+        let mut values = [max_registers as usize as *mut std::ffi::c_void];
+        let mut m: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: `bytes` is a complete, NUL-terminated image that outlives the call; one JIT
+        // option with its value in the option array, as cuModuleLoadDataEx expects.
+        let r = unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut m,
+                bytes.as_ptr().cast(),
+                1,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        check(r, "cuModuleLoadDataEx")?;
+        Ok(Module {
+            loaded: Rc::new(Loaded(m)),
+        })
+    }
+
     pub fn function(&self, name: &str) -> Result<Function> {
         let c = c_name(name, "cuModuleGetFunction")?;
         // SAFETY: the module is loaded; `c` is NUL-terminated.
@@ -101,6 +128,22 @@ impl Function {
 
     pub fn registers(&self) -> Result<u32> {
         Ok(self.attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)? as u32)
+    }
+
+    /// Blocks of `block_threads` threads with `dynamic_shared` bytes that reside on one SM at
+    /// once (the driver's occupancy calculator; 0 when the block cannot launch at all).
+    pub fn blocks_per_sm(&self, block_threads: u32, dynamic_shared: u32) -> Result<u32> {
+        let threads = i32::try_from(block_threads).unwrap_or(i32::MAX);
+        // SAFETY: `raw` is a function of a module we keep loaded; the call only reads it.
+        let n = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                self.raw,
+                threads,
+                dynamic_shared as usize,
+            )
+        }
+        .call("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        Ok(n.max(0) as u32)
     }
 
     pub fn max_threads_per_block(&self) -> Result<u32> {

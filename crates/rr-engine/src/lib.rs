@@ -7,5 +7,6 @@ pub mod diff;
 pub mod error;
 pub mod replay;
 pub mod snapshot;
+pub mod tune;
 
 pub use error::{Error, Result};

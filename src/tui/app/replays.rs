@@ -79,6 +79,8 @@ impl ReplayRun {
                 self.restore_ns.push(restore_ns);
             }
             Event::Summary { .. } => self.detail = "repetitions done".into(),
+            // Events of sweeps: a replay never emits them.
+            Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
             Event::Verify(v) => self.verification = Some(v),
             Event::Saved { path } => self.saved = Some(path),
             Event::Error { message, .. } => self.phase = Phase::Failed(message),

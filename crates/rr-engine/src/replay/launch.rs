@@ -33,7 +33,7 @@ pub fn resolve(d: &Descriptor, a: &Overrides) -> Result<Launch> {
     if let Some(t) = a.num_threads.filter(|&t| t > 0) {
         block[0] = t;
     }
-    check_limits(d, grid[0], block[0], a.ignore_limits)?;
+    check_limits(d.teams_limits, d.threads_limits, grid[0], block[0], a.ignore_limits)?;
     if block.iter().map(|&v| v as u64).product::<u64>() > 1024 {
         return Err(Error::invalid(format!(
             "block {}×{}×{} has more than 1024 threads",
@@ -50,10 +50,17 @@ pub fn resolve(d: &Descriptor, a: &Overrides) -> Result<Launch> {
     })
 }
 
-/// `llvm-omp-kernel-replay`'s checks on the final values (recorded ones too).
-pub fn check_limits(d: &Descriptor, teams: u32, threads: u32, ignore: bool) -> Result<()> {
-    let [tmin, tmax] = d.teams_limits;
-    let [hmin, hmax] = d.threads_limits;
+/// `llvm-omp-kernel-replay`'s checks on the final values (recorded ones too), against the
+/// recorded `[min, max]` TeamsLimits and ThreadsLimits (0 = none).
+pub fn check_limits(
+    teams_limits: [u32; 2],
+    threads_limits: [u32; 2],
+    teams: u32,
+    threads: u32,
+    ignore: bool,
+) -> Result<()> {
+    let [tmin, tmax] = teams_limits;
+    let [hmin, hmax] = threads_limits;
     if (tmin != 0) != (tmax != 0) {
         return Err(Error::invalid("TeamsLimits min and max are inconsistent"));
     }

@@ -15,6 +15,7 @@ pub mod protocol;
 pub mod request;
 pub mod session;
 pub mod stats;
+pub mod timing;
 pub mod verify;
 
 pub use instance::ReplayInstance;

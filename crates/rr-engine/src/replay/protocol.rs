@@ -69,13 +69,35 @@ pub enum Event {
         kernel_ns: f64,
         host_ns: f64,
         restore_ns: f64,
+        /// The SM clock measured right after the kernel, in MHz (absent without the probes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock_mhz: Option<f64>,
+        /// The SM clock ran below 75 % of its rating: left out of the summary (adaptive mode).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        throttled: bool,
     },
     Summary {
         kernel_ns: Stats,
         host_ns: Stats,
         restore_ns: Stats,
+        /// The SM clock over the repetitions, in MHz (absent without the probes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clock_mhz: Option<Stats>,
+        /// Throttled samples left out.
+        #[serde(default)]
+        discarded: usize,
+        /// The device's rated SM clock, in MHz.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reference_clock_mhz: Option<f64>,
     },
     Verify(VerifyOutcome),
+    /// An engine process is ready for commands: the device's rated SM clock, and whether the
+    /// image is PTX (register limits possible).
+    Ready { rated_clock_mhz: f64, ptx: bool },
+    /// A sweep starts: how many configurations the axes span and how many it plans to measure.
+    Sweep { configs: u64, planned: u64, devices: Vec<i32>, strategy: String },
+    /// One configuration of a sweep (the engine's reply to `measure`; `tune --events` too).
+    Trial(Box<crate::tune::Trial>),
     Saved {
         path: String,
     },
@@ -143,6 +165,8 @@ mod tests {
                 kernel_ns: 1000.5,
                 host_ns: 5000.0,
                 restore_ns: 20.0,
+                clock_mhz: Some(1980.0),
+                throttled: false,
             },
             Event::Done { ok: true },
             Event::Error {

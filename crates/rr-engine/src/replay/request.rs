@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::timing::NoiseTarget;
 use crate::diff::Comparison;
 
 /// Changes to the recorded launch. `None` keeps the recorded value.
@@ -47,8 +48,14 @@ impl Verify {
 pub struct ReplayRequest {
     pub descriptor: PathBuf,
     pub overrides: Overrides,
+    /// Measured launches: exactly this many, or at most this many with `noise`.
     pub repetitions: u32,
     pub warmup: u32,
+    /// Flush the L2 cache before each launch, outside the timed interval.
+    pub cold: bool,
+    /// Sample until this target is met instead of a fixed count; throttled samples are
+    /// discarded.
+    pub noise: Option<NoiseTarget>,
     pub verify: Verify,
     /// Write `.replay_output` (into `output_dir`, or beside the descriptor).
     pub save_output: bool,
@@ -64,6 +71,8 @@ impl ReplayRequest {
             overrides: Overrides::default(),
             repetitions: 1,
             warmup: 0,
+            cold: false,
+            noise: None,
             verify: Verify::No,
             save_output: false,
             output_dir: None,
@@ -96,6 +105,12 @@ impl ReplayRequest {
             (self.warmup > 0).then(|| self.warmup.to_string()),
         );
         opt("--tolerance", self.verify.typed().map(Comparison::to_spec));
+        if let Some(t) = &self.noise {
+            opt("--max-noise", t.max_noise.map(|x| (x * 100.0).to_string()));
+            opt("--min-samples", Some(t.min_samples.to_string()));
+            opt("--min-time", Some(t.min_gpu_time.to_string()));
+            opt("--timeout", Some(t.timeout.to_string()));
+        }
         opt(
             "--output-dir",
             self.output_dir.as_ref().map(|p| p.display().to_string()),
@@ -108,6 +123,7 @@ impl ReplayRequest {
         opt("--device-id", o.device_id.map(|x| x.to_string()));
         for (flag, on) in [
             ("--verify", self.verify == Verify::Bytes),
+            ("--cold", self.cold),
             ("--save-output", self.save_output),
             ("--ignore-limits", o.ignore_limits),
         ] {

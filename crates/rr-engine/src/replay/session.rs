@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use rr_cuda::timing::Probes;
 use rr_cuda::{
     nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, LaunchConfig,
     Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
@@ -19,6 +20,7 @@ use rr_format::instance::Side;
 use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
+use super::timing::{Measurement, TimingPolicy};
 use super::launch;
 use super::protocol::{ErrorKind, Event};
 use crate::error::{Error, Result};
@@ -74,12 +76,16 @@ fn classify(e: CudaError) -> RunError {
 /// One measured launch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
-    /// CUDA-event time of the kernel.
+    /// CUDA-event time of the kernel (queued behind a blocking kernel, so the launch latency is
+    /// not in it).
     pub kernel_ns: f64,
-    /// Host time from the launch call to the end of the synchronisation.
+    /// Host time from releasing the queued kernel to the end of the synchronisation (the clock
+    /// probe's own time taken out).
     pub host_ns: f64,
-    /// Untimed restore before the launch (memory and globals).
+    /// Untimed restore before the launch (memory, globals, and the L2 flush when cold).
     pub restore_ns: f64,
+    /// The SM clock measured just after the kernel (None without the timing probes).
+    pub clock_mhz: Option<f64>,
 }
 
 /// The device, as the `device` event reports it.
@@ -106,8 +112,15 @@ pub struct Session {
     start: CudaEvent,
     end: CudaEvent,
     pristine: Pristine,
-    globals: Vec<(rr_cuda::module::Global, Vec<u8>)>,
-    function: rr_cuda::Function,
+    probes: Option<Probes>,
+    kernel: Kernel,
+    /// The image, kept when it is PTX (a register limit recompiles it).
+    ptx: Option<Vec<u8>>,
+    max_registers: Option<u32>,
+    recorded_globals: Globals,
+    kernel_name: String,
+    /// The device's rated SM clock (MHz): samples well below it were throttled.
+    reference_clock_mhz: f64,
     shared_allowed: u32,
     memory: ExactMemory,
     stream: Stream,
@@ -201,40 +214,12 @@ impl Session {
                 visible(&inst.image.to_string_lossy())
             ))
         })?;
-        let function = module.function(&d.name).map_err(|e| {
-            e.context(format!(
-                "kernel {} not found in {}",
-                visible(&d.name),
-                visible(&inst.image.to_string_lossy())
-            ))
-        })?;
         let (buf, slots) = launch::parameters(d);
         let json = inst.files.json();
         let params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
-        let layout = function.param_layout()?;
-        params
-            .check_against(&layout)
-            .map_err(|m| Error::format(&json, m))?;
-        let globals_path = inst.files.globals();
-        let recorded = Globals::read(&globals_path)?;
-        let mut globals = Vec::with_capacity(recorded.entries.len());
-        for g in &recorded.entries {
-            let target = module.global(&g.name).map_err(|e| {
-                e.context(format!("global {} is not in the image", visible(&g.name)))
-            })?;
-            if target.size as u64 != g.size {
-                return Err(Error::format(
-                    &globals_path,
-                    format!(
-                        "global {} is {} bytes but the image's is {}",
-                        visible(&g.name),
-                        g.size,
-                        target.size
-                    ),
-                ));
-            }
-            globals.push((target, recorded.data(g).to_vec()));
-        }
+        let recorded_globals = Globals::read(&inst.files.globals())?;
+        let kernel = Kernel::bind(&module, &d.name, &params, &recorded_globals, inst)?;
+        let ptx = matches!(image_info.kind, ImageKind::Ptx { .. }).then_some(image_bytes);
         let stream = Stream::new()?;
 
         // 3. Recorded input into pinned host memory, then onto the device.
@@ -291,14 +276,31 @@ impl Session {
             }
             .into(),
         });
+        // The timing probes are PTX compiled by the driver; without them timing falls back to
+        // plain events (said once, as a phase).
+        let probes = match Probes::new(device.l2_cache_bytes()?) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                progress(Event::Phase {
+                    name: "warning".into(),
+                    detail: format!("timing probes unavailable ({e}): launch latency and clocks are not measured"),
+                });
+                None
+            }
+        };
         Ok(Session {
             device: info,
             params,
             start: CudaEvent::new()?,
             end: CudaEvent::new()?,
             pristine,
-            globals,
-            function,
+            probes,
+            kernel,
+            ptx,
+            max_registers: None,
+            recorded_globals,
+            kernel_name: d.name.clone(),
+            reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
             shared_allowed: 48 * 1024,
             memory,
             stream,
@@ -327,6 +329,7 @@ impl Session {
             self.dirty = false;
         }
         let items: Vec<(&rr_cuda::module::Global, &[u8])> = self
+            .kernel
             .globals
             .iter()
             .map(|(g, v)| (g, v.as_slice()))
@@ -337,7 +340,8 @@ impl Session {
     /// Apply what a configuration needs before launching (the dynamic shared memory limit).
     fn prepare(&mut self, cfg: &LaunchConfig) -> std::result::Result<(), RunError> {
         if cfg.shared_mem > self.shared_allowed {
-            self.function
+            self.kernel
+                .function
                 .allow_dynamic_shared(cfg.shared_mem)
                 .map_err(|e| {
                     if e.is_sticky() {
@@ -351,21 +355,30 @@ impl Session {
         Ok(())
     }
 
-    /// Restore, launch once, wait; the kernel's CUDA-event and host times.
+    /// Restore (and flush the L2 cache when `cold`), launch once, wait; the kernel's
+    /// CUDA-event time, host time and the SM clock. The kernel is queued behind a blocking
+    /// kernel with its timing events, then released: no launch latency in the timed interval.
     pub fn launch(
         &mut self,
         cfg: &LaunchConfig,
         label: &str,
+        cold: bool,
     ) -> std::result::Result<Sample, RunError> {
         self.prepare(cfg)?;
         let t = Instant::now();
         self.restore()?;
+        if let (true, Some(p)) = (cold, &self.probes) {
+            p.flush_l2(&self.stream).map_err(classify)?;
+        }
+        self.stream.synchronize().map_err(classify)?;
         let restore_ns = t.elapsed().as_nanos() as f64;
         let _range = nvtx::range(label);
-        let t0 = Instant::now();
+        let held = Held::new(self.probes.as_ref(), &self.stream).map_err(classify)?;
         self.start.record(&self.stream).map_err(classify)?;
-        if let Err(e) = rr_cuda::launch::launch(&self.function, cfg, &self.stream, &mut self.params)
+        if let Err(e) =
+            rr_cuda::launch::launch(&self.kernel.function, cfg, &self.stream, &mut self.params)
         {
+            drop(held);
             if e.is_sticky() {
                 return Err(RunError::Fault(e));
             }
@@ -379,14 +392,115 @@ impl Session {
         }
         self.dirty = true;
         self.end.record(&self.stream).map_err(classify)?;
+        if let Some(p) = &self.probes {
+            p.probe_clock(&self.stream).map_err(classify)?;
+        }
+        drop(held);
+        let t0 = Instant::now();
         self.stream.synchronize().map_err(classify)?;
-        let host_ns = t0.elapsed().as_nanos() as f64;
+        let mut host_ns = t0.elapsed().as_nanos() as f64;
         let ms = self.start.elapsed_ms(&self.end).map_err(classify)?;
+        let clock_mhz = match self.probes.as_mut() {
+            Some(p) => {
+                let mhz = p.clock_mhz().map_err(classify)?;
+                host_ns = (host_ns - p.last_probe_ns() as f64).max(0.0);
+                Some(mhz)
+            }
+            None => None,
+        };
         Ok(Sample {
             kernel_ns: ms as f64 * 1e6,
             host_ns,
             restore_ns,
+            clock_mhz,
         })
+    }
+
+    /// Sample one configuration until the policy is satisfied (see [`TimingPolicy`]); each
+    /// sample goes to `on_sample` with whether it was kept. Samples taken while the SM clock was
+    /// below the policy's share of the device's rated clock are discarded, as nvbench does.
+    pub fn measure(
+        &mut self,
+        cfg: &LaunchConfig,
+        policy: &TimingPolicy,
+        on_sample: &mut dyn FnMut(&Sample, bool),
+    ) -> std::result::Result<Measurement, RunError> {
+        let started = Instant::now();
+        let mut m = Measurement::default();
+        loop {
+            let label = format!("rr-tui sample {}", m.samples.len() + m.throttled.len() + 1);
+            let s = self.launch(cfg, &label, policy.cold)?;
+            let throttled = policy.throttled(s.clock_mhz, self.reference_clock_mhz);
+            on_sample(&s, !throttled);
+            if throttled {
+                m.throttled.push(s);
+            } else {
+                m.samples.push(s);
+            }
+            if let Some(stop) = policy.stop(&m, started.elapsed().as_secs_f64()) {
+                m.stop = stop;
+                break;
+            }
+        }
+        if m.samples.is_empty() {
+            // Every sample throttled until the timeout: keep them, and say so.
+            m.samples = std::mem::take(&mut m.throttled);
+            m.all_throttled = true;
+        }
+        Ok(m)
+    }
+
+    /// The device's rated SM clock in MHz (what throttling is judged against).
+    pub fn reference_clock_mhz(&self) -> f64 {
+        self.reference_clock_mhz
+    }
+
+    /// Limit the registers per thread (`CU_JIT_MAX_REGISTERS`) by recompiling the PTX image;
+    /// `None` removes the limit. Records holding a cubin cannot: their registers are fixed.
+    pub fn set_max_registers(&mut self, limit: Option<u32>) -> std::result::Result<(), RunError> {
+        if limit == self.max_registers {
+            return Ok(());
+        }
+        let Some(ptx) = &self.ptx else {
+            return Err(RunError::Other(Error::invalid(
+                "a register limit needs a PTX image; this record holds compiled machine code (a cubin)",
+            )));
+        };
+        let module = match limit {
+            Some(r) => Module::load_with_max_registers(ptx, r),
+            None => Module::load(ptx),
+        }
+        .map_err(|e| {
+            if e.is_sticky() {
+                RunError::Fault(e)
+            } else {
+                RunError::InvalidLaunch(e)
+            }
+        })?;
+        self.kernel = Kernel::rebind(&module, &self.kernel_name, &self.params, &self.recorded_globals)?;
+        self.shared_allowed = 48 * 1024;
+        self.max_registers = limit;
+        Ok(())
+    }
+
+    /// The kernel's registers per thread as compiled now.
+    pub fn registers(&self) -> Option<u32> {
+        self.kernel.function.registers().ok()
+    }
+
+    /// Resident blocks per SM for `cfg` as compiled now (None when the driver cannot say).
+    pub fn blocks_per_sm(&self, cfg: &LaunchConfig) -> Option<u32> {
+        let threads = cfg.block.iter().map(|&v| v as u64).product::<u64>();
+        let threads = u32::try_from(threads).ok()?;
+        self.kernel
+            .function
+            .blocks_per_sm(threads, cfg.shared_mem)
+            .ok()
+    }
+
+    /// Whether a register limit can be applied (the record holds PTX).
+    pub fn has_ptx(&self) -> bool {
+        self.ptx.is_some()
     }
 
     /// `warmup` untimed launches, then `repetitions` measured ones, each reported to `on_rep`
@@ -396,14 +510,15 @@ impl Session {
         cfg: &LaunchConfig,
         repetitions: u32,
         warmup: u32,
+        cold: bool,
         on_rep: &mut dyn FnMut(u32, Sample),
     ) -> std::result::Result<Vec<Sample>, RunError> {
         let mut samples = Vec::with_capacity(repetitions as usize);
         for w in 0..warmup {
-            self.launch(cfg, &format!("rr-tui warmup {}", w + 1))?;
+            self.launch(cfg, &format!("rr-tui warmup {}", w + 1), cold)?;
         }
         for rep in 1..=repetitions {
-            let s = self.launch(cfg, &format!("rr-tui rep {rep}"))?;
+            let s = self.launch(cfg, &format!("rr-tui rep {rep}"), cold)?;
             on_rep(rep, s);
             samples.push(s);
         }
@@ -478,4 +593,93 @@ fn host_slices<'a>(copies: &[(u64, usize, usize)], host: &'a [u8]) -> Vec<(u64, 
         .iter()
         .map(|&(addr, off, len)| (addr, &host[off..off + len]))
         .collect()
+}
+
+/// The loaded kernel: its function (parameters checked against the record) and its globals.
+struct Kernel {
+    function: rr_cuda::Function,
+    globals: Vec<(rr_cuda::module::Global, Vec<u8>)>,
+}
+
+impl Kernel {
+    fn bind(
+        module: &Module,
+        name: &str,
+        params: &Params,
+        recorded: &Globals,
+        inst: &ReplayInstance,
+    ) -> Result<Kernel> {
+        let function = module.function(name).map_err(|e| {
+            e.context(format!(
+                "kernel {} not found in {}",
+                visible(name),
+                visible(&inst.image.to_string_lossy())
+            ))
+        })?;
+        let layout = function.param_layout()?;
+        params
+            .check_against(&layout)
+            .map_err(|m| Error::format(inst.files.json(), m))?;
+        let globals_path = inst.files.globals();
+        let mut globals = Vec::with_capacity(recorded.entries.len());
+        for g in &recorded.entries {
+            let target = module.global(&g.name).map_err(|e| {
+                e.context(format!("global {} is not in the image", visible(&g.name)))
+            })?;
+            if target.size as u64 != g.size {
+                return Err(Error::format(
+                    &globals_path,
+                    format!(
+                        "global {} is {} bytes but the image's is {}",
+                        visible(&g.name),
+                        g.size,
+                        target.size
+                    ),
+                ));
+            }
+            globals.push((target, recorded.data(g).to_vec()));
+        }
+        Ok(Kernel { function, globals })
+    }
+
+    /// Bind again after a recompilation (the record was checked when the session opened).
+    fn rebind(
+        module: &Module,
+        name: &str,
+        params: &Params,
+        recorded: &Globals,
+    ) -> std::result::Result<Kernel, RunError> {
+        let function = module.function(name).map_err(classify)?;
+        let layout = function.param_layout().map_err(classify)?;
+        params
+            .check_against(&layout)
+            .map_err(|m| RunError::Other(Error::invalid(m)))?;
+        let mut globals = Vec::with_capacity(recorded.entries.len());
+        for g in &recorded.entries {
+            let target = module.global(&g.name).map_err(classify)?;
+            globals.push((target, recorded.data(g).to_vec()));
+        }
+        Ok(Kernel { function, globals })
+    }
+}
+
+/// The blocking kernel holding the stream: released when dropped, on every path (a held
+/// stream would otherwise wait for the kernel's timeout).
+struct Held<'a>(Option<&'a Probes>);
+
+impl<'a> Held<'a> {
+    fn new(probes: Option<&'a Probes>, stream: &Stream) -> rr_cuda::Result<Held<'a>> {
+        if let Some(p) = probes {
+            p.hold(stream)?;
+        }
+        Ok(Held(probes))
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.0 {
+            p.release();
+        }
+    }
 }

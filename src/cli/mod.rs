@@ -4,6 +4,14 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod replay;
+mod timing;
+mod tune;
+
+pub use replay::ReplayArgs;
+pub use timing::TimingArgs;
+pub use tune::{EngineArgs, TuneArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rr-tui",
@@ -109,6 +117,11 @@ rr-tui record --snapshot args --budget 20G -- ./big_app\n  \
 rr-tui recs                       explore what was recorded"
     )]
     Record(RecordArgs),
+    /// Sweep launch configurations of one instance; report the fastest that verifies.
+    Tune(TuneArgs),
+    /// The engine process of `tune` (internal).
+    #[command(hide = true)]
+    Engine(EngineArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -224,86 +237,7 @@ pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     Ok(out)
 }
 
-fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
+pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
     rr_engine::diff::Comparison::parse_spec(s)
 }
 
-#[derive(Debug, Args, Clone, Default)]
-pub struct ReplayArgs {
-    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
-    pub descriptor: PathBuf,
-    /// Compare replayed memory with .record_output (byte for byte unless --tolerance).
-    #[arg(long)]
-    pub verify: bool,
-    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
-    pub tolerance: Option<rr_engine::diff::Comparison>,
-    /// Write .replay_output, named as LLVM names it.
-    #[arg(long)]
-    pub save_output: bool,
-    /// Where to write .replay_output (for read-only record directories).
-    #[arg(long, value_name = "DIR")]
-    pub output_dir: Option<PathBuf>,
-    /// Replays in one process; input memory and globals are restored before each, untimed.
-    #[arg(long, default_value_t = 1)]
-    pub repetitions: u32,
-    /// Untimed replays before the measured ones.
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u32,
-    /// Override grid x (LLVM: number of teams). Checked against TeamsLimits.
-    #[arg(long)]
-    pub num_teams: Option<u32>,
-    /// Override block x (LLVM: number of threads). Checked against ThreadsLimits.
-    #[arg(long)]
-    pub num_threads: Option<u32>,
-    /// Override the whole grid: X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub grid: Option<[u32; 3]>,
-    /// Override the whole block: X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub block: Option<[u32; 3]>,
-    /// Override the dynamic shared memory bytes.
-    #[arg(long)]
-    pub shared_mem: Option<u32>,
-    /// Override the CUDA device ordinal.
-    #[arg(long)]
-    pub device_id: Option<i32>,
-    /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
-    #[arg(long)]
-    pub ignore_limits: bool,
-    /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The run id every JSON event carries (set by the explorer and `tune`).
-    #[arg(long, default_value_t = 1, hide = true)]
-    pub run_id: u64,
-}
-
-impl ReplayArgs {
-    /// The typed request the engine performs.
-    pub fn request(&self) -> rr_engine::replay::ReplayRequest {
-        use rr_engine::replay::{Overrides, ReplayRequest, Verify};
-        ReplayRequest {
-            descriptor: self.descriptor.clone(),
-            overrides: Overrides {
-                grid: self.grid,
-                block: self.block,
-                num_teams: self.num_teams,
-                num_threads: self.num_threads,
-                shared_mem: self.shared_mem,
-                device_id: self.device_id,
-                ignore_limits: self.ignore_limits,
-            },
-            repetitions: self.repetitions,
-            warmup: self.warmup,
-            verify: match (self.tolerance, self.verify) {
-                (Some(c), _) => Verify::Typed(c),
-                (None, true) => Verify::Bytes,
-                (None, false) => Verify::No,
-            },
-            save_output: self.save_output,
-            output_dir: self.output_dir.clone(),
-            run_id: self.run_id,
-        }
-    }
-}

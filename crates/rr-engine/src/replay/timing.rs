@@ -1,0 +1,182 @@
+//! When to stop sampling a configuration, after nvbench's "stdrel" criterion: at least
+//! `min_samples` samples and `min_gpu_time` seconds of kernel time, then stop once the relative
+//! standard deviation is under `max_noise`; always stop at `max_samples` or `timeout` seconds.
+//! A fixed sample count is `min_samples == max_samples` with no noise target. Pure: tested
+//! without a GPU.
+
+use serde::{Deserialize, Serialize};
+
+use super::session::Sample;
+use super::stats::Stats;
+
+/// When adaptive sampling may stop (nvbench's "stdrel" criterion).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NoiseTarget {
+    /// Relative standard deviation to reach (0.005 = 0.5 %); None: no target (a fixed count).
+    pub max_noise: Option<f64>,
+    /// Kept samples to take before the noise may stop sampling.
+    pub min_samples: u32,
+    /// Kernel time to accumulate before the noise may stop sampling, in seconds.
+    pub min_gpu_time: f64,
+    /// Wall time after which sampling stops whatever the noise, in seconds.
+    pub timeout: f64,
+}
+
+impl Default for NoiseTarget {
+    /// nvbench's defaults scaled for sweeps: 0.5 % after 10 samples, at most 2 s.
+    fn default() -> NoiseTarget {
+        NoiseTarget {
+            max_noise: Some(0.005),
+            min_samples: 10,
+            min_gpu_time: 0.0,
+            timeout: 2.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimingPolicy {
+    /// Flush the L2 cache before each sample (outside the timed interval).
+    pub cold: bool,
+    pub target: NoiseTarget,
+    /// Kept samples after which sampling stops whatever the noise.
+    pub max_samples: u32,
+    /// A sample whose SM clock is below this share of the device's rated clock was throttled
+    /// (or the GPU was not yet clocked up) and is discarded.
+    pub throttle: f64,
+}
+
+/// nvbench's throttle threshold: 75 % of the rated SM clock.
+pub const THROTTLE_SHARE: f64 = 0.75;
+
+impl TimingPolicy {
+    /// Sample until `target` is met (or `max_samples`, or its timeout).
+    pub fn adaptive(cold: bool, target: NoiseTarget, max_samples: u32) -> TimingPolicy {
+        TimingPolicy {
+            cold,
+            target,
+            max_samples: max_samples.max(1),
+            throttle: THROTTLE_SHARE,
+        }
+    }
+
+    /// Exactly `n` kept samples (throttled samples are retaken until a 60 s timeout).
+    pub fn fixed(n: u32, cold: bool) -> TimingPolicy {
+        TimingPolicy {
+            cold,
+            target: NoiseTarget {
+                max_noise: None,
+                min_samples: n.max(1),
+                min_gpu_time: 0.0,
+                timeout: 60.0,
+            },
+            max_samples: n.max(1),
+            throttle: THROTTLE_SHARE,
+        }
+    }
+
+    /// Whether a sample at `clock_mhz` ran throttled on a device rated `reference_mhz`.
+    pub fn throttled(&self, clock_mhz: Option<f64>, reference_mhz: f64) -> bool {
+        clock_mhz.is_some_and(|c| reference_mhz > 0.0 && c < self.throttle * reference_mhz)
+    }
+
+    /// Whether to stop after the samples so far (`elapsed` wall seconds).
+    pub fn stop(&self, m: &Measurement, elapsed: f64) -> Option<StopReason> {
+        let n = m.samples.len() as u32;
+        if n >= self.max_samples {
+            return Some(StopReason::MaxSamples);
+        }
+        if elapsed >= self.target.timeout {
+            return Some(StopReason::Timeout);
+        }
+        let gpu_time: f64 = m.samples.iter().map(|s| s.kernel_ns).sum::<f64>() / 1e9;
+        let t = &self.target;
+        if n >= t.min_samples.max(2) && gpu_time >= t.min_gpu_time && t.max_noise.is_some_and(|x| m.noise() <= x) {
+            return Some(StopReason::Noise);
+        }
+        None
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    #[default]
+    Noise,
+    MaxSamples,
+    Timeout,
+}
+
+/// The samples of one configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Measurement {
+    /// Kept samples.
+    pub samples: Vec<Sample>,
+    /// Samples discarded as throttled.
+    pub throttled: Vec<Sample>,
+    /// Every sample was throttled: `samples` holds them anyway.
+    pub all_throttled: bool,
+    pub stop: StopReason,
+}
+
+impl Measurement {
+    pub fn kernel(&self) -> Stats {
+        Stats::of(&self.samples.iter().map(|s| s.kernel_ns).collect::<Vec<_>>())
+    }
+
+    /// Relative standard deviation of the kernel times (infinite below two samples).
+    pub fn noise(&self) -> f64 {
+        let k = self.kernel();
+        if k.count < 2 || k.mean <= 0.0 {
+            f64::INFINITY
+        } else {
+            k.stddev / k.mean
+        }
+    }
+
+    /// The SM clock over the kept samples, in MHz.
+    pub fn clock(&self) -> Stats {
+        Stats::of(&self.samples.iter().filter_map(|s| s.clock_mhz).collect::<Vec<_>>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(ns: f64) -> Sample {
+        Sample {
+            kernel_ns: ns,
+            host_ns: ns,
+            restore_ns: 0.0,
+            clock_mhz: Some(1980.0),
+        }
+    }
+
+    #[test]
+    fn stops_on_noise_after_the_minimum_and_always_at_the_limits() {
+        let p = TimingPolicy::adaptive(true, NoiseTarget::default(), 10_000);
+        let mut m = Measurement::default();
+        for _ in 0..9 {
+            m.samples.push(sample(1000.0));
+            assert_eq!(p.stop(&m, 0.1), None, "below min_samples");
+        }
+        m.samples.push(sample(1000.0));
+        assert_eq!(p.stop(&m, 0.1), Some(StopReason::Noise));
+        let mut noisy = Measurement::default();
+        for i in 0..50 {
+            noisy.samples.push(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
+        }
+        assert_eq!(p.stop(&noisy, 0.1), None, "10 % noise keeps sampling");
+        assert_eq!(p.stop(&noisy, 2.5), Some(StopReason::Timeout));
+        let f = TimingPolicy::fixed(10, false);
+        let mut m = Measurement::default();
+        for _ in 0..9 {
+            m.samples.push(sample(1.0));
+        }
+        assert_eq!(f.stop(&m, 0.0), None);
+        m.samples.push(sample(1.0));
+        assert_eq!(f.stop(&m, 0.0), Some(StopReason::MaxSamples));
+        assert!((noisy.noise() - 0.1005).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,139 @@
+//! The engine side of a sweep: the commands a tuner sends to an engine process (one JSON
+//! object per line on its stdin) and the measurement of one configuration through the replay
+//! session. Replies are protocol events tagged with the command's id: `trial` with the result,
+//! or `error` with kind `fault`, after which the process ends (its CUDA context is unusable).
+
+use rr_cuda::LaunchConfig;
+use rr_format::memory::MemoryMap;
+use rr_format::text::visible;
+use serde::{Deserialize, Serialize};
+
+use super::space::Config;
+use super::trial::{Status, Trial};
+use crate::diff::Comparison;
+use crate::replay::launch::Launch;
+use crate::replay::session::{RunError, Session};
+use crate::replay::timing::TimingPolicy;
+use crate::replay::verify;
+use crate::snapshot::Snapshot;
+
+/// One line of an engine's stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// Measure `config` under `policy`, verify, reply `trial` tagged with `id`.
+    Measure {
+        id: u64,
+        config: Config,
+        policy: TimingPolicy,
+    },
+    /// Finish: release the GPU and exit 0 (end of input does the same).
+    Quit,
+}
+
+impl Command {
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "\"quit\"".into());
+        s.push('\n');
+        s
+    }
+
+    pub fn parse(line: &str) -> Result<Command, String> {
+        serde_json::from_str(line.trim()).map_err(|e| format!("bad engine command: {e}"))
+    }
+}
+
+/// What verification compares against: the recorded output and how.
+pub struct Expected {
+    pub map: MemoryMap,
+    pub output: Snapshot,
+    pub typed: Option<Comparison>,
+}
+
+/// Measure one configuration in an open session. Refused launches (too many resources, a
+/// register limit on a cubin) come back as `invalid` trials and the session goes on; a fault
+/// is an error, and the caller's process must end.
+pub fn measure(
+    session: &mut Session,
+    recorded: &Launch,
+    config: &Config,
+    policy: &TimingPolicy,
+    expected: Option<&Expected>,
+) -> Result<Trial, RunError> {
+    let refused = |e: RunError| -> Result<Trial, RunError> {
+        match e {
+            RunError::Fault(_) => Err(e),
+            other => Ok(Trial::refused(
+                *config,
+                Status::Invalid,
+                visible(&other.to_string()).into_owned(),
+            )),
+        }
+    };
+    if let Err(e) = session.set_max_registers(config.max_registers) {
+        return refused(e);
+    }
+    let cfg = LaunchConfig {
+        grid: config.grid,
+        block: config.block,
+        shared_mem: config.shared_mem,
+        cluster: recorded.cluster_dim,
+        cooperative: recorded.cooperative,
+    };
+    let m = match session.measure(&cfg, policy, &mut |_, _| {}) {
+        Ok(m) => m,
+        Err(e) => return refused(e),
+    };
+    let mut trial = Trial::new(*config, Status::Ok);
+    trial.kernel_ns = Some(m.kernel());
+    let clock = m.clock();
+    trial.clock_mhz = (clock.count > 0).then_some(clock);
+    trial.discarded = m.throttled.len();
+    trial.stop = Some(m.stop);
+    trial.registers = session.registers();
+    trial.blocks_per_sm = session.blocks_per_sm(&cfg);
+    trial.device = Some(session.device.ordinal);
+    if m.all_throttled {
+        trial.message = Some("every sample ran throttled (below 75 % of the rated clock)".into());
+    }
+    if let Some(exp) = expected {
+        let replayed = session.read_back()?;
+        let want = exp.output.bytes();
+        // Byte-equal memory passes any comparison: the detailed walk only runs on differences.
+        if want != replayed.as_slice() {
+            let outcome = verify::verify(&exp.map, want, &replayed, exp.typed.as_ref());
+            if !outcome.passed {
+                trial.status = Status::VerifyFailed;
+                trial.message = Some(verify::describe(&outcome).join("; "));
+            }
+        }
+        exp.output
+            .check_intact()
+            .map_err(|e| RunError::Other(e.into()))?;
+    }
+    Ok(trial)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_round_trip_as_single_lines() {
+        let c = Command::Measure {
+            id: 9,
+            config: Config {
+                grid: [1, 2, 3],
+                block: [32, 1, 1],
+                shared_mem: 128,
+                max_registers: Some(64),
+            },
+            policy: TimingPolicy::fixed(10, true),
+        };
+        let line = c.to_line();
+        assert_eq!(line.matches('\n').count(), 1);
+        assert_eq!(Command::parse(&line).unwrap(), c);
+        assert_eq!(Command::parse("\"quit\"").unwrap(), Command::Quit);
+        assert!(Command::parse("{\"measure\":{}}").is_err());
+    }
+}

@@ -1,0 +1,13 @@
+//! Launch-configuration sweeps: the search space, the search strategies, the per-configuration
+//! results and the report, and the commands the tuner sends to an engine process (one per GPU;
+//! the process measures every configuration through one replay session). The driver that runs
+//! engine processes lives in the `rr-tui` binary (`tune`); everything here is pure.
+
+pub mod engine;
+pub mod space;
+pub mod strategy;
+pub mod trial;
+
+pub use space::{Config, Space};
+pub use strategy::{Search, StrategyKind};
+pub use trial::{Status, Trial, TuneReport};

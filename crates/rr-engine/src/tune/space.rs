@@ -1,0 +1,484 @@
+//! The search space of a sweep: axes parsed from the command line, the configurations they
+//! span (a mixed-radix index over the axes), and the constraints that skip a configuration
+//! before any GPU time is spent on it. Pure: tested without a GPU.
+//!
+//! Axis syntax, for `--grid`, `--block`, `--shared-mem` and `--registers`:
+//! a comma-separated list of items; an item is up to three dimensions joined by `x`
+//! (`256`, `32x8`, `16x16x1`; missing dimensions are 1), and each dimension is a number,
+//! an arithmetic range `A..B:S` (step S, B included when reached) or a geometric range `A..B*F`.
+//! `--grid cover` keeps the recorded number of threads in every dimension for each block.
+
+use std::fmt;
+
+use rr_format::Descriptor;
+use serde::{Deserialize, Serialize};
+
+use crate::replay::launch::check_limits;
+
+/// At most this many values on one axis, and configurations in one space: a typo such as
+/// `1..1000000000:1` is refused instead of exhausting memory.
+pub const MAX_AXIS_VALUES: usize = 1 << 16;
+pub const MAX_CONFIGS: u64 = 1 << 24;
+
+/// One launch configuration of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Config {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem: u32,
+    /// `CU_JIT_MAX_REGISTERS` (None: as compiled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_registers: Option<u32>,
+}
+
+impl Config {
+    /// The recorded launch.
+    pub fn recorded(d: &Descriptor) -> Config {
+        Config {
+            grid: d.grid(),
+            block: d.block(),
+            shared_mem: d.shared_memory_size,
+            max_registers: None,
+        }
+    }
+
+    pub fn block_threads(&self) -> u64 {
+        self.block.iter().map(|&v| v as u64).product()
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "grid {} block {} smem {}",
+            dim(self.grid),
+            dim(self.block),
+            self.shared_mem
+        )?;
+        if let Some(r) = self.max_registers {
+            write!(f, " regs {r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `XxYxZ`.
+pub fn dim(v: [u32; 3]) -> String {
+    format!("{}x{}x{}", v[0], v[1], v[2])
+}
+
+/// The values of the grid axis: given dimensions, or "cover" (computed from each block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridChoice {
+    Dims([u32; 3]),
+    /// As many blocks as keep the recorded threads in each dimension covered.
+    Cover,
+}
+
+/// Parse an axis of 3-D values (`--grid`, `--block`).
+pub fn parse_dims(spec: &str) -> Result<Vec<[u32; 3]>, String> {
+    let mut out = Vec::new();
+    for item in split_items(spec)? {
+        let parts: Vec<&str> = item.split('x').collect();
+        if parts.len() > 3 {
+            return Err(format!("{item:?}: at most three dimensions (XxYxZ)"));
+        }
+        let mut dims: Vec<Vec<u32>> = Vec::with_capacity(3);
+        for p in &parts {
+            dims.push(parse_values(p)?);
+        }
+        while dims.len() < 3 {
+            dims.push(vec![1]);
+        }
+        for &x in &dims[0] {
+            for &y in &dims[1] {
+                for &z in &dims[2] {
+                    push_limited(&mut out, [x, y, z], spec)?;
+                }
+            }
+        }
+    }
+    Ok(dedup(out))
+}
+
+/// Parse the grid axis: dimensions, or the word `cover`.
+pub fn parse_grid(spec: &str) -> Result<Vec<GridChoice>, String> {
+    if spec.trim().eq_ignore_ascii_case("cover") {
+        return Ok(vec![GridChoice::Cover]);
+    }
+    Ok(parse_dims(spec)?.into_iter().map(GridChoice::Dims).collect())
+}
+
+/// Parse a 1-D axis (`--shared-mem`, `--registers`); `allow_zero` for shared memory.
+pub fn parse_scalars(spec: &str, allow_zero: bool) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for item in split_items(spec)? {
+        if item.contains('x') {
+            return Err(format!("{item:?}: this axis is one-dimensional"));
+        }
+        for v in parse_values_from(item, if allow_zero { 0 } else { 1 })? {
+            push_limited(&mut out, v, spec)?;
+        }
+    }
+    Ok(dedup(out))
+}
+
+fn split_items(spec: &str) -> Result<Vec<&str>, String> {
+    let items: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if items.iter().any(|i| i.is_empty()) {
+        return Err(format!("{spec:?}: empty item in the list"));
+    }
+    Ok(items)
+}
+
+fn push_limited<T>(out: &mut Vec<T>, v: T, spec: &str) -> Result<(), String> {
+    if out.len() >= MAX_AXIS_VALUES {
+        return Err(format!("{spec:?}: more than {MAX_AXIS_VALUES} values"));
+    }
+    out.push(v);
+    Ok(())
+}
+
+/// Drop repeated values, keeping the first of each in order.
+fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
+    let mut seen = std::collections::HashSet::with_capacity(v.len());
+    v.into_iter().filter(|x| seen.insert(x.clone())).collect()
+}
+
+fn parse_values(s: &str) -> Result<Vec<u32>, String> {
+    parse_values_from(s, 1)
+}
+
+/// One dimension: `N`, `A..B:S` or `A..B*F`; every value at least `min`.
+fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
+    let num = |t: &str| -> Result<u32, String> {
+        let v: u32 = t
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s:?}: {t:?} is not a whole number"))?;
+        if v < min {
+            return Err(format!("{s:?}: values must be at least {min}"));
+        }
+        Ok(v)
+    };
+    let Some((a, rest)) = s.split_once("..") else {
+        return Ok(vec![num(s)?]);
+    };
+    let start = num(a)?;
+    let (end, step) = if let Some((b, f)) = rest.split_once('*') {
+        (num(b)?, Step::Times(num(f)?))
+    } else if let Some((b, st)) = rest.split_once(':') {
+        (num(b)?, Step::Plus(num(st)?))
+    } else {
+        (num(rest)?, Step::Plus(1))
+    };
+    if end < start {
+        return Err(format!("{s:?}: the range ends before it starts"));
+    }
+    let mut out = Vec::new();
+    let mut v = start as u64;
+    loop {
+        if v > end as u64 {
+            break;
+        }
+        if out.len() >= MAX_AXIS_VALUES {
+            return Err(format!("{s:?}: more than {MAX_AXIS_VALUES} values"));
+        }
+        out.push(v as u32);
+        v = match step {
+            Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
+            Step::Plus(d) => v + d as u64,
+            Step::Times(f) if f < 2 || v == 0 => {
+                return Err(format!("{s:?}: a geometric range needs a factor of at least 2 and a start above 0"))
+            }
+            Step::Times(f) => v * f as u64,
+        };
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Plus(u32),
+    Times(u32),
+}
+
+/// The axes of a sweep, each a list of values; a configuration is one value of each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Space {
+    pub grids: Vec<GridChoice>,
+    pub blocks: Vec<[u32; 3]>,
+    pub shared: Vec<u32>,
+    pub registers: Vec<Option<u32>>,
+    /// What the recorded launch needs kept (its limits, cluster shape).
+    pub rules: Rules,
+}
+
+/// What makes a configuration unlaunchable or not allowed, known before launching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rules {
+    pub recorded: Config,
+    pub teams_limits: [u32; 2],
+    pub threads_limits: [u32; 2],
+    pub cluster: Option<[u32; 3]>,
+    pub ignore_limits: bool,
+}
+
+impl Rules {
+    pub fn of(d: &Descriptor, ignore_limits: bool) -> Rules {
+        Rules {
+            recorded: Config::recorded(d),
+            teams_limits: d.teams_limits,
+            threads_limits: d.threads_limits,
+            cluster: d.cuda.as_ref().and_then(|c| c.cluster_dim),
+            ignore_limits,
+        }
+    }
+
+    /// Why `c` is skipped, or None when it may be launched. Hardware limits common to every
+    /// CUDA GPU always apply; the recorded limits unless `--ignore-limits`.
+    pub fn skip_reason(&self, c: &Config) -> Option<String> {
+        if c.block_threads() > 1024 {
+            return Some(format!("block {} has more than 1024 threads", dim(c.block)));
+        }
+        if c.block[2] > 64 {
+            return Some(format!("block z {} is above 64", c.block[2]));
+        }
+        if c.grid[1] > 65535 || c.grid[2] > 65535 {
+            return Some(format!("grid {} is above 65535 in y or z", dim(c.grid)));
+        }
+        if let Some(cl) = self.cluster {
+            if c.grid.iter().zip(cl).any(|(&g, k)| k == 0 || g % k != 0) {
+                return Some(format!(
+                    "grid {} is not a multiple of the recorded cluster {}",
+                    dim(c.grid),
+                    dim(cl)
+                ));
+            }
+        }
+        check_limits(
+            self.teams_limits,
+            self.threads_limits,
+            c.grid[0],
+            c.block[0],
+            self.ignore_limits,
+        )
+            .err()
+            .map(|e| format!("{e} (--ignore-limits to try it)"))
+    }
+
+    /// The grid for `block` under `choice`.
+    pub fn grid_for(&self, choice: GridChoice, block: [u32; 3]) -> [u32; 3] {
+        match choice {
+            GridChoice::Dims(g) => g,
+            GridChoice::Cover => {
+                let r = &self.recorded;
+                let mut g = [1u32; 3];
+                for i in 0..3 {
+                    let threads = r.grid[i] as u64 * r.block[i] as u64;
+                    let blocks = threads.div_ceil(block[i].max(1) as u64).max(1);
+                    g[i] = blocks.min(u32::MAX as u64) as u32;
+                }
+                g
+            }
+        }
+    }
+}
+
+impl Space {
+    /// Axes left empty keep the recorded value.
+    pub fn new(
+        rules: Rules,
+        grids: Vec<GridChoice>,
+        blocks: Vec<[u32; 3]>,
+        shared: Vec<u32>,
+        registers: Vec<u32>,
+    ) -> Result<Space, String> {
+        let r = rules.recorded;
+        let space = Space {
+            grids: or(grids, GridChoice::Dims(r.grid)),
+            blocks: or(blocks, r.block),
+            shared: or(shared, r.shared_mem),
+            registers: if registers.is_empty() {
+                vec![None]
+            } else {
+                registers.into_iter().map(Some).collect()
+            },
+            rules,
+        };
+        let n = space.len_checked();
+        match n {
+            Some(n) if n <= MAX_CONFIGS => Ok(space),
+            _ => Err(format!(
+                "the axes span more than {MAX_CONFIGS} configurations; narrow them or sample with --strategy random --budget N"
+            )),
+        }
+    }
+
+    fn len_checked(&self) -> Option<u64> {
+        [
+            self.grids.len(),
+            self.blocks.len(),
+            self.shared.len(),
+            self.registers.len(),
+        ]
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64))
+    }
+
+    /// How many configurations the axes span (skipped ones included).
+    pub fn len(&self) -> u64 {
+        self.len_checked().unwrap_or(u64::MAX)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The sizes of the axes, in index order (grid, block, shared memory, registers).
+    pub fn radices(&self) -> [usize; 4] {
+        [
+            self.grids.len(),
+            self.blocks.len(),
+            self.shared.len(),
+            self.registers.len(),
+        ]
+    }
+
+    /// The axis positions of configuration `index` (the block varies fastest after the grid
+    /// so that an exhaustive sweep fills the heatmap row by row).
+    pub fn coords(&self, index: u64) -> [usize; 4] {
+        let r = self.radices();
+        let mut rest = index;
+        let mut c = [0usize; 4];
+        for (i, &n) in r.iter().enumerate().rev() {
+            c[i] = (rest % n as u64) as usize;
+            rest /= n as u64;
+        }
+        c
+    }
+
+    pub fn index(&self, coords: [usize; 4]) -> u64 {
+        let r = self.radices();
+        coords
+            .iter()
+            .zip(r)
+            .fold(0u64, |acc, (&c, n)| acc * n as u64 + c as u64)
+    }
+
+    pub fn config(&self, index: u64) -> Config {
+        let [g, b, s, r] = self.coords(index);
+        let block = self.blocks[b];
+        Config {
+            grid: self.rules.grid_for(self.grids[g], block),
+            block,
+            shared_mem: self.shared[s],
+            max_registers: self.registers[r],
+        }
+    }
+}
+
+fn or<T>(v: Vec<T>, default: T) -> Vec<T> {
+    if v.is_empty() {
+        vec![default]
+    } else {
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> Rules {
+        Rules {
+            recorded: Config {
+                grid: [1024, 1, 1],
+                block: [256, 1, 1],
+                shared_mem: 0,
+                max_registers: None,
+            },
+            teams_limits: [0, 0],
+            threads_limits: [0, 0],
+            cluster: None,
+            ignore_limits: false,
+        }
+    }
+
+    #[test]
+    fn axis_forms() {
+        assert_eq!(parse_scalars("32..1024*2", false).unwrap().len(), 6);
+        assert_eq!(parse_scalars("0..96:32", true).unwrap(), vec![0, 32, 64, 96]);
+        assert_eq!(parse_scalars("1..10:4", false).unwrap(), vec![1, 5, 9]);
+        assert_eq!(parse_scalars("64, 128,64", false).unwrap(), vec![64, 128]);
+        assert_eq!(
+            parse_dims("32x4,16..32*2x2x1").unwrap(),
+            vec![[32, 4, 1], [16, 2, 1], [32, 2, 1]]
+        );
+        assert_eq!(parse_dims("8").unwrap(), vec![[8, 1, 1]]);
+        assert_eq!(parse_grid("Cover").unwrap(), vec![GridChoice::Cover]);
+        for bad in ["", "0", "1,,2", "a", "4..2", "1..8:0", "1..8*1", "1x2x3x4", "1..4294967295"] {
+            assert!(parse_dims(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(parse_scalars("32x2", false).is_err());
+        assert!(parse_scalars("0", false).is_err());
+        assert!(parse_scalars("0", true).is_ok());
+    }
+
+    #[test]
+    fn index_round_trips_and_axes_default_to_the_recorded_launch() {
+        let s = Space::new(
+            rules(),
+            parse_grid("64,128").unwrap(),
+            parse_dims("32..1024*2").unwrap(),
+            vec![],
+            vec![32, 64],
+        )
+        .unwrap();
+        assert_eq!(s.len(), 2 * 6 * 1 * 2);
+        for i in 0..s.len() {
+            assert_eq!(s.index(s.coords(i)), i);
+        }
+        let c = s.config(s.index([1, 2, 0, 1]));
+        assert_eq!(c.grid, [128, 1, 1]);
+        assert_eq!(c.block, [128, 1, 1]);
+        assert_eq!(c.shared_mem, 0);
+        assert_eq!(c.max_registers, Some(64));
+    }
+
+    #[test]
+    fn cover_keeps_the_recorded_threads() {
+        let r = rules();
+        assert_eq!(r.grid_for(GridChoice::Cover, [128, 1, 1]), [2048, 1, 1]);
+        assert_eq!(r.grid_for(GridChoice::Cover, [1000, 1, 1]), [263, 1, 1]);
+    }
+
+    #[test]
+    fn skips_what_cannot_launch_or_breaks_recorded_limits() {
+        let mut r = rules();
+        let mut c = r.recorded;
+        assert_eq!(r.skip_reason(&c), None);
+        c.block = [64, 32, 1];
+        assert!(r.skip_reason(&c).unwrap().contains("1024 threads"));
+        c.block = [1, 1, 65];
+        assert!(r.skip_reason(&c).unwrap().contains("above 64"));
+        c.block = [256, 1, 1];
+        r.threads_limits = [1, 128];
+        assert!(r.skip_reason(&c).unwrap().contains("out of the allowed limits"));
+        r.ignore_limits = true;
+        assert_eq!(r.skip_reason(&c), None);
+        r.cluster = Some([2, 1, 1]);
+        c.grid = [3, 1, 1];
+        assert!(r.skip_reason(&c).unwrap().contains("cluster"));
+    }
+
+    #[test]
+    fn huge_spaces_are_refused() {
+        let many = parse_scalars("1..65536", false).unwrap();
+        let blocks: Vec<[u32; 3]> = many.iter().map(|&v| [v, 1, 1]).collect();
+        let grids = blocks.iter().map(|&b| GridChoice::Dims(b)).collect();
+        assert!(Space::new(rules(), grids, blocks, vec![], vec![]).is_err());
+        assert!(parse_scalars("1..65537", false).is_err());
+    }
+}

@@ -1,0 +1,397 @@
+//! What one configuration of a sweep gave, and the sweep's report: CSV with Mneme's columns
+//! first, JSON with the measurement metadata (the same file is read back by `--resume`).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::space::{Config, Space};
+use super::strategy::StrategyKind;
+use crate::replay::stats::Stats;
+use crate::replay::timing::{StopReason, TimingPolicy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured and verified (or verification off).
+    Ok,
+    /// Measured, but the memory after it differs from the recorded output.
+    VerifyFailed,
+    /// The driver refused the launch (too many resources, bad geometry); nothing ran.
+    Invalid,
+    /// The kernel faulted; the engine process was restarted.
+    Fault,
+    /// Not launched: it breaks a hardware or recorded limit.
+    Skipped,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::VerifyFailed => "verify failed",
+            Status::Invalid => "invalid",
+            Status::Fault => "fault",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One measured (or refused) configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    #[serde(flatten)]
+    pub config: Config,
+    pub status: Status,
+    /// Why it failed, was refused or skipped (control characters made visible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Kernel time in ns over the kept samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_ns: Option<Stats>,
+    /// SM clock over the kept samples, in MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<Stats>,
+    /// Samples discarded because the clock was throttled.
+    #[serde(default)]
+    pub discarded: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopReason>,
+    /// Registers per thread as compiled for this configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registers: Option<u32>,
+    /// Resident blocks per SM the driver computes for this block and shared memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks_per_sm: Option<u32>,
+    /// The CUDA device that measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<i32>,
+    /// Whether this is the recorded configuration.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recorded: bool,
+}
+
+impl Trial {
+    /// A configuration with nothing measured yet.
+    pub fn new(config: Config, status: Status) -> Trial {
+        Trial {
+            config,
+            status,
+            message: None,
+            kernel_ns: None,
+            clock_mhz: None,
+            discarded: 0,
+            stop: None,
+            registers: None,
+            blocks_per_sm: None,
+            device: None,
+            recorded: false,
+        }
+    }
+
+    /// A configuration that was not measured, and why.
+    pub fn refused(config: Config, status: Status, message: String) -> Trial {
+        Trial {
+            message: Some(message),
+            ..Trial::new(config, status)
+        }
+    }
+
+    /// The cost a search minimises: the median kernel time of a verified configuration.
+    pub fn cost(&self) -> Option<f64> {
+        match (self.status, &self.kernel_ns) {
+            (Status::Ok, Some(k)) if k.count > 0 => Some(k.median),
+            _ => None,
+        }
+    }
+
+    /// Relative standard deviation of the kernel time.
+    pub fn noise(&self) -> Option<f64> {
+        self.kernel_ns
+            .filter(|k| k.count > 1 && k.mean > 0.0)
+            .map(|k| k.stddev / k.mean)
+    }
+}
+
+/// The device that measured, as the report lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub ordinal: i32,
+    pub name: String,
+    pub sm: u32,
+    pub rated_clock_mhz: f64,
+}
+
+/// Everything a sweep produced: the JSON output, and what `--resume` reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TuneReport {
+    pub tool: String,
+    pub version: String,
+    pub descriptor: String,
+    pub kernel: String,
+    pub devices: Vec<DeviceInfo>,
+    pub strategy: StrategyKind,
+    pub seed: u64,
+    #[serde(default)]
+    pub budget: Option<u64>,
+    #[serde(default)]
+    pub time_limit_s: Option<f64>,
+    pub timing: TimingPolicy,
+    /// "bytes", a typed comparison, or "off".
+    pub verify: String,
+    pub axes: Axes,
+    pub space_size: u64,
+    pub recorded: Config,
+    pub trials: Vec<Trial>,
+    #[serde(default)]
+    pub best: Option<Trial>,
+    /// Recorded median / best median.
+    #[serde(default)]
+    pub speedup: Option<f64>,
+    #[serde(default)]
+    pub elapsed_s: f64,
+    /// Measured configurations per second of this run (resumed ones not counted).
+    #[serde(default)]
+    pub configs_per_s: f64,
+}
+
+/// The axes as given on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Axes {
+    pub grid: Option<String>,
+    pub block: Option<String>,
+    pub shared_mem: Option<String>,
+    pub registers: Option<String>,
+}
+
+impl TuneReport {
+    /// Recompute `best` and `speedup` from the trials.
+    pub fn summarise(&mut self) {
+        self.best = self
+            .trials
+            .iter()
+            .filter(|t| t.cost().is_some())
+            .min_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)))
+            .cloned();
+        let recorded = self
+            .trials
+            .iter()
+            .find(|t| t.recorded)
+            .and_then(Trial::cost);
+        self.speedup = match (recorded, self.best.as_ref().and_then(Trial::cost)) {
+            (Some(r), Some(b)) if b > 0.0 => Some(r / b),
+            _ => None,
+        };
+    }
+
+    /// The best `n` verified trials, fastest first.
+    pub fn ranking(&self, n: usize) -> Vec<&Trial> {
+        let mut ok: Vec<&Trial> = self.trials.iter().filter(|t| t.cost().is_some()).collect();
+        ok.sort_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)));
+        ok.truncate(n);
+        ok
+    }
+
+    /// Whether a report read back for `--resume` belongs to this sweep.
+    pub fn resumable_by(&self, kernel: &str, recorded: &Config, file: &Path) -> Result<(), String> {
+        if self.kernel != kernel || self.recorded != *recorded {
+            return Err(format!(
+                "{} holds a sweep of another instance ({}); choose another --json file",
+                file.display(),
+                self.kernel
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(self).unwrap_or_default();
+        v.push(b'\n');
+        v
+    }
+
+    /// CSV: Mneme's columns first, then the 3-D dimensions and the measurement details.
+    pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(CSV_HEADER)?;
+        for t in &self.trials {
+            w.write_record(csv_row(&self.kernel, t))?;
+        }
+        w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    }
+}
+
+pub const CSV_HEADER: [&str; 25] = [
+    "Kernel-Name",
+    "GridDim-X",
+    "BlockDim-X",
+    "MaxThreads",
+    "MinBlock",
+    "Duration (ms)",
+    "Duration (stdev)",
+    "Verify",
+    "GridDim-Y",
+    "GridDim-Z",
+    "BlockDim-Y",
+    "BlockDim-Z",
+    "SharedMem",
+    "MaxRegisters",
+    "Registers",
+    "Median (ms)",
+    "Min (ms)",
+    "Max (ms)",
+    "Noise (%)",
+    "Samples",
+    "Discarded",
+    "Clock (MHz)",
+    "Status",
+    "Device",
+    "Recorded",
+];
+
+fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
+    let ms = |f: fn(&Stats) -> f64| t.kernel_ns.map(|k| format!("{:.6}", f(&k) / 1e6)).unwrap_or_default();
+    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    let c = &t.config;
+    vec![
+        kernel.to_string(),
+        c.grid[0].to_string(),
+        c.block[0].to_string(),
+        // Mneme's launch bounds: the threads per block, and the blocks per SM that reside.
+        c.block_threads().to_string(),
+        opt(t.blocks_per_sm),
+        ms(|k| k.mean),
+        ms(|k| k.stddev),
+        // Mneme: 0 = correct.
+        if t.status == Status::Ok { "0" } else { "1" }.to_string(),
+        c.grid[1].to_string(),
+        c.grid[2].to_string(),
+        c.block[1].to_string(),
+        c.block[2].to_string(),
+        c.shared_mem.to_string(),
+        opt(c.max_registers),
+        opt(t.registers),
+        ms(|k| k.median),
+        ms(|k| k.min),
+        ms(|k| k.max),
+        t.noise().map(|n| format!("{:.3}", n * 100.0)).unwrap_or_default(),
+        t.kernel_ns.map(|k| k.count.to_string()).unwrap_or_default(),
+        t.discarded.to_string(),
+        t.clock_mhz.map(|c| format!("{:.0}", c.median)).unwrap_or_default(),
+        t.status.label().to_string(),
+        t.device.map(|d| d.to_string()).unwrap_or_default(),
+        if t.recorded { "1" } else { "0" }.to_string(),
+    ]
+}
+
+/// The index of `config` in `space`, when it is one of its configurations.
+pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
+    let g = space
+        .grids
+        .iter()
+        .position(|&g| space.rules.grid_for(g, config.block) == config.grid)?;
+    let b = space.blocks.iter().position(|&b| b == config.block)?;
+    let s = space.shared.iter().position(|&s| s == config.shared_mem)?;
+    let r = space.registers.iter().position(|&r| r == config.max_registers)?;
+    Some(space.index([g, b, s, r]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::space::{parse_dims, parse_grid, Rules};
+    use super::*;
+
+    fn trial(block: u32, status: Status, median: f64, recorded: bool) -> Trial {
+        let mut t = Trial::new(
+            Config {
+                grid: [64, 1, 1],
+                block: [block, 1, 1],
+                shared_mem: 0,
+                max_registers: None,
+            },
+            status,
+        );
+        t.kernel_ns = Some(Stats::of(&[median * 0.99, median, median * 1.01]));
+        t.recorded = recorded;
+        t
+    }
+
+    fn report(trials: Vec<Trial>) -> TuneReport {
+        TuneReport {
+            tool: "rr-tui tune".into(),
+            version: "test".into(),
+            descriptor: "x.json".into(),
+            kernel: "k".into(),
+            devices: vec![],
+            strategy: StrategyKind::Exhaustive,
+            seed: 0,
+            budget: None,
+            time_limit_s: None,
+            timing: TimingPolicy::fixed(10, true),
+            verify: "bytes".into(),
+            axes: Axes::default(),
+            space_size: 3,
+            recorded: trials[0].config,
+            trials,
+            best: None,
+            speedup: None,
+            elapsed_s: 0.0,
+            configs_per_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn best_ignores_failures_and_speedup_is_against_the_recorded_one() {
+        let mut r = report(vec![
+            trial(128, Status::Ok, 2000.0, true),
+            trial(256, Status::VerifyFailed, 500.0, false),
+            trial(512, Status::Ok, 1000.0, false),
+        ]);
+        r.summarise();
+        assert_eq!(r.best.as_ref().unwrap().config.block[0], 512);
+        assert!((r.speedup.unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(r.ranking(5).len(), 2);
+    }
+
+    #[test]
+    fn json_round_trips_and_csv_has_mnemes_columns_first() {
+        let mut r = report(vec![trial(128, Status::Ok, 2000.0, true)]);
+        r.summarise();
+        let back: TuneReport = serde_json::from_slice(&r.to_json()).unwrap();
+        assert_eq!(back.trials, r.trials);
+        let csv = String::from_utf8(r.to_csv().unwrap()).unwrap();
+        let mut lines = csv.lines();
+        assert!(lines.next().unwrap().starts_with(
+            "Kernel-Name,GridDim-X,BlockDim-X,MaxThreads,MinBlock,Duration (ms),Duration (stdev),Verify,GridDim-Y"
+        ));
+        assert!(lines.next().unwrap().starts_with("k,64,128,128,,0.002000,"));
+        assert!(r
+            .resumable_by("other", &r.recorded, Path::new("t.json"))
+            .is_err());
+    }
+
+    #[test]
+    fn index_of_finds_configs_of_the_space() {
+        let t = trial(256, Status::Ok, 1.0, false);
+        let rules = Rules {
+            recorded: t.config,
+            teams_limits: [0, 0],
+            threads_limits: [0, 0],
+            cluster: None,
+            ignore_limits: false,
+        };
+        let s = Space::new(
+            rules,
+            parse_grid("32,64").unwrap(),
+            parse_dims("128,256").unwrap(),
+            vec![],
+            vec![],
+        )
+        .unwrap();
+        let i = index_of(&s, &t.config).unwrap();
+        assert_eq!(s.config(i), t.config);
+        let mut other = t.config;
+        other.shared_mem = 4;
+        assert_eq!(index_of(&s, &other), None);
+    }
+}

@@ -1,0 +1,92 @@
+//! `rr-tui replay`'s arguments, and the request they make.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::{parse_dim3, parse_tolerance, TimingArgs};
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReplayArgs {
+    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+    pub descriptor: PathBuf,
+    /// Compare replayed memory with .record_output (byte for byte unless --tolerance).
+    #[arg(long)]
+    pub verify: bool,
+    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
+    pub tolerance: Option<rr_engine::diff::Comparison>,
+    /// Write .replay_output, named as LLVM names it.
+    #[arg(long)]
+    pub save_output: bool,
+    /// Where to write .replay_output (for read-only record directories).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Measured replays in one process; input memory and globals are restored before each,
+    /// untimed. With --max-noise: the most to take (default 10000). Default 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repetitions: Option<u32>,
+    /// Untimed replays before the measured ones.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u32,
+    /// Override grid x (LLVM: number of teams). Checked against TeamsLimits.
+    #[arg(long)]
+    pub num_teams: Option<u32>,
+    /// Override block x (LLVM: number of threads). Checked against ThreadsLimits.
+    #[arg(long)]
+    pub num_threads: Option<u32>,
+    /// Override the whole grid: X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub grid: Option<[u32; 3]>,
+    /// Override the whole block: X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub block: Option<[u32; 3]>,
+    /// Override the dynamic shared memory bytes.
+    #[arg(long)]
+    pub shared_mem: Option<u32>,
+    /// Override the CUDA device ordinal.
+    #[arg(long)]
+    pub device_id: Option<i32>,
+    /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
+    #[arg(long)]
+    pub ignore_limits: bool,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
+    #[arg(long)]
+    pub json: bool,
+    /// The run id every JSON event carries (set by the explorer and `tune`).
+    #[arg(long, default_value_t = 1, hide = true)]
+    pub run_id: u64,
+}
+
+impl ReplayArgs {
+    /// The typed request the engine performs.
+    pub fn request(&self) -> rr_engine::replay::ReplayRequest {
+        use rr_engine::replay::{Overrides, ReplayRequest, Verify};
+        let noise = self.timing.adaptive().then(|| self.timing.target());
+        ReplayRequest {
+            descriptor: self.descriptor.clone(),
+            overrides: Overrides {
+                grid: self.grid,
+                block: self.block,
+                num_teams: self.num_teams,
+                num_threads: self.num_threads,
+                shared_mem: self.shared_mem,
+                device_id: self.device_id,
+                ignore_limits: self.ignore_limits,
+            },
+            repetitions: self.repetitions.unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
+            warmup: self.warmup,
+            cold: self.timing.cold(false),
+            noise,
+            verify: match (self.tolerance, self.verify) {
+                (Some(c), _) => Verify::Typed(c),
+                (None, true) => Verify::Bytes,
+                (None, false) => Verify::No,
+            },
+            save_output: self.save_output,
+            output_dir: self.output_dir.clone(),
+            run_id: self.run_id,
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! `rr-tui tune`'s arguments.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use rr_engine::tune::StrategyKind;
+
+use super::{parse_tolerance, TimingArgs};
+
+#[derive(Debug, Args, Clone)]
+#[command(
+    long_about = "Replay one instance under many launch configurations and report the fastest that \
+still verifies. Every configuration of a GPU runs in one engine process through one replay session \
+(memory restored device to device between samples); a configuration that faults restarts the engine \
+and the sweep goes on.\n\n\
+Axes (omitted ones keep the recorded value): a comma-separated list of values, ranges A..B:STEP \
+or A..B*FACTOR, and 3-D values XxYxZ (each dimension a value or a range). --grid cover keeps \
+the recorded number of threads for each block. Configurations over a hardware limit or the \
+recorded TeamsLimits/ThreadsLimits are skipped (--ignore-limits to try them).\n\n\
+Timing: cold by default (the L2 cache flushed before each sample, outside the timed interval); \
+each configuration is sampled until the relative standard deviation is under --max-noise \
+(default 0.5 %) after --min-samples, or --timeout, or exactly --samples N times; samples taken \
+while the SM clock ran below 75 % of its rating are discarded. The GPU's clocks and settings are \
+never changed.",
+    after_help = "Examples:\n  rr-tui tune recs/X_Y.json --block 32..1024*2 --grid cover\n  \
+rr-tui tune recs/X_Y.json --block 64,128,256 --grid 108..864:108 --csv sweep.csv\n  \
+rr-tui tune recs/X_Y.json --block 32..1024:32 --grid 1..2048 --strategy annealing --budget 200\n  \
+rr-tui tune recs/X_Y.json --block 128x1..8*2 --registers 32..128:32 --json t.json --resume\n  \
+rr-tui tune recs/X_Y.json --block 32..1024*2 --devices 0,1 --samples 10"
+)]
+pub struct TuneArgs {
+    /// The instance's descriptor.
+    pub descriptor: PathBuf,
+    /// Grid values, e.g. 64,128 or 108..864:108 or 16x16 or `cover`.
+    #[arg(long, value_name = "AXIS", help_heading = "Axes")]
+    pub grid: Option<String>,
+    /// Block values, e.g. 32..1024*2 or 128x1..8*2.
+    #[arg(long, value_name = "AXIS", help_heading = "Axes")]
+    pub block: Option<String>,
+    /// Dynamic shared memory bytes, e.g. 0,16384,49152.
+    #[arg(long, value_name = "AXIS", help_heading = "Axes")]
+    pub shared_mem: Option<String>,
+    /// Register limits per thread (CU_JIT_MAX_REGISTERS; records holding PTX only), e.g. 32..128:32.
+    #[arg(long, value_name = "AXIS", help_heading = "Axes")]
+    pub registers: Option<String>,
+    /// Try configurations outside the recorded TeamsLimits/ThreadsLimits too.
+    #[arg(long, help_heading = "Axes")]
+    pub ignore_limits: bool,
+    /// How to walk the space.
+    #[arg(long, default_value = "exhaustive", value_parser = parse_strategy, help_heading = "Search")]
+    pub strategy: StrategyKind,
+    /// Measure at most N configurations (the recorded one included).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Search")]
+    pub budget: Option<u64>,
+    /// Stop handing out configurations after this many seconds.
+    #[arg(long, value_name = "SECONDS", help_heading = "Search")]
+    pub time_limit: Option<f64>,
+    /// Seed of the random and annealing strategies (printed when chosen for you).
+    #[arg(long, value_name = "N", help_heading = "Search")]
+    pub seed: Option<u64>,
+    /// GPUs to spread the configurations over (one engine process each), e.g. 0,1.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Search")]
+    pub devices: Vec<i32>,
+    /// Exactly N kept samples per configuration instead of sampling to --max-noise.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Timing")]
+    pub samples: Option<u32>,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N] (default: byte for byte).
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification")]
+    pub tolerance: Option<rr_engine::diff::Comparison>,
+    /// Do not verify (records without .record_output).
+    #[arg(long, conflicts_with = "tolerance", help_heading = "Verification")]
+    pub no_verify: bool,
+    /// Write every configuration as CSV (Mneme's columns first).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub csv: Option<PathBuf>,
+    /// Write the results and their metadata as JSON (rewritten as the sweep goes).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// Skip configurations already in the --json file (an interrupted or extended sweep).
+    #[arg(long, requires = "json", help_heading = "Output")]
+    pub resume: bool,
+    /// Stream protocol events instead of text (the explorer's tuning screen).
+    #[arg(long, hide = true)]
+    pub events: bool,
+}
+
+fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
+    StrategyKind::parse(s)
+        .ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))
+}
+
+/// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout.
+#[derive(Debug, Args, Clone)]
+pub struct EngineArgs {
+    pub descriptor: PathBuf,
+    #[arg(long)]
+    pub device_id: Option<i32>,
+    #[arg(long, value_parser = parse_tolerance)]
+    pub tolerance: Option<rr_engine::diff::Comparison>,
+    #[arg(long)]
+    pub no_verify: bool,
+}

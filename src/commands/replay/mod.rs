@@ -1,0 +1,175 @@
+//! `rr-tui replay`: text output modelled on `llvm-omp-kernel-replay`, or the JSON event stream
+//! (protocol v2, every event tagged with the run id).
+
+use rr_engine::replay::protocol::{Event, PROTOCOL_VERSION};
+use rr_engine::replay::session::{error_kind, RunError, Sample};
+use rr_engine::replay::stats::Stats;
+use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::replay::{launch, verify, ReplayInstance, ReplayRequest, Verify};
+use rr_engine::snapshot::open_recorded;
+use rr_format::instance::Side;
+use rr_format::memory::MemoryMap;
+use rr_format::fsio;
+
+use crate::cli::ReplayArgs;
+use crate::error::{Error, Result};
+use crate::output;
+
+pub(crate) mod open;
+pub(crate) mod printer;
+
+use printer::{Printer, PREFIX};
+
+pub fn run(a: &ReplayArgs) -> Result<i32> {
+    let req = a.request();
+    let printer = Printer {
+        json: a.json,
+        run: req.run_id,
+    };
+    match replay(&req, &printer) {
+        Ok(ok) => {
+            printer.emit(Event::Done { ok });
+            Ok(if ok { 0 } else { 1 })
+        }
+        Err(e) => {
+            let (kind, message) = match &e {
+                Failure::Run(r) => (r.kind(), r.to_string()),
+                Failure::Setup(e) => (error_kind(e), e.to_string()),
+            };
+            printer.emit(Event::Error { kind, message });
+            printer.emit(Event::Done { ok: false });
+            Ok(1)
+        }
+    }
+}
+
+enum Failure {
+    Setup(Error),
+    Run(RunError),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Setup(e)
+    }
+}
+
+impl From<rr_format::Error> for Failure {
+    fn from(e: rr_format::Error) -> Self {
+        Failure::Setup(e.into())
+    }
+}
+
+impl From<RunError> for Failure {
+    fn from(e: RunError) -> Self {
+        Failure::Run(e)
+    }
+}
+
+fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
+    printer.emit(Event::Start {
+        protocol: PROTOCOL_VERSION,
+        descriptor: req.descriptor.display().to_string(),
+    });
+    if req.repetitions == 0 {
+        return Err(Error::invalid("invalid number of repetitions").into());
+    }
+    let inst = ReplayInstance::load(&req.descriptor)?;
+    let d = &inst.descriptor;
+    let l = launch::resolve(d, &req.overrides)?;
+    printer.emit(Event::Launch {
+        kernel: d.name.clone(),
+        grid: l.grid,
+        block: l.block,
+        shared_mem: l.shared_mem,
+        repetitions: req.repetitions,
+        warmup: req.warmup,
+    });
+    inst.check_verifiable(&req.verify)?;
+    if let Some(dir) = &req.output_dir {
+        if !dir.is_dir() {
+            return Err(Error::format(dir, "--output-dir is not a directory").into());
+        }
+    }
+    let launches = req.repetitions + req.warmup;
+    let calibrate = std::env::var_os("RR_TUI_CALIBRATE").is_some();
+    let mut session = open::session(&inst, &l, launches > 1 || calibrate, printer)?;
+    if calibrate {
+        let detail = session.calibrate(&inst)?;
+        printer.emit(Event::Phase {
+            name: "calibration".into(),
+            detail,
+        });
+    }
+    let cfg = l.config();
+    let emit_rep = |index: u32, s: &Sample, kept: bool| {
+        printer.emit(Event::Rep {
+            index,
+            kernel_ns: s.kernel_ns,
+            host_ns: s.host_ns,
+            restore_ns: s.restore_ns,
+            clock_mhz: s.clock_mhz,
+            throttled: !kept,
+        })
+    };
+    let (samples, discarded) = match &req.noise {
+        None => {
+            let samples = session.run(&cfg, req.repetitions, req.warmup, req.cold, &mut |i, s| {
+                emit_rep(i, &s, true)
+            })?;
+            (samples, 0)
+        }
+        Some(target) => {
+            session.run(&cfg, 0, req.warmup, req.cold, &mut |_, _| {})?;
+            let policy = TimingPolicy::adaptive(req.cold, *target, req.repetitions);
+            let mut index = 0;
+            let m = session.measure(&cfg, &policy, &mut |s, kept| {
+                index += 1;
+                emit_rep(index, s, kept)
+            })?;
+            let discarded = m.throttled.len();
+            (m.samples, discarded)
+        }
+    };
+    let of = |f: fn(&Sample) -> f64| Stats::of(&samples.iter().map(f).collect::<Vec<_>>());
+    let clocks: Vec<f64> = samples.iter().filter_map(|s| s.clock_mhz).collect();
+    printer.emit(Event::Summary {
+        kernel_ns: of(|s| s.kernel_ns),
+        host_ns: of(|s| s.host_ns),
+        restore_ns: of(|s| s.restore_ns),
+        clock_mhz: (!clocks.is_empty()).then(|| Stats::of(&clocks)),
+        discarded,
+        reference_clock_mhz: Some(session.reference_clock_mhz()),
+    });
+
+    let mut ok = true;
+    if req.verify.is_on() || req.save_output {
+        let replayed = session.read_back()?;
+        if req.save_output {
+            let path = inst.files.replay_output(
+                d,
+                l.grid,
+                l.block,
+                l.shared_mem,
+                req.output_dir.as_deref(),
+            );
+            fsio::write_atomic(&path, &replayed)?;
+            printer.emit(Event::Saved {
+                path: path.display().to_string(),
+            });
+        }
+        if req.verify.is_on() {
+            let expected = open_recorded(&inst.files, d, Side::Output)?;
+            let map = MemoryMap::new(d, inst.input_len);
+            let outcome = verify::verify(&map, expected.bytes(), &replayed, req.verify.typed());
+            expected.check_intact()?;
+            ok = outcome.passed;
+            printer.emit(Event::Verify(outcome));
+        }
+    }
+    if !printer.json && req.verify == Verify::No {
+        output::line(&format!("{PREFIX} Replay done, verification skipped"));
+    }
+    Ok(ok)
+}
+

@@ -1,0 +1,89 @@
+//! Opening a replay session at the recorded addresses: placeholders over the recorded ranges
+//! before the driver loads, and a fresh copy of the process when this one's own mappings (or
+//! ASLR) sit on them. Shared by `replay` and the tuning engine.
+
+use rr_engine::replay::launch::Launch;
+use rr_engine::replay::protocol::Event;
+use rr_engine::replay::{Placeholders, ReplayInstance, Session};
+
+use super::printer::Printer;
+use crate::error::Error;
+
+/// How many times a replay re-executes itself when its own mappings sit on recorded ranges.
+const MAX_FRESH_PROCESSES: u32 = 3;
+const REEXEC_ENV: &str = "RR_TUI_REPLAY_ATTEMPT";
+
+/// Open `inst` for `launch`'s device; with `keep_pristine`, any number of launches may follow.
+/// Progress goes to `printer`. On success the process may have been replaced by a fresh copy
+/// (this call then never returns).
+pub(crate) fn session(
+    inst: &ReplayInstance,
+    launch: &Launch,
+    keep_pristine: bool,
+    printer: &Printer,
+) -> Result<Session, Error> {
+    // Placeholders first: before the driver loads and before big host allocations.
+    let mut placeholders = Placeholders::take(&inst.plan.reservations);
+    let attempt: u32 = std::env::var(REEXEC_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let blocked = placeholders.blocked();
+    if !blocked.is_empty() {
+        if attempt < MAX_FRESH_PROCESSES {
+            drop(placeholders);
+            return Err(reexec(attempt + 1));
+        }
+        let list: Vec<String> = blocked
+            .iter()
+            .map(|r| format!("{:#x}+{:#x}", r.addr, r.size))
+            .collect();
+        printer.emit(Event::Phase {
+            name: "warning".into(),
+            detail: format!(
+                "host mappings of this process cover recorded ranges {}; reserving anyway",
+                list.join(", ")
+            ),
+        });
+    }
+    match Session::open(
+        inst,
+        launch.device_id,
+        keep_pristine,
+        &mut placeholders,
+        &mut |e| printer.emit(e),
+    ) {
+        Ok(s) => Ok(s),
+        // Another process has another layout (ASLR): retry the reservation in a fresh one.
+        Err(Error::AddressInUse(msg)) if attempt < MAX_FRESH_PROCESSES => {
+            printer.emit(Event::Phase {
+                name: "retry".into(),
+                detail: format!("{msg}; retrying in a fresh process"),
+            });
+            drop(placeholders);
+            return Err(reexec(attempt + 1));
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Replace this process with a fresh copy of itself (new address-space layout under ASLR).
+fn reexec(attempt: u32) -> Error {
+    use std::os::unix::process::CommandExt;
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return Error::invalid(format!(
+                "cannot re-execute to free recorded address ranges: {e}"
+            ))
+        }
+    };
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(REEXEC_ENV, attempt.to_string())
+        .exec();
+    Error::invalid(format!(
+        "cannot re-execute to free recorded address ranges: {err}"
+    ))
+}
+

@@ -1,0 +1,93 @@
+//! Replay events as the user sees them: one JSON object per line (`--json`, the explorer's and
+//! the tuner's protocol), or text modelled on `llvm-omp-kernel-replay`.
+
+use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
+use rr_engine::replay::verify;
+use rr_format::demangle;
+
+use crate::output;
+
+pub(crate) const PREFIX: &str = "[rr-tui]";
+
+pub(crate) struct Printer {
+    pub json: bool,
+    pub run: u64,
+}
+
+impl Printer {
+    pub fn emit(&self, event: Event) {
+        if self.json {
+            output::json_line(
+                &Tagged {
+                    run: self.run,
+                    event,
+                }
+                .to_line(),
+            );
+            return;
+        }
+        let dims = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
+        match event {
+            Event::Start { .. } => {}
+            Event::Launch { kernel, grid, block, shared_mem, repetitions, warmup } => output::line(&format!(
+                "{PREFIX} Replaying {}: grid {}, block {}, {shared_mem} B dynamic shared memory, {repetitions} repetition(s){}",
+                demangle(&kernel),
+                dims(grid),
+                dims(block),
+                if warmup > 0 { format!(" after {warmup} warm-up") } else { String::new() }
+            )),
+            Event::Device { name, sm, ordinal } => output::line(&format!("{PREFIX} Device {ordinal}: {name} (sm_{sm})")),
+            Event::Phase { name, detail } if name == "warning" || name == "calibration" => {
+                output::line(&format!("{PREFIX} {name}: {detail}"))
+            }
+            Event::Phase { .. } => {}
+            Event::Restore { bytes, seconds, gb_per_s, between_reps } => output::line(&format!(
+                "{PREFIX} Restored {bytes} bytes in {:.3} ms ({gb_per_s:.1} GB/s); repetitions restore from the {between_reps}",
+                seconds * 1e3
+            )),
+            Event::Rep { index, kernel_ns, clock_mhz, throttled, .. } => output::line(&format!(
+                "{PREFIX} Replay time ({index}): {kernel_ns:.0} ns{}{}",
+                clock_mhz.map(|c| format!(" at {c:.0} MHz")).unwrap_or_default(),
+                if throttled { " (throttled: discarded)" } else { "" }
+            )),
+            Event::Summary { kernel_ns: k, host_ns: h, clock_mhz, discarded, reference_clock_mhz, .. } => {
+                let noise = if k.mean > 0.0 { 100.0 * k.stddev / k.mean } else { 0.0 };
+                output::line(&format!(
+                    "{PREFIX} Kernel time: min {:.0} ns, median {:.0} ns, mean {:.0} ns, max {:.0} ns, noise {noise:.2} % over {} repetition(s); host launch-to-completion median {:.0} ns",
+                    k.min, k.median, k.mean, k.max, k.count, h.median
+                ));
+                if let Some(c) = clock_mhz {
+                    let rated = reference_clock_mhz.map(|r| format!(" (rated {r:.0} MHz)")).unwrap_or_default();
+                    let dropped = if discarded > 0 { format!("; {discarded} throttled sample(s) discarded") } else { String::new() };
+                    output::line(&format!(
+                        "{PREFIX} SM clock: median {:.0} MHz, min {:.0} MHz{rated}{dropped}",
+                        c.median, c.min
+                    ));
+                }
+            }
+            Event::Verify(v) => {
+                if v.passed {
+                    output::line(&format!(
+                        "{PREFIX} Replay done, device memory verified{}",
+                        if v.mode == "bytes" { String::new() } else { format!(" ({})", v.mode) }
+                    ));
+                } else {
+                    output::error_line(&format!("{PREFIX} Error: replay device memory failed to verify"));
+                    for line in verify::describe(&v) {
+                        output::error_line(&format!("{PREFIX}   {line}"));
+                    }
+                }
+            }
+            Event::Saved { path } => output::line(&format!("{PREFIX} Replay output saved to {path}")),
+            Event::Error { kind, message } => {
+                let hint = match kind {
+                    ErrorKind::Address => " (the recorded addresses are taken on this machine)",
+                    _ => "",
+                };
+                output::error_line(&format!("{PREFIX} Error: {message}{hint}"))
+            }
+            // Events of sweeps: a replay never emits them.
+            Event::Done { .. } | Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! What a sweep shows: one line per configuration as it completes and a summary (text), or
+//! protocol events for the explorer's tuning screen (`--events`).
+
+use rr_engine::replay::protocol::{Event, Tagged};
+use rr_engine::tune::space::dim;
+use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::{Status, StrategyKind, Trial, TuneReport};
+use rr_format::demangle;
+
+use crate::output;
+
+/// How many of the best configurations the summary lists.
+const TOP: usize = 5;
+
+pub struct Printer {
+    events: bool,
+}
+
+impl Printer {
+    pub fn new(events: bool) -> Printer {
+        Printer { events }
+    }
+
+    fn emit(&self, event: Event) {
+        output::json_line(&Tagged { run: 1, event }.to_line());
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &self,
+        r: &TuneReport,
+        planned: u64,
+        devices: &[i32],
+        strategy: StrategyKind,
+        seed: u64,
+        seed_chosen: bool,
+        resumed: usize,
+    ) {
+        if self.events {
+            self.emit(Event::Sweep {
+                configs: r.space_size,
+                planned,
+                devices: devices.to_vec(),
+                strategy: strategy.name().into(),
+            });
+            return;
+        }
+        let t = &r.timing;
+        let timing = if let Some(noise) = t.target.max_noise {
+            format!(
+                "until noise < {} % (at least {} samples, at most {} s)",
+                noise * 100.0,
+                t.target.min_samples,
+                t.target.timeout
+            )
+        } else {
+            format!("{} samples", t.max_samples)
+        };
+        output::line(&format!("Tuning {}", demangle(&r.kernel)));
+        output::line(&format!(
+            "  space: {} configuration(s); measuring up to {planned} with the {} strategy{}",
+            r.space_size,
+            strategy.name(),
+            match strategy {
+                StrategyKind::Exhaustive => String::new(),
+                _ if seed_chosen => format!(" (seed {seed}; --seed {seed} repeats it)"),
+                _ => format!(" (seed {seed})"),
+            }
+        ));
+        output::line(&format!(
+            "  timing: {}, {timing}; verification: {}; GPU(s) {}",
+            if t.cold { "cold (L2 flushed before each sample)" } else { "hot" },
+            r.verify,
+            devices
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if resumed > 0 {
+            output::line(&format!("  resumed: {resumed} configuration(s) already measured"));
+        }
+    }
+
+    pub fn device(&self, d: &DeviceInfo) {
+        if self.events {
+            self.emit(Event::Device {
+                name: d.name.clone(),
+                sm: d.sm,
+                ordinal: d.ordinal,
+            });
+        } else {
+            output::line(&format!(
+                "  GPU {}: {} (sm_{}), rated SM clock {:.0} MHz",
+                d.ordinal, d.name, d.sm, d.rated_clock_mhz
+            ));
+        }
+    }
+
+    pub fn warning(&self, message: &str) {
+        if self.events {
+            self.emit(Event::Phase {
+                name: "warning".into(),
+                detail: message.into(),
+            });
+        } else {
+            output::error_line(&format!("rr-tui tune: {message}"));
+        }
+    }
+
+    pub fn trial(&self, t: &Trial, done: usize, planned: u64) {
+        if self.events {
+            self.emit(Event::Trial(Box::new(t.clone())));
+            return;
+        }
+        let width = planned.max(done as u64).to_string().len();
+        output::line(&format!(
+            "[{done:>width$}/{}] {}",
+            planned.max(done as u64),
+            describe(t)
+        ));
+    }
+
+    pub fn summary(&self, r: &TuneReport, measured: u64, elapsed: f64, interrupted: bool) {
+        if self.events {
+            self.emit(Event::Done {
+                ok: r.best.is_some(),
+            });
+            return;
+        }
+        let count = |s: Status| r.trials.iter().filter(|t| t.status == s).count();
+        output::line("");
+        if interrupted {
+            output::line("Interrupted: the results so far are kept (--resume continues).");
+        }
+        output::line(&format!(
+            "{measured} configuration(s) measured in {elapsed:.2} s ({:.1} per second); {} verified, {} failed to verify, {} invalid, {} fault(s), {} skipped",
+            r.configs_per_s,
+            count(Status::Ok),
+            count(Status::VerifyFailed),
+            count(Status::Invalid),
+            count(Status::Fault),
+            count(Status::Skipped)
+        ));
+        let best = r.ranking(TOP);
+        if best.is_empty() {
+            output::line("No configuration verified.");
+            return;
+        }
+        output::line(&format!("Fastest {}:", best.len()));
+        for (i, t) in best.iter().enumerate() {
+            output::line(&format!("  {}. {}", i + 1, describe(t)));
+        }
+        let recorded = r.trials.iter().find(|t| t.recorded);
+        match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
+            (Some(b), Some(rec), Some(s)) => output::line(&format!(
+                "Best: {} at {}: {s:.3}x the recorded configuration ({})",
+                b.config,
+                ns(b.cost().unwrap_or(0.0)),
+                ns(rec)
+            )),
+            (Some(b), _, _) => output::line(&format!(
+                "Best: {} at {} (the recorded configuration did not verify)",
+                b.config,
+                ns(b.cost().unwrap_or(0.0))
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// One configuration as a line: geometry, time, noise, samples, clock, outcome.
+pub fn describe(t: &Trial) -> String {
+    let c = &t.config;
+    let mut s = format!(
+        "grid {:<14} block {:<12} smem {:<6}",
+        dim(c.grid),
+        dim(c.block),
+        c.shared_mem
+    );
+    if let Some(r) = c.max_registers {
+        s.push_str(&format!(" regs {r:<3}"));
+    }
+    if let Some(k) = t.kernel_ns.filter(|k| k.count > 0) {
+        s.push_str(&format!(
+            " {:>10} ±{:.2}% n={}",
+            ns(k.median),
+            t.noise().unwrap_or(0.0) * 100.0,
+            k.count
+        ));
+        if let Some(clock) = t.clock_mhz {
+            s.push_str(&format!(" {:.0} MHz", clock.median));
+        }
+        if t.discarded > 0 {
+            s.push_str(&format!(" ({} throttled)", t.discarded));
+        }
+    }
+    s.push_str(&format!("  {}", t.status.label()));
+    if t.recorded {
+        s.push_str(" (recorded)");
+    }
+    if let Some(m) = &t.message {
+        s.push_str(&format!(": {m}"));
+    }
+    s
+}
+
+/// A duration in ns, in the unit that reads best.
+pub fn ns(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
+}
