@@ -99,8 +99,8 @@ fn main() {
         Snapshot::open(&d.join("b")).unwrap(),
     );
     let ours = common::median_time(3, || {
-        let out =
-            rr_engine::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {}).unwrap();
+        let out = rr_engine::diff::build_index(&sa, &sb, 8, &AtomicBool::new(false), |_, _, _| {})
+            .unwrap();
         assert_eq!(out.index.ranges.len(), 5);
     });
     let gbps = |t: std::time::Duration| GIB as f64 / t.as_secs_f64() / 1e9;

@@ -282,9 +282,19 @@ fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
 #[test]
 fn cycling_pairs_while_the_first_pair_opens() {
     let mut a = app("llvm-two-kernels", false);
-    let pending = a.update(Msg::Key(KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE)));
+    let pending = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('3'),
+        KeyModifiers::NONE,
+    )));
     assert!(pending.iter().any(|c| matches!(c, Cmd::Work(_))));
-    a.update(Msg::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::NONE)));
-    let status = a.status.as_ref().map(|s| s.text.clone()).unwrap_or_default();
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('p'),
+        KeyModifiers::NONE,
+    )));
+    let status = a
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
     assert!(status.contains("no replay output"), "{status}");
 }

@@ -59,7 +59,11 @@ fn report_without_a_report_file_is_built_from_descriptors() {
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["total_instances"], 4);
     let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
-    assert_eq!(v["directory"], here.display().to_string(), "text and JSON agree");
+    assert_eq!(
+        v["directory"],
+        here.display().to_string(),
+        "text and JSON agree"
+    );
     assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
     assert_eq!(v["instances"][0]["occurrences"], 2);
 }

@@ -11,8 +11,8 @@ use rr_engine::diff::regions::{self, RegionReport};
 use rr_engine::diff::typed::{self, TypedStats};
 use rr_engine::diff::{self, Comparison, DType, DiffOutcome, Tolerance, CHUNK};
 use rr_engine::snapshot::{open_recorded, Snapshot};
-use rr_format::instance::Side;
 use rr_format::inspect::human;
+use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
 use rr_format::{Descriptor, InstanceFiles};
 
@@ -196,7 +196,11 @@ fn print_file_diff(r: &FileDiff) {
     if r.len_a != r.len_b {
         crate::outln!(
             "lengths differ: {} is {} bytes, {} is {} bytes; comparing the first {}",
-            r.a, r.len_a, r.b, r.len_b, r.compared
+            r.a,
+            r.len_a,
+            r.b,
+            r.len_b,
+            r.compared
         );
     }
     if r.len_a == 0 && r.len_b == 0 {
@@ -313,7 +317,8 @@ fn diff_instance(args: &DiffArgs) -> Result<i32> {
             if p.len_a != p.len_b {
                 crate::outln!(
                     "  lengths differ: {} vs {} bytes; comparing the common prefix",
-                    p.len_a, p.len_b
+                    p.len_a,
+                    p.len_b
                 );
             }
             for r in &p.regions {

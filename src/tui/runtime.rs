@@ -120,7 +120,11 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             }
             // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
             // the open pair on every turn (two fstat calls).
-            if app.snap.as_ref().is_some_and(|s| !s.stale && !s.files_unchanged()) {
+            if app
+                .snap
+                .as_ref()
+                .is_some_and(|s| !s.stale && !s.files_unchanged())
+            {
                 let _ = tx.send(Msg::SnapshotsChanged);
             }
         }

@@ -44,8 +44,11 @@ unsafe impl Send for Tables {}
 #[repr(C)]
 struct ExportCallbacks {
     struct_size: usize,
-    get_module_function_table:
-        unsafe extern "C" fn(module: u32, out_table: *mut *mut *mut FnPtr, out_size: *mut u32) -> i32,
+    get_module_function_table: unsafe extern "C" fn(
+        module: u32,
+        out_table: *mut *mut *mut FnPtr,
+        out_size: *mut u32,
+    ) -> i32,
 }
 
 #[repr(C)]
@@ -123,7 +126,8 @@ fn build_tables() -> &'static Tables {
     Box::leak(Box::new(Tables { slots, tables }))
 }
 
-type InitFn = unsafe extern "C" fn(get_export_table: unsafe extern "C" fn(u32) -> *const c_void) -> i32;
+type InitFn =
+    unsafe extern "C" fn(get_export_table: unsafe extern "C" fn(u32) -> *const c_void) -> i32;
 
 /// Load the tool named by `NVTX_INJECTION64_PATH` and let it fill the tables.
 fn attach() -> Option<&'static Tables> {

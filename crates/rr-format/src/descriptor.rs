@@ -803,7 +803,10 @@ mod tests {
         assert!(parse(&v.to_string()).is_err());
         let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
         v["ImageFile"] = "images/../../etc/passwd".into();
-        assert!(parse(&v.to_string()).unwrap_err().to_string().contains("contains `..`"));
+        assert!(parse(&v.to_string())
+            .unwrap_err()
+            .to_string()
+            .contains("contains `..`"));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use rr_format::text::visible;
 use rr_format::instance::Side;
+use rr_format::text::visible;
 use rr_format::{demangle, Descriptor, RecordDir};
 
 #[derive(Debug, Clone, PartialEq)]

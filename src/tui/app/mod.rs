@@ -373,8 +373,14 @@ impl App {
                 match result {
                     Ok(o) => {
                         self.next_job += 1;
-                        let view =
-                            SnapView::new(instance, pair, o.a.clone(), o.b.clone(), o.map, self.next_job);
+                        let view = SnapView::new(
+                            instance,
+                            pair,
+                            o.a.clone(),
+                            o.b.clone(),
+                            o.map,
+                            self.next_job,
+                        );
                         let dtype = self.snap.as_ref().and_then(|s| s.dtype);
                         self.snap = Some(SnapView { dtype, ..view });
                         vec![Cmd::StartIndex {

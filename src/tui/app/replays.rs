@@ -146,7 +146,11 @@ impl ReplayRun {
         });
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
         for n in 1..1000 {
-            let suffix = if n == 1 { String::new() } else { format!("-{n}") };
+            let suffix = if n == 1 {
+                String::new()
+            } else {
+                format!("-{n}")
+            };
             let csv_path = dir.join(format!("{stem}.replay{suffix}.csv"));
             let json_path = dir.join(format!("{stem}.replay{suffix}.json"));
             if csv_path.symlink_metadata().is_ok() || json_path.symlink_metadata().is_ok() {
@@ -154,8 +158,15 @@ impl ReplayRun {
             }
             fsio::write_new(&csv_path, &csv)?;
             fsio::write_new(&json_path, json.as_bytes())?;
-            return Ok(format!("{} and {}", csv_path.display(), json_path.display()));
+            return Ok(format!(
+                "{} and {}",
+                csv_path.display(),
+                json_path.display()
+            ));
         }
-        Err(rr_format::Error::format(dir, "has 999 exports of this instance already"))
+        Err(rr_format::Error::format(
+            dir,
+            "has 999 exports of this instance already",
+        ))
     }
 }

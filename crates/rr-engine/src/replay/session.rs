@@ -250,7 +250,11 @@ impl Session {
         if input.len() != inst.input_len {
             return Err(Error::format(
                 input.path(),
-                format!("changed size while opening (now {} bytes, was {})", input.len(), inst.input_len),
+                format!(
+                    "changed size while opening (now {} bytes, was {})",
+                    input.len(),
+                    inst.input_len
+                ),
             ));
         }
         let host = PinnedBuffer::copy_of(input.bytes())?;
