@@ -46,6 +46,7 @@ fn finish_index(app: &mut App, cmds: Vec<Cmd>) {
                     scanned: out.compared / 2,
                     total: out.compared,
                     new_ranges: vec![],
+                    differing_bytes: 0,
                 },
             });
             app.update(Msg::Index {

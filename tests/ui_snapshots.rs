@@ -180,6 +180,7 @@ fn replay_live_and_verified() {
             mode: "bytes".into(),
             expected_len: 32768,
             replayed_len: 32768,
+            missing_bytes: 0,
             differing_bytes: 4,
             differing_ranges: 1,
             first_ranges: vec![[0x4004, 4]],

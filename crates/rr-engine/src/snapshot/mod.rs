@@ -74,6 +74,10 @@ impl Snapshot {
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// The open file behind the mapping (for `SEEK_DATA` / `SEEK_HOLE`, which maps can't answer).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
     pub fn len(&self) -> u64 {
         self.map.as_ref().map(|m| m.len() as u64).unwrap_or(0)
     }
