@@ -118,10 +118,12 @@ impl Comparison {
 }
 
 /// Map float bits to integers that are ordered like the floats (negative values mirrored), so
-/// the ULP distance is a difference. `bits` is the raw pattern, `width` in bits.
-fn ordered(bits: u64, width: u32) -> i128 {
+/// the ULP distance is a difference. `bits` is the raw pattern, `width` in bits (at most 64: the
+/// magnitude fits an i64).
+#[inline]
+fn ordered(bits: u64, width: u32) -> i64 {
     let sign = 1u64 << (width - 1);
-    let mag = (bits & (sign - 1)) as i128;
+    let mag = (bits & (sign - 1)) as i64;
     if bits & sign != 0 {
         -mag
     } else {
@@ -134,10 +136,11 @@ pub fn ulp_distance(dtype: DType, a_bits: u64, b_bits: u64) -> u64 {
     ulp_bits(a_bits, b_bits, (dtype.size() * 8) as u32)
 }
 
-/// Two finite floats of one width are less than 2^64 ULPs apart, so this never saturates.
+/// Two finite floats of one width are less than 2^64 ULPs apart (`abs_diff` of two i64 never
+/// overflows its u64).
 #[inline]
 pub(crate) fn ulp_bits(a_bits: u64, b_bits: u64, width: u32) -> u64 {
-    (ordered(a_bits, width) - ordered(b_bits, width)).unsigned_abs() as u64
+    ordered(a_bits, width).abs_diff(ordered(b_bits, width))
 }
 
 /// How two elements compare.
