@@ -571,6 +571,28 @@ fn a_truncated_output_is_missing_bytes_not_equal_ones() {
 }
 
 #[test]
+fn diff_of_a_descriptor_checks_a_saved_replay_too() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let d = descriptor_of(&dir, "rr_saxpy");
+    let mut replayed = std::fs::read(d.with_extension("record_output")).unwrap();
+    replayed[0x4100] ^= 1;
+    std::fs::write(d.with_extension("replay_output"), &replayed).unwrap();
+    rr().arg("diff")
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "output → replay output: different",
+        ))
+        .stdout(predicate::str::contains(
+            "argument 0 (0x153940004000): 1 of 16 384 bytes differ, first at offset 0x4100",
+        ))
+        .stdout(predicate::str::ends_with(
+            "different: input → output, output → replay output\n",
+        ));
+}
+
+#[test]
 fn diff_of_two_instances_compares_fields_and_snapshots() {
     let dir = fixture("llvm-two-kernels");
     let x = dir.join("8683979482637550046_13526365365894479501.json");
