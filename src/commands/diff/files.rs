@@ -145,7 +145,7 @@ fn print(r: &FileDiff, cmp: &Comparison) {
 }
 
 /// The differing-range index of two snapshots, with a progress bar on a terminal.
-pub fn byte_index(a: &Snapshot, b: &Snapshot) -> Result<DiffOutcome> {
+fn byte_index(a: &Snapshot, b: &Snapshot) -> Result<DiffOutcome> {
     let pb = progress_bar(a.len().min(b.len()));
     let out = diff::build_index(
         a,

@@ -12,8 +12,6 @@ use crate::cli::{CompareArgs, DiffArgs};
 use crate::error::{Error, Result};
 use rr_engine::diff::{Comparison, DType, Tolerance};
 
-pub use files::byte_index;
-
 pub fn run(args: &DiffArgs) -> Result<i32> {
     let result = comparison(&args.compare).and_then(|cmp| {
         let is_json = |p: &Path| p.extension().is_some_and(|e| e == "json");

@@ -65,6 +65,18 @@ pub fn for_each_piece<'s, A, B>(
     A: Source + ?Sized,
     B: Source + ?Sized,
 {
+    if end - start <= ZERO_BLOCK as u64 {
+        // Asking the file system where its holes are costs more than reading a few pages.
+        let len = (end - start) as usize;
+        if len > 0 {
+            f(Piece::Bytes {
+                start,
+                a: a.window(start, len),
+                b: b.window(start, len),
+            });
+        }
+        return;
+    }
     let mut pos = start;
     let mut side_a = Side::at(a, pos, end, base, align);
     let mut side_b = Side::at(b, pos, end, base, align);
@@ -114,6 +126,9 @@ pub fn for_each_piece<'s, A, B>(
 mod tests {
     use super::*;
 
+    /// The file system's block in these tests: large enough that walks are not "small".
+    const PAGE: usize = 32 * 1024;
+
     /// A source with holes where `data` says so (in 4 KiB pages, like a file system).
     struct Sparse {
         bytes: Vec<u8>,
@@ -126,8 +141,8 @@ mod tests {
         }
         fn window(&self, offset: u64, len: usize) -> &[u8] {
             // Reading a hole is what the walk must avoid.
-            let page = offset as usize / 4096;
-            let last = (offset as usize + len).div_ceil(4096);
+            let page = offset as usize / PAGE;
+            let last = (offset as usize + len).div_ceil(PAGE);
             assert!(
                 self.data_pages[page..last].iter().any(|&d| d),
                 "read {len} bytes of holes at {offset}"
@@ -135,24 +150,24 @@ mod tests {
             &self.bytes[offset as usize..offset as usize + len]
         }
         fn next_data(&self, offset: u64) -> Option<u64> {
-            let p = offset as usize / 4096;
+            let p = offset as usize / PAGE;
             let q = (p..self.data_pages.len()).find(|&q| self.data_pages[q])?;
-            Some(((q * 4096) as u64).max(offset))
+            Some(((q * PAGE) as u64).max(offset))
         }
         fn next_hole(&self, offset: u64) -> u64 {
-            let p = offset as usize / 4096;
+            let p = offset as usize / PAGE;
             let q = (p..self.data_pages.len())
                 .find(|&q| !self.data_pages[q])
                 .unwrap_or(self.data_pages.len());
-            ((q * 4096) as u64).max(offset)
+            ((q * PAGE) as u64).max(offset)
         }
     }
 
     fn sparse(pages: &[bool], fill: u8) -> Sparse {
-        let mut bytes = vec![0u8; pages.len() * 4096];
+        let mut bytes = vec![0u8; pages.len() * PAGE];
         for (p, &d) in pages.iter().enumerate() {
             if d {
-                bytes[p * 4096..(p + 1) * 4096].fill(fill);
+                bytes[p * PAGE..(p + 1) * PAGE].fill(fill);
             }
         }
         Sparse {
@@ -185,18 +200,25 @@ mod tests {
         let a = sparse(&[true, false, false, true, false], 1);
         let b = sparse(&[true, false, true, false, false], 2);
         let (holes, zeros, bytes) = walk(&a, &b, 0, 1);
-        assert_eq!(holes, 2 * 4096, "pages 1 and 4 and nothing else");
-        assert_eq!(zeros, 2 * 4096, "pages 2 and 3: data against a hole");
-        assert_eq!(bytes, vec![(0, 4096), (8192, 4096), (12288, 4096)]);
+        assert_eq!(holes, 2 * PAGE as u64, "pages 1 and 4 and nothing else");
+        assert_eq!(zeros, 2 * PAGE as u64, "pages 2 and 3: data against a hole");
+        let page = PAGE as u64;
+        assert_eq!(bytes, vec![(0, PAGE), (2 * page, PAGE), (3 * page, PAGE)]);
     }
 
     #[test]
     fn elements_that_straddle_a_hole_boundary_are_read_whole() {
         let a = sparse(&[true, false, false], 1);
         let b = sparse(&[true, false, false], 1);
-        // f32 elements from offset 2: the element at 4094..4098 holds data, so it is read.
+        // f32 elements from offset 2: the element straddling the end of page 0 holds data, so it
+        // is read whole.
         let (holes, _, bytes) = walk(&a, &b, 2, 4);
-        assert_eq!(bytes, vec![(2, 4096)]);
-        assert_eq!(holes, 12286 - 4098, "up to the last whole element");
+        assert_eq!(bytes, vec![(2, PAGE)]);
+        let (page, last_element_end) = (PAGE as u64, 3 * PAGE as u64 - 2);
+        assert_eq!(
+            holes,
+            last_element_end - (page + 2),
+            "up to the last whole element"
+        );
     }
 }

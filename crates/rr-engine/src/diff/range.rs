@@ -62,6 +62,7 @@ where
     B: Source + ?Sized,
 {
     let size = sweep.cmp.dtype.size() as u64;
+    let end = end.max(start); // a hostile map's empty region stays empty
     let inside = |len: u64| len.clamp(start, end);
     let present_end = inside(a.size().min(b.size()));
     let whole_end = start + (present_end - start) / size * size;

@@ -32,8 +32,6 @@ pub struct RegionReport {
     pub result: RangeReport,
 }
 
-pub use super::text::group;
-
 /// The labelled regions of a map: argument buffers first by file offset, then uncovered bytes;
 /// last, the bytes past the segments when a snapshot (of length `longest`) extends beyond them.
 pub fn regions(map: &MemoryMap, longest: u64) -> Vec<Region> {
@@ -46,7 +44,7 @@ pub fn regions(map: &MemoryMap, longest: u64) -> Vec<Region> {
             label,
             arg,
             segment: Some(si),
-            addr: Some(seg.addr + (start - seg.offset)),
+            addr: Some(seg.addr.saturating_add(start - seg.offset)),
             file_start: start,
             file_end: end,
         };

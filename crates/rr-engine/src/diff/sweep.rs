@@ -46,8 +46,11 @@ where
     let size = sweep.cmp.dtype.size() as u64;
     let chunk = CHUNK / size * size;
     let mut stats = TypedStats::default();
-    a.advise_sequential();
-    b.advise_sequential();
+    if end - start >= CHUNK {
+        // Worth a system call only for long reads (a record may have 300 000 small regions).
+        a.advise_sequential();
+        b.advise_sequential();
+    }
     let mut off = start;
     while off < end {
         let batch: Vec<(u64, u64)> = (0..sweep.workers.max(1) as u64)
