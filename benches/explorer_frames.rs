@@ -59,6 +59,8 @@ fn main() {
                     kernel_ns: 5000.0 + (rep % 97) as f64,
                     host_ns: 11000.0,
                     restore_ns: 900.0,
+                    clock_mhz: None,
+                    throttled: false,
                 },
             ));
         }

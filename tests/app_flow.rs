@@ -46,6 +46,7 @@ fn finish_index(app: &mut App, cmds: Vec<Cmd>) {
                     scanned: out.compared / 2,
                     total: out.compared,
                     new_ranges: vec![],
+                    differing_bytes: 0,
                 },
             });
             app.update(Msg::Index {
@@ -177,6 +178,8 @@ fn replay_events_stream_into_the_instance_and_export() {
                 kernel_ns: 1000.0 + i as f64,
                 host_ns: 5000.0,
                 restore_ns: 10.0,
+                clock_mhz: None,
+                throttled: false,
             },
         ));
     }
@@ -255,6 +258,8 @@ fn a_cancelled_runs_late_events_never_touch_the_next_run() {
             kernel_ns: 1.0,
             host_ns: 2.0,
             restore_ns: 0.0,
+            clock_mhz: None,
+            throttled: false,
         },
     ));
     a.update(ev(second, Event::Done { ok: true }));
@@ -478,6 +483,8 @@ fn every_key_answers() {
             kernel_ns: 1.0,
             host_ns: 2.0,
             restore_ns: 0.0,
+            clock_mhz: None,
+            throttled: false,
         },
     ));
     key(&mut a, KeyCode::Char('f'));

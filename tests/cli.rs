@@ -263,7 +263,7 @@ fn diff_files_like_cmp() {
         .arg(&i)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("equal"));
+        .stdout(predicate::str::ends_with("identical\n"));
     rr().arg("diff")
         .arg(&i)
         .arg(&o)
@@ -276,14 +276,20 @@ fn diff_files_like_cmp() {
         .arg(&o)
         .args(["--type", "f32", "--atol", "2"])
         .assert()
-        .code(0);
+        .code(0)
+        .stdout(predicate::str::contains(
+            "0 of 8 192 f32 elements beyond tolerance, 4 091 within tolerance",
+        ))
+        .stdout(predicate::str::ends_with("equal within tolerance\n"));
     rr().arg("diff")
         .arg(&i)
         .arg(&o)
         .args(["--type", "f32", "--rtol", "1e-9"])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("elements differ beyond tolerance"));
+        .stdout(predicate::str::contains(
+            "4 091 of 8 192 f32 elements beyond tolerance",
+        ));
     rr().arg("diff")
         .arg(&i)
         .arg("/nonexistent")
@@ -299,6 +305,59 @@ fn diff_files_like_cmp() {
         .stderr(predicate::str::contains("unknown --type"));
 }
 
+/// The byte count is the number of bytes that differ, as `cmp -l` counts them.
+fn differing_bytes(a: &Path, b: &Path) -> usize {
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    a.iter().zip(&b).filter(|(x, y)| x != y).count()
+}
+
+#[test]
+fn diff_counts_differing_bytes_exactly() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    std::fs::write(&a, [0u8; 4096]).unwrap();
+    let mut two = [0u8; 4096];
+    two[100] = 1;
+    two[108] = 1; // 8 apart: one merged range, two differing bytes
+    std::fs::write(&b, two).unwrap();
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "2 of 4 096 bytes differ (2 B) in 1 range(s)",
+        ));
+    let out = rr()
+        .args(["diff", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["differing_bytes"].as_u64(),
+            v["differing_ranges"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    assert_eq!(v["ranges"][0], serde_json::json!([100, 9]));
+    // A fixture's input → output: the count `cmp -l` gives, not the length of the merged range.
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let (i, o) = (
+        d.with_extension("record_input"),
+        d.with_extension("record_output"),
+    );
+    let exact = differing_bytes(&i, &o);
+    assert_eq!(exact, 14125);
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .assert()
+        .stdout(predicate::str::contains("14 125 of 32 768 bytes differ"));
+}
+
 #[test]
 fn diff_reports_lengths_and_empty_files() {
     let t = tempfile::tempdir().unwrap();
@@ -311,8 +370,21 @@ fn diff_reports_lengths_and_empty_files() {
         .arg(&b)
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("lengths differ"))
-        .stdout(predicate::str::contains("1 of 3 bytes differ"));
+        .stdout(predicate::str::contains(
+            "lengths differ: a is 4 bytes, b is 3 bytes: 1 byte missing from b",
+        ))
+        .stdout(predicate::str::contains("1 of 3 common bytes differ"));
+    // Missing bytes are never equal: a prefix of a file is not the file.
+    std::fs::write(&b, [1u8, 2, 3]).unwrap();
+    rr().arg("diff").arg(&a).arg(&b).assert().code(1);
+    rr().args(["diff", "--type", "u16"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "1 trailing byte(s) not a whole u16 element, 0 differ; 1 byte missing from b",
+        ));
     rr().arg("diff")
         .arg(&e)
         .arg(&e)
@@ -320,6 +392,7 @@ fn diff_reports_lengths_and_empty_files() {
         .code(0)
         .stdout(predicate::str::contains("both files are empty"));
     let csv = t.path().join("ranges.csv");
+    std::fs::write(&b, [1u8, 2, 9]).unwrap();
     rr().arg("diff")
         .arg(&a)
         .arg(&b)
@@ -333,6 +406,112 @@ fn diff_reports_lengths_and_empty_files() {
     );
 }
 
+fn f32_file(path: &Path, values: &[f32], big_endian: bool) {
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|v| match big_endian {
+            true => v.to_be_bytes(),
+            false => v.to_le_bytes(),
+        })
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn diff_typed_within_tolerance_nan_and_infinity() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let xs: Vec<f32> = (0..1024).map(|i| i as f32 * 0.25 + 1.0).collect();
+    let next: Vec<f32> = xs.iter().map(|x| f32::from_bits(x.to_bits() + 1)).collect();
+    f32_file(&a, &xs, false);
+    f32_file(&b, &next, false);
+    rr().args(["diff", "--type", "f32", "--ulp", "1"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "1 024 of 4 096 bytes differ; 0 of 1 024 f32 elements beyond tolerance, 1 024 within tolerance",
+        ))
+        .stdout(predicate::str::ends_with("equal within tolerance\n"));
+    // NaN and infinity are counted; the largest distance is over finite elements.
+    f32_file(&a, &[1.0, f32::NAN, 3.0, 0.1], false);
+    f32_file(&b, &[1.0, 2.0, f32::INFINITY, 0.2], false);
+    let out = rr()
+        .args(["diff", "--type", "f32"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("max |a-b| 0.10000000149011612, 8 388 608 ULP (finite elements); 1 NaN vs number; 1 infinity vs other"), "{text}");
+    assert!(
+        text.contains("[1] offset 0x4: NaN vs 2") && text.contains("[3] offset 0xc: 0.1 vs 0.2"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("18446744073709551615") && !text.contains("max |a-b| inf"),
+        "{text}"
+    );
+    let json = rr()
+        .args(["diff", "--type", "f32", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let first = &v["typed"]["elements"]["first"];
+    assert_eq!(
+        (&first[0]["a"], &first[0]["b"]),
+        (&"NaN".into(), &2.0.into())
+    );
+    assert_eq!(
+        first[2]["a"],
+        serde_json::json!(0.1),
+        "shortest f32 digits, not 0.10000000149011612"
+    );
+    // Big-endian elements decode as such.
+    f32_file(&a, &[1.5, 2.0], true);
+    f32_file(&b, &[1.5, -2.0], true);
+    rr().args(["diff", "--type", "f32", "--endian", "big"])
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("[1] offset 0x4: 2 vs -2"));
+}
+
+#[test]
+fn tolerance_flags_need_a_type_that_has_them() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let (i, o) = (
+        d.with_extension("record_input"),
+        d.with_extension("record_output"),
+    );
+    for (flags, says) in [
+        (&["--ulp", "1"][..], "--ulp needs --type"),
+        (
+            &["--type", "i32", "--ulp", "1"][..],
+            "--ulp needs a float --type",
+        ),
+        (&["--atol", "1"][..], "--atol needs --type"),
+        (
+            &["--type", "f32", "--rtol=-1"][..],
+            "--rtol must be a finite non-negative number",
+        ),
+    ] {
+        rr().arg("diff")
+            .arg(&i)
+            .arg(&o)
+            .args(flags)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+        rr().arg("diff").arg(&d).args(flags).assert().code(2);
+    }
+}
+
 #[test]
 fn diff_of_a_descriptor_labels_arguments() {
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
@@ -340,12 +519,127 @@ fn diff_of_a_descriptor_labels_arguments() {
         .arg(&d)
         .args(["--type", "f32"])
         .assert()
-        .success()
+        .code(1)
+        .stdout(predicate::str::starts_with("input → output: different\n"))
         .stdout(predicate::str::contains(
             "argument 1 (0x153940000000): all 4 096 f32 elements equal",
         ))
         .stdout(predicate::str::contains(
-            "argument 0 (0x153940004000): 4 091 of 4 096 f32 elements differ, first at index 1",
+            "argument 0 (0x153940004000): 14 125 of 16 384 bytes differ; 4 091 of 4 096 f32 elements beyond tolerance, 0 within tolerance, first at index 1",
+        ))
+        .stdout(predicate::str::ends_with("different: input → output\n"));
+}
+
+#[test]
+fn a_truncated_output_is_missing_bytes_not_equal_ones() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let d = descriptor_of(&dir, "rr_saxpy");
+    let out = d.with_extension("record_output");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&out)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let name = out.file_name().unwrap().to_string_lossy().to_string();
+    rr().arg("diff")
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "31 768 bytes missing from {name}"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "argument 0 (0x153940004000): all 16 384 bytes missing from {name}"
+        )))
+        .stdout(predicate::str::contains(format!(
+            "argument 1 (0x153940000000): all 1 000 bytes equal; 15 384 bytes missing from {name}"
+        )));
+    let json = rr().args(["diff", "--json"]).arg(&d).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["equal"], false);
+    assert_eq!(v["pairs"][0]["missing_bytes"], 31768);
+    assert_eq!(v["pairs"][0]["regions"][1]["missing_b"], 16384);
+    // Recorded without output: said so, with the recording option.
+    std::fs::remove_file(&out).unwrap();
+    rr().arg("diff")
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{name}: missing")))
+        .stderr(predicate::str::contains("LIBOMPTARGET_RECORD_OUTPUT=false"));
+}
+
+#[test]
+fn diff_of_a_descriptor_checks_a_saved_replay_too() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let d = descriptor_of(&dir, "rr_saxpy");
+    let mut replayed = std::fs::read(d.with_extension("record_output")).unwrap();
+    replayed[0x4100] ^= 1;
+    std::fs::write(d.with_extension("replay_output"), &replayed).unwrap();
+    rr().arg("diff")
+        .arg(&d)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "output → replay output: different",
+        ))
+        .stdout(predicate::str::contains(
+            "argument 0 (0x153940004000): 1 of 16 384 bytes differ, first at offset 0x4100",
+        ))
+        .stdout(predicate::str::ends_with(
+            "different: input → output, output → replay output\n",
+        ));
+}
+
+#[test]
+fn diff_of_two_instances_compares_fields_and_snapshots() {
+    let dir = fixture("llvm-two-kernels");
+    let x = dir.join("8683979482637550046_13526365365894479501.json");
+    let y = dir.join("8683979482637550046_6547468769535274944.json");
+    rr().arg("diff")
+        .arg(&x)
+        .arg(&y)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "descriptor: 2 of 22 fields differ",
+        ))
+        .stdout(predicate::str::contains("  grid   8×1×1 → 16×1×1"))
+        .stdout(predicate::str::contains("  block  128×1×1 → 64×1×1"))
+        .stdout(predicate::str::contains("input: different"))
+        .stdout(predicate::str::contains("output: different"))
+        .stdout(predicate::str::ends_with(
+            "different: descriptor, input, output\n",
+        ));
+    let out = rr()
+        .args(["diff", "--json"])
+        .arg(&x)
+        .arg(&y)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["descriptor"]["changes"][0]["field"], "grid");
+    assert_eq!(
+        v["descriptor"]["changes"][0]["a"],
+        serde_json::json!([8, 1, 1])
+    );
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["pairs"][1]["what"], "output");
+    rr().arg("diff")
+        .arg(&x)
+        .arg(&x)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("descriptor: all 22 fields equal"))
+        .stdout(predicate::str::ends_with("\nequal\n"));
+    rr().arg("diff")
+        .arg(&x)
+        .arg(x.with_extension("record_input"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "two descriptors (A.json B.json) or two snapshot files",
         ));
 }
 
@@ -410,16 +704,147 @@ fn explorer_refuses_a_pipe_with_advice() {
         .stderr(predicate::str::contains("needs a terminal"));
 }
 
+fn help(args: &[&str]) -> String {
+    let out = rr().args(args).arg("--help").output().unwrap();
+    assert!(out.status.success(), "{args:?} --help");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The subcommands the top-level help lists (its `Commands:` section), `help` aside.
+fn subcommands() -> Vec<String> {
+    let top = help(&[]);
+    let listed = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    let names: Vec<String> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(names.len() >= 5, "{names:?}");
+    names
+}
+
+/// Every `rr-tui …` line of every `--help` runs from the source tree, with the variables the
+/// top-level help sets (`D=…`, `X=$D/…`): never a usage error, never a panic.
 #[test]
-fn help_teaches() {
-    rr().arg("--help")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("Examples:"));
-    rr().args(["replay", "--help"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("--tolerance"));
+fn every_help_example_runs_on_the_bundled_records() {
+    let top = help(&[]);
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let expand = |word: &str, vars: &[(String, String)]| {
+        vars.iter()
+            .fold(word.to_string(), |w, (k, v)| w.replace(&format!("${k}"), v))
+    };
+    for line in top.lines().map(str::trim) {
+        if let Some((k, v)) = line.split_once('=') {
+            if k.len() == 1 && k.chars().all(|c| c.is_ascii_uppercase()) {
+                let v = expand(v, &vars);
+                vars.push((k.to_string(), v));
+            }
+        }
+    }
+    assert_eq!(
+        vars.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["D", "X", "Y"]
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Examples run in an empty directory (the ones that write files write there), on the
+    // bundled records by absolute path.
+    let cwd = tempfile::tempdir().unwrap();
+    for (_, v) in vars.iter_mut() {
+        if root.join(v.as_str()).exists() || root.join(format!("{v}.json")).exists() {
+            *v = root.join(v.as_str()).display().to_string();
+        }
+    }
+    let mut pages = vec![top.clone()];
+    pages.extend(subcommands().iter().map(|c| help(&[c])));
+    let examples: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p.lines())
+        .filter(|l| l.starts_with("  rr-tui ")) // indented: an example, not prose
+        .map(|l| l.split(" #").next().unwrap().trim().to_string())
+        .collect();
+    assert!(examples.len() >= 20, "{examples:?}");
+    for example in &examples {
+        let words: Vec<String> = example
+            .split_whitespace()
+            .skip(1)
+            .map(|w| expand(w, &vars))
+            .collect();
+        assert!(
+            !words.iter().any(|w| w.contains('$')),
+            "{example}: unknown variable"
+        );
+        let parsed = <rr_tui::cli::Cli as clap::Parser>::try_parse_from(
+            std::iter::once("rr-tui".to_string()).chain(words.clone()),
+        );
+        assert!(parsed.is_ok(), "{example}: {}", parsed.unwrap_err());
+        if words[0] == "record" {
+            continue; // it runs the user's program on a GPU: parsed, not run
+        }
+        let out = rr()
+            .current_dir(cwd.path())
+            .args(&words)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() != Some(101) && !stderr.contains("panicked"),
+            "{example}: {stderr}"
+        );
+        if words.len() == 1 {
+            // The explorer, from a test: no terminal, said so (exit 2 is its refusal, not usage);
+            // the directory it names must be a record directory all the same.
+            assert!(stderr.contains("needs a terminal"), "{example}: {stderr}");
+            assert!(
+                root.join(&words[0]).join("report.txt").is_file(),
+                "{example}: no record here"
+            );
+        } else {
+            assert_ne!(out.status.code(), Some(2), "{example}: {stderr}");
+        }
+    }
+}
+
+/// Every option and argument line in every `--help` has a description (on its line, or on
+/// the next, deeper-indented line of the long format).
+#[test]
+fn every_flag_has_a_description() {
+    let mut pages = vec![("rr-tui".to_string(), help(&[]))];
+    pages.extend(subcommands().into_iter().map(|c| (c.clone(), help(&[&c]))));
+    for (page, text) in pages {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut section = "";
+        for (i, line) in lines.iter().enumerate() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                section = line;
+                continue;
+            }
+            let item = line.trim_start();
+            let indent = line.len() - item.len();
+            let is_item = (1..=6).contains(&indent) && item.starts_with(['-', '<', '[']);
+            if !matches!(section, "Options:" | "Arguments:") || !is_item {
+                continue;
+            }
+            let same_line = item
+                .split_once("  ")
+                .is_some_and(|(_, d)| !d.trim().is_empty());
+            let next_line = lines.get(i + 1).is_some_and(|n| {
+                let t = n.trim_start();
+                n.len() - t.len() > indent && !t.is_empty() && !t.starts_with('-')
+            });
+            assert!(
+                same_line || next_line,
+                "{page} --help: `{item}` has no description"
+            );
+        }
+    }
 }
 
 #[test]

@@ -129,6 +129,8 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 kernel_ns: 1000.0 + (i % 5) as f64 * 10.0,
                 host_ns: 6000.0 + i as f64,
                 restore_ns: 100.0,
+                clock_mhz: None,
+                throttled: false,
             },
         ));
     }
@@ -139,6 +141,9 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 kernel_ns: Stats::default(),
                 host_ns: Stats::default(),
                 restore_ns: Stats::default(),
+                clock_mhz: None,
+                discarded: 0,
+                reference_clock_mhz: None,
             },
         ));
         a.update(ev(
@@ -148,6 +153,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 mode: "bytes".into(),
                 expected_len: 32768,
                 replayed_len: 32768,
+                missing_bytes: 0,
                 differing_bytes: 4,
                 differing_ranges: 1,
                 first_ranges: vec![[0x4004, 4]],

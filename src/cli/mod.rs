@@ -4,6 +4,29 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// Examples run as they are from the source tree, on the bundled records (a test runs each one).
+/// Subcommands' examples use the same variables.
+const EXAMPLES: &str = "\
+Examples, from the source tree, on the bundled records (set these first):
+  D=record-fixtures/llvm-two-kernels
+  X=$D/8683979482637550046_13526365365894479501
+  Y=$D/8683979482637550046_6547468769535274944
+  rr-tui $D                            # explore a record directory
+  rr-tui report $D                     # the instance report (LLVM's format)
+  rr-tui check $D                      # validate every file; exit 1 on problems
+  rr-tui inspect $X.json               # one instance, decoded
+  rr-tui diff $X.json                  # recorded input vs output, per argument
+  rr-tui diff $X.json $Y.json          # two instances: descriptors, snapshots
+  rr-tui replay $X.json --verify --repetitions 20";
+
+/// Where subcommands' examples get their variables.
+macro_rules! examples {
+    ($($line:literal),+ $(,)?) => {
+        concat!("Examples (D, X, Y as in `rr-tui --help`):", $("\n  ", $line),+)
+    };
+}
+
+// After the macro: the subcommands' argument modules use `examples!`.
 mod replay;
 mod timing;
 mod tune;
@@ -21,11 +44,7 @@ pub use tune::{EngineArgs, TuneArgs};
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
 verifies the result against the recorded output, and compares memory snapshots.\n\n\
 Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.",
-    after_help = "Examples:\n  rr-tui record-fixtures/llvm-saxpy          explore a record directory\n  \
-rr-tui report records/                       the instance report (LLVM format; --json)\n  \
-rr-tui check records/                        validate every file; exit 1 on problems\n  \
-rr-tui replay records/X_Y.json --verify --repetitions 20\n  \
-rr-tui diff records/X_Y.json                 recorded input vs output, per argument",
+    after_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -60,43 +79,63 @@ pub enum Command {
         long_about = "Print the record report of DIR exactly as libomptarget writes it \
 (=== Kernel Record Report ===). The report comes from a report file or a captured log in DIR; \
 without one, the instance table is built from the descriptors and time and occurrences print as `?`. \
-Never reads snapshot bytes."
+Never reads snapshot bytes.",
+        after_help = examples!(
+            "rr-tui report $D",
+            "rr-tui report $D --json",
+            "rr-tui report record-fixtures/llvm-no-report   # no report file: times are ?",
+        )
     )]
     Report {
         /// Record directory.
         dir: PathBuf,
-        /// Machine-readable output.
+        /// Machine-readable output (JSON).
         #[arg(long)]
         json: bool,
     },
     /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
+    #[command(after_help = examples!("rr-tui inspect $X.json", "rr-tui inspect $X.json --json"))]
     Inspect {
         /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
         descriptor: PathBuf,
+        /// Machine-readable output (JSON).
         #[arg(long)]
         json: bool,
     },
     /// Validate every file of every instance; one line per problem; exit 0 only when all is well.
+    #[command(after_help = examples!(
+        "rr-tui check $D",
+        "rr-tui check $X.json --strict",
+        "rr-tui check record-fixtures/rrtui-stencil3d --json",
+    ))]
     Check {
         /// Record directory, or one descriptor.
         path: PathBuf,
+        /// Machine-readable output (JSON).
         #[arg(long)]
         json: bool,
         /// Treat warnings (e.g. file names that do not match the hashes) as errors.
         #[arg(long)]
         strict: bool,
     },
-    /// Compare two snapshots, or an instance's input/output/replay snapshots.
+    /// Compare two snapshots, one instance's snapshots, or two instances.
     #[command(
-        long_about = "Compare memory snapshots byte for byte at equal offsets (snapshots have a fixed \
-layout: nothing is inserted or deleted), or as typed values with tolerances.\n\n\
-  rr-tui diff A B                 two files\n  rr-tui diff X_Y.json            recorded input vs recorded output \
-(and recorded output vs .replay_output when present), labelled by kernel argument\n\n\
-Element passes when bits are equal, or |a-b| <= atol + rtol*|b|, or the ULP distance <= ulp. \
-NaN matches NaN (any payload); NaN never matches a number; +0 matches -0."
+        long_about = DIFF_ABOUT,
+        after_help = examples!(
+            "rr-tui diff $X.record_input $X.record_output",
+            "rr-tui diff $X.record_input $X.record_output --type f32 --rtol 1e-6",
+            "rr-tui diff $X.json --type f32",
+            "rr-tui diff $X.json $Y.json",
+            "rr-tui diff $X.json --json",
+        )
     )]
     Diff(DiffArgs),
     /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
+    #[command(after_help = examples!(
+        "rr-tui replay $X.json --verify",
+        "rr-tui replay $X.json --tolerance f32:rtol=1e-5,ulp=4 --repetitions 20",
+        "rr-tui replay $X.json --num-teams 8 --num-threads 128 --json",
+    ))]
     Replay(ReplayArgs),
     /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.
     #[command(
@@ -113,8 +152,8 @@ variables and CUDA_INJECTION64_PATH yourself (README, \"Recording\"); each MPI r
 DIR/rank-N.",
         after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024\n  \
 rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
-rr-tui record --snapshot args --budget 20G -- ./big_app\n  \
-rr-tui recs                       explore what was recorded"
+rr-tui record --snapshot args --budget 20G -- ./big_app\n\
+Then explore what was recorded: rr-tui recs"
     )]
     Record(RecordArgs),
     /// Sweep launch configurations of one instance; report the fastest that verifies.
@@ -186,17 +225,45 @@ pub enum SnapshotMode {
     Args,
 }
 
+const DIFF_ABOUT: &str = "\
+Compare memory snapshots at equal offsets (a snapshot's layout is fixed: nothing is inserted or \
+deleted), byte for byte, or as typed values with tolerances.
+
+  diff A B            two snapshot files
+  diff X.json         one instance: input → output, output → .replay_output
+  diff X.json Y.json  two instances: descriptors, globals, then snapshots
+
+One instance's snapshots are compared per kernel argument (and the segment bytes around the \
+arguments): recorded input against recorded output, and recorded output against .replay_output \
+when a replay saved one. Two instances are compared field by field (geometry, limits, each \
+argument and where it points, segments, launch attributes, globals by name), then input with \
+input and output with output, labelled by X's arguments.
+
+Counting. Each differing byte counts once (nearby differences are merged into ranges for \
+listing only). Bytes present in one file only are missing, never equal. With --type, an element \
+passes when its bits are equal, or |a-b| <= atol + rtol*|b|, or (floats) its ULP distance <= ulp. \
+Elements whose bits differ but pass are counted as within tolerance, and so are +0 against -0 and \
+two NaNs with different payloads; NaN never matches a number, an infinity only itself. Largest \
+distances are over finite elements; NaN and infinity mismatches are counted apart. Bytes after \
+the last whole element are compared byte for byte.
+
+Exit status, as cmp: 0 when everything compared is equal (within tolerance), 1 when something \
+differs beyond tolerance or is missing, 2 on trouble (unreadable files, bad flags). For X.json \
+that includes input → output, which differ whenever the kernel writes memory: the last line \
+names the pairs that differ, and --json gives each pair's `equal`.";
+
 #[derive(Debug, Args, Clone)]
 pub struct DiffArgs {
     /// First snapshot, or a descriptor (.json).
     pub a: PathBuf,
-    /// Second snapshot (omit when A is a descriptor).
+    /// Second snapshot, or a second descriptor (omit to compare one instance's snapshots).
     pub b: Option<PathBuf>,
     #[command(flatten)]
     pub compare: CompareArgs,
     /// How many differing ranges / mismatching elements to list.
     #[arg(long, default_value_t = 10)]
     pub max: usize,
+    /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
     /// Write every differing range (offset, length) as CSV to this file.
@@ -209,18 +276,18 @@ pub struct CompareArgs {
     /// Compare as typed elements: u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
     #[arg(long = "type", value_name = "TYPE")]
     pub dtype: Option<String>,
-    /// Element byte order.
-    #[arg(long, default_value = "little", value_parser = ["little", "big"])]
-    pub endian: String,
-    /// Absolute tolerance.
-    #[arg(long, default_value_t = 0.0)]
-    pub atol: f64,
-    /// Relative tolerance (of the second operand).
-    #[arg(long, default_value_t = 0.0)]
-    pub rtol: f64,
-    /// Maximum distance in units in the last place (floats only).
-    #[arg(long, default_value_t = 0)]
-    pub ulp: u64,
+    /// Element byte order (with --type; little by default).
+    #[arg(long, value_parser = ["little", "big"])]
+    pub endian: Option<String>,
+    /// Absolute tolerance (with --type).
+    #[arg(long, value_name = "X")]
+    pub atol: Option<f64>,
+    /// Relative tolerance, of the second operand (with --type).
+    #[arg(long, value_name = "X")]
+    pub rtol: Option<f64>,
+    /// Maximum distance in units in the last place (with a float --type).
+    #[arg(long, value_name = "N")]
+    pub ulp: Option<u64>,
 }
 
 /// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1).

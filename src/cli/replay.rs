@@ -23,7 +23,7 @@ pub struct ReplayArgs {
     pub output_dir: Option<PathBuf>,
     /// Measured replays in one process; input memory and globals are restored before each,
     /// untimed. With --max-noise: the most to take (default 10000). Default 1.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
     /// Untimed replays before the measured ones.
     #[arg(long, default_value_t = 0)]

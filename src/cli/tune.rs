@@ -22,11 +22,13 @@ each configuration is sampled until the relative standard deviation is under --m
 (default 0.5 %) after --min-samples, or --timeout, or exactly --samples N times; samples taken \
 while the SM clock ran below 75 % of its rating are discarded. The GPU's clocks and settings are \
 never changed.",
-    after_help = "Examples:\n  rr-tui tune recs/X_Y.json --block 32..1024*2 --grid cover\n  \
-rr-tui tune recs/X_Y.json --block 64,128,256 --grid 108..864:108 --csv sweep.csv\n  \
-rr-tui tune recs/X_Y.json --block 32..1024:32 --grid 1..2048 --strategy annealing --budget 200\n  \
-rr-tui tune recs/X_Y.json --block 128x1..8*2 --registers 32..128:32 --json t.json --resume\n  \
-rr-tui tune recs/X_Y.json --block 32..1024*2 --devices 0,1 --samples 10"
+    after_help = examples!(
+        "rr-tui tune $X.json --block 32..1024*2 --grid cover",
+        "rr-tui tune $X.json --block 64,128,256 --grid 1..8 --csv sweep.csv",
+        "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --strategy annealing --budget 200",
+        "rr-tui tune $X.json --block 32..1024*2 --json sweep.json --resume",
+        "rr-tui tune $X.json --block 32..1024*2 --devices 0,1 --samples 10",
+    )
 )]
 pub struct TuneArgs {
     /// The instance's descriptor.

@@ -14,6 +14,9 @@ pub enum Error {
     /// A recorded address range could not be reserved; a fresh process may succeed.
     #[error("{0}")]
     AddressInUse(String),
+    /// Work that could not be done for a reason outside the input (every GPU gave up, …).
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl Error {

@@ -196,12 +196,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         0.0
     };
     report.summarise();
-    save(a, &report)?;
+    if !report.trials.is_empty() {
+        save(a, &report)?;
+    }
     if let Some(why) = fatal {
         return Err(Error::invalid(why));
     }
     if gone.len() == devices.len() && measured_now == 0 && report.best.is_none() {
-        return Err(Error::invalid("no GPU could run the sweep (see the messages above)"));
+        return Err(Error::Failed("no GPU could run the sweep (see the messages above)".into()));
     }
     let interrupted = stop.load(Ordering::Relaxed);
     printer.summary(&report, measured_now, elapsed, interrupted);

@@ -476,9 +476,10 @@ impl App {
             IndexEvent::Progress {
                 scanned,
                 new_ranges,
+                differing_bytes,
                 ..
             } => {
-                s.index.extend(new_ranges);
+                s.index.absorb(new_ranges, differing_bytes);
                 s.scanned = scanned;
             }
             IndexEvent::Done(Ok(out)) => {

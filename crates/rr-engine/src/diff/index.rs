@@ -1,15 +1,21 @@
 //! The index of differing byte ranges between two snapshots, compared at equal offsets.
+//!
+//! Ranges are merged for navigation (a changed f32 array leaves an equal byte here and there;
+//! one range per byte would bury the reader), but the differing-byte count is exact: it counts
+//! the bytes that differ, never the equal bytes a merge spans.
 
 use std::ops::Range;
 
-/// Differing ranges closer than this are merged into one (a changed f32 array often leaves an
-/// equal byte here and there; one range per element would bury the reader).
+/// Differing ranges closer than this are merged into one.
 pub const DEFAULT_MERGE_GAP: u64 = 8;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DiffIndex {
+    /// Merged ranges: every differing byte is in one, but a range may hold equal bytes.
     pub ranges: Vec<Range<u64>>,
     pub merge_gap: u64,
+    /// Bytes that differ, counted one by one.
+    differing_bytes: u64,
 }
 
 impl DiffIndex {
@@ -17,14 +23,36 @@ impl DiffIndex {
         DiffIndex {
             ranges: Vec::new(),
             merge_gap,
+            differing_bytes: 0,
         }
     }
 
-    /// Append a range at or after the last one, merging with it when close.
-    pub fn push(&mut self, r: Range<u64>) {
-        if r.is_empty() {
+    /// Record a run of differing bytes at or after the last one (merged with it when close).
+    pub fn push(&mut self, run: Range<u64>) {
+        if run.is_empty() {
             return;
         }
+        self.differing_bytes += run.end - run.start;
+        self.merge(run);
+    }
+
+    /// Record runs of differing bytes (see [`DiffIndex::push`]).
+    pub fn extend(&mut self, runs: impl IntoIterator<Item = Range<u64>>) {
+        for r in runs {
+            self.push(r);
+        }
+    }
+
+    /// Take in what an index build streamed: ranges already merged (the first may extend our
+    /// last one) and the exact count of differing bytes so far.
+    pub fn absorb(&mut self, merged: impl IntoIterator<Item = Range<u64>>, differing_bytes: u64) {
+        for r in merged {
+            self.merge(r);
+        }
+        self.differing_bytes = differing_bytes;
+    }
+
+    fn merge(&mut self, r: Range<u64>) {
         if let Some(last) = self.ranges.last_mut() {
             if r.start <= last.end + self.merge_gap {
                 last.end = last.end.max(r.end);
@@ -34,14 +62,9 @@ impl DiffIndex {
         self.ranges.push(r);
     }
 
-    pub fn extend(&mut self, rs: impl IntoIterator<Item = Range<u64>>) {
-        for r in rs {
-            self.push(r);
-        }
-    }
-
+    /// The number of bytes that differ (exact; not the total length of the merged ranges).
     pub fn differing_bytes(&self) -> u64 {
-        self.ranges.iter().map(|r| r.end - r.start).sum()
+        self.differing_bytes
     }
 
     /// The first range that starts after `offset`.
@@ -141,10 +164,56 @@ mod tests {
     }
 
     #[test]
-    fn merges_close_ranges() {
+    fn merges_close_ranges_but_counts_exactly() {
         let mut idx = DiffIndex::new(8);
         idx.extend([0..4, 10..12, 40..41]);
         assert_eq!(idx.ranges, vec![0..12, 40..41]);
+        assert_eq!(
+            idx.differing_bytes(),
+            7,
+            "the 6 equal bytes merged over are not counted"
+        );
+    }
+
+    fn scanned(a: &[u8], b: &[u8]) -> DiffIndex {
+        let mut idx = DiffIndex::new(DEFAULT_MERGE_GAP);
+        scan(a, b, 0, &mut idx);
+        idx
+    }
+
+    #[test]
+    fn adjacent_differing_bytes_count_one_each() {
+        let a = [0u8; 64];
+        let mut b = a;
+        b[10..13].fill(1);
+        let idx = scanned(&a, &b);
+        assert_eq!(idx.ranges.first(), Some(&(10..13)));
+        assert_eq!((idx.ranges.len(), idx.differing_bytes()), (1, 3));
+    }
+
+    #[test]
+    fn distant_differing_bytes_count_two_not_the_span() {
+        let a = [0u8; 4096];
+        let mut b = a;
+        b[100] = 1;
+        b[108] = 1;
+        let idx = scanned(&a, &b);
+        assert_eq!(
+            idx.ranges.first(),
+            Some(&(100..109)),
+            "merged for navigation"
+        );
+        assert_eq!(idx.ranges.len(), 1);
+        assert_eq!(idx.differing_bytes(), 2, "not 9");
+    }
+
+    #[test]
+    fn streamed_ranges_keep_the_exact_count() {
+        let mut idx = DiffIndex::new(8);
+        idx.absorb(std::iter::once(0..12), 7);
+        idx.absorb([12..20, 100..101], 16);
+        assert_eq!(idx.ranges, vec![0..20, 100..101]);
+        assert_eq!(idx.differing_bytes(), 16);
     }
 
     proptest! {

@@ -14,7 +14,10 @@ pub enum IndexEvent {
     Progress {
         scanned: u64,
         total: u64,
+        /// Merged ranges found since the last event (the first may extend the last one before).
         new_ranges: Vec<Range<u64>>,
+        /// Differing bytes so far, exact (see [`super::DiffIndex::absorb`]).
+        differing_bytes: u64,
     },
     Done(Result<DiffOutcome, String>),
 }
@@ -36,13 +39,15 @@ impl IndexJob {
         let handle = std::thread::Builder::new()
             .name("diff-index".into())
             .spawn(move || {
-                let result = super::build_index(&a, &b, merge_gap, &flag, |scanned, total, new| {
-                    sink(IndexEvent::Progress {
-                        scanned,
-                        total,
-                        new_ranges: new.to_vec(),
+                let result =
+                    super::build_index(&a, &b, merge_gap, &flag, |scanned, total, done| {
+                        sink(IndexEvent::Progress {
+                            scanned,
+                            total,
+                            new_ranges: done.new_ranges.to_vec(),
+                            differing_bytes: done.differing_bytes,
+                        });
                     });
-                });
                 sink(IndexEvent::Done(result.map_err(|e| e.to_string())));
             })
             .ok();
@@ -87,9 +92,13 @@ mod tests {
         let mut progress = 0;
         loop {
             match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
-                IndexEvent::Progress { new_ranges, .. } => {
+                IndexEvent::Progress {
+                    new_ranges,
+                    differing_bytes,
+                    ..
+                } => {
                     progress += 1;
-                    streamed.extend(new_ranges);
+                    streamed.absorb(new_ranges, differing_bytes);
                 }
                 IndexEvent::Done(r) => {
                     let out = r.unwrap();

@@ -1,13 +1,13 @@
-//! Typed element comparison with tolerances.
+//! Typed values: element types, decoding in either byte order, and printing.
 //!
-//! An element passes when its bits are equal, or `|a - b| <= atol + rtol * |b|` (b is the
-//! reference, numpy's `isclose` convention), or (floats) the ULP distance is at most `ulp`.
-//! NaN matches NaN whatever the payload; NaN never matches a number; +0 matches -0; an infinity
-//! matches only the same infinity.
+//! Printing follows one rule: a float prints in the shortest decimal form that reads back to the
+//! same element *of its own type* (an f32 as an f32, an f16 as an f16), so values printed
+//! differently are different and different values never print alike (NaN payloads aside).
 
 use half::{bf16, f16};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum DType {
     U8,
     I8,
@@ -77,132 +77,63 @@ impl DType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Tolerance {
-    pub atol: f64,
-    pub rtol: f64,
-    pub ulp: u64,
-}
-use serde::Serialize;
-
-impl Default for Tolerance {
-    fn default() -> Self {
-        Tolerance {
-            atol: 0.0,
-            rtol: 0.0,
-            ulp: 0,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Comparison {
-    pub dtype: DType,
-    pub big_endian: bool,
-    pub tolerance: Tolerance,
-}
-
-impl Comparison {
-    pub fn bytes() -> Comparison {
-        Comparison {
-            dtype: DType::U8,
-            big_endian: false,
-            tolerance: Tolerance::default(),
-        }
-    }
-
-    /// Parse `TYPE[:atol=X,rtol=Y,ulp=N]` (the replay `--tolerance` syntax).
-    ///
-    /// ```
-    /// use rr_engine::diff::{Comparison, DType};
-    /// let c = Comparison::parse_spec("f32:rtol=1e-5,ulp=4").unwrap();
-    /// assert_eq!((c.dtype, c.tolerance.ulp), (DType::F32, 4));
-    /// assert!(Comparison::parse_spec("f32:speed=1").is_err());
-    /// ```
-    pub fn parse_spec(spec: &str) -> Result<Comparison, String> {
-        let (ty, rest) = spec.split_once(':').unwrap_or((spec, ""));
-        let dtype = DType::parse(ty).ok_or_else(|| {
-            format!("unknown element type {ty:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)")
-        })?;
-        let mut t = Tolerance::default();
-        let mut big_endian = false;
-        for part in rest.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| format!("tolerance {part:?} is not key=value"))?;
-            let bad = || format!("tolerance {k}={v:?} is not a non-negative number");
-            match k {
-                "atol" => t.atol = v.parse().ok().filter(|x: &f64| *x >= 0.0).ok_or_else(bad)?,
-                "rtol" => t.rtol = v.parse().ok().filter(|x: &f64| *x >= 0.0).ok_or_else(bad)?,
-                "ulp" => t.ulp = v.parse().map_err(|_| bad())?,
-                "endian" => {
-                    big_endian = match v {
-                        "big" => true,
-                        "little" => false,
-                        _ => return Err(format!("endian={v:?}: expected big or little")),
-                    }
-                }
-                _ => return Err(format!("unknown tolerance {k:?} (atol, rtol, ulp, endian)")),
-            }
-        }
-        if t.ulp > 0 && !dtype.is_float() {
-            return Err(format!(
-                "ulp applies to float types only (f16 bf16 f32 f64), not {}",
-                dtype.name()
-            ));
-        }
-        Ok(Comparison {
-            dtype,
-            big_endian,
-            tolerance: t,
-        })
-    }
-
-    /// The spec [`Comparison::parse_spec`] reads back to this comparison (floats in their
-    /// shortest round-trip form, so nothing is lost on the way to a child process).
-    pub fn to_spec(&self) -> String {
-        let t = self.tolerance;
-        format!(
-            "{}:atol={},rtol={},ulp={}{}",
-            self.dtype.name(),
-            t.atol,
-            t.rtol,
-            t.ulp,
-            if self.big_endian { ",endian=big" } else { "" }
-        )
-    }
-
-    pub fn describe(&self) -> String {
-        let t = self.tolerance;
-        let mut s = self.dtype.name().to_string();
-        if self.big_endian {
-            s.push_str(" (big endian)");
-        }
-        if t != Tolerance::default() {
-            s.push_str(&format!(" atol={} rtol={} ulp={}", t.atol, t.rtol, t.ulp));
-        }
-        s
-    }
-}
-
-/// One decoded element.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
-#[serde(untagged)]
+/// One decoded element. `Float` holds the element's value widened to f64, or (in reports) the
+/// f64 nearest its shortest decimal form ([`shortest`]): both convert back to the same element,
+/// and [`format_value`] prints both alike.
+///
+/// In JSON, integers and finite floats are numbers; NaN and the infinities are the strings
+/// `"NaN"`, `"inf"` and `"-inf"` (JSON has no such numbers, and `null` would lose them).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     Int(i128),
     Float(f64),
 }
 
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v) => write!(f, "{v}"),
+impl Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Value::Int(i) => s.serialize_i128(i),
+            Value::Float(x) if x.is_finite() => s.serialize_f64(x),
+            Value::Float(x) => s.serialize_str(&format!("{x}")),
         }
     }
 }
 
-fn raw(bytes: &[u8], big: bool) -> u64 {
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, \"NaN\", \"inf\" or \"-inf\"")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(Value::Int(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::Int(v.into()))
+            }
+            fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+                Ok(Value::Int(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(Value::Float(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+                match v {
+                    "NaN" => Ok(Value::Float(f64::NAN)),
+                    "inf" => Ok(Value::Float(f64::INFINITY)),
+                    "-inf" => Ok(Value::Float(f64::NEG_INFINITY)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The raw bits of an element of `bytes.len()` bytes (at most 8) in the given byte order.
+pub(crate) fn raw(bytes: &[u8], big: bool) -> u64 {
     let mut buf = [0u8; 8];
     let n = bytes.len();
     if big {
@@ -215,9 +146,8 @@ fn raw(bytes: &[u8], big: bool) -> u64 {
     u64::from_le_bytes(buf)
 }
 
-/// Decode the element at the start of `bytes` (which holds at least `dtype.size()` bytes).
-pub fn decode(dtype: DType, bytes: &[u8], big: bool) -> Value {
-    let r = raw(&bytes[..dtype.size()], big);
+/// The value of an element given its raw bits (exact: every type fits in an f64 or i128).
+pub(crate) fn value_of_bits(dtype: DType, r: u64) -> Value {
     match dtype {
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => Value::Int(r as i128),
         DType::I8 => Value::Int(r as u8 as i8 as i128),
@@ -231,395 +161,224 @@ pub fn decode(dtype: DType, bytes: &[u8], big: bool) -> Value {
     }
 }
 
-/// Map float bits to integers that are ordered like the floats (negative values mirrored), so
-/// the ULP distance is a difference. `bits` is the raw pattern, `width` in bits.
-fn ordered(bits: u64, width: u32) -> i128 {
-    let sign = 1u64 << (width - 1);
-    let mag = (bits & (sign - 1)) as i128;
-    if bits & sign != 0 {
-        -mag
+/// Decode the element at the start of `bytes` (which holds at least `dtype.size()` bytes).
+pub fn decode(dtype: DType, bytes: &[u8], big: bool) -> Value {
+    value_of_bits(dtype, raw(&bytes[..dtype.size()], big))
+}
+
+/// An element as text: integers in decimal; floats in the shortest form that reads back to the
+/// same element of `dtype`, plain between 1e-4 and 1e16 and in exponent form outside
+/// (`1.5`, `-0`, `0.1`, `3.4028235e38`, `NaN`, `inf`).
+///
+/// ```
+/// use rr_engine::diff::typed::{format_value, DType, Value};
+/// assert_eq!(format_value(Value::Float(0.1f32 as f64), DType::F32), "0.1");
+/// assert_eq!(format_value(Value::Float(0.1f32 as f64), DType::F64), "0.10000000149011612");
+/// assert_eq!(format_value(Value::Float(1e-7), DType::F64), "1e-7");
+/// ```
+pub fn format_value(v: Value, dtype: DType) -> String {
+    match v {
+        Value::Int(i) => i.to_string(),
+        Value::Float(x) => decimal(shortest(dtype, x)),
+    }
+}
+
+/// Rust prints floats in their shortest round-trip form; this picks plain or exponent notation
+/// so that neither 300 zeros nor `1e0` reach a table.
+fn decimal(x: f64) -> String {
+    let m = x.abs();
+    if !x.is_finite() || m == 0.0 || (1e-4..1e16).contains(&m) {
+        format!("{x}")
     } else {
-        mag
+        format!("{x:e}")
     }
 }
 
-/// ULP distance between two floats of `dtype` given their raw bits.
-pub fn ulp_distance(dtype: DType, a_bits: u64, b_bits: u64) -> u64 {
-    ulp_bits(a_bits, b_bits, (dtype.size() * 8) as u32)
-}
-
-#[inline]
-fn ulp_bits(a_bits: u64, b_bits: u64, width: u32) -> u64 {
-    (ordered(a_bits, width) - ordered(b_bits, width)).unsigned_abs() as u64
-}
-
-/// The outcome of comparing one element pair.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ElementResult {
-    pub pass: bool,
-    pub abs_err: f64,
-    pub ulp: u64,
-}
-
-/// The float rules shared by every path: NaN matches only NaN, +0 matches -0, infinities are
-/// infinitely many ULPs from anything else. `ulp` is computed only when needed.
-#[inline]
-fn float_result(x: f64, y: f64, t: &Tolerance, ulp: impl FnOnce() -> u64) -> ElementResult {
-    if x.is_nan() || y.is_nan() {
-        let pass = x.is_nan() && y.is_nan();
-        return ElementResult {
-            pass,
-            abs_err: if pass { 0.0 } else { f64::INFINITY },
-            ulp: if pass { 0 } else { u64::MAX },
-        };
+/// The f64 nearest the shortest decimal that reads back to the same `dtype` element as `x`
+/// (x itself for f64 and integer types). Printing the result as an f64 prints that decimal.
+pub fn shortest(dtype: DType, x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
     }
-    if x == y {
-        return ElementResult {
-            pass: true,
-            abs_err: 0.0,
-            ulp: 0,
-        };
+    match dtype {
+        // Rust's shortest f32 digits, read as an f64, print the same digits as an f64.
+        DType::F32 => format!("{:e}", x as f32).parse().unwrap_or(x),
+        DType::F16 => shortest_half(
+            x,
+            |v| f16::from_f64(v).to_bits(),
+            |b| f16::from_bits(b).to_f64(),
+        ),
+        DType::BF16 => shortest_half(
+            x,
+            |v| bf16::from_f64(v).to_bits(),
+            |b| bf16::from_bits(b).to_f64(),
+        ),
+        _ => x,
     }
-    let abs_err = (x - y).abs();
-    let ulp = if x.is_infinite() || y.is_infinite() {
-        u64::MAX
-    } else {
-        ulp()
+}
+
+/// Shortest digits for a half-precision element: for each precision, the correctly rounded
+/// decimal and its two neighbours in the last digit (near a power of two the rounding interval
+/// is lopsided, and the neighbour on the wide side may fit where the nearest does not), the one
+/// closest to the element among those inside its rounding interval (ties go to the even
+/// neighbour). The interval is computed exactly in f64 rather than by converting candidates
+/// back, because `half`'s f64 conversion rounds twice (through f32).
+fn shortest_half(x: f64, to_bits: impl Fn(f64) -> u16, value: impl Fn(u16) -> f64) -> f64 {
+    let magnitude = to_bits(x.abs());
+    let m = value(magnitude);
+    if magnitude == 0 || !m.is_finite() {
+        return x; // not a value of this type (format_value was handed a stranger)
+    }
+    let below = value(magnitude - 1);
+    let above = match value(magnitude + 1) {
+        a if a.is_finite() => a,
+        _ => m + (m - below), // past the largest finite: the overflow threshold is half an ULP up
     };
-    ElementResult {
-        pass: abs_err <= t.atol + t.rtol * y.abs() || ulp <= t.ulp,
-        abs_err,
-        ulp,
-    }
-}
-
-#[inline]
-pub fn compare_element(cmp: &Comparison, a: &[u8], b: &[u8]) -> ElementResult {
-    let dt = cmp.dtype;
-    let (ra, rb) = (
-        raw(&a[..dt.size()], cmp.big_endian),
-        raw(&b[..dt.size()], cmp.big_endian),
-    );
-    if ra == rb {
-        return ElementResult {
-            pass: true,
-            abs_err: 0.0,
-            ulp: 0,
+    let (lo, hi) = ((below + m) / 2.0, (m + above) / 2.0);
+    let even = magnitude & 1 == 0;
+    let inside = |y: f64| (lo < y && y < hi) || (even && (y == lo || y == hi));
+    for digits in 1..=17i32 {
+        let nearest = format!("{:.*e}", (digits - 1) as usize, m);
+        let Some((mantissa, exp)) = nearest.split_once('e') else {
+            break;
         };
-    }
-    let t = cmp.tolerance;
-    match (decode(dt, a, cmp.big_endian), decode(dt, b, cmp.big_endian)) {
-        (Value::Float(x), Value::Float(y)) => float_result(x, y, &t, || ulp_distance(dt, ra, rb)),
-        (Value::Int(x), Value::Int(y)) => {
-            let abs_err = (x - y).unsigned_abs() as f64;
-            ElementResult {
-                pass: abs_err <= t.atol + t.rtol * (y.unsigned_abs() as f64),
-                abs_err,
-                ulp: 0,
-            }
-        }
-        _ => ElementResult {
-            pass: false,
-            abs_err: f64::INFINITY,
-            ulp: u64::MAX,
-        },
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct Mismatch {
-    pub index: u64,
-    pub offset: u64,
-    pub a: Value,
-    pub b: Value,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct TypedStats {
-    pub compared: u64,
-    pub differing: u64,
-    pub max_abs_err: f64,
-    pub max_ulp: u64,
-    pub first: Vec<Mismatch>,
-}
-
-impl TypedStats {
-    pub fn merge(&mut self, o: TypedStats, keep: usize) {
-        self.compared += o.compared;
-        self.differing += o.differing;
-        self.max_abs_err = self.max_abs_err.max(o.max_abs_err);
-        self.max_ulp = self.max_ulp.max(o.max_ulp);
-        for m in o.first {
-            if self.first.len() < keep {
-                self.first.push(m);
-            }
+        let (Ok(k), Ok(exp)) = (mantissa.replace('.', "").parse::<i64>(), exp.parse::<i32>())
+        else {
+            break;
+        };
+        let best = [k, k - 1, k + 1]
+            .into_iter()
+            .filter_map(|c| format!("{c}e{}", exp - (digits - 1)).parse::<f64>().ok())
+            .filter(|&y| inside(y))
+            .min_by(|p, q| (p - m).abs().total_cmp(&(q - m).abs()));
+        if let Some(y) = best {
+            return y.copysign(x);
         }
     }
-}
-
-/// Compare whole elements of `a` and `b` (equal length); `base` is the file offset of `a[0]`,
-/// `first_index` the element index of `a[0]`. Equal 64 KiB blocks are skipped with one memcmp.
-pub fn compare(
-    cmp: &Comparison,
-    a: &[u8],
-    b: &[u8],
-    base: u64,
-    first_index: u64,
-    keep: usize,
-) -> TypedStats {
-    let size = cmp.dtype.size();
-    let n = a.len().min(b.len()) / size * size;
-    let mut st = TypedStats {
-        compared: (n / size) as u64,
-        ..Default::default()
-    };
-    const BLOCK: usize = 64 * 1024;
-    let mut start = 0;
-    while start < n {
-        let end = (start + BLOCK).min(n);
-        let (ba, bb) = (&a[start..end], &b[start..end]);
-        if ba != bb {
-            let blk = Block {
-                cmp,
-                base: base + start as u64,
-                first_index: first_index + (start / size) as u64,
-                keep,
-            };
-            match (cmp.dtype, cmp.big_endian) {
-                // The common float types get a loop the compiler can keep tight.
-                (DType::F32, false) => float_block::<4>(&blk, ba, bb, &mut st, |c| {
-                    f32::from_bits(u32::from_le_bytes(c)) as f64
-                }),
-                (DType::F64, false) => float_block::<8>(&blk, ba, bb, &mut st, f64::from_le_bytes),
-                _ => generic_block(&blk, ba, bb, &mut st),
-            }
-        }
-        start = end;
-    }
-    st
-}
-
-fn record(st: &mut TypedStats, r: ElementResult, keep: usize, mismatch: impl FnOnce() -> Mismatch) {
-    if r.abs_err > st.max_abs_err {
-        st.max_abs_err = r.abs_err;
-    }
-    if r.ulp > st.max_ulp {
-        st.max_ulp = r.ulp;
-    }
-    if !r.pass {
-        st.differing += 1;
-        if st.first.len() < keep {
-            st.first.push(mismatch());
-        }
-    }
-}
-
-/// Little-endian bits of a fixed-size element (the hot path's `raw`, without a length loop).
-#[inline]
-fn raw_le<const N: usize>(c: [u8; N]) -> u64 {
-    let mut buf = [0u8; 8];
-    buf[..N].copy_from_slice(&c);
-    u64::from_le_bytes(buf)
-}
-
-/// Where a block of elements sits: its file offset and the index of its first element.
-struct Block<'a> {
-    cmp: &'a Comparison,
-    base: u64,
-    first_index: u64,
-    keep: usize,
-}
-
-#[inline]
-fn float_block<const N: usize>(
-    blk: &Block,
-    a: &[u8],
-    b: &[u8],
-    st: &mut TypedStats,
-    value: impl Fn([u8; N]) -> f64,
-) {
-    let t = blk.cmp.tolerance;
-    for (k, (ca, cb)) in a.chunks_exact(N).zip(b.chunks_exact(N)).enumerate() {
-        let (ca, cb): ([u8; N], [u8; N]) = (
-            ca.try_into().expect("chunk of N"),
-            cb.try_into().expect("chunk of N"),
-        );
-        if ca == cb {
-            continue;
-        }
-        let (x, y) = (value(ca), value(cb));
-        let r = float_result(x, y, &t, || {
-            ulp_bits(raw_le(ca), raw_le(cb), (N * 8) as u32)
-        });
-        record(st, r, blk.keep, || Mismatch {
-            index: blk.first_index + k as u64,
-            offset: blk.base + (k * N) as u64,
-            a: Value::Float(x),
-            b: Value::Float(y),
-        });
-    }
-}
-
-fn generic_block(blk: &Block, a: &[u8], b: &[u8], st: &mut TypedStats) {
-    let Block {
-        cmp,
-        base,
-        first_index,
-        keep,
-    } = *blk;
-    let size = cmp.dtype.size();
-    for off in (0..a.len()).step_by(size) {
-        let r = compare_element(cmp, &a[off..off + size], &b[off..off + size]);
-        record(st, r, keep, || Mismatch {
-            index: first_index + (off / size) as u64,
-            offset: base + off as u64,
-            a: decode(cmp.dtype, &a[off..], cmp.big_endian),
-            b: decode(cmp.dtype, &b[off..], cmp.big_endian),
-        });
-    }
+    x
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn f32s(v: &[f32]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    #[test]
+    fn shortest_forms_of_every_float_type() {
+        let f = |x: f64, t| format_value(Value::Float(x), t);
+        assert_eq!(f(0.1f32 as f64, DType::F32), "0.1");
+        assert_eq!(f(f32::MAX as f64, DType::F32), "3.4028235e38");
+        assert_eq!(f(1.0000001f32 as f64, DType::F32), "1.0000001");
+        assert_eq!(f(-0.0, DType::F32), "-0");
+        assert_eq!(f(f64::NAN, DType::F32), "NaN");
+        assert_eq!(f(f64::NEG_INFINITY, DType::F16), "-inf");
+        assert_eq!(f(f16::from_f32(0.1).to_f64(), DType::F16), "0.1");
+        assert_eq!(f(f16::MAX.to_f64(), DType::F16), "65500");
+        assert_eq!(f(f16::from_bits(1).to_f64(), DType::F16), "6e-8");
+        // At a power of two the rounding interval is lopsided: the nearest 4-digit decimal
+        // (0.01562) falls outside, the one above (0.01563) inside.
+        assert_eq!(f(0.015625, DType::F16), "0.01563");
+        assert_eq!(f(bf16::from_f32(1.23456).to_f64(), DType::BF16), "1.234");
+        assert_eq!(f(bf16::MAX.to_f64(), DType::BF16), "3.39e38");
+        assert_eq!(f(1e300, DType::F64), "1e300");
+        assert_eq!(f(123456.5, DType::F64), "123456.5");
     }
 
+    /// Every finite f16 and bf16 prints digits that read back (through f32, which holds them
+    /// exactly) to the same element, in at most 5 (f16) or 4 (bf16) significant digits.
     #[test]
-    fn float_rules() {
-        let c = Comparison {
-            dtype: DType::F32,
-            big_endian: false,
-            tolerance: Tolerance {
-                atol: 0.0,
-                rtol: 1e-6,
-                ulp: 0,
-            },
-        };
-        let a = f32s(&[1.0, f32::NAN, 0.0, f32::INFINITY, 1.0, 2.0]);
-        let b = f32s(&[1.0 + 1e-7, f32::NAN, -0.0, f32::INFINITY, f32::NAN, 3.0]);
-        let st = compare(&c, &a, &b, 0, 0, 10);
-        assert_eq!(st.compared, 6);
-        assert_eq!(st.differing, 2);
-        assert_eq!(st.first[0].index, 4);
-        assert_eq!(st.first[1].offset, 20);
+    fn every_half_precision_value_round_trips() {
+        for bits in 0..=u16::MAX {
+            for (t, max_digits) in [(DType::F16, 5), (DType::BF16, 4)] {
+                let x = match t {
+                    DType::F16 => f16::from_bits(bits).to_f64(),
+                    _ => bf16::from_bits(bits).to_f64(),
+                };
+                if !x.is_finite() {
+                    continue;
+                }
+                let s = format_value(Value::Float(x), t);
+                let y: f32 = s.parse().unwrap();
+                let back = match t {
+                    DType::F16 => f16::from_f32(y).to_bits(),
+                    _ => bf16::from_f32(y).to_bits(),
+                };
+                assert_eq!(back, bits, "{t:?} {bits:#06x} printed {s}");
+                let digits = s
+                    .split('e')
+                    .next()
+                    .unwrap()
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>();
+                let significant = digits.trim_start_matches('0').trim_end_matches('0');
+                assert!(significant.len() <= max_digits, "{t:?} {bits:#06x}: {s}");
+            }
+        }
     }
 
+    /// Each type decoded from its big-endian bytes gives the same value as from little-endian.
     #[test]
-    fn ulp_distance_crosses_zero() {
-        let one = 1.0f32.to_bits() as u64;
-        let next = (1.0f32.to_bits() + 3) as u64;
-        assert_eq!(ulp_distance(DType::F32, one, next), 3);
-        let pz = 0.0f32.to_bits() as u64;
-        let tiny_neg = (-f32::from_bits(1)).to_bits() as u64;
-        assert_eq!(ulp_distance(DType::F32, pz, tiny_neg), 1);
-        let c = Comparison {
-            dtype: DType::F32,
-            big_endian: false,
-            tolerance: Tolerance {
-                ulp: 3,
-                ..Default::default()
-            },
-        };
-        assert!(compare_element(&c, &f32s(&[1.0]), &(1.0f32.to_bits() + 3).to_le_bytes()).pass);
-        assert!(!compare_element(&c, &f32s(&[1.0]), &(1.0f32.to_bits() + 4).to_le_bytes()).pass);
-    }
-
-    #[test]
-    fn integers_halves_and_endianness() {
-        assert_eq!(decode(DType::I16, &[0xff, 0xff], false), Value::Int(-1));
-        assert_eq!(decode(DType::U16, &[0x01, 0x02], true), Value::Int(0x0102));
-        assert_eq!(
-            decode(
+    fn big_endian_decoding_of_every_type() {
+        let cases: [(DType, u64, Value); 12] = [
+            (DType::U8, 0xfe, Value::Int(254)),
+            (DType::I8, 0xfe, Value::Int(-2)),
+            (DType::U16, 0x1234, Value::Int(0x1234)),
+            (DType::I16, 0xfffe, Value::Int(-2)),
+            (DType::U32, 0x1234_5678, Value::Int(0x1234_5678)),
+            (DType::I32, 0xffff_fffe, Value::Int(-2)),
+            (
+                DType::U64,
+                0x0102_0304_0506_0708,
+                Value::Int(0x0102_0304_0506_0708),
+            ),
+            (DType::I64, u64::MAX - 1, Value::Int(-2)),
+            (
                 DType::F16,
-                &f16::from_f32(1.5).to_bits().to_le_bytes(),
-                false
+                f16::from_f32(-1.5).to_bits() as u64,
+                Value::Float(-1.5),
             ),
-            Value::Float(1.5)
-        );
-        assert_eq!(
-            decode(
+            (
                 DType::BF16,
-                &bf16::from_f32(-2.0).to_bits().to_le_bytes(),
-                false
+                bf16::from_f32(2.5).to_bits() as u64,
+                Value::Float(2.5),
             ),
-            Value::Float(-2.0)
-        );
-        let c = Comparison {
-            dtype: DType::I32,
-            big_endian: false,
-            tolerance: Tolerance {
-                atol: 2.0,
-                ..Default::default()
-            },
-        };
-        assert!(compare_element(&c, &5i32.to_le_bytes(), &7i32.to_le_bytes()).pass);
-        assert!(!compare_element(&c, &5i32.to_le_bytes(), &8i32.to_le_bytes()).pass);
-    }
-
-    #[test]
-    fn fast_float_paths_agree_with_the_generic_one() {
-        let a: Vec<u8> = (0..4096u32)
-            .flat_map(|i| (i as f32 * 0.37).to_le_bytes())
-            .collect();
-        let mut b = a.clone();
-        for i in (0..b.len()).step_by(28) {
-            b[i] ^= 3;
-        }
-        b[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
-        for dtype in [DType::F32, DType::F64] {
-            let c = Comparison {
-                dtype,
-                big_endian: false,
-                tolerance: Tolerance {
-                    atol: 0.0,
-                    rtol: 1e-7,
-                    ulp: 2,
-                },
-            };
-            let fast = compare(&c, &a, &b, 100, 7, 5);
-            let mut slow = TypedStats {
-                compared: fast.compared,
-                ..Default::default()
-            };
-            generic_block(
-                &Block {
-                    cmp: &c,
-                    base: 100,
-                    first_index: 7,
-                    keep: 5,
-                },
-                &a,
-                &b,
-                &mut slow,
-            );
-            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{dtype:?}"); // NaN != NaN: compare renderings
-            assert!(fast.differing > 0);
+            (
+                DType::F32,
+                0.1f32.to_bits() as u64,
+                Value::Float(0.1f32 as f64),
+            ),
+            (DType::F64, (-0.1f64).to_bits(), Value::Float(-0.1)),
+        ];
+        for (t, bits, want) in cases {
+            let n = t.size();
+            let le = &bits.to_le_bytes()[..n];
+            let be: Vec<u8> = le.iter().rev().copied().collect();
+            assert_eq!(decode(t, le, false), want, "{t:?} little endian");
+            assert_eq!(decode(t, &be, true), want, "{t:?} big endian");
+            if n > 1 {
+                assert_ne!(decode(t, &be, false), want, "{t:?}: the byte order matters");
+            }
         }
     }
 
     #[test]
-    fn spec_parsing() {
-        let c = Comparison::parse_spec("f32:rtol=1e-5,ulp=4").unwrap();
-        assert_eq!(c.dtype, DType::F32);
-        assert_eq!(c.tolerance.ulp, 4);
-        assert!(Comparison::parse_spec("f33").is_err());
-        assert!(Comparison::parse_spec("f32:atol=-1").is_err());
-        assert!(Comparison::parse_spec("f32:foo=1").is_err());
-        assert!(
-            Comparison::parse_spec("i32:ulp=1").is_err(),
-            "ulp needs a float type"
-        );
-        for spec in [
-            "f32:rtol=1e-5,ulp=4",
-            "f64:atol=0.1,endian=big",
-            "u8",
-            "bf16:rtol=0.3333333333333333",
+    fn values_survive_json_with_non_finite_floats() {
+        for v in [
+            Value::Int(-5),
+            Value::Int(u64::MAX as i128),
+            Value::Float(0.1),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
         ] {
-            let c = Comparison::parse_spec(spec).unwrap();
-            assert_eq!(Comparison::parse_spec(&c.to_spec()).unwrap(), c, "{spec}");
+            let s = serde_json::to_string(&v).unwrap();
+            assert_eq!(serde_json::from_str::<Value>(&s).unwrap(), v, "{s}");
         }
+        assert_eq!(
+            serde_json::to_string(&Value::Float(f64::NAN)).unwrap(),
+            "\"NaN\""
+        );
+        let nan: Value = serde_json::from_str("\"NaN\"").unwrap();
+        assert!(matches!(nan, Value::Float(x) if x.is_nan()));
+        assert!(serde_json::from_str::<Value>("\"big\"").is_err());
     }
 }

@@ -125,11 +125,14 @@ pub struct VerifyOutcome {
     pub mode: String,
     pub expected_len: u64,
     pub replayed_len: u64,
+    /// Bytes present on one side only (the lengths differ): never verified.
+    pub missing_bytes: u64,
+    /// Bytes that differ over the common length (exact; ranges below are merged).
     pub differing_bytes: u64,
     pub differing_ranges: usize,
     /// The first differing byte ranges, `[offset, length]`.
     pub first_ranges: Vec<[u64; 2]>,
-    /// Regions (arguments, segments) with differences.
+    /// Regions (arguments, segments) with differences, within tolerance included.
     pub regions: Vec<RegionReport>,
 }
 
@@ -178,6 +181,7 @@ mod tests {
                 mode: "bytes".into(),
                 expected_len: 4,
                 replayed_len: 4,
+                missing_bytes: 0,
                 differing_bytes: 1,
                 differing_ranges: 1,
                 first_ranges: vec![[2, 1]],

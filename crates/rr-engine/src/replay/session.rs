@@ -60,7 +60,7 @@ pub fn error_kind(e: &Error) -> ErrorKind {
         Error::Record(_) => ErrorKind::Input,
         Error::AddressInUse(_) => ErrorKind::Address,
         Error::Cuda(c) if c.is_sticky() => ErrorKind::Fault,
-        Error::Cuda(_) | Error::Unavailable(_) => ErrorKind::Setup,
+        Error::Cuda(_) | Error::Unavailable(_) | Error::Failed(_) => ErrorKind::Setup,
     }
 }
 

@@ -1,12 +1,22 @@
 //! Replay verification: the replayed memory against `.record_output` (LLVM semantics: the whole
 //! region, byte for byte, lengths included), or as typed values with tolerances. Uses the
-//! comparison engine, so results name arguments and segments.
+//! comparison engine, so results name arguments and segments and count exactly: a length
+//! mismatch is missing bytes, and never verifies.
 
 use super::protocol::VerifyOutcome;
-use crate::diff::{self, regions, Comparison};
+use crate::diff::regions::{self, RegionReport};
+use crate::diff::sweep::Sweep;
+use crate::diff::text::{group, plural, region_line, Sides};
+use crate::diff::{self, Comparison};
 use rr_format::memory::MemoryMap;
 
 pub const KEEP: usize = 8;
+
+/// How verification messages name the two sides.
+const SIDES: Sides = Sides {
+    a: ".record_output",
+    b: "the replay",
+};
 
 pub fn verify(
     map: &MemoryMap,
@@ -17,18 +27,15 @@ pub fn verify(
     let out = diff::index_slices(expected, replayed, diff::index::DEFAULT_MERGE_GAP);
     let cmp = typed.copied().unwrap_or_else(Comparison::bytes);
     // In-memory sources cannot fail.
-    let regions: Vec<_> = regions::compare_regions(map, expected, replayed, &cmp, KEEP)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|r| r.differing > 0)
-        .collect();
-    let same_len = expected.len() == replayed.len();
-    let passed = same_len
-        && if typed.is_some() {
-            regions.is_empty()
-        } else {
-            out.index.ranges.is_empty()
+    let all = regions::compare_regions(map, expected, replayed, &Sweep::new(&cmp, KEEP))
+        .unwrap_or_default();
+    let passed = out.missing_bytes() == 0
+        && match typed {
+            Some(_) => all.iter().all(|r| r.result.equal()),
+            None => out.index.differing_bytes() == 0,
         };
+    // Regions where something differs, within tolerance included (a pass says how close).
+    let regions: Vec<RegionReport> = all.into_iter().filter(|r| !r.result.identical()).collect();
     VerifyOutcome {
         passed,
         mode: typed
@@ -36,6 +43,7 @@ pub fn verify(
             .unwrap_or_else(|| "bytes".into()),
         expected_len: expected.len() as u64,
         replayed_len: replayed.len() as u64,
+        missing_bytes: out.missing_bytes(),
         differing_bytes: out.index.differing_bytes(),
         differing_ranges: out.index.ranges.len(),
         first_ranges: out
@@ -53,15 +61,22 @@ pub fn verify(
 pub fn describe(v: &VerifyOutcome) -> Vec<String> {
     let mut out = Vec::new();
     if v.expected_len != v.replayed_len {
+        let short = if v.expected_len < v.replayed_len {
+            SIDES.a
+        } else {
+            SIDES.b
+        };
         out.push(format!(
-            "length differs: .record_output has {} bytes, the replay {}",
-            v.expected_len, v.replayed_len
+            "length differs: .record_output has {}, the replay {}: {} missing from {short}",
+            plural(v.expected_len, "byte", "bytes"),
+            plural(v.replayed_len, "byte", "bytes"),
+            plural(v.missing_bytes, "byte", "bytes")
         ));
     }
     if v.differing_bytes > 0 {
         out.push(format!(
             "{} byte(s) differ in {} range(s); first at {}",
-            regions::group(v.differing_bytes),
+            group(v.differing_bytes),
             v.differing_ranges,
             v.first_ranges
                 .iter()
@@ -71,7 +86,7 @@ pub fn describe(v: &VerifyOutcome) -> Vec<String> {
         ));
     }
     for r in &v.regions {
-        out.push(r.summary());
+        out.push(region_line(r, SIDES));
     }
     out
 }
@@ -81,30 +96,57 @@ mod tests {
     use super::*;
     use rr_format::descriptor::Segment;
 
-    #[test]
-    fn byte_and_typed_modes() {
-        let map = MemoryMap::from_parts(
+    fn map(size: u64) -> MemoryMap {
+        MemoryMap::from_parts(
             vec![Segment {
                 addr: 0x1000,
-                size: 8,
+                size,
                 offset: 0,
             }],
             &[],
-        );
-        let a: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|f| f.to_le_bytes()).collect();
-        let b: Vec<u8> = [1.0f32, f32::from_bits(2.0f32.to_bits() + 1)]
-            .iter()
-            .flat_map(|f| f.to_le_bytes())
-            .collect();
-        let v = verify(&map, &a, &b, None);
+        )
+    }
+    fn f32s(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|f| f.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn byte_and_typed_modes() {
+        let a = f32s(&[1.0, 2.0]);
+        let b = f32s(&[1.0, f32::from_bits(2.0f32.to_bits() + 1)]);
+        let v = verify(&map(8), &a, &b, None);
         assert!(!v.passed);
         assert_eq!(v.first_ranges, vec![[4, 1]]);
         assert!(describe(&v)
             .iter()
             .any(|l| l.contains("segment 0 (0x1000): 1 of 8 bytes differ")));
         let tol = Comparison::parse_spec("f32:ulp=1").unwrap();
-        assert!(verify(&map, &a, &b, Some(&tol)).passed);
-        assert!(!verify(&map, &a, &b[..4], Some(&tol)).passed);
-        assert!(verify(&map, &a, &a, None).passed);
+        let within = verify(&map(8), &a, &b, Some(&tol));
+        assert!(within.passed);
+        assert_eq!(within.regions[0].result.elements.within_tolerance, 1);
+        assert!(verify(&map(8), &a, &a, None).passed);
+    }
+
+    #[test]
+    fn a_length_mismatch_is_missing_bytes_and_never_verifies() {
+        let a = f32s(&[1.0, 2.0]);
+        let tol = Comparison::parse_spec("f32:ulp=1").unwrap();
+        for typed in [None, Some(&tol)] {
+            let v = verify(&map(8), &a[..4], &a, typed);
+            assert!(!v.passed, "{typed:?}");
+            assert_eq!((v.missing_bytes, v.differing_bytes), (4, 0));
+            let lines = describe(&v);
+            assert!(
+                lines[0].ends_with("4 bytes missing from .record_output"),
+                "{lines:?}"
+            );
+            assert!(lines
+                .iter()
+                .any(|l| l.contains("4 bytes missing from .record_output")));
+        }
+        // An expected output longer than the map: the extra bytes are a region too.
+        let v = verify(&map(4), &a, &a[..4], None);
+        assert!(!v.passed);
+        assert_eq!(v.regions.last().unwrap().region.label, "after the segments");
     }
 }

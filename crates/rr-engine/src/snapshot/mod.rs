@@ -125,6 +125,14 @@ impl Snapshot {
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// The one file behind a plain mapping (for `SEEK_DATA` / `SEEK_HOLE`, which maps can't
+    /// answer); None for a snapshot composed of blobs or an empty one.
+    pub fn file(&self) -> Option<&File> {
+        match (&self.view, self.files.as_slice()) {
+            (View::Mapped(_), [(f, _)]) => Some(f),
+            _ => None,
+        }
+    }
     pub fn len(&self) -> u64 {
         self.bytes().len() as u64
     }

@@ -1,0 +1,103 @@
+//! `rr-tui diff`: two snapshot files (`files`), one instance's snapshots (`instance`), or two
+//! instances (`instances`). Exit status as `cmp`: 0 equal, 1 different or missing, 2 trouble.
+
+mod files;
+mod instance;
+mod instances;
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use crate::cli::{CompareArgs, DiffArgs};
+use crate::error::{Error, Result};
+use rr_engine::diff::{Comparison, DType, Tolerance};
+
+pub fn run(args: &DiffArgs) -> Result<i32> {
+    let result = comparison(&args.compare).and_then(|cmp| {
+        let is_json = |p: &Path| p.extension().is_some_and(|e| e == "json");
+        match &args.b {
+            None if is_json(&args.a) => instance::diff(args, &cmp),
+            Some(b) if is_json(&args.a) && is_json(b) => instances::diff(args, &cmp, b),
+            Some(b) if is_json(&args.a) || is_json(b) => Err(Error::invalid(
+                "diff compares two descriptors (A.json B.json) or two snapshot files, not one of each",
+            )),
+            Some(b) => files::diff(args, &cmp, b),
+            None => Err(Error::invalid(
+                "diff needs two snapshot files, one descriptor (.json) or two descriptors",
+            )),
+        }
+    });
+    match result {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            crate::output::error_line(&format!("rr-tui: {e}"));
+            Ok(2)
+        }
+    }
+}
+
+/// The comparison the flags ask for; byte for byte without `--type`. Flags that only mean
+/// something for typed values are refused without one, rather than silently ignored.
+pub fn comparison(c: &CompareArgs) -> Result<Comparison> {
+    let typed_only = [
+        ("--atol", c.atol.is_some()),
+        ("--rtol", c.rtol.is_some()),
+        ("--ulp", c.ulp.is_some()),
+        ("--endian", c.endian.is_some()),
+    ];
+    let Some(t) = &c.dtype else {
+        return match typed_only.iter().find(|(_, given)| *given) {
+            Some((flag, _)) => Err(Error::invalid(format!(
+                "{flag} needs --type (the element type it applies to)"
+            ))),
+            None => Ok(Comparison::bytes()),
+        };
+    };
+    let dtype = DType::parse(t).ok_or_else(|| {
+        Error::invalid(format!(
+            "unknown --type {t:?} (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)"
+        ))
+    })?;
+    if c.ulp.is_some() && !dtype.is_float() {
+        return Err(Error::invalid(format!(
+            "--ulp needs a float --type (f16 bf16 f32 f64), not {}",
+            dtype.name()
+        )));
+    }
+    let tolerance = |name: &str, v: Option<f64>| match v {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => Err(Error::invalid(format!(
+            "{name} must be a finite non-negative number"
+        ))),
+        v => Ok(v.unwrap_or(0.0)),
+    };
+    Ok(Comparison {
+        dtype,
+        big_endian: c.endian.as_deref() == Some("big"),
+        tolerance: Tolerance {
+            atol: tolerance("--atol", c.atol)?,
+            rtol: tolerance("--rtol", c.rtol)?,
+            ulp: c.ulp.unwrap_or(0),
+        },
+    })
+}
+
+/// A progress bar on a terminal for long comparisons (nothing in pipes and for small files).
+fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
+    (std::io::stderr().is_terminal() && total >= 256 << 20).then(|| {
+        let pb = indicatif::ProgressBar::new(total);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    })
+}
+
+/// A file's name for messages (`X.record_output`), its path when it has none.
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
