@@ -4,8 +4,8 @@
 //!   the measured kernel and the stop event are all queued before any of them runs: the launch
 //!   latency of the measured kernel is not in the timed interval;
 //! - an **L2 flush** (a memset over twice the L2 size) before a cold sample;
-//! - a **clock probe**: a one-thread kernel that reads `%clock64` and `%globaltimer` around a
-//!   10 µs spin on one SM, giving the SM clock at that moment, so samples taken while the GPU was
+//! - a **clock probe**: a one-thread kernel that reads `%clock64` and `%globaltimer` over a
+//!   20 µs spin on one SM (from one timer tick to another), giving the SM clock at that moment, so samples taken while the GPU was
 //!   throttled (or not yet clocked up) can be discarded. Nothing here changes a clock or any
 //!   other setting of the GPU: it only observes.
 //!
@@ -45,25 +45,29 @@ DONE:
     ret;
 }
 
-// out[0] = clock64 cycles and out[1] = %globaltimer nanoseconds elapsed over a ~10 us spin.
+// out[0] = clock64 cycles and out[1] = %globaltimer nanoseconds between two ticks of the global
+// timer at least 20 us apart. The timer advances in steps (about 1 us on some GPUs): starting and
+// ending on a step, as soon as it is seen, keeps that granularity out of the ratio.
 .visible .entry rr_clock(.param .u64 out)
 {
-    .reg .pred %p<2>;
-    .reg .b64 %rd<9>;
+    .reg .pred %p<3>;
+    .reg .b64 %rd<10>;
     ld.param.u64 %rd1, [out];
     mov.u64 %rd2, %globaltimer;
-    mov.u64 %rd3, %clock64;
+EDGE:
+    mov.u64 %rd3, %globaltimer;
+    setp.eq.u64 %p1, %rd3, %rd2;
+    @%p1 bra EDGE;
+    mov.u64 %rd4, %clock64;
 WAIT:
-    mov.u64 %rd4, %globaltimer;
-    sub.u64 %rd5, %rd4, %rd2;
-    setp.lt.u64 %p1, %rd5, 10000;
-    @%p1 bra WAIT;
+    mov.u64 %rd5, %globaltimer;
     mov.u64 %rd6, %clock64;
-    mov.u64 %rd7, %globaltimer;
-    sub.u64 %rd8, %rd6, %rd3;
+    sub.u64 %rd7, %rd5, %rd3;
+    setp.lt.u64 %p2, %rd7, 20000;
+    @%p2 bra WAIT;
+    sub.u64 %rd8, %rd6, %rd4;
     st.global.u64 [%rd1], %rd8;
-    sub.u64 %rd8, %rd7, %rd2;
-    st.global.u64 [%rd1+8], %rd8;
+    st.global.u64 [%rd1+8], %rd7;
     ret;
 }
 "#;
