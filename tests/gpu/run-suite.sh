@@ -160,6 +160,7 @@ print("verified: %s" % get("verify")[0]["passed"])
 PY
 grep -q "verified: True" "$OUTDIR/bench.txt" && ok "benchmark replay verifies" || bad "benchmark replay"
 
+if [ -z "${SKIP_TUNE:-}" ]; then source tests/gpu/tune-suite.sh; fi
 if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
 
 echo "== explorer (tmux)" | tee -a "$LOG"

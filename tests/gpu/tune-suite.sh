@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The tuner's part of the GPU suite (sourced by run-suite.sh, which defines ok/bad/expect/py,
+# $W, $RR, $LOG, $OUTDIR and the recorded instances $SAXPY, $SMEM, $STENCIL, $BENCH).
+echo "== timing: probes, cold samples, adaptive stop" | tee -a "$LOG"
+"$RR" replay "$SAXPY" --json --repetitions 20 --cold >"$W/cold.jsonl" 2>>"$LOG"
+py "$W/cold.jsonl" <<'PY' && ok "replay --cold: clock per repetition, near the rated clock" || bad "replay --cold clocks" "$(tail -n 2 "$W/cold.jsonl")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+reps = [e for e in ev if e["event"] == "rep"]
+s = [e for e in ev if e["event"] == "summary"][0]
+assert len(reps) == 20 and all("clock_mhz" in r for r in reps), reps[:2]
+rated = s["reference_clock_mhz"]; med = s["clock_mhz"]["median"]
+print("clock median %.0f MHz, rated %.0f MHz" % (med, rated))
+assert 0.5 * rated < med < 1.1 * rated, (med, rated)
+PY
+expect "replay --max-noise stops on noise" 0 "noise [0-9.]+ % over" -- "$RR" replay "$BENCH" --cold --max-noise 1 --timeout 5 --verify
+
+echo "== tune" | tee -a "$LOG"
+expect "tune: exhaustive sweep, every configuration verifies" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 64..1024*2 --grid 64,1024 --samples 5 --csv "$W/t1.csv" --json "$W/t1.json"
+py "$W/t1.csv" "$W/t1.json" <<'PY' && ok "tune: CSV (Mneme's columns) and JSON agree" || bad "tune CSV/JSON"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+r = json.load(open(sys.argv[2]))
+assert list(rows[0])[:8] == ["Kernel-Name", "GridDim-X", "BlockDim-X", "MaxThreads", "MinBlock", "Duration (ms)", "Duration (stdev)", "Verify"], list(rows[0])
+assert len(rows) == len(r["trials"]) == 11, (len(rows), len(r["trials"]))   # 2 x 5 + the recorded one
+assert all(t["status"] == "ok" for t in r["trials"]), [t["status"] for t in r["trials"]]
+assert r["best"] and r["speedup"] > 0 and r["devices"][0]["name"], r["best"]
+assert sum(1 for t in r["trials"] if t.get("recorded")) == 1
+PY
+# The stencil guards its indices: grids that do not cover the 128^3 cells leave cells unwritten.
+expect "tune: configurations that do not verify are marked and the sweep goes on" 0 "verify failed" -- "$RR" tune "$STENCIL" --block 4x4x2,8x8x1 --grid 8x8x8,cover --samples 3
+# 64 KiB of shared memory is the tile: 1 KiB faults (out-of-range shared access), 300000 B is
+# refused by the driver, 2048 threads are skipped before launching; the sweep continues.
+"$RR" tune "$SMEM" --shared-mem 1024,65536,300000 --block 128,256,2048 --samples 3 --json "$W/t2.json" >"$W/t2.txt" 2>&1; rc=$?; cat "$W/t2.txt" >>"$LOG"
+py "$W/t2.json" <<'PY' && ok "tune: a fault restarts the engine and the sweep goes on; invalid and skipped are recorded" || bad "tune faults" "exit $rc: $(tail -n 3 "$W/t2.txt" | tr '\n' ' ')"
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for t in r["trials"]:
+    by.setdefault(t["status"], []).append((t["shared_mem"], t["block"][0]))
+print(by)
+assert any(s == 1024 for s, b in by.get("fault", [])), by
+assert any(s == 300000 for s, b in by.get("invalid", [])), by
+assert any(b == 2048 for s, b in by.get("skipped", [])), by
+ok_after = [t for t in r["trials"][r["trials"].index([x for x in r["trials"] if x["status"] == "fault"][0]) + 1:] if t["status"] == "ok"]
+assert ok_after, "nothing measured after the fault"
+PY
+# Resume: a budget of 4, then the rest; nothing is measured twice.
+"$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --budget 4 --samples 3 --json "$W/t3.json" >>"$LOG" 2>&1
+expect "tune --resume continues an interrupted sweep" 0 "resumed: 4 configuration" -- "$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --samples 3 --json "$W/t3.json" --resume
+py "$W/t3.json" <<'PY' && ok "tune --resume: every configuration once" || bad "tune --resume"
+import json, sys
+r = json.load(open(sys.argv[1]))
+keys = [(tuple(t["grid"]), tuple(t["block"]), t["shared_mem"]) for t in r["trials"]]
+assert len(keys) == len(set(keys)) == 13, (len(keys), len(set(keys)))
+PY
+expect "tune: annealing with a budget" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 32..1024:32 --grid 16..1024*2 --strategy annealing --budget 40 --samples 3
+# Register limits need PTX: the same kernel compiled to PTX, driver-compiled at each limit.
+nvcc -ptx -arch=sm_90 -O3 -o "$W/kernels.ptx" tests/gpu/kernels.cu >>"$LOG" 2>&1 && cp "$W/kernels.ptx" "$OUTDIR/kernels.ptx"
+mkdir -p "$W/ptx" && cp "${SAXPY%.json}".* "$W/ptx/" && cp "$W/kernels.ptx" "$W/ptx/$(basename "${SAXPY%.json}").image"
+PTXJ="$W/ptx/$(basename "$SAXPY")"
+expect "replay of a PTX image verifies" 0 "device memory verified" -- "$RR" replay "$PTXJ" --verify
+"$RR" tune "$PTXJ" --registers 16,32,64 --block 256,1024 --samples 3 --json "$W/t4.json" >"$W/t4.txt" 2>&1; cat "$W/t4.txt" >>"$LOG"
+py "$W/t4.json" <<'PY' && ok "tune --registers (CU_JIT_MAX_REGISTERS) on a PTX image" || bad "tune --registers" "$(tail -n 3 "$W/t4.txt" | tr '\n' ' ')"
+import json, sys
+r = json.load(open(sys.argv[1]))
+lim = [t for t in r["trials"] if t.get("max_registers")]
+assert len(lim) == 6 and all(t["status"] == "ok" and t["registers"] <= t["max_registers"] for t in lim), lim
+print(sorted({(t["max_registers"], t["registers"]) for t in lim}))
+PY
+expect "tune --registers on a cubin is refused" 2 "needs a record holding PTX" -- "$RR" tune "$SAXPY" --registers 32 --samples 3
+
+echo "== tune benchmark" | tee -a "$LOG"
+py "$RR" "$SAXPY" "$BENCH" "$W" <<'PY' | tee -a "$LOG" "$OUTDIR/tune-bench.txt"
+import json, subprocess, sys, time
+rr, saxpy, bench, w = sys.argv[1:5]
+grids, blocks = [16, 32, 64, 128, 256, 512, 1024, 2048], [32, 64, 128, 256, 512, 1024]
+t0 = time.perf_counter()
+p = subprocess.run([rr, "tune", saxpy, "--grid", ",".join(map(str, grids)), "--block", ",".join(map(str, blocks)),
+                    "--samples", "10", "--hot", "--json", w + "/bench-tune.json"], capture_output=True, text=True)
+wall = time.perf_counter() - t0
+r = json.load(open(w + "/bench-tune.json"))
+n = len(r["trials"])
+ok = sum(t["status"] == "ok" for t in r["trials"])
+k = sorted(t["kernel_ns"]["median"] for t in r["trials"] if t["status"] == "ok")
+print("tune: %d configurations (10 samples each, verified: %d), %.1f configs/s in the sweep, %.2f s wall with engine start (%.1f configs/s); kernel medians %.1f-%.1f us" % (n, ok, r["configs_per_s"], wall, n / wall, k[0] / 1e3, k[-1] / 1e3))
+# A process per configuration (Mneme's way), on the first 12 configurations, in the same run.
+cfgs = [(g, b) for g in grids for b in blocks][:12]
+t0 = time.perf_counter()
+for g, b in cfgs:
+    subprocess.run([rr, "replay", saxpy, "--grid", "%d,1,1" % g, "--block", "%d,1,1" % b, "--repetitions", "10", "--verify"], capture_output=True)
+per = (time.perf_counter() - t0) / len(cfgs)
+print("process per configuration: %.3f s each (%.1f configs/s); tune is %.1fx faster in the sweep, %.1fx with its own start" % (per, 1 / per, r["configs_per_s"] * per, n / wall * per))
+def noise(args):
+    out = subprocess.run([rr, "replay", bench, "--json"] + args, capture_output=True, text=True).stdout
+    s = [json.loads(l) for l in out.splitlines() if '"summary"' in l][0]
+    k = s["kernel_ns"]
+    return k["median"], k["stddev"] / k["mean"] * 100, k["count"], s.get("discarded", 0)
+for label, args in [("cold, 50 samples", ["--cold", "--repetitions", "50"]), ("hot, 50 samples", ["--hot", "--repetitions", "50"]),
+                    ("cold, adaptive 0.5 %", ["--cold", "--max-noise", "0.5"])]:
+    m, rsd, c, d = noise(args)
+    print("noise on the %.0f us kernel (%s): RSD %.3f %% over %d samples, %d throttled discarded" % (m / 1e3, label, rsd, c, d))
+PY
+grep -q "configs/s in the sweep" "$OUTDIR/tune-bench.txt" && ok "tune benchmark" || bad "tune benchmark"
