@@ -63,7 +63,8 @@ Never reads snapshot bytes."
     },
     /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
     Inspect {
-        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json`
+        /// of LLVM 16–22, whose layout and generation it names).
         descriptor: PathBuf,
         #[arg(long)]
         json: bool,
@@ -83,7 +84,8 @@ Never reads snapshot bytes."
         long_about = "Compare memory snapshots byte for byte at equal offsets (snapshots have a fixed \
 layout: nothing is inserted or deleted), or as typed values with tolerances.\n\n\
   rr-tui diff A B                 two files\n  rr-tui diff X_Y.json            recorded input vs recorded output \
-(and recorded output vs .replay_output when present), labelled by kernel argument\n\n\
+(and recorded output vs .replay_output when present), labelled by kernel argument; legacy LLVM 16–22 \
+records: .memory vs .original.output (and the old tool's .replay.output)\n\n\
 Element passes when bits are equal, or |a-b| <= atol + rtol*|b|, or the ULP distance <= ulp. \
 NaN matches NaN (any payload); NaN never matches a number; +0 matches -0."
     )]
@@ -224,15 +226,27 @@ pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     Ok(out)
 }
 
+/// A device address: `0x7f3784000000` or decimal.
+pub fn parse_address(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => t.replace('_', "").parse(),
+    };
+    parsed.map_err(|_| format!("{s:?}: expected an address, 0x… (hex) or decimal"))
+}
+
 fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
     rr_engine::diff::Comparison::parse_spec(s)
 }
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
-    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of
+    /// LLVM 16–22).
     pub descriptor: PathBuf,
-    /// Compare replayed memory with .record_output (byte for byte unless --tolerance).
+    /// Compare replayed memory with .record_output, or a legacy record's .original.output
+    /// (byte for byte unless --tolerance).
     #[arg(long)]
     pub verify: bool,
     /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
@@ -271,6 +285,18 @@ pub struct ReplayArgs {
     /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
     #[arg(long)]
     pub ignore_limits: bool,
+    /// Device image to load instead of the recorded one; LLVM 16–17 records have none (the
+    /// kernel's cubin, e.g. unpacked from the application with clang-offload-packager).
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<PathBuf>,
+    /// Where an LLVM 16–17 record's memory starts (not recorded; inferred from the pointer
+    /// arguments when unambiguous).
+    #[arg(long, value_name = "ADDR", value_parser = parse_address)]
+    pub base_address: Option<u64>,
+    /// Replay an LLVM 18–22 record whose arguments may be values (LLVM 18) or slot addresses
+    /// (LLVM 19–22) as LLVM 18.
+    #[arg(long)]
+    pub assume_llvm18: bool,
     /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
     #[arg(long)]
     pub json: bool,
@@ -282,7 +308,7 @@ pub struct ReplayArgs {
 impl ReplayArgs {
     /// The typed request the engine performs.
     pub fn request(&self) -> rr_engine::replay::ReplayRequest {
-        use rr_engine::replay::{Overrides, ReplayRequest, Verify};
+        use rr_engine::replay::{Overrides, ReplayRequest, Supplied, Verify};
         ReplayRequest {
             descriptor: self.descriptor.clone(),
             overrides: Overrides {
@@ -293,6 +319,11 @@ impl ReplayArgs {
                 shared_mem: self.shared_mem,
                 device_id: self.device_id,
                 ignore_limits: self.ignore_limits,
+            },
+            supplied: Supplied {
+                image: self.image.clone(),
+                base_address: self.base_address,
+                assume_llvm18: self.assume_llvm18,
             },
             repetitions: self.repetitions,
             warmup: self.warmup,

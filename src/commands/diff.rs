@@ -293,15 +293,27 @@ fn diff_instance(args: &DiffArgs) -> Result<i32> {
         len_b: output.len(),
         regions: instance_pair(&map, &input, &output, &cmp, args.max)?,
     });
-    let replay_path = files.replay_output(&d, d.grid(), d.block(), d.shared_memory_size, None);
-    if replay_path.exists() {
+    let mut replays = vec![(
+        files.replay_output(&d, d.grid(), d.block(), d.shared_memory_size, None),
+        "recorded output → replay output (replay verification)",
+    )];
+    if d.format.is_legacy() {
+        replays.push((
+            files.legacy_replay_output(),
+            "recorded output → replay output of llvm-omp-kernel-replay (.replay.output)",
+        ));
+    }
+    for (replay_path, what) in replays {
+        if !replay_path.exists() {
+            continue;
+        }
         let replay = Snapshot::open(&replay_path)?;
         let regions = instance_pair(&map, &output, &replay, &cmp, args.max)?;
         if regions.iter().any(|r| r.differing > 0) || output.len() != replay.len() {
             code = 1;
         }
         pairs.push(PairReport {
-            what: "recorded output → replay output (replay verification)".into(),
+            what: what.into(),
             a: output.path().display().to_string(),
             b: replay.path().display().to_string(),
             len_a: output.len(),

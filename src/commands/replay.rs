@@ -73,7 +73,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     if req.repetitions == 0 {
         return Err(Error::invalid("invalid number of repetitions").into());
     }
-    let inst = ReplayInstance::load(&req.descriptor)?;
+    let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
     let d = &inst.descriptor;
     let l = launch::resolve(d, &req.overrides)?;
     printer.emit(Event::Launch {
@@ -84,6 +84,12 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         repetitions: req.repetitions,
         warmup: req.warmup,
     });
+    for note in &inst.notes {
+        printer.emit(Event::Phase {
+            name: "note".into(),
+            detail: note.clone(),
+        });
+    }
     inst.check_verifiable(&req.verify)?;
     if let Some(dir) = &req.output_dir {
         if !dir.is_dir() {
@@ -238,7 +244,7 @@ impl Printer {
                 if warmup > 0 { format!(" after {warmup} warm-up") } else { String::new() }
             )),
             Event::Device { name, sm, ordinal } => output::line(&format!("{PREFIX} Device {ordinal}: {name} (sm_{sm})")),
-            Event::Phase { name, detail } if name == "warning" || name == "calibration" => {
+            Event::Phase { name, detail } if matches!(name.as_str(), "warning" | "calibration" | "note") => {
                 output::line(&format!("{PREFIX} {name}: {detail}"))
             }
             Event::Phase { .. } => {}

@@ -13,7 +13,6 @@ use rr_cuda::{
     nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, LaunchConfig,
     Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
 };
-use rr_format::globals::Globals;
 use rr_format::image::{self, ImageKind};
 use rr_format::instance::Side;
 use rr_format::text::visible;
@@ -216,7 +215,7 @@ impl Session {
             .check_against(&layout)
             .map_err(|m| Error::format(&json, m))?;
         let globals_path = inst.files.globals();
-        let recorded = Globals::read(&globals_path)?;
+        let recorded = &inst.globals;
         let mut globals = Vec::with_capacity(recorded.entries.len());
         for g in &recorded.entries {
             let target = module.global(&g.name).map_err(|e| {

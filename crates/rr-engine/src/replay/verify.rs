@@ -1,4 +1,4 @@
-//! Replay verification: the replayed memory against `.record_output` (LLVM semantics: the whole
+//! Replay verification: the replayed memory against the recorded output (LLVM semantics: the whole
 //! region, byte for byte, lengths included), or as typed values with tolerances. Uses the
 //! comparison engine, so results name arguments and segments.
 
@@ -54,7 +54,7 @@ pub fn describe(v: &VerifyOutcome) -> Vec<String> {
     let mut out = Vec::new();
     if v.expected_len != v.replayed_len {
         out.push(format!(
-            "length differs: .record_output has {} bytes, the replay {}",
+            "length differs: the recorded output has {} bytes, the replay {}",
             v.expected_len, v.replayed_len
         ));
     }
