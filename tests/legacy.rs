@@ -347,3 +347,19 @@ fn addresses_parse_in_hex_or_decimal() {
     assert!(parse_address("0x").is_err());
     assert!(parse_address("-1").is_err());
 }
+
+#[test]
+fn the_explorer_shows_the_old_tools_replay_output() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use rr_tui::tui::app::{Msg, Pair};
+    let (_t, dir) = fixture_copy("llvm18-two-kernels");
+    let original = std::fs::read(dir.join("rr_saxpy.original.output")).unwrap();
+    std::fs::write(dir.join("rr_saxpy.replay.output"), original).unwrap();
+    let mut a = rr_tui::tui::load_app(dir, Err("no GPU".into()), std::env::temp_dir()).unwrap();
+    assert!(a.rows[0].old_replay_output.is_some());
+    assert!(a.rows[1].old_replay_output.is_none());
+    let key = |c| Msg::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    a.update_inline(key(KeyCode::Enter));
+    a.update_inline(key(KeyCode::Char('p')));
+    assert_eq!(a.snap.as_ref().map(|s| s.pair), Some(Pair::OutputReplay));
+}
