@@ -417,6 +417,70 @@ fn fifos_are_refused_without_blocking() {
     s.finish();
 }
 
+/// Legacy records (LLVM 16–22) are named by kernel and have their own snapshot and globals
+/// files; each is refused the same way, and a stray `.json` that is a FIFO is never opened for
+/// a blocking read while the directory is scanned.
+#[test]
+fn legacy_files_are_refused_without_blocking() {
+    const LLVM18: &str = "llvm18-two-kernels";
+    let mut s = Suite::default();
+    let ext = |e: &'static str| move |_: &Path, j: &Path| fifo(&j.with_extension(e));
+    #[rustfmt::skip]
+    let specs = [
+        ("json", "report:fail:.json inspect:fail:.json check:fail:.json diff:fail:.json replay:fail:.json"),
+        ("memory", "report:ok inspect:any check:fail:.memory diff:fail:.memory replay:fail:.memory"),
+        ("original.output", "inspect:any check:fail:.original.output diff:fail:.original.output replay-verify:fail:.original.output"),
+        ("globals", "inspect:fail:.globals check:fail:.globals replay:fail:.globals"),
+        ("image", "inspect:fail:.image check:fail:.image replay:fail"),
+        ("replay.output", "diff:fail:.replay.output check:any inspect:any"),
+    ];
+    for (e, spec) in specs {
+        s.on(LLVM18, &format!("FIFO legacy .{e}"), ext(e), spec);
+    }
+    let damage = |d: &Path, _: &Path| fifo(&d.join("stray.json"));
+    s.on(LLVM18, "FIFO stray .json", damage, "report:ok check:ok");
+    let damage = |_: &Path, j: &Path| dev_zero(&j.with_extension("globals"));
+    s.on(
+        LLVM18,
+        "/dev/zero as legacy .globals",
+        damage,
+        "inspect:fail:.globals check:fail:.globals",
+    );
+    let sparse = |p: PathBuf, len: u64| std::fs::File::create(p).unwrap().set_len(len).unwrap();
+    let damage = |_: &Path, j: &Path| sparse(j.with_extension("globals"), 2 << 30);
+    s.on(
+        LLVM18,
+        "sparse 2 GiB legacy .globals",
+        damage,
+        "inspect:fail:.globals check:fail:.globals",
+    );
+    let damage = |_: &Path, j: &Path| {
+        patch_json(
+            j,
+            json!({"DeviceMemorySize": u64::MAX, "BumpAllocVAStart": -1}),
+        )
+    };
+    s.on(
+        LLVM18,
+        "overflowing DeviceMemorySize",
+        damage,
+        "report:fail:.json inspect:fail:.json check:fail:.json replay:fail:.json",
+    );
+    let damage = |_: &Path, j: &Path| {
+        patch_json(
+            j,
+            json!({"ArgPtrs": vec![u64::MAX; 4096], "ArgOffsets": vec![i64::MIN; 4096], "NumArgs": 4096}),
+        )
+    };
+    s.on(
+        LLVM18,
+        "wrapping arguments",
+        damage,
+        "inspect:ok check:any diff:1", // diff exits 1 as cmp: input and output differ
+    );
+    s.finish();
+}
+
 #[test]
 fn devices_sockets_and_oversized_files_are_refused_without_reading() {
     let mut s = Suite::default();

@@ -28,10 +28,12 @@ macro_rules! examples {
 
 // After the macro: the subcommands' argument modules use `examples!`.
 mod replay;
+mod supplied;
 mod timing;
 mod tune;
 
 pub use replay::ReplayArgs;
+pub use supplied::SuppliedArgs;
 pub use timing::TimingArgs;
 pub use tune::{EngineArgs, TuneArgs};
 
@@ -96,7 +98,8 @@ Never reads snapshot bytes.",
     /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
     #[command(after_help = examples!("rr-tui inspect $X.json", "rr-tui inspect $X.json --json"))]
     Inspect {
-        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json`
+        /// of LLVM 16–22, whose layout and generation it names).
         descriptor: PathBuf,
         /// Machine-readable output (JSON).
         #[arg(long)]
@@ -233,6 +236,8 @@ deleted), byte for byte, or as typed values with tolerances.
   diff X.json         one instance: input → output, output → .replay_output
   diff X.json Y.json  two instances: descriptors, globals, then snapshots
 
+Legacy LLVM 16–22 records: .memory against .original.output (and the old tool's .replay.output).
+
 One instance's snapshots are compared per kernel argument (and the segment bytes around the \
 arguments): recorded input against recorded output, and recorded output against .replay_output \
 when a replay saved one. Two instances are compared field by field (geometry, limits, each \
@@ -302,6 +307,16 @@ pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
         out[i] = p.parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
     }
     Ok(out)
+}
+
+/// A device address: `0x7f3784000000` or decimal.
+pub fn parse_address(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
+        None => t.replace('_', "").parse(),
+    };
+    parsed.map_err(|_| format!("{s:?}: expected an address, 0x… (hex) or decimal"))
 }
 
 pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {

@@ -3,13 +3,15 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use super::{parse_dim3, parse_tolerance, TimingArgs};
+use super::{parse_dim3, parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
-    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`).
+    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of
+    /// LLVM 16–22).
     pub descriptor: PathBuf,
-    /// Compare replayed memory with .record_output (byte for byte unless --tolerance).
+    /// Compare replayed memory with .record_output, or a legacy record's .original.output
+    /// (byte for byte unless --tolerance).
     #[arg(long)]
     pub verify: bool,
     /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
@@ -51,6 +53,8 @@ pub struct ReplayArgs {
     pub ignore_limits: bool,
     #[command(flatten)]
     pub timing: TimingArgs,
+    #[command(flatten)]
+    pub supplied: SuppliedArgs,
     /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
     #[arg(long)]
     pub json: bool,
@@ -75,6 +79,7 @@ impl ReplayArgs {
                 device_id: self.device_id,
                 ignore_limits: self.ignore_limits,
             },
+            supplied: self.supplied.supplied(),
             repetitions: self.repetitions.unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
             warmup: self.warmup,
             cold: self.timing.cold(false),

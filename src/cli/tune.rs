@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use rr_engine::tune::StrategyKind;
 
-use super::{parse_tolerance, TimingArgs};
+use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone)]
 #[command(
@@ -68,6 +68,8 @@ pub struct TuneArgs {
     pub samples: Option<u32>,
     #[command(flatten)]
     pub timing: TimingArgs,
+    #[command(flatten)]
+    pub supplied: SuppliedArgs,
     /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N] (default: byte for byte).
     #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification")]
     pub tolerance: Option<rr_engine::diff::Comparison>,
@@ -103,4 +105,6 @@ pub struct EngineArgs {
     pub tolerance: Option<rr_engine::diff::Comparison>,
     #[arg(long)]
     pub no_verify: bool,
+    #[command(flatten)]
+    pub supplied: SuppliedArgs,
 }

@@ -43,7 +43,8 @@ fn setup_error(e: Error) -> Failure {
 }
 
 fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
-    let inst = ReplayInstance::load(&a.descriptor).map_err(|e| setup_error(e.into()))?;
+    let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())
+        .map_err(|e| setup_error(e.into()))?;
     let d = &inst.descriptor;
     // The recorded launch only supplies the device, cluster shape and cooperativeness: the
     // tuner checks each configuration's limits itself.

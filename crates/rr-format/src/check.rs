@@ -37,7 +37,7 @@ impl std::fmt::Display for Finding {
     }
 }
 
-fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
+pub(crate) fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
     Finding {
         severity,
         path: path.to_path_buf(),
@@ -45,7 +45,7 @@ fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Findi
     }
 }
 
-fn from_error(e: crate::error::Error) -> Finding {
+pub(crate) fn from_error(e: crate::error::Error) -> Finding {
     match e {
         crate::error::Error::Format { path, problem } => Finding {
             severity: Severity::Error,
@@ -67,7 +67,11 @@ fn from_error(e: crate::error::Error) -> Finding {
 
 /// The length of a recorded snapshot (one file, or format 2's blobs): `Ok(None)` when it was not
 /// recorded, `Err` (a finding) when something exists but is unusable.
-fn recorded_len(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Option<u64>, Finding> {
+pub(crate) fn recorded_len(
+    files: &InstanceFiles,
+    d: &Descriptor,
+    side: Side,
+) -> Result<Option<u64>, Finding> {
     match files.recorded_len(d, side) {
         Ok(n) => Ok(Some(n)),
         Err(e) if e.is_not_found() => Ok(None),
@@ -77,7 +81,7 @@ fn recorded_len(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Opt
 
 /// Instance files may be links to regular files elsewhere (snapshots kept on another disk):
 /// allowed, and worth a warning, since the record directory alone no longer holds the instance.
-fn note_outside_links(dir: &Path, paths: &[PathBuf], out: &mut Vec<Finding>) {
+pub(crate) fn note_outside_links(dir: &Path, paths: &[PathBuf], out: &mut Vec<Finding>) {
     for p in paths {
         let is_link = std::fs::symlink_metadata(p)
             .map(|m| m.file_type().is_symlink())
@@ -119,14 +123,11 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
             ),
         ));
     }
-    for legacy in &dir.legacy {
-        out.push(finding(Severity::Error, legacy, "legacy pre-2026 libomptarget record (<Name>.json with .memory): cannot be replayed; re-record with a 2026 libomptarget"));
-    }
-    if dir.instances.is_empty() && dir.legacy.is_empty() {
+    if dir.instances.is_empty() {
         out.push(finding(
             Severity::Error,
             &dir.path,
-            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json) found",
+            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json, or <Name>.json of LLVM 16–22) found",
         ));
     }
     for inst in &dir.instances {
@@ -156,6 +157,10 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
                 d.name
             ),
         ));
+    }
+    if d.format.is_legacy() {
+        crate::legacy::check::files(files, &d, &mut out);
+        return out;
     }
     let expected = InstanceFiles::expected_stem(&d);
     if expected != files.stem {
@@ -194,13 +199,13 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
         &files.dir,
         &[
             json.clone(),
-            files.record_input(),
-            files.record_output(),
+            files.snapshot_file(&d, Side::Input),
+            files.snapshot_file(&d, Side::Output),
             files.globals(),
         ],
         &mut out,
     );
-    let input = files.record_input();
+    let input = files.snapshot_file(&d, Side::Input);
     let recorded_input = recorded_len(files, &d, Side::Input);
     let input_len = recorded_input.as_ref().ok().copied().flatten();
     match recorded_input {
@@ -235,7 +240,7 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
             }
         },
     }
-    let output = files.record_output();
+    let output = files.snapshot_file(&d, Side::Output);
     match (recorded_len(files, &d, Side::Output), input_len) {
         (Err(f), _) => out.push(f),
         (Ok(None), _) => out.push(finding(
@@ -272,39 +277,55 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
     }
     match files.resolve_image(&d).and_then(|p| image::read(&p)) {
         Err(e) => out.push(from_error(e)),
-        Ok((_, info)) => {
-            if info.has_kernel(&d.name) == Some(false) {
-                out.push(finding(
-                    Severity::Error,
-                    &image_path,
-                    format!("has no kernel named {}", d.name),
-                ));
-            }
-            if let (Some(g), image::ImageKind::Cubin { .. }) = (&globals, &info.kind) {
-                for entry in &g.entries {
-                    if let Some(sym) = info.globals.iter().find(|s| s.name == entry.name) {
-                        if sym.size != entry.size {
-                            out.push(finding(
-                                Severity::Error,
-                                &globals_path,
-                                format!(
-                                    "global {} is {} bytes but the image declares {}",
-                                    entry.name, entry.size, sym.size
-                                ),
-                            ));
-                        }
-                    } else {
-                        out.push(finding(
-                            Severity::Error,
-                            &globals_path,
-                            format!("global {} is not defined by the image", entry.name),
-                        ));
-                    }
-                }
-            }
-        }
+        Ok((_, info)) => image_findings(
+            &d,
+            &info,
+            &image_path,
+            globals.as_ref(),
+            &globals_path,
+            &mut out,
+        ),
     }
     out
+}
+
+/// What is wrong between an image, the kernel and the recorded globals.
+pub(crate) fn image_findings(
+    d: &Descriptor,
+    info: &image::ImageInfo,
+    image_path: &Path,
+    globals: Option<&Globals>,
+    globals_path: &Path,
+    out: &mut Vec<Finding>,
+) {
+    if info.has_kernel(&d.name) == Some(false) {
+        out.push(finding(
+            Severity::Error,
+            image_path,
+            format!("has no kernel named {}", d.name),
+        ));
+    }
+    let (Some(g), image::ImageKind::Cubin { .. }) = (globals, &info.kind) else {
+        return;
+    };
+    for entry in &g.entries {
+        match info.globals.iter().find(|s| s.name == entry.name) {
+            Some(sym) if sym.size != entry.size => out.push(finding(
+                Severity::Error,
+                globals_path,
+                format!(
+                    "global {} is {} bytes but the image declares {}",
+                    entry.name, entry.size, sym.size
+                ),
+            )),
+            Some(_) => {}
+            None => out.push(finding(
+                Severity::Error,
+                globals_path,
+                format!("global {} is not defined by the image", entry.name),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

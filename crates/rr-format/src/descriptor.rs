@@ -28,6 +28,14 @@ pub enum RecordFormat {
     LlvmApril2026,
     /// rr-tui's CUDA-program records, a superset of the LLVM descriptor.
     RrTui,
+    /// libomptarget 16.x and 17.x: kernel-name files, no start address, no globals, no image.
+    LegacyLlvm16,
+    /// libomptarget 18.x: `BumpAllocVAStart`, count-less `.globals`, `ArgPtrs` are values.
+    LegacyLlvm18,
+    /// libomptarget 19.x–22.x: as 18, but `ArgPtrs` are host addresses of the argument slots.
+    LegacyLlvm19,
+    /// An 18.x–22.x record whose `ArgPtrs` do not tell which (see [`crate::legacy::classify`]).
+    LegacyLlvm18To22,
 }
 
 impl RecordFormat {
@@ -36,7 +44,38 @@ impl RecordFormat {
             RecordFormat::Llvm => "LLVM offload",
             RecordFormat::LlvmApril2026 => "LLVM offload (April 2026 keys)",
             RecordFormat::RrTui => "rr-tui CUDA",
+            RecordFormat::LegacyLlvm16 => "LLVM 16–17 layout",
+            RecordFormat::LegacyLlvm18 => "LLVM 18 layout",
+            RecordFormat::LegacyLlvm19 => "LLVM 19–22 layout",
+            RecordFormat::LegacyLlvm18To22 => "LLVM 18–22 layout",
         }
+    }
+
+    /// What the layout holds and lacks, for `inspect`.
+    pub fn description(self) -> &'static str {
+        match self {
+            RecordFormat::Llvm | RecordFormat::LlvmApril2026 => "libomptarget record (2026 format)",
+            RecordFormat::RrTui => "rr-tui record of a CUDA program",
+            RecordFormat::LegacyLlvm16 => {
+                "LLVM 16–17 legacy layout (kernel-name files, no start address, no globals, no image)"
+            }
+            RecordFormat::LegacyLlvm18 => "LLVM 18 legacy layout (kernel-name files, count-less globals)",
+            RecordFormat::LegacyLlvm19 => "LLVM 19–22 legacy layout (argument values lost)",
+            RecordFormat::LegacyLlvm18To22 => {
+                "LLVM 18–22 legacy layout (generation undetermined: argument values or slot addresses)"
+            }
+        }
+    }
+
+    /// One of the layouts libomptarget wrote before the 2026 rewrite (files named by kernel).
+    pub fn is_legacy(self) -> bool {
+        matches!(
+            self,
+            RecordFormat::LegacyLlvm16
+                | RecordFormat::LegacyLlvm18
+                | RecordFormat::LegacyLlvm19
+                | RecordFormat::LegacyLlvm18To22
+        )
     }
 }
 
@@ -117,6 +156,8 @@ pub struct Descriptor {
     pub arg_ptrs: Vec<u64>,
     pub arg_offsets: Vec<i64>,
     pub cuda: Option<CudaLaunch>,
+    /// Legacy records only (LLVM 16–22): what they have instead of the 2026 keys.
+    pub legacy: Option<crate::legacy::Legacy>,
 }
 
 /// What one kernel argument is, for display and for labelling memory.
@@ -163,6 +204,7 @@ impl Descriptor {
             arg_ptrs: vec![],
             arg_offsets: vec![],
             cuda: Some(cuda),
+            legacy: None,
         }
     }
 
@@ -226,6 +268,27 @@ impl Descriptor {
         })
     }
 
+    /// Whether the recorded memory's device address is known: not for LLVM 16–17 records whose
+    /// start could not be inferred (their segment is then placed at 0, and no argument is taken
+    /// to point into it).
+    pub fn region_known(&self) -> bool {
+        self.legacy
+            .as_ref()
+            .is_none_or(|l| l.start.addr().is_some())
+    }
+
+    /// A legacy record with its region start given (`--base-address`): the start an LLVM 16–17
+    /// record did not store, or another one.
+    pub fn with_region_start(mut self, addr: u64) -> Descriptor {
+        if let Some(l) = &mut self.legacy {
+            let doubts =
+                crate::legacy::start::doubts_about(addr, &self.arg_ptrs, l.device_memory_size);
+            l.start = crate::legacy::RegionStart::Given { addr, doubts };
+            self.valloc_addr = addr;
+        }
+        self
+    }
+
     /// The address range the replayer must reserve. LLVM replays reserve the whole `VAllocSize`
     /// at `VAllocAddr` (llvm-record-format.md §4.4); rr-tui records list segments.
     pub fn reservation(&self) -> (u64, u64) {
@@ -277,14 +340,10 @@ impl Descriptor {
         let obj = value
             .as_object()
             .ok_or_else(|| err("invalid JSON file: the top level is not an object".into()))?;
-        if obj.contains_key("BumpAllocVAStart") {
-            return Err(err(
-                "legacy pre-2026 libomptarget record (has BumpAllocVAStart): its ArgPtrs are host addresses of \
-                 argument slots, not argument values, so it cannot be replayed; re-record with a 2026 libomptarget"
-                    .into(),
-            ));
-        }
         let f = Fields { obj, path };
+        if crate::legacy::is_legacy(obj) {
+            return crate::legacy::parse(&f);
+        }
         let format = if obj.contains_key("RrTuiFormat") {
             let v = f.uint("RrTuiFormat", u64::MAX)?;
             if !(1..=RR_FORMAT_VERSION).contains(&v) {
@@ -401,6 +460,7 @@ impl Descriptor {
             arg_ptrs,
             arg_offsets,
             cuda,
+            legacy: None,
         })
     }
 
@@ -413,6 +473,9 @@ impl Descriptor {
 
     /// Serialise as libomptarget does: compact, keys sorted, decimal integers, addresses as i64.
     pub fn to_json(&self) -> String {
+        if let Some(l) = &self.legacy {
+            return crate::legacy::to_json(self, l);
+        }
         let mut m = Map::new();
         let i = |v: u64| Value::from(v as i64);
         m.insert("Name".into(), self.name.clone().into());
@@ -644,16 +707,20 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
     })
 }
 
-struct Fields<'a> {
+/// The keys of one descriptor object, read with LLVM's messages.
+pub(crate) struct Fields<'a> {
     obj: &'a Map<String, Value>,
     path: &'a Path,
 }
 
 impl Fields<'_> {
-    fn err(&self, p: String) -> Error {
+    pub(crate) fn err(&self, p: String) -> Error {
         Error::format(self.path, p)
     }
-    fn int(&self, key: &str) -> Result<i64> {
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.obj.contains_key(key)
+    }
+    pub(crate) fn int(&self, key: &str) -> Result<i64> {
         match self.obj.get(key) {
             Some(v) => v
                 .as_i64()
@@ -662,7 +729,7 @@ impl Fields<'_> {
             None => Err(self.err(format!("failed to read JSON integer {key}"))),
         }
     }
-    fn int_in(&self, key: &str, lo: i64, hi: i64) -> Result<i64> {
+    pub(crate) fn int_in(&self, key: &str, lo: i64, hi: i64) -> Result<i64> {
         let v = self.int(key)?;
         if v < lo || v > hi {
             return Err(self.err(format!(
@@ -671,7 +738,7 @@ impl Fields<'_> {
         }
         Ok(v)
     }
-    fn uint(&self, key: &str, max: u64) -> Result<u64> {
+    pub(crate) fn uint(&self, key: &str, max: u64) -> Result<u64> {
         let v = self.obj.get(key).and_then(Value::as_u64).ok_or_else(|| {
             match self.obj.get(key).and_then(Value::as_i64) {
                 Some(n) => self.err(format!(
@@ -687,14 +754,14 @@ impl Fields<'_> {
         }
         Ok(v)
     }
-    fn string(&self, key: &str) -> Result<String> {
+    pub(crate) fn string(&self, key: &str) -> Result<String> {
         self.obj
             .get(key)
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| self.err(format!("failed to read JSON string {key}")))
     }
-    fn int_array(&self, key: &str) -> Result<Vec<i64>> {
+    pub(crate) fn int_array(&self, key: &str) -> Result<Vec<i64>> {
         let arr = self
             .obj
             .get(key)
@@ -781,7 +848,7 @@ mod tests {
         let e = parse("[1,2").unwrap_err().to_string();
         assert!(e.starts_with("x.json: invalid JSON"), "{e}");
         let e = parse(r#"{"BumpAllocVAStart":1}"#).unwrap_err().to_string();
-        assert!(e.contains("legacy pre-2026"), "{e}");
+        assert_eq!(e, "x.json: failed to read JSON string Name");
     }
 
     proptest::proptest! {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::descriptor::Descriptor;
 use super::hash;
-use super::instance::{InstanceFiles, INSTANCE_EXTENSIONS};
+use super::instance::{self, InstanceFiles, EXT_LEGACY_INPUT};
 use super::report::{self, Report, ReportRow};
 use crate::error::{Error, Result};
 
@@ -50,13 +50,13 @@ pub struct RecordDir {
     pub instances: Vec<InstanceEntry>,
     /// Report rows whose descriptor file is missing.
     pub missing_rows: Vec<ReportRow>,
-    /// Descriptors of the pre-2026 format (named by kernel, `.memory` sibling).
-    pub legacy: Vec<PathBuf>,
 }
 
 impl RecordDir {
-    /// Scan a directory. Reads only file names and the report; never descriptors or snapshots
-    /// (callers that need more, such as the explorer, read descriptors once themselves).
+    /// Scan a directory. Reads only file names and the report; never snapshots, and descriptors
+    /// only when a `.json` is named neither by hashes nor beside a `.memory` (is it a legacy
+    /// descriptor whose memory is missing?). Callers that need more, such as the explorer, read
+    /// descriptors once themselves.
     pub fn open(path: &Path) -> Result<RecordDir> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if !meta.is_dir() {
@@ -74,8 +74,8 @@ impl RecordDir {
                 .extension()
                 .and_then(|e| e.to_str())
                 .unwrap_or("");
-            if !INSTANCE_EXTENSIONS.contains(&ext)
-                && !matches!(ext, "memory" | "cubin" | "fatbin" | "ptx" | "csv")
+            if !instance::is_instance_file(&name)
+                && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv")
             {
                 let is_small_file = entry
                     .metadata()
@@ -94,7 +94,6 @@ impl RecordDir {
             report_problem: None,
             instances: vec![],
             missing_rows: vec![],
-            legacy: vec![],
         };
         report_candidates.sort();
         for cand in report_candidates {
@@ -145,10 +144,12 @@ impl RecordDir {
                 continue;
             }
             let stem = &name[..name.len() - ".json".len()];
-            if hash::parse_stem(stem).is_none() {
-                if names.contains(&format!("{stem}.memory")) {
-                    dir.legacy.push(path.join(name));
-                }
+            // Legacy records (LLVM 16–22) are named by kernel: `<Name>.json` beside
+            // `<Name>.memory`, or a descriptor with the legacy keys whose memory is missing.
+            if hash::parse_stem(stem).is_none()
+                && !names.contains(&format!("{stem}.{EXT_LEGACY_INPUT}"))
+                && !crate::legacy::is_legacy_file(&path.join(name))
+            {
                 continue;
             }
             dir.instances.push(InstanceEntry {
@@ -205,6 +206,23 @@ impl RecordDir {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn legacy_descriptors_are_instances_and_their_outputs_not_reports() {
+        let d = tempfile::tempdir().unwrap();
+        let legacy = r#"{"ArgOffsets":[],"ArgPtrs":[],"DeviceId":0,"DeviceMemorySize":0,"LoopTripCount":0,"Name":"k","NumArgs":0,"NumTeamsClause":1,"ThreadLimitClause":1}"#;
+        std::fs::write(d.path().join("k.json"), legacy).unwrap();
+        std::fs::write(d.path().join("j.json"), "{}").unwrap();
+        std::fs::write(d.path().join("j.memory"), "").unwrap();
+        std::fs::write(d.path().join("package.json"), r#"{"name":"x"}"#).unwrap();
+        let banner = "=== Kernel Record Report ===";
+        std::fs::write(d.path().join("k.original.output"), banner).unwrap();
+        std::fs::write(d.path().join("k.replay.output"), banner).unwrap();
+        let rd = super::RecordDir::open(d.path()).unwrap();
+        let files: Vec<_> = rd.instances.iter().map(|i| i.json_file.as_str()).collect();
+        assert_eq!(files, vec!["j.json", "k.json"]);
+        assert!(rd.report_problem.is_none() && rd.report.is_none());
+    }
+
     #[test]
     fn an_occupied_directory_is_recognised() {
         let d = tempfile::tempdir().unwrap();

@@ -5,6 +5,13 @@
 //! NumGlobals × { u32 NameLength (incl. NUL); u64 Size; u8 Name[NameLength]; u8 Data[Size] }
 //! ```
 //! Little-endian, no padding. rr-tui writes the same layout for its own records.
+//!
+//! LLVM 18–22 (legacy records) wrote another layout, without a count, ended by the file's end
+//! (`RecordReplayTy::dumpGlobals`; FORMAT.md, "Legacy LLVM records"):
+//!
+//! ```text
+//! repeated { u8 Name[] (NUL-terminated); u32 Size; u8 Data[Size] }
+//! ```
 
 use std::path::Path;
 
@@ -93,6 +100,71 @@ impl Globals {
         Globals::parse(bytes, path)
     }
 
+    /// Parse the count-less layout of LLVM 18–22: entries until the end of the file.
+    pub fn parse_legacy(bytes: Vec<u8>, path: &Path) -> Result<Globals> {
+        let err = |p: String| Error::format(path, p);
+        let mut pos = 0usize;
+        let mut entries = Vec::new();
+        while pos < bytes.len() {
+            let i = entries.len();
+            let name_len = memchr::memchr(0, &bytes[pos..]).ok_or_else(|| {
+                err(format!(
+                    "truncated: the name of global #{i} at offset {pos} has no NUL terminator"
+                ))
+            })?;
+            if name_len == 0 {
+                return Err(err(format!(
+                    "global #{i} at offset {pos} has an empty name"
+                )));
+            }
+            let name = String::from_utf8_lossy(&bytes[pos..pos + name_len]).into_owned();
+            pos += name_len + 1;
+            let size_end = pos
+                .checked_add(4)
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| {
+                    err(format!(
+                        "truncated: Size of global {name} at offset {pos} needs 4 bytes, file has {}",
+                        bytes.len()
+                    ))
+                })?;
+            let size = u32::from_le_bytes(bytes[pos..size_end].try_into().expect("4 bytes"));
+            pos = size_end;
+            let data_end = pos
+                .checked_add(size as usize)
+                .filter(|&e| e <= bytes.len())
+                .ok_or_else(|| {
+                    err(format!(
+                        "truncated: data of global {name} at offset {pos} needs {size} bytes, file has {}",
+                        bytes.len()
+                    ))
+                })?;
+            entries.push(Global {
+                name,
+                size: size as u64,
+                data_offset: pos,
+            });
+            pos = data_end;
+        }
+        Ok(Globals { entries, bytes })
+    }
+
+    /// Read the count-less layout of LLVM 18–22.
+    pub fn read_legacy(path: &Path) -> Result<Globals> {
+        let bytes =
+            crate::fsio::read_limited(path, crate::fsio::MAX_GLOBALS_BYTES, "globals file")?;
+        Globals::parse_legacy(bytes, path)
+    }
+
+    /// Read an instance's `.globals` in the layout its descriptor's format uses.
+    pub fn read_for(d: &crate::Descriptor, path: &Path) -> Result<Globals> {
+        if d.format.is_legacy() {
+            Globals::read_legacy(path)
+        } else {
+            Globals::read(path)
+        }
+    }
+
     pub fn data(&self, g: &Global) -> &[u8] {
         &self.bytes[g.data_offset..g.data_offset + g.size as usize]
     }
@@ -104,6 +176,18 @@ impl Globals {
             out.extend_from_slice(&(data.len() as u64).to_le_bytes());
             out.extend_from_slice(name.as_bytes());
             out.push(0);
+            out.extend_from_slice(data);
+        }
+        out
+    }
+
+    /// The count-less LLVM 18–22 layout (for tests and fixtures).
+    pub fn encode_legacy(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, data) in entries {
+            out.extend_from_slice(name.as_bytes());
+            out.push(0);
+            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
             out.extend_from_slice(data);
         }
         out
@@ -145,7 +229,83 @@ mod tests {
         assert!(e.contains("NumGlobals"), "{e}");
     }
 
+    #[test]
+    fn legacy_layout_as_llvm18_wrote_it() {
+        // record-fixtures/llvm18-two-kernels/rr_saxpy.globals: g_scale = 2.5f, c_bias[8].
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../record-fixtures/llvm18-two-kernels/rr_saxpy.globals");
+        let g = Globals::read_legacy(&path).unwrap();
+        let names: Vec<_> = g
+            .entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.size))
+            .collect();
+        assert_eq!(names, vec![("g_scale", 4), ("c_bias", 32)]);
+        assert_eq!(g.data(&g.entries[0]), 2.5f32.to_le_bytes());
+        assert!(Globals::parse_legacy(vec![], Path::new("e"))
+            .unwrap()
+            .entries
+            .is_empty());
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(
+            Globals::encode_legacy(&[
+                ("g_scale", g.data(&g.entries[0])),
+                ("c_bias", g.data(&g.entries[1]))
+            ]),
+            bytes
+        );
+    }
+
+    #[test]
+    fn legacy_damage_is_named() {
+        let full = Globals::encode_legacy(&[("a", &[1, 2, 3, 4])]);
+        let e = |b: &[u8]| {
+            Globals::parse_legacy(b.to_vec(), Path::new("x.globals"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e(&full[..full.len() - 1]).contains("truncated: data of global a"));
+        assert!(e(&full[..4]).contains("truncated: Size of global a"));
+        assert!(e(b"abc").contains("no NUL terminator"));
+        assert!(e(b"\0\0\0\0\0").contains("empty name"));
+    }
+
     proptest! {
+        /// Hostile bytes never panic, and what parses lies inside the file.
+        #[test]
+        fn legacy_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            if let Ok(g) = Globals::parse_legacy(bytes.clone(), Path::new("p")) {
+                for e in &g.entries {
+                    prop_assert!(e.data_offset + e.size as usize <= bytes.len());
+                    let _ = g.data(e);
+                }
+            }
+        }
+
+        /// Whatever is encoded parses back to the same names and data, to the byte.
+        #[test]
+        fn legacy_round_trips(
+            entries in proptest::collection::vec(("[a-z_][a-z0-9_]{0,12}", proptest::collection::vec(any::<u8>(), 0..40)), 0..6)
+        ) {
+            let borrowed: Vec<(&str, &[u8])> = entries.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+            let g = Globals::parse_legacy(Globals::encode_legacy(&borrowed), Path::new("p")).unwrap();
+            prop_assert_eq!(g.entries.len(), entries.len());
+            for (e, (name, data)) in g.entries.iter().zip(&entries) {
+                prop_assert_eq!(&e.name, name);
+                prop_assert_eq!(g.data(e), data.as_slice());
+            }
+        }
+
+        /// Huge sizes in an otherwise valid entry are truncation errors, not panics.
+        #[test]
+        fn legacy_huge_sizes_never_panic(size in any::<u32>(), tail in 0usize..16) {
+            let mut b = b"g\0".to_vec();
+            b.extend_from_slice(&size.to_le_bytes());
+            b.resize(b.len() + tail, 7);
+            let r = Globals::parse_legacy(b, Path::new("p"));
+            prop_assert_eq!(r.is_ok(), size as usize == tail);
+        }
+
         #[test]
         fn never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
             let _ = Globals::parse(bytes, Path::new("p"));

@@ -11,6 +11,8 @@ use crate::error::{Error, Result};
 
 pub const EM_CUDA: u16 = 190;
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+/// LLVM bitcode (`BC\xC0\xDE`): what LLVM 18–19 saved as `.image` for JIT-compiled kernels.
+const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
 /// `STO_CUDA_ENTRY` in `st_other`: the function is a kernel entry point.
 const STO_CUDA_ENTRY: u8 = 0x10;
 
@@ -122,6 +124,13 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
             globals,
         });
     }
+    if bytes.starts_with(BITCODE_MAGIC) {
+        return Err(err(
+            "LLVM bitcode, not a device image: the record was JIT-compiled from IR (LLVM 18–19 saved the \
+             bitcode); rr-tui cannot JIT it: give the compiled cubin"
+                .into(),
+        ));
+    }
     if bytes.len() >= 4
         && u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")) == FATBIN_MAGIC
     {
@@ -168,6 +177,23 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
     ))
 }
 
+/// The initial bytes of a global variable a cubin defines (`None` when it is not a cubin, has
+/// no such symbol, or the symbol lies outside its section's data, as `.bss` symbols do).
+pub fn global_initial_bytes(bytes: &[u8], name: &str) -> Option<Vec<u8>> {
+    use object::ObjectSection;
+    if !bytes.starts_with(b"\x7fELF") {
+        return None;
+    }
+    let elf = ElfFile64::<Endianness>::parse(bytes).ok()?;
+    let sym = elf.symbols().find(|s| s.name() == Ok(name))?;
+    let section = elf.section_by_index(sym.section_index()?).ok()?;
+    let data = section.data().ok()?;
+    // Relocatable cubins give symbol values relative to their section.
+    let start = usize::try_from(sym.address().checked_sub(section.address())?).ok()?;
+    let end = start.checked_add(usize::try_from(sym.size()).ok()?)?;
+    data.get(start..end).map(<[u8]>::to_vec)
+}
+
 pub fn read(path: &Path) -> Result<(Vec<u8>, ImageInfo)> {
     let bytes = crate::fsio::read_limited(path, crate::fsio::MAX_IMAGE_BYTES, "device image")?;
     let info = identify(&bytes, path)?;
@@ -207,12 +233,33 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("x86-64"));
+        let e = identify(b"BC\xC0\xDE\x35\x14", Path::new("k.image"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("LLVM bitcode"), "{e}");
+        assert_eq!(global_initial_bytes(b"BC\xC0\xDE", "x"), None);
         assert_eq!(
             identify(&0xBA55_ED50u32.to_le_bytes(), Path::new("f"))
                 .unwrap()
                 .kind,
             ImageKind::Fatbin
         );
+    }
+
+    #[test]
+    fn initial_values_of_globals_come_from_the_cubin() {
+        let cubin = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../record-fixtures/rrtui-stencil3d/images/kernels-sm90.cubin"),
+        )
+        .unwrap();
+        // tests/gpu/kernels.cu: `__device__ float g_scale = 1.0f;`
+        assert_eq!(
+            global_initial_bytes(&cubin, "g_scale"),
+            Some(1.0f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(global_initial_bytes(&cubin, "rr_saxpy_exec_mode"), None);
+        assert_eq!(crate::legacy::ExecMode::of_kernel(&cubin, "rr_saxpy"), None);
     }
 
     #[test]
@@ -234,6 +281,7 @@ mod tests {
                 bytes[19] = 0;
             }
             let _ = identify(&bytes, Path::new("p"));
+            let _ = global_initial_bytes(&bytes, "k_exec_mode");
         }
     }
 }

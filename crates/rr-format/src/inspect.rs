@@ -26,10 +26,12 @@ pub enum ArgKind {
     Pointer,
     /// Points into the reserved region, past the recorded bytes.
     Reserved,
-    /// LLVM's trailing `dyn_ptr` of ~0 (no reduction buffer).
+    /// LLVM's `dyn_ptr` of ~0 (no reduction buffer).
     Sentinel,
     /// Passed by value.
     Value,
+    /// LLVM 19–22: the host address of the argument's slot; the value was not recorded.
+    Lost,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -85,6 +87,13 @@ pub struct SnapshotSizes {
 pub struct Inspection {
     pub descriptor_path: PathBuf,
     pub format: &'static str,
+    /// The layout in words: what it holds and lacks.
+    pub layout: &'static str,
+    /// Legacy records: facts a reader needs (the generation's evidence, the region start and
+    /// how it is known, a derived geometry, files the generation never wrote).
+    pub notes: Vec<Note>,
+    /// Why the instance cannot be replayed, when it cannot.
+    pub unreplayable: Option<String>,
     pub kernel: String,
     pub kernel_demangled: String,
     pub grid: [u32; 3],
@@ -93,6 +102,8 @@ pub struct Inspection {
     pub segments: Vec<Segment>,
     pub arguments: Vec<ArgInfo>,
     pub globals: Vec<GlobalInfo>,
+    /// False when the record's generation records no globals (LLVM 16–17) and it has none.
+    pub globals_recorded: bool,
     pub globals_problem: Option<String>,
     pub image_path: PathBuf,
     pub image: Option<ImageSummary>,
@@ -100,6 +111,21 @@ pub struct Inspection {
     pub snapshots: SnapshotSizes,
     /// Every key of the descriptor file, decoded.
     pub descriptor: Descriptor,
+}
+
+/// A fact about a legacy record: `topic` (`Generation`, `Region start`, `Globals`, `Image`,
+/// `Launch`) and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Note {
+    pub topic: &'static str,
+    pub text: String,
+}
+
+fn note(topic: &'static str, text: impl Into<String>) -> Note {
+    Note {
+        topic,
+        text: text.into(),
+    }
 }
 
 /// One named, decoded field of an instance (`grid`, `arg 1`, `global g_scale`, …): what the
@@ -157,6 +183,7 @@ fn hex_bytes(bytes: &[u8]) -> String {
 }
 
 fn describe_argument(d: &Descriptor, map: &MemoryMap, a: &Argument, last: usize) -> ArgInfo {
+    let legacy = d.format.is_legacy();
     let hex = match a.word {
         Some(w) => format!("{w:#018x}"),
         None => super::descriptor::hex_encode(&a.bytes),
@@ -184,13 +211,20 @@ fn describe_argument(d: &Descriptor, map: &MemoryMap, a: &Argument, last: usize)
         );
         return info;
     }
+    if d.format == crate::RecordFormat::LegacyLlvm19 {
+        info.kind = ArgKind::Lost;
+        info.meaning =
+            "host address of the argument's slot: the value was not recorded (LLVM 19–22)".into();
+        return info;
+    }
     match a.word {
-        Some(u64::MAX) if d.cuda.is_none() && a.index == last => {
+        // 2026 kernels end with the dyn_ptr; clang 18–22 put the launch environment first.
+        Some(u64::MAX) if d.cuda.is_none() && (a.index == last || (legacy && a.index == 0)) => {
             info.kind = ArgKind::Sentinel;
             info.value = Some(u64::MAX);
             info.meaning = "dyn_ptr sentinel (~0: no reduction buffer)".into();
         }
-        Some(w) if w >= d.valloc_addr && w - d.valloc_addr < d.valloc_size => {
+        Some(w) if !legacy && w >= d.valloc_addr && w - d.valloc_addr < d.valloc_size => {
             info.kind = ArgKind::Reserved;
             info.offset = Some(w - d.valloc_addr);
             info.meaning = format!(
@@ -243,7 +277,22 @@ impl Inspection {
             .iter()
             .map(|a| describe_argument(&d, &map, a, last))
             .collect();
-        let (globals, globals_problem) = match Globals::read(&files.globals()) {
+        let llvm16 = d.format == crate::RecordFormat::LegacyLlvm16;
+        let mut notes = Vec::new();
+        if let Some(l) = &d.legacy {
+            notes.push(note("Generation", l.evidence.clone()));
+            notes.push(note("Region start", l.start.describe(l.device_memory_size)));
+        }
+        let mut globals_recorded = true;
+        let (globals, globals_problem) = match Globals::read_for(&d, &files.globals()) {
+            Err(e) if e.is_not_found() && llvm16 => {
+                notes.push(note(
+                    "Globals",
+                    "none recorded (LLVM 16–17 did not record globals; replay keeps the image's initial values)",
+                ));
+                globals_recorded = false;
+                (vec![], None)
+            }
             Ok(g) => (
                 g.entries
                     .iter()
@@ -262,21 +311,44 @@ impl Inspection {
             Err(e) => (vec![], Some(e.to_string())),
         };
         let image_path = files.image(&d);
-        let (image, image_problem) = match files.resolve_image(&d).and_then(|p| image::read(&p)) {
-            Ok((_, i)) => (Some(summarize_image(&i)), None),
-            Err(e) => (None, Some(e.to_string())),
+        let (image, image_problem, image_bytes) =
+            match files.resolve_image(&d).and_then(|p| image::read(&p)) {
+                Ok((bytes, i)) => (Some(summarize_image(&i)), None, Some(bytes)),
+                Err(e) if e.is_not_found() && llvm16 => {
+                    notes.push(note(
+                        "Image",
+                        "none: LLVM 16–17 never saved the device image; replay needs --image FILE",
+                    ));
+                    (None, None, None)
+                }
+                Err(e) => (None, Some(e.to_string()), None),
+            };
+        let ((teams, threads), geometry_note) =
+            crate::legacy::geometry::for_record(&d, image_bytes.as_deref());
+        if let Some(n) = geometry_note {
+            notes.push(note("Launch", n));
+        }
+        let unreplayable = crate::legacy::refusal(&d, false);
+        let (grid, block) = if d.format.is_legacy() {
+            ([teams, 1, 1], [threads, 1, 1])
+        } else {
+            (d.grid(), d.block())
         };
         Ok(Inspection {
             descriptor_path: json.to_path_buf(),
             format: d.format.label(),
+            layout: d.format.description(),
+            notes,
+            unreplayable,
             kernel: d.name.clone(),
             kernel_demangled: super::demangle(&d.name),
-            grid: d.grid(),
-            block: d.block(),
+            grid,
+            block,
             shared_memory_bytes: d.shared_memory_size,
             segments: map.segments.clone(),
             arguments,
             globals,
+            globals_recorded,
             globals_problem,
             image_path,
             image,
@@ -324,6 +396,17 @@ impl Inspection {
         if self.kernel_demangled != d.name {
             out.push(format!("  raw name   {}", d.name));
         }
+        if d.format.is_legacy() {
+            out.push(format!("Layout       {}", self.layout));
+            out.extend(
+                self.notes
+                    .iter()
+                    .map(|n| format!("{:<12} {}", n.topic, n.text)),
+            );
+            if let Some(why) = &self.unreplayable {
+                out.push(format!("Replay       impossible: {why}"));
+            }
+        }
         out.push(format!(
             "Geometry     grid {}, block {}, dynamic shared memory {}",
             dims(self.grid),
@@ -346,19 +429,36 @@ impl Inspection {
             "Trip count   {}    Device {}",
             d.loop_trip_count, d.device_id
         ));
-        out.push(format!(
-            "Region       {:#x} + {} reserved",
-            d.valloc_addr,
-            human(d.valloc_size)
-        ));
+        if d.format.is_legacy() {
+            out.push(format!(
+                "Region       {} used (DeviceMemorySize)",
+                human(d.valloc_size)
+            ));
+        } else {
+            out.push(format!(
+                "Region       {:#x} + {} reserved",
+                d.valloc_addr,
+                human(d.valloc_size)
+            ));
+        }
         for (i, s) in self.segments.iter().enumerate() {
-            out.push(format!("  segment {i}  {}", segment_text(s)));
+            if d.region_known() {
+                out.push(format!("  segment {i}  {}", segment_text(s)));
+            } else {
+                out.push(format!(
+                    "  segment {i}  device address unknown, {}  (file offset {:#x})",
+                    human(s.size),
+                    s.offset
+                ));
+            }
         }
         out.push(format!("Arguments    {}", self.arguments.len()));
         for a in &self.arguments {
             out.push(format!("  #{:<3} {}  {}", a.index, a.hex, a.meaning));
         }
         match &self.globals_problem {
+            // Not recorded (LLVM 16–17): a note above says so.
+            None if !self.globals_recorded => {}
             None => {
                 out.push(format!("Globals      {}", self.globals.len()));
                 for g in &self.globals {
@@ -380,10 +480,9 @@ impl Inspection {
                     out.push(format!("  kernel     {}", super::demangle(k)));
                 }
             }
-            (None, e) => out.push(format!(
-                "Image        unreadable: {}",
-                e.as_deref().unwrap_or("unknown")
-            )),
+            (None, Some(e)) => out.push(format!("Image        unreadable: {e}")),
+            // Not recorded (LLVM 16–17): a note above says so.
+            (None, None) => {}
         }
         let s = &self.snapshots;
         out.push(format!(
@@ -411,6 +510,18 @@ impl Inspection {
         };
         push("kernel".into(), self.kernel_demangled.clone());
         push("format".into(), self.format.into());
+        if let Some(l) = &d.legacy {
+            push(
+                "region start".into(),
+                l.start
+                    .addr()
+                    .map(|a| format!("{a:#x}"))
+                    .unwrap_or_else(|| "unknown".into()),
+            );
+            if let Some(why) = &self.unreplayable {
+                push("replay".into(), format!("impossible: {why}"));
+            }
+        }
         push("grid".into(), dims(self.grid));
         push("block".into(), dims(self.block));
         push(
@@ -439,6 +550,7 @@ impl Inspection {
                 }
                 (ArgKind::Reserved, _, Some(o), _) => format!("→ reserved + {o:#x}"),
                 (ArgKind::Sentinel, ..) => "dyn_ptr sentinel".into(),
+                (ArgKind::Lost, ..) => "slot address (value lost)".into(),
                 _ => match a.value {
                     Some(v) => format!("= {}", integer_text(v, a.size)),
                     None => format!("{} ({} bytes)", a.hex, a.size),
@@ -456,10 +568,8 @@ impl Inspection {
         }
         match (&self.image, &self.image_problem) {
             (Some(i), _) => push("image".into(), format!("{}, {}", i.kind, human(i.size))),
-            (None, e) => push(
-                "image".into(),
-                format!("unreadable: {}", e.as_deref().unwrap_or("unknown")),
-            ),
+            (None, Some(e)) => push("image".into(), format!("unreadable: {e}")),
+            (None, None) => push("image".into(), "not recorded".into()),
         }
         let s = &self.snapshots;
         push(

@@ -1,4 +1,5 @@
-//! The files of one instance: `<KernelHash>_<LaunchConfigHash>.<ext>` in the record directory.
+//! The files of one instance: `<KernelHash>_<LaunchConfigHash>.<ext>` in the record directory,
+//! or `<Name>.<ext>` for legacy records (LLVM 16–22), whose snapshots have other extensions.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,12 @@ pub const EXT_GLOBALS: &str = "globals";
 pub const EXT_IMAGE: &str = "image";
 pub const EXT_BITCODE: &str = "bc";
 pub const EXT_REPLAY: &str = "replay_output";
+/// Legacy records: device memory before the kernel.
+pub const EXT_LEGACY_INPUT: &str = "memory";
+/// Legacy records: device memory after the kernel (with `LIBOMPTARGET_RR_SAVE_OUTPUT`).
+pub const EXT_LEGACY_OUTPUT: &str = "original.output";
+/// What the legacy `llvm-omp-kernel-replay` wrote; rr-tui reads it, never writes it.
+pub const EXT_LEGACY_REPLAY: &str = "replay.output";
 
 /// Every extension that belongs to an instance (never a report candidate).
 pub const INSTANCE_EXTENSIONS: &[&str] = &[
@@ -22,14 +29,28 @@ pub const INSTANCE_EXTENSIONS: &[&str] = &[
     EXT_IMAGE,
     EXT_BITCODE,
     EXT_REPLAY,
+    EXT_LEGACY_INPUT,
 ];
+
+/// Whether a file name is an instance's file (never a report candidate): one of
+/// [`INSTANCE_EXTENSIONS`], or a legacy `.original.output` / `.replay.output`.
+pub fn is_instance_file(name: &str) -> bool {
+    let ext = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
+    INSTANCE_EXTENSIONS.contains(&ext)
+        || [EXT_LEGACY_OUTPUT, EXT_LEGACY_REPLAY]
+            .iter()
+            .any(|e| name.len() > e.len() + 1 && name.ends_with(&format!(".{e}")))
+}
 
 /// Which recorded snapshot of an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Side {
-    /// Device memory before the kernel (`.record_input`).
+    /// Device memory before the kernel (`.record_input`; legacy `.memory`).
     Input,
-    /// Device memory after the kernel (`.record_output`).
+    /// Device memory after the kernel (`.record_output`; legacy `.original.output`).
     Output,
 }
 
@@ -60,19 +81,20 @@ impl InstanceFiles {
     pub fn json(&self) -> PathBuf {
         self.file(EXT_JSON)
     }
-    pub fn record_input(&self) -> PathBuf {
-        self.file(EXT_INPUT)
+    /// The file holding a recorded snapshot, as the descriptor's format names it (format 2
+    /// records keep blobs instead: see [`crate::store::layout`]).
+    pub fn snapshot_file(&self, d: &Descriptor, side: Side) -> PathBuf {
+        self.file(match (d.format.is_legacy(), side) {
+            (false, Side::Input) => EXT_INPUT,
+            (false, Side::Output) => EXT_OUTPUT,
+            (true, Side::Input) => EXT_LEGACY_INPUT,
+            (true, Side::Output) => EXT_LEGACY_OUTPUT,
+        })
     }
-    pub fn record_output(&self) -> PathBuf {
-        self.file(EXT_OUTPUT)
-    }
-    /// The file holding a recorded snapshot (format 2 records keep blobs instead: see
-    /// [`crate::store::layout`]).
-    pub fn snapshot_file(&self, side: Side) -> PathBuf {
-        match side {
-            Side::Input => self.record_input(),
-            Side::Output => self.record_output(),
-        }
+
+    /// The replay output of the legacy `llvm-omp-kernel-replay` (`<Name>.replay.output`).
+    pub fn legacy_replay_output(&self) -> PathBuf {
+        self.file(EXT_LEGACY_REPLAY)
     }
 
     /// The length of a recorded snapshot without reading it (a regular file is required).
@@ -104,6 +126,8 @@ impl InstanceFiles {
 
     /// The `.replay_output` LLVM's tool writes for a replay with this geometry: the launch
     /// configuration hash of the *replay*, in `out_dir` (the descriptor's directory by default).
+    /// Legacy records are named by kernel, so theirs is `<Name>.replay_output` (beside, never
+    /// over, `.original.output`).
     pub fn replay_output(
         &self,
         d: &Descriptor,
@@ -119,13 +143,18 @@ impl InstanceFiles {
                 hash::kernel_hash(&d.name),
                 hash::rr_launch_config_hash(grid, block, shared_mem, c.occurrence)
             ),
+            None if d.format.is_legacy() => self.stem.clone(),
             None => hash::instance_stem(&d.name, grid[0], block[0], shared_mem),
         };
         dir.join(format!("{stem}.{EXT_REPLAY}"))
     }
 
     /// The stem the descriptor's contents predict; differs from `self.stem` when renamed.
+    /// Legacy records are named by their kernel.
     pub fn expected_stem(d: &Descriptor) -> String {
+        if d.format.is_legacy() {
+            return d.name.clone();
+        }
         match &d.cuda {
             Some(c) => format!(
                 "{}_{}",

@@ -15,6 +15,7 @@ pub mod hash;
 pub mod image;
 pub mod inspect;
 pub mod instance;
+pub mod legacy;
 pub mod memory;
 pub mod report;
 pub mod store;

@@ -43,8 +43,16 @@ pub struct Location {
 }
 
 impl MemoryMap {
+    /// The map of a recorded instance. When the device address of its memory is unknown (an
+    /// LLVM 16–17 record whose start could not be inferred) no argument is placed in it: a
+    /// scalar such as `n = 1024` would otherwise look like a pointer into a region at 0.
     pub fn new(d: &Descriptor, input_len: u64) -> MemoryMap {
-        MemoryMap::from_parts(d.segments(input_len), &d.arguments())
+        let arguments = if d.region_known() {
+            d.arguments()
+        } else {
+            vec![]
+        };
+        MemoryMap::from_parts(d.segments(input_len), &arguments)
     }
 
     /// Build from segments (in file order) and the launch arguments.

@@ -51,7 +51,7 @@ pub struct Piece {
 /// How a recorded snapshot is stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
-    /// One file holds the whole snapshot (LLVM records, rr-tui format 1).
+    /// One file holds the whole snapshot (LLVM records, legacy ones too, and rr-tui format 1).
     File(PathBuf),
     /// Blobs per segment (rr-tui format 2); `len` is the snapshot's length.
     Blobs { len: u64, pieces: Vec<Piece> },
@@ -61,7 +61,7 @@ pub enum Layout {
 /// resolve inside the record directory; a missing output (not recorded) is `NotFound`.
 pub fn layout(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Layout> {
     let Some(content) = d.cuda.as_ref().and_then(|c| c.content.as_ref()) else {
-        return Ok(Layout::File(files.snapshot_file(side)));
+        return Ok(Layout::File(files.snapshot_file(d, side)));
     };
     let segments = &d.cuda.as_ref().expect("content implies cuda").segments;
     let mut pieces = Vec::with_capacity(segments.len());

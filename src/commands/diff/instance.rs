@@ -115,7 +115,7 @@ pub(super) fn print_verdict(pairs: &[PairReport], others: &[&str]) {
 pub(super) fn open_side(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Snapshot> {
     open_recorded(files, d, side).map_err(|e| match (&e, side) {
         (rr_engine::Error::Record(r), Side::Output) if r.is_not_found() => Error::format(
-            files.snapshot_file(side),
+            files.snapshot_file(d, side),
             "missing: the instance was recorded without its output (LIBOMPTARGET_RECORD_OUTPUT=false)",
         ),
         _ => e,
@@ -146,11 +146,22 @@ pub(super) fn diff(args: &DiffArgs, cmp: &Comparison) -> Result<i32> {
         &output,
         &sweep,
     )?];
-    let replay_path = files.replay_output(&d, d.grid(), d.block(), d.shared_memory_size, None);
-    if replay_path.exists() {
-        let replay = Snapshot::open(&replay_path)?;
-        let what = "output → replay output";
-        pairs.push(PairReport::compare(what, &map, &output, &replay, &sweep)?);
+    let mut replays = vec![(
+        files.replay_output(&d, d.grid(), d.block(), d.shared_memory_size, None),
+        "output → replay output",
+    )];
+    if d.format.is_legacy() {
+        // LLVM 16–22's own replay tool wrote `.replay.output`.
+        replays.push((
+            files.legacy_replay_output(),
+            "output → replay output of llvm-omp-kernel-replay (.replay.output)",
+        ));
+    }
+    for (replay_path, what) in replays {
+        if replay_path.exists() {
+            let replay = Snapshot::open(&replay_path)?;
+            pairs.push(PairReport::compare(what, &map, &output, &replay, &sweep)?);
+        }
     }
     let equal = pairs.iter().all(|p| p.equal);
     if args.json {

@@ -74,7 +74,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     if req.repetitions == 0 {
         return Err(Error::invalid("invalid number of repetitions").into());
     }
-    let inst = ReplayInstance::load(&req.descriptor)?;
+    let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
     let d = &inst.descriptor;
     let l = launch::resolve(d, &req.overrides)?;
     printer.emit(Event::Launch {
@@ -85,6 +85,12 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         repetitions: req.repetitions,
         warmup: req.warmup,
     });
+    for note in &inst.notes {
+        printer.emit(Event::Phase {
+            name: "note".into(),
+            detail: note.clone(),
+        });
+    }
     inst.check_verifiable(&req.verify)?;
     if let Some(dir) = &req.output_dir {
         if !dir.is_dir() {

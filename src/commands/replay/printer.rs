@@ -37,7 +37,7 @@ impl Printer {
                 if warmup > 0 { format!(" after {warmup} warm-up") } else { String::new() }
             )),
             Event::Device { name, sm, ordinal } => output::line(&format!("{PREFIX} Device {ordinal}: {name} (sm_{sm})")),
-            Event::Phase { name, detail } if name == "warning" || name == "calibration" => {
+            Event::Phase { name, detail } if matches!(name.as_str(), "warning" | "calibration" | "note") => {
                 output::line(&format!("{PREFIX} {name}: {detail}"))
             }
             Event::Phase { .. } => {}

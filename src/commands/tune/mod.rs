@@ -41,7 +41,7 @@ enum Msg {
 
 pub fn run(a: &TuneArgs) -> Result<i32> {
     let started = Instant::now();
-    let inst = ReplayInstance::load(&a.descriptor)?;
+    let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
     let d = &inst.descriptor;
     let verify = match (a.no_verify, a.tolerance) {
         (true, _) => Verify::No,
@@ -139,6 +139,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             device_id: Some(device),
             tolerance: a.tolerance,
             no_verify: a.no_verify,
+            supplied: a.supplied.clone(),
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
         workers.push(std::thread::spawn(move || {

@@ -25,6 +25,9 @@ pub struct Row {
     /// Why the instance is broken: its descriptor is unreadable (known at load), or the first
     /// error `check` found (filled in by a worker after the first frame).
     pub problem: Option<String>,
+    /// A legacy record's `.replay.output`, written by LLVM's old replay tool (found at load):
+    /// the output → replay pair shows it until rr-tui replays the instance.
+    pub old_replay_output: Option<std::path::PathBuf>,
 }
 
 impl Row {
@@ -90,6 +93,11 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
             .as_ref()
             .and_then(|d| inst.files.recorded_len(d, Side::Input).ok()),
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
+        old_replay_output: d
+            .as_ref()
+            .filter(|d| d.format.is_legacy())
+            .map(|_| inst.files.legacy_replay_output())
+            .filter(|p| rr_format::fsio::regular_len(p).is_ok()),
         problem,
         json_path,
     }

@@ -39,8 +39,14 @@ impl App {
         let json = self.rows[i].json_path.clone();
         let replay_output = match pair {
             Pair::InputOutput => None,
-            Pair::OutputReplay => match self.replays.get(&i).and_then(|r| r.saved.clone()) {
-                Some(p) => Some(PathBuf::from(p)),
+            Pair::OutputReplay => match self
+                .replays
+                .get(&i)
+                .and_then(|r| r.saved.clone())
+                .map(PathBuf::from)
+                .or_else(|| self.rows[i].old_replay_output.clone())
+            {
+                Some(p) => Some(p),
                 None => {
                     self.set_status(
                         "no replay output for this instance yet: press v to replay and verify",

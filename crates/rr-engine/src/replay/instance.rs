@@ -1,14 +1,16 @@
 //! One instance made ready for replay: descriptor read, input snapshot measured against the
-//! descriptor, device image located, memory planned. Everything that can be wrong with the
-//! files is found here, before a driver is loaded or a kernel runs.
+//! descriptor, device image located, globals read, memory planned (legacy records completed by
+//! [`super::legacy`]). Everything that can be wrong with the files is found here, before a
+//! driver is loaded or a kernel runs.
 
 use std::path::{Path, PathBuf};
 
+use rr_format::globals::Globals;
 use rr_format::instance::Side;
 use rr_format::{Descriptor, InstanceFiles, Segment};
 
 use super::plan::{self, Plan};
-use super::request::Verify;
+use super::request::{Supplied, Verify};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -18,21 +20,54 @@ pub struct ReplayInstance {
     pub input_len: u64,
     pub segments: Vec<Segment>,
     pub plan: Plan,
-    /// The device image to load (resolved inside the record directory).
+    /// The device image to load (resolved inside the record directory, or `--image`).
     pub image: PathBuf,
+    /// The module globals to restore before every launch (none for LLVM 16–17 records).
+    pub globals: Globals,
+    /// What the replay of a legacy record inferred or assumed, one sentence each.
+    pub notes: Vec<String>,
 }
 
 impl ReplayInstance {
-    pub fn load(json: &Path) -> Result<ReplayInstance> {
+    pub fn load(json: &Path, supplied: &Supplied) -> Result<ReplayInstance> {
         let descriptor = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
-        let input = files.record_input();
+        let (descriptor, image, globals, notes) = if descriptor.format.is_legacy() {
+            let p = super::legacy::prepare(descriptor, &files, supplied)?;
+            (p.descriptor, p.image, p.globals, p.notes)
+        } else {
+            if supplied.base_address.is_some() || supplied.assume_llvm18 {
+                return Err(Error::invalid(
+                    "--base-address and --assume-llvm18 are for legacy (LLVM 16–22) records; this one records its addresses",
+                ));
+            }
+            let image = match &supplied.image {
+                Some(p) => p.clone(),
+                None => files.resolve_image(&descriptor)?,
+            };
+            let globals = Globals::read(&files.globals())?;
+            (descriptor, image, globals, vec![])
+        };
+        let input = files.snapshot_file(&descriptor, Side::Input);
         let input_len = files.recorded_len(&descriptor, Side::Input)?;
         let segments = descriptor.segments(input_len);
         if let Some(total) = descriptor.snapshot_len().filter(|&t| t != input_len) {
             return Err(Error::format(
                 &input,
                 format!("is {input_len} bytes but the descriptor's segments end at {total}"),
+            ));
+        }
+        if let Some(l) = descriptor
+            .legacy
+            .as_ref()
+            .filter(|l| l.device_memory_size != input_len)
+        {
+            return Err(Error::format(
+                &input,
+                format!(
+                    "is {input_len} bytes but DeviceMemorySize is {}",
+                    l.device_memory_size
+                ),
             ));
         }
         if descriptor.cuda.is_none() && input_len > descriptor.valloc_size {
@@ -44,7 +79,6 @@ impl ReplayInstance {
                 ),
             ));
         }
-        let image = files.resolve_image(&descriptor)?;
         let plan = plan::plan(&descriptor, &segments);
         Ok(ReplayInstance {
             files,
@@ -53,6 +87,8 @@ impl ReplayInstance {
             segments,
             plan,
             image,
+            globals,
+            notes,
         })
     }
 
@@ -62,13 +98,20 @@ impl ReplayInstance {
         if !verify.is_on() {
             return Ok(());
         }
-        let out = self.files.record_output();
+        let out = self.files.snapshot_file(&self.descriptor, Side::Output);
+        let option = if self.descriptor.format.is_legacy() {
+            "without LIBOMPTARGET_RR_SAVE_OUTPUT"
+        } else {
+            "without its output (LIBOMPTARGET_RECORD_OUTPUT=false, or rr-tui record --no-output)"
+        };
         match self.files.recorded_len(&self.descriptor, Side::Output) {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(Error::format(
                 &out,
-                "missing, so there is nothing to verify against: the instance was recorded without its output \
-                 (LIBOMPTARGET_RECORD_OUTPUT=false, or rr-tui record --no-output); replay without --verify",
+                format!(
+                    "missing, so there is nothing to verify against: the instance was recorded {option}; \
+                     replay without --verify"
+                ),
             )),
             Err(e) => Err(e.into()),
         }

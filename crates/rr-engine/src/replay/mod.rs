@@ -10,6 +10,7 @@
 pub mod child;
 pub mod instance;
 pub mod launch;
+pub mod legacy;
 pub mod plan;
 pub mod protocol;
 pub mod request;
@@ -20,7 +21,7 @@ pub mod verify;
 
 pub use instance::ReplayInstance;
 pub use protocol::{ErrorKind, Event, Tagged, VerifyOutcome, PROTOCOL_VERSION};
-pub use request::{Overrides, ReplayRequest, Verify};
+pub use request::{Overrides, ReplayRequest, Supplied, Verify};
 pub use rr_cuda::Placeholders;
 pub use session::{RunError, Session};
 

@@ -4,7 +4,9 @@
 //! for small reservations (2 MiB) and honours it for ≥ 64 MiB at a free, 32 MiB-aligned address.
 //! So reservations are at least 64 MiB and start 32 MiB-aligned at or below the recorded start;
 //! physical memory is mapped in 2 MiB granules only where recorded bytes lie. LLVM records
-//! reserve their whole `VAllocSize` at `VAllocAddr`, as libomptarget does.
+//! reserve their whole `VAllocSize` at `VAllocAddr`, as libomptarget does. Legacy records
+//! (LLVM 16–22) name only the bytes used, whose start a `cuMemAlloc` chose: they are planned
+//! like rr-tui segments.
 
 use rr_cuda::Range;
 use rr_format::{Descriptor, Segment};
@@ -61,7 +63,7 @@ pub fn plan(d: &Descriptor, segments: &[Segment]) -> Plan {
             })
             .collect(),
     );
-    let reservations = if d.cuda.is_none() {
+    let reservations = if d.cuda.is_none() && d.legacy.is_none() {
         let size = align_up(
             d.valloc_size.max(
                 mappings
@@ -174,5 +176,27 @@ mod tests {
             }]
         );
         assert_eq!(plan(&d, &d.segments(0)).mappings, vec![]);
+    }
+
+    #[test]
+    fn legacy_regions_get_a_large_aligned_reservation() {
+        // BumpAllocVAStart 0x7fd7f6000000 (32 MiB-aligned), 8 KiB used.
+        let s = r#"{"ArgOffsets":[],"ArgPtrs":[],"BumpAllocVAStart":140565521891328,"DeviceId":0,"DeviceMemorySize":8192,"LoopTripCount":0,"Name":"k","NumArgs":0,"NumTeamsClause":1,"ThreadLimitClause":1}"#;
+        let d = Descriptor::parse(s.as_bytes(), std::path::Path::new("k.json")).unwrap();
+        let p = plan(&d, &d.segments(8192));
+        assert_eq!(
+            p.mappings,
+            vec![Range {
+                addr: 0x7fd7_f600_0000,
+                size: GRANULE
+            }]
+        );
+        assert_eq!(
+            p.reservations,
+            vec![Range {
+                addr: 0x7fd7_f600_0000,
+                size: MIN_RESERVATION
+            }]
+        );
     }
 }

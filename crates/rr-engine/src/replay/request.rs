@@ -21,6 +21,19 @@ pub struct Overrides {
     pub ignore_limits: bool,
 }
 
+/// What the user supplies that a record lacks: LLVM 16–17 records store neither their device
+/// image nor the start of their memory, and LLVM 18–22 records may not show whether their
+/// arguments are values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Supplied {
+    /// The device image to load instead of the record's (LLVM 16–17 records have none).
+    pub image: Option<PathBuf>,
+    /// Where an LLVM 16–17 record's memory starts (otherwise inferred when unambiguous).
+    pub base_address: Option<u64>,
+    /// Replay an LLVM 18–22 record whose generation is undetermined as LLVM 18 (values).
+    pub assume_llvm18: bool,
+}
+
 /// How the replayed memory is compared with `.record_output`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Verify {
@@ -48,6 +61,7 @@ impl Verify {
 pub struct ReplayRequest {
     pub descriptor: PathBuf,
     pub overrides: Overrides,
+    pub supplied: Supplied,
     /// Measured launches: exactly this many, or at most this many with `noise`.
     pub repetitions: u32,
     pub warmup: u32,
@@ -69,6 +83,7 @@ impl ReplayRequest {
         ReplayRequest {
             descriptor,
             overrides: Overrides::default(),
+            supplied: Supplied::default(),
             repetitions: 1,
             warmup: 0,
             cold: false,
@@ -121,11 +136,15 @@ impl ReplayRequest {
         opt("--block", o.block.map(dim));
         opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
         opt("--device-id", o.device_id.map(|x| x.to_string()));
+        let s = &self.supplied;
+        opt("--image", s.image.as_ref().map(|p| p.display().to_string()));
+        opt("--base-address", s.base_address.map(|a| format!("{a:#x}")));
         for (flag, on) in [
             ("--verify", self.verify == Verify::Bytes),
             ("--cold", self.cold),
             ("--save-output", self.save_output),
             ("--ignore-limits", o.ignore_limits),
+            ("--assume-llvm18", s.assume_llvm18),
         ] {
             if on {
                 v.push(flag.into());

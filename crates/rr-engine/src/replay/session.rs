@@ -217,7 +217,7 @@ impl Session {
         let (buf, slots) = launch::parameters(d);
         let json = inst.files.json();
         let params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
-        let recorded_globals = Globals::read(&inst.files.globals())?;
+        let recorded_globals = inst.globals.clone();
         let kernel = Kernel::bind(&module, &d.name, &params, &recorded_globals, inst)?;
         let ptx = matches!(image_info.kind, ImageKind::Ptx { .. }).then_some(image_bytes);
         let stream = Stream::new()?;

@@ -1,4 +1,4 @@
-//! Replay verification: the replayed memory against `.record_output` (LLVM semantics: the whole
+//! Replay verification: the replayed memory against the recorded output (LLVM semantics: the whole
 //! region, byte for byte, lengths included), or as typed values with tolerances. Uses the
 //! comparison engine, so results name arguments and segments and count exactly: a length
 //! mismatch is missing bytes, and never verifies.
@@ -14,7 +14,7 @@ pub const KEEP: usize = 8;
 
 /// How verification messages name the two sides.
 const SIDES: Sides = Sides {
-    a: ".record_output",
+    a: "the recorded output",
     b: "the replay",
 };
 
@@ -67,7 +67,7 @@ pub fn describe(v: &VerifyOutcome) -> Vec<String> {
             SIDES.b
         };
         out.push(format!(
-            "length differs: .record_output has {}, the replay {}: {} missing from {short}",
+            "length differs: the recorded output has {}, the replay {}: {} missing from {short}",
             plural(v.expected_len, "byte", "bytes"),
             plural(v.replayed_len, "byte", "bytes"),
             plural(v.missing_bytes, "byte", "bytes")
@@ -137,12 +137,12 @@ mod tests {
             assert_eq!((v.missing_bytes, v.differing_bytes), (4, 0));
             let lines = describe(&v);
             assert!(
-                lines[0].ends_with("4 bytes missing from .record_output"),
+                lines[0].ends_with("4 bytes missing from the recorded output"),
                 "{lines:?}"
             );
             assert!(lines
                 .iter()
-                .any(|l| l.contains("4 bytes missing from .record_output")));
+                .any(|l| l.contains("4 bytes missing from the recorded output")));
         }
         // An expected output longer than the map: the extra bytes are a region too.
         let v = verify(&map(4), &a, &a[..4], None);

@@ -28,7 +28,7 @@ pub fn open_recorded(
     match store::layout(files, d, side)? {
         Layout::File(path) => Snapshot::open(&path),
         Layout::Blobs { len, pieces } => {
-            let label = files.snapshot_file(side);
+            let label = files.snapshot_file(d, side);
             let mut opened = Vec::with_capacity(pieces.len());
             for p in &pieces {
                 if let Some(path) = &p.blob {

@@ -1,0 +1,356 @@
+//! Records of the libomptarget recorders before the 2026 rewrite (LLVM 16 to 22), read as they
+//! were written (FORMAT.md, "Legacy LLVM records").
+//!
+//! Three layouts, told apart by the descriptor alone (files get renamed, so names only confirm):
+//!
+//! - **LLVM 16–17**: `<Name>.json` with `DeviceMemorySize` and `NumTeamsClause`, `<Name>.memory`,
+//!   `<Name>.original.output`; no start address, no globals, no image;
+//! - **LLVM 18**: adds `BumpAllocVAStart`, `<Name>.image` and a count-less `<Name>.globals`;
+//!   `ArgPtrs` are the argument values;
+//! - **LLVM 19–22**: the same files and keys, but `ArgPtrs` are the host addresses of the
+//!   argument slots: the values are lost and the record cannot be replayed.
+//!
+//! 18 and 19–22 differ only in what `ArgPtrs` hold, so [`classify`] reads them: a value inside the
+//! recorded region or the `~0` launch-environment sentinel can only be a value (under unified
+//! virtual addressing host stack slots never lie in a device region), consecutive 8-byte
+//! addresses can only be slots.
+
+pub mod check;
+pub mod geometry;
+pub mod start;
+
+use serde_json::{Map, Value};
+
+use crate::descriptor::{Descriptor, Fields, RecordFormat, MAX_PARAM_BYTES, MAX_REGION_BYTES};
+use crate::error::Result;
+pub use geometry::ExecMode;
+pub use start::StartInference;
+
+/// What only legacy descriptors have.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Legacy {
+    /// `NumTeamsClause` as recorded: LLVM 16–17 the `num_teams` clause (0 = none), LLVM 18–22
+    /// the number of blocks launched.
+    pub num_teams_clause: u32,
+    /// `ThreadLimitClause` as recorded: the `thread_limit` clause, or the threads launched.
+    pub thread_limit_clause: u32,
+    /// Bytes the bump allocator had handed out: the length of `.memory`.
+    pub device_memory_size: u64,
+    pub start: RegionStart,
+    /// Why the layout was taken to be this generation, in words.
+    pub evidence: String,
+}
+
+/// Where the recorded region starts, and how rr-tui knows.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionStart {
+    /// `BumpAllocVAStart` (LLVM 18–22).
+    Recorded(u64),
+    /// Not recorded (LLVM 16–17), inferred from the pointer arguments without ambiguity.
+    Inferred {
+        addr: u64,
+        inference: StartInference,
+    },
+    /// Not recorded and not inferable: no pointer argument, or several starts fit.
+    Unknown(StartInference),
+    /// Given on the command line (`--base-address`), with what looks wrong about it.
+    Given { addr: u64, doubts: Vec<String> },
+}
+
+impl RegionStart {
+    pub fn addr(&self) -> Option<u64> {
+        match self {
+            RegionStart::Recorded(a)
+            | RegionStart::Inferred { addr: a, .. }
+            | RegionStart::Given { addr: a, .. } => Some(*a),
+            RegionStart::Unknown(_) => None,
+        }
+    }
+
+    /// One sentence: the start and how it is known, or why it is not and what to pass.
+    pub fn describe(&self, region_size: u64) -> String {
+        let hexes = |v: &[u64]| {
+            v.iter()
+                .map(|a| format!("{a:#x}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            RegionStart::Recorded(a) => format!("{a:#x} (BumpAllocVAStart)"),
+            RegionStart::Given { addr, doubts } if doubts.is_empty() => {
+                format!("{addr:#x} (--base-address)")
+            }
+            RegionStart::Given { addr, doubts } => {
+                format!(
+                    "{addr:#x} (--base-address; doubtful: {})",
+                    doubts.join("; ")
+                )
+            }
+            RegionStart::Inferred { addr, inference } => {
+                let (_, how) = inference.start().expect("inferred implies a start");
+                let assumption = if how.alignment == start::CUDA_ALLOC_ALIGN {
+                    "the only 2 MiB-aligned start (cuMemAlloc's alignment)".to_string()
+                } else {
+                    format!(
+                        "the only {} MiB-aligned start (an observed driver alignment, not a guarantee: \
+                         {} 2 MiB-aligned starts fit)",
+                        how.alignment >> 20,
+                        inference.rule.candidate_count
+                    )
+                };
+                format!(
+                    "{addr:#x}, inferred: {assumption} whose {} region holds the {} pointer argument(s) {}",
+                    crate::inspect::human(region_size),
+                    how.inside,
+                    hexes(&pointers_inside(&how.pointers, *addr, region_size))
+                )
+            }
+            RegionStart::Unknown(inference) => {
+                let rule = &inference.rule;
+                if rule.inside == 0 {
+                    "unknown: LLVM 16–17 did not record it, and no argument looks like a pointer into the \
+                     region (16-byte aligned, between 4 GiB and 256 TiB); replay needs --base-address ADDR"
+                        .to_string()
+                } else {
+                    let more = if rule.candidate_count > rule.candidates.len() as u64 {
+                        ", …"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "unknown: LLVM 16–17 did not record it, and {} 2 MiB-aligned starts hold the {} pointer \
+                         argument(s) equally well ({}{more}); most likely {:#x} (right when the first \
+                         allocation is an argument); replay needs --base-address ADDR",
+                        rule.candidate_count,
+                        rule.inside,
+                        hexes(&rule.candidates),
+                        rule.likely.unwrap_or(0)
+                    )
+                }
+            }
+        }
+    }
+}
+
+fn pointers_inside(pointers: &[u64], start: u64, size: u64) -> Vec<u64> {
+    let end = start as u128 + size as u128;
+    pointers
+        .iter()
+        .copied()
+        .filter(|&v| v >= start && (v as u128) < end)
+        .collect()
+}
+
+/// Whether a descriptor object is a legacy one: `DeviceMemorySize` (or `BumpAllocVAStart`) and
+/// none of the keys of the 2026 format or rr-tui's (the April-2026 format also has
+/// `NumTeamsClause`, but always with `VAllocAddr`).
+pub(crate) fn is_legacy(obj: &Map<String, Value>) -> bool {
+    (obj.contains_key("DeviceMemorySize") || obj.contains_key("BumpAllocVAStart"))
+        && !["VAllocAddr", "NumTeams", "RrTuiFormat"]
+            .iter()
+            .any(|k| obj.contains_key(*k))
+}
+
+/// Whether `path` is a legacy descriptor (a regular `.json` of plausible size whose keys are a
+/// legacy layout's). Errors are `false`: the caller is only deciding what to list.
+pub fn is_legacy_file(path: &std::path::Path) -> bool {
+    let Ok(bytes) =
+        crate::fsio::read_limited(path, crate::fsio::MAX_DESCRIPTOR_BYTES, "descriptor")
+    else {
+        return false;
+    };
+    serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|v| v.as_object().map(is_legacy))
+        .unwrap_or(false)
+}
+
+/// Arguments at most this far apart, all outside the region, read as pointers into one host
+/// parameter block (`-foffload-via-llvm` CUDA launches in LLVM 20–22 record the caller's own
+/// `Ptrs`): no kernel has more parameter bytes than CUDA accepts.
+const HOST_PARAM_SPAN: u64 = MAX_PARAM_BYTES as u64;
+
+/// LLVM 18 or 19–22, from what `ArgPtrs` hold (FORMAT.md, "Legacy LLVM records", detection), with the evidence.
+pub fn classify(arg_ptrs: &[u64], start: u64, size: u64) -> (RecordFormat, String) {
+    let inside = |v: u64| v >= start && (v as u128) < start as u128 + size as u128;
+    if arg_ptrs.is_empty() {
+        return (
+            RecordFormat::LegacyLlvm18To22,
+            "no arguments: LLVM 18 and 19–22 records are indistinguishable, and nothing was lost"
+                .into(),
+        );
+    }
+    if let Some(i) = arg_ptrs.iter().position(|&v| v == u64::MAX) {
+        return (
+            RecordFormat::LegacyLlvm18,
+            format!(
+                "ArgPtrs[{i}] is ~0, the launch-environment sentinel: ArgPtrs are argument values"
+            ),
+        );
+    }
+    if let Some(i) = arg_ptrs.iter().position(|&v| inside(v)) {
+        return (
+            RecordFormat::LegacyLlvm18,
+            format!("ArgPtrs[{i}] points into the recorded region: ArgPtrs are argument values"),
+        );
+    }
+    let steps = || arg_ptrs.windows(2).map(|w| w[1].wrapping_sub(w[0]));
+    if arg_ptrs.len() >= 2 && steps().all(|d| d == 8) {
+        return (
+            RecordFormat::LegacyLlvm19,
+            "ArgPtrs are consecutive 8-byte host addresses: the argument slots, not their values"
+                .into(),
+        );
+    }
+    let span = arg_ptrs[arg_ptrs.len() - 1].wrapping_sub(arg_ptrs[0]);
+    if arg_ptrs.len() >= 2
+        && steps().all(|d| d > 0 && d <= HOST_PARAM_SPAN)
+        && span <= HOST_PARAM_SPAN
+        && arg_ptrs.iter().all(|&v| v >= 1 << 32)
+    {
+        return (
+            RecordFormat::LegacyLlvm19,
+            format!(
+                "ArgPtrs are increasing host addresses within {span} bytes, none in the region: pointers to the \
+                 caller's arguments (-foffload-via-llvm), not their values"
+            ),
+        );
+    }
+    (
+        RecordFormat::LegacyLlvm18To22,
+        "ArgPtrs neither point into the region nor look like argument slots: LLVM 18 (values) or 19–22 \
+         (slot addresses) cannot be told apart"
+            .into(),
+    )
+}
+
+/// Parse a legacy descriptor (after [`is_legacy`]). Key names and messages are LLVM's.
+pub(crate) fn parse(f: &Fields) -> Result<Descriptor> {
+    let name = f.string("Name")?;
+    if name.is_empty() {
+        return Err(f.err("Name is empty".into()));
+    }
+    let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
+    let num_teams_clause = f.uint("NumTeamsClause", u32::MAX as u64)? as u32;
+    let thread_limit_clause = f.uint("ThreadLimitClause", u32::MAX as u64)? as u32;
+    let loop_trip_count = f.int("LoopTripCount")? as u64;
+    let device_memory_size = f.uint("DeviceMemorySize", u64::MAX)?;
+    if device_memory_size > MAX_REGION_BYTES {
+        return Err(f.err(format!(
+            "DeviceMemorySize {device_memory_size} is larger than any GPU's memory (rr-tui accepts at most {MAX_REGION_BYTES} bytes)"
+        )));
+    }
+    let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
+    let arg_ptrs: Vec<u64> = f
+        .int_array("ArgPtrs")?
+        .into_iter()
+        .map(|v| v as u64)
+        .collect();
+    let arg_offsets = f.int_array("ArgOffsets")?;
+    if arg_ptrs.len() != arg_offsets.len() {
+        return Err(f.err(format!(
+            "ArgPtrs has {} entries but ArgOffsets has {}",
+            arg_ptrs.len(),
+            arg_offsets.len()
+        )));
+    }
+    if num_args as usize != arg_ptrs.len() {
+        return Err(f.err(format!(
+            "NumArgs is {num_args} but ArgPtrs lists {} arguments",
+            arg_ptrs.len()
+        )));
+    }
+    let (format, start, evidence) = if f.has("BumpAllocVAStart") {
+        let s = f.int("BumpAllocVAStart")? as u64;
+        if s.checked_add(device_memory_size).is_none() {
+            return Err(
+                f.err("BumpAllocVAStart + DeviceMemorySize overflows the address space".into())
+            );
+        }
+        let (format, evidence) = classify(&arg_ptrs, s, device_memory_size);
+        (format, RegionStart::Recorded(s), evidence)
+    } else {
+        let inference = StartInference::of(&arg_ptrs, device_memory_size);
+        let start = match inference.start() {
+            Some((addr, _)) => RegionStart::Inferred { addr, inference },
+            None => RegionStart::Unknown(inference),
+        };
+        let evidence = "no BumpAllocVAStart: kernel-name files without a start address, as LLVM 16 and 17 wrote them".into();
+        (RecordFormat::LegacyLlvm16, start, evidence)
+    };
+    let (num_teams, num_threads) = geometry::launched(
+        format,
+        num_teams_clause,
+        thread_limit_clause,
+        loop_trip_count,
+        ExecMode::Spmd,
+    );
+    Ok(Descriptor {
+        format,
+        name,
+        num_args,
+        num_teams,
+        num_threads,
+        shared_memory_size: 0,
+        loop_trip_count,
+        device_id,
+        valloc_addr: start.addr().unwrap_or(0),
+        valloc_size: device_memory_size,
+        teams_limits: [0, 0],
+        threads_limits: [0, 0],
+        arg_ptrs,
+        arg_offsets,
+        cuda: None,
+        legacy: Some(Legacy {
+            num_teams_clause,
+            thread_limit_clause,
+            device_memory_size,
+            start,
+            evidence,
+        }),
+    })
+}
+
+/// The descriptor as the legacy recorder wrote it: compact, keys sorted, no trailing newline.
+pub(crate) fn to_json(d: &Descriptor, l: &Legacy) -> String {
+    let mut m = Map::new();
+    m.insert("Name".into(), d.name.clone().into());
+    m.insert("NumArgs".into(), d.num_args.into());
+    m.insert("NumTeamsClause".into(), l.num_teams_clause.into());
+    m.insert("ThreadLimitClause".into(), l.thread_limit_clause.into());
+    m.insert("LoopTripCount".into(), d.loop_trip_count.into());
+    m.insert("DeviceMemorySize".into(), l.device_memory_size.into());
+    m.insert("DeviceId".into(), d.device_id.into());
+    if let RegionStart::Recorded(s) = l.start {
+        m.insert("BumpAllocVAStart".into(), (s as i64).into());
+    }
+    m.insert(
+        "ArgPtrs".into(),
+        Value::from(d.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+    );
+    m.insert("ArgOffsets".into(), Value::from(d.arg_offsets.clone()));
+    Value::Object(m).to_string()
+}
+
+/// Why this record cannot be replayed, if it cannot; `assume_llvm18` accepts records whose
+/// generation is undetermined as LLVM 18.
+pub fn refusal(d: &Descriptor, assume_llvm18: bool) -> Option<String> {
+    match d.format {
+        RecordFormat::LegacyLlvm19 => Some(
+            "LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) instead of the \
+             argument values; the kernel's arguments are unknown, so this record cannot be replayed \
+             (inspect, check and diff still work)"
+                .into(),
+        ),
+        RecordFormat::LegacyLlvm18To22 if !d.arg_ptrs.is_empty() && !assume_llvm18 => Some(format!(
+            "this LLVM 18–22 record's ArgPtrs may be argument values (LLVM 18) or host addresses of the \
+             argument slots (LLVM 19–22): {}. Pass --assume-llvm18 if it was recorded by LLVM 18",
+            d.legacy.as_ref().map(|l| l.evidence.as_str()).unwrap_or("")
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,47 @@
+//! What the user supplies that a legacy LLVM record lacks; shared by `replay` and `tune`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::parse_address;
+
+#[derive(Debug, Args, Clone, Default, PartialEq)]
+pub struct SuppliedArgs {
+    /// Device image to load instead of the recorded one; LLVM 16–17 records have none (the
+    /// kernel's cubin, e.g. unpacked from the application with clang-offload-packager).
+    #[arg(long, value_name = "FILE", help_heading = "Legacy LLVM records")]
+    pub image: Option<PathBuf>,
+    /// Where an LLVM 16–17 record's memory starts (not recorded; inferred from the pointer
+    /// arguments when unambiguous).
+    #[arg(long, value_name = "ADDR", value_parser = parse_address, help_heading = "Legacy LLVM records")]
+    pub base_address: Option<u64>,
+    /// Replay an LLVM 18–22 record whose arguments may be values (LLVM 18) or slot addresses
+    /// (LLVM 19–22) as LLVM 18.
+    #[arg(long, help_heading = "Legacy LLVM records")]
+    pub assume_llvm18: bool,
+}
+
+impl SuppliedArgs {
+    pub fn supplied(&self) -> rr_engine::replay::Supplied {
+        rr_engine::replay::Supplied {
+            image: self.image.clone(),
+            base_address: self.base_address,
+            assume_llvm18: self.assume_llvm18,
+        }
+    }
+
+    /// The same flags, for a child process.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(i) = &self.image {
+            v.extend(["--image".into(), i.display().to_string()]);
+        }
+        if let Some(a) = self.base_address {
+            v.extend(["--base-address".into(), format!("{a:#x}")]);
+        }
+        if self.assume_llvm18 {
+            v.push("--assume-llvm18".into());
+        }
+        v
+    }
+}
