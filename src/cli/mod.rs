@@ -322,4 +322,3 @@ pub fn parse_address(s: &str) -> Result<u64, String> {
 pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
     rr_engine::diff::Comparison::parse_spec(s)
 }
-

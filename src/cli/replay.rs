@@ -80,7 +80,9 @@ impl ReplayArgs {
                 ignore_limits: self.ignore_limits,
             },
             supplied: self.supplied.supplied(),
-            repetitions: self.repetitions.unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
+            repetitions: self
+                .repetitions
+                .unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
             warmup: self.warmup,
             cold: self.timing.cold(false),
             noise,

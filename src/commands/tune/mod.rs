@@ -35,7 +35,7 @@ const SAVE_EVERY: Duration = Duration::from_secs(1);
 
 enum Msg {
     Ready(DeviceInfo),
-    Done(Option<u64>, Trial),
+    Done(Option<u64>, Box<Trial>),
     Gone(i32, String),
 }
 
@@ -60,7 +60,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     };
     if let Some(t) = a.time_limit {
         if !(t.is_finite() && t > 0.0) {
-            return Err(Error::invalid("--time-limit must be a positive number of seconds"));
+            return Err(Error::invalid(
+                "--time-limit must be a positive number of seconds",
+            ));
         }
     }
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
@@ -96,6 +98,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         speedup: None,
         elapsed_s: 0.0,
         configs_per_s: 0.0,
+        engine_start_s: 0.0,
     };
     let resumed = load_previous(a, &report)?;
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
@@ -111,7 +114,15 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     } else {
         a.devices.clone()
     };
-    printer.start(&report, planned, &devices, a.strategy, seed, a.seed.is_none(), resumed.len());
+    printer.start(
+        &report,
+        planned,
+        &devices,
+        a.strategy,
+        seed,
+        a.seed.is_none(),
+        resumed.len(),
+    );
     report.trials = resumed;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -143,12 +154,20 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
         workers.push(std::thread::spawn(move || {
-            work(&exe, &engine_args, policy, registers_wanted, &scheduler, &tx)
+            work(
+                &exe,
+                &engine_args,
+                policy,
+                registers_wanted,
+                &scheduler,
+                &tx,
+            )
         }));
     }
     drop(tx);
 
-    let measure_started = Instant::now();
+    let mut first_ready: Option<Instant> = None;
+    let mut last_result = Instant::now();
     let mut measured_now = 0u64;
     let mut last_save = Instant::now();
     let mut gone = Vec::new();
@@ -156,6 +175,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     for msg in rx {
         match msg {
             Msg::Ready(info) => {
+                first_ready.get_or_insert_with(Instant::now);
                 if !report.devices.iter().any(|x| x.ordinal == info.ordinal) {
                     printer.device(&info);
                     report.devices.push(info);
@@ -167,9 +187,10 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
                 }
                 if trial.status != Status::Skipped {
                     measured_now += 1;
+                    last_result = Instant::now();
                 }
                 printer.trial(&trial, report.trials.len() + 1, planned);
-                report.trials.push(trial);
+                report.trials.push(*trial);
                 if last_save.elapsed() >= SAVE_EVERY {
                     report.summarise();
                     save(a, &report)?;
@@ -189,7 +210,10 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     for w in workers {
         let _ = w.join();
     }
-    let elapsed = measure_started.elapsed().as_secs_f64();
+    let elapsed = first_ready.map_or(0.0, |t| {
+        last_result.saturating_duration_since(t).as_secs_f64()
+    });
+    report.engine_start_s = first_ready.map_or(0.0, |t| t.duration_since(started).as_secs_f64());
     report.elapsed_s = started.elapsed().as_secs_f64();
     report.configs_per_s = if elapsed > 0.0 {
         measured_now as f64 / elapsed
@@ -204,7 +228,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         return Err(Error::invalid(why));
     }
     if gone.len() == devices.len() && measured_now == 0 && report.best.is_none() {
-        return Err(Error::Failed("no GPU could run the sweep (see the messages above)".into()));
+        return Err(Error::Failed(
+            "no GPU could run the sweep (see the messages above)".into(),
+        ));
     }
     let interrupted = stop.load(Ordering::Relaxed);
     printer.summary(&report, measured_now, elapsed, interrupted);
@@ -263,7 +289,7 @@ fn work(
         let (index, config, recorded) = match next {
             Work::Done => return,
             Work::Skip { index, trial } => {
-                let _ = tx.send(Msg::Done(Some(index), trial));
+                let _ = tx.send(Msg::Done(Some(index), Box::new(trial)));
                 continue;
             }
             Work::Measure {
@@ -282,7 +308,7 @@ fn work(
         };
         trial.recorded = recorded;
         trial.device = Some(device);
-        if tx.send(Msg::Done(index, trial)).is_err() {
+        if tx.send(Msg::Done(index, Box::new(trial))).is_err() {
             return;
         }
     }
@@ -319,9 +345,19 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
         .map_err(|m| bad("registers", m))?
         .unwrap_or_default();
     if let Some(r) = registers.iter().find(|&&r| r > 255) {
-        return Err(bad("registers", format!("{r} is above 255, the most a thread can use")));
+        return Err(bad(
+            "registers",
+            format!("{r} is above 255, the most a thread can use"),
+        ));
     }
-    Space::new(Rules::of(d, a.ignore_limits), grids, blocks, shared, registers).map_err(Error::invalid)
+    Space::new(
+        Rules::of(d, a.ignore_limits),
+        grids,
+        blocks,
+        shared,
+        registers,
+    )
+    .map_err(Error::invalid)
 }
 
 /// The trials of an earlier run (`--resume`), after checking that the files may be written.
@@ -347,7 +383,12 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     Ok(previous
         .trials
         .into_iter()
-        .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed | Status::Skipped))
+        .filter(|t| {
+            matches!(
+                t.status,
+                Status::Ok | Status::VerifyFailed | Status::Skipped
+            )
+        })
         .collect())
 }
 

@@ -69,7 +69,11 @@ impl Printer {
         ));
         output::line(&format!(
             "  timing: {}, {timing}; verification: {}; GPU(s) {}",
-            if t.cold { "cold (L2 flushed before each sample)" } else { "hot" },
+            if t.cold {
+                "cold (L2 flushed before each sample)"
+            } else {
+                "hot"
+            },
             r.verify,
             devices
                 .iter()
@@ -78,7 +82,9 @@ impl Printer {
                 .join(", ")
         ));
         if resumed > 0 {
-            output::line(&format!("  resumed: {resumed} configuration(s) already measured"));
+            output::line(&format!(
+                "  resumed: {resumed} configuration(s) already measured"
+            ));
         }
     }
 
@@ -134,8 +140,9 @@ impl Printer {
             output::line("Interrupted: the results so far are kept (--resume continues).");
         }
         output::line(&format!(
-            "{measured} configuration(s) measured in {elapsed:.2} s ({:.1} per second); {} verified, {} failed to verify, {} invalid, {} fault(s), {} skipped",
+            "{measured} configuration(s) measured in {elapsed:.2} s ({:.1} per second, after {:.2} s of engine start); {} verified, {} failed to verify, {} invalid, {} fault(s), {} skipped",
             r.configs_per_s,
+            r.engine_start_s,
             count(Status::Ok),
             count(Status::VerifyFailed),
             count(Status::Invalid),

@@ -20,9 +20,9 @@ use rr_format::instance::Side;
 use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
-use super::timing::{Measurement, TimingPolicy};
 use super::launch;
 use super::protocol::{ErrorKind, Event};
+use super::timing::{Measurement, TimingPolicy};
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
 
@@ -122,6 +122,8 @@ pub struct Session {
     /// The device's rated SM clock (MHz): samples well below it were throttled.
     reference_clock_mhz: f64,
     shared_allowed: u32,
+    /// Where sweeps read the replayed memory back (allocated at the first read-back).
+    read_buffer: Option<PinnedBuffer>,
     memory: ExactMemory,
     stream: Stream,
     copies: Vec<(u64, usize, usize)>,
@@ -302,6 +304,7 @@ impl Session {
             kernel_name: d.name.clone(),
             reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
             shared_allowed: 48 * 1024,
+            read_buffer: None,
             memory,
             stream,
             copies,
@@ -435,7 +438,7 @@ impl Session {
             if throttled {
                 m.throttled.push(s);
             } else {
-                m.samples.push(s);
+                m.keep(s);
             }
             if let Some(stop) = policy.stop(&m, started.elapsed().as_secs_f64()) {
                 m.stop = stop;
@@ -444,7 +447,9 @@ impl Session {
         }
         if m.samples.is_empty() {
             // Every sample throttled until the timeout: keep them, and say so.
-            m.samples = std::mem::take(&mut m.throttled);
+            for s in std::mem::take(&mut m.throttled) {
+                m.keep(s);
+            }
             m.all_throttled = true;
         }
         Ok(m)
@@ -477,7 +482,12 @@ impl Session {
                 RunError::InvalidLaunch(e)
             }
         })?;
-        self.kernel = Kernel::rebind(&module, &self.kernel_name, &self.params, &self.recorded_globals)?;
+        self.kernel = Kernel::rebind(
+            &module,
+            &self.kernel_name,
+            &self.params,
+            &self.recorded_globals,
+        )?;
         self.shared_allowed = 48 * 1024;
         self.max_registers = limit;
         Ok(())
@@ -528,12 +538,33 @@ impl Session {
     /// The recorded memory as it is now on the device, laid out as the snapshot files are.
     pub fn read_back(&self) -> std::result::Result<Vec<u8>, RunError> {
         let mut out = vec![0u8; self.input_len as usize];
+        self.download_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// The replayed memory in a page-locked buffer kept for the next call: a sweep reads back
+    /// after every configuration, and pinned memory copies at full link speed without a fresh
+    /// allocation each time. Bytes outside the recorded segments stay zero.
+    pub fn read_back_pinned(&mut self) -> std::result::Result<&[u8], RunError> {
+        if self.read_buffer.is_none() {
+            let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
+            b.as_mut_slice().fill(0);
+            self.read_buffer = Some(b);
+        }
+        let mut buf = self.read_buffer.take().unwrap_or_else(|| unreachable!());
+        let copied = self.download_into(buf.as_mut_slice());
+        let buf = self.read_buffer.insert(buf);
+        copied?;
+        Ok(buf.as_slice())
+    }
+
+    fn download_into(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
         for &(addr, off, len) in &self.copies {
             self.memory
                 .download(addr, &mut out[off..off + len])
                 .map_err(classify)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Benchmark aids: the largest segment copied once from pinned memory with a single

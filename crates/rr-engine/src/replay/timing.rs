@@ -89,20 +89,36 @@ impl TimingPolicy {
         if elapsed >= self.target.timeout {
             return Some(StopReason::Timeout);
         }
-        let gpu_time: f64 = m.samples.iter().map(|s| s.kernel_ns).sum::<f64>() / 1e9;
         let t = &self.target;
-        if n >= t.min_samples.max(2) && gpu_time >= t.min_gpu_time && t.max_noise.is_some_and(|x| m.noise() <= x) {
+        let target = t.max_noise?;
+        if n < t.min_samples.max(2) || m.sum_ns / 1e9 < t.min_gpu_time {
+            return None;
+        }
+        if m.noise() <= target {
             return Some(StopReason::Noise);
         }
-        None
+        // nvbench's second rule: a kernel whose noise stays above the target stops once the
+        // noise estimate itself has settled (its last 64 values vary by under 5 %): more
+        // samples would not change the answer, only cost time.
+        let recent = m.noise_history.len().checked_sub(STABLE_WINDOW)?;
+        let window = Stats::of(&m.noise_history[recent..]);
+        (window.mean > 0.0 && window.stddev / window.mean < STABLE_SPREAD)
+            .then_some(StopReason::Stable)
     }
 }
+
+/// How many noise estimates the stability rule looks at, and how little they may vary.
+const STABLE_WINDOW: usize = 64;
+const STABLE_SPREAD: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// The noise fell under the target.
     #[default]
     Noise,
+    /// The noise stayed above the target but stopped changing.
+    Stable,
     MaxSamples,
     Timeout,
 }
@@ -110,8 +126,13 @@ pub enum StopReason {
 /// The samples of one configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Measurement {
-    /// Kept samples.
+    /// Kept samples (add them with [`Measurement::keep`]).
     pub samples: Vec<Sample>,
+    /// Running sums of the kept kernel times, so the noise costs O(1) per sample.
+    sum_ns: f64,
+    sum_sq: f64,
+    /// The noise after each kept sample from the second on.
+    noise_history: Vec<f64>,
     /// Samples discarded as throttled.
     pub throttled: Vec<Sample>,
     /// Every sample was throttled: `samples` holds them anyway.
@@ -120,23 +141,41 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// Keep a sample (not throttled).
+    pub fn keep(&mut self, s: Sample) {
+        self.samples.push(s);
+        self.sum_ns += s.kernel_ns;
+        self.sum_sq += s.kernel_ns * s.kernel_ns;
+        if self.samples.len() >= 2 {
+            let n = self.noise();
+            self.noise_history.push(n);
+        }
+    }
+
     pub fn kernel(&self) -> Stats {
         Stats::of(&self.samples.iter().map(|s| s.kernel_ns).collect::<Vec<_>>())
     }
 
-    /// Relative standard deviation of the kernel times (infinite below two samples).
+    /// Relative standard deviation of the kept kernel times (infinite below two samples).
     pub fn noise(&self) -> f64 {
-        let k = self.kernel();
-        if k.count < 2 || k.mean <= 0.0 {
-            f64::INFINITY
-        } else {
-            k.stddev / k.mean
+        let n = self.samples.len() as f64;
+        let mean = self.sum_ns / n;
+        if n < 2.0 || mean <= 0.0 {
+            return f64::INFINITY;
         }
+        let var = ((self.sum_sq - n * mean * mean) / (n - 1.0)).max(0.0);
+        var.sqrt() / mean
     }
 
     /// The SM clock over the kept samples, in MHz.
     pub fn clock(&self) -> Stats {
-        Stats::of(&self.samples.iter().filter_map(|s| s.clock_mhz).collect::<Vec<_>>())
+        Stats::of(
+            &self
+                .samples
+                .iter()
+                .filter_map(|s| s.clock_mhz)
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -158,24 +197,32 @@ mod tests {
         let p = TimingPolicy::adaptive(true, NoiseTarget::default(), 10_000);
         let mut m = Measurement::default();
         for _ in 0..9 {
-            m.samples.push(sample(1000.0));
+            m.keep(sample(1000.0));
             assert_eq!(p.stop(&m, 0.1), None, "below min_samples");
         }
-        m.samples.push(sample(1000.0));
+        m.keep(sample(1000.0));
         assert_eq!(p.stop(&m, 0.1), Some(StopReason::Noise));
         let mut noisy = Measurement::default();
         for i in 0..50 {
-            noisy.samples.push(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
+            noisy.keep(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
         }
         assert_eq!(p.stop(&noisy, 0.1), None, "10 % noise keeps sampling");
+        for i in 0..150 {
+            noisy.keep(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
+        }
+        assert_eq!(
+            p.stop(&noisy, 0.1),
+            Some(StopReason::Stable),
+            "a noise estimate that settled at 10 % stops sampling"
+        );
         assert_eq!(p.stop(&noisy, 2.5), Some(StopReason::Timeout));
         let f = TimingPolicy::fixed(10, false);
         let mut m = Measurement::default();
         for _ in 0..9 {
-            m.samples.push(sample(1.0));
+            m.keep(sample(1.0));
         }
         assert_eq!(f.stop(&m, 0.0), None);
-        m.samples.push(sample(1.0));
+        m.keep(sample(1.0));
         assert_eq!(f.stop(&m, 0.0), Some(StopReason::MaxSamples));
         assert!((noisy.noise() - 0.1005).abs() < 1e-3);
     }

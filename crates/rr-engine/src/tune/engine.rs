@@ -3,6 +3,8 @@
 //! session. Replies are protocol events tagged with the command's id: `trial` with the result,
 //! or `error` with kind `fault`, after which the process ends (its CUDA context is unusable).
 
+use std::time::Instant;
+
 use rr_cuda::LaunchConfig;
 use rr_format::memory::MemoryMap;
 use rr_format::text::visible;
@@ -70,6 +72,7 @@ pub fn measure(
             )),
         }
     };
+    let started = Instant::now();
     if let Err(e) = session.set_max_registers(config.max_registers) {
         return refused(e);
     }
@@ -97,20 +100,21 @@ pub fn measure(
         trial.message = Some("every sample ran throttled (below 75 % of the rated clock)".into());
     }
     if let Some(exp) = expected {
-        let replayed = session.read_back()?;
+        let t = Instant::now();
+        let replayed = session.read_back_pinned()?;
         let want = exp.output.bytes();
         // Byte-equal memory passes any comparison: the detailed walk only runs on differences.
-        if want != replayed.as_slice() {
-            let outcome = verify::verify(&exp.map, want, &replayed, exp.typed.as_ref());
+        if want != replayed {
+            let outcome = verify::verify(&exp.map, want, replayed, exp.typed.as_ref());
             if !outcome.passed {
                 trial.status = Status::VerifyFailed;
                 trial.message = Some(verify::describe(&outcome).join("; "));
             }
         }
-        exp.output
-            .check_intact()
-            .map_err(|e| RunError::Other(e.into()))?;
+        exp.output.check_intact().map_err(RunError::Other)?;
+        trial.verify_ms = Some(t.elapsed().as_secs_f64() * 1e3);
     }
+    trial.engine_ms = Some(started.elapsed().as_secs_f64() * 1e3);
     Ok(trial)
 }
 

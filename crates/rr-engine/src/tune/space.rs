@@ -69,7 +69,7 @@ pub fn dim(v: [u32; 3]) -> String {
 }
 
 /// The values of the grid axis: given dimensions, or "cover" (computed from each block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GridChoice {
     Dims([u32; 3]),
     /// As many blocks as keep the recorded threads in each dimension covered.
@@ -102,12 +102,20 @@ pub fn parse_dims(spec: &str) -> Result<Vec<[u32; 3]>, String> {
     Ok(dedup(out))
 }
 
-/// Parse the grid axis: dimensions, or the word `cover`.
+/// Parse the grid axis: dimensions, and the word `cover` as one of the items.
 pub fn parse_grid(spec: &str) -> Result<Vec<GridChoice>, String> {
-    if spec.trim().eq_ignore_ascii_case("cover") {
-        return Ok(vec![GridChoice::Cover]);
+    let mut out = Vec::new();
+    for item in split_items(spec)? {
+        if item.eq_ignore_ascii_case("cover") {
+            out.push(GridChoice::Cover);
+        } else {
+            out.extend(parse_dims(item)?.into_iter().map(GridChoice::Dims));
+        }
+        if out.len() > MAX_AXIS_VALUES {
+            return Err(format!("{spec:?}: more than {MAX_AXIS_VALUES} values"));
+        }
     }
-    Ok(parse_dims(spec)?.into_iter().map(GridChoice::Dims).collect())
+    Ok(dedup(out))
 }
 
 /// Parse a 1-D axis (`--shared-mem`, `--registers`); `allow_zero` for shared memory.
@@ -190,7 +198,9 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
             Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
             Step::Plus(d) => v + d as u64,
             Step::Times(f) if f < 2 || v == 0 => {
-                return Err(format!("{s:?}: a geometric range needs a factor of at least 2 and a start above 0"))
+                return Err(format!(
+                    "{s:?}: a geometric range needs a factor of at least 2 and a start above 0"
+                ))
             }
             Step::Times(f) => v * f as u64,
         };
@@ -264,8 +274,8 @@ impl Rules {
             c.block[0],
             self.ignore_limits,
         )
-            .err()
-            .map(|e| format!("{e} (--ignore-limits to try it)"))
+        .err()
+        .map(|e| format!("{e} (--ignore-limits to try it)"))
     }
 
     /// The grid for `block` under `choice`.
@@ -409,7 +419,10 @@ mod tests {
     #[test]
     fn axis_forms() {
         assert_eq!(parse_scalars("32..1024*2", false).unwrap().len(), 6);
-        assert_eq!(parse_scalars("0..96:32", true).unwrap(), vec![0, 32, 64, 96]);
+        assert_eq!(
+            parse_scalars("0..96:32", true).unwrap(),
+            vec![0, 32, 64, 96]
+        );
         assert_eq!(parse_scalars("1..10:4", false).unwrap(), vec![1, 5, 9]);
         assert_eq!(parse_scalars("64, 128,64", false).unwrap(), vec![64, 128]);
         assert_eq!(
@@ -418,7 +431,21 @@ mod tests {
         );
         assert_eq!(parse_dims("8").unwrap(), vec![[8, 1, 1]]);
         assert_eq!(parse_grid("Cover").unwrap(), vec![GridChoice::Cover]);
-        for bad in ["", "0", "1,,2", "a", "4..2", "1..8:0", "1..8*1", "1x2x3x4", "1..4294967295"] {
+        assert_eq!(
+            parse_grid("8x8x8, cover").unwrap(),
+            vec![GridChoice::Dims([8, 8, 8]), GridChoice::Cover]
+        );
+        for bad in [
+            "",
+            "0",
+            "1,,2",
+            "a",
+            "4..2",
+            "1..8:0",
+            "1..8*1",
+            "1x2x3x4",
+            "1..4294967295",
+        ] {
             assert!(parse_dims(bad).is_err(), "{bad:?} accepted");
         }
         assert!(parse_scalars("32x2", false).is_err());
@@ -436,7 +463,7 @@ mod tests {
             vec![32, 64],
         )
         .unwrap();
-        assert_eq!(s.len(), 2 * 6 * 1 * 2);
+        assert_eq!(s.len(), 2 * 6 * 2, "grids x blocks x registers");
         for i in 0..s.len() {
             assert_eq!(s.index(s.coords(i)), i);
         }
@@ -465,7 +492,10 @@ mod tests {
         assert!(r.skip_reason(&c).unwrap().contains("above 64"));
         c.block = [256, 1, 1];
         r.threads_limits = [1, 128];
-        assert!(r.skip_reason(&c).unwrap().contains("out of the allowed limits"));
+        assert!(r
+            .skip_reason(&c)
+            .unwrap()
+            .contains("out of the allowed limits"));
         r.ignore_limits = true;
         assert_eq!(r.skip_reason(&c), None);
         r.cluster = Some([2, 1, 1]);

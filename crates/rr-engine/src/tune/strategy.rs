@@ -96,7 +96,7 @@ impl Search {
     }
 
     /// The next configuration to measure, or None when none is left.
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn propose(&mut self) -> Option<u64> {
         if self.exhausted() {
             return None;
         }
@@ -153,7 +153,11 @@ impl Search {
         while self.drawn < self.len {
             let j = self.rng.u64(self.drawn..self.len);
             let at_j = self.shuffled.get(&j).copied().unwrap_or(j);
-            let at_drawn = self.shuffled.get(&self.drawn).copied().unwrap_or(self.drawn);
+            let at_drawn = self
+                .shuffled
+                .get(&self.drawn)
+                .copied()
+                .unwrap_or(self.drawn);
             self.shuffled.insert(j, at_drawn);
             self.shuffled.remove(&self.drawn);
             self.drawn += 1;
@@ -256,11 +260,15 @@ mod tests {
     #[test]
     fn exhaustive_and_random_visit_everything_once() {
         let s = space();
-        for kind in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Annealing] {
+        for kind in [
+            StrategyKind::Exhaustive,
+            StrategyKind::Random,
+            StrategyKind::Annealing,
+        ] {
             let mut search = Search::new(kind, &s, 7, s.len());
             search.known(5, Some(1.0));
             let mut seen = HashSet::new();
-            while let Some(i) = search.next() {
+            while let Some(i) = search.propose() {
                 assert!(i < s.len());
                 assert!(seen.insert(i), "{kind:?} proposed {i} twice");
                 search.report(i, Some(cost(&s, i)));
@@ -269,7 +277,7 @@ mod tests {
             assert!(!seen.contains(&5));
         }
         let mut e = Search::new(StrategyKind::Exhaustive, &s, 0, s.len());
-        assert_eq!((e.next(), e.next()), (Some(0), Some(1)));
+        assert_eq!((e.propose(), e.propose()), (Some(0), Some(1)));
     }
 
     #[test]
@@ -280,7 +288,7 @@ mod tests {
         for seed in 0..10 {
             let mut search = Search::new(StrategyKind::Annealing, &s, seed, budget);
             for _ in 0..budget {
-                let i = search.next().unwrap();
+                let i = search.propose().unwrap();
                 search.report(i, Some(cost(&s, i)));
             }
             let (_, best) = search.best().unwrap();
@@ -298,9 +306,9 @@ mod tests {
     fn failures_are_never_current() {
         let s = space();
         let mut search = Search::new(StrategyKind::Annealing, &s, 1, 100);
-        let i = search.next().unwrap();
+        let i = search.propose().unwrap();
         search.report(i, None);
         assert_eq!(search.best(), None);
-        assert!(search.next().is_some());
+        assert!(search.propose().is_some());
     }
 }

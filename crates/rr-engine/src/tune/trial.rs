@@ -66,6 +66,13 @@ pub struct Trial {
     /// The CUDA device that measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<i32>,
+    /// Time the engine spent on this configuration: samples, restores, recompilation and
+    /// verification (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ms: Option<f64>,
+    /// Of which reading the memory back and verifying it (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_ms: Option<f64>,
     /// Whether this is the recorded configuration.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
@@ -85,6 +92,8 @@ impl Trial {
             registers: None,
             blocks_per_sm: None,
             device: None,
+            engine_ms: None,
+            verify_ms: None,
             recorded: false,
         }
     }
@@ -150,9 +159,13 @@ pub struct TuneReport {
     pub speedup: Option<f64>,
     #[serde(default)]
     pub elapsed_s: f64,
-    /// Measured configurations per second of this run (resumed ones not counted).
+    /// Measured configurations per second of this run (resumed ones not counted), from the
+    /// first engine ready to the last result.
     #[serde(default)]
     pub configs_per_s: f64,
+    /// Seconds until the first engine was ready (driver start, reservation, first restore).
+    #[serde(default)]
+    pub engine_start_s: f64,
 }
 
 /// The axes as given on the command line.
@@ -171,7 +184,11 @@ impl TuneReport {
             .trials
             .iter()
             .filter(|t| t.cost().is_some())
-            .min_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)))
+            .min_by(|a, b| {
+                a.cost()
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&b.cost().unwrap_or(f64::MAX))
+            })
             .cloned();
         let recorded = self
             .trials
@@ -187,7 +204,11 @@ impl TuneReport {
     /// The best `n` verified trials, fastest first.
     pub fn ranking(&self, n: usize) -> Vec<&Trial> {
         let mut ok: Vec<&Trial> = self.trials.iter().filter(|t| t.cost().is_some()).collect();
-        ok.sort_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)));
+        ok.sort_by(|a, b| {
+            a.cost()
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.cost().unwrap_or(f64::MAX))
+        });
         ok.truncate(n);
         ok
     }
@@ -250,7 +271,11 @@ pub const CSV_HEADER: [&str; 25] = [
 ];
 
 fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
-    let ms = |f: fn(&Stats) -> f64| t.kernel_ns.map(|k| format!("{:.6}", f(&k) / 1e6)).unwrap_or_default();
+    let ms = |f: fn(&Stats) -> f64| {
+        t.kernel_ns
+            .map(|k| format!("{:.6}", f(&k) / 1e6))
+            .unwrap_or_default()
+    };
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     let c = &t.config;
     vec![
@@ -274,10 +299,14 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
         ms(|k| k.median),
         ms(|k| k.min),
         ms(|k| k.max),
-        t.noise().map(|n| format!("{:.3}", n * 100.0)).unwrap_or_default(),
+        t.noise()
+            .map(|n| format!("{:.3}", n * 100.0))
+            .unwrap_or_default(),
         t.kernel_ns.map(|k| k.count.to_string()).unwrap_or_default(),
         t.discarded.to_string(),
-        t.clock_mhz.map(|c| format!("{:.0}", c.median)).unwrap_or_default(),
+        t.clock_mhz
+            .map(|c| format!("{:.0}", c.median))
+            .unwrap_or_default(),
         t.status.label().to_string(),
         t.device.map(|d| d.to_string()).unwrap_or_default(),
         if t.recorded { "1" } else { "0" }.to_string(),
@@ -292,7 +321,10 @@ pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
         .position(|&g| space.rules.grid_for(g, config.block) == config.grid)?;
     let b = space.blocks.iter().position(|&b| b == config.block)?;
     let s = space.shared.iter().position(|&s| s == config.shared_mem)?;
-    let r = space.registers.iter().position(|&r| r == config.max_registers)?;
+    let r = space
+        .registers
+        .iter()
+        .position(|&r| r == config.max_registers)?;
     Some(space.index([g, b, s, r]))
 }
 
@@ -337,6 +369,7 @@ mod tests {
             speedup: None,
             elapsed_s: 0.0,
             configs_per_s: 0.0,
+            engine_start_s: 0.0,
         }
     }
 
