@@ -360,9 +360,28 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
     .map_err(Error::invalid)
 }
 
-/// The trials of an earlier run (`--resume`), after checking that the files may be written.
+/// The trials of an earlier run (`--resume`), after checking that the files may be written:
+/// before any GPU time is spent, not at the end of the sweep.
 fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
+    if a.json.is_some() && a.json == a.csv {
+        return Err(Error::invalid("--json and --csv name the same file"));
+    }
     for path in [&a.json, &a.csv].into_iter().flatten() {
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if !parent.is_dir() {
+            return Err(Error::format(path, "cannot be written: its directory does not exist"));
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if !meta.is_file() {
+                return Err(Error::format(
+                    path,
+                    "exists and is not a regular file (a directory, link or device): refused",
+                ));
+            }
+        }
         if path.exists() && !a.resume {
             return Err(Error::invalid(format!(
                 "{} exists; --resume to continue that sweep, or choose another file",
