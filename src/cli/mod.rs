@@ -307,4 +307,3 @@ pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
 pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
     rr_engine::diff::Comparison::parse_spec(s)
 }
-

@@ -75,7 +75,9 @@ impl ReplayArgs {
                 device_id: self.device_id,
                 ignore_limits: self.ignore_limits,
             },
-            repetitions: self.repetitions.unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
+            repetitions: self
+                .repetitions
+                .unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
             warmup: self.warmup,
             cold: self.timing.cold(false),
             noise,

@@ -61,7 +61,12 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub seed: Option<u64>,
     /// GPUs to spread the configurations over (one engine process each), e.g. 0,1.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Search")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Search"
+    )]
     pub devices: Vec<i32>,
     /// Exactly N kept samples per configuration instead of sampling to --max-noise.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Timing")]
@@ -89,8 +94,7 @@ pub struct TuneArgs {
 }
 
 fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
-    StrategyKind::parse(s)
-        .ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))
+    StrategyKind::parse(s).ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))
 }
 
 /// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout.

@@ -43,7 +43,7 @@ fn setup_error(e: Error) -> Failure {
 }
 
 fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
-    let inst = ReplayInstance::load(&a.descriptor).map_err(|e| setup_error(e.into()))?;
+    let inst = ReplayInstance::load(&a.descriptor).map_err(setup_error)?;
     let d = &inst.descriptor;
     // The recorded launch only supplies the device, cluster shape and cooperativeness: the
     // tuner checks each configuration's limits itself.
@@ -52,19 +52,17 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
         ignore_limits: true,
         ..Overrides::default()
     };
-    let recorded = launch::resolve(d, &overrides).map_err(|e| setup_error(e.into()))?;
+    let recorded = launch::resolve(d, &overrides).map_err(setup_error)?;
     let verify = match (a.no_verify, a.tolerance) {
         (true, _) => Verify::No,
         (false, Some(c)) => Verify::Typed(c),
         (false, None) => Verify::Bytes,
     };
-    inst.check_verifiable(&verify)
-        .map_err(|e| setup_error(e.into()))?;
+    inst.check_verifiable(&verify).map_err(setup_error)?;
     let expected = if verify.is_on() {
         Some(Expected {
             map: MemoryMap::new(d, inst.input_len),
-            output: open_recorded(&inst.files, d, Side::Output)
-                .map_err(|e| setup_error(e.into()))?,
+            output: open_recorded(&inst.files, d, Side::Output).map_err(setup_error)?,
             typed: verify.typed().copied(),
         })
     } else {
@@ -95,7 +93,11 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             Command::Measure { id, config, policy } => (id, config, policy),
         };
         match engine::measure(&mut session, &recorded, &config, &policy, expected.as_ref()) {
-            Ok(trial) => Printer { json: true, run: id }.emit(Event::Trial(Box::new(trial))),
+            Ok(trial) => Printer {
+                json: true,
+                run: id,
+            }
+            .emit(Event::Trial(Box::new(trial))),
             Err(e @ RunError::Fault(_)) => return Err((id, ErrorKind::Fault, e.to_string())),
             Err(e) => return Err((id, e.kind(), e.to_string())),
         }

@@ -176,8 +176,10 @@ impl Probes {
         let ns = u64::from_le_bytes(raw[8..].try_into().unwrap_or([0; 8]));
         self.last = [cycles, ns];
         if ns == 0 {
-            return Err(CudaError::new("rr_clock", sys::CUresult::CUDA_ERROR_UNKNOWN)
-                .context("the clock probe measured no time"));
+            return Err(
+                CudaError::new("rr_clock", sys::CUresult::CUDA_ERROR_UNKNOWN)
+                    .context("the clock probe measured no time"),
+            );
         }
         Ok(cycles as f64 * 1e3 / ns as f64)
     }

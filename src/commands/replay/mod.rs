@@ -7,9 +7,9 @@ use rr_engine::replay::stats::Stats;
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::{launch, verify, ReplayInstance, ReplayRequest, Verify};
 use rr_engine::snapshot::open_recorded;
+use rr_format::fsio;
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
-use rr_format::fsio;
 
 use crate::cli::ReplayArgs;
 use crate::error::{Error, Result};
@@ -114,9 +114,10 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     };
     let (samples, discarded) = match &req.noise {
         None => {
-            let samples = session.run(&cfg, req.repetitions, req.warmup, req.cold, &mut |i, s| {
-                emit_rep(i, &s, true)
-            })?;
+            let samples =
+                session.run(&cfg, req.repetitions, req.warmup, req.cold, &mut |i, s| {
+                    emit_rep(i, &s, true)
+                })?;
             (samples, 0)
         }
         Some(target) => {
@@ -172,4 +173,3 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     }
     Ok(ok)
 }
-

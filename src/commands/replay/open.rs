@@ -61,7 +61,7 @@ pub(crate) fn session(
                 detail: format!("{msg}; retrying in a fresh process"),
             });
             drop(placeholders);
-            return Err(reexec(attempt + 1));
+            Err(reexec(attempt + 1))
         }
         Err(e) => Err(e),
     }
@@ -86,4 +86,3 @@ fn reexec(attempt: u32) -> Error {
         "cannot re-execute to free recorded address ranges: {err}"
     ))
 }
-

@@ -86,7 +86,11 @@ impl EngineChild {
             // Bounded lines: a flood of stderr cannot grow memory.
             let mut r = BufReader::new(stderr);
             let mut line = String::new();
-            while (&mut r).take(4096).read_line(&mut line).is_ok_and(|n| n > 0) {
+            while (&mut r)
+                .take(4096)
+                .read_line(&mut line)
+                .is_ok_and(|n| n > 0)
+            {
                 if let Ok(mut q) = keep.lock() {
                     if q.len() == STDERR_LINES {
                         q.pop_front();
@@ -210,7 +214,9 @@ impl EngineChild {
 
 impl Drop for EngineChild {
     fn drop(&mut self) {
-        let _ = self.stdin.write_all(EngineCommand::Quit.to_line().as_bytes());
+        let _ = self
+            .stdin
+            .write_all(EngineCommand::Quit.to_line().as_bytes());
         let _ = self.stdin.flush();
         // A clean quit releases the GPU promptly; a stuck engine is killed.
         for _ in 0..50 {

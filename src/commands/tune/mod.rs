@@ -60,7 +60,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     };
     if let Some(t) = a.time_limit {
         if !(t.is_finite() && t > 0.0) {
-            return Err(Error::invalid("--time-limit must be a positive number of seconds"));
+            return Err(Error::invalid(
+                "--time-limit must be a positive number of seconds",
+            ));
         }
     }
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
@@ -111,7 +113,15 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     } else {
         a.devices.clone()
     };
-    printer.start(&report, planned, &devices, a.strategy, seed, a.seed.is_none(), resumed.len());
+    printer.start(
+        &report,
+        planned,
+        &devices,
+        a.strategy,
+        seed,
+        a.seed.is_none(),
+        resumed.len(),
+    );
     report.trials = resumed;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -142,7 +152,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
         workers.push(std::thread::spawn(move || {
-            work(&exe, &engine_args, policy, registers_wanted, &scheduler, &tx)
+            work(
+                &exe,
+                &engine_args,
+                policy,
+                registers_wanted,
+                &scheduler,
+                &tx,
+            )
         }));
     }
     drop(tx);
@@ -203,7 +220,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         return Err(Error::invalid(why));
     }
     if gone.len() == devices.len() && measured_now == 0 && report.best.is_none() {
-        return Err(Error::Failed("no GPU could run the sweep (see the messages above)".into()));
+        return Err(Error::Failed(
+            "no GPU could run the sweep (see the messages above)".into(),
+        ));
     }
     let interrupted = stop.load(Ordering::Relaxed);
     printer.summary(&report, measured_now, elapsed, interrupted);
@@ -318,9 +337,19 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
         .map_err(|m| bad("registers", m))?
         .unwrap_or_default();
     if let Some(r) = registers.iter().find(|&&r| r > 255) {
-        return Err(bad("registers", format!("{r} is above 255, the most a thread can use")));
+        return Err(bad(
+            "registers",
+            format!("{r} is above 255, the most a thread can use"),
+        ));
     }
-    Space::new(Rules::of(d, a.ignore_limits), grids, blocks, shared, registers).map_err(Error::invalid)
+    Space::new(
+        Rules::of(d, a.ignore_limits),
+        grids,
+        blocks,
+        shared,
+        registers,
+    )
+    .map_err(Error::invalid)
 }
 
 /// The trials of an earlier run (`--resume`), after checking that the files may be written.
@@ -346,7 +375,12 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     Ok(previous
         .trials
         .into_iter()
-        .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed | Status::Skipped))
+        .filter(|t| {
+            matches!(
+                t.status,
+                Status::Ok | Status::VerifyFailed | Status::Skipped
+            )
+        })
         .collect())
 }
 

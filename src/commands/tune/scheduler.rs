@@ -91,23 +91,23 @@ impl Scheduler {
                 recorded: true,
             };
         }
-        while let Some(index) = self.search.next() {
-            let config = self.space.config(index);
-            if let Some(reason) = self.space.rules.skip_reason(&config) {
-                self.search.report(index, None);
-                return Work::Skip {
-                    index,
-                    trial: Trial::refused(config, Status::Skipped, reason),
-                };
-            }
-            self.measured += 1;
-            return Work::Measure {
-                index: Some(index),
-                config,
-                recorded: false,
+        let Some(index) = self.search.next() else {
+            return Work::Done;
+        };
+        let config = self.space.config(index);
+        if let Some(reason) = self.space.rules.skip_reason(&config) {
+            self.search.report(index, None);
+            return Work::Skip {
+                index,
+                trial: Trial::refused(config, Status::Skipped, reason),
             };
         }
-        Work::Done
+        self.measured += 1;
+        Work::Measure {
+            index: Some(index),
+            config,
+            recorded: false,
+        }
     }
 
     pub fn report(&mut self, index: Option<u64>, cost: Option<f64>) {
@@ -117,7 +117,12 @@ impl Scheduler {
     }
 
     /// How many configurations this run expects to measure (for progress).
-    pub fn planned(space_len: u64, resumed: u64, budget: Option<u64>, recorded_in_space: bool) -> u64 {
+    pub fn planned(
+        space_len: u64,
+        resumed: u64,
+        budget: Option<u64>,
+        recorded_in_space: bool,
+    ) -> u64 {
         let left = space_len.saturating_sub(resumed) + u64::from(!recorded_in_space);
         budget.map_or(left, |b| b.min(left))
     }

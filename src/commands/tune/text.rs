@@ -69,7 +69,11 @@ impl Printer {
         ));
         output::line(&format!(
             "  timing: {}, {timing}; verification: {}; GPU(s) {}",
-            if t.cold { "cold (L2 flushed before each sample)" } else { "hot" },
+            if t.cold {
+                "cold (L2 flushed before each sample)"
+            } else {
+                "hot"
+            },
             r.verify,
             devices
                 .iter()
@@ -78,7 +82,9 @@ impl Printer {
                 .join(", ")
         ));
         if resumed > 0 {
-            output::line(&format!("  resumed: {resumed} configuration(s) already measured"));
+            output::line(&format!(
+                "  resumed: {resumed} configuration(s) already measured"
+            ));
         }
     }
 

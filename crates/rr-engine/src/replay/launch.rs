@@ -33,7 +33,13 @@ pub fn resolve(d: &Descriptor, a: &Overrides) -> Result<Launch> {
     if let Some(t) = a.num_threads.filter(|&t| t > 0) {
         block[0] = t;
     }
-    check_limits(d.teams_limits, d.threads_limits, grid[0], block[0], a.ignore_limits)?;
+    check_limits(
+        d.teams_limits,
+        d.threads_limits,
+        grid[0],
+        block[0],
+        a.ignore_limits,
+    )?;
     if block.iter().map(|&v| v as u64).product::<u64>() > 1024 {
         return Err(Error::invalid(format!(
             "block {}×{}×{} has more than 1024 threads",

@@ -93,9 +93,17 @@ pub enum Event {
     Verify(VerifyOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the
     /// image is PTX (register limits possible).
-    Ready { rated_clock_mhz: f64, ptx: bool },
+    Ready {
+        rated_clock_mhz: f64,
+        ptx: bool,
+    },
     /// A sweep starts: how many configurations the axes span and how many it plans to measure.
-    Sweep { configs: u64, planned: u64, devices: Vec<i32>, strategy: String },
+    Sweep {
+        configs: u64,
+        planned: u64,
+        devices: Vec<i32>,
+        strategy: String,
+    },
     /// One configuration of a sweep (the engine's reply to `measure`; `tune --events` too).
     Trial(Box<crate::tune::Trial>),
     Saved {

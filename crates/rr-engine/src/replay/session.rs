@@ -20,9 +20,9 @@ use rr_format::instance::Side;
 use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
-use super::timing::{Measurement, TimingPolicy};
 use super::launch;
 use super::protocol::{ErrorKind, Event};
+use super::timing::{Measurement, TimingPolicy};
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
 
@@ -477,7 +477,12 @@ impl Session {
                 RunError::InvalidLaunch(e)
             }
         })?;
-        self.kernel = Kernel::rebind(&module, &self.kernel_name, &self.params, &self.recorded_globals)?;
+        self.kernel = Kernel::rebind(
+            &module,
+            &self.kernel_name,
+            &self.params,
+            &self.recorded_globals,
+        )?;
         self.shared_allowed = 48 * 1024;
         self.max_registers = limit;
         Ok(())

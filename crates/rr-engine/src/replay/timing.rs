@@ -91,7 +91,10 @@ impl TimingPolicy {
         }
         let gpu_time: f64 = m.samples.iter().map(|s| s.kernel_ns).sum::<f64>() / 1e9;
         let t = &self.target;
-        if n >= t.min_samples.max(2) && gpu_time >= t.min_gpu_time && t.max_noise.is_some_and(|x| m.noise() <= x) {
+        if n >= t.min_samples.max(2)
+            && gpu_time >= t.min_gpu_time
+            && t.max_noise.is_some_and(|x| m.noise() <= x)
+        {
             return Some(StopReason::Noise);
         }
         None
@@ -136,7 +139,13 @@ impl Measurement {
 
     /// The SM clock over the kept samples, in MHz.
     pub fn clock(&self) -> Stats {
-        Stats::of(&self.samples.iter().filter_map(|s| s.clock_mhz).collect::<Vec<_>>())
+        Stats::of(
+            &self
+                .samples
+                .iter()
+                .filter_map(|s| s.clock_mhz)
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -165,7 +174,9 @@ mod tests {
         assert_eq!(p.stop(&m, 0.1), Some(StopReason::Noise));
         let mut noisy = Measurement::default();
         for i in 0..50 {
-            noisy.samples.push(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
+            noisy
+                .samples
+                .push(sample(if i % 2 == 0 { 900.0 } else { 1100.0 }));
         }
         assert_eq!(p.stop(&noisy, 0.1), None, "10 % noise keeps sampling");
         assert_eq!(p.stop(&noisy, 2.5), Some(StopReason::Timeout));

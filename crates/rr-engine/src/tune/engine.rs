@@ -107,9 +107,7 @@ pub fn measure(
                 trial.message = Some(verify::describe(&outcome).join("; "));
             }
         }
-        exp.output
-            .check_intact()
-            .map_err(|e| RunError::Other(e.into()))?;
+        exp.output.check_intact().map_err(RunError::Other)?;
     }
     Ok(trial)
 }

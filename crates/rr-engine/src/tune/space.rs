@@ -107,7 +107,10 @@ pub fn parse_grid(spec: &str) -> Result<Vec<GridChoice>, String> {
     if spec.trim().eq_ignore_ascii_case("cover") {
         return Ok(vec![GridChoice::Cover]);
     }
-    Ok(parse_dims(spec)?.into_iter().map(GridChoice::Dims).collect())
+    Ok(parse_dims(spec)?
+        .into_iter()
+        .map(GridChoice::Dims)
+        .collect())
 }
 
 /// Parse a 1-D axis (`--shared-mem`, `--registers`); `allow_zero` for shared memory.
@@ -190,7 +193,9 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
             Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
             Step::Plus(d) => v + d as u64,
             Step::Times(f) if f < 2 || v == 0 => {
-                return Err(format!("{s:?}: a geometric range needs a factor of at least 2 and a start above 0"))
+                return Err(format!(
+                    "{s:?}: a geometric range needs a factor of at least 2 and a start above 0"
+                ))
             }
             Step::Times(f) => v * f as u64,
         };
@@ -264,8 +269,8 @@ impl Rules {
             c.block[0],
             self.ignore_limits,
         )
-            .err()
-            .map(|e| format!("{e} (--ignore-limits to try it)"))
+        .err()
+        .map(|e| format!("{e} (--ignore-limits to try it)"))
     }
 
     /// The grid for `block` under `choice`.
@@ -409,7 +414,10 @@ mod tests {
     #[test]
     fn axis_forms() {
         assert_eq!(parse_scalars("32..1024*2", false).unwrap().len(), 6);
-        assert_eq!(parse_scalars("0..96:32", true).unwrap(), vec![0, 32, 64, 96]);
+        assert_eq!(
+            parse_scalars("0..96:32", true).unwrap(),
+            vec![0, 32, 64, 96]
+        );
         assert_eq!(parse_scalars("1..10:4", false).unwrap(), vec![1, 5, 9]);
         assert_eq!(parse_scalars("64, 128,64", false).unwrap(), vec![64, 128]);
         assert_eq!(
@@ -418,7 +426,17 @@ mod tests {
         );
         assert_eq!(parse_dims("8").unwrap(), vec![[8, 1, 1]]);
         assert_eq!(parse_grid("Cover").unwrap(), vec![GridChoice::Cover]);
-        for bad in ["", "0", "1,,2", "a", "4..2", "1..8:0", "1..8*1", "1x2x3x4", "1..4294967295"] {
+        for bad in [
+            "",
+            "0",
+            "1,,2",
+            "a",
+            "4..2",
+            "1..8:0",
+            "1..8*1",
+            "1x2x3x4",
+            "1..4294967295",
+        ] {
             assert!(parse_dims(bad).is_err(), "{bad:?} accepted");
         }
         assert!(parse_scalars("32x2", false).is_err());
@@ -436,7 +454,8 @@ mod tests {
             vec![32, 64],
         )
         .unwrap();
-        assert_eq!(s.len(), 2 * 6 * 1 * 2);
+        // grid × block × shared memory (recorded: one value) × registers.
+        assert_eq!(s.len(), 2 * 6 * 2);
         for i in 0..s.len() {
             assert_eq!(s.index(s.coords(i)), i);
         }
@@ -465,7 +484,10 @@ mod tests {
         assert!(r.skip_reason(&c).unwrap().contains("above 64"));
         c.block = [256, 1, 1];
         r.threads_limits = [1, 128];
-        assert!(r.skip_reason(&c).unwrap().contains("out of the allowed limits"));
+        assert!(r
+            .skip_reason(&c)
+            .unwrap()
+            .contains("out of the allowed limits"));
         r.ignore_limits = true;
         assert_eq!(r.skip_reason(&c), None);
         r.cluster = Some([2, 1, 1]);

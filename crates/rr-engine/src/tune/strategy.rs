@@ -96,6 +96,8 @@ impl Search {
     }
 
     /// The next configuration to measure, or None when none is left.
+    // Not an `Iterator`: what comes next depends on the costs reported between calls.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<u64> {
         if self.exhausted() {
             return None;
@@ -153,7 +155,11 @@ impl Search {
         while self.drawn < self.len {
             let j = self.rng.u64(self.drawn..self.len);
             let at_j = self.shuffled.get(&j).copied().unwrap_or(j);
-            let at_drawn = self.shuffled.get(&self.drawn).copied().unwrap_or(self.drawn);
+            let at_drawn = self
+                .shuffled
+                .get(&self.drawn)
+                .copied()
+                .unwrap_or(self.drawn);
             self.shuffled.insert(j, at_drawn);
             self.shuffled.remove(&self.drawn);
             self.drawn += 1;
@@ -256,7 +262,11 @@ mod tests {
     #[test]
     fn exhaustive_and_random_visit_everything_once() {
         let s = space();
-        for kind in [StrategyKind::Exhaustive, StrategyKind::Random, StrategyKind::Annealing] {
+        for kind in [
+            StrategyKind::Exhaustive,
+            StrategyKind::Random,
+            StrategyKind::Annealing,
+        ] {
             let mut search = Search::new(kind, &s, 7, s.len());
             search.known(5, Some(1.0));
             let mut seen = HashSet::new();

@@ -171,7 +171,11 @@ impl TuneReport {
             .trials
             .iter()
             .filter(|t| t.cost().is_some())
-            .min_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)))
+            .min_by(|a, b| {
+                a.cost()
+                    .unwrap_or(f64::MAX)
+                    .total_cmp(&b.cost().unwrap_or(f64::MAX))
+            })
             .cloned();
         let recorded = self
             .trials
@@ -187,7 +191,11 @@ impl TuneReport {
     /// The best `n` verified trials, fastest first.
     pub fn ranking(&self, n: usize) -> Vec<&Trial> {
         let mut ok: Vec<&Trial> = self.trials.iter().filter(|t| t.cost().is_some()).collect();
-        ok.sort_by(|a, b| a.cost().unwrap_or(f64::MAX).total_cmp(&b.cost().unwrap_or(f64::MAX)));
+        ok.sort_by(|a, b| {
+            a.cost()
+                .unwrap_or(f64::MAX)
+                .total_cmp(&b.cost().unwrap_or(f64::MAX))
+        });
         ok.truncate(n);
         ok
     }
@@ -250,7 +258,11 @@ pub const CSV_HEADER: [&str; 25] = [
 ];
 
 fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
-    let ms = |f: fn(&Stats) -> f64| t.kernel_ns.map(|k| format!("{:.6}", f(&k) / 1e6)).unwrap_or_default();
+    let ms = |f: fn(&Stats) -> f64| {
+        t.kernel_ns
+            .map(|k| format!("{:.6}", f(&k) / 1e6))
+            .unwrap_or_default()
+    };
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     let c = &t.config;
     vec![
@@ -274,10 +286,14 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
         ms(|k| k.median),
         ms(|k| k.min),
         ms(|k| k.max),
-        t.noise().map(|n| format!("{:.3}", n * 100.0)).unwrap_or_default(),
+        t.noise()
+            .map(|n| format!("{:.3}", n * 100.0))
+            .unwrap_or_default(),
         t.kernel_ns.map(|k| k.count.to_string()).unwrap_or_default(),
         t.discarded.to_string(),
-        t.clock_mhz.map(|c| format!("{:.0}", c.median)).unwrap_or_default(),
+        t.clock_mhz
+            .map(|c| format!("{:.0}", c.median))
+            .unwrap_or_default(),
         t.status.label().to_string(),
         t.device.map(|d| d.to_string()).unwrap_or_default(),
         if t.recorded { "1" } else { "0" }.to_string(),
@@ -292,7 +308,10 @@ pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
         .position(|&g| space.rules.grid_for(g, config.block) == config.grid)?;
     let b = space.blocks.iter().position(|&b| b == config.block)?;
     let s = space.shared.iter().position(|&s| s == config.shared_mem)?;
-    let r = space.registers.iter().position(|&r| r == config.max_registers)?;
+    let r = space
+        .registers
+        .iter()
+        .position(|&r| r == config.max_registers)?;
     Some(space.index([g, b, s, r]))
 }
 
