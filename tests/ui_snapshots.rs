@@ -119,6 +119,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
             name: "NVIDIA H200".into(),
             sm: 90,
             ordinal: 0,
+            rated_clock_mhz: None,
         },
     ));
     for i in 0..12 {

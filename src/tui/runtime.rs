@@ -15,7 +15,7 @@ use super::app::{App, Cmd, Msg};
 use super::theme::Theme;
 use crate::error::{Error, Result};
 use rr_engine::diff::job::IndexJob;
-use rr_engine::replay::child::ChildReplay;
+use rr_engine::replay::child::ChildRun;
 
 const TICK: Duration = Duration::from_millis(250);
 
@@ -41,7 +41,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
     }
-    let mut replay: Option<ChildReplay> = None;
+    let mut replay: Option<ChildRun> = None;
     let mut index: Option<IndexJob> = None;
     let mut first_frame = true;
     let result = (|| -> Result<()> {
@@ -73,7 +73,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         })?;
                         let sink = tx.clone();
                         let run = request.run_id;
-                        match ChildReplay::spawn(&exe, &request, move |tagged| {
+                        match ChildRun::replay(&exe, &request, move |tagged| {
                             let _ = sink.send(Msg::Replay(tagged));
                         }) {
                             Ok(child) => replay = Some(child),
