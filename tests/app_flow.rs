@@ -6,6 +6,7 @@ use common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::Event;
+use rr_engine::tune::{Config, Status, Trial, TuneReport};
 use rr_tui::tui::app::{App, Cmd, Msg, Pair, Phase, Screen, SortKey};
 use std::sync::atomic::AtomicBool;
 
@@ -635,4 +636,371 @@ fn broken_instances_are_badged_after_the_first_frame() {
         broken[0]
     );
     assert_eq!(a.checked, Some(4));
+}
+
+/// An event of a sweep, as the runtime delivers it.
+fn tune_ev(run: u64, event: Event) -> Msg {
+    Msg::Tune(rr_engine::replay::Tagged { run, event })
+}
+
+fn sweep_trial(grid: u32, block: u32, status: Status, median: f64, recorded: bool) -> Msg {
+    let mut t = Trial::new(
+        Config {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+            shared_mem: 0,
+            max_registers: None,
+        },
+        status,
+    );
+    if status == Status::Ok {
+        t.kernel_ns = Some(rr_engine::replay::stats::Stats::of(&[
+            median * 0.99,
+            median,
+            median * 1.01,
+        ]));
+    }
+    t.recorded = recorded;
+    tune_ev(0, Event::Trial(Box::new(t)))
+}
+
+/// The same message for run `run`.
+fn of_run(run: u64, m: Msg) -> Msg {
+    match m {
+        Msg::Tune(t) => tune_ev(run, t.event),
+        other => other,
+    }
+}
+
+/// `u` opens the tuning screen of the selected instance; `r` starts the sweep the form
+/// describes. Returns its run id and command line.
+fn start_sweep(a: &mut App) -> (u64, Vec<String>) {
+    match key(a, KeyCode::Char('r')).into_iter().next() {
+        Some(Cmd::StartTune { run, args, .. }) => (run, args),
+        _ => panic!("no sweep started: {:?}", a.status),
+    }
+}
+
+#[test]
+fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
+    use std::time::{Duration, Instant};
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('u'));
+    assert_eq!(a.screen, Screen::Tune);
+    let me = a.current().unwrap();
+    let (run, args) = start_sweep(&mut a);
+    assert_eq!(a.tuning, Some(me));
+    assert_eq!(
+        args[..2],
+        [
+            "tune".to_string(),
+            a.rows[me].json_path.display().to_string()
+        ]
+    );
+    assert!(args.ends_with(&[
+        "--run-id".into(),
+        run.to_string(),
+        "--cold".into(),
+        "--events".into()
+    ]));
+    assert!(
+        key(&mut a, KeyCode::Char('r')).is_empty(),
+        "one sweep at a time"
+    );
+    assert!(
+        key(&mut a, KeyCode::Char('v')).is_empty(),
+        "no replay during a sweep"
+    );
+    assert!(status(&a).contains("a sweep is running"), "{}", status(&a));
+
+    let t0 = Instant::now();
+    a.update(Msg::Tick(t0));
+    a.update(tune_ev(
+        run,
+        Event::Sweep {
+            configs: 6,
+            planned: 6,
+            devices: vec![0],
+            strategy: "exhaustive".into(),
+            seed: Some(42),
+            recorded: None,
+        },
+    ));
+    a.update(tune_ev(
+        run,
+        Event::Device {
+            name: "NVIDIA H200".into(),
+            sm: 90,
+            ordinal: 0,
+            rated_clock_mhz: Some(1980.0),
+        },
+    ));
+    for m in [
+        sweep_trial(8, 128, Status::Ok, 2000.0, true),
+        sweep_trial(32, 32, Status::Ok, 3000.0, false),
+        sweep_trial(16, 64, Status::VerifyFailed, 0.0, false),
+        sweep_trial(4, 256, Status::Ok, 1000.0, false),
+        sweep_trial(2, 512, Status::Fault, 0.0, false),
+        sweep_trial(1, 1024, Status::Skipped, 0.0, false),
+    ] {
+        a.update(of_run(run, m));
+    }
+    a.update(Msg::Tick(t0 + Duration::from_secs(5)));
+    {
+        let r = &a.tunes[&me];
+        assert_eq!(r.planned, Some(6));
+        assert_eq!(r.report.seed, 42);
+        assert_eq!(r.report.devices[0].rated_clock_mhz, 1980.0);
+        assert_eq!(r.heat.grids.len(), 6, "cover: one grid per block");
+        assert_eq!(r.heat.blocks[0], [32, 1, 1], "sorted");
+        let cell = r.heat.cell([2, 1, 1], [512, 1, 1]).unwrap();
+        assert_eq!(cell.failure, Some(Status::Fault));
+        assert!(r.heat.cell([8, 1, 1], [128, 1, 1]).unwrap().recorded);
+        let ranked = r.report.ranking(10);
+        assert_eq!(ranked.len(), 3);
+        assert_eq!(ranked[0].config.block, [256, 1, 1]);
+        assert_eq!(r.report.speedup, Some(2.0));
+        assert_eq!(r.measured(), 5, "skipped configurations are not launched");
+        assert_eq!(r.rate(), Some(1.0));
+    }
+    a.update(tune_ev(run, Event::Done { ok: true }));
+    assert_eq!(a.tuning, None);
+    assert_eq!(a.tunes[&me].phase, Phase::Done);
+    assert!(
+        status(&a).contains("best grid 4x1x1 block 256x1x1") && status(&a).contains("2.00×"),
+        "{}",
+        status(&a)
+    );
+    // The clock stopped with the sweep.
+    a.update(Msg::Tick(t0 + Duration::from_secs(50)));
+    assert_eq!(a.tunes[&me].clock.elapsed(), Some(Duration::from_secs(5)));
+
+    // Another instance has no sweep; coming back shows this one's again.
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('u'));
+    assert!(!a.tunes.contains_key(&a.current().unwrap()));
+    key(&mut a, KeyCode::Char('x'));
+    assert!(
+        status(&a).starts_with("nothing to export"),
+        "{}",
+        status(&a)
+    );
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('k'));
+    key(&mut a, KeyCode::Char('5'));
+    assert_eq!(a.current(), Some(me));
+    assert_eq!(a.tunes[&me].report.trials.len(), 6);
+
+    // Exports: CSV (Mneme's columns) and the JSON report; a second export never replaces the
+    // first, nor a file that is in the way.
+    let dir = tempfile::tempdir().unwrap();
+    a.export_dir = dir.path().to_path_buf();
+    let stem = a.rows[me].json_file.trim_end_matches(".json").to_string();
+    key(&mut a, KeyCode::Char('x'));
+    let csv = dir.path().join(format!("{stem}.tune.csv"));
+    let json = dir.path().join(format!("{stem}.tune.json"));
+    assert!(
+        status(&a).contains(&csv.display().to_string()),
+        "{}",
+        status(&a)
+    );
+    assert!(
+        status(&a).contains(&json.display().to_string()),
+        "{}",
+        status(&a)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 7);
+    assert!(
+        text.starts_with("Kernel-Name,GridDim-X,BlockDim-X,"),
+        "{text}"
+    );
+    let report: TuneReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report.trials.len(), 6);
+    assert_eq!(report.best.unwrap().config.block, [256, 1, 1]);
+    assert_eq!(report.speedup, Some(2.0));
+    assert_eq!((report.elapsed_s, report.configs_per_s), (5.0, 1.0));
+    assert_eq!(report.axes.block.as_deref(), Some("32..1024*2"));
+    std::fs::write(dir.path().join(format!("{stem}.tune-2.json")), "mine").unwrap();
+    key(&mut a, KeyCode::Char('x'));
+    assert!(status(&a).contains(".tune-3.csv"), "{}", status(&a));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(format!("{stem}.tune-2.json"))).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        text,
+        "the first export is intact"
+    );
+}
+
+/// Cancelling kills the child; its last words (the reader's error and done) and any trial it
+/// still printed belong to the cancelled run and never touch the next one.
+#[test]
+fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('5'));
+    let (first, _) = start_sweep(&mut a);
+    a.update(of_run(first, sweep_trial(8, 128, Status::Ok, 2000.0, true)));
+    let cmds = key(&mut a, KeyCode::Char('c'));
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelTune)));
+    assert_eq!(a.tunes[&0].phase, Phase::Cancelled);
+    assert!(
+        status(&a).contains("1 configuration(s) kept"),
+        "{}",
+        status(&a)
+    );
+    a.update(of_run(first, sweep_trial(16, 64, Status::Ok, 1.0, false)));
+    assert_eq!(
+        a.tunes[&0].report.trials.len(),
+        1,
+        "nothing after the cancel"
+    );
+
+    let (second, _) = start_sweep(&mut a);
+    assert_ne!(first, second);
+    a.update(tune_ev(
+        first,
+        Event::Error {
+            kind: rr_engine::replay::ErrorKind::Setup,
+            message: "the tune process was killed (cancelled or crashed)".into(),
+        },
+    ));
+    a.update(tune_ev(first, Event::Done { ok: false }));
+    a.update(of_run(first, sweep_trial(4, 256, Status::Ok, 1.0, false)));
+    let r = &a.tunes[&0];
+    assert_eq!(r.phase, Phase::Running, "the new sweep is untouched");
+    assert!(r.report.trials.is_empty() && r.heat.grids.is_empty());
+    assert_eq!(a.tuning, Some(0));
+    a.update(of_run(
+        second,
+        sweep_trial(8, 128, Status::Ok, 2000.0, true),
+    ));
+    a.update(tune_ev(second, Event::Done { ok: true }));
+    assert_eq!(a.tunes[&0].phase, Phase::Done);
+    assert_eq!(a.tunes[&0].report.trials.len(), 1);
+    // Quitting cancels whatever runs.
+    let cmds = key(&mut a, KeyCode::Char('q'));
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelTune)));
+}
+
+/// A sweep whose child died without `done` (its setup error on stderr) fails with the reason.
+#[test]
+fn a_failed_sweep_shows_the_childs_error() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('5'));
+    let (run, _) = start_sweep(&mut a);
+    a.update(tune_ev(
+        run,
+        Event::Phase {
+            name: "warning".into(),
+            detail: "GPU 0 given up: no CUDA driver found".into(),
+        },
+    ));
+    a.update(tune_ev(
+        run,
+        Event::Error {
+            kind: rr_engine::replay::ErrorKind::Setup,
+            message: "the tune process exited with status 1 without finishing: rr-tui: no GPU could run the sweep".into(),
+        },
+    ));
+    a.update(tune_ev(run, Event::Done { ok: false }));
+    let r = &a.tunes[&0];
+    assert!(matches!(&r.phase, Phase::Failed(m) if m.contains("no GPU could run the sweep")));
+    assert_eq!(r.warnings, ["GPU 0 given up: no CUDA driver found"]);
+    assert!(a.status.as_ref().unwrap().error);
+    assert!(
+        status(&a).contains("sweep of rr_saxpy failed"),
+        "{}",
+        status(&a)
+    );
+    assert_eq!(a.tuning, None);
+}
+
+/// Every axis is checked by the engine's parser as it is typed; a value that does not parse
+/// keeps the field open with the parser's own message, and nothing starts.
+#[test]
+fn the_form_rejects_bad_axes_with_the_engines_message() {
+    use rr_engine::tune::space;
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('u'));
+    for (down, bad, why) in [
+        (0, "4..2", space::parse_grid("4..2").unwrap_err()),
+        (
+            1,
+            "32..1024*1",
+            space::parse_dims("32..1024*1").unwrap_err(),
+        ),
+        (1, "1x2x3x4", space::parse_dims("1x2x3x4").unwrap_err()),
+        (2, "16x2", space::parse_scalars("16x2", true).unwrap_err()),
+        (3, "512", space::parse_registers("512").unwrap_err()),
+    ] {
+        key(&mut a, KeyCode::Char('g'));
+        for _ in 0..down {
+            key(&mut a, KeyCode::Char('j'));
+        }
+        key(&mut a, KeyCode::Enter);
+        ctrl(&mut a, 'u');
+        typed(&mut a, bad);
+        let e = a.tune_form.editing.as_ref().expect("editing");
+        assert_eq!(e.check, Err(why.clone()), "{bad}");
+        key(&mut a, KeyCode::Enter);
+        assert!(a.tune_form.editing.is_some(), "{bad}: refused, still open");
+        key(&mut a, KeyCode::Esc);
+    }
+    assert_eq!(
+        a.tune_form,
+        rr_tui::tui::app::TuneForm {
+            cursor: 3,
+            ..Default::default()
+        },
+        "nothing changed"
+    );
+    // `r` while typing is text, not a start.
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Enter);
+    assert!(key(&mut a, KeyCode::Char('r')).is_empty());
+    assert_eq!(a.tune_form.editing.as_ref().unwrap().editor.text(), "r");
+    key(&mut a, KeyCode::Esc);
+    // A space too large for `tune` is refused before anything starts.
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Enter);
+    ctrl(&mut a, 'u');
+    typed(&mut a, "1..65535");
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Enter);
+    ctrl(&mut a, 'u');
+    typed(&mut a, "1..1024");
+    key(&mut a, KeyCode::Enter);
+    assert!(key(&mut a, KeyCode::Char('r')).is_empty());
+    assert!(
+        status(&a).contains("more than 16777216 configurations"),
+        "{}",
+        status(&a)
+    );
+}
+
+#[test]
+fn tuning_without_a_gpu_explains_and_starts_nothing() {
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('5'));
+    assert!(key(&mut a, KeyCode::Char('r')).is_empty());
+    assert!(
+        status(&a).contains("cannot tune here: no CUDA driver"),
+        "{}",
+        status(&a)
+    );
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(status(&a), "nothing to cancel: no sweep is running");
+    key(&mut a, KeyCode::Char('x'));
+    assert!(
+        status(&a).starts_with("nothing to export"),
+        "{}",
+        status(&a)
+    );
 }

@@ -701,6 +701,58 @@ fn replay_without_a_driver_says_so() {
         .stderr(predicate::str::contains("no CUDA driver found"));
 }
 
+/// The tuning screen's child exactly as the explorer starts it: its events carry the
+/// explorer's run id, the sweep says its seed and recorded configuration, and a setup failure
+/// (no driver here) ends in an error quoting the child's stderr, then `done`.
+#[test]
+fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
+    use rr_engine::replay::child::ChildRun;
+    use rr_engine::replay::Event;
+    use std::time::Duration;
+    if rr_engine::replay::gpu_status().is_ok() {
+        eprintln!("a CUDA driver is present here: the GPU suite covers sweeps");
+        return;
+    }
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let args = rr_tui::tui::app::TuneForm::default()
+        .to_args(d, 41)
+        .unwrap()
+        .to_args();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let exe = Path::new(env!("CARGO_BIN_EXE_rr-tui"));
+    ChildRun::spawn(exe, &args, 41, "tune", move |t| {
+        let _ = tx.send(t);
+    })
+    .unwrap();
+    let events: Vec<Event> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(60)).ok())
+        .inspect(|t| assert_eq!(t.run, 41))
+        .map(|t| t.event)
+        .collect();
+    let Some(Event::Sweep {
+        configs: 6,
+        seed: Some(_),
+        recorded: Some(r),
+        ..
+    }) = events.first()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((r.grid, r.block), ([8, 1, 1], [128, 1, 1]));
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::Phase { detail, .. } if detail.contains("no CUDA driver found"))
+        ),
+        "{events:?}"
+    );
+    let n = events.len();
+    assert!(
+        matches!(&events[n - 2], Event::Error { message, .. }
+            if message.starts_with("the tune process exited with status 1 without finishing: rr-tui: no GPU could run the sweep")),
+        "{events:?}"
+    );
+    assert_eq!(events[n - 1], Event::Done { ok: false });
+}
+
 #[test]
 fn explorer_refuses_a_pipe_with_advice() {
     rr().arg(fixture("llvm-two-kernels"))

@@ -9,6 +9,7 @@ use ratatui::Terminal;
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
+use rr_engine::tune::{Config, Status, Trial};
 use rr_tui::cli::Theme as ThemeName;
 use rr_tui::tui::app::{App, Cmd, Msg};
 use rr_tui::tui::theme::Theme;
@@ -119,6 +120,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
             name: "NVIDIA H200".into(),
             sm: 90,
             ordinal: 0,
+            rated_clock_mhz: None,
         },
     ));
     for i in 0..12 {
@@ -265,6 +267,225 @@ fn a_refused_prompt_stays_open_with_the_reason() {
     );
 }
 
+/// A configuration of the tuning snapshots' sweep.
+fn trial(grid: u32, block: u32, smem: u32, status: Status, median: f64) -> Trial {
+    let mut t = Trial::new(
+        Config {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+            shared_mem: smem,
+            max_registers: None,
+        },
+        status,
+    );
+    if matches!(status, Status::Ok | Status::VerifyFailed) {
+        t.kernel_ns = Some(Stats {
+            count: 10 + (block as usize % 7),
+            min: median * 0.99,
+            median,
+            mean: median * 1.001,
+            stddev: median * 0.002,
+            max: median * 1.02,
+        });
+        t.clock_mhz = Some(Stats::of(&[1980.0]));
+    }
+    if status != Status::Skipped {
+        t.device = Some(0);
+    }
+    t.recorded = (grid, block, smem) == (8, 128, 0);
+    match status {
+        Status::Fault => t.message = Some("CUDA_ERROR_ILLEGAL_ADDRESS".into()),
+        Status::Invalid => t.message = Some("too many resources requested for launch".into()),
+        _ => {}
+    }
+    t
+}
+
+/// The sweep of the tuning snapshots: grid 4, 8, 16 × block 32 … 1024 × shared memory 0 and
+/// 1024, the recorded configuration first, with a failure of every kind.
+fn sweep_trials() -> Vec<Trial> {
+    let mut v = vec![trial(8, 128, 0, Status::Ok, 2100.0)];
+    for grid in [4, 8, 16] {
+        for block in [32, 64, 128, 256, 512, 1024] {
+            for smem in [0, 1024] {
+                if (grid, block, smem) == (8, 128, 0) {
+                    continue;
+                }
+                let status = match (grid, block) {
+                    (4, 32) => Status::VerifyFailed,
+                    (16, 1024) => Status::Fault,
+                    (8, 1024) => Status::Invalid,
+                    (16, 512) => Status::Skipped,
+                    _ => Status::Ok,
+                };
+                // Fastest around 256 threads and more blocks; shared memory costs a little.
+                let shape = 1.0 + 0.35 * ((block as f64) / 256.0).log2().abs();
+                let median = 1200.0 * shape * (16.0 / grid as f64).sqrt() + smem as f64 * 0.1;
+                v.push(trial(grid, block, smem, status, median));
+            }
+        }
+    }
+    v
+}
+
+/// The tuning screen of rr_saxpy: the form typed in, then `trials` of the sweep (and its end).
+fn tuning(size: (u16, u16), trials: usize, done: bool) -> App {
+    let mut a = app(true, size);
+    key(&mut a, 'u');
+    // grid: 4..16*2, shared memory: 0,1024 (typed in the form like a user would).
+    for (down, text) in [(0, "4..16*2"), (2, "0,1024")] {
+        for _ in 0..down {
+            key(&mut a, 'j');
+        }
+        a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+        a.update_inline(Msg::Key(KeyEvent::new(
+            KeyCode::Char('u'),
+            KeyModifiers::CONTROL,
+        )));
+        for c in text.chars() {
+            key(&mut a, c);
+        }
+        a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    }
+    let Some(Cmd::StartTune { run, .. }) = key(&mut a, 'r').into_iter().next() else {
+        panic!("no sweep started: {:?}", a.status)
+    };
+    let t0 = std::time::Instant::now();
+    a.update(Msg::Tick(t0));
+    let all = sweep_trials();
+    a.update(tune_ev(
+        run,
+        Event::Sweep {
+            configs: 36,
+            planned: 36,
+            devices: vec![0],
+            strategy: "exhaustive".into(),
+            seed: Some(7),
+            recorded: Some(all[0].config),
+        },
+    ));
+    a.update(tune_ev(
+        run,
+        Event::Device {
+            name: "NVIDIA H200".into(),
+            sm: 90,
+            ordinal: 0,
+            rated_clock_mhz: Some(1980.0),
+        },
+    ));
+    for t in all.into_iter().take(trials) {
+        a.update(tune_ev(run, Event::Trial(Box::new(t))));
+    }
+    a.update(tune_ev(
+        run,
+        Event::Phase {
+            name: "warning".into(),
+            detail: "GPU 0: the SM clock was throttled in 3 sample(s); they were retaken".into(),
+        },
+    ));
+    a.update(Msg::Tick(t0 + std::time::Duration::from_millis(12_500)));
+    if done {
+        a.update(tune_ev(run, Event::Done { ok: true }));
+    }
+    a
+}
+
+fn tune_ev(run: u64, event: Event) -> Msg {
+    Msg::Tune(rr_engine::replay::Tagged { run, event })
+}
+
+#[test]
+fn tuning_form_running_and_done() {
+    at_every_size("tune_form", |size| {
+        let mut a = app(true, size);
+        key(&mut a, 'u');
+        a
+    });
+    at_every_size("tune_running", |size| tuning(size, 14, false));
+    at_every_size("tune_done", |size| tuning(size, 36, true));
+}
+
+/// A typo in an axis shows the engine parser's message while it is typed.
+#[test]
+fn tuning_form_shows_the_parsers_message_as_you_type() {
+    let mut a = app(true, (80, 24));
+    key(&mut a, '5');
+    key(&mut a, 'j');
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    for c in ",k".chars() {
+        key(&mut a, c);
+    }
+    insta::assert_snapshot!(
+        "tune_form_error_80x24",
+        render(&a, ThemeName::Dark).backend().to_string()
+    );
+}
+
+/// The heatmap's scale is a colour as well as a shade: the fastest shade in the first colour
+/// of the scale, the slowest in the last.
+#[test]
+fn heatmap_cells_are_coloured_by_their_time() {
+    let a = tuning((80, 24), 36, true);
+    let t = render(&a, ThemeName::Dark);
+    let theme = Theme::new(ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let header = (0..buf.area.height)
+        .find(|&y| line(buf, y).starts_with("grid╲block"))
+        .expect("the heatmap's header");
+    // The three grid rows below the header (the progress bar above uses shades too).
+    let find = |shade: &str| {
+        (header + 1..header + 4)
+            .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+            .map(|p| &buf[p])
+            .find(|c| c.symbol() == shade)
+            .unwrap_or_else(|| panic!("no {shade} in the heatmap"))
+            .fg
+    };
+    assert_eq!(find("░"), theme.heat[0].fg.unwrap());
+    assert_eq!(find("█"), theme.heat[3].fg.unwrap());
+    assert_ne!(theme.heat[0].fg, theme.heat[3].fg);
+}
+
+/// Narrow terminals and many block values: cells drop their times, then the map scrolls.
+#[test]
+fn the_heatmap_degrades_on_small_terminals() {
+    let mut a = app(true, (80, 24));
+    key(&mut a, 'u');
+    key(&mut a, 'j');
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    a.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    for c in "32..1024:32".chars() {
+        key(&mut a, c);
+    }
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let Some(Cmd::StartTune { run, .. }) = key(&mut a, 'r').into_iter().next() else {
+        panic!("no sweep started")
+    };
+    for block in (32..=1024).step_by(32) {
+        let status = if block % 320 == 0 {
+            Status::Fault
+        } else {
+            Status::Ok
+        };
+        let t = trial(8, block, 0, status, 1000.0 + block as f64);
+        a.update(tune_ev(run, Event::Trial(Box::new(t))));
+    }
+    let screen = |a: &App| render(a, ThemeName::Dark).backend().to_string();
+    let first = screen(&a);
+    assert!(first.contains("cols 1–"), "{first}");
+    assert!(!first.contains("µs   "), "narrow cells show shades only");
+    for _ in 0..40 {
+        key(&mut a, 'l');
+    }
+    let last = screen(&a);
+    assert!(last.contains("/32 h/l"), "{last}");
+    assert!(last.contains("1024"), "scrolled to the last column: {last}");
+    insta::assert_snapshot!("tune_scrolled_80x24", last);
+}
+
 /// The text of row `y`.
 fn line(buf: &Buffer, y: u16) -> String {
     (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
@@ -331,7 +552,11 @@ fn differing_bytes_and_byte_categories_are_coloured() {
 
 #[test]
 fn monochrome_theme_uses_no_colours() {
-    for a in [app(false, (80, 24)), snapshots((200, 60), 0)] {
+    for a in [
+        app(false, (80, 24)),
+        snapshots((200, 60), 0),
+        tuning((80, 24), 36, true),
+    ] {
         let t = render(&a, ThemeName::Mono);
         let buf = t.backend().buffer();
         assert!(buf

@@ -3,7 +3,10 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use rr_engine::tune::StrategyKind;
+use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::replay::Verify;
+use rr_engine::tune::trial::Axes;
+use rr_engine::tune::{Config, StrategyKind, TuneReport};
 
 use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 
@@ -93,7 +96,132 @@ pub struct TuneArgs {
     /// Stream protocol events instead of text (the explorer's tuning screen).
     #[arg(long, hide = true)]
     pub events: bool,
+    /// The run id the events carry (the explorer tells its sweeps apart by it).
+    #[arg(long, hide = true, default_value_t = 1)]
+    pub run_id: u64,
 }
+
+impl TuneArgs {
+    /// The sampling policy: exactly `--samples` per configuration, or adaptive to the noise
+    /// target; cold unless `--hot`.
+    pub fn policy(&self) -> TimingPolicy {
+        let cold = self.timing.cold(true);
+        match self.samples {
+            Some(n) => TimingPolicy::fixed(n, cold),
+            None => TimingPolicy::adaptive(cold, self.timing.target(), MAX_ADAPTIVE_SAMPLES),
+        }
+    }
+
+    pub fn verify(&self) -> Verify {
+        match (self.no_verify, self.tolerance) {
+            (true, _) => Verify::No,
+            (false, Some(c)) => Verify::Typed(c),
+            (false, None) => Verify::Bytes,
+        }
+    }
+
+    /// How the report names the verification: "off", "bytes" or the typed comparison.
+    pub fn verify_label(&self) -> String {
+        match self.verify() {
+            Verify::No => "off".into(),
+            Verify::Bytes => "bytes".into(),
+            Verify::Typed(c) => c.to_spec(),
+        }
+    }
+
+    /// The axes as given, for the report.
+    pub fn axes(&self) -> Axes {
+        Axes {
+            grid: self.grid.clone(),
+            block: self.block.clone(),
+            shared_mem: self.shared_mem.clone(),
+            registers: self.registers.clone(),
+        }
+    }
+
+    /// An empty report of a sweep with these arguments (filled as trials come).
+    pub fn report(&self, kernel: &str, recorded: Config, space_size: u64, seed: u64) -> TuneReport {
+        TuneReport {
+            tool: "rr-tui tune".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            descriptor: self.descriptor.display().to_string(),
+            kernel: kernel.to_string(),
+            devices: Vec::new(),
+            strategy: self.strategy,
+            seed,
+            budget: self.budget,
+            time_limit_s: self.time_limit,
+            timing: self.policy(),
+            verify: self.verify_label(),
+            axes: self.axes(),
+            space_size,
+            recorded,
+            trials: Vec::new(),
+            best: None,
+            speedup: None,
+            elapsed_s: 0.0,
+            configs_per_s: 0.0,
+            engine_start_s: 0.0,
+        }
+    }
+
+    /// The command line (after the program name) that parses back into these arguments: how
+    /// the explorer starts a sweep in a child process.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec!["tune".to_string(), self.descriptor.display().to_string()];
+        let mut opt = |flag: &str, value: Option<String>| {
+            if let Some(value) = value {
+                v.push(flag.into());
+                v.push(value);
+            }
+        };
+        opt("--grid", self.grid.clone());
+        opt("--block", self.block.clone());
+        opt("--shared-mem", self.shared_mem.clone());
+        opt("--registers", self.registers.clone());
+        opt("--strategy", Some(self.strategy.name().into()));
+        opt("--budget", self.budget.map(|n| n.to_string()));
+        opt("--time-limit", self.time_limit.map(|t| t.to_string()));
+        opt("--seed", self.seed.map(|n| n.to_string()));
+        opt(
+            "--devices",
+            (!self.devices.is_empty()).then(|| {
+                let list: Vec<String> = self.devices.iter().map(i32::to_string).collect();
+                list.join(",")
+            }),
+        );
+        opt("--samples", self.samples.map(|n| n.to_string()));
+        let t = &self.timing;
+        opt("--max-noise", t.max_noise.map(|x| x.to_string()));
+        opt("--min-samples", t.min_samples.map(|x| x.to_string()));
+        opt("--min-time", t.min_time.map(|x| x.to_string()));
+        opt("--timeout", t.timeout.map(|x| x.to_string()));
+        opt("--tolerance", self.tolerance.map(|c| c.to_spec()));
+        opt("--csv", self.csv.as_ref().map(|p| p.display().to_string()));
+        opt(
+            "--json",
+            self.json.as_ref().map(|p| p.display().to_string()),
+        );
+        opt("--run-id", Some(self.run_id.to_string()));
+        v.extend(self.supplied.to_args());
+        for (flag, on) in [
+            ("--ignore-limits", self.ignore_limits),
+            ("--cold", t.cold),
+            ("--hot", t.hot),
+            ("--no-verify", self.no_verify),
+            ("--resume", self.resume),
+            ("--events", self.events),
+        ] {
+            if on {
+                v.push(flag.into());
+            }
+        }
+        v
+    }
+}
+
+/// Adaptive sampling stops at this many kept samples whatever the noise.
+const MAX_ADAPTIVE_SAMPLES: u32 = 10_000;
 
 fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
     StrategyKind::parse(s).ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))
@@ -111,4 +239,75 @@ pub struct EngineArgs {
     pub no_verify: bool,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command};
+    use clap::Parser;
+
+    fn tune_args(args: &[&str]) -> super::TuneArgs {
+        let argv = ["rr-tui", "tune"].iter().chain(args).copied();
+        match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Tune(a)) => a,
+            other => panic!("not tune: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_of_a_sweep_parses_back_to_the_same_arguments() {
+        for args in [
+            &["x.json"][..],
+            &[
+                "x y.json",
+                "--grid",
+                "cover",
+                "--block",
+                "32..1024*2",
+                "--shared-mem",
+                "0,1024",
+                "--registers",
+                "64",
+                "--strategy",
+                "annealing",
+                "--budget",
+                "20",
+                "--samples",
+                "5",
+                "--hot",
+                "--tolerance",
+                "f32:rtol=1e-5",
+                "--events",
+                "--run-id",
+                "7",
+                "--devices",
+                "0,1",
+                "--seed",
+                "9",
+                "--ignore-limits",
+            ][..],
+            &[
+                "x.json",
+                "--cold",
+                "--max-noise",
+                "1.5",
+                "--min-samples",
+                "4",
+                "--timeout",
+                "3",
+                "--no-verify",
+                "--json",
+                "s.json",
+                "--resume",
+                "--time-limit",
+                "60",
+            ][..],
+        ] {
+            let a = tune_args(args);
+            let line = a.to_args();
+            assert_eq!(line[0], "tune");
+            let b = tune_args(&line[1..].iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line:?}");
+        }
+    }
 }

@@ -41,6 +41,14 @@ pub enum Action {
     EditTolerance,
     Freeze,
     Export,
+    ScreenTune,
+    OpenTune,
+    TuneStart,
+    TuneCancel,
+    TuneEdit,
+    TuneExport,
+    HeatLeft,
+    HeatRight,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,7 @@ pub enum Scope {
     Descriptor,
     Snapshots,
     Replay,
+    Tune,
 }
 
 pub struct Binding {
@@ -127,6 +136,14 @@ pub static BINDINGS: &[Binding] = &[
         "4",
         ScreenReplay,
         "replay",
+        None
+    ),
+    b!(
+        Global,
+        [(KeyCode::Char('5'), NONE)],
+        "5",
+        ScreenTune,
+        "tuning",
         None
     ),
     b!(
@@ -268,6 +285,22 @@ pub static BINDINGS: &[Binding] = &[
         Mark,
         "mark for a descriptor diff",
         Some("mark")
+    ),
+    b!(
+        Instances,
+        [(KeyCode::Char('u'), NONE)],
+        "u",
+        OpenTune,
+        "tune: sweep launch configurations",
+        Some("tune")
+    ),
+    b!(
+        Descriptor,
+        [(KeyCode::Char('u'), NONE)],
+        "u",
+        OpenTune,
+        "tune: sweep launch configurations",
+        Some("tune")
     ),
     b!(
         Descriptor,
@@ -415,6 +448,55 @@ pub static BINDINGS: &[Binding] = &[
         "export timings (CSV + JSON)",
         Some("export")
     ),
+    // The tuning screen: j/k choose a field of the form (see TUNE_NOTES).
+    b!(
+        Tune,
+        [(KeyCode::Enter, NONE)],
+        "Enter",
+        TuneEdit,
+        "edit the field (choices cycle)",
+        Some("edit")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('r'), NONE)],
+        "r",
+        TuneStart,
+        "start the sweep",
+        Some("start")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('c'), NONE)],
+        "c",
+        TuneCancel,
+        "cancel the sweep",
+        Some("cancel")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('x'), NONE)],
+        "x",
+        TuneExport,
+        "export the results (CSV + JSON)",
+        Some("export")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('h'), NONE), (KeyCode::Left, NONE)],
+        "h/←",
+        HeatLeft,
+        "heatmap: scroll left",
+        None
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('l'), NONE), (KeyCode::Right, NONE)],
+        "l/→",
+        HeatRight,
+        "heatmap: scroll right",
+        Some("scroll")
+    ),
 ];
 
 /// The action for a key in a scope: scope bindings first, then global ones.
@@ -440,12 +522,21 @@ pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Action> {
 }
 
 /// Hint bar entries for a screen: its own keys first, then the global ones (help and quit
-/// last: the hint bar keeps help on screen whatever the width).
+/// last: the hint bar keeps help on screen whatever the width). A global key the screen binds
+/// to something else is left out (on the tuning screen `r` starts a sweep, not a replay).
 pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
     let scoped = BINDINGS.iter().filter(|b| b.scope == scope);
-    let global = BINDINGS
-        .iter()
-        .filter(|b| b.scope == Scope::Global && !matches!(b.action, Action::Quit | Action::Help));
+    let shadowed = |g: &Binding| {
+        BINDINGS
+            .iter()
+            .filter(|b| b.scope == scope && b.action != g.action)
+            .any(|b| b.keys.iter().any(|k| g.keys.contains(k)))
+    };
+    let global = BINDINGS.iter().filter(|b| {
+        b.scope == Scope::Global
+            && !matches!(b.action, Action::Quit | Action::Help)
+            && (scope == Scope::Global || !shadowed(b))
+    });
     let last = BINDINGS
         .iter()
         .filter(|b| b.scope == Scope::Global && matches!(b.action, Action::Quit | Action::Help));
@@ -479,6 +570,13 @@ const PROMPT_KEYS: &[(&str, &str)] = &[
     ("Bksp/Del", "delete before / at the cursor"),
 ];
 
+/// How the tuning screen uses the global movement keys (the help lists those once, under
+/// Everywhere).
+const TUNE_NOTES: &[&str] = &[
+    "j/k choose a field (typed like a prompt); PgUp/PgDn scroll the heatmap's rows.",
+    "Axes: values, A..B:STEP, A..B*FACTOR, 3-D as XxYxZ; grid `cover`.",
+];
+
 /// One line of the help popup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HelpLine {
@@ -497,6 +595,7 @@ pub fn help_lines() -> Vec<HelpLine> {
         (Scope::Descriptor, "Descriptor"),
         (Scope::Snapshots, "Snapshots"),
         (Scope::Replay, "Replay"),
+        (Scope::Tune, "Tune"),
     ] {
         lines.push(HelpLine::Section(title));
         let repeats_global = |b: &Binding| {
@@ -510,6 +609,9 @@ pub fn help_lines() -> Vec<HelpLine> {
             .filter(|b| b.scope == scope && !repeats_global(b))
         {
             lines.push(HelpLine::Key(b.label, b.description));
+        }
+        if scope == Scope::Tune {
+            lines.extend(TUNE_NOTES.iter().map(|&n| HelpLine::Note(n)));
         }
     }
     lines.push(HelpLine::Section("Prompts"));
@@ -569,6 +671,7 @@ mod tests {
             Scope::Descriptor,
             Scope::Snapshots,
             Scope::Replay,
+            Scope::Tune,
         ] {
             let h = hints(scope);
             let own = BINDINGS
@@ -590,6 +693,14 @@ mod tests {
             hints(Scope::Replay)[..3],
             [("r", "replay"), ("v", "verify"), ("c", "cancel")]
         );
+        // On the tuning screen r starts a sweep: the global r (replay) is not offered there.
+        let tune = hints(Scope::Tune);
+        assert_eq!(
+            tune[..3],
+            [("Enter", "edit"), ("r", "start"), ("c", "cancel")]
+        );
+        assert!(!tune.contains(&("r", "replay")));
+        assert!(tune.contains(&("v", "verify")));
     }
 
     #[test]
@@ -597,9 +708,10 @@ mod tests {
         let lines = help_lines();
         let replays = lines
             .iter()
-            .filter(|l| matches!(l, HelpLine::Key("r", _)))
+            .filter(|l| matches!(l, HelpLine::Key("r", "replay the selected instance")))
             .count();
         assert_eq!(replays, 1);
+        assert!(lines.contains(&HelpLine::Key("r", "start the sweep")));
         assert!(lines.contains(&HelpLine::Key(
             "Ctrl-W",
             "delete the word before the cursor"
@@ -616,6 +728,7 @@ mod tests {
             Scope::Descriptor,
             Scope::Snapshots,
             Scope::Replay,
+            Scope::Tune,
         ] {
             let mut seen = std::collections::HashSet::new();
             for b in BINDINGS.iter().filter(|b| b.scope == s) {

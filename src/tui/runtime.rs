@@ -15,7 +15,7 @@ use super::app::{App, Cmd, Msg};
 use super::theme::Theme;
 use crate::error::{Error, Result};
 use rr_engine::diff::job::IndexJob;
-use rr_engine::replay::child::ChildReplay;
+use rr_engine::replay::child::ChildRun;
 
 const TICK: Duration = Duration::from_millis(250);
 
@@ -41,7 +41,8 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
     }
-    let mut replay: Option<ChildReplay> = None;
+    let mut replay: Option<ChildRun> = None;
+    let mut tune: Option<ChildRun> = None;
     let mut index: Option<IndexJob> = None;
     let mut first_frame = true;
     let result = (|| -> Result<()> {
@@ -68,33 +69,41 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             for cmd in cmds {
                 match cmd {
                     Cmd::StartReplay { request, .. } => {
-                        let exe = std::env::current_exe().map_err(|e| {
-                            Error::invalid(format!("cannot find the rr-tui executable: {e}"))
-                        })?;
+                        let exe = executable()?;
                         let sink = tx.clone();
                         let run = request.run_id;
-                        match ChildReplay::spawn(&exe, &request, move |tagged| {
+                        match ChildRun::replay(&exe, &request, move |tagged| {
                             let _ = sink.send(Msg::Replay(tagged));
                         }) {
                             Ok(child) => replay = Some(child),
                             Err(e) => {
-                                use rr_engine::replay::{ErrorKind, Event, Tagged};
-                                app.update(Msg::Replay(Tagged {
-                                    run,
-                                    event: Event::Error {
-                                        kind: ErrorKind::Setup,
-                                        message: format!("cannot start the replay process: {e}"),
-                                    },
-                                }));
-                                app.update(Msg::Replay(Tagged {
-                                    run,
-                                    event: Event::Done { ok: false },
-                                }));
+                                for m in failed_start(run, "replay", &e) {
+                                    app.update(Msg::Replay(m));
+                                }
                             }
                         }
                     }
                     Cmd::CancelReplay => {
                         if let Some(c) = replay.take() {
+                            c.cancel();
+                        }
+                    }
+                    Cmd::StartTune { run, args, .. } => {
+                        let exe = executable()?;
+                        let sink = tx.clone();
+                        match ChildRun::spawn(&exe, &args, run, "tune", move |tagged| {
+                            let _ = sink.send(Msg::Tune(tagged));
+                        }) {
+                            Ok(child) => tune = Some(child),
+                            Err(e) => {
+                                for m in failed_start(run, "tune", &e) {
+                                    app.update(Msg::Tune(m));
+                                }
+                            }
+                        }
+                    }
+                    Cmd::CancelTune => {
+                        if let Some(c) = tune.take() {
                             c.cancel();
                         }
                     }
@@ -138,13 +147,36 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
         }
     })();
     stop.store(true, Ordering::Relaxed);
-    if let Some(c) = replay {
+    for c in [replay, tune].into_iter().flatten() {
         c.cancel();
     }
     drop(index);
     restore_terminal();
     let _ = input.join();
     result.map(|_| 0)
+}
+
+fn executable() -> Result<std::path::PathBuf> {
+    std::env::current_exe()
+        .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
+}
+
+/// What a child that could not even start says: an error, then the end of its run.
+fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [rr_engine::replay::Tagged; 2] {
+    use rr_engine::replay::{ErrorKind, Event, Tagged};
+    [
+        Tagged {
+            run,
+            event: Event::Error {
+                kind: ErrorKind::Setup,
+                message: format!("cannot start the {what} process: {e}"),
+            },
+        },
+        Tagged {
+            run,
+            event: Event::Done { ok: false },
+        },
+    ]
 }
 
 fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {

@@ -26,6 +26,8 @@ pub struct Theme {
     pub byte_zero: Style,
     pub byte_printable: Style,
     pub byte_other: Style,
+    /// The heatmap's scale, fastest first (the shades ░▒▓█ carry it without colour).
+    pub heat: [Style; 4],
 }
 
 impl Theme {
@@ -52,6 +54,7 @@ impl Theme {
                 byte_zero: plain,
                 byte_printable: plain,
                 byte_other: plain,
+                heat: [plain; 4],
             };
         }
         let (fg, dim, accent, sel_bg) = match name {
@@ -72,6 +75,10 @@ impl Theme {
         let (printable, other) = match name {
             ThemeName::Light => (Color::Blue, Color::Magenta),
             _ => (Color::Cyan, Color::Yellow),
+        };
+        let heat = match name {
+            ThemeName::Light => [Color::Green, Color::Blue, Color::Magenta, Color::Red],
+            _ => [Color::Green, Color::Yellow, Color::LightRed, Color::Red],
         };
         Theme {
             text: Style::default().fg(fg),
@@ -102,6 +109,7 @@ impl Theme {
             byte_zero: Style::default().fg(dim),
             byte_printable: Style::default().fg(printable),
             byte_other: Style::default().fg(other),
+            heat: heat.map(|c| Style::default().fg(c)),
         }
     }
 }

@@ -36,7 +36,7 @@ impl Printer {
                 dims(block),
                 if warmup > 0 { format!(" after {warmup} warm-up") } else { String::new() }
             )),
-            Event::Device { name, sm, ordinal } => output::line(&format!("{PREFIX} Device {ordinal}: {name} (sm_{sm})")),
+            Event::Device { name, sm, ordinal, .. } => output::line(&format!("{PREFIX} Device {ordinal}: {name} (sm_{sm})")),
             Event::Phase { name, detail } if matches!(name.as_str(), "warning" | "calibration" | "note") => {
                 output::line(&format!("{PREFIX} {name}: {detail}"))
             }

@@ -123,7 +123,9 @@ impl EngineChild {
         loop {
             match self.events.recv_timeout(START_TIMEOUT) {
                 Ok(Some(t)) => match t.event {
-                    Event::Device { name, sm, ordinal } => {
+                    Event::Device {
+                        name, sm, ordinal, ..
+                    } => {
                         self.info.name = name;
                         self.info.sm = sm;
                         self.info.ordinal = ordinal;

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use rr_engine::replay::timing::TimingPolicy;
-use rr_engine::replay::{ReplayInstance, Verify};
+use rr_engine::replay::ReplayInstance;
 use rr_engine::tune::space::{self, Rules};
-use rr_engine::tune::trial::{index_of, Axes, DeviceInfo};
+use rr_engine::tune::trial::{index_of, DeviceInfo};
 use rr_engine::tune::{Search, Space, Status, Trial, TuneReport};
 use rr_format::fsio;
 
@@ -43,21 +43,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let started = Instant::now();
     let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
     let d = &inst.descriptor;
-    let verify = match (a.no_verify, a.tolerance) {
-        (true, _) => Verify::No,
-        (false, Some(c)) => Verify::Typed(c),
-        (false, None) => Verify::Bytes,
-    };
+    let verify = a.verify();
     inst.check_verifiable(&verify).map_err(|e| {
         Error::invalid(format!(
             "{e} (every configuration is verified; --no-verify to sweep without)"
         ))
     })?;
     let space = build_space(a, d)?;
-    let policy = match a.samples {
-        Some(n) => TimingPolicy::fixed(n, a.timing.cold(true)),
-        None => TimingPolicy::adaptive(a.timing.cold(true), a.timing.target(), 10_000),
-    };
+    let policy = a.policy();
     if let Some(t) = a.time_limit {
         if !(t.is_finite() && t > 0.0) {
             return Err(Error::invalid(
@@ -67,39 +60,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
     let events = a.events;
-    let printer = text::Printer::new(events);
+    let printer = text::Printer::new(events, a.run_id);
 
-    let mut report = TuneReport {
-        tool: "rr-tui tune".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        descriptor: a.descriptor.display().to_string(),
-        kernel: d.name.clone(),
-        devices: Vec::new(),
-        strategy: a.strategy,
-        seed,
-        budget: a.budget,
-        time_limit_s: a.time_limit,
-        timing: policy,
-        verify: match &verify {
-            Verify::No => "off".into(),
-            Verify::Bytes => "bytes".into(),
-            Verify::Typed(c) => c.to_spec(),
-        },
-        axes: Axes {
-            grid: a.grid.clone(),
-            block: a.block.clone(),
-            shared_mem: a.shared_mem.clone(),
-            registers: a.registers.clone(),
-        },
-        space_size: space.len(),
-        recorded: space.rules.recorded,
-        trials: Vec::new(),
-        best: None,
-        speedup: None,
-        elapsed_s: 0.0,
-        configs_per_s: 0.0,
-        engine_start_s: 0.0,
-    };
+    let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
     let resumed = load_previous(a, &report)?;
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
     let search = Search::new(a.strategy, &space, seed, horizon);
@@ -340,16 +303,10 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
     let registers = a
         .registers
         .as_deref()
-        .map(|s| space::parse_scalars(s, false))
+        .map(space::parse_registers)
         .transpose()
         .map_err(|m| bad("registers", m))?
         .unwrap_or_default();
-    if let Some(r) = registers.iter().find(|&&r| r > 255) {
-        return Err(bad(
-            "registers",
-            format!("{r} is above 255, the most a thread can use"),
-        ));
-    }
     Space::new(
         Rules::of(d, a.ignore_limits),
         grids,
@@ -372,7 +329,10 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
             _ => Path::new("."),
         };
         if !parent.is_dir() {
-            return Err(Error::format(path, "cannot be written: its directory does not exist"));
+            return Err(Error::format(
+                path,
+                "cannot be written: its directory does not exist",
+            ));
         }
         if let Ok(meta) = std::fs::symlink_metadata(path) {
             if !meta.is_file() {

@@ -14,15 +14,23 @@ const TOP: usize = 5;
 
 pub struct Printer {
     events: bool,
+    /// The run id every event carries (`--run-id`: the explorer's id of this sweep).
+    run: u64,
 }
 
 impl Printer {
-    pub fn new(events: bool) -> Printer {
-        Printer { events }
+    pub fn new(events: bool, run: u64) -> Printer {
+        Printer { events, run }
     }
 
     fn emit(&self, event: Event) {
-        output::json_line(&Tagged { run: 1, event }.to_line());
+        output::json_line(
+            &Tagged {
+                run: self.run,
+                event,
+            }
+            .to_line(),
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -42,6 +50,8 @@ impl Printer {
                 planned,
                 devices: devices.to_vec(),
                 strategy: strategy.name().into(),
+                seed: Some(seed),
+                recorded: Some(r.recorded),
             });
             return;
         }
@@ -94,6 +104,7 @@ impl Printer {
                 name: d.name.clone(),
                 sm: d.sm,
                 ordinal: d.ordinal,
+                rated_clock_mhz: Some(d.rated_clock_mhz),
             });
         } else {
             output::line(&format!(

@@ -14,10 +14,14 @@ impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
             self.quit = true;
-            return vec![Cmd::CancelReplay, Cmd::Quit];
+            return vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit];
         }
         if self.prompt.is_some() {
             return self.on_prompt_key(k);
+        }
+        if self.tune_form.editing.is_some() {
+            self.on_tune_edit_key(k);
+            return vec![];
         }
         if self.help {
             self.on_help_key(k);
@@ -212,7 +216,7 @@ impl App {
         match a {
             Action::Quit => {
                 self.quit = true;
-                return vec![Cmd::CancelReplay, Cmd::Quit];
+                return vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit];
             }
             Action::Help => {
                 self.help = true;
@@ -231,15 +235,17 @@ impl App {
             Action::ScreenDescriptor => return self.switch(Screen::Descriptor),
             Action::ScreenSnapshots => return self.switch(Screen::Snapshots),
             Action::ScreenReplay => return self.switch(Screen::Replay),
+            Action::ScreenTune | Action::OpenTune => return self.switch(Screen::Tune),
             Action::NextScreen | Action::PrevScreen => {
+                let n = Screen::ALL.len();
                 let i = Screen::ALL
                     .iter()
                     .position(|&s| s == self.screen)
                     .unwrap_or(0);
                 let j = if a == Action::NextScreen {
-                    (i + 1) % 4
+                    (i + 1) % n
                 } else {
-                    (i + 3) % 4
+                    (i + n - 1) % n
                 };
                 return self.switch(Screen::ALL[j]);
             }
@@ -338,6 +344,12 @@ impl App {
             ),
             Action::Freeze => self.toggle_freeze(),
             Action::Export => return self.export(),
+            Action::TuneStart => return self.start_tune(),
+            Action::TuneCancel => return self.cancel_tune(),
+            Action::TuneEdit => self.edit_tune_field(),
+            Action::TuneExport => return self.export_tune(),
+            Action::HeatLeft => self.scroll_heat(0, -1),
+            Action::HeatRight => self.scroll_heat(0, 1),
         }
         vec![]
     }
@@ -478,6 +490,7 @@ impl App {
                 }
                 .min(last);
             }
+            Screen::Tune => self.tune_scroll(a),
             Screen::Snapshots => {
                 let rows = self.snapshot_rows();
                 if let Some(s) = self.snap.as_mut() {

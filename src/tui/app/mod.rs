@@ -7,6 +7,8 @@
 mod actions;
 pub mod checks;
 pub mod descriptors;
+mod export;
+pub mod heatmap;
 pub mod instances;
 pub mod prompt;
 pub mod replays;
@@ -14,6 +16,10 @@ pub mod rowlayout;
 pub mod snapview;
 pub mod status;
 mod tasks;
+mod tune_actions;
+pub mod tuneform;
+pub mod tunelayout;
+pub mod tuning;
 
 use ratatui::crossterm::event::KeyEvent;
 use std::collections::{HashMap, HashSet};
@@ -32,6 +38,8 @@ use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
 pub use snapview::{Pair, SnapView};
 pub use status::Status;
+pub use tuneform::{Field, TuneForm};
+pub use tuning::TuneRun;
 
 use super::keymap::Scope;
 
@@ -49,6 +57,8 @@ pub enum Msg {
     /// An event of a replay run (tagged with its run id; events of runs the explorer no longer
     /// waits for are dropped).
     Replay(Tagged),
+    /// An event of a sweep (`rr-tui tune --events`), dropped likewise when its run is over.
+    Tune(Tagged),
     Index {
         job: u64,
         event: IndexEvent,
@@ -105,6 +115,14 @@ pub enum Cmd {
         request: Box<ReplayRequest>,
     },
     CancelReplay,
+    /// Start `rr-tui ARGS…` (a `tune … --events --run-id RUN`), its events as `Msg::Tune`.
+    StartTune {
+        instance: usize,
+        run: u64,
+        args: Vec<String>,
+    },
+    /// Kill the running sweep (and its engine processes).
+    CancelTune,
     StartIndex {
         job: u64,
         a: Arc<Snapshot>,
@@ -120,14 +138,16 @@ pub enum Screen {
     Descriptor,
     Snapshots,
     Replay,
+    Tune,
 }
 
 impl Screen {
-    pub const ALL: [Screen; 4] = [
+    pub const ALL: [Screen; 5] = [
         Screen::Instances,
         Screen::Descriptor,
         Screen::Snapshots,
         Screen::Replay,
+        Screen::Tune,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -135,6 +155,7 @@ impl Screen {
             Screen::Descriptor => "Descriptor",
             Screen::Snapshots => "Snapshots",
             Screen::Replay => "Replay",
+            Screen::Tune => "Tune",
         }
     }
     pub fn scope(self) -> Scope {
@@ -143,6 +164,7 @@ impl Screen {
             Screen::Descriptor => Scope::Descriptor,
             Screen::Snapshots => Scope::Snapshots,
             Screen::Replay => Scope::Replay,
+            Screen::Tune => Scope::Tune,
         }
     }
 }
@@ -191,6 +213,14 @@ pub struct App {
     pub settings: ReplaySettings,
     /// Number of repetitions shown while the chart is frozen.
     pub frozen: Option<usize>,
+    /// The tuning screen's form (one for the session, like the replay settings).
+    pub tune_form: TuneForm,
+    /// Sweeps by instance, kept for the session.
+    pub tunes: HashMap<usize, TuneRun>,
+    /// The instance whose sweep is running (one at a time: they share the GPU).
+    pub tuning: Option<usize>,
+    /// First row and column of the heatmap on screen.
+    pub heat_scroll: (usize, usize),
     /// `Err(why)` when replay cannot run here (no CUDA driver).
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
@@ -237,6 +267,10 @@ impl App {
                 tolerance: None,
             },
             frozen: None,
+            tune_form: TuneForm::default(),
+            tunes: HashMap::new(),
+            tuning: None,
+            heat_scroll: (0, 0),
             gpu,
             output_dir,
             export_dir: PathBuf::from("."),
@@ -342,15 +376,22 @@ impl App {
                 if self.status.as_mut().is_some_and(|s| s.expired(now)) {
                     self.status = None;
                 }
+                if let Some(run) = self.tuning.and_then(|i| self.tunes.get_mut(&i)) {
+                    run.clock.tick(now);
+                }
                 vec![]
             }
             Msg::FirstFrameDrawn => self.start_checks(),
             Msg::Quit => {
                 self.quit = true;
-                vec![Cmd::CancelReplay, Cmd::Quit]
+                vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit]
             }
             Msg::Replay(tagged) => {
                 self.on_replay_event(tagged);
+                vec![]
+            }
+            Msg::Tune(tagged) => {
+                self.on_tune_event(tagged);
                 vec![]
             }
             Msg::Inspected { instance, result } => {

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use rr_format::fsio;
-
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 
@@ -147,28 +145,6 @@ impl ReplayRun {
             "verification": self.verification,
         });
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
-        for n in 1..1000 {
-            let suffix = if n == 1 {
-                String::new()
-            } else {
-                format!("-{n}")
-            };
-            let csv_path = dir.join(format!("{stem}.replay{suffix}.csv"));
-            let json_path = dir.join(format!("{stem}.replay{suffix}.json"));
-            if csv_path.symlink_metadata().is_ok() || json_path.symlink_metadata().is_ok() {
-                continue;
-            }
-            fsio::write_new(&csv_path, &csv)?;
-            fsio::write_new(&json_path, json.as_bytes())?;
-            return Ok(format!(
-                "{} and {}",
-                csv_path.display(),
-                json_path.display()
-            ));
-        }
-        Err(rr_format::Error::format(
-            dir,
-            "has 999 exports of this instance already",
-        ))
+        super::export::write_pair(dir, stem, "replay", &csv, json.as_bytes())
     }
 }

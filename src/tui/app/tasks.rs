@@ -77,6 +77,14 @@ impl App {
             self.set_status("a replay is already running (c cancels it)", true);
             return vec![];
         }
+        if self.tuning.is_some() {
+            // Both would use the GPU: the sweep's timings would mean nothing.
+            self.set_status(
+                "a sweep is running: let it finish or cancel it (5, then c)",
+                true,
+            );
+            return vec![];
+        }
         let s = &self.settings;
         self.next_run += 1;
         let mut request = ReplayRequest::new(self.rows[i].json_path.clone());

@@ -3,11 +3,13 @@
 
 mod descriptor;
 pub mod format;
+mod heatmap;
 mod help;
 mod instances;
 mod replay;
 mod snapshots;
 mod statusbar;
+mod tuning;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -31,6 +33,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Screen::Descriptor => descriptor::draw(app, theme, f, main),
         Screen::Snapshots => snapshots::draw(app, theme, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
+        Screen::Tune => tuning::draw(app, theme, f, main),
     }
     statusbar::draw_status(app, theme, f, status);
     statusbar::draw_hints(app, theme, f, hints);

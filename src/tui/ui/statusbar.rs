@@ -37,19 +37,18 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     );
 }
 
-/// `[replaying K · ]N of M instance(s)`, at most `max` columns.
+/// `[replaying K · ][tuning K · ]N of M instance(s)`, at most `max` columns.
 fn count_text(app: &App, max: usize) -> String {
     let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
-    match app.running {
-        Some(i) => {
-            let room = max.saturating_sub(count.chars().count() + 13);
-            format!(
-                "replaying {} · {count}",
-                fit(&app.rows[i].demangled, room.max(4))
-            )
-        }
-        None => count,
-    }
+    let busy = [("replaying", app.running), ("tuning", app.tuning)];
+    let Some((what, i)) = busy.iter().find_map(|&(w, i)| Some((w, i?))) else {
+        return count;
+    };
+    let room = max.saturating_sub(count.chars().count() + what.len() + 4);
+    format!(
+        "{what} {} · {count}",
+        fit(&app.rows[i].demangled, room.max(4))
+    )
 }
 
 /// `label: text` with the character under the cursor reversed; the text scrolls sideways to
@@ -96,7 +95,9 @@ const HELP_HINTS: &[(&str, &str)] = &[
 ];
 
 pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    if let Some(why) = app.prompt.as_ref().and_then(|p| p.error.as_deref()) {
+    let field = app.tune_form.editing.as_ref();
+    let refused = app.prompt.as_ref().and_then(|p| p.error.as_deref());
+    if let Some(why) = refused.or(field.and_then(|e| e.check.as_ref().err().map(String::as_str))) {
         let text = format!(" ✗ {why}  (fix and press Enter, or Esc)");
         f.render_widget(
             Paragraph::new(Line::from(Span::styled(
@@ -107,7 +108,7 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
         return;
     }
-    let entries = if app.prompt.is_some() {
+    let entries = if app.prompt.is_some() || field.is_some() {
         PROMPT_HINTS.to_vec()
     } else if app.help {
         HELP_HINTS.to_vec()

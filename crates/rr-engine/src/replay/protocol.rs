@@ -55,6 +55,9 @@ pub enum Event {
         name: String,
         sm: u32,
         ordinal: i32,
+        /// The rated SM clock in MHz, when known (`tune --events`: the report needs it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated_clock_mhz: Option<f64>,
     },
     /// The first restore of the recorded input, from host memory.
     Restore {
@@ -103,6 +106,12 @@ pub enum Event {
         planned: u64,
         devices: Vec<i32>,
         strategy: String,
+        /// The seed of the random and annealing strategies (so a sweep can be repeated).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<u64>,
+        /// The recorded configuration (the baseline every speedup is measured against).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        recorded: Option<crate::tune::Config>,
     },
     /// One configuration of a sweep (the engine's reply to `measure`; `tune --events` too).
     Trial(Box<crate::tune::Trial>),

@@ -163,6 +163,7 @@ impl Session {
             name: info.name.clone(),
             sm: info.sm,
             ordinal: device_id,
+            rated_clock_mhz: None,
         });
         if !device.supports_vmm()? {
             return Err(Error::invalid(format!(

@@ -118,6 +118,20 @@ pub fn parse_grid(spec: &str) -> Result<Vec<GridChoice>, String> {
     Ok(dedup(out))
 }
 
+/// The most registers a thread can use: a larger `--registers` value is a typo.
+pub const MAX_REGISTERS: u32 = 255;
+
+/// Parse the register-limit axis (`--registers`): values from 1 to [`MAX_REGISTERS`].
+pub fn parse_registers(spec: &str) -> Result<Vec<u32>, String> {
+    let values = parse_scalars(spec, false)?;
+    match values.iter().find(|&&r| r > MAX_REGISTERS) {
+        Some(r) => Err(format!(
+            "{r} is above {MAX_REGISTERS}, the most a thread can use"
+        )),
+        None => Ok(values),
+    }
+}
+
 /// Parse a 1-D axis (`--shared-mem`, `--registers`); `allow_zero` for shared memory.
 pub fn parse_scalars(spec: &str, allow_zero: bool) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
@@ -451,6 +465,13 @@ mod tests {
         assert!(parse_scalars("32x2", false).is_err());
         assert!(parse_scalars("0", false).is_err());
         assert!(parse_scalars("0", true).is_ok());
+        assert_eq!(
+            parse_registers("32..128:32").unwrap(),
+            vec![32, 64, 96, 128]
+        );
+        assert!(parse_registers("128,256")
+            .unwrap_err()
+            .contains("256 is above 255"));
     }
 
     #[test]

@@ -1,0 +1,238 @@
+//! The tuning screen's actions: editing the form, starting and cancelling a sweep, its events,
+//! scrolling the heatmap, exporting. Like replays, one sweep runs at a time (they share the
+//! GPU), in a child process with a run id of its own, so the last words of a cancelled sweep
+//! never reach the one that replaced it.
+
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+
+use super::replays::Phase;
+use super::tuneform::EditOutcome;
+use super::tunelayout::{self, HeatGeometry};
+use super::tuning::TuneRun;
+use super::{App, Cmd, Msg, Work, FRAME_LINES, TITLE_LINES};
+use crate::tui::keymap::Action;
+use crate::tui::ui::format::duration_ns;
+use rr_engine::replay::{Event, Tagged};
+use rr_engine::tune::Config;
+
+impl App {
+    /// The tuning screen's content area (below the tab bar and its title, above the status
+    /// and hint bars), as the drawing gets it.
+    pub fn tune_area(&self) -> Rect {
+        Rect::new(
+            0,
+            2,
+            self.width,
+            self.height.saturating_sub(FRAME_LINES + TITLE_LINES),
+        )
+    }
+
+    pub(super) fn on_tune_edit_key(&mut self, k: KeyEvent) {
+        match self.tune_form.edit_key(&k) {
+            EditOutcome::Applied(field) => {
+                let (shown, _) = self.tune_form.shown(field);
+                self.set_status(format!("{} {shown}", field.label()), false);
+            }
+            EditOutcome::Cancelled => self.set_status("field unchanged", false),
+            // The reason is on screen already (the form's info line and the hint bar).
+            EditOutcome::Refused | EditOutcome::Editing => {}
+        }
+    }
+
+    pub(super) fn edit_tune_field(&mut self) {
+        if let Some(what) = self.tune_form.activate() {
+            self.set_status(what, false);
+        }
+    }
+
+    /// j/k move between fields; PgUp/PgDn scroll the heatmap's rows.
+    pub(super) fn tune_scroll(&mut self, a: Action) {
+        match a {
+            Action::Up => self.tune_form.move_cursor(-1),
+            Action::Down => self.tune_form.move_cursor(1),
+            Action::Top => self.tune_form.cursor = 0,
+            Action::Bottom => self.tune_form.cursor = super::Field::ALL.len() - 1,
+            Action::PageUp => self.scroll_heat(-1, 0),
+            Action::PageDown => self.scroll_heat(1, 0),
+            _ => {}
+        }
+    }
+
+    /// Scroll the heatmap by pages of rows and by single columns, never past its ends.
+    pub(super) fn scroll_heat(&mut self, pages: isize, columns: isize) {
+        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+            self.set_status("no heatmap yet: r starts a sweep of this instance", false);
+            return;
+        };
+        let area = tunelayout::layout(self.tune_area(), Some(run)).heat;
+        let g = HeatGeometry::of(&run.heat, area);
+        let (rows, cols) = (run.heat.grids.len(), run.heat.blocks.len());
+        let (r, c) = self.heat_scroll;
+        let r = tunelayout::first(r, rows, g.rows);
+        let c = tunelayout::first(c, cols, g.cols);
+        let step = |at: usize, by: isize, len: usize, visible: usize| {
+            at.saturating_add_signed(by)
+                .min(len.saturating_sub(visible))
+        };
+        self.heat_scroll = (
+            step(r, pages * g.rows as isize, rows, g.rows),
+            step(c, columns, cols, g.cols),
+        );
+        if columns != 0 && cols <= g.cols {
+            self.set_status("every column of the heatmap is on screen", false);
+        }
+    }
+
+    pub(super) fn start_tune(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        if let Err(why) = &self.gpu {
+            self.set_status(format!("cannot tune here: {why}"), true);
+            return vec![];
+        }
+        if let Some(t) = self.tuning {
+            let name = self.rows[t].demangled.clone();
+            self.set_status(format!("a sweep of {name} is running (c cancels it)"), true);
+            return vec![];
+        }
+        if self.running.is_some() {
+            self.set_status(
+                "a replay is running: let it finish or cancel it (4, then c)",
+                true,
+            );
+            return vec![];
+        }
+        let row = &self.rows[i];
+        let args = match self
+            .tune_form
+            .to_args(row.json_path.clone(), self.next_run + 1)
+        {
+            Ok(a) => a,
+            Err((field, why)) => {
+                self.tune_form.cursor = super::Field::ALL
+                    .iter()
+                    .position(|&f| f == field)
+                    .unwrap_or(0);
+                self.set_status(format!("{}: {why}", field.label()), true);
+                return vec![];
+            }
+        };
+        self.next_run += 1;
+        // What the explorer knows of the recorded launch until the sweep says exactly.
+        let recorded = Config {
+            grid: row.grid.unwrap_or([1, 1, 1]),
+            block: row.block.unwrap_or([1, 1, 1]),
+            shared_mem: 0,
+            max_registers: None,
+        };
+        let run = TuneRun::new(self.next_run, &args, &row.kernel, recorded);
+        let configs = self.tune_form.space_size().unwrap_or(0);
+        self.set_status(
+            format!(
+                "tuning {}: {configs} configuration(s), {}…",
+                row.demangled,
+                args.strategy.name()
+            ),
+            false,
+        );
+        self.tunes.insert(i, run);
+        self.tuning = Some(i);
+        self.heat_scroll = (0, 0);
+        self.screen = super::Screen::Tune;
+        vec![Cmd::StartTune {
+            instance: i,
+            run: self.next_run,
+            args: args.to_args(),
+        }]
+    }
+
+    pub(super) fn cancel_tune(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.tuning.take() else {
+            self.set_status("nothing to cancel: no sweep is running", false);
+            return vec![];
+        };
+        let kept = self.tunes.get_mut(&i).map_or(0, |r| {
+            r.phase = Phase::Cancelled;
+            r.clock.stop();
+            r.report.trials.len()
+        });
+        self.set_status(
+            format!("sweep cancelled; {kept} configuration(s) kept (x exports them)"),
+            false,
+        );
+        vec![Cmd::CancelTune]
+    }
+
+    pub(super) fn on_tune_event(&mut self, Tagged { run, event }: Tagged) {
+        // Only the sweep an instance waits for may change it (see `on_replay_event`).
+        let Some(i) = self
+            .tunes
+            .iter()
+            .find(|(_, r)| r.run == run && r.phase != Phase::Cancelled)
+            .map(|(&i, _)| i)
+        else {
+            return;
+        };
+        let done = matches!(event, Event::Done { .. });
+        let Some(r) = self.tunes.get_mut(&i) else {
+            return;
+        };
+        r.apply(event);
+        if !done || self.tuning != Some(i) {
+            return;
+        }
+        self.tuning = None;
+        let name = self.rows[i].demangled.clone();
+        let (text, error) = match (&r.phase, &r.report.best) {
+            (Phase::Failed(m), _) => (format!("sweep of {name} failed: {m}"), true),
+            (_, None) => (
+                format!("sweep of {name} done: no configuration verified"),
+                true,
+            ),
+            (_, Some(best)) => {
+                let time = best.cost().map(duration_ns).unwrap_or_default();
+                let speedup = r
+                    .report
+                    .speedup
+                    .map(|s| format!(", {s:.2}× the recorded one"))
+                    .unwrap_or_default();
+                (
+                    format!(
+                        "sweep of {name} done: best {} at {time}{speedup}",
+                        best.config
+                    ),
+                    false,
+                )
+            }
+        };
+        self.set_status(text, error);
+    }
+
+    pub(super) fn export_tune(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("nothing to export: no instance selected", true);
+            return vec![];
+        };
+        let Some(run) = self.tunes.get(&i) else {
+            self.set_status(
+                "nothing to export: no sweep of this instance yet (r starts one)",
+                true,
+            );
+            return vec![];
+        };
+        if run.report.trials.is_empty() {
+            self.set_status("nothing to export yet: no configuration has finished", true);
+            return vec![];
+        }
+        let run = run.clone();
+        let stem = self.rows[i].json_file.trim_end_matches(".json").to_string();
+        let dir = self.export_dir.clone();
+        self.set_status("exporting…", false);
+        vec![Cmd::Work(Work::new(move || {
+            Msg::Exported(run.export(&dir, &stem).map_err(|e| e.to_string()))
+        }))]
+    }
+}

@@ -1,0 +1,144 @@
+//! Where the tuning screen puts things, from the terminal size and the sweep alone. Drawing uses
+//! it, and so does `update`, so that the heatmap scrolls exactly as far as it is drawn.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::heatmap::Heatmap;
+use super::replays::Phase;
+use super::tuneform::Field;
+use super::tuning::TuneRun;
+
+/// From this width the table of the best configurations sits beside the heatmap.
+pub const SIDE_BY_SIDE: u16 = 150;
+/// The table's width beside the heatmap.
+pub const TABLE_WIDTH: u16 = 66;
+/// The form's rows: the axes in the first column, the search and timing in the second.
+pub const FORM_ROWS: u16 = Field::ALL.len().div_ceil(2) as u16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TuneLayout {
+    pub form: Rect,
+    /// One line: what the field being edited means (or why it does not parse), or the space.
+    pub info: Rect,
+    /// Without a sweep: how to use the screen.
+    pub intro: Rect,
+    pub progress: Rect,
+    /// Warnings and the final error.
+    pub notes: Rect,
+    pub heat: Rect,
+    pub table: Rect,
+}
+
+/// Lines of notes a sweep needs: its last warning, and how it failed (or that nothing
+/// verified).
+pub fn note_lines(run: &TuneRun) -> u16 {
+    let failed = matches!(run.phase, Phase::Failed(_))
+        || (run.phase == Phase::Done && run.report.best.is_none());
+    u16::from(!run.warnings.is_empty()) + u16::from(failed)
+}
+
+/// The layout of the tuning screen's content `area` (below its title).
+pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
+    let [form, info, rest] = Layout::vertical([
+        Constraint::Length(FORM_ROWS),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let Some(run) = run else {
+        return TuneLayout {
+            form,
+            info,
+            intro: rest,
+            ..TuneLayout::default()
+        };
+    };
+    let [progress, notes, body] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(note_lines(run)),
+        Constraint::Fill(1),
+    ])
+    .areas(rest);
+    let (heat, table) = if body.width >= SIDE_BY_SIDE {
+        let [heat, _, table] = Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Length(1),
+            Constraint::Length(TABLE_WIDTH),
+        ])
+        .areas(body);
+        (heat, table)
+    } else {
+        // The heatmap takes what its rows need, the table keeps at least its title, header and
+        // three rows, and whatever is left goes to the table.
+        let ranked = run.ranking().len() as u16;
+        let table_min = 2 + ranked.clamp(1, 3);
+        let heat_need = run.heat.grids.len() as u16 + 2;
+        let heat_h = heat_need
+            .max(3)
+            .min(body.height.saturating_sub(table_min))
+            .max(body.height.min(3));
+        let [heat, table] =
+            Layout::vertical([Constraint::Length(heat_h), Constraint::Fill(1)]).areas(body);
+        (heat, table)
+    };
+    TuneLayout {
+        form,
+        info,
+        progress,
+        notes,
+        heat,
+        table,
+        ..TuneLayout::default()
+    }
+}
+
+/// The widest a grid label may make the label column (longer ones are cut).
+const MAX_LABEL: usize = 17;
+/// The header of the label column.
+pub const CORNER: &str = "grid╲block";
+/// A cell that shows its time: a mark, a shade and up to eight characters (`  1.02µs`,
+/// `≠ verify`, `· skipped`).
+const WIDE_CELL: usize = 10;
+
+/// How the heatmap fits its area: the label column, the cell width (gap included), whether
+/// cells show times or only shades, and how many columns and rows are on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeatGeometry {
+    pub label_w: usize,
+    pub cell_w: usize,
+    pub wide: bool,
+    pub cols: usize,
+    pub rows: usize,
+}
+
+impl HeatGeometry {
+    pub fn of(heat: &Heatmap, area: Rect) -> HeatGeometry {
+        let label = |v: &[u32; 3]| super::heatmap::dims_label(*v).chars().count();
+        let label_w = heat
+            .grids
+            .iter()
+            .map(label)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_LABEL)
+            .max(CORNER.chars().count());
+        let head_w = heat.blocks.iter().map(label).max().unwrap_or(0);
+        let room = (area.width as usize).saturating_sub(label_w);
+        let wide_w = head_w.max(WIDE_CELL) + 1;
+        let wide = heat.blocks.len() * wide_w <= room;
+        let cell_w = if wide { wide_w } else { head_w.max(2) + 1 };
+        HeatGeometry {
+            label_w,
+            cell_w,
+            wide,
+            cols: (room / cell_w).max(1),
+            // A header line above the rows, the legend below.
+            rows: (area.height as usize).saturating_sub(2).max(1),
+        }
+    }
+}
+
+/// The first of `len` items on screen when `visible` fit and the view asked for `scroll`.
+pub fn first(scroll: usize, len: usize, visible: usize) -> usize {
+    scroll.min(len.saturating_sub(visible))
+}

@@ -1,0 +1,226 @@
+//! Sweeps kept per instance for the session: the report `tune` itself writes, built from the
+//! events of a `rr-tui tune --events` child as they arrive, the heatmap, warnings, and the
+//! clock (from the runtime's ticks: `update` reads no clock).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rr_engine::replay::Event;
+use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::{Config, Status, Trial, TuneReport};
+
+use super::heatmap::Heatmap;
+use super::replays::Phase;
+use crate::cli::TuneArgs;
+
+/// Wall time of a sweep, from the runtime's ticks: the first tick after the start, the last
+/// one before the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunClock {
+    started: Option<Instant>,
+    last: Option<Instant>,
+    stopped: bool,
+}
+
+impl RunClock {
+    pub fn tick(&mut self, now: Instant) {
+        if !self.stopped {
+            self.started.get_or_insert(now);
+            self.last = Some(now);
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// None until a tick has been seen.
+    pub fn elapsed(&self) -> Option<Duration> {
+        Some(self.last?.saturating_duration_since(self.started?))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TuneRun {
+    /// The run id its events carry.
+    pub run: u64,
+    pub phase: Phase,
+    /// What the sweep has produced so far, with its metadata (exported as it is).
+    pub report: TuneReport,
+    /// Configurations the sweep plans to measure (known from its first event).
+    pub planned: Option<u64>,
+    pub warnings: Vec<String>,
+    pub heat: Heatmap,
+    pub clock: RunClock,
+    /// The median of the recorded configuration, when it verified.
+    recorded_cost: Option<f64>,
+    /// Trials by status (in `Status` order), and the fastest verified ones in order: kept as
+    /// trials arrive, so that a frame never scans or sorts a sweep of a million configurations.
+    counts: [usize; 5],
+    ranked: Vec<Trial>,
+}
+
+/// The fastest configurations the screen can list (the export has them all).
+pub const RANKED: usize = 20;
+
+fn status_index(s: Status) -> usize {
+    match s {
+        Status::Ok => 0,
+        Status::VerifyFailed => 1,
+        Status::Invalid => 2,
+        Status::Fault => 3,
+        Status::Skipped => 4,
+    }
+}
+
+impl TuneRun {
+    /// A sweep of `args` started for the kernel `kernel`; `recorded` is what the explorer
+    /// knows of the recorded launch until the sweep says exactly.
+    pub fn new(run: u64, args: &TuneArgs, kernel: &str, recorded: Config) -> TuneRun {
+        TuneRun {
+            run,
+            phase: Phase::Running,
+            report: args.report(kernel, recorded, 0, 0),
+            planned: None,
+            warnings: vec![],
+            heat: Heatmap::default(),
+            clock: RunClock::default(),
+            recorded_cost: None,
+            counts: [0; 5],
+            ranked: Vec::new(),
+        }
+    }
+
+    pub fn apply(&mut self, e: Event) {
+        match e {
+            Event::Sweep {
+                configs,
+                planned,
+                seed,
+                recorded,
+                ..
+            } => {
+                self.report.space_size = configs;
+                self.planned = Some(planned);
+                if let Some(s) = seed {
+                    self.report.seed = s;
+                }
+                if let Some(r) = recorded {
+                    self.report.recorded = r;
+                }
+            }
+            Event::Device {
+                name,
+                sm,
+                ordinal,
+                rated_clock_mhz,
+            } => {
+                if !self.report.devices.iter().any(|d| d.ordinal == ordinal) {
+                    self.report.devices.push(DeviceInfo {
+                        ordinal,
+                        name,
+                        sm,
+                        rated_clock_mhz: rated_clock_mhz.unwrap_or(0.0),
+                    });
+                }
+            }
+            Event::Trial(t) => self.add(*t),
+            // `warning`s of the sweep, and lines that were no events at all.
+            Event::Phase { name, detail } => self.warnings.push(if name == "warning" {
+                detail
+            } else {
+                format!("{name}: {detail}")
+            }),
+            Event::Error { message, .. } => {
+                self.phase = Phase::Failed(message);
+                self.clock.stop();
+            }
+            Event::Done { .. } => {
+                if self.phase == Phase::Running {
+                    self.phase = Phase::Done;
+                }
+                self.clock.stop();
+            }
+            // A sweep's stream has none of these (they belong to replays and engines).
+            Event::Start { .. }
+            | Event::Launch { .. }
+            | Event::Restore { .. }
+            | Event::Rep { .. }
+            | Event::Summary { .. }
+            | Event::Verify(_)
+            | Event::Ready { .. }
+            | Event::Saved { .. } => {}
+        }
+    }
+
+    fn add(&mut self, t: Trial) {
+        self.heat.add(&t);
+        if t.recorded {
+            self.report.recorded = t.config;
+            self.recorded_cost = t.cost();
+        }
+        self.counts[status_index(t.status)] += 1;
+        // The ranking, the best and the speedup, kept up to date without rescanning.
+        if let Some(c) = t.cost() {
+            let at = self
+                .ranked
+                .partition_point(|r| r.cost().is_some_and(|rc| rc <= c));
+            if at < RANKED {
+                self.ranked.insert(at, t.clone());
+                self.ranked.truncate(RANKED);
+            }
+        }
+        self.report.best = self.ranked.first().cloned();
+        self.report.trials.push(t);
+        let best = self.report.best.as_ref().and_then(Trial::cost);
+        self.report.speedup = match (self.recorded_cost, best) {
+            (Some(r), Some(b)) if b > 0.0 => Some(r / b),
+            _ => None,
+        };
+    }
+
+    /// The median of the recorded configuration, when it verified.
+    pub fn recorded_cost(&self) -> Option<f64> {
+        self.recorded_cost
+    }
+
+    /// Configurations that were launched (skipped ones were not).
+    pub fn measured(&self) -> usize {
+        self.report.trials.len() - self.count(Status::Skipped)
+    }
+
+    pub fn count(&self, s: Status) -> usize {
+        self.counts[status_index(s)]
+    }
+
+    /// The fastest verified configurations, fastest first (at most [`RANKED`]).
+    pub fn ranking(&self) -> &[Trial] {
+        &self.ranked
+    }
+
+    /// Launched configurations per second of wall time.
+    pub fn rate(&self) -> Option<f64> {
+        let secs = self.clock.elapsed()?.as_secs_f64();
+        (secs > 0.0).then(|| self.measured() as f64 / secs)
+    }
+
+    /// The report as `tune --json` would write it now.
+    pub fn final_report(&self) -> TuneReport {
+        let mut r = self.report.clone();
+        r.summarise();
+        r.elapsed_s = self.clock.elapsed().map_or(0.0, |d| d.as_secs_f64());
+        r.configs_per_s = self.rate().unwrap_or(0.0);
+        r
+    }
+
+    /// Every configuration as CSV and the report as JSON (`tune`'s own writers), written fresh
+    /// into `dir` as `<stem>.tune.csv` / `.json` (never over an existing file). Returns what
+    /// was written.
+    pub fn export(&self, dir: &Path, stem: &str) -> Result<String, rr_format::Error> {
+        let report = self.final_report();
+        let csv = report
+            .to_csv()
+            .map_err(|e| rr_format::Error::Invalid(format!("CSV: {e}")))?;
+        super::export::write_pair(dir, stem, "tune", &csv, &report.to_json())
+    }
+}

@@ -1,0 +1,231 @@
+//! The heatmap of a sweep: grid rows × block columns, each cell the best median of its
+//! configurations. The scale is a shade *and* a colour (fast ░ ▒ ▓ █ slow), so it reads in the
+//! monochrome theme too; cells wide enough also show the time. Failures have marks of their
+//! own; ◆ marks the recorded configuration, ★ the best. Too many columns: cells drop the time,
+//! then the map scrolls (h/l, PgUp/PgDn), and the legend says which part is on screen.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::fit;
+use super::format::duration_ns;
+use crate::tui::app::heatmap::{dims_label, HeatCell, LEVELS};
+use crate::tui::app::tunelayout::{first, HeatGeometry, CORNER};
+use crate::tui::app::TuneRun;
+use crate::tui::theme::Theme;
+use rr_engine::tune::Status;
+
+/// Fastest to slowest.
+pub const SHADES: [char; LEVELS] = ['░', '▒', '▓', '█'];
+
+/// A failure's mark and word.
+fn failure_mark(s: Status) -> (char, &'static str) {
+    match s {
+        Status::VerifyFailed => ('≠', "verify"),
+        Status::Invalid => ('⊘', "invalid"),
+        Status::Fault => ('!', "fault"),
+        Status::Skipped | Status::Ok => ('·', "skipped"),
+    }
+}
+
+fn failure_style(s: Status, theme: &Theme) -> Style {
+    match s {
+        Status::VerifyFailed | Status::Fault => theme.error,
+        Status::Invalid => theme.warn,
+        Status::Skipped | Status::Ok => theme.dim,
+    }
+}
+
+/// A time in at most six columns: `950ns`, `1.02µs`, `10.2ms`.
+fn compact(ns: f64) -> String {
+    duration_ns(ns).replace(' ', "")
+}
+
+pub fn draw(run: &TuneRun, scroll: (usize, usize), theme: &Theme, f: &mut Frame, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let heat = &run.heat;
+    if heat.grids.is_empty() {
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                "heatmap (grid × block): waiting for the first configuration",
+                theme.dim,
+            )),
+            area,
+        );
+        return;
+    }
+    let g = HeatGeometry::of(heat, area);
+    let r0 = first(scroll.0, heat.grids.len(), g.rows);
+    let c0 = first(scroll.1, heat.blocks.len(), g.cols);
+    let grids = &heat.grids[r0..(r0 + g.rows).min(heat.grids.len())];
+    let blocks = &heat.blocks[c0..(c0 + g.cols).min(heat.blocks.len())];
+    let best = run
+        .report
+        .best
+        .as_ref()
+        .map(|t| (t.config.grid, t.config.block));
+    let content_w = g.cell_w - 1;
+
+    let mut lines = Vec::with_capacity(grids.len() + 2);
+    let mut header = vec![Span::styled(
+        format!("{:<w$}", fit(CORNER, g.label_w), w = g.label_w),
+        theme.header,
+    )];
+    for &b in blocks {
+        header.push(Span::styled(
+            format!(" {:>content_w$}", fit(&dims_label(b), content_w)),
+            theme.header,
+        ));
+    }
+    lines.push(Line::from(header));
+    for &grid in grids {
+        let mut spans = vec![Span::styled(
+            format!("{:>w$}", fit(&dims_label(grid), g.label_w), w = g.label_w),
+            theme.header,
+        )];
+        for &block in blocks {
+            spans.push(Span::raw(" "));
+            let is_best = best == Some((grid, block));
+            spans.extend(cell_spans(
+                run,
+                heat.cell(grid, block),
+                is_best,
+                g.wide,
+                content_w,
+                theme,
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    lines.push(legend(run, (r0, c0), &g, area.width as usize, theme));
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// One cell, `w` columns: its mark (◆ recorded, ★ best), then its shade and time, or its
+/// failure, or nothing yet.
+fn cell_spans<'a>(
+    run: &TuneRun,
+    cell: Option<&HeatCell>,
+    is_best: bool,
+    wide: bool,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Span<'a>> {
+    let Some(c) = cell else {
+        return vec![Span::raw(" ".repeat(w))];
+    };
+    let mark = if c.recorded {
+        "◆"
+    } else if is_best {
+        "★"
+    } else {
+        " "
+    };
+    let rest = w.saturating_sub(1);
+    let body = match (c.best, c.failure) {
+        (Some(t), _) => {
+            let level = run.heat.level(t);
+            let shade = SHADES[level];
+            // The shade fills what the time leaves: the map reads as a map, times and all.
+            let time = if wide { compact(t) } else { String::new() };
+            let fill = rest.saturating_sub(time.chars().count()).max(1);
+            let text = format!("{}{time}", shade.to_string().repeat(fill));
+            Span::styled(text, theme.heat[level])
+        }
+        (None, Some(s)) => {
+            let (symbol, word) = failure_mark(s);
+            let text = if wide {
+                format!("{symbol} {word}")
+            } else {
+                symbol.to_string()
+            };
+            Span::styled(
+                format!("{:<rest$}", fit(&text, rest)),
+                failure_style(s, theme),
+            )
+        }
+        (None, None) => Span::raw(" ".repeat(rest)),
+    };
+    vec![Span::styled(mark, theme.accent), body]
+}
+
+/// Which part is on screen (when not all of it), the scale with its ends, and the marks.
+fn legend<'a>(
+    run: &TuneRun,
+    (r0, c0): (usize, usize),
+    g: &HeatGeometry,
+    width: usize,
+    theme: &Theme,
+) -> Line<'a> {
+    let heat = &run.heat;
+    let long = width >= 120;
+    let mut spans = Vec::new();
+    let mut used = 0;
+    let mut push = |spans: &mut Vec<Span<'a>>, text: String, style: Style| {
+        let text = fit(&text, width.saturating_sub(used));
+        used += text.chars().count();
+        spans.push(Span::styled(text, style));
+    };
+    let (rows, cols) = (heat.grids.len(), heat.blocks.len());
+    let mut place = Vec::new();
+    if rows > g.rows {
+        place.push(format!(
+            "rows {}–{}/{rows} PgUp/PgDn",
+            r0 + 1,
+            (r0 + g.rows).min(rows)
+        ));
+    }
+    if cols > g.cols {
+        place.push(format!(
+            "cols {}–{}/{cols} h/l",
+            c0 + 1,
+            (c0 + g.cols).min(cols)
+        ));
+    }
+    if !place.is_empty() {
+        push(
+            &mut spans,
+            format!("{} · ", place.join(" · ")),
+            theme.accent,
+        );
+    }
+    if let Some((lo, hi)) = heat.range() {
+        push(
+            &mut spans,
+            if long { "fast ".into() } else { String::new() },
+            theme.dim,
+        );
+        for (level, shade) in SHADES.iter().enumerate() {
+            push(&mut spans, shade.to_string(), theme.heat[level]);
+        }
+        let ends = if long {
+            format!(" slow ({} – {}) ", duration_ns(lo), duration_ns(hi))
+        } else {
+            format!(" {}–{} ", compact(lo), compact(hi))
+        };
+        push(&mut spans, ends, theme.dim);
+    }
+    let marks: &[(&str, &str, Style)] = &[
+        ("≠", "verify failed", theme.error),
+        ("⊘", "invalid", theme.warn),
+        ("!", "fault", theme.error),
+        ("·", "skipped", theme.dim),
+        ("◆", "recorded", theme.accent),
+        ("★", "best", theme.accent),
+    ];
+    for (symbol, word, style) in marks {
+        push(&mut spans, format!(" {symbol}"), *style);
+        let word = if long {
+            word
+        } else {
+            word.split(' ').next().unwrap_or(word)
+        };
+        push(&mut spans, word.to_string(), theme.dim);
+    }
+    Line::from(spans)
+}

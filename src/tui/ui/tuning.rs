@@ -1,0 +1,379 @@
+//! The tuning screen: the form, what it would sweep, the sweep's progress, warnings and error,
+//! the heatmap (ui::heatmap) and the best configurations.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+
+use super::format::duration_ns;
+use super::{fit, heatmap};
+use crate::tui::app::heatmap::dims_label;
+use crate::tui::app::replays::Phase;
+use crate::tui::app::tunelayout;
+use crate::tui::app::{App, Field, TuneForm, TuneRun};
+use crate::tui::theme::Theme;
+use rr_engine::tune::Status;
+
+/// The label column of the form.
+const LABEL_W: usize = 12;
+
+pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(cur) = app.current() else { return };
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        fit(
+            &format!(" Tune · {} ", app.rows[cur].demangled),
+            area.width as usize,
+        ),
+        theme.header,
+    ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let run = app.tunes.get(&cur);
+    let l = tunelayout::layout(inner, run);
+    draw_form(&app.tune_form, theme, f, l.form);
+    draw_info(&app.tune_form, theme, f, l.info);
+    let Some(run) = run else {
+        draw_intro(app, theme, f, l.intro);
+        return;
+    };
+    draw_progress(run, theme, f, l.progress);
+    draw_notes(run, theme, f, l.notes);
+    heatmap::draw(run, app.heat_scroll, theme, f, l.heat);
+    draw_best(run, theme, f, l.table);
+}
+
+/// Two columns of fields: the axes, then how to search and measure. The field under the
+/// cursor is highlighted (and marked `›`, for terminals without colour).
+fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let rows = tunelayout::FORM_ROWS as usize;
+    let col_w = (area.width / 2) as usize;
+    let mut lines = vec![Vec::<Span>::new(); rows];
+    for (i, field) in Field::ALL.into_iter().enumerate() {
+        let (row, col) = (i % rows, i / rows);
+        let selected = form.cursor == i;
+        let editing = form.editing.as_ref().filter(|e| e.field == field);
+        let base = if selected { theme.selected } else { theme.text };
+        let mut spans = vec![Span::styled(
+            format!(
+                "{}{:<w$}",
+                if selected { '›' } else { ' ' },
+                field.label(),
+                w = LABEL_W - 1
+            ),
+            if selected {
+                theme.selected
+            } else {
+                theme.accent
+            },
+        )];
+        let room = col_w.saturating_sub(LABEL_W + 1);
+        match editing {
+            Some(e) => {
+                let style = if e.check.is_err() {
+                    theme.error
+                } else {
+                    theme.text
+                };
+                spans.extend(editor_spans(&e.editor, style, room));
+            }
+            None => {
+                let (text, given) = form.shown(field);
+                let summary = field
+                    .check(&form.text(field))
+                    .ok()
+                    .filter(|s| given && !s.is_empty() && !field.is_choice());
+                let value = fit(&rr_format::text::visible(&text), room);
+                let left = room.saturating_sub(value.chars().count());
+                let style = if given { base } else { base.patch(theme.dim) };
+                spans.push(Span::styled(value, style));
+                if let Some(s) = summary.filter(|s| s.chars().count() + 3 <= left) {
+                    spans.push(Span::styled(format!("  ({s})"), theme.dim));
+                }
+            }
+        }
+        if col == 0 {
+            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+            spans.push(Span::raw(" ".repeat(col_w.saturating_sub(used))));
+        }
+        lines[row].extend(spans);
+    }
+    f.render_widget(
+        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>()),
+        area,
+    );
+}
+
+/// The text being typed, the character under the cursor reversed; it scrolls sideways to
+/// keep the cursor on screen.
+fn editor_spans<'a>(e: &crate::tui::app::LineEditor, style: Style, room: usize) -> Vec<Span<'a>> {
+    let chars: Vec<char> = e.text().chars().collect();
+    let room = room.max(1);
+    let first = (e.cursor() + 1).saturating_sub(room);
+    let shown: Vec<char> = chars.iter().skip(first).take(room).copied().collect();
+    let at = e.cursor() - first;
+    let before: String = shown[..at.min(shown.len())].iter().collect();
+    let under = shown.get(at).map_or(" ".to_string(), char::to_string);
+    let after: String = shown.iter().skip(at + 1).collect();
+    let v = |s: &str| rr_format::text::visible(s).into_owned();
+    vec![
+        Span::styled(v(&before), style),
+        Span::styled(v(&under), style.add_modifier(Modifier::REVERSED)),
+        Span::styled(v(&after), style),
+    ]
+}
+
+/// What the field being typed means so far, or why it does not parse (the parser's message);
+/// otherwise the size of the space the form spans.
+fn draw_info(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let (text, style) = match &form.editing {
+        Some(e) => match &e.check {
+            Ok(s) => (format!("{}: {s}", e.field.label()), theme.dim),
+            Err(why) => (format!("✗ {}: {why}", e.field.label()), theme.error),
+        },
+        None => match form.space_size() {
+            Ok(n) => (
+                format!(
+                    "{n} configuration(s) · {} · {} · {} samples · verify {}",
+                    form.strategy.name(),
+                    if form.cold { "cold" } else { "hot" },
+                    form.shown(Field::Samples).0,
+                    form.shown(Field::Verify).0
+                ),
+                theme.dim,
+            ),
+            Err(why) => (format!("✗ {why}"), theme.error),
+        },
+    };
+    f.render_widget(
+        Paragraph::new(Span::styled(fit(&text, area.width as usize), style)),
+        area,
+    );
+}
+
+fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let mut lines = vec![Line::default()];
+    if let Err(why) = &app.gpu {
+        lines.push(Line::from(Span::styled(
+            format!("Tuning is unavailable here: {why}"),
+            theme.warn,
+        )));
+    }
+    for text in [
+        "No sweep of this instance in this session. j/k choose a field, Enter edits it (choices cycle), r starts the sweep, c cancels it, x exports the results (CSV and JSON).",
+        "Axes are lists of values, ranges A..B:STEP or A..B*FACTOR, and 3-D values XxYxZ; grid `cover` keeps the recorded number of threads for each block; an empty axis keeps the recorded value. Samples: `adaptive` (until the noise is low) or a number per configuration.",
+    ] {
+        lines.push(Line::from(Span::styled(text, theme.dim)));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}
+
+/// `12 s`, `2 min 05 s`.
+fn elapsed_text(secs: f64) -> String {
+    if secs < 60.0 {
+        format!("{secs:.1} s")
+    } else {
+        let s = secs as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+fn draw_progress(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
+    let done = run.report.trials.len() as u64;
+    // Until the sweep says how many it plans, the bar stays empty rather than full.
+    let planned = run.planned.map_or(0, |p| p.max(done));
+    let (state, style) = match &run.phase {
+        Phase::Running => ("running", theme.warn),
+        Phase::Done => ("done", theme.ok),
+        Phase::Cancelled => ("cancelled", theme.warn),
+        Phase::Failed(_) => ("failed", theme.error),
+    };
+    // A bar of shades that reads without colour too.
+    let bar_w = if area.width >= 120 { 20 } else { 10 };
+    let filled = (done * bar_w).checked_div(planned).unwrap_or(0) as usize;
+    let bar = format!(
+        "{}{}",
+        "█".repeat(filled),
+        "░".repeat(bar_w as usize - filled)
+    );
+    let mut parts = vec![format!(
+        "{done}/{}",
+        run.planned.map_or("?".to_string(), |_| planned.to_string())
+    )];
+    if let Some(e) = run.clock.elapsed() {
+        parts.push(elapsed_text(e.as_secs_f64()));
+    }
+    if let Some(r) = run.rate() {
+        parts.push(format!("{r:.1}/s"));
+    }
+    let failed =
+        run.count(Status::VerifyFailed) + run.count(Status::Invalid) + run.count(Status::Fault);
+    parts.push(format!("{} ok", run.count(Status::Ok)));
+    if failed > 0 {
+        parts.push(format!("{failed} failed"));
+    }
+    let skipped = run.count(Status::Skipped);
+    if skipped > 0 {
+        parts.push(format!("{skipped} skipped"));
+    }
+    for d in &run.report.devices {
+        parts.push(format!("GPU {} {} (sm_{})", d.ordinal, d.name, d.sm));
+    }
+    if run.report.strategy != rr_engine::tune::StrategyKind::Exhaustive && run.planned.is_some() {
+        parts.push(format!("seed {}", run.report.seed));
+    }
+    let rest = format!(" {bar} {}", parts.join(" · "));
+    let room = (area.width as usize).saturating_sub(state.len());
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(state, style),
+            Span::styled(fit(&rest, room), theme.text),
+        ])),
+        area,
+    );
+}
+
+/// The last warning (with how many there were) and how the sweep failed.
+fn draw_notes(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
+    let w = area.width as usize;
+    let mut lines = Vec::new();
+    if let Some(last) = run.warnings.last() {
+        let count = match run.warnings.len() {
+            1 => String::new(),
+            n => format!(" ({n} warnings)"),
+        };
+        lines.push(Line::from(Span::styled(
+            fit(&format!("warning{count}: {last}"), w),
+            theme.warn,
+        )));
+    }
+    match &run.phase {
+        Phase::Failed(m) => lines.push(Line::from(Span::styled(
+            fit(&format!("error: {m}"), w),
+            theme.error,
+        ))),
+        Phase::Done if run.report.best.is_none() => lines.push(Line::from(Span::styled(
+            fit("no configuration verified: nothing to recommend", w),
+            theme.error,
+        ))),
+        _ => {}
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// The fastest verified configurations: time, noise, samples, clock and speedup over the
+/// recorded configuration (◆ marks it).
+fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let [title, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let n = (area.height as usize).saturating_sub(1);
+    let ranked = &run.ranking()[..n.min(run.ranking().len())];
+    let verified = run.count(Status::Ok);
+    let text = match (verified, &run.phase) {
+        (0, Phase::Running) => "best configurations: none verified yet".to_string(),
+        (0, _) => "best configurations: none verified".to_string(),
+        (v, _) => format!(
+            "best configurations ({v} verified of {}; speedup over the recorded one ◆)",
+            run.report.trials.len()
+        ),
+    };
+    f.render_widget(
+        Paragraph::new(Span::styled(fit(&text, title.width as usize), theme.dim)),
+        title,
+    );
+    if ranked.is_empty() {
+        return;
+    }
+    let regs = run
+        .report
+        .trials
+        .iter()
+        .any(|t| t.config.max_registers.is_some());
+    let recorded = run.recorded_cost();
+    let right = |s: String| Cell::from(ratatui::text::Text::from(s).right_aligned());
+    let rows: Vec<Row> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let k = t.kernel_ns.unwrap_or_default();
+            let mut cells = vec![
+                right(format!("{}{}", if t.recorded { "◆" } else { "" }, i + 1)),
+                Cell::from(dims_label(t.config.grid)),
+                Cell::from(dims_label(t.config.block)),
+                right(t.config.shared_mem.to_string()),
+            ];
+            if regs {
+                cells.push(right(
+                    t.config
+                        .max_registers
+                        .map_or("–".to_string(), |r| r.to_string()),
+                ));
+            }
+            cells.extend([
+                right(duration_ns(k.median)),
+                right(
+                    t.noise()
+                        .map_or("–".to_string(), |n| format!("{:.2}%", n * 100.0)),
+                ),
+                right(k.count.to_string()),
+                right(
+                    t.clock_mhz
+                        .map_or("–".to_string(), |c| format!("{:.0}", c.median)),
+                ),
+                right(match (recorded, t.cost()) {
+                    (Some(r), Some(c)) if c > 0.0 => format!("{:.2}×", r / c),
+                    _ => "–".to_string(),
+                }),
+            ]);
+            let row = Row::new(cells);
+            if t.recorded {
+                row.style(theme.accent)
+            } else {
+                row
+            }
+        })
+        .collect();
+    let grid_w = ranked
+        .iter()
+        .map(|t| dims_label(t.config.grid).len())
+        .max()
+        .unwrap_or(0)
+        .max(4) as u16;
+    let block_w = ranked
+        .iter()
+        .map(|t| dims_label(t.config.block).len())
+        .max()
+        .unwrap_or(0)
+        .max(5) as u16;
+    let mut header = vec!["#", "grid", "block", "smem"];
+    let mut widths = vec![
+        Constraint::Length(3),
+        Constraint::Length(grid_w),
+        Constraint::Length(block_w),
+        Constraint::Length(6),
+    ];
+    if regs {
+        header.push("regs");
+        widths.push(Constraint::Length(4));
+    }
+    header.extend(["median", "noise", "n", "MHz", "speedup"]);
+    widths.extend([
+        Constraint::Length(8),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(7),
+    ]);
+    let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
+        if i < 3 {
+            Cell::from(h)
+        } else {
+            right(h.to_string())
+        }
+    }))
+    .style(theme.header);
+    f.render_widget(Table::new(rows, widths).header(header), area);
+}
