@@ -372,3 +372,24 @@ fn the_explorer_shows_the_old_tools_replay_output() {
     a.update_inline(key(KeyCode::Char('p')));
     assert_eq!(a.snap.as_ref().map(|s| s.pair), Some(Pair::OutputReplay));
 }
+
+#[test]
+fn two_copies_of_a_legacy_instance_are_identical() {
+    let (_t, dir) = fixture_copy("llvm18-two-kernels");
+    let a = descriptor(&fixture("llvm18-two-kernels"), "rr_saxpy");
+    let b = descriptor(&dir, "rr_saxpy");
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("unreadable").not());
+    // LLVM 16 recorded no globals: nothing to compare, not an unreadable file.
+    let (_t16, d16) = fixture_copy("llvm16-saxpy");
+    rr().arg("diff")
+        .arg(descriptor(&fixture("llvm16-saxpy"), "rr_saxpy"))
+        .arg(descriptor(&d16, "rr_saxpy"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No such file").not());
+}

@@ -295,10 +295,12 @@ pub struct CompareArgs {
     pub ulp: Option<u64>,
 }
 
-/// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1).
+/// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1); `XxYxZ` too, as
+/// `tune` writes 3-D values.
 pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    let bad = || format!("{s:?}: expected X, X,Y or X,Y,Z with positive integers");
+    let sep = if s.contains('x') { 'x' } else { ',' };
+    let parts: Vec<&str> = s.split(sep).map(str::trim).collect();
+    let bad = || format!("{s:?}: expected X, X,Y or X,Y,Z (or XxYxZ) with positive integers");
     if parts.is_empty() || parts.len() > 3 {
         return Err(bad());
     }

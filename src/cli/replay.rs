@@ -30,16 +30,18 @@ pub struct ReplayArgs {
     /// Untimed replays before the measured ones.
     #[arg(long, default_value_t = 0)]
     pub warmup: u32,
-    /// Override grid x (LLVM: number of teams). Checked against TeamsLimits.
-    #[arg(long)]
+    /// Override grid x (LLVM: number of teams; 0 keeps the recorded value, as LLVM's tool).
+    /// Checked against TeamsLimits.
+    #[arg(long, conflicts_with = "grid")]
     pub num_teams: Option<u32>,
-    /// Override block x (LLVM: number of threads). Checked against ThreadsLimits.
-    #[arg(long)]
+    /// Override block x (LLVM: number of threads; 0 keeps the recorded value). Checked against
+    /// ThreadsLimits.
+    #[arg(long, conflicts_with = "block")]
     pub num_threads: Option<u32>,
-    /// Override the whole grid: X,Y,Z.
+    /// Override the whole grid: X,Y,Z (or XxYxZ).
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
     pub grid: Option<[u32; 3]>,
-    /// Override the whole block: X,Y,Z.
+    /// Override the whole block: X,Y,Z (or XxYxZ).
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// Override the dynamic shared memory bytes.

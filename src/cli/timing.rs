@@ -1,5 +1,6 @@
 //! How samples are taken, shared by `replay` and `tune` (they differ only in defaults: replay
-//! is hot with a fixed count, tune is cold and adaptive).
+//! is hot with a fixed count, tune is cold and adaptive). In `replay`, any of the noise options
+//! switches to adaptive sampling, with `--repetitions` as the most samples to take.
 
 use clap::Args;
 use rr_engine::replay::timing::NoiseTarget;
@@ -12,18 +13,20 @@ pub struct TimingArgs {
     /// Keep caches warm between samples (replay's default).
     #[arg(long, help_heading = "Timing")]
     pub hot: bool,
-    /// Sample until the relative standard deviation of the kernel time is under PCT percent
-    /// [default 0.5]; samples taken while the SM clock ran below 75 % of its rating are discarded.
-    #[arg(long, value_name = "PCT", value_parser = positive_f64, help_heading = "Timing")]
+    /// Adaptive sampling: stop when the relative standard deviation of the kernel time is
+    /// under PCT percent (replay: any of these four options turns it on; tune: on unless
+    /// --samples). Samples taken while the SM clock ran below 75 % of its rating are discarded
+    /// [default: 0.5].
+    #[arg(long, value_name = "PCT", value_parser = positive_f64, allow_negative_numbers = true, help_heading = "Timing")]
     pub max_noise: Option<f64>,
-    /// Kept samples before the noise may stop sampling [default 10].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..), help_heading = "Timing")]
+    /// Adaptive sampling: kept samples before the noise may stop it, at least 2 [default: 10].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..), allow_negative_numbers = true, help_heading = "Timing")]
     pub min_samples: Option<u32>,
-    /// Kernel time to accumulate before the noise may stop sampling [default 0].
-    #[arg(long, value_name = "SECONDS", value_parser = non_negative_f64, help_heading = "Timing")]
+    /// Adaptive sampling: kernel time to accumulate before the noise may stop it [default: 0].
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero, allow_negative_numbers = true, help_heading = "Timing")]
     pub min_time: Option<f64>,
-    /// Stop sampling one configuration after this long whatever the noise [default 2].
-    #[arg(long, value_name = "SECONDS", value_parser = positive_f64, help_heading = "Timing")]
+    /// Adaptive sampling: stop after this long whatever the noise [default: 2].
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, allow_negative_numbers = true, help_heading = "Timing")]
     pub timeout: Option<f64>,
 }
 
@@ -58,16 +61,28 @@ impl TimingArgs {
     }
 }
 
-fn positive_f64(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("{s:?}: expected a positive number")),
     }
 }
 
-fn non_negative_f64(s: &str) -> Result<f64, String> {
+/// Sampling one configuration for more than an hour is a mistake, not a measurement.
+pub(crate) const MAX_SECONDS: f64 = 3600.0;
+
+fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{s:?}: expected a number >= 0")),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected seconds, above 0 and at most {MAX_SECONDS}"
+        )),
+    }
+}
+
+fn seconds_or_zero(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?}: expected seconds, from 0 to {MAX_SECONDS}")),
     }
 }

@@ -16,10 +16,16 @@ use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 still verifies. Every configuration of a GPU runs in one engine process through one replay session \
 (memory restored device to device between samples); a configuration that faults restarts the engine \
 and the sweep goes on.\n\n\
-Axes (omitted ones keep the recorded value): a comma-separated list of values, ranges A..B:STEP \
-or A..B*FACTOR, and 3-D values XxYxZ (each dimension a value or a range). --grid cover keeps \
-the recorded number of threads for each block. Configurations over a hardware limit or the \
-recorded TeamsLimits/ThreadsLimits are skipped (--ignore-limits to try them).\n\n\
+Axes (omitted ones keep the recorded value): a comma-separated list of items. An item is a \
+number, a range A..B:STEP (A, A+STEP, … up to B inclusive; A..B steps by 1) or A..B*FACTOR \
+(A, A×FACTOR, … while at most B: 32..1024*2 is 32, 64, …, 1024), and for --grid and --block a \
+3-D value XxYxZ whose dimensions may each be a range (128x1..8*2 is 128x1, 128x2, 128x4, 128x8; \
+missing dimensions are 1). Note 128,1,1 is a list here; one 3-D value is 128x1x1. \
+--grid cover gives each block the grid that keeps the recorded number of threads in every \
+dimension (ceil(recorded grid × recorded block / block)): what kernels that guard `i < n` need. \
+Configurations over a hardware limit (1024 threads per block, block z 64, grid y/z 65535) are \
+skipped, and so are those outside the recorded TeamsLimits/ThreadsLimits unless \
+--ignore-limits. --list shows the configurations without measuring.\n\n\
 Timing: cold by default (the L2 cache flushed before each sample, outside the timed interval); \
 each configuration is sampled until the relative standard deviation is under --max-noise \
 (default 0.5 %) after --min-samples, or --timeout, or exactly --samples N times; samples taken \
@@ -36,43 +42,53 @@ never changed.",
 pub struct TuneArgs {
     /// The instance's descriptor.
     pub descriptor: PathBuf,
-    /// Grid values, e.g. 64,128 or 108..864:108 or 16x16 or `cover`.
+    /// Grid values, e.g. 64,128 or 108..864:108 or 16x16, or `cover` (the recorded threads
+    /// for each block) [default: recorded].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub grid: Option<String>,
-    /// Block values, e.g. 32..1024*2 or 128x1..8*2.
+    /// Block values, e.g. 32..1024*2 or 128x1..8*2 [default: recorded].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub block: Option<String>,
-    /// Dynamic shared memory bytes, e.g. 0,16384,49152.
+    /// Dynamic shared memory bytes, e.g. 0,16384,49152 [default: recorded].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub shared_mem: Option<String>,
-    /// Register limits per thread (CU_JIT_MAX_REGISTERS; records holding PTX only), e.g. 32..128:32.
+    /// Register limits per thread, 1 to 255 (CU_JIT_MAX_REGISTERS; records holding PTX only),
+    /// e.g. 32..128:32 [default: as compiled].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub registers: Option<String>,
-    /// Try configurations outside the recorded TeamsLimits/ThreadsLimits too.
+    /// Try configurations outside the recorded TeamsLimits/ThreadsLimits too (hardware limits
+    /// still apply).
     #[arg(long, help_heading = "Axes")]
     pub ignore_limits: bool,
-    /// How to walk the space.
+    /// Print the configurations the axes span, and which would be skipped and why; measure
+    /// nothing (no GPU needed).
+    #[arg(long, help_heading = "Axes")]
+    pub list: bool,
+    /// How to walk the space: exhaustive (every configuration, in order), random (without
+    /// repetition) or annealing (simulated annealing: neighbours of good configurations).
     #[arg(long, default_value = "exhaustive", value_parser = parse_strategy, help_heading = "Search")]
     pub strategy: StrategyKind,
-    /// Measure at most N configurations (the recorded one included).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Search")]
+    /// Measure at most N configurations, the recorded one included [default: all].
+    #[arg(long, value_name = "N", value_parser = parse_budget, help_heading = "Search")]
     pub budget: Option<u64>,
-    /// Stop handing out configurations after this many seconds.
-    #[arg(long, value_name = "SECONDS", help_heading = "Search")]
+    /// Stop handing out configurations after this many seconds [default: none].
+    #[arg(long, value_name = "SECONDS", value_parser = super::timing::positive_f64, allow_negative_numbers = true, help_heading = "Search")]
     pub time_limit: Option<f64>,
-    /// Seed of the random and annealing strategies (printed when chosen for you).
+    /// Seed of the random and annealing strategies [default: chosen and printed].
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub seed: Option<u64>,
-    /// GPUs to spread the configurations over (one engine process each), e.g. 0,1.
+    /// GPUs to spread the configurations over (one engine process each), e.g. 0,1
+    /// [default: the recorded device].
+    #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
+    pub devices: Option<Devices>,
+    /// Exactly N kept samples per configuration instead of sampling to the noise target.
     #[arg(
         long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Search"
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with_all = ["max_noise", "min_samples", "min_time", "timeout"],
+        help_heading = "Timing"
     )]
-    pub devices: Vec<i32>,
-    /// Exactly N kept samples per configuration instead of sampling to --max-noise.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Timing")]
     pub samples: Option<u32>,
     #[command(flatten)]
     pub timing: TimingArgs,
@@ -162,6 +178,7 @@ impl TuneArgs {
             elapsed_s: 0.0,
             configs_per_s: 0.0,
             engine_start_s: 0.0,
+            skipped_unlisted: 0,
         }
     }
 
@@ -185,8 +202,8 @@ impl TuneArgs {
         opt("--seed", self.seed.map(|n| n.to_string()));
         opt(
             "--devices",
-            (!self.devices.is_empty()).then(|| {
-                let list: Vec<String> = self.devices.iter().map(i32::to_string).collect();
+            self.devices.as_ref().map(|d| {
+                let list: Vec<String> = d.0.iter().map(i32::to_string).collect();
                 list.join(",")
             }),
         );
@@ -206,6 +223,7 @@ impl TuneArgs {
         v.extend(self.supplied.to_args());
         for (flag, on) in [
             ("--ignore-limits", self.ignore_limits),
+            ("--list", self.list),
             ("--cold", t.cold),
             ("--hot", t.hot),
             ("--no-verify", self.no_verify),
@@ -222,6 +240,39 @@ impl TuneArgs {
 
 /// Adaptive sampling stops at this many kept samples whatever the noise.
 const MAX_ADAPTIVE_SAMPLES: u32 = 10_000;
+
+fn parse_budget(s: &str) -> Result<u64, String> {
+    use rr_engine::tune::space::MAX_MEASURED;
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_MEASURED).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{s:?}: expected a number of configurations from 1 to {MAX_MEASURED}"
+        )),
+    }
+}
+
+/// Distinct CUDA device ordinals (`--devices 0,1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Devices(pub Vec<i32>);
+
+/// `0,1,3`: distinct CUDA device ordinals.
+fn parse_devices(s: &str) -> Result<Devices, String> {
+    let mut out: Vec<i32> = Vec::new();
+    for item in s.split(',').map(str::trim) {
+        let d: i32 = item
+            .parse()
+            .ok()
+            .filter(|d| *d >= 0)
+            .ok_or_else(|| format!("{item:?}: expected GPU ordinals like 0,1"))?;
+        if out.contains(&d) {
+            return Err(format!(
+                "GPU {d} is listed twice (two engines on one GPU would disturb each other's timings)"
+            ));
+        }
+        out.push(d);
+    }
+    Ok(Devices(out))
+}
 
 fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
     StrategyKind::parse(s).ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 const MAX_COMMAND: u64 = 1 << 20;
 
 pub fn run(a: &EngineArgs) -> Result<i32> {
+    engine::end_with_parent();
     let setup = Printer { json: true, run: 0 };
     setup.emit(Event::Start {
         protocol: PROTOCOL_VERSION,

@@ -20,7 +20,7 @@ pub fn present() -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unavailable {
     #[error(
-        "no CUDA driver found (libcuda.so.1 could not be loaded): replay needs an NVIDIA GPU and its driver; \
+        "no CUDA driver found (libcuda.so.1 could not be loaded): replaying and tuning need an NVIDIA GPU and its driver; \
          browsing, inspecting, checking and diffing work without one"
     )]
     NoDriver,
@@ -30,8 +30,9 @@ pub enum Unavailable {
     Init(CudaError),
 }
 
-/// Load and initialise the driver (`cuInit`), checking its version first.
-pub fn load() -> std::result::Result<(), Unavailable> {
+/// Whether the driver can be loaded and is new enough, without initialising it: for commands
+/// that start GPU work in other processes and want to say "no driver" once, up front.
+pub fn usable() -> std::result::Result<(), Unavailable> {
     if !present() {
         return Err(Unavailable::NoDriver);
     }
@@ -45,6 +46,12 @@ pub fn load() -> std::result::Result<(), Unavailable> {
     if version < MIN_DRIVER_VERSION {
         return Err(Unavailable::TooOld(version));
     }
+    Ok(())
+}
+
+/// Load and initialise the driver (`cuInit`), checking its version first.
+pub fn load() -> std::result::Result<(), Unavailable> {
+    usable()?;
     result::init().call("cuInit").map_err(|e| {
         Unavailable::Init(e.context("initialising the driver (is a GPU visible to this process?)"))
     })

@@ -305,28 +305,48 @@ pub(crate) fn image_findings(
             format!("has no kernel named {}", d.name),
         ));
     }
-    let (Some(g), image::ImageKind::Cubin { .. }) = (globals, &info.kind) else {
-        return;
-    };
+    let Some(g) = globals else { return };
+    // The same name twice: a replay would write one of them over the other.
+    let mut seen = std::collections::HashSet::new();
+    let mut problems = Vec::new();
     for entry in &g.entries {
-        match info.globals.iter().find(|s| s.name == entry.name) {
-            Some(sym) if sym.size != entry.size => out.push(finding(
-                Severity::Error,
-                globals_path,
-                format!(
-                    "global {} is {} bytes but the image declares {}",
-                    entry.name, entry.size, sym.size
-                ),
-            )),
-            Some(_) => {}
-            None => out.push(finding(
-                Severity::Error,
-                globals_path,
-                format!("global {} is not defined by the image", entry.name),
-            )),
+        if !seen.insert(entry.name.as_str()) {
+            problems.push(format!("global {} is recorded more than once", entry.name));
         }
     }
+    if let image::ImageKind::Cubin { .. } = &info.kind {
+        let symbols: std::collections::HashMap<&str, u64> = info
+            .globals
+            .iter()
+            .map(|s| (s.name.as_str(), s.size))
+            .collect();
+        for entry in &g.entries {
+            match symbols.get(entry.name.as_str()) {
+                Some(&size) if size != entry.size => problems.push(format!(
+                    "global {} is {} bytes but the image declares {size}",
+                    entry.name, entry.size
+                )),
+                Some(_) => {}
+                None => problems.push(format!("global {} is not defined by the image", entry.name)),
+            }
+        }
+    }
+    // A damaged file can hold thousands of bad entries: the first ones say what is wrong.
+    let more = problems.len().saturating_sub(MAX_GLOBAL_FINDINGS);
+    for p in problems.into_iter().take(MAX_GLOBAL_FINDINGS) {
+        out.push(finding(Severity::Error, globals_path, p));
+    }
+    if more > 0 {
+        out.push(finding(
+            Severity::Error,
+            globals_path,
+            format!("… and {more} more problems with its globals"),
+        ));
+    }
 }
+
+/// Findings listed per `.globals` file before the rest are counted.
+const MAX_GLOBAL_FINDINGS: usize = 20;
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -201,6 +202,15 @@ impl AtomicWriter {
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
             .tempfile_in(dir)
+            .map_err(|e| Error::io(path, e))?;
+        // Temporary files are private (0600); the result keeps the mode of the file it replaces,
+        // or gets the usual 0644.
+        let mode = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0o644, |m| m.permissions().mode() & 0o777);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(|e| Error::io(path, e))?;
         Ok(AtomicWriter {
             tmp,

@@ -17,6 +17,17 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// A module with more globals than this is not plausible (large CUDA programs have hundreds):
+/// a file of millions of one-byte entries would cost gigabytes to index and to report on.
+pub const MAX_GLOBALS: usize = 1 << 16;
+
+fn too_many(path: &Path) -> Error {
+    Error::format(
+        path,
+        format!("holds more than {MAX_GLOBALS} globals: not a module's globals, so it is not read"),
+    )
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Global {
     pub name: String,
@@ -56,6 +67,9 @@ impl Globals {
                 .try_into()
                 .expect("4 bytes"),
         );
+        if count as usize > MAX_GLOBALS {
+            return Err(too_many(path));
+        }
         let mut entries = Vec::new();
         for i in 0..count {
             let name_len = u32::from_le_bytes(
@@ -107,6 +121,9 @@ impl Globals {
         let mut entries = Vec::new();
         while pos < bytes.len() {
             let i = entries.len();
+            if i == MAX_GLOBALS {
+                return Err(too_many(path));
+            }
             let name_len = memchr::memchr(0, &bytes[pos..]).ok_or_else(|| {
                 err(format!(
                     "truncated: the name of global #{i} at offset {pos} has no NUL terminator"

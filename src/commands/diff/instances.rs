@@ -51,8 +51,12 @@ impl Instance {
             map,
         })
     }
+    /// The globals in the record's own layout; LLVM 16–17 recorded none (an empty set).
     fn globals(&self) -> std::result::Result<Globals, String> {
-        Globals::read(&self.files.globals()).map_err(|e| e.to_string())
+        match Globals::read_for(&self.d, &self.files.globals()) {
+            Err(e) if e.is_not_found() && self.d.format.is_legacy() => Ok(Globals::default()),
+            other => other.map_err(|e| e.to_string()),
+        }
     }
 }
 

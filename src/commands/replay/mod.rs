@@ -15,6 +15,9 @@ use crate::cli::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::output;
 
+/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
+const MAX_REPETITIONS: u32 = 10_000_000;
+
 pub(crate) mod open;
 pub(crate) mod printer;
 
@@ -74,9 +77,34 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     if req.repetitions == 0 {
         return Err(Error::invalid("invalid number of repetitions").into());
     }
+    if req.repetitions > MAX_REPETITIONS || req.warmup > MAX_REPETITIONS {
+        return Err(Error::invalid(format!(
+            "at most {MAX_REPETITIONS} repetitions and warm-ups per replay (every repetition's times are kept)"
+        ))
+        .into());
+    }
     let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
     let d = &inst.descriptor;
     let l = launch::resolve(d, &req.overrides)?;
+    if let Some(dir) = &req.output_dir {
+        if !dir.is_dir() {
+            let why = if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            };
+            return Err(Error::invalid(format!("--output-dir {}: {why}", dir.display())).into());
+        }
+    }
+    inst.check_verifiable(&req.verify)?;
+    // What a legacy replay inferred is said before anything can fail on the GPU side.
+    for note in &inst.notes {
+        printer.emit(Event::Phase {
+            name: "note".into(),
+            detail: note.clone(),
+        });
+    }
+    rr_engine::replay::driver_usable()?;
     printer.emit(Event::Launch {
         kernel: d.name.clone(),
         grid: l.grid,
@@ -85,19 +113,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         repetitions: req.repetitions,
         warmup: req.warmup,
     });
-    for note in &inst.notes {
-        printer.emit(Event::Phase {
-            name: "note".into(),
-            detail: note.clone(),
-        });
-    }
-    inst.check_verifiable(&req.verify)?;
-    if let Some(dir) = &req.output_dir {
-        if !dir.is_dir() {
-            return Err(Error::format(dir, "--output-dir is not a directory").into());
-        }
-    }
-    let launches = req.repetitions + req.warmup;
+    let launches = req.repetitions.saturating_add(req.warmup);
     let calibrate = std::env::var_os("RR_TUI_CALIBRATE").is_some();
     let mut session = open::session(&inst, &l, launches > 1 || calibrate, printer)?;
     if calibrate {

@@ -86,17 +86,19 @@ impl EngineChild {
         std::thread::spawn(move || {
             // Bounded lines: a flood of stderr cannot grow memory.
             let mut r = BufReader::new(stderr);
-            let mut line = String::new();
+            // Bytes, decoded leniently: text that is not UTF-8 must not end the reader (the
+            // engine would then die on a closed stderr).
+            let mut line = Vec::new();
             while (&mut r)
                 .take(4096)
-                .read_line(&mut line)
+                .read_until(b'\n', &mut line)
                 .is_ok_and(|n| n > 0)
             {
                 if let Ok(mut q) = keep.lock() {
                     if q.len() == STDERR_LINES {
                         q.pop_front();
                     }
-                    q.push_back(line.trim_end().to_string());
+                    q.push_back(String::from_utf8_lossy(&line).trim_end().to_string());
                 }
                 line.clear();
             }

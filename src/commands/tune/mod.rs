@@ -4,7 +4,9 @@
 //! report, and rewrites the `--json`/`--csv` files at most once a second (so an interrupted
 //! sweep loses at most a second of work and `--resume` continues it).
 
+mod collect;
 mod engine_child;
+mod list;
 mod scheduler;
 mod text;
 
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::ReplayInstance;
-use rr_engine::tune::space::{self, Rules};
+use rr_engine::tune::space::{self, Rules, MAX_MEASURED};
 use rr_engine::tune::trial::{index_of, DeviceInfo};
 use rr_engine::tune::{Search, Space, Status, Trial, TuneReport};
 use rr_format::fsio;
@@ -26,12 +28,11 @@ use crate::error::{Error, Result};
 use engine_child::{EngineChild, Reply};
 use scheduler::{Scheduler, Work};
 
-/// A --json file larger than this is not one of ours.
+/// A --json file larger than this is not one of ours (the largest sweep's compact report is
+/// about 300 MiB).
 const MAX_REPORT: u64 = 512 << 20;
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;
-/// How often the output files are rewritten during a sweep.
-const SAVE_EVERY: Duration = Duration::from_secs(1);
 
 enum Msg {
     Ready(DeviceInfo),
@@ -43,27 +44,36 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let started = Instant::now();
     let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
     let d = &inst.descriptor;
-    let verify = a.verify();
-    inst.check_verifiable(&verify).map_err(|e| {
+    let space = build_space(a, d)?;
+    if space.len() > MAX_MEASURED && a.budget.is_none() && !a.list {
+        return Err(Error::invalid(format!(
+            "the axes span {} configurations and a sweep measures at most {MAX_MEASURED}: add --budget N (with --strategy random or annealing), or narrow the axes",
+            space.len()
+        )));
+    }
+    if a.list {
+        list::print(&space);
+        return Ok(0);
+    }
+    inst.check_verifiable(&a.verify()).map_err(|_| {
         Error::invalid(format!(
-            "{e} (every configuration is verified; --no-verify to sweep without)"
+            "{}: the output after the kernel was not recorded, so configurations cannot be verified: add --no-verify",
+            a.descriptor.display()
         ))
     })?;
-    let space = build_space(a, d)?;
-    let policy = a.policy();
-    if let Some(t) = a.time_limit {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(Error::invalid(
-                "--time-limit must be a positive number of seconds",
-            ));
-        }
+    if a.registers.is_some() {
+        check_ptx(&inst)?;
     }
+    let policy = a.policy();
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
-    let events = a.events;
-    let printer = text::Printer::new(events, a.run_id);
-
+    let printer = text::Printer::new(a.events, a.run_id);
+    if a.seed.is_some() && a.strategy == rr_engine::tune::StrategyKind::Exhaustive {
+        printer.warning("--seed has no effect on the exhaustive strategy");
+    }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
     let resumed = load_previous(a, &report)?;
+    // Said once, before any header, rather than once per GPU by every engine.
+    rr_engine::replay::driver_usable()?;
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
     let search = Search::new(a.strategy, &space, seed, horizon);
     let recorded_in_space = index_of(&space, &space.rules.recorded).is_some();
@@ -72,19 +82,20 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         .filter(|t| index_of(&space, &t.config).is_some())
         .count() as u64;
     let planned = Scheduler::planned(space.len(), resumed_in_space, a.budget, recorded_in_space);
-    let devices = if a.devices.is_empty() {
-        vec![d.device_id]
-    } else {
-        a.devices.clone()
-    };
+    let devices = a
+        .devices
+        .as_ref()
+        .map_or_else(|| vec![d.device_id], |l| l.0.clone());
     printer.start(
         &report,
-        planned,
-        &devices,
-        a.strategy,
-        seed,
-        a.seed.is_none(),
-        resumed.len(),
+        &text::Plan {
+            planned,
+            recorded_in_space,
+            skipped: list::skipped(&space),
+            devices: &devices,
+            seed_chosen: a.seed.is_none(),
+            resumed: resumed.len(),
+        },
     );
     report.trials = resumed;
 
@@ -93,7 +104,11 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| Error::invalid(format!("cannot handle signals: {e}")))?;
     }
-    let deadline = a.time_limit.map(|t| started + Duration::from_secs_f64(t));
+    // A limit beyond what an Instant can hold is no limit.
+    let deadline = a
+        .time_limit
+        .and_then(|t| Duration::try_from_secs_f64(t).ok())
+        .and_then(|t| started.checked_add(t));
     let scheduler = Arc::new(Mutex::new(Scheduler::new(
         space,
         search,
@@ -105,7 +120,6 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))?;
     let (tx, rx) = crossbeam_channel::unbounded();
-    let registers_wanted = a.registers.is_some();
     let mut workers = Vec::new();
     for &device in &devices {
         let engine_args = EngineArgs {
@@ -117,86 +131,42 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
         workers.push(std::thread::spawn(move || {
-            work(
-                &exe,
-                &engine_args,
-                policy,
-                registers_wanted,
-                &scheduler,
-                &tx,
-            )
+            work(&exe, &engine_args, policy, &scheduler, &tx)
         }));
     }
     drop(tx);
 
-    let mut first_ready: Option<Instant> = None;
-    let mut last_result = Instant::now();
-    let mut measured_now = 0u64;
-    let mut last_save = Instant::now();
-    let mut gone = Vec::new();
-    let mut fatal = None;
+    let mut results = collect::Collector::new(a, report, &printer, planned);
     for msg in rx {
         match msg {
-            Msg::Ready(info) => {
-                first_ready.get_or_insert_with(Instant::now);
-                if !report.devices.iter().any(|x| x.ordinal == info.ordinal) {
-                    printer.device(&info);
-                    report.devices.push(info);
-                }
-            }
+            Msg::Ready(info) => results.ready(info),
             Msg::Done(index, trial) => {
                 if let Ok(mut s) = scheduler.lock() {
                     s.report(index, trial.cost());
                 }
-                if trial.status != Status::Skipped {
-                    measured_now += 1;
-                    last_result = Instant::now();
-                }
-                printer.trial(&trial, report.trials.len() + 1, planned);
-                report.trials.push(*trial);
-                if last_save.elapsed() >= SAVE_EVERY {
-                    report.summarise();
-                    save(a, &report)?;
-                    last_save = Instant::now();
-                }
+                results.trial(*trial);
             }
-            Msg::Gone(device, why) => {
-                printer.warning(&format!("GPU {device} given up: {why}"));
-                if why.starts_with("FATAL:") {
-                    fatal = Some(why.trim_start_matches("FATAL:").trim().to_string());
-                    stop.store(true, Ordering::Relaxed);
-                }
-                gone.push(device);
-            }
+            Msg::Gone(device, why) => results.gone(device, &why),
         }
     }
     for w in workers {
         let _ = w.join();
     }
-    let elapsed = first_ready.map_or(0.0, |t| {
-        last_result.saturating_duration_since(t).as_secs_f64()
-    });
-    report.engine_start_s = first_ready.map_or(0.0, |t| t.duration_since(started).as_secs_f64());
-    report.elapsed_s = started.elapsed().as_secs_f64();
-    report.configs_per_s = if elapsed > 0.0 {
-        measured_now as f64 / elapsed
-    } else {
-        0.0
-    };
-    report.summarise();
-    if !report.trials.is_empty() {
-        save(a, &report)?;
-    }
-    if let Some(why) = fatal {
-        return Err(Error::invalid(why));
-    }
-    if gone.len() == devices.len() && measured_now == 0 && report.best.is_none() {
+    let saved = results.finish(started);
+    let report = &results.report;
+    if results.gone.len() == devices.len() && results.measured == 0 && report.best.is_none() {
         return Err(Error::Failed(
             "no GPU could run the sweep (see the messages above)".into(),
         ));
     }
     let interrupted = stop.load(Ordering::Relaxed);
-    printer.summary(&report, measured_now, elapsed, interrupted);
+    printer.summary(
+        report,
+        results.measured,
+        results.sweep_seconds(),
+        interrupted,
+    );
+    saved?;
     Ok(if interrupted {
         130
     } else if report.best.is_some() {
@@ -211,7 +181,6 @@ fn work(
     exe: &Path,
     args: &EngineArgs,
     policy: TimingPolicy,
-    registers_wanted: bool,
     scheduler: &Mutex<Scheduler>,
     tx: &Sender<Msg>,
 ) {
@@ -224,13 +193,6 @@ fn work(
         if engine.is_none() {
             match EngineChild::start(exe, args) {
                 Ok(e) => {
-                    if registers_wanted && !e.ptx {
-                        let _ = tx.send(Msg::Gone(
-                            device,
-                            "FATAL: --registers needs a record holding PTX; this one holds compiled machine code (a cubin)".into(),
-                        ));
-                        return;
-                    }
                     failures = 0;
                     let _ = tx.send(Msg::Ready(e.info.clone()));
                     engine = Some(e);
@@ -317,69 +279,72 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
     .map_err(Error::invalid)
 }
 
+/// `--registers` recompiles the image: only PTX can be.
+fn check_ptx(inst: &ReplayInstance) -> Result<()> {
+    let (_, info) = rr_format::image::read(&inst.image)?;
+    if matches!(info.kind, rr_format::image::ImageKind::Ptx { .. }) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "--registers needs a record holding PTX; {} is {} (compiled machine code, whose registers are fixed)",
+        rr_format::text::visible_path(&inst.image),
+        info.kind.describe()
+    )))
+}
+
 /// The trials of an earlier run (`--resume`), after checking that the files may be written:
 /// before any GPU time is spent, not at the end of the sweep.
 fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
-    if a.json.is_some() && a.json == a.csv {
-        return Err(Error::invalid("--json and --csv name the same file"));
-    }
-    for path in [&a.json, &a.csv].into_iter().flatten() {
+    let mut targets = Vec::new();
+    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv)] {
+        let Some(path) = path else { continue };
+        let shown = rr_format::text::visible_path(path);
+        let refuse = |why: &str| Err(Error::invalid(format!("{flag} {shown}: {why}")));
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        if !parent.is_dir() {
-            return Err(Error::format(
-                path,
-                "cannot be written: its directory does not exist",
-            ));
+        let Ok(dir) = std::fs::canonicalize(parent) else {
+            return refuse("its directory does not exist");
+        };
+        if !dir.is_dir() {
+            return refuse("its directory does not exist");
         }
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            if !meta.is_file() {
-                return Err(Error::format(
-                    path,
-                    "exists and is not a regular file (a directory, link or device): refused",
-                ));
+        let target = dir.join(path.file_name().unwrap_or_default());
+        if targets.contains(&target) {
+            return Err(Error::invalid("--json and --csv name the same file"));
+        }
+        // Writable now, not after an hour of measuring.
+        if let Err(e) = fsio::AtomicWriter::create(&target) {
+            return refuse(&format!("cannot be written ({e})"));
+        }
+        targets.push(target);
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if !meta.is_file() => {
+                return refuse("exists and is not a regular file (a directory, link or device)")
             }
-        }
-        if path.exists() && !a.resume {
-            return Err(Error::invalid(format!(
-                "{} exists; --resume to continue that sweep, or choose another file",
-                path.display()
-            )));
+            Ok(_) if !a.resume && flag == "--json" => {
+                return refuse(
+                    "exists; choose another file, or add --resume to continue the sweep it holds",
+                )
+            }
+            Ok(_) if !a.resume => return refuse("exists; choose another file"),
+            _ => {}
         }
     }
     let Some(path) = a.json.as_ref().filter(|p| a.resume && p.exists()) else {
         return Ok(Vec::new());
     };
     let bytes = fsio::read_limited(path, MAX_REPORT, "tuning report")?;
-    let previous: TuneReport = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::format(path, format!("is not a tuning report: {e}")))?;
+    let previous: TuneReport = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::invalid(format!(
+            "{} is not a tuning report ({e}): --resume continues a sweep's --json file",
+            rr_format::text::visible_path(path)
+        ))
+    })?;
+    // A configuration that faulted or was refused is measured again (the cause may be gone);
+    // skips are decided again from this sweep's limits.
     previous
-        .resumable_by(&report.kernel, &report.recorded, path)
-        .map_err(Error::invalid)?;
-    // A configuration that faulted or was refused is measured again (the cause may be gone).
-    Ok(previous
-        .trials
-        .into_iter()
-        .filter(|t| {
-            matches!(
-                t.status,
-                Status::Ok | Status::VerifyFailed | Status::Skipped
-            )
-        })
-        .collect())
-}
-
-fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
-    if let Some(p) = &a.json {
-        fsio::write_atomic(p, &report.to_json())?;
-    }
-    if let Some(p) = &a.csv {
-        let csv = report
-            .to_csv()
-            .map_err(|e| Error::format(p, format!("CSV: {e}")))?;
-        fsio::write_atomic(p, &csv)?;
-    }
-    Ok(())
+        .resumable_trials(report, path)
+        .map_err(Error::invalid)
 }

@@ -12,6 +12,17 @@ use crate::output;
 /// How many of the best configurations the summary lists.
 const TOP: usize = 5;
 
+/// What a sweep is about to do, for its header.
+pub struct Plan<'a> {
+    pub planned: u64,
+    pub recorded_in_space: bool,
+    /// How many configurations a limit skips and the first reason (None: not counted).
+    pub skipped: Option<(u64, String)>,
+    pub devices: &'a [i32],
+    pub seed_chosen: bool,
+    pub resumed: usize,
+}
+
 pub struct Printer {
     events: bool,
     /// The run id every event carries (`--run-id`: the explorer's id of this sweep).
@@ -33,24 +44,15 @@ impl Printer {
         );
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub fn start(
-        &self,
-        r: &TuneReport,
-        planned: u64,
-        devices: &[i32],
-        strategy: StrategyKind,
-        seed: u64,
-        seed_chosen: bool,
-        resumed: usize,
-    ) {
+    pub fn start(&self, r: &TuneReport, plan: &Plan) {
+        let strategy = r.strategy;
         if self.events {
             self.emit(Event::Sweep {
                 configs: r.space_size,
-                planned,
-                devices: devices.to_vec(),
+                planned: plan.planned,
+                devices: plan.devices.to_vec(),
                 strategy: strategy.name().into(),
-                seed: Some(seed),
+                seed: Some(r.seed),
                 recorded: Some(r.recorded),
             });
             return;
@@ -66,17 +68,32 @@ impl Printer {
         } else {
             format!("{} samples", t.max_samples)
         };
+        let seed = r.seed;
         output::line(&format!("Tuning {}", demangle(&r.kernel)));
         output::line(&format!(
-            "  space: {} configuration(s); measuring up to {planned} with the {} strategy{}",
+            "  space: {} configuration(s){}; measuring up to {} with the {} strategy{}{}",
             r.space_size,
+            if plan.recorded_in_space {
+                ""
+            } else {
+                " + the recorded one"
+            },
+            plan.planned,
             strategy.name(),
             match strategy {
                 StrategyKind::Exhaustive => String::new(),
-                _ if seed_chosen => format!(" (seed {seed}; --seed {seed} repeats it)"),
+                _ if plan.seed_chosen => format!(" (seed {seed}; --seed {seed} repeats it)"),
                 _ => format!(" (seed {seed})"),
-            }
+            },
+            r.time_limit_s
+                .map(|t| format!(", for at most {t} s"))
+                .unwrap_or_default()
         ));
+        if let Some((n, why)) = plan.skipped.as_ref().filter(|(n, _)| *n > 0) {
+            output::line(&format!(
+                "  {n} of them break a limit and will be skipped (first: {why}; --list shows all)"
+            ));
+        }
         output::line(&format!(
             "  timing: {}, {timing}; verification: {}; GPU(s) {}",
             if t.cold {
@@ -85,15 +102,16 @@ impl Printer {
                 "hot"
             },
             r.verify,
-            devices
+            plan.devices
                 .iter()
                 .map(i32::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        if resumed > 0 {
+        if plan.resumed > 0 {
             output::line(&format!(
-                "  resumed: {resumed} configuration(s) already measured"
+                "  resumed: {} configuration(s) already measured",
+                plan.resumed
             ));
         }
     }

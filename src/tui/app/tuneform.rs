@@ -357,7 +357,8 @@ impl TuneForm {
             budget: parse_count(self.budget.trim()),
             time_limit: None,
             seed: None,
-            devices: vec![],
+            devices: None,
+            list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,
             timing: TimingArgs {
                 cold: self.cold,

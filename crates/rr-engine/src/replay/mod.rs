@@ -34,3 +34,9 @@ pub fn gpu_status() -> Result<(), String> {
         Err(rr_cuda::driver::Unavailable::NoDriver.to_string())
     }
 }
+
+/// Whether this machine has a CUDA driver rr-tui can use (loaded and version-checked, not
+/// initialised): commands say "no driver" once, before any other output.
+pub fn driver_usable() -> crate::error::Result<()> {
+    rr_cuda::driver::usable().map_err(Into::into)
+}

@@ -524,7 +524,8 @@ impl Session {
         cold: bool,
         on_rep: &mut dyn FnMut(u32, Sample),
     ) -> std::result::Result<Vec<Sample>, RunError> {
-        let mut samples = Vec::with_capacity(repetitions as usize);
+        // Grown as samples come: a huge count must not reserve memory up front.
+        let mut samples = Vec::with_capacity(repetitions.min(1 << 16) as usize);
         for w in 0..warmup {
             self.launch(cfg, &format!("rr-tui warmup {}", w + 1), cold)?;
         }

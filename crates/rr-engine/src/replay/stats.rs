@@ -11,6 +11,16 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Finite, non-negative, ordered: what a measurement can produce (a report read back may
+    /// hold anything).
+    pub fn is_plausible(&self) -> bool {
+        let v = [self.min, self.median, self.mean, self.stddev, self.max];
+        v.iter().all(|x| x.is_finite() && *x >= 0.0)
+            && self.min <= self.median
+            && self.median <= self.max
+            && self.count > 0
+    }
+
     pub fn of(values: &[f64]) -> Stats {
         if values.is_empty() {
             return Stats::default();

@@ -89,6 +89,10 @@ impl TimingPolicy {
         if elapsed >= self.target.timeout {
             return Some(StopReason::Timeout);
         }
+        // A GPU that stays throttled must not keep sampling (and storing samples) for ever.
+        if m.throttled.len() as u64 >= u64::from(self.max_samples.max(MAX_THROTTLED)) {
+            return Some(StopReason::Throttled);
+        }
         let t = &self.target;
         let target = t.max_noise?;
         if n < t.min_samples.max(2) || m.sum_ns / 1e9 < t.min_gpu_time {
@@ -107,6 +111,9 @@ impl TimingPolicy {
     }
 }
 
+/// Throttled samples after which sampling stops (unless the policy allows more samples).
+const MAX_THROTTLED: u32 = 1000;
+
 /// How many noise estimates the stability rule looks at, and how little they may vary.
 const STABLE_WINDOW: usize = 64;
 const STABLE_SPREAD: f64 = 0.05;
@@ -121,6 +128,8 @@ pub enum StopReason {
     Stable,
     MaxSamples,
     Timeout,
+    /// Too many samples in a row ran below the throttle threshold.
+    Throttled,
 }
 
 /// The samples of one configuration.

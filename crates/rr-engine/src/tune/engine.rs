@@ -45,6 +45,17 @@ impl Command {
     }
 }
 
+/// Have the kernel end this process when the tuner that started it dies (even by SIGKILL):
+/// an engine left behind would hold its GPU, and a hung kernel would hold it for ever. Linux
+/// only; elsewhere engines end when their stdin closes.
+pub fn end_with_parent() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    }
+}
+
 /// What verification compares against: the recorded output and how.
 pub struct Expected {
     pub map: MemoryMap,

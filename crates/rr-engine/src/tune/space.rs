@@ -19,6 +19,8 @@ use crate::replay::launch::check_limits;
 /// `1..1000000000:1` is refused instead of exhausting memory.
 pub const MAX_AXIS_VALUES: usize = 1 << 16;
 pub const MAX_CONFIGS: u64 = 1 << 24;
+/// Configurations one sweep measures at most: larger spaces are sampled (`--budget`).
+pub const MAX_MEASURED: u64 = 1 << 20;
 
 /// One launch configuration of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -78,6 +80,7 @@ pub enum GridChoice {
 
 /// Parse an axis of 3-D values (`--grid`, `--block`).
 pub fn parse_dims(spec: &str) -> Result<Vec<[u32; 3]>, String> {
+    refuse_replay_form(spec)?;
     let mut out = Vec::new();
     for item in split_items(spec)? {
         let parts: Vec<&str> = item.split('x').collect();
@@ -146,6 +149,27 @@ pub fn parse_scalars(spec: &str, allow_zero: bool) -> Result<Vec<u32>, String> {
     Ok(dedup(out))
 }
 
+/// `128,1,1` is how `replay` writes one 3-D value, but here it is a list of three: refuse it
+/// with the right spelling rather than sweep blocks of one thread. (A list that really holds 1
+/// can put it first: `1,128`.)
+fn refuse_replay_form(spec: &str) -> Result<(), String> {
+    let items: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if (2..=3).contains(&items.len()) && items[1..].iter().all(|i| *i == "1") && items[0] != "1" {
+        return Err(format!(
+            "{spec:?} is a list of {} values here; one 3-D value is written {}",
+            items.len(),
+            items
+                .iter()
+                .copied()
+                .chain(std::iter::repeat("1"))
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("x")
+        ));
+    }
+    Ok(())
+}
+
 fn split_items(spec: &str) -> Result<Vec<&str>, String> {
     let items: Vec<&str> = spec.split(',').map(str::trim).collect();
     if items.iter().any(|i| i.is_empty()) {
@@ -174,11 +198,18 @@ fn parse_values(s: &str) -> Result<Vec<u32>, String> {
 
 /// One dimension: `N`, `A..B:S` or `A..B*F`; every value at least `min`.
 fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
+    let raw = |t: &str| -> Result<u32, String> {
+        let t = t.trim();
+        t.parse().map_err(|_| {
+            if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                format!("{s:?}: {t} is too large (at most {})", u32::MAX)
+            } else {
+                format!("{s:?}: {t:?} is not a whole number")
+            }
+        })
+    };
     let num = |t: &str| -> Result<u32, String> {
-        let v: u32 = t
-            .trim()
-            .parse()
-            .map_err(|_| format!("{s:?}: {t:?} is not a whole number"))?;
+        let v = raw(t)?;
         if v < min {
             return Err(format!("{s:?}: values must be at least {min}"));
         }
@@ -189,33 +220,33 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
     };
     let start = num(a)?;
     let (end, step) = if let Some((b, f)) = rest.split_once('*') {
-        (num(b)?, Step::Times(num(f)?))
+        (num(b)?, Step::Times(raw(f)?))
     } else if let Some((b, st)) = rest.split_once(':') {
-        (num(b)?, Step::Plus(num(st)?))
+        (num(b)?, Step::Plus(raw(st)?))
     } else {
         (num(rest)?, Step::Plus(1))
     };
     if end < start {
         return Err(format!("{s:?}: the range ends before it starts"));
     }
+    match step {
+        Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
+        Step::Times(f) if f < 2 || start == 0 => {
+            return Err(format!(
+                "{s:?}: a geometric range needs a factor of at least 2 and a start above 0"
+            ))
+        }
+        _ => {}
+    }
     let mut out = Vec::new();
     let mut v = start as u64;
-    loop {
-        if v > end as u64 {
-            break;
-        }
+    while v <= end as u64 {
         if out.len() >= MAX_AXIS_VALUES {
             return Err(format!("{s:?}: more than {MAX_AXIS_VALUES} values"));
         }
         out.push(v as u32);
         v = match step {
-            Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
             Step::Plus(d) => v + d as u64,
-            Step::Times(f) if f < 2 || v == 0 => {
-                return Err(format!(
-                    "{s:?}: a geometric range needs a factor of at least 2 and a start above 0"
-                ))
-            }
             Step::Times(f) => v * f as u64,
         };
     }
@@ -268,6 +299,9 @@ impl Rules {
         }
         if c.block[2] > 64 {
             return Some(format!("block z {} is above 64", c.block[2]));
+        }
+        if c.grid[0] > i32::MAX as u32 {
+            return Some(format!("grid {} is above 2147483647 in x", dim(c.grid)));
         }
         if c.grid[1] > 65535 || c.grid[2] > 65535 {
             return Some(format!("grid {} is above 65535 in y or z", dim(c.grid)));
@@ -444,6 +478,11 @@ mod tests {
             vec![[32, 4, 1], [16, 2, 1], [32, 2, 1]]
         );
         assert_eq!(parse_dims("8").unwrap(), vec![[8, 1, 1]]);
+        assert_eq!(
+            parse_dims("128,1,1").unwrap_err(),
+            "\"128,1,1\" is a list of 3 values here; one 3-D value is written 128x1x1"
+        );
+        assert_eq!(parse_dims("1,128").unwrap(), vec![[1, 1, 1], [128, 1, 1]]);
         assert_eq!(parse_grid("Cover").unwrap(), vec![GridChoice::Cover]);
         assert_eq!(
             parse_grid("8x8x8, cover").unwrap(),

@@ -166,6 +166,9 @@ pub struct TuneReport {
     /// Seconds until the first engine was ready (driver start, reservation, first restore).
     #[serde(default)]
     pub engine_start_s: f64,
+    /// Skipped configurations beyond the ones listed in `trials`.
+    #[serde(default)]
+    pub skipped_unlisted: u64,
 }
 
 /// The axes as given on the command line.
@@ -214,19 +217,54 @@ impl TuneReport {
     }
 
     /// Whether a report read back for `--resume` belongs to this sweep.
-    pub fn resumable_by(&self, kernel: &str, recorded: &Config, file: &Path) -> Result<(), String> {
-        if self.kernel != kernel || self.recorded != *recorded {
+    /// Whether a report read back for `--resume` belongs to a sweep of `other`'s instance
+    /// with the same verification, and the trials worth keeping from it: measured ones (a
+    /// fault, refusal or skip is decided again), well-formed, one per configuration, the
+    /// recorded flag only on the recorded configuration.
+    pub fn resumable_trials(self, other: &TuneReport, file: &Path) -> Result<Vec<Trial>, String> {
+        let shown = rr_format::text::visible_path(file);
+        if self.kernel != other.kernel || self.recorded != other.recorded {
             return Err(format!(
-                "{} holds a sweep of another instance ({}); choose another --json file",
-                file.display(),
-                self.kernel
+                "{shown} holds a sweep of another instance ({}); choose another --json file",
+                rr_format::text::visible(&self.kernel)
             ));
         }
-        Ok(())
+        if self.verify != other.verify {
+            return Err(format!(
+                "{shown} was verified as {} and this sweep verifies as {}: choose another --json file",
+                rr_format::text::visible(&self.verify),
+                other.verify
+            ));
+        }
+        if self.trials.len() > MAX_TRIALS {
+            return Err(format!(
+                "{shown} holds {} trials, more than a sweep makes ({MAX_TRIALS})",
+                self.trials.len()
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let recorded = other.recorded;
+        Ok(self
+            .trials
+            .into_iter()
+            .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed))
+            .filter(|t| t.kernel_ns.is_some_and(|k| k.is_plausible()))
+            .filter(|t| seen.insert(t.config))
+            .map(|mut t| {
+                t.recorded = t.config == recorded;
+                t
+            })
+            .collect())
     }
 
+    /// The report as JSON: indented for reading, compact once it is large.
     pub fn to_json(&self) -> Vec<u8> {
-        let mut v = serde_json::to_vec_pretty(self).unwrap_or_default();
+        let mut v = if self.trials.len() > COMPACT_ABOVE {
+            serde_json::to_vec(self)
+        } else {
+            serde_json::to_vec_pretty(self)
+        }
+        .unwrap_or_default();
         v.push(b'\n');
         v
     }
@@ -241,6 +279,14 @@ impl TuneReport {
         w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
     }
 }
+
+/// Trials a report may hold: every measured configuration of the largest sweep, plus the
+/// skipped ones it lists.
+pub const MAX_TRIALS: usize = (super::space::MAX_MEASURED as usize) + MAX_SKIPPED_LISTED;
+/// Skipped configurations a report lists one by one; more are only counted.
+pub const MAX_SKIPPED_LISTED: usize = 10_000;
+/// Reports with more trials are written without indentation (a third of the size).
+const COMPACT_ABOVE: usize = 10_000;
 
 pub const CSV_HEADER: [&str; 25] = [
     "Kernel-Name",
@@ -370,6 +416,7 @@ mod tests {
             elapsed_s: 0.0,
             configs_per_s: 0.0,
             engine_start_s: 0.0,
+            skipped_unlisted: 0,
         }
     }
 
@@ -398,9 +445,21 @@ mod tests {
             "Kernel-Name,GridDim-X,BlockDim-X,MaxThreads,MinBlock,Duration (ms),Duration (stdev),Verify,GridDim-Y"
         ));
         assert!(lines.next().unwrap().starts_with("k,64,128,128,,0.002000,"));
+        let mut other = r.clone();
+        other.kernel = "other".into();
         assert!(r
-            .resumable_by("other", &r.recorded, Path::new("t.json"))
+            .clone()
+            .resumable_trials(&other, Path::new("t.json"))
             .is_err());
+        let mut forged = r.clone();
+        forged.trials.push(forged.trials[0].clone());
+        forged.trials[0].kernel_ns = Some(Stats::of(&[-1e308]));
+        let kept = forged.resumable_trials(&r, Path::new("t.json")).unwrap();
+        assert_eq!(
+            kept.len(),
+            1,
+            "a duplicate and an implausible time are dropped"
+        );
     }
 
     #[test]

@@ -340,7 +340,8 @@ pub fn refusal(d: &Descriptor, assume_llvm18: bool) -> Option<String> {
         RecordFormat::LegacyLlvm19 => Some(
             "LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) instead of the \
              argument values; the kernel's arguments are unknown, so this record cannot be replayed \
-             (inspect, check and diff still work)"
+             (inspect, check and diff still work). Record the kernel again with a current LLVM \
+             (LIBOMPTARGET_RECORD=1), or with `rr-tui record` for CUDA programs"
                 .into(),
         ),
         RecordFormat::LegacyLlvm18To22 if !d.arg_ptrs.is_empty() && !assume_llvm18 => Some(format!(

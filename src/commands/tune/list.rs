@@ -1,0 +1,58 @@
+//! `tune --list`: the configurations the axes span and which the limits skip, without a GPU;
+//! and the count of skipped ones for a sweep's header.
+
+use rr_engine::tune::space::dim;
+use rr_engine::tune::Space;
+
+use crate::output;
+
+/// Spaces up to this size are checked in full for the header's "would be skipped" count.
+const COUNT_LIMIT: u64 = 1 << 20;
+/// `--list` prints at most this many lines.
+const LIST_LIMIT: u64 = 100_000;
+
+/// How many configurations a limit skips, and the first reason; None for spaces too large to
+/// walk cheaply.
+pub fn skipped(space: &Space) -> Option<(u64, String)> {
+    if space.len() > COUNT_LIMIT {
+        return None;
+    }
+    let mut first = None;
+    let mut n = 0;
+    for i in 0..space.len() {
+        if let Some(why) = space.rules.skip_reason(&space.config(i)) {
+            n += 1;
+            first.get_or_insert(why);
+        }
+    }
+    Some((n, first.unwrap_or_default()))
+}
+
+pub fn print(space: &Space) {
+    let r = &space.rules.recorded;
+    output::line(&format!(
+        "recorded: grid {} block {} smem {} (measured first, as the baseline)",
+        dim(r.grid),
+        dim(r.block),
+        r.shared_mem
+    ));
+    let mut skipped = 0u64;
+    for i in 0..space.len() {
+        let c = space.config(i);
+        let why = space.rules.skip_reason(&c);
+        skipped += u64::from(why.is_some());
+        if i < LIST_LIMIT {
+            output::line(&format!(
+                "{c}{}",
+                why.map(|w| format!("  skipped: {w}")).unwrap_or_default()
+            ));
+        }
+    }
+    if space.len() > LIST_LIMIT {
+        output::line(&format!("… and {} more", space.len() - LIST_LIMIT));
+    }
+    output::line(&format!(
+        "{} configuration(s), {skipped} skipped by a limit",
+        space.len()
+    ));
+}

@@ -1,0 +1,163 @@
+//! `rr-tui tune` without a GPU: everything it checks before measuring (axes, limits, files,
+//! flags that conflict, the image kind for register limits), `--list`, and the one line it says
+//! when there is no driver. The sweep itself runs in the GPU suite (tests/gpu/tune-suite.sh).
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+
+fn rr() -> Command {
+    Command::cargo_bin("rr-tui").unwrap()
+}
+
+fn saxpy() -> std::path::PathBuf {
+    descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy")
+}
+
+#[test]
+fn list_shows_the_space_and_what_a_limit_skips() {
+    let out = rr()
+        .args([
+            "tune",
+            "--list",
+            "--grid",
+            "8,cover",
+            "--block",
+            "512x2,1024..2048*2",
+        ])
+        .arg(saxpy())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("recorded: grid "), "{text}");
+    assert!(
+        text.contains(
+            "grid 8x1x1 block 2048x1x1 smem 0  skipped: block 2048x1x1 has more than 1024 threads"
+        ),
+        "{text}"
+    );
+    // `cover` keeps the recorded threads: 8 blocks of 128 recorded, so 1 block of 1024.
+    assert!(
+        text.contains("grid 1x1x1 block 1024x1x1 smem 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("6 configuration(s), 2 skipped by a limit\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn usage_mistakes_are_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--block", "128,1,1"], "one 3-D value is written 128x1x1"),
+        (&["--block", "0"], "values must be at least 1"),
+        (&["--block", "32..16"], "the range ends before it starts"),
+        (&["--block", "1..10:0"], "a step of 0 never ends"),
+        (&["--block", "32..1024*1"], "a factor of at least 2"),
+        (&["--block", "1..4294967295"], "more than 65536 values"),
+        (&["--registers", "300"], "300 is above 255"),
+        (&["--devices", "0,0"], "GPU 0 is listed twice"),
+        (&["--devices", "a"], "expected GPU ordinals like 0,1"),
+        (&["--budget", "0"], "from 1 to 1048576"),
+        (
+            &["--samples", "5", "--max-noise", "1"],
+            "cannot be used with",
+        ),
+        (&["--time-limit", "-5"], "expected a positive number"),
+        (
+            &["--registers", "32"],
+            "--registers needs a record holding PTX",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = rr().arg("tune").arg(saxpy()).args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed a header");
+    }
+}
+
+#[test]
+fn output_files_are_checked_before_any_work_and_never_replaced() {
+    let t = tempfile::tempdir().unwrap();
+    let existing = t.path().join("sweep.json");
+    std::fs::write(&existing, "{}").unwrap();
+    rr().arg("tune")
+        .arg(saxpy())
+        .arg("--json")
+        .arg(&existing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "exists; choose another file, or add --resume",
+        ));
+    assert_eq!(std::fs::read(&existing).unwrap(), b"{}");
+    rr().arg("tune")
+        .arg(saxpy())
+        .arg("--json")
+        .arg(&existing)
+        .arg("--resume")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a tuning report"));
+    rr().arg("tune")
+        .arg(saxpy())
+        .arg("--json")
+        .arg(t.path().join("missing/t.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("its directory does not exist"));
+    // The same file by two spellings.
+    let sub = t.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    rr().current_dir(&sub)
+        .arg("tune")
+        .arg(saxpy())
+        .args(["--json", "./same.out", "--csv"])
+        .arg(sub.join("same.out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name the same file"));
+    #[cfg(unix)]
+    {
+        let link = t.path().join("link.json");
+        std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+        rr().arg("tune")
+            .arg(saxpy())
+            .arg("--json")
+            .arg(&link)
+            .arg("--resume")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not a regular file"));
+    }
+}
+
+#[test]
+fn without_a_driver_the_sweep_says_so_once_and_writes_nothing() {
+    if std::path::Path::new("/dev/nvidiactl").exists() {
+        return; // a GPU machine: the GPU suite covers the sweep
+    }
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("t.json");
+    let out = rr()
+        .arg("tune")
+        .arg(saxpy())
+        .args(["--block", "64,128", "--devices", "0,1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no CUDA driver found"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(!json.exists());
+}
