@@ -29,6 +29,15 @@ cap explorer-output-vs-replay.txt
 "$TMUX" send-keys -t $S 1
 wait_for "verified" || rc=1
 cap explorer-instances.txt
+# The tuning screen: a sweep with the default form (block 32..1024*2, grid cover), live.
+"$TMUX" send-keys -t $S 5
+wait_for "No sweep of this instance" || rc=1
+"$TMUX" send-keys -t $S r
+wait_for "running" || rc=1
+sleep 1; cap explorer-tuning-live.txt
+for _ in $(seq 600); do "$TMUX" capture-pane -pt $S | grep -q "verified of" && "$TMUX" capture-pane -pt $S | grep -qw "done" && break; sleep 0.1; done
+"$TMUX" capture-pane -pt $S | grep -q "verified of" || { echo "tuning screen: no verified configuration"; rc=1; }
+cap explorer-tuning-done.txt
 "$TMUX" send-keys -t $S q
 sleep 0.5
 "$TMUX" has-session -t $S 2>/dev/null && { echo "explorer did not quit"; rc=1; }
