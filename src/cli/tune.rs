@@ -158,27 +158,19 @@ impl TuneArgs {
     /// An empty report of a sweep with these arguments (filled as trials come).
     pub fn report(&self, kernel: &str, recorded: Config, space_size: u64, seed: u64) -> TuneReport {
         TuneReport {
-            tool: "rr-tui tune".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            descriptor: self.descriptor.display().to_string(),
-            kernel: kernel.to_string(),
-            devices: Vec::new(),
             strategy: self.strategy,
             seed,
             budget: self.budget,
             time_limit_s: self.time_limit,
-            timing: self.policy(),
             verify: self.verify_label(),
             axes: self.axes(),
             space_size,
-            recorded,
-            trials: Vec::new(),
-            best: None,
-            speedup: None,
-            elapsed_s: 0.0,
-            configs_per_s: 0.0,
-            engine_start_s: 0.0,
-            skipped_unlisted: 0,
+            ..TuneReport::new(
+                self.descriptor.display().to_string(),
+                kernel.to_string(),
+                recorded,
+                self.policy(),
+            )
         }
     }
 

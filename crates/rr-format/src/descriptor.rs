@@ -411,19 +411,7 @@ impl Descriptor {
         };
         let teams_limits = limits("TeamsLimits")?;
         let threads_limits = limits("ThreadsLimits")?;
-        let arg_ptrs: Vec<u64> = f
-            .int_array("ArgPtrs")?
-            .into_iter()
-            .map(|v| v as u64)
-            .collect();
-        let arg_offsets = f.int_array("ArgOffsets")?;
-        if arg_ptrs.len() != arg_offsets.len() {
-            return Err(err(format!(
-                "ArgPtrs has {} entries but ArgOffsets has {}",
-                arg_ptrs.len(),
-                arg_offsets.len()
-            )));
-        }
+        let (arg_ptrs, arg_offsets) = f.arguments()?;
         let cuda = if format == RecordFormat::RrTui {
             let version = f.uint("RrTuiFormat", RR_FORMAT_VERSION)?;
             Some(parse_cuda(&f, version, valloc_addr, valloc_size)?)
@@ -761,6 +749,25 @@ impl Fields<'_> {
             .map(str::to_owned)
             .ok_or_else(|| self.err(format!("failed to read JSON string {key}")))
     }
+    /// `ArgPtrs` (signed in the file: addresses reinterpreted as unsigned) and `ArgOffsets`, of
+    /// equal length.
+    pub(crate) fn arguments(&self) -> Result<(Vec<u64>, Vec<i64>)> {
+        let arg_ptrs: Vec<u64> = self
+            .int_array("ArgPtrs")?
+            .into_iter()
+            .map(|v| v as u64)
+            .collect();
+        let arg_offsets = self.int_array("ArgOffsets")?;
+        if arg_ptrs.len() != arg_offsets.len() {
+            return Err(self.err(format!(
+                "ArgPtrs has {} entries but ArgOffsets has {}",
+                arg_ptrs.len(),
+                arg_offsets.len()
+            )));
+        }
+        Ok((arg_ptrs, arg_offsets))
+    }
+
     pub(crate) fn int_array(&self, key: &str) -> Result<Vec<i64>> {
         let arr = self
             .obj

@@ -55,10 +55,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         list::print(&space);
         return Ok(0);
     }
-    inst.check_verifiable(&a.verify()).map_err(|_| {
+    inst.check_verifiable(&a.verify()).map_err(|e| {
         Error::invalid(format!(
-            "{}: the output after the kernel was not recorded, so configurations cannot be verified: add --no-verify",
-            a.descriptor.display()
+            "{e}; every configuration is verified against it: add --no-verify to sweep without"
         ))
     })?;
     if a.registers.is_some() {

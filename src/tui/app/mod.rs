@@ -431,14 +431,7 @@ impl App {
     }
 
     fn on_replay_event(&mut self, Tagged { run, event }: Tagged) {
-        // Only the run an instance waits for may change it: a cancelled run's child can still
-        // be talking after a new run of the same instance has started.
-        let Some(instance) = self
-            .replays
-            .iter()
-            .find(|(_, r)| r.run == run && r.phase != Phase::Cancelled)
-            .map(|(&i, _)| i)
-        else {
+        let Some(instance) = replays::waiting_for(&self.replays, run) else {
             return;
         };
         let done = matches!(event, Event::Done { .. });

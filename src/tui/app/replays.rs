@@ -5,6 +5,23 @@ use std::path::Path;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 
+/// A run in a child process (a replay or a sweep) that an instance may be waiting for.
+pub trait ChildRunState {
+    fn run_id(&self) -> u64;
+    fn phase(&self) -> &Phase;
+}
+
+/// The instance whose current run is `run`, if one is waiting for it: a cancelled run's child
+/// can still be talking after a new run of the same instance has started, and must not touch it.
+pub fn waiting_for<R: ChildRunState>(
+    runs: &std::collections::HashMap<usize, R>,
+    run: u64,
+) -> Option<usize> {
+    runs.iter()
+        .find(|(_, r)| r.run_id() == run && *r.phase() != Phase::Cancelled)
+        .map(|(&i, _)| i)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Phase {
     Running,
@@ -146,5 +163,14 @@ impl ReplayRun {
         });
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
         super::export::write_pair(dir, stem, "replay", &csv, json.as_bytes())
+    }
+}
+
+impl ChildRunState for ReplayRun {
+    fn run_id(&self) -> u64 {
+        self.run
+    }
+    fn phase(&self) -> &Phase {
+        &self.phase
     }
 }

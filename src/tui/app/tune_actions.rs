@@ -167,13 +167,7 @@ impl App {
     }
 
     pub(super) fn on_tune_event(&mut self, Tagged { run, event }: Tagged) {
-        // Only the sweep an instance waits for may change it (see `on_replay_event`).
-        let Some(i) = self
-            .tunes
-            .iter()
-            .find(|(_, r)| r.run == run && r.phase != Phase::Cancelled)
-            .map(|(&i, _)| i)
-        else {
+        let Some(i) = super::replays::waiting_for(&self.tunes, run) else {
             return;
         };
         let done = matches!(event, Event::Done { .. });

@@ -224,3 +224,12 @@ impl TuneRun {
         super::export::write_pair(dir, stem, "tune", &csv, &report.to_json())
     }
 }
+
+impl super::replays::ChildRunState for TuneRun {
+    fn run_id(&self) -> u64 {
+        self.run
+    }
+    fn phase(&self) -> &Phase {
+        &self.phase
+    }
+}

@@ -73,6 +73,16 @@ fn classify(e: CudaError) -> RunError {
     }
 }
 
+/// A driver error while preparing a configuration: sticky ones poison the context, the rest
+/// refuse only this configuration.
+fn refused(e: CudaError) -> RunError {
+    if e.is_sticky() {
+        RunError::Fault(e)
+    } else {
+        RunError::InvalidLaunch(e)
+    }
+}
+
 /// One measured launch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
@@ -347,13 +357,7 @@ impl Session {
             self.kernel
                 .function
                 .allow_dynamic_shared(cfg.shared_mem)
-                .map_err(|e| {
-                    if e.is_sticky() {
-                        RunError::Fault(e)
-                    } else {
-                        RunError::InvalidLaunch(e)
-                    }
-                })?;
+                .map_err(refused)?;
             self.shared_allowed = cfg.shared_mem;
         }
         Ok(())
@@ -476,13 +480,7 @@ impl Session {
             Some(r) => Module::load_with_max_registers(ptx, r),
             None => Module::load(ptx),
         }
-        .map_err(|e| {
-            if e.is_sticky() {
-                RunError::Fault(e)
-            } else {
-                RunError::InvalidLaunch(e)
-            }
-        })?;
+        .map_err(refused)?;
         self.kernel = Kernel::rebind(
             &module,
             &self.kernel_name,

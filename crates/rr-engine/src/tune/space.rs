@@ -281,6 +281,17 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// Only the hardware limits: a record without TeamsLimits/ThreadsLimits or clusters.
+    pub fn hardware_only(recorded: Config) -> Rules {
+        Rules {
+            recorded,
+            teams_limits: [0, 0],
+            threads_limits: [0, 0],
+            cluster: None,
+            ignore_limits: false,
+        }
+    }
+
     pub fn of(d: &Descriptor, ignore_limits: bool) -> Rules {
         Rules {
             recorded: Config::recorded(d),
@@ -450,18 +461,12 @@ mod tests {
     use super::*;
 
     fn rules() -> Rules {
-        Rules {
-            recorded: Config {
-                grid: [1024, 1, 1],
-                block: [256, 1, 1],
-                shared_mem: 0,
-                max_registers: None,
-            },
-            teams_limits: [0, 0],
-            threads_limits: [0, 0],
-            cluster: None,
-            ignore_limits: false,
-        }
+        Rules::hardware_only(Config {
+            grid: [1024, 1, 1],
+            block: [256, 1, 1],
+            shared_mem: 0,
+            max_registers: None,
+        })
     }
 
     #[test]

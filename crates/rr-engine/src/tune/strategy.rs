@@ -229,18 +229,12 @@ mod tests {
     use super::*;
 
     fn space() -> Space {
-        let rules = Rules {
-            recorded: Config {
-                grid: [64, 1, 1],
-                block: [64, 1, 1],
-                shared_mem: 0,
-                max_registers: None,
-            },
-            teams_limits: [0, 0],
-            threads_limits: [0, 0],
-            cluster: None,
-            ignore_limits: false,
-        };
+        let rules = Rules::hardware_only(Config {
+            grid: [64, 1, 1],
+            block: [64, 1, 1],
+            shared_mem: 0,
+            max_registers: None,
+        });
         Space::new(
             rules,
             parse_grid("1..64").unwrap(),

@@ -181,6 +181,34 @@ pub struct Axes {
 }
 
 impl TuneReport {
+    /// An empty report of a sweep of `kernel` (exhaustive, verified byte for byte, until the
+    /// caller says otherwise).
+    pub fn new(descriptor: String, kernel: String, recorded: Config, timing: TimingPolicy) -> Self {
+        TuneReport {
+            tool: "rr-tui tune".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            descriptor,
+            kernel,
+            devices: Vec::new(),
+            strategy: StrategyKind::Exhaustive,
+            seed: 0,
+            budget: None,
+            time_limit_s: None,
+            timing,
+            verify: "bytes".into(),
+            axes: Axes::default(),
+            space_size: 0,
+            recorded,
+            trials: Vec::new(),
+            best: None,
+            speedup: None,
+            elapsed_s: 0.0,
+            configs_per_s: 0.0,
+            engine_start_s: 0.0,
+            skipped_unlisted: 0,
+        }
+    }
+
     /// Recompute `best` and `speedup` from the trials.
     pub fn summarise(&mut self) {
         self.best = self
@@ -395,29 +423,15 @@ mod tests {
     }
 
     fn report(trials: Vec<Trial>) -> TuneReport {
-        TuneReport {
-            tool: "rr-tui tune".into(),
-            version: "test".into(),
-            descriptor: "x.json".into(),
-            kernel: "k".into(),
-            devices: vec![],
-            strategy: StrategyKind::Exhaustive,
-            seed: 0,
-            budget: None,
-            time_limit_s: None,
-            timing: TimingPolicy::fixed(10, true),
-            verify: "bytes".into(),
-            axes: Axes::default(),
-            space_size: 3,
-            recorded: trials[0].config,
-            trials,
-            best: None,
-            speedup: None,
-            elapsed_s: 0.0,
-            configs_per_s: 0.0,
-            engine_start_s: 0.0,
-            skipped_unlisted: 0,
-        }
+        let mut r = TuneReport::new(
+            "x.json".into(),
+            "k".into(),
+            trials[0].config,
+            TimingPolicy::fixed(10, true),
+        );
+        r.space_size = 3;
+        r.trials = trials;
+        r
     }
 
     #[test]
@@ -465,13 +479,7 @@ mod tests {
     #[test]
     fn index_of_finds_configs_of_the_space() {
         let t = trial(256, Status::Ok, 1.0, false);
-        let rules = Rules {
-            recorded: t.config,
-            teams_limits: [0, 0],
-            threads_limits: [0, 0],
-            cluster: None,
-            ignore_limits: false,
-        };
+        let rules = Rules::hardware_only(t.config);
         let s = Space::new(
             rules,
             parse_grid("32,64").unwrap(),

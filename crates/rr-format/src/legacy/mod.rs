@@ -242,19 +242,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Descriptor> {
         )));
     }
     let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
-    let arg_ptrs: Vec<u64> = f
-        .int_array("ArgPtrs")?
-        .into_iter()
-        .map(|v| v as u64)
-        .collect();
-    let arg_offsets = f.int_array("ArgOffsets")?;
-    if arg_ptrs.len() != arg_offsets.len() {
-        return Err(f.err(format!(
-            "ArgPtrs has {} entries but ArgOffsets has {}",
-            arg_ptrs.len(),
-            arg_offsets.len()
-        )));
-    }
+    let (arg_ptrs, arg_offsets) = f.arguments()?;
     if num_args as usize != arg_ptrs.len() {
         return Err(f.err(format!(
             "NumArgs is {num_args} but ArgPtrs lists {} arguments",
