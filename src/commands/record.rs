@@ -37,8 +37,13 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {e}")))?;
     let lib = exe.with_file_name(LIBRARY);
+    // In a cargo target directory the library may only have been built as a dependency
+    // (`cargo test`): cargo leaves it in `deps/` beside the executable.
+    let in_deps = exe.with_file_name("deps").join(LIBRARY);
     if lib.is_file() {
         Ok(lib)
+    } else if in_deps.is_file() {
+        Ok(in_deps)
     } else {
         Err(Error::format(
             &lib,
