@@ -127,6 +127,22 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
         .stderr(predicate::str::contains("name the same file"));
     #[cfg(unix)]
     {
+        // A FIFO as the report to resume: refused without opening it (a read would block).
+        let fifo = t.path().join("fifo.json");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        rr().arg("tune")
+            .arg(saxpy())
+            .arg("--json")
+            .arg(&fifo)
+            .arg("--resume")
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not a regular file"));
         let link = t.path().join("link.json");
         std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
         rr().arg("tune")

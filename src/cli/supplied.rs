@@ -32,16 +32,6 @@ impl SuppliedArgs {
 
     /// The same flags, for a child process.
     pub fn to_args(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(i) = &self.image {
-            v.extend(["--image".into(), i.display().to_string()]);
-        }
-        if let Some(a) = self.base_address {
-            v.extend(["--base-address".into(), format!("{a:#x}")]);
-        }
-        if self.assume_llvm18 {
-            v.push("--assume-llvm18".into());
-        }
-        v
+        self.supplied().to_args()
     }
 }

@@ -659,29 +659,31 @@ unsafe fn launch_call<'a>(id: u32, d: &'a cs::CUpti_CallbackData) -> Option<Laun
         kernel_params: std::ptr::null_mut(),
         extra: std::ptr::null_mut(),
     };
+    // The fields cuLaunchKernel and cuLaunchCooperativeKernel share (two distinct structs with
+    // the same field names).
+    macro_rules! geometry {
+        ($q:expr) => {
+            call.handle = $q.f;
+            call.grid = [$q.gridDimX, $q.gridDimY, $q.gridDimZ];
+            call.block = [$q.blockDimX, $q.blockDimY, $q.blockDimZ];
+            call.shared_mem = $q.sharedMemBytes;
+            call.stream = $q.hStream;
+            call.kernel_params = $q.kernelParams;
+        };
+    }
     // SAFETY: `p` is the params struct of this launch call (see `on_driver`).
     unsafe {
         match id {
             cbid::LAUNCH | cbid::LAUNCH_PTSZ => {
                 let q = &*(p as *const cs::cuLaunchKernel_params);
-                call.handle = q.f;
-                call.grid = [q.gridDimX, q.gridDimY, q.gridDimZ];
-                call.block = [q.blockDimX, q.blockDimY, q.blockDimZ];
-                call.shared_mem = q.sharedMemBytes;
-                call.stream = q.hStream;
-                call.kernel_params = q.kernelParams;
+                geometry!(q);
                 call.extra = q.extra;
             }
             cbid::LAUNCH_COOPERATIVE | cbid::LAUNCH_COOPERATIVE_PTSZ => {
                 let q = &*(p as *const cs::cuLaunchCooperativeKernel_params);
                 call.kind = LaunchKind::Cooperative;
                 call.cooperative = true;
-                call.handle = q.f;
-                call.grid = [q.gridDimX, q.gridDimY, q.gridDimZ];
-                call.block = [q.blockDimX, q.blockDimY, q.blockDimZ];
-                call.shared_mem = q.sharedMemBytes;
-                call.stream = q.hStream;
-                call.kernel_params = q.kernelParams;
+                geometry!(q);
             }
             _ => {
                 let q = &*(p as *const cs::cuLaunchKernelEx_params);

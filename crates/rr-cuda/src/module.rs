@@ -180,22 +180,6 @@ pub struct Global {
 }
 
 impl Global {
-    /// Write the global's value (exactly `size` bytes), then wait.
-    pub fn upload(&self, stream: &Stream, bytes: &[u8]) -> Result<()> {
-        if bytes.len() != self.size {
-            return Err(CudaError::new(
-                "cuMemcpyHtoDAsync",
-                sys::CUresult::CUDA_ERROR_INVALID_VALUE,
-            )
-            .context(format!(
-                "{} bytes for a {}-byte global",
-                bytes.len(),
-                self.size
-            )));
-        }
-        crate::memory::upload_unchecked(stream, &[(self.ptr, bytes)])
-    }
-
     /// Write several globals with one wait at the end.
     pub fn upload_all(stream: &Stream, items: &[(&Global, &[u8])]) -> Result<()> {
         let mut copies = Vec::with_capacity(items.len());

@@ -244,13 +244,7 @@ impl ExactMemory {
         buf: &DeviceBuffer,
         copies: &[(u64, usize, usize)],
     ) -> Result<()> {
-        let mut pairs = Vec::with_capacity(copies.len());
-        for &(addr, off, len) in copies {
-            self.ensure_owned(addr, len, "cuMemcpyDtoDAsync")?;
-            memory::check_range(off, len, buf.len(), "cuMemcpyDtoDAsync")?;
-            pairs.push((buf.ptr() + off as u64, addr, len));
-        }
-        memory::copy_device_unchecked(stream, &pairs)
+        self.copy_with(stream, buf, copies, Direction::ToBuffer)
     }
 
     /// Copy from `buf` back over recorded ranges (`(addr, offset in buf, len)`), then wait.
@@ -260,11 +254,27 @@ impl ExactMemory {
         buf: &DeviceBuffer,
         copies: &[(u64, usize, usize)],
     ) -> Result<()> {
+        self.copy_with(stream, buf, copies, Direction::FromBuffer)
+    }
+
+    /// Device-to-device copies between recorded ranges and `buf`, each range checked to be
+    /// ours and inside `buf`.
+    fn copy_with(
+        &self,
+        stream: &Stream,
+        buf: &DeviceBuffer,
+        copies: &[(u64, usize, usize)],
+        direction: Direction,
+    ) -> Result<()> {
         let mut pairs = Vec::with_capacity(copies.len());
         for &(addr, off, len) in copies {
             self.ensure_owned(addr, len, "cuMemcpyDtoDAsync")?;
             memory::check_range(off, len, buf.len(), "cuMemcpyDtoDAsync")?;
-            pairs.push((addr, buf.ptr() + off as u64, len));
+            let in_buf = buf.ptr() + off as u64;
+            pairs.push(match direction {
+                Direction::ToBuffer => (in_buf, addr, len),
+                Direction::FromBuffer => (addr, in_buf, len),
+            });
         }
         memory::copy_device_unchecked(stream, &pairs)
     }
@@ -294,4 +304,11 @@ impl Drop for ExactMemory {
             ));
         }
     }
+}
+
+/// Which way a copy between recorded ranges and a device buffer goes.
+#[derive(Clone, Copy)]
+enum Direction {
+    ToBuffer,
+    FromBuffer,
 }

@@ -34,6 +34,23 @@ pub struct Supplied {
     pub assume_llvm18: bool,
 }
 
+impl Supplied {
+    /// The command-line flags that supply the same (`replay`, `tune`, `engine` share them).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(i) = &self.image {
+            v.extend(["--image".into(), i.display().to_string()]);
+        }
+        if let Some(a) = self.base_address {
+            v.extend(["--base-address".into(), format!("{a:#x}")]);
+        }
+        if self.assume_llvm18 {
+            v.push("--assume-llvm18".into());
+        }
+        v
+    }
+}
+
 /// How the replayed memory is compared with `.record_output`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Verify {
@@ -136,20 +153,17 @@ impl ReplayRequest {
         opt("--block", o.block.map(dim));
         opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
         opt("--device-id", o.device_id.map(|x| x.to_string()));
-        let s = &self.supplied;
-        opt("--image", s.image.as_ref().map(|p| p.display().to_string()));
-        opt("--base-address", s.base_address.map(|a| format!("{a:#x}")));
         for (flag, on) in [
             ("--verify", self.verify == Verify::Bytes),
             ("--cold", self.cold),
             ("--save-output", self.save_output),
             ("--ignore-limits", o.ignore_limits),
-            ("--assume-llvm18", s.assume_llvm18),
         ] {
             if on {
                 v.push(flag.into());
             }
         }
+        v.extend(self.supplied.to_args());
         v
     }
 }
