@@ -603,3 +603,57 @@ fn broken_instances_show_a_badge_and_their_problem() {
         "{status}"
     );
 }
+
+/// An rr-tui recording says, above the table, what its recorder saw and did not record.
+#[test]
+fn instances_with_the_recorders_account() {
+    // A fixed place: the header shows the end of the directory's path.
+    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-recorder");
+    let _ = std::fs::remove_dir_all(&base);
+    let dir = base.join("rec");
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir("record-fixtures/rrtui-v2-stencil3d").unwrap() {
+        let e = e.unwrap();
+        let to = dir.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(e.path()).unwrap() {
+                let f = f.unwrap();
+                std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+            }
+        } else {
+            std::fs::copy(e.path(), to).unwrap();
+        }
+    }
+    let rows: Vec<rr_format::report::ReportRow> = rr_format::RecordDir::open(&dir)
+        .unwrap()
+        .report_rows()
+        .0
+        .into_iter()
+        .map(|r| rr_format::report::ReportRow {
+            time_ns: Some(1500),
+            occurrences: Some(3),
+            ..r
+        })
+        .collect();
+    let summary = rr_format::report::RecorderSummary {
+        seen: 95,
+        selected: 25,
+        recorded: 23,
+        not_recorded: vec![
+            (70, "not selected".into()),
+            (2, "inside CUDA graphs holding a conditional node".into()),
+        ],
+    };
+    let text = rr_format::report::render("/tmp/rec", None, &rows)
+        + &rr_format::report::render_trailer(Some(&summary), &[]);
+    std::fs::write(dir.join("report.txt"), text).unwrap();
+    for (w, h) in SIZES {
+        let mut a = rr_tui::tui::load_app(dir.clone(), Err("no GPU".into()), base.clone()).unwrap();
+        a.update(Msg::Resize(w, h));
+        let screen = render(&a, ThemeName::Dark).backend().to_string();
+        // The directory's path differs from run to run.
+        let screen = screen.replace(&dir.display().to_string(), "REC");
+        insta::assert_snapshot!(format!("instances_recorder_{w}x{h}"), screen);
+    }
+}

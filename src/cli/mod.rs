@@ -212,6 +212,11 @@ pub struct RecordArgs {
     /// The recorder library (default: librr_recorder.so next to this executable).
     #[arg(long, value_name = "PATH")]
     pub library: Option<PathBuf>,
+    /// How the recorder sees kernel launches: `interpose` preloads the library (LD_PRELOAD) so
+    /// that launches reach its own driver entry points (fastest); `cupti` uses CUPTI's launch
+    /// callbacks only (for programs that reset LD_PRELOAD or dislike preloading).
+    #[arg(long, value_enum, default_value_t = LaunchHooks::Interpose)]
+    pub launch_hooks: LaunchHooks,
     /// The program to record and its arguments (after `--`).
     #[arg(
         required = true,
@@ -220,6 +225,12 @@ pub struct RecordArgs {
         value_name = "APP ARGS"
     )]
     pub app: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LaunchHooks {
+    Interpose,
+    Cupti,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

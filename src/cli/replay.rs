@@ -53,6 +53,15 @@ pub struct ReplayArgs {
     /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
     #[arg(long)]
     pub ignore_limits: bool,
+    /// Refuse to run when a kernel argument points outside the recorded memory (the replay
+    /// could fault or read other data); without it that is a warning.
+    #[arg(long)]
+    pub strict: bool,
+    /// End the replay with a message when a kernel is still running after SECONDS (a kernel
+    /// that waits for another thread of the recorded program never ends in a replay); 0: no
+    /// limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout)]
+    pub kernel_timeout: f64,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -96,6 +105,18 @@ impl ReplayArgs {
             save_output: self.save_output,
             output_dir: self.output_dir.clone(),
             run_id: self.run_id,
+            strict: self.strict,
+            kernel_timeout: self.kernel_timeout,
         }
+    }
+}
+
+/// Seconds from 0 (no limit) to a day.
+fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds from 0 (no limit) to 86400"
+        )),
     }
 }

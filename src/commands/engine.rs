@@ -69,7 +69,7 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
     } else {
         None
     };
-    let mut session = open::session(&inst, &recorded, true, setup).map_err(setup_error)?;
+    let mut session = open::session(&inst, &recorded, true, None, setup).map_err(setup_error)?;
     setup.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),

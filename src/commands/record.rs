@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use humansize::{format_size, BINARY};
 
-use crate::cli::{RecordArgs, SnapshotMode};
+use crate::cli::{LaunchHooks, RecordArgs, SnapshotMode};
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -125,7 +125,31 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
                 SnapshotMode::All => "all",
                 SnapshotMode::Args => "args",
             },
+        )
+        .env(
+            "RR_TUI_RECORD_LAUNCH_HOOKS",
+            match args.launch_hooks {
+                LaunchHooks::Interpose => "interpose",
+                LaunchHooks::Cupti => "cupti",
+            },
         );
+    // ld.so splits LD_PRELOAD at colons and spaces: a library path holding one cannot be
+    // preloaded, and the recorder then sees launches through CUPTI.
+    let preloadable = !lib
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| matches!(b, b':' | b' ' | b'\t' | b'\n'));
+    if args.launch_hooks == LaunchHooks::Interpose && preloadable {
+        // First in the preload list: the library's entry points are the ones the program
+        // finds (ld.so separates entries with colons or spaces).
+        let mut preload = lib.as_os_str().to_owned();
+        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+            preload.push(":");
+            preload.push(old);
+        }
+        cmd.env("LD_PRELOAD", preload);
+    }
     let optional: [(&str, Option<OsString>); 8] = [
         (
             "RR_TUI_RECORD_KERNELS",
@@ -182,6 +206,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         .map_err(|e| Error::io(&sock_path, e))?;
     progress.poll(&sock);
     progress.summary(&dir);
+    progress.warnings(&dir);
     if args.report {
         if let Ok(text) = std::fs::read_to_string(dir.join("report.txt")) {
             output::lines(text.lines());
@@ -202,6 +227,8 @@ struct Progress {
 #[derive(Default)]
 struct ProgressState {
     by_pid: std::collections::HashMap<u64, (u64, u64, u64)>,
+    /// Each process's latest account of its launches.
+    summaries: std::collections::HashMap<u64, rr_format::report::RecorderSummary>,
     messages: Vec<String>,
     last_line: Option<Instant>,
     changed: bool,
@@ -235,6 +262,9 @@ impl Progress {
                 num("pid"),
                 (num("instances"), num("snapshot_bytes"), num("stored_bytes")),
             );
+            if let Ok(sum) = serde_json::from_value(v["summary"].clone()) {
+                st.summaries.insert(num("pid"), sum);
+            }
             if let Some(m) = v["message"].as_str() {
                 st.messages.push(m.to_string());
             }
@@ -277,5 +307,63 @@ impl Progress {
             format_size(bytes, BINARY),
             format_size(stored, BINARY)
         ));
+        let mut total = rr_format::report::RecorderSummary::default();
+        for s in st.summaries.values() {
+            total.add(s);
+        }
+        if !st.summaries.is_empty() {
+            for line in total.lines() {
+                output::error_line(&format!("rr-tui record: {line}"));
+            }
+        }
+    }
+
+    /// What a replay of the recorded instances would stumble on: arguments pointing outside the
+    /// recorded memory, and instances that cannot be replayed (the rules `check` and `replay`
+    /// apply), for the directory and the per-process directories below it.
+    fn warnings(&self, dir: &Path) {
+        const MAX_LINES: usize = 20;
+        let mut lines = Vec::new();
+        let mut dirs = vec![dir.to_path_buf()];
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if (name.starts_with("pid-") || name.starts_with("rank-"))
+                    && e.file_type().is_ok_and(|t| t.is_dir())
+                {
+                    dirs.push(e.path());
+                }
+            }
+        }
+        for d in dirs {
+            let Ok(rd) = rr_format::RecordDir::open(&d) else {
+                continue;
+            };
+            for inst in &rd.instances {
+                let json = inst.files.json();
+                let Ok(desc) = rr_format::Descriptor::read(&json) else {
+                    continue;
+                };
+                let name = rr_format::text::visible_path(&json);
+                for w in rr_format::memory::outside_words(&desc) {
+                    lines.push(format!(
+                        "{name}: {}",
+                        rr_format::memory::describe_outside(&desc, &w)
+                    ));
+                }
+                if let Some(why) = desc.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
+                    lines.push(format!("{name}: cannot be replayed: {why}"));
+                }
+            }
+        }
+        for l in lines.iter().take(MAX_LINES) {
+            output::error_line(&format!("rr-tui record: warning: {l}"));
+        }
+        if lines.len() > MAX_LINES {
+            output::error_line(&format!(
+                "rr-tui record: warning: {} more (rr-tui check lists them all)",
+                lines.len() - MAX_LINES
+            ));
+        }
     }
 }

@@ -23,6 +23,9 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             total_instances: usize,
             instances: &'a [report::ReportRow],
             missing_rows: &'a [report::ReportRow],
+            /// rr-tui's recorder: launches seen, selected, recorded, and why others were not.
+            recorder: Option<&'a report::RecorderSummary>,
+            notes: &'a [String],
             problems: Vec<String>,
         }
         super::print_json(&Out {
@@ -32,10 +35,20 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             total_instances: rows.len(),
             instances: &rows,
             missing_rows: &rd.missing_rows,
+            recorder: rd.report.as_ref().and_then(|r| r.summary.as_ref()),
+            notes: rd
+                .report
+                .as_ref()
+                .map(|r| r.notes.as_slice())
+                .unwrap_or(&[]),
             problems: problems.iter().map(|e| e.to_string()).collect(),
         });
     } else {
         output::lines(report::render(&directory, rd.recorded_directory(), &rows).lines());
+        // rr-tui's recorder's account follows LLVM's table, where LLVM's readers stop.
+        if let Some(r) = &rd.report {
+            output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());
+        }
     }
     for row in &rd.missing_rows {
         output::error_line(&format!(

@@ -25,8 +25,10 @@ pub fn load_app(
     gpu: std::result::Result<(), String>,
     output_dir: PathBuf,
 ) -> Result<app::App> {
-    let (_rd, rows) = app::instances::load(&dir)?;
-    Ok(app::App::new(dir, rows, gpu, output_dir))
+    let (rd, rows) = app::instances::load(&dir)?;
+    let mut app = app::App::new(dir, rows, gpu, output_dir);
+    app.recorder = rd.report.and_then(|r| r.summary);
+    Ok(app)
 }
 
 pub fn run(args: ExploreArgs) -> Result<i32> {

@@ -50,6 +50,7 @@ args=$(python3 -c "import json,glob; print(sum(len(json.load(open(f))['Segments'
 "$RR" report "$W/rec-torch" >"$W/torch-report.txt" 2>>"$LOG" && grep -q "Total Instances" "$W/torch-report.txt" && ok "report of the PyTorch recording" || bad "report of the PyTorch recording"
 cp "$W/torch-report.txt" "$OUTDIR/" 2>/dev/null
 
+if [ -z "${SKIP_RECORD_BENCH:-}" ]; then
 echo "== recorder: benchmark" | tee -a "$LOG"
 B="$W/samples/bench_record"
 python3 - "$RR" "$B" "$W" "$SAMPLES/torch_ops.py" <<'PY' | tee -a "$LOG" "$OUTDIR/bench-record.txt"
@@ -99,3 +100,4 @@ for f in os.listdir(d):
 size = int(subprocess.check_output(["du", "-sB1", d]).split()[0])
 print("PyTorch script: %d instances, snapshots total %.1f MiB, record directory on disk %.1f MiB: ratio %.3f" % (n, tot / 2**20, size / 2**20, size / max(tot, 1)))
 PY
+fi

@@ -5,8 +5,11 @@
 # Compiles the CUDA sources with nvcc, records LLVM-layout and rr-tui-layout directories with
 # tests/gpu/record_harness.cu, replays and verifies them, covers overrides, limit errors,
 # repetitions, globals, dynamic shared memory, tolerance, scattered segments and fault cases,
-# legacy LLVM 16–22 records (tests/gpu/legacy-suite.sh), runs the benchmark, and ends with
-# "N passed, N failed". Logs go to $OUT (or /tmp/rr-suite).
+# legacy LLVM 16–22 records (tests/gpu/legacy-suite.sh), runs the benchmark, the tuner
+# (tune-suite.sh), the recorder on sample programs (record-suite.sh) and on what modern stacks
+# run: CUDA graphs, host memory, textures (capture-suite.sh), and ends with "N passed, N failed".
+# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_EXPLORER=1 leave a part out.
+# Logs go to $OUT (or /tmp/rr-suite).
 set -u
 ROOT=$(pwd)
 # tmux for the explorer demo: the GPU machine has none; a copy unpacked from Debian's packages
@@ -54,6 +57,7 @@ PY
 SAXPY=$(find_json "$W/llvm" rr_saxpy); SCALE=$(find_json "$W/llvm" rr_scale_global)
 SMEM=$(find_json "$W/extras" rr_smem_reverse); ATOMIC=$(find_json "$W/extras" rr_atomic_sum)
 
+if [ -z "${SKIP_CORE:-}" ]; then
 echo "== committed fixtures replay and verify" | tee -a "$LOG"
 for j in record-fixtures/*/*.json; do
   # Legacy records need more than --verify (an image, or nothing: they cannot replay): below.
@@ -163,12 +167,16 @@ print("per-repetition host overhead beyond kernel time: median host %.0f ns - ke
 print("verified: %s" % get("verify")[0]["passed"])
 PY
 grep -q "verified: True" "$OUTDIR/bench.txt" && ok "benchmark replay verifies" || bad "benchmark replay"
+fi
 
 if [ -z "${SKIP_TUNE:-}" ]; then source tests/gpu/tune-suite.sh; fi
 if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
+if [ -z "${SKIP_CAPTURE:-}" ]; then source tests/gpu/capture-suite.sh; fi
 
 echo "== explorer (tmux)" | tee -a "$LOG"
-if command -v tmux >/dev/null || [ -n "${TMUX_BIN:-}" ]; then
+if [ -n "${SKIP_EXPLORER:-}" ]; then
+  echo "SKIP explorer demo (SKIP_EXPLORER)" | tee -a "$LOG"
+elif command -v tmux >/dev/null || [ -n "${TMUX_BIN:-}" ]; then
   bash tests/gpu/explorer-demo.sh "$RR" record-fixtures/llvm-two-kernels "$OUTDIR" >>"$LOG" 2>&1 && ok "explorer replays and verifies live from the UI" || bad "explorer demo" "$(tail -n 5 "$LOG" | tr '\n' ' ')"
 else
   echo "SKIP explorer demo: no tmux" | tee -a "$LOG"

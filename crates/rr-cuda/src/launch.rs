@@ -56,6 +56,22 @@ impl Params {
         self.slots.len()
     }
 
+    /// Replace the 8 bytes at `offset` (a texture or surface handle recreated by the replay);
+    /// the offset must lie inside the buffer.
+    pub fn set_word(&mut self, offset: usize, value: u64) -> std::result::Result<(), String> {
+        let end = offset
+            .checked_add(8)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| {
+                format!(
+                    "parameter bytes {offset}..+8 lie outside the {}-byte parameter buffer",
+                    self.buf.len()
+                )
+            })?;
+        self.buf[offset..end].copy_from_slice(&value.to_le_bytes());
+        Ok(())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }

@@ -28,44 +28,25 @@ impl Range {
 }
 
 /// `PROT_NONE` host mappings over the ranges to reserve, taken at process start so that our own
-/// allocations cannot land there; released just before the driver initialises.
+/// allocations cannot land there; device ranges are released just before the driver
+/// initialises, host ranges (recorded page-locked host memory) stay held until
+/// [`crate::HostMemory::map`] puts the real memory in their place.
 pub struct Placeholders {
     held: Vec<(Range, bool)>,
+    host: Vec<(Range, bool)>,
 }
 
 impl Placeholders {
     pub fn take(ranges: &[Range]) -> Placeholders {
-        let held = ranges
-            .iter()
-            .map(|r| {
-                let Ok(len) = usize::try_from(r.size) else {
-                    return (*r, false);
-                };
-                // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; the new one is
-                // inaccessible (PROT_NONE) and reserves no swap (MAP_NORESERVE).
-                let p = unsafe {
-                    libc::mmap(
-                        r.addr as *mut libc::c_void,
-                        len,
-                        libc::PROT_NONE,
-                        libc::MAP_PRIVATE
-                            | libc::MAP_ANONYMOUS
-                            | libc::MAP_NORESERVE
-                            | libc::MAP_FIXED_NOREPLACE,
-                        -1,
-                        0,
-                    )
-                };
-                let ok = p != libc::MAP_FAILED && p as u64 == r.addr;
-                if p != libc::MAP_FAILED && !ok {
-                    // An old kernel without MAP_FIXED_NOREPLACE placed it elsewhere: give it back.
-                    // SAFETY: `p` is the mapping just created, of that size.
-                    unsafe { libc::munmap(p, len) };
-                }
-                (*r, ok)
-            })
-            .collect();
-        Placeholders { held }
+        Placeholders::take_with_host(ranges, &[])
+    }
+
+    /// Placeholders over device ranges and over host ranges.
+    pub fn take_with_host(device: &[Range], host: &[Range]) -> Placeholders {
+        Placeholders {
+            held: hold(device),
+            host: hold(host),
+        }
     }
 
     /// Ranges whose placeholder could not be taken because this process already maps
@@ -73,26 +54,77 @@ impl Placeholders {
     pub fn blocked(&self) -> Vec<Range> {
         self.held
             .iter()
+            .chain(&self.host)
             .filter(|(_, ok)| !ok)
             .map(|(r, _)| *r)
             .collect()
     }
 
-    /// Give every placeholder back (right before `cuInit`).
+    /// Give every device placeholder back (right before `cuInit`).
     pub fn release_all(&mut self) {
-        for (r, ok) in self.held.iter_mut() {
-            if *ok {
-                // SAFETY: this is the placeholder we mapped at exactly this range.
-                unsafe { libc::munmap(r.addr as *mut libc::c_void, r.size as usize) };
-                *ok = false;
+        release(&mut self.held);
+    }
+
+    /// Hand the placeholder over host range `r` to the caller, who maps over it (`MAP_FIXED`):
+    /// whether this process held it.
+    pub(crate) fn take_host(&mut self, r: Range) -> bool {
+        match self.host.iter_mut().find(|(h, ok)| *h == r && *ok) {
+            Some(entry) => {
+                entry.1 = false;
+                true
             }
+            None => false,
         }
     }
 }
 
+fn release(held: &mut [(Range, bool)]) {
+    for (r, ok) in held.iter_mut() {
+        if *ok {
+            // SAFETY: this is the placeholder we mapped at exactly this range.
+            unsafe { libc::munmap(r.addr as *mut libc::c_void, r.size as usize) };
+            *ok = false;
+        }
+    }
+}
+
+fn hold(ranges: &[Range]) -> Vec<(Range, bool)> {
+    ranges
+        .iter()
+        .map(|r| {
+            let Ok(len) = usize::try_from(r.size) else {
+                return (*r, false);
+            };
+            // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; the new one is
+            // inaccessible (PROT_NONE) and reserves no swap (MAP_NORESERVE).
+            let p = unsafe {
+                libc::mmap(
+                    r.addr as *mut libc::c_void,
+                    len,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE
+                        | libc::MAP_ANONYMOUS
+                        | libc::MAP_NORESERVE
+                        | libc::MAP_FIXED_NOREPLACE,
+                    -1,
+                    0,
+                )
+            };
+            let ok = p != libc::MAP_FAILED && p as u64 == r.addr;
+            if p != libc::MAP_FAILED && !ok {
+                // An old kernel without MAP_FIXED_NOREPLACE placed it elsewhere: give it back.
+                // SAFETY: `p` is the mapping just created, of that size.
+                unsafe { libc::munmap(p, len) };
+            }
+            (*r, ok)
+        })
+        .collect()
+}
+
 impl Drop for Placeholders {
     fn drop(&mut self) {
-        self.release_all();
+        release(&mut self.held);
+        release(&mut self.host);
     }
 }
 

@@ -162,6 +162,20 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
         crate::legacy::check::files(files, &d, &mut out);
         return out;
     }
+    for w in crate::memory::outside_words(&d) {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            crate::memory::describe_outside(&d, &w),
+        ));
+    }
+    if let Some(why) = d.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!("cannot be replayed: {why}"),
+        ));
+    }
     let expected = InstanceFiles::expected_stem(&d);
     if expected != files.stem {
         out.push(finding(

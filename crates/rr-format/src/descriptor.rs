@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::objects::{ObjectArg, OutsideWord, SegmentKind};
 
 /// No GPU has a terabyte of memory; larger sizes are corrupt descriptors, not big recordings.
 pub const MAX_REGION_BYTES: u64 = 1 << 40;
@@ -79,22 +80,39 @@ impl RecordFormat {
     }
 }
 
-/// One contiguous piece of recorded device memory: `size` bytes at device address `addr`, stored
-/// at `offset` in the snapshot files.
+/// One contiguous piece of recorded memory: `size` bytes at device address `addr`, stored at
+/// `offset` in the snapshot files. Most segments are device memory; rr-tui records also hold
+/// mapped host memory and the contents of CUDA arrays ([`SegmentKind`]; an array has no address,
+/// its `addr` is 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Segment {
     pub addr: u64,
     pub size: u64,
     pub offset: u64,
+    pub kind: SegmentKind,
 }
 
 impl Segment {
+    /// A segment of device memory.
+    pub fn device(addr: u64, size: u64, offset: u64) -> Segment {
+        Segment {
+            addr,
+            size,
+            offset,
+            kind: SegmentKind::Device,
+        }
+    }
+    /// Whether kernels reach the segment through its address (device and host memory; not the
+    /// contents of a CUDA array).
+    pub fn addressable(&self) -> bool {
+        self.kind.addressable()
+    }
     /// One past the last address (saturating: segments built from hostile sizes never wrap).
     pub fn end(&self) -> u64 {
         self.addr.saturating_add(self.size)
     }
     pub fn contains(&self, addr: u64) -> bool {
-        addr >= self.addr && addr < self.end()
+        self.addressable() && addr >= self.addr && addr < self.end()
     }
 }
 
@@ -121,6 +139,16 @@ pub struct CudaLaunch {
     /// Format version 2: each segment's contents, by blob id (`None`: version 1, snapshots are
     /// whole files `.record_input` / `.record_output`).
     pub content: Option<Vec<SegmentContent>>,
+    /// Texture and surface objects among the parameters (`Objects`).
+    pub objects: Vec<ObjectArg>,
+    /// The launch was a kernel node of a CUDA graph (`FromGraph`).
+    pub from_graph: bool,
+    /// Parameter words the recorder found pointing outside the recorded memory
+    /// (`OutsidePointers`); `None` when the record does not say (then the words are judged by
+    /// their values: [`crate::memory::outside_words`]).
+    pub outside: Option<Vec<OutsideWord>>,
+    /// Why the instance cannot be replayed, when the recorder knew (`Unreplayable`).
+    pub unreplayable: Option<String>,
 }
 
 /// Where a segment's bytes are stored in a version-2 record: blob ids (32 lowercase hex digits
@@ -180,10 +208,9 @@ impl Descriptor {
         device_id: i32,
         cuda: CudaLaunch,
     ) -> Descriptor {
-        let valloc_addr = cuda.segments.iter().map(|s| s.addr).min().unwrap_or(0);
-        let valloc_size = cuda
-            .segments
-            .iter()
+        let addressed = || cuda.segments.iter().filter(|s| s.addressable());
+        let valloc_addr = addressed().map(|s| s.addr).min().unwrap_or(0);
+        let valloc_size = addressed()
             .map(|s| s.end())
             .max()
             .unwrap_or(0)
@@ -226,6 +253,10 @@ impl Descriptor {
                 occurrence: 0,
                 image_file: "i".into(),
                 content: None,
+                objects: vec![],
+                from_graph: false,
+                outside: None,
+                unreplayable: None,
             },
         )
     }
@@ -248,11 +279,7 @@ impl Descriptor {
     pub fn segments(&self, input_len: u64) -> Vec<Segment> {
         match &self.cuda {
             Some(c) => c.segments.clone(),
-            None => vec![Segment {
-                addr: self.valloc_addr,
-                size: input_len,
-                offset: 0,
-            }],
+            None => vec![Segment::device(self.valloc_addr, input_len, 0)],
         }
     }
 
@@ -514,6 +541,7 @@ impl Descriptor {
                     o.insert("Addr".into(), i(s.addr));
                     o.insert("Size".into(), s.size.into());
                     o.insert("Offset".into(), s.offset.into());
+                    crate::objects::kind_to_json(&s.kind, &mut o);
                     if let Some(content) = c.content.as_ref().and_then(|v| v.get(k)) {
                         o.insert("Input".into(), content.input.clone().into());
                         if let Some(out) = &content.output {
@@ -530,6 +558,24 @@ impl Descriptor {
             m.insert("Cooperative".into(), c.cooperative.into());
             m.insert("Occurrence".into(), c.occurrence.into());
             m.insert("ImageFile".into(), c.image_file.clone().into());
+            if !c.objects.is_empty() {
+                m.insert(
+                    "Objects".into(),
+                    Value::from(c.objects.iter().map(|o| o.to_json()).collect::<Vec<_>>()),
+                );
+            }
+            if c.from_graph {
+                m.insert("FromGraph".into(), true.into());
+            }
+            if let Some(out) = &c.outside {
+                m.insert(
+                    "OutsidePointers".into(),
+                    Value::from(out.iter().map(|o| o.to_json()).collect::<Vec<_>>()),
+                );
+            }
+            if let Some(why) = &c.unreplayable {
+                m.insert("Unreplayable".into(), why.clone().into());
+            }
         }
         // serde_json's Map is a BTreeMap without `preserve_order`: keys come out sorted, as LLVM's.
         Value::Object(m).to_string()
@@ -599,11 +645,27 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
                 "Segments[{i}] needs integer Addr, Size and Offset"
             )));
         };
+        let kind = s
+            .as_object()
+            .ok_or_else(|| err(format!("Segments[{i}] must be an object")))
+            .and_then(|o| {
+                crate::objects::kind_from_json(o, &format!("Segments[{i}]")).map_err(err)
+            })?;
         let seg = Segment {
             addr: addr as u64,
             size: size as u64,
             offset: offset as u64,
+            kind,
         };
+        if let SegmentKind::Array(a) = kind {
+            if version < 2 || seg.addr != 0 || a.bytes() != Some(seg.size) {
+                return Err(err(format!(
+                    "Segments[{i}] is a CUDA array of {} bytes: it needs format version 2, Addr 0 and Size {}",
+                    a.bytes().map(|b| b.to_string()).unwrap_or_else(|| "too many".into()),
+                    a.bytes().unwrap_or(0)
+                )));
+            }
+        }
         if size < 0
             || offset < 0
             || seg.size > MAX_REGION_BYTES
@@ -651,14 +713,18 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
             .filter(|&e| e <= MAX_REGION_BYTES)
             .ok_or_else(|| err("Segments total more than any GPU's memory".into()))?;
         // VAllocAddr + VAllocSize was checked for overflow above.
-        if seg.addr < valloc_addr || seg.end() > valloc_addr + valloc_size {
+        if seg.addressable() && (seg.addr < valloc_addr || seg.end() > valloc_addr + valloc_size) {
             return Err(err(format!(
                 "Segments[{i}] lies outside [VAllocAddr, VAllocAddr + VAllocSize)"
             )));
         }
         segments.push(seg);
     }
-    let mut sorted = segments.clone();
+    let mut sorted: Vec<Segment> = segments
+        .iter()
+        .filter(|s| s.addressable())
+        .copied()
+        .collect();
     sorted.sort_by_key(|s| s.addr);
     if sorted.windows(2).any(|w| w[0].end() > w[1].addr) {
         return Err(err("Segments overlap".into()));
@@ -681,6 +747,63 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
             "ImageFile {image_file:?} {why}: it must be a relative path inside the record directory"
         )));
     }
+    let kinds: Vec<SegmentKind> = segments.iter().map(|s| s.kind).collect();
+    let list = |key: &str| -> Result<&Vec<Value>> {
+        let v = f
+            .obj
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| err(format!("{key} must be an array")))?;
+        // At most one entry per 8-byte word of the parameter buffer.
+        if v.len() > MAX_PARAM_BYTES / 8 {
+            return Err(err(format!(
+                "{key} has {} entries; at most {} fit the parameter buffer",
+                v.len(),
+                MAX_PARAM_BYTES / 8
+            )));
+        }
+        Ok(v)
+    };
+    let mut objects: Vec<ObjectArg> = Vec::new();
+    if f.obj.contains_key("Objects") {
+        for (i, v) in list("Objects")?.iter().enumerate() {
+            let o = ObjectArg::from_json(v, &format!("Objects[{i}]"), param_buffer.len(), &kinds)
+                .map_err(err)?;
+            if objects.iter().any(|p| p.offset == o.offset) {
+                return Err(err(format!(
+                    "Objects[{i}] is at the same Offset as another object"
+                )));
+            }
+            objects.push(o);
+        }
+    }
+    let outside = if f.obj.contains_key("OutsidePointers") {
+        let mut out = Vec::new();
+        for (i, v) in list("OutsidePointers")?.iter().enumerate() {
+            out.push(
+                OutsideWord::from_json(v, &format!("OutsidePointers[{i}]"), param_buffer.len())
+                    .map_err(err)?,
+            );
+        }
+        Some(out)
+    } else {
+        None
+    };
+    let from_graph = match f.obj.get("FromGraph") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| err("FromGraph must be true or false".into()))?,
+    };
+    let unreplayable = match f.obj.get("Unreplayable") {
+        None => None,
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= 1000 => Some(s.clone()),
+        Some(_) => {
+            return Err(err(
+                "Unreplayable must be a reason of 1 to 1000 bytes".into()
+            ))
+        }
+    };
     Ok(CudaLaunch {
         grid,
         block,
@@ -692,6 +815,10 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
         occurrence,
         image_file,
         content: (version >= 2).then_some(content),
+        objects,
+        from_graph,
+        outside,
+        unreplayable,
     })
 }
 
@@ -909,15 +1036,16 @@ mod tests {
         /// round-trips.
         #[test]
         fn rr_extension_survives_wild_values(
-            key in 0usize..12,
+            key in 0usize..16,
             v in wild_value(),
+            kind in wild_value(),
             seg_addr in proptest::prelude::any::<i64>(),
             seg_size in proptest::prelude::any::<i64>(),
             slot in (proptest::prelude::any::<u64>(), proptest::prelude::any::<u64>()),
             input_len in proptest::prelude::any::<u64>(),
         ) {
-            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize"];
-            let mut d = Descriptor::rr_for_tests(vec![Segment { addr: 0x7f00_0000_0000, size: 0x1000, offset: 0 }]);
+            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize", "Objects", "FromGraph", "OutsidePointers", "Unreplayable"];
+            let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
             let c = d.cuda.as_mut().unwrap();
             c.param_buffer = vec![0; 16];
             c.param_layout = vec![ParamSlot { offset: 0, size: 8 }, ParamSlot { offset: 8, size: 8 }];
@@ -926,8 +1054,10 @@ mod tests {
             obj["Segments"][0]["Addr"] = Value::from(seg_addr);
             obj["Segments"][0]["Size"] = Value::from(seg_size);
             obj["ParamLayout"][1] = Value::from(vec![slot.0, slot.1]);
+            obj["Segments"][0]["Kind"] = kind;
             obj[keys[key]] = v;
             if let Ok(d) = parse(&obj.to_string()) {
+                let _ = crate::memory::outside_words(&d);
                 let args = d.arguments();
                 let _ = crate::memory::MemoryMap::new(&d, input_len);
                 let _ = crate::memory::MemoryMap::from_parts(d.segments(input_len), &args);
@@ -939,11 +1069,7 @@ mod tests {
 
     #[test]
     fn overflowing_layout_and_segments_are_errors_not_panics() {
-        let mut d = Descriptor::rr_for_tests(vec![Segment {
-            addr: 0x7f00_0000_0000,
-            size: 0x1000,
-            offset: 0,
-        }]);
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
         d.num_args = 1;
         d.cuda.as_mut().unwrap().param_buffer = vec![0; 8];
         d.cuda.as_mut().unwrap().param_layout = vec![ParamSlot { offset: 0, size: 8 }];
@@ -964,11 +1090,7 @@ mod tests {
 
     #[test]
     fn rr_extension_round_trips() {
-        let mut d = Descriptor::rr_for_tests(vec![Segment {
-            addr: 0x7f00_0000_0000,
-            size: 0x1000,
-            offset: 0,
-        }]);
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
         d.name = "_Z3addPfS_i".into();
         d.num_args = 2;
         d.num_teams = 4;

@@ -109,6 +109,9 @@ pub struct Inspection {
     pub image: Option<ImageSummary>,
     pub image_problem: Option<String>,
     pub snapshots: SnapshotSizes,
+    /// Parameter words pointing outside the recorded memory, described (see
+    /// [`crate::memory::outside_words`]).
+    pub outside: Vec<String>,
     /// Every key of the descriptor file, decoded.
     pub descriptor: Descriptor,
 }
@@ -199,6 +202,17 @@ fn describe_argument(d: &Descriptor, map: &MemoryMap, a: &Argument, last: usize)
         value: None,
         meaning: String::new(),
     };
+    let object = d.cuda.as_ref().and_then(|c| {
+        let slot = c.param_layout.get(a.index)?;
+        c.objects
+            .iter()
+            .find(|o| o.offset == slot.offset && slot.size == 8)
+    });
+    if let Some(o) = object {
+        info.value = Some(o.handle);
+        info.meaning = format!("{} object {}", o.kind.name(), o.handle);
+        return info;
+    }
     if let Some(r) = map.arg_region(a.index) {
         let seg = map.segments[r.segment];
         let (offset, extent) = (r.addr - seg.addr, r.file_end - r.file_start);
@@ -328,7 +342,12 @@ impl Inspection {
         if let Some(n) = geometry_note {
             notes.push(note("Launch", n));
         }
-        let unreplayable = crate::legacy::refusal(&d, false);
+        let unreplayable = crate::legacy::refusal(&d, false)
+            .or_else(|| d.cuda.as_ref().and_then(|c| c.unreplayable.clone()));
+        let outside = crate::memory::outside_words(&d)
+            .iter()
+            .map(|w| crate::memory::describe_outside(&d, w))
+            .collect();
         let (grid, block) = if d.format.is_legacy() {
             ([teams, 1, 1], [threads, 1, 1])
         } else {
@@ -359,6 +378,7 @@ impl Inspection {
                 record_output_bytes,
                 record_output_problem,
             },
+            outside,
             descriptor: d,
         })
     }
@@ -403,9 +423,9 @@ impl Inspection {
                     .iter()
                     .map(|n| format!("{:<12} {}", n.topic, n.text)),
             );
-            if let Some(why) = &self.unreplayable {
-                out.push(format!("Replay       impossible: {why}"));
-            }
+        }
+        if let Some(why) = &self.unreplayable {
+            out.push(format!("Replay       impossible: {why}"));
         }
         out.push(format!(
             "Geometry     grid {}, block {}, dynamic shared memory {}",
@@ -416,8 +436,14 @@ impl Inspection {
         if let Some(c) = &d.cuda {
             let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
             out.push(format!(
-                "Launch       cluster {cluster}, cooperative {}, occurrence #{}",
-                c.cooperative, c.occurrence
+                "Launch       cluster {cluster}, cooperative {}, occurrence #{}{}",
+                c.cooperative,
+                c.occurrence,
+                if c.from_graph {
+                    ", a kernel node of a CUDA graph"
+                } else {
+                    ""
+                }
             ));
         }
         out.push(format!(
@@ -455,6 +481,15 @@ impl Inspection {
         out.push(format!("Arguments    {}", self.arguments.len()));
         for a in &self.arguments {
             out.push(format!("  #{:<3} {}  {}", a.index, a.hex, a.meaning));
+        }
+        if let Some(c) = d.cuda.as_ref().filter(|c| !c.objects.is_empty()) {
+            out.push(format!("Objects      {}", c.objects.len()));
+            for o in &c.objects {
+                out.push(format!("  byte {:<4} {}", o.offset, o.describe()));
+            }
+        }
+        for w in &self.outside {
+            out.push(format!("Warning      {w}"));
         }
         match &self.globals_problem {
             // Not recorded (LLVM 16–17): a note above says so.
@@ -533,6 +568,15 @@ impl Inspection {
             push("cluster".into(), cluster);
             push("cooperative".into(), c.cooperative.to_string());
             push("occurrence".into(), c.occurrence.to_string());
+            if c.from_graph {
+                push("launched".into(), "from a CUDA graph".into());
+            }
+            for o in &c.objects {
+                push(format!("object at byte {}", o.offset), o.describe());
+            }
+            if let Some(why) = &c.unreplayable {
+                push("replay".into(), format!("impossible: {why}"));
+            }
         }
         push("teams limits".into(), limits(d.teams_limits));
         push("threads limits".into(), limits(d.threads_limits));
@@ -540,7 +584,11 @@ impl Inspection {
         push("device".into(), d.device_id.to_string());
         push("reserved".into(), human(d.valloc_size));
         for (i, s) in self.segments.iter().enumerate() {
-            push(format!("segment {i}"), human(s.size));
+            let value = match s.kind {
+                crate::objects::SegmentKind::Device => human(s.size),
+                kind => format!("{}, {}", kind.label(), human(s.size)),
+            };
+            push(format!("segment {i}"), value);
         }
         push("arguments".into(), self.arguments.len().to_string());
         for a in &self.arguments {
@@ -597,13 +645,26 @@ fn limits(l: [u32; 2]) -> String {
 }
 
 fn segment_text(s: &Segment) -> String {
-    format!(
-        "{:#x}..{:#x}  {}  (file offset {:#x})",
-        s.addr,
-        s.end(),
-        human(s.size),
-        s.offset
-    )
+    match s.kind {
+        crate::objects::SegmentKind::Array(a) => format!(
+            "CUDA array {}  {}  (file offset {:#x})",
+            a.describe(),
+            human(s.size),
+            s.offset
+        ),
+        kind => format!(
+            "{:#x}..{:#x}  {}{}  (file offset {:#x})",
+            s.addr,
+            s.end(),
+            human(s.size),
+            if kind == crate::objects::SegmentKind::Host {
+                "  host memory"
+            } else {
+                ""
+            },
+            s.offset
+        ),
+    }
 }
 
 /// `4 B  00 00 00 40` (and `…` when the data is longer than the preview).

@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod instance;
 pub mod legacy;
 pub mod memory;
+pub mod objects;
 pub mod report;
 pub mod store;
 pub mod text;

@@ -60,7 +60,10 @@ impl MemoryMap {
         segments: Vec<Segment>,
         arguments: &[super::descriptor::Argument],
     ) -> MemoryMap {
-        let mut by_addr: Vec<usize> = (0..segments.len()).collect();
+        // Only memory with an address: a CUDA array's contents are reached through objects.
+        let mut by_addr: Vec<usize> = (0..segments.len())
+            .filter(|&i| segments[i].addressable())
+            .collect();
         by_addr.sort_by_key(|&i| segments[i].addr);
         let segment_of = |addr: u64| -> Option<usize> {
             let k = by_addr.partition_point(|&i| segments[i].addr <= addr);
@@ -162,11 +165,141 @@ impl MemoryMap {
                 ..
             }) => format!("arg{a}+{off:#x}"),
             Some(Location { segment, addr, .. }) => {
-                format!("seg{segment}+{:#x}", addr - self.segments[segment].addr)
+                let prefix = match self.segments[segment].kind {
+                    crate::objects::SegmentKind::Device => "seg",
+                    crate::objects::SegmentKind::Host => "host",
+                    crate::objects::SegmentKind::Array(_) => "array",
+                };
+                format!(
+                    "{prefix}{segment}+{:#x}",
+                    addr - self.segments[segment].addr
+                )
             }
             None => "outside".into(),
         }
     }
+}
+
+/// User-space addresses of x86-64 and AArch64 Linux end here (47-bit virtual addresses).
+pub const USER_SPACE_END: u64 = 1 << 47;
+/// Below this a word is a count or an index, not an address (CUDA allocations and host heaps
+/// start higher on 64-bit Linux).
+const ADDRESS_FLOOR: u64 = 1 << 32;
+/// How far from the recorded memory a word may lie and still look like an address of the same
+/// process: device allocations, pinned and heap memory of one process sit within a few TiB of
+/// each other, while two packed 32-bit integers (`(5, 3)` = 0x3_0000_0005) are far below them.
+const NEIGHBOURHOOD: u64 = 4 << 40;
+
+/// The parameter words of an instance that point outside its recorded memory: a replay that
+/// runs the kernel may fault on them or read whatever lies there. rr-tui records made since
+/// this check list them as the recorder found them (the driver said what each pointed to);
+/// for other records, words that *look* like addresses of the process (8-byte words between
+/// 4 GiB and the end of user space, within 4 TiB of the recorded memory) are named
+/// `address-like`. Texture and surface handles are not addresses. One rule for `record`,
+/// `check`, `inspect` and `replay`.
+pub fn outside_words(d: &Descriptor) -> Vec<crate::objects::OutsideWord> {
+    if let Some(list) = d.cuda.as_ref().and_then(|c| c.outside.as_ref()) {
+        return list.clone();
+    }
+    if !d.region_known() {
+        return vec![];
+    }
+    // LLVM records: the whole region is the recorded memory (its used length is not needed).
+    let segments: Vec<Segment> = d
+        .segments(d.valloc_size)
+        .into_iter()
+        .filter(|s| s.addressable() && s.size > 0)
+        .collect();
+    let (Some(lo), Some(hi)) = (
+        segments.iter().map(|s| s.addr).min(),
+        segments.iter().map(|s| s.end()).max(),
+    ) else {
+        return vec![];
+    };
+    let near = lo.saturating_sub(NEIGHBOURHOOD)..hi.saturating_add(NEIGHBOURHOOD);
+    let objects: Vec<u32> = d
+        .cuda
+        .as_ref()
+        .map(|c| c.objects.iter().map(|o| o.offset).collect())
+        .unwrap_or_default();
+    let looks_outside = |v: u64| {
+        (ADDRESS_FLOOR..USER_SPACE_END).contains(&v)
+            && near.contains(&v)
+            && !segments.iter().any(|s| s.contains(v))
+    };
+    parameter_words(d)
+        .into_iter()
+        .filter(|&(off, v)| !objects.contains(&off) && looks_outside(v))
+        .map(|(offset, value)| crate::objects::OutsideWord {
+            offset,
+            value,
+            what: "address-like".into(),
+        })
+        .collect()
+}
+
+/// Every 8-byte word a kernel receives, with its byte offset in the parameter buffer: whole
+/// 8-byte parameters and the 8-byte-aligned words inside larger ones (structs passed by value).
+/// LLVM records pass every argument as 8 bytes at offset 8 × index.
+pub fn parameter_words(d: &Descriptor) -> Vec<(u32, u64)> {
+    match &d.cuda {
+        Some(c) => words_of(
+            &c.param_buffer,
+            c.param_layout.iter().map(|s| (s.offset, s.size)),
+        ),
+        None => d
+            .arguments()
+            .iter()
+            .filter_map(|a| Some(((a.index as u32).saturating_mul(8), a.word?)))
+            .collect(),
+    }
+}
+
+/// The 8-byte words of a parameter buffer laid out as `(offset, size)` slots (see
+/// [`parameter_words`]).
+pub fn words_of(buffer: &[u8], layout: impl Iterator<Item = (u32, u32)>) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    for (offset, size) in layout.filter(|s| s.1 >= 8) {
+        let end = offset.saturating_add(size);
+        let mut off = offset.next_multiple_of(8);
+        while off.saturating_add(8) <= end {
+            let bytes = buffer.get(off as usize..off as usize + 8);
+            if let Some(b) = bytes.and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+                out.push((off, u64::from_le_bytes(b)));
+            }
+            off += 8;
+        }
+    }
+    out
+}
+
+/// The sentence `record`, `check` and `replay` print for a word outside the recorded memory.
+pub fn describe_outside(d: &Descriptor, w: &crate::objects::OutsideWord) -> String {
+    let arg = match &d.cuda {
+        Some(c) => c
+            .param_layout
+            .iter()
+            .position(|s| w.offset >= s.offset && w.offset < s.offset.saturating_add(s.size))
+            .map(|i| {
+                let s = c.param_layout[i];
+                if s.size == 8 {
+                    format!("argument {i}")
+                } else {
+                    format!("argument {i} (byte {} of it)", w.offset - s.offset)
+                }
+            })
+            .unwrap_or_else(|| format!("parameter byte {}", w.offset)),
+        None => format!("argument {}", w.offset / 8),
+    };
+    let what = if w.what == "address-like" {
+        String::new()
+    } else {
+        format!(" ({} when recorded)", w.what)
+    };
+    format!(
+        "{arg} = {:#x}{what} points outside the recorded memory: the replay may fault or read other data",
+        w.value
+    )
 }
 
 #[cfg(test)]
@@ -214,16 +347,8 @@ mod tests {
     #[test]
     fn scattered_segments_and_many_arguments() {
         let segs = vec![
-            Segment {
-                addr: 0x9000,
-                size: 0x100,
-                offset: 0,
-            },
-            Segment {
-                addr: 0x1000,
-                size: 0x100,
-                offset: 0x100,
-            },
+            Segment::device(0x9000, 0x100, 0),
+            Segment::device(0x1000, 0x100, 0x100),
         ];
         let args: Vec<Argument> = (0..300_000)
             .map(|i| {
@@ -246,5 +371,42 @@ mod tests {
         assert_eq!(m.segment_at(0x1ff), Some(1));
         assert_eq!(m.label(0x10), "arg1+0x10");
         assert_eq!(m.arg_region(299_999).unwrap().file_end, 0x100);
+    }
+
+    #[test]
+    fn words_outside_the_recorded_memory() {
+        use crate::descriptor::ParamSlot;
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        let c = d.cuda.as_mut().unwrap();
+        let words: [u64; 5] = [
+            0x7f00_0000_0010,      // inside
+            0x7eff_0000_0000,      // outside, near: named
+            0x0000_0003_0000_0005, // two packed ints: far below
+            1024,                  // a count
+            0x3ff0_0000_0000_0000, // 1.0 as a double
+        ];
+        c.param_buffer = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // The last three words form one 24-byte struct parameter.
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 8 },
+            ParamSlot {
+                offset: 16,
+                size: 24,
+            },
+        ];
+        d.num_args = 3;
+        let out = outside_words(&d);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].offset, out[0].value), (8, 0x7eff_0000_0000));
+        let text = describe_outside(&d, &out[0]);
+        assert!(
+            text.starts_with("argument 1 = 0x7eff00000000 points outside the recorded memory"),
+            "{text}"
+        );
+        // What the recorder found replaces the guess.
+        d.cuda.as_mut().unwrap().outside = Some(vec![]);
+        assert!(outside_words(&d).is_empty());
+        assert_eq!(parameter_words(&d).len(), 5);
     }
 }

@@ -23,6 +23,126 @@ pub struct Report {
     pub directory: Option<String>,
     pub total_instances: Option<u64>,
     pub rows: Vec<ReportRow>,
+    /// What rr-tui's recorder adds after LLVM's table: the launch counts and why launches were
+    /// not recorded (absent in LLVM's reports and older rr-tui ones).
+    pub summary: Option<RecorderSummary>,
+    /// rr-tui's other lines after the table (`rr-tui: …`, without the prefix).
+    pub notes: Vec<String>,
+}
+
+/// Prefix of rr-tui's lines after LLVM's end banner (where LLVM's own readers stop).
+pub const TRAILER_PREFIX: &str = "rr-tui: ";
+/// Trailer lines beyond this many are not read (a hostile report cannot grow the explorer).
+const MAX_TRAILER_LINES: usize = 1000;
+const MAX_TRAILER_LINE: usize = 4096;
+
+/// The recorder's account of a program's kernel launches: how many it saw (stream launches and
+/// executions of graph kernel nodes), how many its selection rules picked, how many it recorded,
+/// and for the rest why not, most frequent first.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct RecorderSummary {
+    pub seen: u64,
+    pub selected: u64,
+    pub recorded: u64,
+    /// `(launches, reason)`.
+    pub not_recorded: Vec<(u64, String)>,
+}
+
+impl RecorderSummary {
+    /// Add another process's summary (reasons merged by their text).
+    pub fn add(&mut self, other: &RecorderSummary) {
+        self.seen += other.seen;
+        self.selected += other.selected;
+        self.recorded += other.recorded;
+        for (n, why) in &other.not_recorded {
+            match self.not_recorded.iter_mut().find(|(_, w)| w == why) {
+                Some(entry) => entry.0 += n,
+                None => self.not_recorded.push((*n, why.clone())),
+            }
+        }
+        self.not_recorded
+            .sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    }
+
+    /// The trailer lines (without the `rr-tui: ` prefix).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![format!(
+            "launches: {} seen, {} selected, {} recorded",
+            self.seen, self.selected, self.recorded
+        )];
+        for (n, why) in &self.not_recorded {
+            out.push(format!("not recorded: {n} {why}"));
+        }
+        out
+    }
+
+    /// One line for a header: `1234 launches seen, 18 recorded; not recorded: 1214 not selected, …`.
+    pub fn headline(&self) -> String {
+        let mut s = format!(
+            "{} launch(es) seen, {} selected, {} recorded",
+            self.seen, self.selected, self.recorded
+        );
+        if !self.not_recorded.is_empty() {
+            let reasons: Vec<String> = self
+                .not_recorded
+                .iter()
+                .map(|(n, why)| format!("{n} {why}"))
+                .collect();
+            s.push_str(&format!("; not recorded: {}", reasons.join("; ")));
+        }
+        s
+    }
+}
+
+/// rr-tui's lines after the end banner: the summary and notes (bounded; other text ignored).
+fn parse_trailer(after_end: &str, report: &mut Report) {
+    for line in after_end
+        .lines()
+        .map(str::trim_end)
+        .filter_map(|l| l.strip_prefix(TRAILER_PREFIX))
+        .take(MAX_TRAILER_LINES)
+    {
+        let line: String = line.chars().take(MAX_TRAILER_LINE).collect();
+        if let Some(rest) = line.strip_prefix("launches: ") {
+            let nums: Vec<u64> = rest
+                .split(", ")
+                .filter_map(|p| p.split_once(' ')?.0.parse().ok())
+                .collect();
+            if let [seen, selected, recorded] = nums[..] {
+                report.summary = Some(RecorderSummary {
+                    seen,
+                    selected,
+                    recorded,
+                    not_recorded: vec![],
+                });
+                continue;
+            }
+        } else if let Some(rest) = line.strip_prefix("not recorded: ") {
+            if let (Some((n, why)), Some(sum)) = (rest.split_once(' '), report.summary.as_mut()) {
+                if let Ok(n) = n.parse() {
+                    sum.not_recorded.push((n, why.to_owned()));
+                    continue;
+                }
+            }
+        }
+        report.notes.push(line);
+    }
+}
+
+/// rr-tui's trailer in text: the summary's lines, then the notes.
+pub fn render_trailer(summary: Option<&RecorderSummary>, notes: &[String]) -> String {
+    let mut out = String::new();
+    for line in summary
+        .map(|s| s.lines())
+        .unwrap_or_default()
+        .iter()
+        .chain(notes)
+    {
+        out.push_str(TRAILER_PREFIX);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Whether some bytes contain a report banner (cheap; used to pick candidate files).
@@ -37,7 +157,12 @@ pub fn parse(text: &str) -> Result<Option<Report>, String> {
     let (new_pos, old_pos) = (text.rfind(BEGIN), text.rfind(OLD_BEGIN));
     match (new_pos, old_pos) {
         (Some(p), o) if o.is_none_or(|o| o < p) => {
-            parse_current(&text[p + BEGIN.len()..]).map(Some)
+            let body = &text[p + BEGIN.len()..];
+            let mut report = parse_current(body)?;
+            if let Some(e) = body.find(END) {
+                parse_trailer(&body[e + END.len()..], &mut report);
+            }
+            Ok(Some(report))
         }
         (_, Some(p)) => parse_old(&text[p + OLD_BEGIN.len()..]).map(Some),
         _ => Ok(None),
@@ -202,6 +327,36 @@ mod tests {
             .unwrap_err()
             .contains("end banner"));
         assert!(parse(&LOG.replace(", 1500, 3", ", x, 3")).is_err());
+    }
+
+    #[test]
+    fn the_recorders_trailer_round_trips_and_llvm_readers_stop_before_it() {
+        let summary = RecorderSummary {
+            seen: 1234,
+            selected: 20,
+            recorded: 18,
+            not_recorded: vec![
+                (1214, "not selected".into()),
+                (2, "inside a CUDA graph with a conditional node".into()),
+            ],
+        };
+        let notes = vec!["a note, with commas".to_string()];
+        let text = format!(
+            "{}{}",
+            render("/tmp/rec", None, &[]),
+            render_trailer(Some(&summary), &notes)
+        );
+        let r = parse(&text).unwrap().unwrap();
+        assert_eq!(r.summary.as_ref(), Some(&summary));
+        assert_eq!(r.notes, notes);
+        assert!(text.contains("=== End Kernel Record Report ===\nrr-tui: launches: 1234 seen, 20 selected, 18 recorded\n"));
+        assert!(summary
+            .headline()
+            .contains("not recorded: 1214 not selected; 2 inside"));
+        // An LLVM report has none; a hostile trailer is bounded.
+        assert_eq!(parse(LOG).unwrap().unwrap().summary, None);
+        let many = format!("{}{}", render("/d", None, &[]), "rr-tui: x\n".repeat(5000));
+        assert_eq!(parse(&many).unwrap().unwrap().notes.len(), 1000);
     }
 
     #[test]

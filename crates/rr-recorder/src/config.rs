@@ -13,6 +13,16 @@ pub enum Snapshot {
     Args,
 }
 
+/// How the recorder sees kernel launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchHooks {
+    /// Its own driver entry points, when the library is preloaded (`LD_PRELOAD`); CUPTI's
+    /// callbacks otherwise.
+    Interpose,
+    /// CUPTI's launch callbacks (slower per launch; no preloading involved).
+    Cupti,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// `RR_TUI_RECORD_DIR` (LIBOMPTARGET_RECORD_DIR): where records go (default `rr-records`).
@@ -49,6 +59,8 @@ pub struct Config {
     pub parent_pid: Option<u32>,
     /// `RR_TUI_CUPTI`: libcupti to load when it is not on the loader path.
     pub cupti: Option<PathBuf>,
+    /// `RR_TUI_RECORD_LAUNCH_HOOKS`: `interpose` (default) or `cupti`.
+    pub launch_hooks: LaunchHooks,
 }
 
 /// libomptarget's boolean syntax: true/yes/on/1, false/no/off/0 (case-insensitive).
@@ -161,6 +173,11 @@ impl Config {
             progress: get("RR_TUI_RECORD_PROGRESS").map(PathBuf::from),
             parent_pid: get("RR_TUI_RECORD_PARENT_PID").and_then(|v| v.trim().parse().ok()),
             cupti: get("RR_TUI_CUPTI").map(PathBuf::from),
+            launch_hooks: match get("RR_TUI_RECORD_LAUNCH_HOOKS").as_deref().map(str::trim) {
+                None | Some("interpose") => LaunchHooks::Interpose,
+                Some("cupti") => LaunchHooks::Cupti,
+                Some(v) => return Err(bad("RR_TUI_RECORD_LAUNCH_HOOKS", v, "interpose or cupti")),
+            },
         })
     }
 
@@ -227,6 +244,7 @@ mod tests {
             ("RR_TUI_RECORD_SNAPSHOT", "some"),
             ("RR_TUI_RECORD_RANKS", "3-1"),
             ("RR_TUI_RECORD_REPORT_FILENAME", "../x"),
+            ("RR_TUI_RECORD_LAUNCH_HOOKS", "ptrace"),
         ] {
             let e = Config::from_env(&env(&[(k, v)])).unwrap_err();
             assert!(e.contains(k), "{e}");

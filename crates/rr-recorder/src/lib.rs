@@ -10,12 +10,17 @@
 
 #![deny(unsafe_code)]
 
+mod capture;
 pub mod config;
+pub mod graphs;
+mod hooks;
 pub mod images;
 pub mod memory;
+pub mod objects;
 pub mod pipeline;
 mod recorder;
 pub mod select;
+pub mod stats;
 pub mod write;
 
 use std::sync::OnceLock;
@@ -50,11 +55,20 @@ fn start() -> Result<(), String> {
             "libcupti could not be loaded (set RR_TUI_CUPTI to its path, e.g. /usr/local/cuda/lib64/libcupti.so)".into(),
         );
     }
+    // Preloaded, the library sees launches through its exported entry points (cheaper than
+    // CUPTI's launch callbacks); otherwise, or when told so, through CUPTI.
+    let interposed = cfg.launch_hooks == config::LaunchHooks::Interpose && hooks::preloaded();
     let recorder: &'static Recorder = Box::leak(Box::new(Recorder::new(cfg, dir, store)));
     if RECORDER.set(recorder).is_err() {
         return Ok(()); // initialised already
     }
-    rr_cuda::cupti::install(recorder).map_err(|e| e.to_string())?;
+    recorder.note(if interposed {
+        "launches were seen through the recorder's own driver entry points (preloaded)"
+    } else {
+        "launches were seen through CUPTI's callbacks"
+    });
+    rr_cuda::cupti::install(recorder, !interposed).map_err(|e| e.to_string())?;
+    rr_cuda::interpose::enable(interposed);
     rr_cuda::cupti::at_exit(finish);
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! The application's live device allocations, per context, from the allocation callbacks; and
-//! which of them an instance keeps. Pure: tested without a GPU.
+//! The application's live allocations, per context, from the allocation callbacks (device
+//! memory, and page-locked host memory mapped into the device address space); and which of them
+//! an instance keeps. Pure: tested without a GPU.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -37,33 +38,65 @@ impl Allocations {
         }
     }
 
-    /// The allocations of a context as `(addr, size)`, in address order.
-    pub fn live(&self, context: u64) -> Vec<(u64, u64)> {
-        self.by_context
-            .get(&context)
-            .map(|m| m.iter().map(|(&a, &(s, _))| (a, s)).collect())
-            .unwrap_or_default()
+    /// What a kernel of `context` can reach: the context's device allocations and the mapped
+    /// host memory of every context (page-locked host memory is portable under unified
+    /// addressing), in address order.
+    pub fn live(&self, context: u64) -> Vec<Live> {
+        let mut out: Vec<Live> = Vec::new();
+        for (&ctx, m) in &self.by_context {
+            for (&addr, &(size, kind)) in m {
+                let host = kind == AllocKind::Host;
+                if ctx == context || host {
+                    out.push(Live { addr, size, host });
+                }
+            }
+        }
+        out.sort_unstable_by_key(|l| l.addr);
+        out.dedup_by_key(|l| l.addr);
+        // Overlapping entries (a stale allocation whose free was not seen) would make a record
+        // with overlapping segments: keep the first of each overlap.
+        let mut kept: Vec<Live> = Vec::with_capacity(out.len());
+        for l in out {
+            if kept
+                .last()
+                .is_none_or(|k| k.addr.saturating_add(k.size) <= l.addr)
+            {
+                kept.push(l);
+            }
+        }
+        kept
     }
 
-    /// The allocation containing `addr`, if any.
-    pub fn containing(&self, context: u64, addr: u64) -> Option<(u64, u64)> {
-        let m = self.by_context.get(&context)?;
-        let (&start, &(size, _)) = m.range(..=addr).next_back()?;
-        (addr < start.saturating_add(size)).then_some((start, size))
+    /// The allocation containing `addr`, if any (the context's, or mapped host memory).
+    pub fn containing(&self, context: u64, addr: u64) -> Option<Live> {
+        self.live(context)
+            .into_iter()
+            .find(|l| addr >= l.addr && addr < l.addr.saturating_add(l.size))
     }
+}
+
+/// A live allocation: `size` bytes at `addr`, host memory or device memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    pub addr: u64,
+    pub size: u64,
+    pub host: bool,
 }
 
 /// The allocations that 8-byte-aligned words of the parameter buffer point into (the `args`
 /// snapshot mode): pointers passed directly, and inside structs passed by value.
-pub fn pointed_to(allocs: &Allocations, context: u64, params: &[u8]) -> Vec<(u64, u64)> {
-    let mut found: Vec<(u64, u64)> = params
+pub fn pointed_to(allocs: &Allocations, context: u64, params: &[u8]) -> Vec<Live> {
+    let live = allocs.live(context);
+    let mut found: Vec<Live> = params
         .chunks_exact(8)
         .filter_map(|w| {
             let v = u64::from_le_bytes(w.try_into().ok()?);
-            allocs.containing(context, v)
+            let k = live.partition_point(|l| l.addr <= v).checked_sub(1)?;
+            let l = live[k];
+            (v < l.addr.saturating_add(l.size)).then_some(l)
         })
         .collect();
-    found.sort_unstable();
+    found.sort_unstable_by_key(|l| l.addr);
     found.dedup();
     found
 }
@@ -88,21 +121,58 @@ mod tests {
         a.add(alloc(0x4000, 0x1000));
         a.add(alloc(0x9000, 0x10));
         a.remove(1, 0x9000);
-        assert_eq!(a.live(1), vec![(0x1000, 0x100), (0x4000, 0x1000)]);
-        assert_eq!(a.containing(1, 0x4fff), Some((0x4000, 0x1000)));
+        let dev = |addr, size| Live {
+            addr,
+            size,
+            host: false,
+        };
+        assert_eq!(a.live(1), vec![dev(0x1000, 0x100), dev(0x4000, 0x1000)]);
+        assert_eq!(a.containing(1, 0x4fff), Some(dev(0x4000, 0x1000)));
         assert_eq!(a.containing(1, 0x5000), None);
         let mut params = 0x4010u64.to_le_bytes().to_vec();
         params.extend_from_slice(&7u64.to_le_bytes());
         params.extend_from_slice(&0x1000u64.to_le_bytes());
         assert_eq!(
             pointed_to(&a, 1, &params),
-            vec![(0x1000, 0x100), (0x4000, 0x1000)]
+            vec![dev(0x1000, 0x100), dev(0x4000, 0x1000)]
         );
         a.remove(0, 0x1000);
         assert_eq!(
             a.live(1),
-            vec![(0x4000, 0x1000)],
+            vec![dev(0x4000, 0x1000)],
             "a free without a context is found"
         );
+        // Mapped host memory of another context is reachable; its device memory is not.
+        a.add(Allocation {
+            context: 2,
+            addr: 0x9000,
+            size: 0x10,
+            kind: AllocKind::Host,
+        });
+        a.add(alloc(0x20000, 0x10).with_context(2));
+        assert_eq!(
+            a.live(1),
+            vec![
+                dev(0x4000, 0x1000),
+                Live {
+                    addr: 0x9000,
+                    size: 0x10,
+                    host: true
+                }
+            ]
+        );
+        // A stale entry overlapping a newer one is not kept twice.
+        a.add(alloc(0x4800, 0x100));
+        assert_eq!(a.live(1).len(), 2);
+    }
+
+    trait WithContext {
+        fn with_context(self, c: u64) -> Self;
+    }
+    impl WithContext for Allocation {
+        fn with_context(mut self, c: u64) -> Self {
+            self.context = c;
+            self
+        }
     }
 }

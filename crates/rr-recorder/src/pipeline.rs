@@ -11,9 +11,31 @@
 use crossbeam_channel::{bounded, unbounded};
 use rr_format::store::{BlobHasher, BlobStore};
 
+/// One piece of what a kernel reads, as the pipeline copies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `size` bytes of device (or device-mapped host) memory at `addr`.
+    Memory { addr: u64, size: u64 },
+    /// The contents of a CUDA array (row after row).
+    Array {
+        handle: u64,
+        desc: rr_format::objects::ArrayDesc,
+        size: u64,
+    },
+}
+
+impl Source {
+    pub fn size(&self) -> u64 {
+        match *self {
+            Source::Memory { size, .. } | Source::Array { size, .. } => size,
+        }
+    }
+}
+
 /// Where segment bytes come from (the GPU in production, a buffer in tests).
 pub trait DeviceMemory: Sync {
-    fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), String>;
+    /// Bytes `[offset, offset + dst.len())` of `source`.
+    fn read(&self, source: &Source, offset: u64, dst: &mut [u8]) -> Result<(), String>;
 }
 
 /// The staging buffers (all of the same size).
@@ -35,7 +57,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
     fn run<S: Sink>(
         &mut self,
         dev: &dyn DeviceMemory,
-        segments: &[(u64, u64)],
+        segments: &[Source],
         sinks: Vec<S>,
     ) -> Result<Vec<S>, String> {
         let chunk = self.chunk();
@@ -70,14 +92,15 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
                 }));
             }
             let mut read_error = None;
-            'segments: for (i, &(addr, size)) in segments.iter().enumerate() {
+            'segments: for (i, source) in segments.iter().enumerate() {
+                let size = source.size();
                 let mut off = 0u64;
                 while off < size {
                     let len = chunk.min((size - off) as usize);
                     let Ok(mut buf) = free_rx.recv() else {
                         break 'segments;
                     };
-                    if let Err(e) = dev.read(addr + off, &mut buf.as_mut()[..len]) {
+                    if let Err(e) = dev.read(source, off, &mut buf.as_mut()[..len]) {
                         read_error = Some(e);
                         let _ = free_tx.send(buf);
                         break 'segments;
@@ -115,7 +138,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
     pub fn hash(
         &mut self,
         dev: &dyn DeviceMemory,
-        segments: &[(u64, u64)],
+        segments: &[Source],
     ) -> Result<Vec<String>, String> {
         let sinks = segments
             .iter()
@@ -134,13 +157,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
         &mut self,
         dev: &dyn DeviceMemory,
         store: &BlobStore,
-        segments: &[(u64, u64)],
+        segments: &[Source],
         ids: &[String],
     ) -> Result<u64, String> {
-        let mut todo: Vec<(u64, u64)> = Vec::new();
+        let mut todo: Vec<Source> = Vec::new();
         let mut todo_ids: Vec<&String> = Vec::new();
         for (seg, id) in segments.iter().zip(ids) {
-            if !store.contains(id, seg.1) && !todo_ids.contains(&id) {
+            if !store.contains(id, seg.size()) && !todo_ids.contains(&id) {
                 todo.push(*seg);
                 todo_ids.push(id);
             }
@@ -150,7 +173,12 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
         }
         let writers = todo
             .iter()
-            .map(|&(_, size)| store.writer(size).map(Writing).map_err(|e| e.to_string()))
+            .map(|s| {
+                store
+                    .writer(s.size())
+                    .map(Writing)
+                    .map_err(|e| e.to_string())
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut stored = 0;
         for (w, id) in self.run(dev, &todo, writers)?.into_iter().zip(todo_ids) {
@@ -190,8 +218,11 @@ mod tests {
     struct Fake(Vec<u8>);
 
     impl DeviceMemory for Fake {
-        fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), String> {
-            let start = (addr - 0x1000) as usize;
+        fn read(&self, source: &Source, offset: u64, dst: &mut [u8]) -> Result<(), String> {
+            let Source::Memory { addr, .. } = *source else {
+                return Err("no arrays here".into());
+            };
+            let start = (addr + offset - 0x1000) as usize;
             dst.copy_from_slice(self.0.get(start..start + dst.len()).ok_or("out of range")?);
             Ok(())
         }
@@ -208,10 +239,11 @@ mod tests {
         let mut staging = Staging::new((0..3).map(|_| vec![0u8; 64 << 10]).collect());
         // Two identical segments (1 MiB of zeros each at 0x101000.. is zero; use the first MiB
         // twice) and one mostly-zero segment.
+        let mem_at = |addr: u64, size: u64| Source::Memory { addr, size };
         let segs = [
-            (0x1000, 1 << 20),
-            (0x1000, 1 << 20),
-            (0x1000 + (2 << 20), 1 << 20),
+            mem_at(0x1000, 1 << 20),
+            mem_at(0x1000, 1 << 20),
+            mem_at(0x1000 + (2 << 20), 1 << 20),
         ];
         let ids = staging.hash(&dev, &segs).unwrap();
         assert_eq!(ids[0], rr_format::store::blob_id(&mem[..1 << 20]));
@@ -233,7 +265,9 @@ mod tests {
         );
         assert_eq!(staging.buffers.len(), 3, "every buffer came back");
         assert!(
-            staging.hash(&dev, &[(0x1000 + (3 << 20), 16)]).is_err(),
+            staging
+                .hash(&dev, &[mem_at(0x1000 + (3 << 20), 16)])
+                .is_err(),
             "read errors surface"
         );
         assert_eq!(staging.buffers.len(), 3);

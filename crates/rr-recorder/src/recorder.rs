@@ -1,96 +1,140 @@
 //! The recorder proper: the CUPTI observer that turns selected launches into instances.
 //!
-//! A selected launch is recorded in its own callbacks, on the application's thread: at the
-//! launch's enter, after synchronising the context, the parameters, the globals of the kernel's
-//! module and the device memory before the kernel; at its exit, after synchronising again, the
-//! memory after the kernel, then the instance's files. The application waits meanwhile; it
-//! never sees anything else of the recorder. Any internal error stops recording with one message
-//! on stderr and the application carries on.
+//! A selected stream launch is recorded in its own callbacks, on the application's thread: at
+//! the launch's enter the memory before the kernel, at its exit the memory after it, then the
+//! instance's files ([`crate::capture`]). A selected kernel inside a CUDA graph is recorded by
+//! running the graph's nodes in the recorder, in order, on the launch stream, recording around
+//! that kernel, and giving the application's launch the empty graph ([`Recorder::run_graph`]).
+//! The application waits meanwhile; it never sees anything else of the recorder. Any internal
+//! error stops recording with one message on stderr and the application carries on.
 //!
 //! Locking: `state` is held only for bookkeeping, never across a driver call (our own driver
 //! calls raise module callbacks that need it); `staging` (the pinned buffers) serialises
 //! snapshots of concurrent launches.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-use rr_cuda::cupti::{self, Allocation, LaunchCall, Observer};
+use rustc_hash::FxHashMap;
+
+use rr_cuda::cupti::{
+    self, Allocation, CapturedObject, GraphChange, GraphTemplate, LaunchCall, NodeOp, Observer,
+};
 use rr_cuda::PinnedBuffer;
 use rr_format::report::ReportRow;
 use rr_format::store::BlobStore;
 
-use crate::config::{Config, Snapshot};
-use crate::images::{Image, Images};
-use crate::memory::{pointed_to, Allocations};
-use crate::pipeline::{DeviceMemory, Staging};
-use crate::select::{Decision, LaunchKey, Selector};
+use crate::capture::{LaunchSpec, Pending};
+use crate::config::Config;
+use crate::graphs::Graphs;
+use crate::images::Images;
+use crate::memory::Allocations;
+use crate::objects::Objects;
+use crate::pipeline::{DeviceMemory, Source, Staging};
+use crate::select::{Decision, LaunchKey, Selector, Settled};
+use crate::stats::{Reason, Stats};
 use crate::write;
 
 /// Pinned staging: three 32 MiB buffers keep a copy, a hash and a write in flight.
 const STAGING_BUFFERS: usize = 3;
 const STAGING_CHUNK: usize = 32 << 20;
 
-/// The GPU as the pipeline's memory: synchronous device-to-host copies of the application's
-/// addresses (into pinned buffers).
+/// The GPU as the pipeline's memory: synchronous copies of the application's memory (device
+/// or mapped host memory, by address; CUDA arrays, row by row) into pinned buffers.
 struct Gpu;
 
 impl DeviceMemory for Gpu {
-    fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), String> {
-        cupti::read_device(addr, dst).map_err(|e| e.to_string())
+    fn read(&self, source: &Source, offset: u64, dst: &mut [u8]) -> Result<(), String> {
+        match source {
+            Source::Memory { addr, .. } => cupti::read_device(addr + offset, dst),
+            Source::Array { handle, desc, .. } => {
+                rr_cuda::objects::read_array(*handle, desc, offset, dst)
+            }
+        }
+        .map_err(|e| e.to_string())
     }
 }
 
-/// A launch recorded at its enter, waiting for its exit.
-struct Pending {
-    key: LaunchKey,
-    occurrence: u64,
-    device: i32,
-    params: Vec<u8>,
-    layout: Vec<(usize, usize)>,
-    cluster: Option<[u32; 3]>,
-    cooperative: bool,
-    segments: Vec<(u64, u64)>,
-    inputs: Vec<String>,
-    image: Arc<Image>,
-    globals: Vec<(String, Vec<u8>)>,
-    started: Instant,
-}
-
 #[derive(Default)]
-struct State {
-    allocations: Allocations,
-    images: Images,
-    selector: Option<Selector>,
+pub(crate) struct State {
+    pub(crate) allocations: Allocations,
+    pub(crate) images: Images,
+    pub(crate) objects: Objects,
+    pub(crate) graphs: Graphs,
+    pub(crate) selector: Option<Selector>,
     pending: HashMap<u64, Pending>,
     next_id: u64,
     /// Report rows in recording order, with the key whose launches they count.
-    rows: Vec<(ReportRow, LaunchKey)>,
+    pub(crate) rows: Vec<(ReportRow, LaunchKey)>,
+    pub(crate) stats: Stats,
     notes: Vec<String>,
-    in_capture: u64,
-    graph_launches: u64,
-    no_image: u64,
     /// Bytes of the recorded snapshots, and bytes actually written for them.
     snapshot_bytes: u64,
     stored_bytes: u64,
 }
 
+/// A launch as the fast path knows it: the kernel handle and the launch configuration.
+type FastKey = (u64, [u32; 3], [u32; 3], u32);
+
+thread_local! {
+    /// Per thread: the configurations no later launch of which will be selected, by kernel
+    /// handle (no lock, no kernel name: a launch storm costs a hash lookup and three atomic
+    /// increments per launch), and the generation of kernel handles it was filled in.
+    static SETTLED: RefCell<(u64, FxHashMap<FastKey, Settled>)> = RefCell::default();
+}
+
+/// Count the launch if its configuration is settled; `false` when the selector must decide.
+fn count_settled(key: &FastKey) -> bool {
+    SETTLED.with(|s| {
+        let mut s = s.borrow_mut();
+        let generation = cupti::handle_generation();
+        if s.0 != generation {
+            // Modules were unloaded: a handle may now name another kernel.
+            s.1.clear();
+            s.0 = generation;
+        }
+        match s.1.get(key) {
+            Some(settled) => {
+                settled.count();
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+fn remember_settled(key: FastKey, settled: Settled) {
+    SETTLED.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.1.len() < 1 << 16 {
+            s.1.insert(key, settled);
+        }
+    });
+}
+
 pub struct Recorder {
-    cfg: Config,
-    dir: PathBuf,
+    pub(crate) cfg: Config,
+    pub(crate) dir: PathBuf,
     pid: u32,
     store: BlobStore,
     stopped: AtomicBool,
-    state: Mutex<State>,
+    /// Launches after recording stopped (counted, not offered to the selection rules).
+    after_stop: AtomicU64,
+    pub(crate) state: Mutex<State>,
     staging: Mutex<Option<Staging<PinnedBuffer>>>,
     progress: Option<UnixDatagram>,
 }
 
+/// A graph launch the recorder runs itself: the graph, and its selected kernel nodes (index,
+/// occurrence).
+type GraphPlan = (GraphTemplate, Vec<(usize, u64)>);
+
 /// Lock, recovering from a poisoned lock (a panic elsewhere was already contained).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -112,15 +156,25 @@ impl Recorder {
             dir,
             store,
             stopped: AtomicBool::new(false),
+            after_stop: AtomicU64::new(0),
             state: Mutex::new(state),
             staging: Mutex::new(None),
             progress,
         }
     }
 
-    fn active(&self) -> bool {
+    fn forked(&self) -> bool {
         // A child forked after CUDA started cannot use CUDA: it records nothing.
-        !self.stopped.load(Ordering::Relaxed) && std::process::id() == self.pid
+        std::process::id() != self.pid
+    }
+
+    fn active(&self) -> bool {
+        !self.stopped.load(Ordering::Relaxed) && !self.forked()
+    }
+
+    /// A line for the report's notes.
+    pub fn note(&self, text: &str) {
+        lock(&self.state).notes.push(text.to_string());
     }
 
     /// Stop recording for good, saying why once.
@@ -129,18 +183,27 @@ impl Recorder {
             return;
         }
         eprintln!("rr-tui record: recording stopped: {why}; the program carries on");
-        lock(&self.state)
-            .notes
-            .push(format!("recording stopped: {why}"));
+        {
+            let mut st = lock(&self.state);
+            st.stats.stopped(why);
+            st.notes.push(format!("recording stopped: {why}"));
+        }
         self.send_progress("stopped", Some(why));
         self.write_report();
     }
 
-    fn send_progress(&self, event: &str, message: Option<&str>) {
+    pub(crate) fn send_progress(&self, event: &str, message: Option<&str>) {
         let Some(sock) = &self.progress else { return };
-        let (instances, bytes, stored) = {
+        let (instances, bytes, stored, summary) = {
             let st = lock(&self.state);
-            (st.rows.len(), st.snapshot_bytes, st.stored_bytes)
+            let observed = st.selector.as_ref().map(|s| s.launches()).unwrap_or(0);
+            (
+                st.rows.len(),
+                st.snapshot_bytes,
+                st.stored_bytes,
+                st.stats
+                    .summary(observed, self.after_stop.load(Ordering::Relaxed)),
+            )
         };
         let line = serde_json::json!({
             "pid": self.pid,
@@ -149,6 +212,7 @@ impl Recorder {
             "snapshot_bytes": bytes,
             "stored_bytes": stored,
             "message": message,
+            "summary": summary,
         });
         // Best effort: a full socket drops a progress line, never blocks the program.
         let _ = sock.send(line.to_string().as_bytes());
@@ -156,7 +220,7 @@ impl Recorder {
 
     /// The report as it stands (occurrences so far), into the directory.
     pub fn write_report(&self) -> Option<String> {
-        let (rows, notes) = {
+        let (rows, summary, notes) = {
             let st = lock(&self.state);
             let sel = st.selector.as_ref();
             let rows: Vec<ReportRow> = st
@@ -167,24 +231,21 @@ impl Recorder {
                     ..r.clone()
                 })
                 .collect();
-            let mut notes = st.notes.clone();
-            if st.in_capture > 0 || st.graph_launches > 0 {
-                notes.push(format!(
-                    "{} launch(es) inside stream capture and {} CUDA graph launch(es) were not recorded (their kernels do \
-                     not run when launched); to record them, run without CUDA graphs (PyTorch: no torch.compile \
-                     mode=\"reduce-overhead\", TORCHINDUCTOR_CUDAGRAPHS=0)",
-                    st.in_capture, st.graph_launches
-                ));
-            }
-            if st.no_image > 0 {
-                notes.push(format!(
-                    "{} launch(es) were not recorded: the device image of their kernel was not seen loading",
-                    st.no_image
-                ));
-            }
-            (rows, notes)
+            let observed = sel.map(|s| s.launches()).unwrap_or(0);
+            let after_stop = self.after_stop.load(Ordering::Relaxed);
+            (
+                rows,
+                st.stats.summary(observed, after_stop),
+                st.notes.clone(),
+            )
         };
-        match write::report(&self.dir, &self.cfg.report_file, &rows, &notes) {
+        match write::report(
+            &self.dir,
+            &self.cfg.report_file,
+            &rows,
+            Some(&summary),
+            &notes,
+        ) {
             Ok(text) => Some(text),
             Err(e) => {
                 eprintln!("rr-tui record: cannot write the report: {e}");
@@ -195,7 +256,7 @@ impl Recorder {
 
     /// At exit: the final report (and on stdout when asked), and the last progress line.
     pub fn finish(&self) {
-        if std::process::id() != self.pid {
+        if self.forked() {
             return;
         }
         if let Some(text) = self.write_report() {
@@ -218,174 +279,257 @@ impl Recorder {
         Ok(guard)
     }
 
-    /// Hash the segments and store the blobs not stored yet; returns their ids.
-    fn snapshot(&self, segments: &[(u64, u64)]) -> Result<Vec<String>, String> {
+    /// Hash the sources and store the blobs not stored yet; returns their ids.
+    pub(crate) fn snapshot(&self, sources: &[Source]) -> Result<Vec<String>, String> {
         let mut guard = self.staging()?;
         let staging = guard.as_mut().ok_or("no staging buffers")?;
-        let ids = staging.hash(&Gpu, segments)?;
+        let ids = staging.hash(&Gpu, sources)?;
         if let Some(budget) = self.cfg.budget {
             if lock(&self.state).stored_bytes >= budget {
                 return Err(format!("the byte budget ({budget} bytes) is used up"));
             }
         }
         let stored = staging
-            .store(&Gpu, &self.store, segments, &ids)
+            .store(&Gpu, &self.store, sources, &ids)
             .map_err(|e| format!("{e} (is the disk full?)"))?;
         let mut st = lock(&self.state);
         st.stored_bytes += stored;
-        st.snapshot_bytes += segments.iter().map(|s| s.1).sum::<u64>();
+        st.snapshot_bytes += sources.iter().map(Source::size).sum::<u64>();
         Ok(ids)
     }
 
-    fn enter(&self, call: &mut LaunchCall) -> Result<(), String> {
+    /// The selection rules' decision for one launch (counted), under the lock.
+    fn observe(&self, kernel: &str, key: ([u32; 3], [u32; 3], u32)) -> Decision {
+        match lock(&self.state).selector.as_mut() {
+            Some(s) => s.observe(kernel, key),
+            None => Decision::Skip(None),
+        }
+    }
+
+    fn not_recorded(&self, why: Reason) {
+        lock(&self.state).stats.not_recorded(why, 1);
+    }
+
+    /// A launch the fast path could not count (see `launch_enter`).
+    fn enter(&self, call: &mut LaunchCall, fast: FastKey) -> Result<(), String> {
         if cupti::any_capture_active() {
-            lock(&self.state).in_capture += 1;
+            // A launch captured into a graph does not run now: it is counted when the graph
+            // runs. One on another stream runs, but nothing may synchronise meanwhile.
+            if call.capturing().map_err(|e| e.to_string())? {
+                return Ok(());
+            }
+            let geometry = (call.grid, call.block, call.shared_mem);
+            if let Decision::Record { .. } = self.observe(&call.symbol(), geometry) {
+                lock(&self.state).stats.selected += 1;
+                self.not_recorded(Reason::Capture);
+            }
             return Ok(());
         }
+        let symbol = call.symbol();
         let geometry = (call.grid, call.block, call.shared_mem);
-        let decision = match lock(&self.state).selector.as_mut() {
-            Some(s) => s.observe(&call.symbol, geometry),
-            None => Decision::Skip,
+        let occurrence = match self.observe(&symbol, geometry) {
+            Decision::Record { occurrence } => occurrence,
+            Decision::Skip(Some(settled)) => {
+                remember_settled(fast, settled);
+                return Ok(());
+            }
+            Decision::Skip(None) => return Ok(()),
         };
-        let Decision::Record { occurrence } = decision else {
-            return Ok(());
-        };
-        let key = LaunchKey {
-            kernel: call.symbol.to_string(),
-            grid: call.grid,
-            block: call.block,
-            shared_mem: call.shared_mem,
-        };
-        let device = cupti::current_device().map_err(|e| e.to_string())?;
-        if self.cfg.device.is_some_and(|d| d != device) {
-            return Ok(());
-        }
-        if call.capturing().map_err(|e| e.to_string())? {
-            lock(&self.state).in_capture += 1;
-            return Ok(());
-        }
+        lock(&self.state).stats.selected += 1;
         let (function, loaded_now) = call.function().map_err(|e| e.to_string())?;
         let layout = function.param_layout().map_err(|e| e.to_string())?;
         let params = call.params(&layout).map_err(|e| e.to_string())?;
-        let module = function.module().map_err(|e| e.to_string())?;
-        let image = lock(&self.state)
-            .images
-            .resolve(module, &loaded_now, &call.symbol);
-        let Some(image) = image else {
-            lock(&self.state).no_image += 1;
-            return Ok(());
-        };
-        cupti::synchronize().map_err(|e| e.to_string())?;
-        let segments = {
-            let st = lock(&self.state);
-            match self.cfg.snapshot {
-                Snapshot::All => st.allocations.live(call.context),
-                Snapshot::Args => pointed_to(&st.allocations, call.context, &params),
-            }
-        };
-        let mut globals = Vec::new();
-        for (name, _) in image.globals() {
-            // Symbols that are not variables of this module are skipped.
-            let Ok((addr, size)) = cupti::module_global(module, &name) else {
-                continue;
-            };
-            let mut value = vec![0u8; size];
-            cupti::read_device(addr, &mut value).map_err(|e| e.to_string())?;
-            globals.push((name, value));
-        }
-        let inputs = self.snapshot(&segments)?;
-        let mut st = lock(&self.state);
-        st.next_id += 1;
-        let id = st.next_id;
-        st.pending.insert(
-            id,
-            Pending {
-                key,
-                occurrence,
-                device,
-                params,
-                layout,
-                cluster: call.cluster,
-                cooperative: call.cooperative,
-                segments,
-                inputs,
-                image,
-                globals,
-                started: Instant::now(),
+        let spec = LaunchSpec {
+            key: LaunchKey {
+                kernel: symbol.into_owned(),
+                grid: call.grid,
+                block: call.block,
+                shared_mem: call.shared_mem,
             },
-        );
-        *call.correlation = id;
+            occurrence,
+            function,
+            loaded_now,
+            params,
+            layout,
+            cluster: call.cluster,
+            cooperative: call.cooperative,
+            context: if call.context != 0 {
+                call.context
+            } else {
+                cupti::current_context().map_err(|e| e.to_string())?
+            },
+            from_graph: false,
+        };
+        match self.record_before(spec)? {
+            Ok(pending) => {
+                let mut st = lock(&self.state);
+                st.next_id += 1;
+                let id = st.next_id;
+                st.pending.insert(id, pending);
+                *call.correlation = id;
+            }
+            Err(why) => self.not_recorded(why),
+        }
         Ok(())
     }
 
     fn exit(&self, call: &mut LaunchCall) -> Result<(), String> {
         let id = std::mem::take(call.correlation);
-        if id == 0 {
-            return Ok(());
-        }
         let Some(p) = lock(&self.state).pending.remove(&id) else {
             return Ok(());
         };
         if call.result.is_some_and(|r| r != 0) {
-            return Ok(()); // the launch itself failed: nothing ran, nothing to record
+            // The launch itself failed: nothing ran, nothing to record.
+            self.not_recorded(Reason::LaunchFailed);
+            return Ok(());
         }
-        cupti::synchronize().map_err(|e| e.to_string())?;
-        let elapsed = p.started.elapsed().as_nanos() as u64;
-        let outputs = if self.cfg.output {
-            Some(self.snapshot(&p.segments)?)
-        } else {
-            None
-        };
-        let image_file = p.image.file_name();
-        let json = write::instance(
-            &self.dir,
-            &write::Instance {
-                kernel: &p.key.kernel,
-                grid: p.key.grid,
-                block: p.key.block,
-                shared_mem: p.key.shared_mem,
-                device: p.device,
-                params: p.params,
-                layout: &p.layout,
-                cluster: p.cluster,
-                cooperative: p.cooperative,
-                occurrence: p.occurrence,
-                segments: &p.segments,
-                inputs: &p.inputs,
-                outputs: outputs.as_deref(),
-                image: &p.image.bytes,
-                image_file: &image_file,
-                globals: &p.globals,
-            },
-        )
-        .map_err(|e| format!("{e} (is the disk full?)"))?;
-        {
-            let mut st = lock(&self.state);
-            if let Some(s) = st.selector.as_mut() {
-                s.recorded(&p.key);
-            }
-            st.rows.push((
-                ReportRow {
-                    json_file: json,
-                    kernel_name: p.key.kernel.clone(),
-                    time_ns: Some(elapsed),
-                    occurrences: None,
-                },
-                p.key,
-            ));
-        }
-        self.write_report();
-        self.send_progress("instance", None);
-        Ok(())
+        self.record_after(p)
     }
+
+    /// A graph launch: which of its kernels the selection rules pick, and whether the recorder
+    /// can run the graph itself. Returns the nodes to run and the selected ones, or `None` when
+    /// the launch goes through untouched.
+    fn plan_graph(&self, exec: u64, stream: u64) -> Result<Option<GraphPlan>, String> {
+        if cupti::any_capture_active() && stream_capturing(stream)? {
+            return Ok(None); // captured into another graph: it runs with that one
+        }
+        let mut guard = lock(&self.state);
+        let st = &mut *guard;
+        let Some(e) = st.graphs.get(exec) else {
+            st.stats.not_recorded(Reason::GraphUnknown, 1);
+            return Ok(None);
+        };
+        let t = match &e.template {
+            Ok(t) => t,
+            Err(why) => {
+                let why = why.clone();
+                st.stats.not_recorded(Reason::GraphUnreadable(why), 1);
+                return Ok(None);
+            }
+        };
+        let Some(selector) = st.selector.as_mut() else {
+            return Ok(None);
+        };
+        let mut selected = Vec::new();
+        for (i, n) in t.nodes.iter().enumerate() {
+            let (true, NodeOp::Kernel(k)) = (n.enabled, &n.op) else {
+                continue;
+            };
+            let fast: FastKey = (k.function, k.grid, k.block, k.shared_mem);
+            if count_settled(&fast) {
+                continue;
+            }
+            match selector.observe(&k.name, (k.grid, k.block, k.shared_mem)) {
+                Decision::Record { occurrence } => selected.push((i, occurrence)),
+                Decision::Skip(Some(settled)) => remember_settled(fast, settled),
+                Decision::Skip(None) => {}
+            }
+        }
+        if selected.is_empty() {
+            return Ok(None);
+        }
+        st.stats.selected += selected.len() as u64;
+        let refusal = if cupti::any_capture_active() {
+            Some(Reason::Capture)
+        } else {
+            e.refusal()
+        };
+        if let Some(why) = refusal {
+            st.stats.not_recorded(why, selected.len() as u64);
+            return Ok(None);
+        }
+        let template = t.clone();
+        drop(guard);
+        if !cupti::graph::swap_supported() {
+            lock(&self.state)
+                .stats
+                .not_recorded(Reason::GraphSwapUnsupported, selected.len() as u64);
+            return Ok(None);
+        }
+        Ok(Some((template, selected)))
+    }
+
+    /// Run a graph's nodes in order on `stream`, recording the selected kernels.
+    fn run_graph(&self, t: &GraphTemplate, selected: &[(usize, u64)], stream: u64, context: u64) {
+        // Until a node runs, the launch could still go through untouched; from then on every
+        // node must run here, whatever happens to recording.
+        if let Err(e) = cupti::synchronize() {
+            self.stop(&e.to_string());
+        }
+        for (i, node) in t.nodes.iter().enumerate() {
+            if !node.enabled {
+                continue;
+            }
+            let chosen = selected.iter().find(|s| s.0 == i).map(|s| s.1);
+            let (NodeOp::Kernel(k), Some(occurrence), true) = (&node.op, chosen, self.active())
+            else {
+                if let Err(e) = cupti::graph::run_node(&node.op, stream) {
+                    eprintln!("rr-tui record: a graph node failed: {e}");
+                }
+                continue;
+            };
+            let spec = LaunchSpec {
+                key: LaunchKey {
+                    kernel: k.name.clone(),
+                    grid: k.grid,
+                    block: k.block,
+                    shared_mem: k.shared_mem,
+                },
+                occurrence,
+                function: k.kernel_function(),
+                loaded_now: vec![],
+                params: k.params.clone(),
+                layout: k.layout.clone(),
+                cluster: k.cluster,
+                cooperative: k.cooperative,
+                context,
+                from_graph: true,
+            };
+            let pending = match self.record_before(spec) {
+                Ok(Ok(p)) => Some(p),
+                Ok(Err(why)) => {
+                    self.not_recorded(why);
+                    None
+                }
+                Err(e) => {
+                    self.stop(&e);
+                    None
+                }
+            };
+            if let Err(e) = cupti::graph::launch_kernel(k, stream) {
+                eprintln!("rr-tui record: a graph kernel node failed to launch: {e}");
+                continue;
+            }
+            if let Some(p) = pending {
+                if let Err(e) = self.record_after(p) {
+                    self.stop(&e);
+                }
+            }
+        }
+    }
+}
+
+fn stream_capturing(stream: u64) -> Result<bool, String> {
+    rr_cuda::cupti::stream_is_capturing(stream).map_err(|e| e.to_string())
 }
 
 impl Observer for Recorder {
     fn launch_enter(&self, call: &mut LaunchCall) {
-        if self.active() {
-            if let Err(e) = self.enter(call) {
-                self.stop(&e);
-            }
+        // The hot path of launch storms: no system call, no lock (a fork is noticed on the
+        // slow path: `getpid` is a real system call, costly in virtual machines).
+        if self.stopped.load(Ordering::Relaxed) {
+            self.after_stop.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let fast: FastKey = (call.handle(), call.grid, call.block, call.shared_mem);
+        if !cupti::any_capture_active() && count_settled(&fast) {
+            return;
+        }
+        if self.forked() {
+            return;
+        }
+        if let Err(e) = self.enter(call, fast) {
+            self.stop(&e);
         }
     }
 
@@ -413,7 +557,58 @@ impl Observer for Recorder {
         lock(&self.state).images.bind(module, loaded);
     }
 
-    fn graph_launched(&self) {
-        lock(&self.state).graph_launches += 1;
+    fn graph_instantiated(&self, exec: u64, graph: rr_cuda::Result<GraphTemplate>) {
+        lock(&self.state)
+            .graphs
+            .instantiated(exec, graph.map_err(|e| e.to_string()));
+    }
+
+    fn graph_changed(&self, exec: u64, change: GraphChange) {
+        lock(&self.state).graphs.changed(exec, change);
+    }
+
+    fn graph_destroyed(&self, exec: u64) {
+        lock(&self.state).graphs.destroyed(exec);
+    }
+
+    fn graph_launch(&self, exec: u64, stream: u64, context: u64) -> bool {
+        if self.forked() {
+            return false;
+        }
+        if !self.active() {
+            let st = lock(&self.state);
+            let kernels = st
+                .graphs
+                .get(exec)
+                .and_then(|e| e.template.as_ref().ok())
+                .map(|t| {
+                    t.nodes
+                        .iter()
+                        .filter(|n| n.enabled && matches!(n.op, NodeOp::Kernel(_)))
+                        .count() as u64
+                })
+                .unwrap_or(0);
+            self.after_stop.fetch_add(kernels, Ordering::Relaxed);
+            return false;
+        }
+        match self.plan_graph(exec, stream) {
+            Ok(Some((template, selected))) => {
+                self.run_graph(&template, &selected, stream, context);
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                self.stop(&e);
+                false
+            }
+        }
+    }
+
+    fn object_created(&self, handle: u64, object: CapturedObject) {
+        lock(&self.state).objects.created(handle, object);
+    }
+
+    fn object_destroyed(&self, handle: u64) {
+        lock(&self.state).objects.destroyed(handle);
     }
 }

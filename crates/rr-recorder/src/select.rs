@@ -1,6 +1,14 @@
 //! Which launches become instances. By default the first launch of each (kernel, launch
 //! configuration), as libomptarget does; options narrow it (a kernel pattern, the N-th launch of
 //! each kernel, a cap per kernel, warm-up launches skipped). Pure: tested without a GPU.
+//!
+//! Counts are atomics so that the launches of a configuration that can never be selected again
+//! are counted without the selector's lock: [`Decision::Skip`] hands out a [`Settled`] counter
+//! for them, which the recorder's per-thread cache bumps directly (the launch storms of real
+//! programs repeat a few configurations millions of times).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -21,13 +29,37 @@ impl LaunchKey {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Skip,
+    /// Not this one; `Some` when no later launch of the configuration will be selected either.
+    Skip(Option<Settled>),
     /// Record it; `occurrence` is the launch's index among the kernel's launches (0-based).
-    Record {
-        occurrence: u64,
-    },
+    Record { occurrence: u64 },
+}
+
+/// The counters of a configuration no later launch of which will be selected: counting a launch
+/// is three relaxed increments (the configuration, its kernel, all launches).
+#[derive(Debug, Clone)]
+pub struct Settled {
+    config: Arc<AtomicU64>,
+    kernel: Arc<AtomicU64>,
+    all: Arc<AtomicU64>,
+}
+
+impl PartialEq for Settled {
+    fn eq(&self, o: &Settled) -> bool {
+        Arc::ptr_eq(&self.config, &o.config)
+    }
+}
+impl Eq for Settled {}
+
+impl Settled {
+    /// Count one launch of the configuration.
+    pub fn count(&self) {
+        self.config.fetch_add(1, Ordering::Relaxed);
+        self.kernel.fetch_add(1, Ordering::Relaxed);
+        self.all.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A launch configuration: grid, block, dynamic shared memory.
@@ -35,12 +67,12 @@ type Geometry = ([u32; 3], [u32; 3], u32);
 
 #[derive(Default)]
 struct KernelCounts {
-    launches: u64,
+    launches: Arc<AtomicU64>,
     recorded: u64,
     /// Whether the kernel pattern selects it (cached: names repeat millions of times).
     selected: bool,
     /// Launches per configuration, and whether that configuration was recorded.
-    configs: FxHashMap<Geometry, (u64, bool)>,
+    configs: FxHashMap<Geometry, (Arc<AtomicU64>, bool)>,
 }
 
 pub struct Selector {
@@ -48,7 +80,7 @@ pub struct Selector {
     occurrence: Option<u64>,
     max_per_kernel: Option<u64>,
     skip: u64,
-    launches: u64,
+    launches: Arc<AtomicU64>,
     /// Looked up by `&str` on every launch of the program: no allocation, a fast hash.
     kernels: FxHashMap<String, KernelCounts>,
 }
@@ -63,7 +95,7 @@ impl Selector {
             occurrence: cfg.occurrence,
             max_per_kernel: cfg.max_per_kernel,
             skip: cfg.skip,
-            launches: 0,
+            launches: Arc::default(),
             kernels: FxHashMap::default(),
         }
     }
@@ -72,7 +104,7 @@ impl Selector {
     /// candidacy: [`Selector::recorded`] confirms it (a launch inside a graph capture, say, is
     /// not recorded, and the next launch of the configuration gets the chance).
     pub fn observe(&mut self, kernel: &str, geometry: Geometry) -> Decision {
-        self.launches += 1;
+        let launches = self.launches.fetch_add(1, Ordering::Relaxed) + 1;
         if !self.kernels.contains_key(kernel) {
             let selected = self
                 .pattern
@@ -87,26 +119,31 @@ impl Selector {
             );
         }
         let Some(k) = self.kernels.get_mut(kernel) else {
-            return Decision::Skip;
+            return Decision::Skip(None);
         };
-        k.launches += 1;
-        let occurrence = k.launches - 1;
-        let config = k.configs.entry(geometry).or_insert((0, false));
-        config.0 += 1;
-        if self.launches <= self.skip || !k.selected {
-            return Decision::Skip;
-        }
-        if self.max_per_kernel.is_some_and(|m| k.recorded >= m) {
-            return Decision::Skip;
-        }
-        let wanted = match self.occurrence {
-            Some(n) => k.launches == n,
-            None => !config.1,
+        let kernel_launches = k.launches.fetch_add(1, Ordering::Relaxed) + 1;
+        let occurrence = kernel_launches - 1;
+        let config = k.configs.entry(geometry).or_default();
+        config.0.fetch_add(1, Ordering::Relaxed);
+        let settled = || {
+            Decision::Skip(Some(Settled {
+                config: config.0.clone(),
+                kernel: k.launches.clone(),
+                all: self.launches.clone(),
+            }))
         };
-        if wanted {
-            Decision::Record { occurrence }
-        } else {
-            Decision::Skip
+        if !k.selected || self.max_per_kernel.is_some_and(|m| k.recorded >= m) {
+            return settled();
+        }
+        if launches <= self.skip {
+            return Decision::Skip(None);
+        }
+        match self.occurrence {
+            Some(n) if kernel_launches == n => Decision::Record { occurrence },
+            Some(n) if kernel_launches > n => settled(),
+            Some(_) => Decision::Skip(None),
+            None if config.1 => settled(),
+            None => Decision::Record { occurrence },
         }
     }
 
@@ -125,12 +162,13 @@ impl Selector {
         self.kernels
             .get(&key.kernel)
             .and_then(|k| k.configs.get(&key.geometry()))
-            .map(|c| c.0)
+            .map(|c| c.0.load(Ordering::Relaxed))
             .unwrap_or(0)
     }
 
+    /// Every launch observed, the fast path's included.
     pub fn launches(&self) -> u64 {
-        self.launches
+        self.launches.load(Ordering::Relaxed)
     }
 }
 
@@ -160,7 +198,7 @@ mod tests {
                     s.recorded(k);
                     true
                 }
-                Decision::Skip => false,
+                Decision::Skip(_) => false,
             })
             .collect()
     }
@@ -191,6 +229,49 @@ mod tests {
         assert!(matches!(
             s.observe(&k.kernel, k.geometry()),
             Decision::Record { occurrence: 1 }
+        ));
+    }
+
+    #[test]
+    fn settled_configurations_are_counted_without_the_selector() {
+        let mut s = Selector::new(&cfg(|_| {}));
+        let k = key("a", 1);
+        assert!(matches!(
+            s.observe(&k.kernel, k.geometry()),
+            Decision::Record { .. }
+        ));
+        s.recorded(&k);
+        let Decision::Skip(Some(settled)) = s.observe(&k.kernel, k.geometry()) else {
+            panic!("a recorded configuration is settled");
+        };
+        for _ in 0..1000 {
+            settled.count();
+        }
+        assert_eq!(s.occurrences(&k), 1002);
+        assert_eq!(s.launches(), 1002);
+        // The kernel's count goes on: another configuration's occurrence index is exact.
+        assert_eq!(
+            s.observe("a", key("a", 2).geometry()),
+            Decision::Record { occurrence: 1002 }
+        );
+        // Outside the pattern: settled at once. Before --skip is past: not settled.
+        let mut s = Selector::new(&cfg(|c| c.kernels = Some("^b$".into())));
+        assert!(matches!(
+            s.observe("a", k.geometry()),
+            Decision::Skip(Some(_))
+        ));
+        let mut s = Selector::new(&cfg(|c| c.skip = 5));
+        assert_eq!(s.observe("a", k.geometry()), Decision::Skip(None));
+        // --occurrence 2: the first is not settled, the third is.
+        let mut s = Selector::new(&cfg(|c| c.occurrence = Some(2)));
+        assert_eq!(s.observe("a", k.geometry()), Decision::Skip(None));
+        assert!(matches!(
+            s.observe("a", k.geometry()),
+            Decision::Record { occurrence: 1 }
+        ));
+        assert!(matches!(
+            s.observe("a", k.geometry()),
+            Decision::Skip(Some(_))
         ));
     }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use rr_format::descriptor::{CudaLaunch, ParamSlot, Segment, SegmentContent};
 use rr_format::globals::Globals;
+use rr_format::objects::{ObjectArg, OutsideWord, SegmentKind};
 use rr_format::report::{self, ReportRow};
 use rr_format::store::aligned_offsets;
 use rr_format::{fsio, Descriptor, InstanceFiles};
@@ -22,14 +23,22 @@ pub struct Instance<'a> {
     pub cluster: Option<[u32; 3]>,
     pub cooperative: bool,
     pub occurrence: u64,
-    /// `(addr, size)` of each segment, with its input and output blob ids.
-    pub segments: &'a [(u64, u64)],
+    /// `(addr, size, kind)` of each segment, with its input and output blob ids.
+    pub segments: &'a [(u64, u64, SegmentKind)],
     pub inputs: &'a [String],
     pub outputs: Option<&'a [String]>,
     /// The device image and its file name (`images/<id>.cubin`).
     pub image: &'a [u8],
     pub image_file: &'a str,
     pub globals: &'a [(String, Vec<u8>)],
+    /// Texture and surface objects among the parameters.
+    pub objects: &'a [ObjectArg],
+    /// A kernel node of a CUDA graph.
+    pub from_graph: bool,
+    /// Parameter words the driver knew as memory outside the recorded segments.
+    pub outside: &'a [OutsideWord],
+    /// Why the instance cannot be replayed, if it cannot.
+    pub unreplayable: Option<&'a str>,
 }
 
 /// Write an instance; returns its descriptor's file name.
@@ -46,7 +55,12 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
         .segments
         .iter()
         .zip(offsets)
-        .map(|(&(addr, size), offset)| Segment { addr, size, offset })
+        .map(|(&(addr, size, kind), offset)| Segment {
+            addr,
+            size,
+            offset,
+            kind,
+        })
         .collect();
     let content = inst
         .inputs
@@ -79,6 +93,10 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
             occurrence: inst.occurrence,
             image_file: inst.image_file.to_string(),
             content: Some(content),
+            objects: inst.objects.to_vec(),
+            from_graph: inst.from_graph,
+            outside: Some(inst.outside.to_vec()),
+            unreplayable: inst.unreplayable.map(str::to_owned),
         },
     );
     let stem = InstanceFiles::expected_stem(&d);
@@ -96,19 +114,18 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
     Ok(json)
 }
 
-/// The report in libomptarget's format, then rr-tui's notes after the end banner (where
-/// libomptarget's readers stop).
+/// The report in libomptarget's format, then rr-tui's summary and notes after the end banner
+/// (where libomptarget's readers stop).
 pub fn report(
     dir: &Path,
     file: &str,
     rows: &[ReportRow],
+    summary: Option<&report::RecorderSummary>,
     notes: &[String],
 ) -> rr_format::Result<String> {
     let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut text = report::render(&abs.display().to_string(), None, rows);
-    for n in notes {
-        text.push_str(&format!("rr-tui: {n}\n"));
-    }
+    text.push_str(&report::render_trailer(summary, notes));
     fsio::write_atomic(&dir.join(file), text.as_bytes())?;
     Ok(text)
 }
@@ -145,7 +162,10 @@ mod tests {
                 cluster: None,
                 cooperative: false,
                 occurrence: 0,
-                segments: &[(0x7f00_0000_0000, 1000), (0x7f00_0010_0000, 1000)],
+                segments: &[
+                    (0x7f00_0000_0000, 1000, SegmentKind::Device),
+                    (0x7f00_0010_0000, 1000, SegmentKind::Host),
+                ],
                 inputs: &ids,
                 outputs: Some(&ids),
                 image: &cubin,
@@ -154,6 +174,10 @@ mod tests {
                     ("g_scale".into(), vec![0; 4]),
                     ("c_bias".into(), vec![0; 32]),
                 ],
+                objects: &[],
+                from_graph: true,
+                outside: &[],
+                unreplayable: None,
             },
         )
         .unwrap();
@@ -161,6 +185,8 @@ mod tests {
         let c = dsc.cuda.as_ref().unwrap();
         assert_eq!(c.segments[1].offset, 4096, "page-aligned offsets");
         assert_eq!(dsc.snapshot_len(), Some(4096 + 1000));
+        assert_eq!(c.segments[1].kind, SegmentKind::Host);
+        assert!(c.from_graph && c.outside == Some(vec![]));
         let findings = rr_format::check::check_instance(
             &InstanceFiles::from_descriptor_path(&d.path().join(&json)),
             None,
@@ -172,7 +198,7 @@ mod tests {
             time_ns: Some(1500),
             occurrences: Some(3),
         }];
-        report(d.path(), "report.txt", &rows, &["a note".into()]).unwrap();
+        report(d.path(), "report.txt", &rows, None, &["a note".into()]).unwrap();
         let rd = rr_format::RecordDir::open(d.path()).unwrap();
         assert_eq!(rd.report.unwrap().rows, rows, "the report parses back");
     }

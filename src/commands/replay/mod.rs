@@ -104,6 +104,20 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
             detail: note.clone(),
         });
     }
+    let outside = rr_format::memory::outside_words(d);
+    for w in &outside {
+        printer.emit(Event::Phase {
+            name: "warning".into(),
+            detail: rr_format::memory::describe_outside(d, w),
+        });
+    }
+    if req.strict && !outside.is_empty() {
+        return Err(Error::invalid(format!(
+            "{} kernel argument(s) point outside the recorded memory (above); --strict refuses to run it",
+            outside.len()
+        ))
+        .into());
+    }
     rr_engine::replay::driver_usable()?;
     printer.emit(Event::Launch {
         kernel: d.name.clone(),
@@ -115,7 +129,23 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     });
     let launches = req.repetitions.saturating_add(req.warmup);
     let calibrate = std::env::var_os("RR_TUI_CALIBRATE").is_some();
-    let mut session = open::session(&inst, &l, launches > 1 || calibrate, printer)?;
+    let kernel_timeout =
+        (req.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(req.kernel_timeout));
+    let hang = *printer;
+    rr_engine::replay::watchdog::on_hang(Box::new(move |message| {
+        hang.emit(Event::Error {
+            kind: rr_engine::replay::protocol::ErrorKind::Fault,
+            message: message.to_string(),
+        });
+        hang.emit(Event::Done { ok: false });
+    }));
+    let mut session = open::session(
+        &inst,
+        &l,
+        launches > 1 || calibrate,
+        kernel_timeout,
+        printer,
+    )?;
     if calibrate {
         let detail = session.calibrate(&inst)?;
         printer.emit(Event::Phase {

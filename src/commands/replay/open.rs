@@ -13,17 +13,19 @@ use crate::error::Error;
 const MAX_FRESH_PROCESSES: u32 = 3;
 const REEXEC_ENV: &str = "RR_TUI_REPLAY_ATTEMPT";
 
-/// Open `inst` for `launch`'s device; with `keep_pristine`, any number of launches may follow.
-/// Progress goes to `printer`. On success the process may have been replaced by a fresh copy
-/// (this call then never returns).
+/// Open `inst` for `launch`'s device; with `keep_pristine`, any number of launches may follow;
+/// with `kernel_timeout`, a kernel running longer ends the process (see
+/// `rr_engine::replay::watchdog`). Progress goes to `printer`. On success the process may have
+/// been replaced by a fresh copy (this call then never returns).
 pub(crate) fn session(
     inst: &ReplayInstance,
     launch: &Launch,
     keep_pristine: bool,
+    kernel_timeout: Option<std::time::Duration>,
     printer: &Printer,
 ) -> Result<Session, Error> {
     // Placeholders first: before the driver loads and before big host allocations.
-    let mut placeholders = Placeholders::take(&inst.plan.reservations);
+    let mut placeholders = Placeholders::take_with_host(&inst.plan.reservations, &inst.host);
     let attempt: u32 = std::env::var(REEXEC_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -51,6 +53,7 @@ pub(crate) fn session(
         launch.device_id,
         keep_pristine,
         &mut placeholders,
+        kernel_timeout,
         &mut |e| printer.emit(e),
     ) {
         Ok(s) => Ok(s),

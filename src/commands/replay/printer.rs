@@ -9,6 +9,7 @@ use crate::output;
 
 pub(crate) const PREFIX: &str = "[rr-tui]";
 
+#[derive(Clone, Copy)]
 pub(crate) struct Printer {
     pub json: bool,
     pub run: u64,

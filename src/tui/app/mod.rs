@@ -229,6 +229,8 @@ pub struct App {
     pub export_dir: PathBuf,
     /// Rows checked by the background `check` so far (`None`: not started).
     pub checked: Option<usize>,
+    /// The recorder's account of the recorded program's launches (rr-tui recordings).
+    pub recorder: Option<rr_format::report::RecorderSummary>,
     pub width: u16,
     pub height: u16,
     pub quit: bool,
@@ -275,6 +277,7 @@ impl App {
             output_dir,
             export_dir: PathBuf::from("."),
             checked: None,
+            recorder: None,
             width: 80,
             height: 24,
             quit: false,

@@ -290,14 +290,7 @@ mod tests {
         std::fs::write(dir.path().join("b"), b).unwrap();
         let sa = Arc::new(Snapshot::open(&dir.path().join("a")).unwrap());
         let sb = Arc::new(Snapshot::open(&dir.path().join("b")).unwrap());
-        let map = MemoryMap::from_parts(
-            vec![Segment {
-                addr: 0x1000,
-                size: a.len() as u64,
-                offset: 0,
-            }],
-            &[],
-        );
+        let map = MemoryMap::from_parts(vec![Segment::device(0x1000, a.len() as u64, 0)], &[]);
         let mut v = SnapView::new(0, Pair::InputOutput, sa, sb, map, 1);
         let out = rr_engine::diff::index_slices(a, b, 8);
         v.index = out.index;

@@ -89,6 +89,31 @@ fn share(free: usize, kernel_want: usize, descriptor_want: usize) -> (usize, usi
 }
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    // An rr-tui recording says what it did not record, above the table.
+    let area = match &app.recorder {
+        Some(sum) if area.height > 4 => {
+            let [line, rest] =
+                ratatui::layout::Layout::vertical([Constraint::Length(1), Constraint::Min(1)])
+                    .areas(area);
+            let style = if sum
+                .not_recorded
+                .iter()
+                .any(|(_, why)| !why.starts_with("not selected"))
+            {
+                theme.warn
+            } else {
+                theme.dim
+            };
+            let text = format!(" Recorder: {}", sum.headline());
+            f.render_widget(
+                Paragraph::new(fit(&rr_format::text::visible(&text), area.width as usize))
+                    .style(style),
+                line,
+            );
+            rest
+        }
+        _ => area,
+    };
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title(app), theme.header));

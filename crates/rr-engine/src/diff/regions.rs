@@ -118,11 +118,7 @@ mod tests {
             word: Some(w),
         };
         MemoryMap::from_parts(
-            vec![Segment {
-                addr: 0x1000,
-                size: 64,
-                offset: 0,
-            }],
+            vec![Segment::device(0x1000, 64, 0)],
             &[ptr(1, 0x1010), ptr(2, 0x1030)],
         )
     }
@@ -188,14 +184,7 @@ mod tests {
             dtype: crate::diff::DType::F32,
             ..Comparison::bytes()
         };
-        let map = MemoryMap::from_parts(
-            vec![Segment {
-                addr: 0x1000,
-                size: 8,
-                offset: 0,
-            }],
-            &[],
-        );
+        let map = MemoryMap::from_parts(vec![Segment::device(0x1000, 8, 0)], &[]);
         let r = compare_regions(&map, &a[..], &b[..], &Sweep::new(&cmp, 4)).unwrap();
         let json = serde_json::to_string(&r).unwrap();
         let back: Vec<RegionReport> = serde_json::from_str(&json).unwrap();

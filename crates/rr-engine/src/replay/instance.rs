@@ -5,8 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use rr_cuda::Range;
 use rr_format::globals::Globals;
 use rr_format::instance::Side;
+use rr_format::objects::{ArrayDesc, SegmentKind};
 use rr_format::{Descriptor, InstanceFiles, Segment};
 
 use super::plan::{self, Plan};
@@ -19,7 +21,13 @@ pub struct ReplayInstance {
     pub descriptor: Descriptor,
     pub input_len: u64,
     pub segments: Vec<Segment>,
+    /// Device memory to reserve and map.
     pub plan: Plan,
+    /// Page-locked host memory to map at its recorded addresses (page-aligned, disjoint).
+    pub host: Vec<Range>,
+    /// The host segments are replayed in device memory at their addresses (they lie among the
+    /// device memory, where no reservation can leave them out).
+    pub host_as_device: bool,
     /// The device image to load (resolved inside the record directory, or `--image`).
     pub image: PathBuf,
     /// The module globals to restore before every launch (none for LLVM 16–17 records).
@@ -30,11 +38,26 @@ pub struct ReplayInstance {
 
 /// The end of the user address space with 4-level page tables (x86-64, AArch64 48-bit).
 const USER_SPACE_END: u64 = 1 << 48;
+/// Host memory is mapped in pages.
+const PAGE: u64 = 4096;
 
 impl ReplayInstance {
     pub fn load(json: &Path, supplied: &Supplied) -> Result<ReplayInstance> {
         let descriptor = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
+        if let Some(why) = descriptor
+            .cuda
+            .as_ref()
+            .and_then(|c| c.unreplayable.as_ref())
+        {
+            return Err(Error::format(
+                json,
+                format!(
+                    "this instance cannot be replayed: {}",
+                    rr_format::text::visible(why)
+                ),
+            ));
+        }
         let (descriptor, image, globals, notes) = if descriptor.format.is_legacy() {
             let p = super::legacy::prepare(descriptor, &files, supplied)?;
             (p.descriptor, p.image, p.globals, p.notes)
@@ -102,13 +125,54 @@ impl ReplayInstance {
                 ),
             ));
         }
-        let plan = plan::plan(&descriptor, &segments);
+        let mut device: Vec<Segment> = segments
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Device)
+            .copied()
+            .collect();
+        let mut host = host_ranges(&segments);
+        let mut plan = plan::plan(&descriptor, &device, &host);
+        let mut notes = notes;
+        let boxed_in = plan
+            .reservations
+            .iter()
+            .any(|r| r.size < plan::MIN_RESERVATION);
+        let host_as_device = descriptor.cuda.is_some() && boxed_in && !host.is_empty();
+        if host_as_device {
+            // The driver places small reservations where it likes, and a program's pinned
+            // host memory can sit between its device allocations (measured with JAX): replay
+            // the host memory as device memory at the same addresses.
+            notes.push(format!(
+                "{} range(s) of host memory lie among the recorded device memory: they are replayed in device memory at their recorded addresses (kernels reach them at device-memory speed)",
+                host.len()
+            ));
+            device.extend(segments.iter().filter(|s| s.kind == SegmentKind::Host));
+            device.sort_by_key(|s| s.addr);
+            host.clear();
+            plan = plan::plan(&descriptor, &device, &host);
+        }
+        if let Some(h) = host.iter().find(|h| {
+            plan.mappings
+                .iter()
+                .any(|m| h.addr < m.end() && m.addr < h.end())
+        }) {
+            return Err(Error::format(
+                json,
+                format!(
+                    "host memory recorded at {:#x} overlaps recorded device memory: the segments are inconsistent",
+                    h.addr
+                ),
+            ));
+        }
+        check_objects(&descriptor, &segments).map_err(|m| Error::format(json, m))?;
         Ok(ReplayInstance {
             files,
             descriptor,
             input_len,
             segments,
             plan,
+            host,
+            host_as_device,
             image,
             globals,
             notes,
@@ -140,11 +204,162 @@ impl ReplayInstance {
         }
     }
 
-    /// `(device address, offset in the snapshot, length)` of every segment.
+    /// `(device address, offset in the snapshot, length)` of every segment in device memory.
     pub fn copies(&self) -> Vec<(u64, usize, usize)> {
-        self.segments
-            .iter()
+        let as_device = self.host_as_device;
+        self.of_kind(|k| *k == SegmentKind::Device || (as_device && *k == SegmentKind::Host))
             .map(|s| (s.addr, s.offset as usize, s.size as usize))
             .collect()
+    }
+
+    /// `(host address, offset in the snapshot, length)` of every segment in host memory.
+    pub fn host_copies(&self) -> Vec<(u64, usize, usize)> {
+        if self.host_as_device {
+            return vec![];
+        }
+        self.of_kind(|k| *k == SegmentKind::Host)
+            .map(|s| (s.addr, s.offset as usize, s.size as usize))
+            .collect()
+    }
+
+    /// `(segment index, shape, offset in the snapshot, length)` of every CUDA array.
+    pub fn arrays(&self) -> Vec<(usize, ArrayDesc, usize, usize)> {
+        self.segments
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s.kind {
+                SegmentKind::Array(a) => Some((i, a, s.offset as usize, s.size as usize)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn of_kind(&self, want: impl Fn(&SegmentKind) -> bool) -> impl Iterator<Item = &Segment> {
+        self.segments.iter().filter(move |s| want(&s.kind))
+    }
+}
+
+/// The pages of the host segments, merged.
+fn host_ranges(segments: &[Segment]) -> Vec<Range> {
+    let mut v: Vec<Range> = segments
+        .iter()
+        .filter(|s| s.kind == SegmentKind::Host && s.size > 0)
+        .map(|s| {
+            let a = s.addr / PAGE * PAGE;
+            Range {
+                addr: a,
+                size: s.end().div_ceil(PAGE).saturating_mul(PAGE) - a,
+            }
+        })
+        .collect();
+    v.sort_by_key(|r| r.addr);
+    let mut out: Vec<Range> = Vec::new();
+    for r in v {
+        match out.last_mut() {
+            Some(last) if r.addr <= last.end() => last.size = last.size.max(r.end() - last.addr),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Texture and surface objects must read recorded memory: a replay creates them over it.
+fn check_objects(d: &Descriptor, segments: &[Segment]) -> std::result::Result<(), String> {
+    let Some(c) = &d.cuda else { return Ok(()) };
+    for o in &c.objects {
+        if let Some((addr, len)) = o.resource.memory() {
+            let inside = segments
+                .iter()
+                .any(|s| s.addressable() && addr >= s.addr && addr.saturating_add(len) <= s.end());
+            if !inside {
+                return Err(format!(
+                    "the {} object at parameter byte {} reads {len} bytes at {addr:#x}, outside the recorded memory: it cannot be recreated",
+                    o.kind.name(),
+                    o.offset
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rr_format::descriptor::Segment;
+
+    /// A format-1 rr-tui record of `segments` in a fresh directory (sparse snapshot files).
+    fn record(segments: Vec<Segment>) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = Descriptor::rr_for_tests(segments);
+        d.cuda.as_mut().unwrap().image_file = "k.cubin".into();
+        let stem = InstanceFiles::expected_stem(&d);
+        let json = dir.path().join(format!("{stem}.json"));
+        std::fs::write(&json, d.to_json()).unwrap();
+        let len = d.snapshot_len().unwrap();
+        for ext in ["record_input", "record_output"] {
+            let f = std::fs::File::create(dir.path().join(format!("{stem}.{ext}"))).unwrap();
+            f.set_len(len).unwrap();
+        }
+        std::fs::write(
+            dir.path().join(format!("{stem}.globals")),
+            Globals::encode(&[]),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("k.cubin"), b"not read by load").unwrap();
+        (dir, json)
+    }
+
+    fn host(addr: u64, size: u64, offset: u64) -> Segment {
+        Segment {
+            kind: SegmentKind::Host,
+            ..Segment::device(addr, size, offset)
+        }
+    }
+
+    #[test]
+    fn host_memory_is_mapped_as_host_memory_where_it_can_be() {
+        let (_d, json) = record(vec![
+            Segment::device(0x7f8e_1400_0000, 0x20_0000, 0),
+            host(0x7f90_0000_0010, 0x100, 0x20_0000),
+        ]);
+        let inst = ReplayInstance::load(&json, &Supplied::default()).unwrap();
+        assert!(!inst.host_as_device && inst.notes.is_empty());
+        assert_eq!(
+            inst.host,
+            vec![Range {
+                addr: 0x7f90_0000_0000,
+                size: 0x1000
+            }]
+        );
+        assert_eq!(inst.copies().len(), 1);
+        assert_eq!(
+            inst.host_copies(),
+            vec![(0x7f90_0000_0010, 0x20_0000, 0x100)]
+        );
+    }
+
+    #[test]
+    fn host_memory_among_device_memory_is_replayed_in_device_memory() {
+        // JAX's layout: pinned host memory 2 MiB below and 38 MiB above a device allocation.
+        let (_d, json) = record(vec![
+            host(0x7f8e_13e0_0000, 0x1000, 0),
+            Segment::device(0x7f8e_1400_0000, 0x20_0000, 0x1000),
+            host(0x7f8e_1660_0000, 0x20_0000, 0x20_1000),
+        ]);
+        let inst = ReplayInstance::load(&json, &Supplied::default()).unwrap();
+        assert!(inst.host_as_device && inst.host.is_empty());
+        assert!(
+            inst.notes[0].contains("replayed in device memory"),
+            "{:?}",
+            inst.notes
+        );
+        assert_eq!(inst.copies().len(), 3);
+        assert!(inst.host_copies().is_empty());
+        assert!(inst
+            .plan
+            .reservations
+            .iter()
+            .all(|r| r.size >= plan::MIN_RESERVATION));
     }
 }

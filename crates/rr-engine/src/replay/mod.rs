@@ -11,6 +11,7 @@ pub mod child;
 pub mod instance;
 pub mod launch;
 pub mod legacy;
+pub mod objects;
 pub mod plan;
 pub mod protocol;
 pub mod request;
@@ -18,6 +19,7 @@ pub mod session;
 pub mod stats;
 pub mod timing;
 pub mod verify;
+pub mod watchdog;
 
 pub use instance::ReplayInstance;
 pub use protocol::{ErrorKind, Event, Tagged, VerifyOutcome, PROTOCOL_VERSION};

@@ -49,7 +49,9 @@ fn merge(mut v: Vec<Range>) -> Vec<Range> {
     out
 }
 
-pub fn plan(d: &Descriptor, segments: &[Segment]) -> Plan {
+/// Plan the device memory of `segments`; `avoid`: ranges the reservations must stay off (the
+/// recorded host memory, mapped at its own addresses).
+pub fn plan(d: &Descriptor, segments: &[Segment], avoid: &[Range]) -> Plan {
     let mappings = merge(
         segments
             .iter()
@@ -78,25 +80,36 @@ pub fn plan(d: &Descriptor, segments: &[Segment]) -> Plan {
             size: size.max(GRANULE),
         }]
     } else {
-        merge(
-            mappings
-                .iter()
-                .map(|m| {
-                    let a = align_down(m.addr, RESERVE_ALIGN);
-                    Range {
-                        addr: a,
-                        size: align_up(m.end(), RESERVE_ALIGN)
-                            .max(a.saturating_add(MIN_RESERVATION))
-                            - a,
-                    }
-                })
-                .collect(),
-        )
+        merge(mappings.iter().map(|m| reservation(m, avoid)).collect())
     };
     Plan {
         reservations,
         mappings,
     }
+}
+
+/// The reservation for mapping `m`: at least 64 MiB from a 32 MiB-aligned start at or below
+/// it, off every `avoid` range. A program's pinned host memory can lie within 64 MiB of its
+/// device memory (measured with JAX), so when the first choice would cover some, the start moves
+/// down (up to 64 MiB); failing that the reservation is only the mapping itself, which the
+/// driver may place elsewhere (then the replay says the address is in use).
+fn reservation(m: &Range, avoid: &[Range]) -> Range {
+    let clear = |r: &Range| !avoid.iter().any(|h| h.addr < r.end() && r.addr < h.end());
+    let base = align_down(m.addr, RESERVE_ALIGN);
+    for shift in 0..=2u64 {
+        let Some(start) = base.checked_sub(shift * RESERVE_ALIGN) else {
+            break;
+        };
+        let end = align_up(m.end(), RESERVE_ALIGN).max(start.saturating_add(MIN_RESERVATION));
+        let r = Range {
+            addr: start,
+            size: end - start,
+        };
+        if clear(&r) {
+            return r;
+        }
+    }
+    *m
 }
 
 #[cfg(test)]
@@ -110,23 +123,11 @@ mod tests {
     #[test]
     fn scattered_segments_share_granules_and_reservations() {
         let segs = vec![
-            Segment {
-                addr: 0x7f61_1c80_0000,
-                size: 0x4000,
-                offset: 0,
-            },
-            Segment {
-                addr: 0x7f61_1c80_4000,
-                size: 0x4000,
-                offset: 0x4000,
-            },
-            Segment {
-                addr: 0x7f61_2000_0000,
-                size: 3 << 20,
-                offset: 0x8000,
-            },
+            Segment::device(0x7f61_1c80_0000, 0x4000, 0),
+            Segment::device(0x7f61_1c80_4000, 0x4000, 0x4000),
+            Segment::device(0x7f61_2000_0000, 3 << 20, 0x8000),
         ];
-        let p = plan(&rr(segs.clone()), &segs);
+        let p = plan(&rr(segs.clone()), &segs, &[]);
         assert_eq!(
             p.mappings,
             vec![
@@ -157,10 +158,38 @@ mod tests {
     }
 
     #[test]
+    fn reservations_keep_off_recorded_host_memory() {
+        // JAX's layout: device memory at 0x7f8e14000000, pinned host memory 38 MiB above it.
+        let segs = vec![Segment::device(0x7f8e_1400_0000, 0x20_0000, 0)];
+        let host = Range {
+            addr: 0x7f8e_1660_0000,
+            size: 0x20_0000,
+        };
+        let p = plan(&rr(segs.clone()), &segs, &[host]);
+        let r = p.reservations[0];
+        assert!(
+            r.size >= MIN_RESERVATION && r.addr % RESERVE_ALIGN == 0,
+            "{r:?}"
+        );
+        assert!(r.addr <= 0x7f8e_1400_0000 && r.end() >= 0x7f8e_1420_0000);
+        assert!(
+            r.end() <= host.addr || r.addr >= host.end(),
+            "{r:?} covers {host:?}"
+        );
+        // Boxed in on both sides: only the mapping itself.
+        let below = Range {
+            addr: 0x7f8e_1200_0000,
+            size: 0x20_0000,
+        };
+        let p = plan(&rr(segs.clone()), &segs, &[host, below]);
+        assert_eq!(p.reservations, p.mappings);
+    }
+
+    #[test]
     fn llvm_reserves_the_whole_region() {
         let s = r#"{"ArgOffsets":[],"ArgPtrs":[],"DeviceId":0,"LoopTripCount":0,"Name":"k","NumArgs":0,"NumTeams":1,"NumThreads":1,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[0,0],"VAllocAddr":23335631060992,"VAllocSize":268435456}"#;
         let d = Descriptor::parse(s.as_bytes(), std::path::Path::new("x")).unwrap();
-        let p = plan(&d, &d.segments(49152));
+        let p = plan(&d, &d.segments(49152), &[]);
         assert_eq!(
             p.reservations,
             vec![Range {
@@ -175,7 +204,7 @@ mod tests {
                 size: GRANULE
             }]
         );
-        assert_eq!(plan(&d, &d.segments(0)).mappings, vec![]);
+        assert_eq!(plan(&d, &d.segments(0), &[]).mappings, vec![]);
     }
 
     #[test]
@@ -183,7 +212,7 @@ mod tests {
         // BumpAllocVAStart 0x7fd7f6000000 (32 MiB-aligned), 8 KiB used.
         let s = r#"{"ArgOffsets":[],"ArgPtrs":[],"BumpAllocVAStart":140565521891328,"DeviceId":0,"DeviceMemorySize":8192,"LoopTripCount":0,"Name":"k","NumArgs":0,"NumTeamsClause":1,"ThreadLimitClause":1}"#;
         let d = Descriptor::parse(s.as_bytes(), std::path::Path::new("k.json")).unwrap();
-        let p = plan(&d, &d.segments(8192));
+        let p = plan(&d, &d.segments(8192), &[]);
         assert_eq!(
             p.mappings,
             vec![Range {

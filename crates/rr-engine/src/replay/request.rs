@@ -93,7 +93,17 @@ pub struct ReplayRequest {
     pub output_dir: Option<PathBuf>,
     /// The run this replay belongs to; every event carries it.
     pub run_id: u64,
+    /// Refuse to run when a parameter word points outside the recorded memory (otherwise a
+    /// warning).
+    pub strict: bool,
+    /// A kernel still running after this many seconds ends the replay with a message (0: no
+    /// limit).
+    pub kernel_timeout: f64,
 }
+
+/// The default of `--kernel-timeout`: far beyond any kernel a replay is used for, short enough
+/// that a kernel waiting for a host thread that is not there does not look like a hang.
+pub const DEFAULT_KERNEL_TIMEOUT: f64 = 30.0;
 
 impl ReplayRequest {
     pub fn new(descriptor: PathBuf) -> ReplayRequest {
@@ -109,6 +119,8 @@ impl ReplayRequest {
             save_output: false,
             output_dir: None,
             run_id: 1,
+            strict: false,
+            kernel_timeout: DEFAULT_KERNEL_TIMEOUT,
         }
     }
 
@@ -153,11 +165,17 @@ impl ReplayRequest {
         opt("--block", o.block.map(dim));
         opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
         opt("--device-id", o.device_id.map(|x| x.to_string()));
+        opt(
+            "--kernel-timeout",
+            (self.kernel_timeout != DEFAULT_KERNEL_TIMEOUT)
+                .then(|| self.kernel_timeout.to_string()),
+        );
         for (flag, on) in [
             ("--verify", self.verify == Verify::Bytes),
             ("--cold", self.cold),
             ("--save-output", self.save_output),
             ("--ignore-limits", o.ignore_limits),
+            ("--strict", self.strict),
         ] {
             if on {
                 v.push(flag.into());

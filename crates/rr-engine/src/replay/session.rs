@@ -7,12 +7,12 @@
 //! the session usable (go on with the next configuration); a sticky fault poisons the context
 //! (this process must end and a fresh one continue).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rr_cuda::timing::Probes;
 use rr_cuda::{
-    nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, LaunchConfig,
-    Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
+    nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, HostMemory,
+    LaunchConfig, Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
 };
 use rr_format::globals::Globals;
 use rr_format::image::{self, ImageKind};
@@ -21,8 +21,10 @@ use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
 use super::launch;
+use super::objects::{self, ReplayObjects};
 use super::protocol::{ErrorKind, Event};
 use super::timing::{Measurement, TimingPolicy};
+use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
 
@@ -118,7 +120,17 @@ enum Pristine {
 pub struct Session {
     pub device: DeviceInfo,
     // Field order is drop order: device objects first, the context last.
+    watchdog: Option<Watchdog>,
     params: Params,
+    /// Texture and surface objects, and the CUDA arrays behind them.
+    objects: ReplayObjects,
+    /// Page-locked host memory at its recorded addresses.
+    host: HostMemory,
+    /// `(address, snapshot offset, length)` of host segments.
+    host_copies: Vec<(u64, usize, usize)>,
+    /// The input bytes of host segments and arrays, by snapshot offset (restored by the CPU
+    /// and by array copies; device segments come from `pristine`).
+    side_input: Vec<(usize, Vec<u8>)>,
     start: CudaEvent,
     end: CudaEvent,
     pristine: Pristine,
@@ -147,11 +159,15 @@ impl Session {
     /// Prepare `inst` on device `device_id`. `placeholders` (taken at process start over the
     /// ranges to reserve) are released right before the driver initialises. With
     /// `keep_pristine`, a copy of the input is kept so any number of launches can follow.
+    ///
+    /// With `kernel_timeout`, a kernel still running after that long ends the process with a
+    /// message ([`super::watchdog`]).
     pub fn open(
         inst: &ReplayInstance,
         device_id: i32,
         keep_pristine: bool,
         placeholders: &mut Placeholders,
+        kernel_timeout: Option<Duration>,
         progress: &mut dyn FnMut(Event),
     ) -> Result<Session> {
         let d = &inst.descriptor;
@@ -192,12 +208,14 @@ impl Session {
                 inst.plan.mapped_bytes()
             ),
         });
+        let reserve_error = |e| match e {
+            ReserveError::AddressInUse(m) => Error::AddressInUse(m),
+            ReserveError::Cuda(c) => Error::Cuda(c),
+        };
         let memory =
             ExactMemory::reserve_and_map(&inst.plan.reservations, &inst.plan.mappings, device_id)
-                .map_err(|e| match e {
-                ReserveError::AddressInUse(m) => Error::AddressInUse(m),
-                ReserveError::Cuda(c) => Error::Cuda(c),
-            })?;
+                .map_err(reserve_error)?;
+        let host_mem = HostMemory::map(&inst.host, placeholders).map_err(reserve_error)?;
 
         // 2. Module, kernel, parameters, globals.
         let (image_bytes, image_info) = image::read(&inst.image)?;
@@ -229,7 +247,14 @@ impl Session {
         })?;
         let (buf, slots) = launch::parameters(d);
         let json = inst.files.json();
-        let params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
+        let mut params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
+        let objects = objects::create(inst, &mut params)?;
+        for note in &objects.notes {
+            progress(Event::Phase {
+                name: "note".into(),
+                detail: note.clone(),
+            });
+        }
         let recorded_globals = inst.globals.clone();
         let kernel = Kernel::bind(&module, &d.name, &params, &recorded_globals, inst)?;
         let ptx = matches!(image_info.kind, ImageKind::Ptx { .. }).then_some(image_bytes);
@@ -259,9 +284,21 @@ impl Session {
         input.check_intact()?;
         drop(input);
         let copies = inst.copies();
+        let host_copies = inst.host_copies();
+        let side_input: Vec<(usize, Vec<u8>)> = host_copies
+            .iter()
+            .map(|&(_, off, len)| (off, host.as_slice()[off..off + len].to_vec()))
+            .chain(
+                objects
+                    .arrays
+                    .iter()
+                    .map(|&(_, off, len)| (off, host.as_slice()[off..off + len].to_vec())),
+            )
+            .collect();
         let t = Instant::now();
         memory.upload(&stream, &host_slices(&copies, host.as_slice()))?;
         let first_restore = t.elapsed().as_secs_f64();
+        restore_side(&host_mem, &host_copies, &objects, &side_input)?;
         let pristine = if !keep_pristine || inst.input_len == 0 {
             Pristine::None
         } else {
@@ -301,9 +338,26 @@ impl Session {
                 None
             }
         };
+        let watchdog = kernel_timeout.map(|limit| {
+            let what = if inst.host.is_empty() {
+                String::new()
+            } else {
+                let at: Vec<String> = inst.host.iter().map(|r| format!("{:#x}", r.addr)).collect();
+                format!(
+                    ": it may be waiting for host memory (recorded at {}) that another thread of the recorded program wrote while it ran, which a replay cannot reproduce",
+                    at.join(", ")
+                )
+            };
+            Watchdog::start(limit, what)
+        });
         Ok(Session {
             device: info,
+            watchdog,
             params,
+            objects,
+            host: host_mem,
+            host_copies,
+            side_input,
             start: CudaEvent::new()?,
             end: CudaEvent::new()?,
             pristine,
@@ -339,6 +393,13 @@ impl Session {
                     )))
                 }
             }
+            .map_err(classify)?;
+            restore_side(
+                &self.host,
+                &self.host_copies,
+                &self.objects,
+                &self.side_input,
+            )
             .map_err(classify)?;
             self.dirty = false;
         }
@@ -405,7 +466,12 @@ impl Session {
         }
         drop(held);
         let t0 = Instant::now();
-        self.stream.synchronize().map_err(classify)?;
+        let stream = &self.stream;
+        match &self.watchdog {
+            Some(w) => w.watch(|| stream.synchronize()),
+            None => stream.synchronize(),
+        }
+        .map_err(classify)?;
         let mut host_ns = t0.elapsed().as_nanos() as f64;
         let ms = self.start.elapsed_ms(&self.end).map_err(classify)?;
         let clock_mhz = match self.probes.as_mut() {
@@ -564,6 +630,16 @@ impl Session {
                 .download(addr, &mut out[off..off + len])
                 .map_err(classify)?;
         }
+        for &(addr, off, len) in &self.host_copies {
+            self.host
+                .read(addr, &mut out[off..off + len])
+                .map_err(classify)?;
+        }
+        for (array, off, len) in &self.objects.arrays {
+            array
+                .download(&mut out[*off..off + len])
+                .map_err(classify)?;
+        }
         Ok(())
     }
 
@@ -616,6 +692,29 @@ impl Session {
     pub fn mem_info(&self) -> rr_cuda::Result<(usize, usize)> {
         self.context.mem_info()
     }
+}
+
+/// Put the recorded input of host segments and CUDA arrays back (no kernel is running).
+fn restore_side(
+    host: &HostMemory,
+    host_copies: &[(u64, usize, usize)],
+    objects: &ReplayObjects,
+    side_input: &[(usize, Vec<u8>)],
+) -> rr_cuda::Result<()> {
+    let bytes_at = |off: usize| {
+        side_input
+            .iter()
+            .find(|(o, _)| *o == off)
+            .map(|(_, b)| b.as_slice())
+            .unwrap_or(&[])
+    };
+    for &(addr, off, _) in host_copies {
+        host.write(addr, bytes_at(off))?;
+    }
+    for (array, off, _) in &objects.arrays {
+        array.upload(bytes_at(*off))?;
+    }
+    Ok(())
 }
 
 /// The host bytes of each segment, paired with its device address.

@@ -97,14 +97,7 @@ mod tests {
     use rr_format::descriptor::Segment;
 
     fn map(size: u64) -> MemoryMap {
-        MemoryMap::from_parts(
-            vec![Segment {
-                addr: 0x1000,
-                size,
-                offset: 0,
-            }],
-            &[],
-        )
+        MemoryMap::from_parts(vec![Segment::device(0x1000, size, 0)], &[])
     }
     fn f32s(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|f| f.to_le_bytes()).collect()

@@ -1,0 +1,325 @@
+//! Recording one launch: a stream launch (between its enter and exit callbacks, the program
+//! launching it) or a kernel node of a graph (the recorder launching it). Before the kernel:
+//! synchronise, choose the memory it can reach (live allocations, mapped host memory, the CUDA
+//! arrays behind the texture and surface objects it takes), read the module's globals and
+//! snapshot it all. After it: synchronise, snapshot again, write the instance.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rr_cuda::cupti::{self, CapturedResource, KernelFunction};
+use rr_format::objects::{ObjectArg, OutsideWord, Resource, SegmentKind};
+use rr_format::report::ReportRow;
+
+use crate::config::Snapshot;
+use crate::images::Image;
+use crate::memory::{pointed_to, Live};
+use crate::pipeline::Source;
+use crate::recorder::{lock, Recorder};
+use crate::select::LaunchKey;
+use crate::stats::Reason;
+use crate::write;
+
+/// What is known of a launch the selection rules picked.
+pub struct LaunchSpec {
+    pub key: LaunchKey,
+    pub occurrence: u64,
+    pub function: KernelFunction,
+    /// Modules loaded while the kernel was resolved (see `Images::resolve`).
+    pub loaded_now: Vec<u32>,
+    pub params: Vec<u8>,
+    pub layout: Vec<(usize, usize)>,
+    pub cluster: Option<[u32; 3]>,
+    pub cooperative: bool,
+    pub context: u64,
+    pub from_graph: bool,
+}
+
+/// A launch recorded up to its kernel, waiting for the kernel's end.
+pub struct Pending {
+    spec: LaunchSpec,
+    device: i32,
+    sources: Vec<Source>,
+    kinds: Vec<SegmentKind>,
+    inputs: Vec<String>,
+    image: Arc<Image>,
+    globals: Vec<(String, Vec<u8>)>,
+    objects: Vec<ObjectArg>,
+    outside: Vec<OutsideWord>,
+    unreplayable: Option<String>,
+    started: Instant,
+}
+
+/// The texture and surface objects a launch passes, the arrays behind them (as extra sources)
+/// and why the instance cannot be replayed, if it cannot.
+struct Passed {
+    objects: Vec<ObjectArg>,
+    arrays: Vec<Source>,
+    /// Allocations holding the linear memory of objects (they may hold no argument pointer).
+    memory: Vec<u64>,
+    unreplayable: Option<String>,
+}
+
+impl Recorder {
+    /// Before the kernel. `Ok(Err(reason))`: this launch is not recorded (the program goes on);
+    /// `Err`: recording must stop.
+    pub(crate) fn record_before(
+        &self,
+        spec: LaunchSpec,
+    ) -> Result<Result<Pending, Reason>, String> {
+        let device = cupti::current_device().map_err(|e| e.to_string())?;
+        if self.cfg.device.is_some_and(|d| d != device) {
+            return Ok(Err(Reason::OtherDevice));
+        }
+        let module = spec.function.module().map_err(|e| e.to_string())?;
+        let image = lock(&self.state)
+            .images
+            .resolve(module, &spec.loaded_now, &spec.key.kernel);
+        let Some(image) = image else {
+            return Ok(Err(Reason::NoImage));
+        };
+        cupti::synchronize().map_err(|e| e.to_string())?;
+        let words = rr_format::memory::words_of(
+            &spec.params,
+            spec.layout.iter().map(|&(o, s)| (o as u32, s as u32)),
+        );
+        let passed = self.passed(&words)?;
+        let memory: Vec<Live> = {
+            let st = lock(&self.state);
+            match self.cfg.snapshot {
+                Snapshot::All => st.allocations.live(spec.context),
+                Snapshot::Args => {
+                    let mut v = pointed_to(&st.allocations, spec.context, &spec.params);
+                    for &a in &passed.memory {
+                        v.extend(st.allocations.containing(spec.context, a));
+                    }
+                    v.sort_unstable_by_key(|l| l.addr);
+                    v.dedup();
+                    v
+                }
+            }
+        };
+        let outside = outside_words(&words, &memory, &passed.objects);
+        let mut sources: Vec<Source> = memory
+            .iter()
+            .map(|l| Source::Memory {
+                addr: l.addr,
+                size: l.size,
+            })
+            .collect();
+        let mut kinds: Vec<SegmentKind> = memory
+            .iter()
+            .map(|l| {
+                if l.host {
+                    SegmentKind::Host
+                } else {
+                    SegmentKind::Device
+                }
+            })
+            .collect();
+        for a in &passed.arrays {
+            if let Source::Array { desc, .. } = a {
+                kinds.push(SegmentKind::Array(*desc));
+            }
+            sources.push(*a);
+        }
+        // Objects name their array by segment: arrays follow the memory segments, in order.
+        let objects = passed
+            .objects
+            .into_iter()
+            .map(|mut o| {
+                if let Resource::Array { segment } = &mut o.resource {
+                    *segment += memory.len();
+                }
+                o
+            })
+            .collect();
+        let mut globals = Vec::new();
+        for (name, _) in image.globals() {
+            // Symbols that are not variables of this module are skipped.
+            let Ok((addr, size)) = cupti::module_global(module, &name) else {
+                continue;
+            };
+            let mut value = vec![0u8; size];
+            cupti::read_device(addr, &mut value).map_err(|e| e.to_string())?;
+            globals.push((name, value));
+        }
+        let inputs = self.snapshot(&sources)?;
+        Ok(Ok(Pending {
+            spec,
+            device,
+            sources,
+            kinds,
+            inputs,
+            image,
+            globals,
+            objects,
+            outside,
+            unreplayable: passed.unreplayable,
+            started: Instant::now(),
+        }))
+    }
+
+    /// After the kernel: the output snapshot and the instance's files.
+    pub(crate) fn record_after(&self, p: Pending) -> Result<(), String> {
+        cupti::synchronize().map_err(|e| e.to_string())?;
+        let elapsed = p.started.elapsed().as_nanos() as u64;
+        let outputs = if self.cfg.output {
+            Some(self.snapshot(&p.sources)?)
+        } else {
+            None
+        };
+        let image_file = p.image.file_name();
+        let segments: Vec<(u64, u64, SegmentKind)> = p
+            .sources
+            .iter()
+            .zip(&p.kinds)
+            .map(|(s, k)| match *s {
+                Source::Memory { addr, size } => (addr, size, *k),
+                Source::Array { size, .. } => (0, size, *k),
+            })
+            .collect();
+        let key = &p.spec.key;
+        let json = write::instance(
+            &self.dir,
+            &write::Instance {
+                kernel: &key.kernel,
+                grid: key.grid,
+                block: key.block,
+                shared_mem: key.shared_mem,
+                device: p.device,
+                params: p.spec.params.clone(),
+                layout: &p.spec.layout,
+                cluster: p.spec.cluster,
+                cooperative: p.spec.cooperative,
+                occurrence: p.spec.occurrence,
+                segments: &segments,
+                inputs: &p.inputs,
+                outputs: outputs.as_deref(),
+                image: &p.image.bytes,
+                image_file: &image_file,
+                globals: &p.globals,
+                objects: &p.objects,
+                from_graph: p.spec.from_graph,
+                outside: &p.outside,
+                unreplayable: p.unreplayable.as_deref(),
+            },
+        )
+        .map_err(|e| format!("{e} (is the disk full?)"))?;
+        {
+            let mut st = lock(&self.state);
+            if let Some(s) = st.selector.as_mut() {
+                s.recorded(key);
+            }
+            st.stats.recorded += 1;
+            st.rows.push((
+                ReportRow {
+                    json_file: json,
+                    kernel_name: key.kernel.clone(),
+                    time_ns: Some(elapsed),
+                    occurrences: None,
+                },
+                p.spec.key,
+            ));
+        }
+        self.write_report();
+        self.send_progress("instance", None);
+        Ok(())
+    }
+
+    /// The objects among the parameter words, with their arrays read from the driver.
+    fn passed(&self, words: &[(u32, u64)]) -> Result<Passed, String> {
+        let found = lock(&self.state).objects.passed(words);
+        let mut out = Passed {
+            objects: Vec::new(),
+            arrays: Vec::new(),
+            memory: Vec::new(),
+            unreplayable: None,
+        };
+        let mut array_handles: Vec<u64> = Vec::new();
+        for (offset, handle, o) in found {
+            let resource = match o.resource {
+                CapturedResource::Memory(r) => {
+                    if let Some((addr, _)) = r.memory() {
+                        out.memory.push(addr);
+                    }
+                    r
+                }
+                CapturedResource::Array(a) => {
+                    let i = match array_handles.iter().position(|&h| h == a) {
+                        Some(i) => i,
+                        None => {
+                            let desc =
+                                rr_cuda::objects::array_desc(a).map_err(|e| e.to_string())?;
+                            if let Some(p) = desc.problem() {
+                                out.unreplayable.get_or_insert(format!(
+                                    "the {} object at parameter byte {offset} reads a CUDA array rr-tui cannot record: {p}",
+                                    o.kind.name()
+                                ));
+                                continue;
+                            }
+                            let Some(size) = desc.bytes() else { continue };
+                            array_handles.push(a);
+                            out.arrays.push(Source::Array {
+                                handle: a,
+                                desc,
+                                size,
+                            });
+                            array_handles.len() - 1
+                        }
+                    };
+                    Resource::Array { segment: i }
+                }
+                CapturedResource::Mipmapped => {
+                    out.unreplayable.get_or_insert(format!(
+                        "the {} object at parameter byte {offset} reads a mipmapped array, which rr-tui does not record",
+                        o.kind.name()
+                    ));
+                    Resource::MipmappedArray
+                }
+                CapturedResource::Unknown(t) => {
+                    out.unreplayable.get_or_insert(format!(
+                        "the {} object at parameter byte {offset} reads a resource of unknown type {t}",
+                        o.kind.name()
+                    ));
+                    continue;
+                }
+            };
+            out.objects.push(ObjectArg {
+                offset,
+                kind: o.kind,
+                handle,
+                resource,
+                texture: o.texture,
+                view: o.view,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Parameter words the driver knows as CUDA memory (device, host or managed) but that lie
+/// outside every recorded segment: a replay would not have that memory.
+fn outside_words(words: &[(u32, u64)], memory: &[Live], objects: &[ObjectArg]) -> Vec<OutsideWord> {
+    words
+        .iter()
+        .filter(|(off, _)| !objects.iter().any(|o| o.offset == *off))
+        .filter(|(_, v)| {
+            !memory
+                .iter()
+                .any(|l| *v >= l.addr && *v < l.addr.saturating_add(l.size))
+        })
+        .filter_map(|&(offset, value)| {
+            // Small values are counts and indices; the driver is not asked about them.
+            if !(1 << 32..rr_format::memory::USER_SPACE_END).contains(&value) {
+                return None;
+            }
+            let what = rr_cuda::objects::memory_kind(value)?;
+            Some(OutsideWord {
+                offset,
+                value,
+                what: what.to_string(),
+            })
+        })
+        .collect()
+}

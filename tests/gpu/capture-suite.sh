@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# What modern stacks run (sourced by run-suite.sh, which defines ok/bad/expect/$W/$RR/$LOG):
+# kernels inside CUDA graphs (PyTorch capture, torch.compile reduce-overhead, JAX command
+# buffers, the explicit graph API), pinned host memory, textures and surfaces, arguments that
+# point outside the recorded memory, a kernel that waits for a thread a replay does not have, the
+# recorder's account of what it did not record, and the launch-storm overhead of both ways the
+# recorder sees launches. Every program runs plainly and recorded with the same result, and
+# every recorded instance replays at its recorded addresses and verifies.
+SAMPLES=tests/gpu/samples
+echo "== recorder: graphs, host memory, textures" | tee -a "$LOG"
+mkdir -p "$W/samples"
+for s in graph_api host_memory textures bench_record; do
+  [ -x "$W/samples/$s" ] || nvcc -O2 -arch=sm_90 -o "$W/samples/$s" "$SAMPLES/$s.cu" >>"$LOG" 2>&1 || bad "nvcc $s"
+done
+# count_graph DIR: instances recorded from graph launches
+count_graph() { python3 -c "import json,glob,sys; print(sum(bool(json.load(open(f)).get('FromGraph')) for f in glob.glob(sys.argv[1] + '/*.json')))" "$1"; }
+# capture NAME RECORD_OPTIONS -- command...: record, compare results, replay and verify everything
+capture() {
+  local name=$1 opts=$2; shift 3
+  local plain rec dir="$W/cap-$name"
+  plain=$("$@" 2>>"$LOG" | tail -n 1)
+  # shellcheck disable=SC2086
+  "$RR" record --dir "$dir" $opts -- "$@" >"$W/cap-$name.out" 2>"$W/cap-$name.err"; local rc=$?
+  rec=$(tail -n 1 "$W/cap-$name.out")
+  cat "$W/cap-$name.err" >>"$LOG"
+  if [ "$rc" -ne 0 ] || [ -z "$plain" ] || [ "$plain" != "$rec" ]; then
+    bad "record $name: the program's result is unchanged" "exit $rc, plain '$plain', recorded '$rec': $(tail -n 3 "$W/cap-$name.err" | tr '\n' ' ')"; return
+  fi
+  local n=0 failed=0
+  for j in "$dir"/*.json; do
+    [ -e "$j" ] || continue
+    n=$((n+1))
+    if ! "$RR" replay "$j" --verify >"$W/replay.txt" 2>&1; then
+      failed=$((failed+1)); cat "$W/replay.txt" >>"$LOG"
+      echo "  replay failed: $(basename "$j"): $(grep -m1 -E 'rror|differ' "$W/replay.txt")" | tee -a "$LOG"
+    fi
+  done
+  local graph; graph=$(count_graph "$dir")
+  [ "$n" -gt 0 ] && [ "$failed" -eq 0 ] && ok "record $name: result unchanged ($rec); all $n instance(s) replay and verify, $graph from graph launches" \
+    || bad "record $name: replay" "$failed of $n instance(s) failed"
+  grep -q "launches:.*seen" "$W/cap-$name.err" && ok "record $name: says what it saw, selected and recorded" || bad "record $name: summary" "$(tail -n 2 "$W/cap-$name.err" | tr '\n' ' ')"
+  echo "$graph" >"$W/cap-$name.graph"
+}
+graph_at_least() { # NAME N
+  local g; g=$(cat "$W/cap-$1.graph" 2>/dev/null || echo 0)
+  [ "${g:-0}" -ge "$2" ] && ok "record $1: $g instance(s) from inside CUDA graphs (>= $2)" || bad "record $1: graph instances" "$g < $2"
+}
+
+capture graph_api "" -- "$W/samples/graph_api"
+graph_at_least graph_api 3
+"$RR" check --strict "$W/cap-graph_api" >>"$LOG" 2>&1 && ok "record graph_api: check --strict" || bad "record graph_api: check --strict"
+# After cuGraphExecKernelNodeSetParams and cuGraphExecUpdate: later executions of the nodes.
+capture graph_api_updated "--kernels k_sum|k_square --occurrence 3" -- "$W/samples/graph_api"
+graph_at_least graph_api_updated 2
+capture torch_capture "" -- python3 "$SAMPLES/torch_graphs.py" capture
+graph_at_least torch_capture 1
+capture torch_compile "--occurrence 2" -- python3 "$SAMPLES/torch_graphs.py" compile
+graph_at_least torch_compile 1
+capture jax "" -- python3 "$SAMPLES/jax_graphs.py"
+graph_at_least jax 1
+"$RR" report "$W/cap-torch_capture" >"$W/report.txt" 2>>"$LOG"
+grep -q "^=== End Kernel Record Report ===" "$W/report.txt" && grep -A1 "^=== End Kernel Record Report ===" "$W/report.txt" | grep -q "^rr-tui: launches:" \
+  && ok "report prints the recorder's account after LLVM's table" || bad "report trailer" "$(tail -n 3 "$W/report.txt" | tr '\n' ' ')"
+cp "$W/report.txt" "$OUTDIR/capture-report.txt" 2>/dev/null
+
+capture host_memory "" -- "$W/samples/host_memory"
+python3 -c "import json,glob,sys; sys.exit(0 if any(s.get('Kind') == 'host' for f in glob.glob(sys.argv[1] + '/*.json') for s in json.load(open(f))['Segments']) else 1)" "$W/cap-host_memory" \
+  && ok "host memory is recorded as segments of its own kind" || bad "host memory segments"
+capture textures "" -- "$W/samples/textures"
+python3 - "$W/cap-textures" <<'PY' && ok "texture and surface objects and their CUDA arrays are recorded" || bad "texture objects"
+import glob, json, sys
+kinds, arrays = set(), 0
+for f in glob.glob(sys.argv[1] + "/*.json"):
+    d = json.load(open(f))
+    kinds |= {o["Kind"] for o in d.get("Objects", [])}
+    arrays += sum(s.get("Kind") == "array" for s in d["Segments"])
+print("objects:", sorted(kinds), "array segments:", arrays)
+sys.exit(0 if kinds == {"texture", "surface"} and arrays >= 2 else 1)
+PY
+T=$(grep -l k_tex_array "$W"/cap-textures/*.json | head -1)
+expect "inspect shows a texture object" 0 "texture object .* linear filtering" -- "$RR" inspect "$T"
+
+# Arguments outside the recorded memory: named by record, check and replay; --strict refuses.
+"$RR" record --dir "$W/cap-global" -- "$W/samples/host_memory" global >/dev/null 2>"$W/global.err"; cat "$W/global.err" >>"$LOG"
+grep -q "points outside the recorded memory" "$W/global.err" && ok "record names an argument outside the recorded memory" || bad "record outside warning" "$(tail -n 3 "$W/global.err" | tr '\n' ' ')"
+G=$(ls "$W"/cap-global/*.json | head -1)
+expect "check warns about it" 0 "warning: argument 0 = 0x[0-9a-f]+ \(device memory when recorded\) points outside" -- "$RR" check "$W/cap-global"
+expect "replay --strict refuses it" 1 "refuses to run" -- "$RR" replay "$G" --strict
+
+# A kernel that waited for another thread of the program: the replay's watchdog names it.
+"$RR" record --dir "$W/cap-wait" -- "$W/samples/host_memory" wait >>"$LOG" 2>&1 && ok "record a kernel waiting on host memory" || bad "record wait"
+WJ=$(ls "$W"/cap-wait/*.json 2>/dev/null | head -1)
+expect "watchdog ends a replay whose kernel waits for a thread that is not there" 1 "has not finished after 3 s: it may be waiting for host memory" -- timeout 60 "$RR" replay "$WJ" --kernel-timeout 3
+
+# Both ways of seeing launches record the same instances.
+"$RR" record --dir "$W/cap-cupti-torch" --launch-hooks cupti -- python3 "$SAMPLES/torch_ops.py" >/dev/null 2>>"$LOG"
+"$RR" record --dir "$W/cap-interpose-torch" -- python3 "$SAMPLES/torch_ops.py" >/dev/null 2>>"$LOG"
+a=$(ls "$W"/cap-cupti-torch/*.json 2>/dev/null | xargs -n1 basename | sort | tr '\n' ' '); b=$(ls "$W"/cap-interpose-torch/*.json 2>/dev/null | xargs -n1 basename | sort | tr '\n' ' ')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "interposed entry points and CUPTI callbacks record the same instances (PyTorch + cuBLAS + Triton)" || bad "launch hooks differ" "cupti: $a; interpose: $b"
+grep -h "launches were seen" "$W"/cap-interpose-torch/report.txt "$W"/cap-cupti-torch/report.txt >>"$LOG" 2>&1
+grep -q "own driver entry points" "$W/cap-interpose-torch/report.txt" && ok "rr-tui record preloads the recorder (interposed launches)" || bad "interposition not active" "$(grep -h 'launches were seen' "$W"/cap-interpose-torch/report.txt)"
+
+echo "== recorder: launch-storm overhead" | tee -a "$LOG"
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+gcc -O2 -shared -fPIC -o "$W/libcupti_probe.so" tests/gpu/probes/cupti_probe.c -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" -L"$CUDA/lib64" -lcupti -lcuda >>"$LOG" 2>&1
+gcc -O2 -shared -fPIC -o "$W/libprocaddr_hook.so" tests/gpu/probes/procaddr_hook.c -I"$CUDA/include" -ldl >>"$LOG" 2>&1
+P="CUDA_INJECTION64_PATH=$W/libcupti_probe.so,LD_LIBRARY_PATH=$CUDA/lib64,PROBE_MODE"
+{
+  echo "launch-bound: 200000 launches of a ~3 us kernel, recorder loaded and recording nothing, 13 interleaved rounds;"
+  echo "where the time goes: an injection library alone, CUPTI initialised, subscribed, with launch callbacks, an LD_PRELOAD hook alone"
+  python3 tests/gpu/probes/storm.py 13 "$W/samples/bench_record" 200000 4096 plain=: \
+    "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --" \
+    "rr-tui-cupti=:$RR record --dir $W/storm --overwrite --launch-hooks cupti --kernels ^nothing$ --" \
+    "inject-only=$P=inject-only:" "cupti-unsubscr=$P=unsubscribed:" \
+    "cupti-subscribed=$P=floor-none:" "cupti-launch-cb=$P=floor-launch:" \
+    "preload-hook=LD_PRELOAD=$W/libprocaddr_hook.so:"
+  echo "GPU-bound: 50000 launches of a ~20 us kernel, 5 interleaved rounds"
+  python3 tests/gpu/probes/storm.py 5 "$W/samples/bench_record" 50000 8388608 plain=: \
+    "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --" \
+    "rr-tui-cupti=:$RR record --dir $W/storm --overwrite --launch-hooks cupti --kernels ^nothing$ --"
+} 2>&1 | tee -a "$LOG" "$OUTDIR/storm.txt"
+ratio=$(awk '$1 == "rr-tui" { for (i = 1; i <= NF; i++) if ($i == "ratio") { print $(i + 1); exit } }' "$OUTDIR/storm.txt")
+python3 -c "import sys; sys.exit(0 if float('${ratio:-9}') <= 1.05 else 1)" && ok "launch storm with the recorder loaded: ${ratio} x plain (goal <= 1.05)" || bad "launch storm overhead" "${ratio} x plain"
