@@ -25,19 +25,7 @@ rr-tui: launches were seen through the recorder's own driver entry points (prelo
 /// A copy of the format-2 fixture with the recorder's report (and its trailer).
 fn recording() -> (tempfile::TempDir, PathBuf) {
     let (t, dir) = fixture_copy("rrtui-v2-stencil3d");
-    let rows: Vec<rr_format::report::ReportRow> = rr_format::RecordDir::open(&dir)
-        .unwrap()
-        .report_rows()
-        .0
-        .into_iter()
-        .map(|r| rr_format::report::ReportRow {
-            time_ns: Some(1500),
-            occurrences: Some(1),
-            ..r
-        })
-        .collect();
-    let text = rr_format::report::render("/tmp/recorded/here", None, &rows) + TRAILER;
-    std::fs::write(dir.join("report.txt"), text).unwrap();
+    write_report(&dir, TRAILER);
     (t, dir)
 }
 

@@ -2,6 +2,8 @@
 //! Every screen at the smallest supported terminal (80×24) and a large one (200×60). Paths are
 //! relative to the package root, where cargo runs integration tests.
 
+mod common;
+
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -611,31 +613,10 @@ fn instances_with_the_recorders_account() {
     let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-recorder");
     let _ = std::fs::remove_dir_all(&base);
     let dir = base.join("rec");
-    std::fs::create_dir_all(&dir).unwrap();
-    for e in std::fs::read_dir("record-fixtures/rrtui-v2-stencil3d").unwrap() {
-        let e = e.unwrap();
-        let to = dir.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-            for f in std::fs::read_dir(e.path()).unwrap() {
-                let f = f.unwrap();
-                std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
-            }
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
-    let rows: Vec<rr_format::report::ReportRow> = rr_format::RecordDir::open(&dir)
-        .unwrap()
-        .report_rows()
-        .0
-        .into_iter()
-        .map(|r| rr_format::report::ReportRow {
-            time_ns: Some(1500),
-            occurrences: Some(3),
-            ..r
-        })
-        .collect();
+    common::copy_dir(
+        std::path::Path::new("record-fixtures/rrtui-v2-stencil3d"),
+        &dir,
+    );
     let summary = rr_format::report::RecorderSummary {
         seen: 95,
         selected: 25,
@@ -645,9 +626,10 @@ fn instances_with_the_recorders_account() {
             (2, "inside CUDA graphs holding a conditional node".into()),
         ],
     };
-    let text = rr_format::report::render("/tmp/rec", None, &rows)
-        + &rr_format::report::render_trailer(Some(&summary), &[]);
-    std::fs::write(dir.join("report.txt"), text).unwrap();
+    common::write_report(
+        &dir,
+        &rr_format::report::render_trailer(Some(&summary), &[]),
+    );
     for (w, h) in SIZES {
         let mut a = rr_tui::tui::load_app(dir.clone(), Err("no GPU".into()), base.clone()).unwrap();
         a.update(Msg::Resize(w, h));

@@ -119,6 +119,16 @@ fn real(which: usize) -> *mut c_void {
     REAL[which].load(Ordering::Acquire)
 }
 
+/// The real function `which` as a function pointer of type `F` (its C signature).
+///
+/// # Safety
+/// `F` is the signature of the function at `NAMES[which]`.
+unsafe fn real_as<F: Copy>(which: usize) -> Option<F> {
+    let p = real(which);
+    // SAFETY: the caller's contract; a function pointer has the size of a data pointer here.
+    (!p.is_null()).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
+}
+
 /// Our wrappers, by the index of the function they wrap.
 fn wrapper(which: usize) -> *mut c_void {
     match which {
@@ -212,13 +222,12 @@ pub unsafe extern "C" fn gpa2(
     flags: u64,
     status: *mut c_int,
 ) -> u32 {
-    let r = real(GPA2);
-    if r.is_null() {
+    // SAFETY: cuGetProcAddress_v2 has this signature.
+    let Some(real_fn) = (unsafe { real_as::<Gpa2>(GPA2) }) else {
         return NOT_FOUND;
-    }
-    // SAFETY: the real function of this signature, called with the caller's arguments.
-    let res =
-        unsafe { std::mem::transmute::<*mut c_void, Gpa2>(r)(symbol, pfn, version, flags, status) };
+    };
+    // SAFETY: the real function, called with the caller's arguments.
+    let res = unsafe { real_fn(symbol, pfn, version, flags, status) };
     if res == 0 && !symbol.is_null() && !pfn.is_null() {
         // SAFETY: the driver succeeded: `*pfn` is its answer for `symbol`.
         unsafe { swap_proc(symbol, pfn, version, flags) };
@@ -236,12 +245,12 @@ pub unsafe extern "C" fn gpa1(
     version: c_int,
     flags: u64,
 ) -> u32 {
-    let r = real(GPA1);
-    if r.is_null() {
+    // SAFETY: CUDA 11's cuGetProcAddress has this signature.
+    let Some(real_fn) = (unsafe { real_as::<Gpa1>(GPA1) }) else {
         return NOT_FOUND;
-    }
-    // SAFETY: the real function of this signature, called with the caller's arguments.
-    let res = unsafe { std::mem::transmute::<*mut c_void, Gpa1>(r)(symbol, pfn, version, flags) };
+    };
+    // SAFETY: the real function, called with the caller's arguments.
+    let res = unsafe { real_fn(symbol, pfn, version, flags) };
     if res == 0 && !symbol.is_null() && !pfn.is_null() {
         // SAFETY: as in `gpa2`.
         unsafe { swap_proc(symbol, pfn, version, flags) };
@@ -288,12 +297,10 @@ macro_rules! launch_wrapper {
             params: *mut *mut c_void,
             extra: *mut *mut c_void,
         ) -> u32 {
-            let r = real($which);
-            if r.is_null() {
+            // SAFETY: cuLaunchKernel (and _ptsz) have this signature.
+            let Some(real_fn) = (unsafe { real_as::<Launch>($which) }) else {
                 return NOT_FOUND;
-            }
-            // SAFETY: the real function of this signature.
-            let real_fn = unsafe { std::mem::transmute::<*mut c_void, Launch>(r) };
+            };
             let mut correlation = 0u64;
             let call = LaunchCall::new(
                 LaunchKind::Plain,
@@ -326,38 +333,19 @@ macro_rules! launch_ex_wrapper {
             params: *mut *mut c_void,
             extra: *mut *mut c_void,
         ) -> u32 {
-            let r = real($which);
-            if r.is_null() {
+            // SAFETY: cuLaunchKernelEx (and _ptsz) have this signature.
+            let Some(real_fn) = (unsafe { real_as::<LaunchEx>($which) }) else {
                 return NOT_FOUND;
-            }
-            // SAFETY: the real function of this signature.
-            let real_fn = unsafe { std::mem::transmute::<*mut c_void, LaunchEx>(r) };
+            };
             // SAFETY: the caller's arguments, passed on unchanged.
             let pass = || unsafe { real_fn(config, f, params, extra) };
             if config.is_null() {
                 return pass();
             }
-            // SAFETY: the caller's launch configuration, valid for the call.
-            let c = unsafe { &*config };
             let mut correlation = 0u64;
-            let mut call = LaunchCall::new(
-                LaunchKind::Ex,
-                f,
-                [c.gridDimX, c.gridDimY, c.gridDimZ],
-                [c.blockDimX, c.blockDimY, c.blockDimZ],
-                c.sharedMemBytes,
-                c.hStream,
-                params,
-                extra,
-                &mut correlation,
-            );
-            // SAFETY: `attrs` holds `numAttrs` attributes (the caller's contract).
-            (call.cluster, call.cooperative) = unsafe {
-                cupti::read_launch_attributes(
-                    c.attrs as *const ds::CUlaunchAttribute,
-                    c.numAttrs as usize,
-                )
-            };
+            // SAFETY: the caller's launch configuration and its attributes, valid for the call.
+            let call =
+                unsafe { LaunchCall::from_config(&*config, f, params, extra, &mut correlation) };
             observed(call, pass)
         }
     };

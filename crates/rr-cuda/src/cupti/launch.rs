@@ -92,6 +92,35 @@ impl<'a> LaunchCall<'a> {
         }
     }
 
+    /// A `cuLaunchKernelEx` launch: geometry and attributes from its configuration.
+    ///
+    /// # Safety
+    /// `c.attrs` holds `c.numAttrs` launch attributes valid for the call.
+    pub(crate) unsafe fn from_config(
+        c: &ds::CUlaunchConfig,
+        handle: ds::CUfunction,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+        correlation: &'a mut u64,
+    ) -> LaunchCall<'a> {
+        let mut call = LaunchCall::new(
+            LaunchKind::Ex,
+            handle,
+            [c.gridDimX, c.gridDimY, c.gridDimZ],
+            [c.blockDimX, c.blockDimY, c.blockDimZ],
+            c.sharedMemBytes,
+            c.hStream,
+            kernel_params,
+            extra,
+            correlation,
+        );
+        // SAFETY: the caller's contract.
+        (call.cluster, call.cooperative) = unsafe {
+            read_attributes(c.attrs as *const ds::CUlaunchAttribute, c.numAttrs as usize)
+        };
+        call
+    }
+
     /// The launched handle (a `CUfunction` or a `CUkernel`) as an opaque key: stable while the
     /// kernel's module is loaded, so a recorder may cache what it learnt about it.
     pub fn handle(&self) -> u64 {
@@ -368,21 +397,7 @@ pub(super) unsafe fn from_cupti<'a>(
                 if q.config.is_null() {
                     return None;
                 }
-                let c = &*q.config;
-                let mut call = LaunchCall::new(
-                    LaunchKind::Ex,
-                    q.f,
-                    [c.gridDimX, c.gridDimY, c.gridDimZ],
-                    [c.blockDimX, c.blockDimY, c.blockDimZ],
-                    c.sharedMemBytes,
-                    c.hStream,
-                    q.kernelParams,
-                    q.extra,
-                    correlation,
-                );
-                (call.cluster, call.cooperative) =
-                    read_attributes(c.attrs as *const ds::CUlaunchAttribute, c.numAttrs as usize);
-                call
+                LaunchCall::from_config(&*q.config, q.f, q.kernelParams, q.extra, correlation)
             }
         }
     };

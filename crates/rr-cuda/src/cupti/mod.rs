@@ -27,7 +27,6 @@ use std::sync::OnceLock;
 use crate::error::{check, Call, CudaError, Result};
 pub use crate::objects::{CapturedObject, CapturedResource};
 pub use graph::{GraphTemplate, HostCall, KernelNode, Memcpy3d, Memset, Node, NodeOp};
-pub(crate) use launch::read_attributes as read_launch_attributes;
 pub use launch::{KernelFunction, LaunchCall, LaunchKind};
 
 /// CUPTI callback domains (`CUpti_CallbackDomain`).

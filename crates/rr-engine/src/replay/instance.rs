@@ -241,26 +241,19 @@ impl ReplayInstance {
 
 /// The pages of the host segments, merged.
 fn host_ranges(segments: &[Segment]) -> Vec<Range> {
-    let mut v: Vec<Range> = segments
-        .iter()
-        .filter(|s| s.kind == SegmentKind::Host && s.size > 0)
-        .map(|s| {
-            let a = s.addr / PAGE * PAGE;
-            Range {
-                addr: a,
-                size: s.end().div_ceil(PAGE).saturating_mul(PAGE) - a,
-            }
-        })
-        .collect();
-    v.sort_by_key(|r| r.addr);
-    let mut out: Vec<Range> = Vec::new();
-    for r in v {
-        match out.last_mut() {
-            Some(last) if r.addr <= last.end() => last.size = last.size.max(r.end() - last.addr),
-            _ => out.push(r),
-        }
-    }
-    out
+    plan::merge(
+        segments
+            .iter()
+            .filter(|s| s.kind == SegmentKind::Host && s.size > 0)
+            .map(|s| {
+                let a = s.addr / PAGE * PAGE;
+                Range {
+                    addr: a,
+                    size: s.end().div_ceil(PAGE).saturating_mul(PAGE) - a,
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Texture and surface objects must read recorded memory: a replay creates them over it.

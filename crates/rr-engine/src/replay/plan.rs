@@ -37,7 +37,7 @@ fn align_up(v: u64, a: u64) -> u64 {
 }
 
 /// Merge ranges that overlap or touch (input in any order).
-fn merge(mut v: Vec<Range>) -> Vec<Range> {
+pub(crate) fn merge(mut v: Vec<Range>) -> Vec<Range> {
     v.sort_by_key(|r| r.addr);
     let mut out: Vec<Range> = Vec::new();
     for r in v {
