@@ -343,9 +343,11 @@ macro_rules! launch_ex_wrapper {
                 return pass();
             }
             let mut correlation = 0u64;
-            // SAFETY: the caller's launch configuration and its attributes, valid for the call.
-            let call =
-                unsafe { LaunchCall::from_config(&*config, f, params, extra, &mut correlation) };
+            let call = {
+                // SAFETY: the caller's launch configuration and its attributes, valid for the
+                // call.
+                unsafe { LaunchCall::from_config(&*config, f, params, extra, &mut correlation) }
+            };
             observed(call, pass)
         }
     };
