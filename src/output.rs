@@ -2,16 +2,21 @@
 //!
 //! - text lines with control characters made visible (names from record files must not drive
 //!   the user's terminal; `--json` output keeps exact strings, JSON-escaped);
-//! - a closed standard output (`rr-tui report DIR | head`) ends the command quietly, as
-//!   ripgrep does, instead of the panic `println!` gives on a broken pipe.
+//! - a closed standard output (`rr-tui report DIR | head`) ends the command quietly, instead of
+//!   the panic `println!` gives on a broken pipe, with the status a process killed by SIGPIPE
+//!   has (141, as `cmp` and `cat` give): a verdict the reader never saw is no success, so
+//!   `diff A B | true` must not read as "equal".
 
 use std::io::Write;
 
 use rr_format::text::visible;
 
+/// 128 + SIGPIPE: what a shell reports for a command its pipe's reader left.
+pub const EXIT_READER_GONE: i32 = 141;
+
 /// Leave quietly: the reader of our output has gone.
 fn reader_gone() -> ! {
-    std::process::exit(0)
+    std::process::exit(EXIT_READER_GONE)
 }
 
 fn write_stdout(text: &str) {

@@ -656,7 +656,9 @@ fn replay_checks_limits_before_touching_a_gpu() {
         .arg(&d)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("invalid number of repetitions"));
+        .stderr(predicate::str::contains(
+            "invalid number of repetitions: 0 (1 to ",
+        ));
     // Malformed flag values are usage errors, caught before anything else (exit 2).
     rr().args(["replay", "--tolerance", "f32:bogus=1"])
         .arg(&d)
@@ -1018,4 +1020,136 @@ fn record_passes_the_program_through() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("/nonexistent.so"));
+}
+
+/// Values the recorder would refuse stop `record` before the program starts (it used to run
+/// unrecorded and exit 0), and a run leaves no empty directory behind.
+#[test]
+fn record_refuses_bad_values_before_running_the_program() {
+    let t = tempfile::tempdir().unwrap();
+    let (dir, ran) = (t.path().join("recs"), t.path().join("ran"));
+    for (flag, value, said) in [
+        ("--kernels", "(", "--kernels"),
+        ("--ranks", "3-1", "--ranks"),
+        ("--ranks", "x", "--ranks"),
+        (
+            "--cupti",
+            "/nonexistent/libcupti.so",
+            "/nonexistent/libcupti.so",
+        ),
+    ] {
+        rr().args(["record", flag, value, "--dir"])
+            .arg(&dir)
+            .args(["--", "touch"])
+            .arg(&ran)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(said));
+        assert!(!ran.exists(), "{flag} {value}: the program ran");
+        assert!(!dir.exists(), "{flag} {value}: left {}", dir.display());
+    }
+    // A program that starts no CUDA: the reason is stated, and no empty directory is left.
+    let out = rr()
+        .args(["record", "--dir"])
+        .arg(&dir)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing recorded: ") && !err.contains("message is above"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "an empty {} was left", dir.display());
+}
+
+/// Without the recorder library beside it, `record` says how to build it.
+#[test]
+fn record_without_its_library_says_how_to_build_it() {
+    let t = tempfile::tempdir().unwrap();
+    let alone = t.path().join("rr-tui");
+    std::fs::copy(env!("CARGO_BIN_EXE_rr-tui"), &alone).unwrap();
+    let out = std::process::Command::new(&alone)
+        .args(["record", "--", "true"])
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("librr_recorder.so")
+            && err.contains("cargo build --release"),
+        "{err}"
+    );
+}
+
+/// `--report` reads the report as every reader does: a FIFO left in the directory is refused at
+/// once (it used to block after the program had exited).
+#[test]
+fn record_report_refuses_a_fifo() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("recs");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = dir.join("report.txt");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    rr().args(["record", "--overwrite", "--report", "--dir"])
+        .arg(&dir)
+        .args(["--", "true"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .stderr(predicate::str::contains("report.txt").and(predicate::str::contains("FIFO")));
+}
+
+/// SIGTERM to `record` reaches the program, which decides how to end; `record` then exits with
+/// its status and leaves no temporary directory behind.
+#[test]
+fn record_passes_sigterm_on_and_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    let t = tempfile::tempdir().unwrap();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["record", "--dir"])
+        .arg(t.path().join("recs"))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "trap 'kill $!; echo got-term; exit 7' TERM; sleep 30 & echo ready; wait",
+        ])
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("record did not end after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert_eq!((line.as_str(), status.code()), ("got-term\n", Some(7)));
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -848,6 +848,8 @@ fn a_closed_stdout_ends_commands_quietly() {
             None => p.push("hang".to_string()),
             Some((Some(101), _)) => p.push("exit 101 (panic)".into()),
             Some((None, sig)) if sig != Some(13) => p.push(format!("killed by signal {sig:?}")),
+            // Output nobody read is no success (a verdict among it least of all).
+            Some((Some(0), _)) => p.push("exit 0 although its reader left".into()),
             Some(_) => {} // death by SIGPIPE is quiet too
         }
         let stderr = o.stderr();
@@ -868,6 +870,35 @@ fn a_closed_stdout_ends_commands_quietly() {
     s.finish();
 }
 
+/// `diff A B | true`: the reader leaves before the verdict is written; the exit status must not
+/// turn "different" into "equal" (cmp exits 141 here).
+#[test]
+fn a_closed_pipe_never_reads_as_equal() {
+    let (_t, dir) = common::fixture_copy(LLVM);
+    let j = common::descriptor_of(&dir, "rr_saxpy");
+    for args in [
+        vec!["diff".into(), j.clone().into_os_string()],
+        argv("diff-files", &dir, &j),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(BIN)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let status = (o.status.code(), o.status.signal());
+        assert!(
+            matches!(status, (Some(141), _) | (None, Some(13))),
+            "{}: {status:?} with a closed pipe; stderr: {}",
+            show(&args, dir.as_path()),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // The explorer in a terminal (tmux)
 
@@ -880,6 +911,11 @@ fn sh_quote(p: &Path) -> String {
 impl Tmux {
     /// The explorer on `dir` in a detached tmux session; `None` (skip) without tmux outside CI.
     fn start(tag: &str, dir: &Path, width: u16) -> Option<Tmux> {
+        Self::start_with(tag, dir, width, "", true)
+    }
+    /// As [`Tmux::start`], after the shell words `prelude`; without `exec` the shell stays the
+    /// pane's process and the explorer its child (as under a `bash -c` wrapper).
+    fn start_with(tag: &str, dir: &Path, width: u16, prelude: &str, exec: bool) -> Option<Tmux> {
         if !Command::new("tmux")
             .arg("-V")
             .output()
@@ -891,7 +927,8 @@ impl Tmux {
         }
         let name = format!("rr-tui-hostile-{tag}-{}", std::process::id());
         let cmd = format!(
-            "export NO_COLOR=1; ulimit -v 4000000; exec {} {}",
+            "{prelude}export NO_COLOR=1; ulimit -v 4000000; {}{} {}; echo ended",
+            if exec { "exec " } else { "" },
             sh_quote(Path::new(BIN)),
             sh_quote(dir)
         );
@@ -1032,6 +1069,77 @@ fn explorer_ends_on_hangup() {
     assert!(
         gone_within_5s(pid),
         "rr-tui (pid {pid}) still running 5 s after a hang-up"
+    );
+}
+
+/// The explorer's session directories under `tmp` (`rr-tui-session-*`), with their modes.
+fn session_dirs(tmp: &Path) -> Vec<(PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("rr-tui-session-")
+        })
+        .map(|e| (e.path(), e.metadata().unwrap().permissions().mode() & 0o777))
+        .collect()
+}
+
+/// The terminal goes away under the explorer (its shell killed with SIGKILL, the pane closed):
+/// the explorer must end rather than spin re-parented to init, and remove its session directory
+/// (created 0700: replays write there).
+#[test]
+fn explorer_ends_when_its_terminal_goes_away_and_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prelude = format!("export TMPDIR={}; ", sh_quote(tmp.path()));
+    let Some(s) = Tmux::start_with("gone", &common::fixture(LLVM), 130, &prelude, false) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    let sessions = session_dirs(tmp.path());
+    assert!(
+        sessions.len() == 1 && sessions[0].1 == 0o700,
+        "session directories: {sessions:?}"
+    );
+    let shell = s.pid();
+    let children =
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap_or_default();
+    let explorer: u32 = children
+        .trim()
+        .parse()
+        .expect("the explorer is the shell's child");
+    let _ = Command::new("kill")
+        .args(["-KILL", &shell.to_string()])
+        .status();
+    assert!(
+        gone_within_5s(explorer),
+        "rr-tui (pid {explorer}) still running 5 s after its terminal went away"
+    );
+    assert_eq!(
+        session_dirs(tmp.path()),
+        vec![],
+        "session directory left behind"
+    );
+}
+
+/// `tmux kill-server` hangs up every pane: the session directory goes with the explorer.
+#[test]
+fn explorer_removes_its_session_directory_on_hangup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prelude = format!("export TMPDIR={}; ", sh_quote(tmp.path()));
+    let Some(s) = Tmux::start_with("hupdir", &common::fixture(LLVM), 130, &prelude, true) else {
+        return;
+    };
+    s.wait_for("instance(s)");
+    let pid = s.pid();
+    s.tmux(&["kill-session", "-t", &s.0]);
+    assert!(gone_within_5s(pid), "rr-tui still running after a hang-up");
+    assert_eq!(
+        session_dirs(tmp.path()),
+        vec![],
+        "session directory left behind"
     );
 }
 

@@ -296,10 +296,12 @@ pub struct CompareArgs {
     #[arg(long, value_parser = ["little", "big"])]
     pub endian: Option<String>,
     /// Absolute tolerance (with --type).
-    #[arg(long, value_name = "X")]
+    // Negative numbers reach our check, which says what is allowed (clap would only say
+    // "use '-- -1'").
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub atol: Option<f64>,
     /// Relative tolerance, of the second operand (with --type).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub rtol: Option<f64>,
     /// Maximum distance in units in the last place (with a float --type).
     #[arg(long, value_name = "N")]

@@ -47,7 +47,7 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
     } else {
         Err(Error::format(
             &lib,
-            "missing: the recorder library is built beside rr-tui by `cargo build` (or give --library PATH)",
+            "missing: the recorder library is built beside rr-tui by `cargo build --release` at the root of rr-tui's source tree (`cargo run` builds only rr-tui), or give --library PATH",
         ))
     }
 }
@@ -82,25 +82,129 @@ fn cupti(args: &RecordArgs) -> Option<PathBuf> {
     })
 }
 
+/// The variables the recorder reads, as `record` sets them (`dir`: the recording directory;
+/// `progress`: the socket progress comes back on).
+fn recorder_env(
+    args: &RecordArgs,
+    lib: &Path,
+    dir: &Path,
+    progress: &Path,
+) -> Vec<(&'static str, OsString)> {
+    let text = |s: &str| Some(OsString::from(s));
+    let number = |n: Option<u64>| n.map(|n| OsString::from(n.to_string()));
+    let vars: [(&'static str, Option<OsString>); 16] = [
+        ("CUDA_INJECTION64_PATH", Some(lib.into())),
+        ("RR_TUI_RECORD_DIR", Some(dir.into())),
+        (
+            "RR_TUI_RECORD_PARENT_PID",
+            text(&std::process::id().to_string()),
+        ),
+        ("RR_TUI_RECORD_PROGRESS", Some(progress.into())),
+        (
+            "RR_TUI_RECORD_OUTPUT",
+            text(if args.no_output { "false" } else { "true" }),
+        ),
+        ("RR_TUI_RECORD_SKIP", number(Some(args.skip))),
+        (
+            "RR_TUI_RECORD_SNAPSHOT",
+            text(match args.snapshot {
+                SnapshotMode::All => "all",
+                SnapshotMode::Args => "args",
+            }),
+        ),
+        (
+            "RR_TUI_RECORD_LAUNCH_HOOKS",
+            text(match args.launch_hooks {
+                LaunchHooks::Interpose => "interpose",
+                LaunchHooks::Cupti => "cupti",
+            }),
+        ),
+        (
+            "RR_TUI_RECORD_KERNELS",
+            args.kernels.clone().map(Into::into),
+        ),
+        ("RR_TUI_RECORD_OCCURRENCE", number(args.occurrence)),
+        ("RR_TUI_RECORD_MAX_PER_KERNEL", number(args.max_per_kernel)),
+        ("RR_TUI_RECORD_BUDGET", args.budget.clone().map(Into::into)),
+        (
+            "RR_TUI_RECORD_DEVICE",
+            args.device.map(|n| n.to_string().into()),
+        ),
+        ("RR_TUI_RECORD_RANKS", args.ranks.clone().map(Into::into)),
+        (
+            "RR_TUI_RECORD_OVERWRITE",
+            args.overwrite.then(|| "true".into()),
+        ),
+        ("RR_TUI_CUPTI", cupti(args).map(OsString::from)),
+    ];
+    vars.into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+}
+
+/// The flag that sets each validated variable, for messages.
+const FLAGS: &[(&str, &str)] = &[
+    ("RR_TUI_RECORD_KERNELS", "--kernels"),
+    ("RR_TUI_RECORD_BUDGET", "--budget"),
+    ("RR_TUI_RECORD_RANKS", "--ranks"),
+    ("RR_TUI_RECORD_DEVICE", "--device"),
+    ("RR_TUI_RECORD_OCCURRENCE", "--occurrence"),
+    ("RR_TUI_RECORD_MAX_PER_KERNEL", "--max-per-kernel"),
+];
+
+/// Run the recorder's own configuration parser on what it will see (our variables over the
+/// environment), so a value it would refuse stops `record` before the program starts.
+fn validate(vars: &[(&'static str, OsString)]) -> Result<()> {
+    let get = |k: &str| -> Option<String> {
+        match vars.iter().find(|(name, _)| *name == k) {
+            Some((_, v)) => Some(v.to_string_lossy().into_owned()),
+            None => std::env::var(k).ok(),
+        }
+    };
+    rr_format::record_config::Config::from_env(&get).map_err(|why| {
+        // Name the flag the user typed rather than the variable it became.
+        let why = FLAGS
+            .iter()
+            .filter(|(var, _)| vars.iter().any(|(k, _)| k == var))
+            .fold(why, |why, (var, flag)| why.replace(var, flag));
+        Error::invalid(why)
+    })?;
+    Ok(())
+}
+
+/// Signals `record` passes on to the program rather than dying of them (which would leave the
+/// program running and our temporary directory behind).
+const FORWARDED: [i32; 2] = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP];
+
 pub fn run(args: &RecordArgs) -> Result<i32> {
     let lib = library(args)?;
+    if let Some(p) = &args.cupti {
+        rr_format::fsio::regular_metadata(p)?;
+    }
     if !args.overwrite && rr_format::dir::holds_records(&args.dir, "report.txt") {
         return Err(Error::invalid(format!(
             "{}: already holds a recording: choose another --dir, or --overwrite to add to it",
             rr_format::text::visible_path(&args.dir)
         )));
     }
-    if let Some(b) = &args.budget {
-        if rr_format::parse_bytes(b).is_none() {
-            return Err(Error::invalid(format!(
-                "--budget {b:?}: expected bytes such as 500M or 20G"
-            )));
-        }
-    }
+    validate(&recorder_env(args, &lib, &args.dir, Path::new("progress")))?;
+    let created = !args.dir.exists();
     std::fs::create_dir_all(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
     let dir = std::fs::canonicalize(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    let status = run_program(args, &lib, &dir);
+    // A run that recorded nothing leaves no empty directory behind (`remove_dir` removes only
+    // an empty one).
+    if created {
+        let _ = std::fs::remove_dir(&dir);
+    }
+    status
+}
+
+/// Start the program with the recorder, follow its progress, and say what was recorded.
+fn run_program(args: &RecordArgs, lib: &Path, dir: &Path) -> Result<i32> {
     let sock_dir = tempfile::Builder::new()
         .prefix("rr-tui-record-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let sock_path = sock_dir.path().join("progress");
@@ -110,29 +214,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
 
     let mut cmd = Command::new(&args.app[0]);
     cmd.args(&args.app[1..])
-        .env("CUDA_INJECTION64_PATH", &lib)
-        .env("RR_TUI_RECORD_DIR", &dir)
-        .env("RR_TUI_RECORD_PARENT_PID", std::process::id().to_string())
-        .env("RR_TUI_RECORD_PROGRESS", &sock_path)
-        .env(
-            "RR_TUI_RECORD_OUTPUT",
-            if args.no_output { "false" } else { "true" },
-        )
-        .env("RR_TUI_RECORD_SKIP", args.skip.to_string())
-        .env(
-            "RR_TUI_RECORD_SNAPSHOT",
-            match args.snapshot {
-                SnapshotMode::All => "all",
-                SnapshotMode::Args => "args",
-            },
-        )
-        .env(
-            "RR_TUI_RECORD_LAUNCH_HOOKS",
-            match args.launch_hooks {
-                LaunchHooks::Interpose => "interpose",
-                LaunchHooks::Cupti => "cupti",
-            },
-        );
+        .envs(recorder_env(args, lib, dir, &sock_path));
     // ld.so splits LD_PRELOAD at colons and spaces: a library path holding one cannot be
     // preloaded, and the recorder then sees launches through CUPTI.
     let preloadable = !lib
@@ -150,51 +232,24 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         }
         cmd.env("LD_PRELOAD", preload);
     }
-    let optional: [(&str, Option<OsString>); 8] = [
-        (
-            "RR_TUI_RECORD_KERNELS",
-            args.kernels.clone().map(OsString::from),
-        ),
-        (
-            "RR_TUI_RECORD_OCCURRENCE",
-            args.occurrence.map(|n| n.to_string().into()),
-        ),
-        (
-            "RR_TUI_RECORD_MAX_PER_KERNEL",
-            args.max_per_kernel.map(|n| n.to_string().into()),
-        ),
-        (
-            "RR_TUI_RECORD_BUDGET",
-            args.budget.clone().map(OsString::from),
-        ),
-        (
-            "RR_TUI_RECORD_DEVICE",
-            args.device.map(|n| n.to_string().into()),
-        ),
-        (
-            "RR_TUI_RECORD_RANKS",
-            args.ranks.clone().map(OsString::from),
-        ),
-        (
-            "RR_TUI_RECORD_OVERWRITE",
-            args.overwrite.then(|| "true".into()),
-        ),
-        ("RR_TUI_CUPTI", cupti(args).map(OsString::from)),
-    ];
-    for (k, v) in optional {
-        if let Some(v) = v {
-            cmd.env(k, v);
-        }
-    }
     // Ctrl-C reaches the program too (same process group): let it decide, and report after.
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
+    // SIGTERM and SIGHUP reach only us: pass them on, then wait for the program as usual.
+    let pending = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for sig in FORWARDED {
+        let _ = signal_hook::flag::register_usize(sig, pending.clone(), sig as usize);
+    }
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io(Path::new(&args.app[0]), e))?;
     let progress = Progress::new(std::io::stderr().is_terminal());
     let status = loop {
         progress.poll(&sock);
+        let sig = pending.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if sig != 0 {
+            forward(&child, sig as i32);
+        }
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) => {}
@@ -205,17 +260,35 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
     sock.set_nonblocking(true)
         .map_err(|e| Error::io(&sock_path, e))?;
     progress.poll(&sock);
-    progress.summary(&dir);
-    progress.warnings(&dir);
+    progress.summary(dir);
+    progress.warnings(dir);
     if args.report {
-        if let Ok(text) = std::fs::read_to_string(dir.join("report.txt")) {
-            output::lines(text.lines());
-        }
+        print_report(&dir.join("report.txt"));
     }
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Send `sig` to the program (it may have exited meanwhile: nothing to do then).
+fn forward(child: &std::process::Child, sig: i32) {
+    let pid = rustix::process::Pid::from_child(child);
+    if let Some(sig) = rustix::process::Signal::from_named_raw(sig) {
+        let _ = rustix::process::kill_process(pid, sig);
+    }
+}
+
+/// `--report`: the report file, read as every reader reads record files (a regular file of a
+/// plausible size: a FIFO or a link to a device left in the directory is refused, not waited on).
+fn print_report(path: &Path) {
+    if std::fs::symlink_metadata(path).is_err() {
+        return; // no report: the summary above says why
+    }
+    match rr_format::fsio::read_limited(path, rr_format::fsio::MAX_REPORT_BYTES, "report") {
+        Ok(bytes) => output::lines(String::from_utf8_lossy(&bytes).lines()),
+        Err(e) => output::error_line(&format!("rr-tui record: --report: {e}")),
+    }
 }
 
 /// What the recorders said, summed over processes.
@@ -294,10 +367,18 @@ impl Progress {
         let (n, bytes, stored) = Self::totals(&st);
         let dir = rr_format::text::visible_path(dir);
         if st.by_pid.is_empty() {
-            output::error_line(
-                "rr-tui record: nothing recorded: the program did not use CUDA, or the recorder could not start \
-                 (its message is above)",
-            );
+            output::error_line(&format!(
+                "rr-tui record: nothing recorded: {}",
+                match rr_engine::replay::driver_usable() {
+                    Err(_) =>
+                        "this machine has no usable CUDA driver (libcuda.so.1 could not be \
+                               loaded, or is older than CUDA 12.8), so the program ran without CUDA"
+                            .to_string(),
+                    Ok(()) => "the program did not initialise CUDA, or the recorder could not \
+                               start (it says why on stderr when it cannot)"
+                        .to_string(),
+                }
+            ));
             return;
         }
         output::error_line(&format!(

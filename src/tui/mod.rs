@@ -40,6 +40,7 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     // name, created fresh (mode 0700), removed at exit: nobody can plant a link in it.
     let session = tempfile::Builder::new()
         .prefix("rr-tui-session-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let app = load_app(dir, gpu_status(), session.path().to_path_buf())?;

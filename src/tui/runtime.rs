@@ -7,6 +7,7 @@ use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind, MouseEventKind,
 };
 use ratatui::crossterm::execute;
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,9 +20,18 @@ use rr_engine::replay::child::ChildRun;
 
 const TICK: Duration = Duration::from_millis(250);
 
+/// Undo what set-up did, ignoring failures: when the terminal has gone away (hang-up) every
+/// write fails with EIO, and `ratatui::restore` would report that with `eprintln!`, which
+/// panics when stderr is that same dead terminal (then the panic hook restores again: abort).
 fn restore_terminal() {
-    let _ = execute!(std::io::stdout(), DisableMouseCapture);
-    ratatui::restore();
+    use ratatui::crossterm::{cursor::Show, terminal};
+    let _ = terminal::disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        terminal::LeaveAlternateScreen,
+        Show
+    );
 }
 
 pub fn run(mut app: App, theme: Theme) -> Result<i32> {
@@ -66,6 +76,11 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             }
             // The clock, every turn: status messages expire even while events stream in.
             cmds.extend(app.update(Msg::Tick(Instant::now())));
+            // A terminal that went away (hang-up, its shell killed) is the end of input, even
+            // when no SIGHUP reached us: quit rather than spin re-parented to init.
+            if !std::io::stdout().is_terminal() {
+                return Ok(());
+            }
             for cmd in cmds {
                 match cmd {
                     Cmd::StartReplay { request, .. } => {
@@ -152,7 +167,14 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     }
     drop(index);
     restore_terminal();
-    let _ = input.join();
+    // ratatui's Terminal shows the cursor when dropped and `eprintln!`s a failure (a panic on
+    // a dead terminal): show it here, and if the terminal is gone, never run that drop.
+    if terminal.show_cursor().is_err() {
+        std::mem::forget(terminal);
+    }
+    // The input thread is not joined: after a hang-up crossterm's read can spin on end of input
+    // without returning to check `stop`; the process ends it when we return.
+    drop(input);
     result.map(|_| 0)
 }
 
@@ -213,14 +235,17 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
     })
 }
 
-/// SIGTERM, SIGHUP and SIGINT become a quit message, so the terminal is restored on kill.
+/// SIGTERM, SIGHUP and SIGINT become a quit message, so the terminal is restored and the
+/// session directory removed on kill; every one of them, not only the first.
 fn spawn_signal_thread(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
         .map_err(|e| Error::invalid(format!("cannot install signal handlers: {e}")))?;
     std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
-            let _ = tx.send(Msg::Quit);
+        for _ in signals.forever() {
+            if tx.send(Msg::Quit).is_err() {
+                break;
+            }
         }
     });
     Ok(())

@@ -18,6 +18,7 @@ pub mod instance;
 pub mod legacy;
 pub mod memory;
 pub mod objects;
+pub mod record_config;
 pub mod report;
 pub mod store;
 pub mod text;

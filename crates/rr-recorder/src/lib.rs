@@ -11,7 +11,7 @@
 #![deny(unsafe_code)]
 
 mod capture;
-pub mod config;
+pub use rr_format::record_config as config;
 pub mod graphs;
 mod hooks;
 pub mod images;

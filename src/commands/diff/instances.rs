@@ -131,6 +131,9 @@ fn print(r: &InstancesDiff) {
     print_verdict(&r.pairs, &others);
 }
 
+/// The widest field-name column `diff` aligns.
+const FIELD_COLUMN: usize = 48;
+
 /// `descriptor: 2 of 24 fields differ`, then `  field  A's value → B's value`.
 fn print_fields(what: &str, f: &FieldDiff) {
     if f.changes.is_empty() {
@@ -138,12 +141,16 @@ fn print_fields(what: &str, f: &FieldDiff) {
         return;
     }
     crate::outln!("{what}: {} of {} fields differ", f.changes.len(), f.fields);
+    // Names come from the files (a global may be named with 64 KiB): align on the usual
+    // ones and let a longer name run over rather than pad the column to its length (a
+    // width past u16::MAX is also a panic in `format!`).
     let width = f
         .changes
         .iter()
         .map(|c| c.field.chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(FIELD_COLUMN);
     for c in &f.changes {
         crate::outln!("  {:<width$}  {} → {}", c.field, c.a_text, c.b_text);
     }

@@ -75,7 +75,10 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         descriptor: req.descriptor.display().to_string(),
     });
     if req.repetitions == 0 {
-        return Err(Error::invalid("invalid number of repetitions").into());
+        return Err(Error::invalid(format!(
+            "invalid number of repetitions: 0 (1 to {MAX_REPETITIONS})"
+        ))
+        .into());
     }
     if req.repetitions > MAX_REPETITIONS || req.warmup > MAX_REPETITIONS {
         return Err(Error::invalid(format!(

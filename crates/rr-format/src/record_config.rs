@@ -1,6 +1,8 @@
 //! What to record, from the environment. `rr-tui record` sets these variables; launchers that
 //! cannot be wrapped (MPI, job schedulers) set them directly (README, "Recording"). Names mirror
-//! libomptarget's `LIBOMPTARGET_RECORD_*` where they apply.
+//! libomptarget's `LIBOMPTARGET_RECORD_*` where they apply. One parser for both sides: the
+//! recorder reads its configuration with it, and `rr-tui record` runs it on the variables it is
+//! about to set, so a bad `--kernels` or `--ranks` is refused before the program starts.
 
 use std::path::PathBuf;
 
@@ -141,7 +143,7 @@ impl Config {
             report_stdout: flag("RR_TUI_RECORD_REPORT", false)?,
             report_file: match get("RR_TUI_RECORD_REPORT_FILENAME") {
                 None => "report.txt".into(),
-                Some(v) if rr_format::fsio::check_relative(&v).is_ok() && !v.contains('/') => v,
+                Some(v) if crate::fsio::check_relative(&v).is_ok() && !v.contains('/') => v,
                 Some(v) => {
                     return Err(bad("RR_TUI_RECORD_REPORT_FILENAME", &v, "a bare file name"))
                 }
@@ -149,7 +151,7 @@ impl Config {
             budget: match get("RR_TUI_RECORD_BUDGET") {
                 None => None,
                 Some(v) => Some(
-                    rr_format::parse_bytes(&v)
+                    crate::parse_bytes(&v)
                         .ok_or_else(|| bad("RR_TUI_RECORD_BUDGET", &v, "bytes (e.g. 20G)"))?,
                 ),
             },
@@ -264,6 +266,6 @@ mod tests {
             PathBuf::from("rr-records/rank-4")
         );
         assert_eq!(mpi_rank(&env(&[("PMI_RANK", "7")])), Some(7));
-        assert_eq!(rr_format::parse_bytes("18446744073709551615T"), None);
+        assert_eq!(crate::parse_bytes("18446744073709551615T"), None);
     }
 }
