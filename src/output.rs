@@ -1,7 +1,8 @@
 //! Everything the headless commands print goes through here:
 //!
 //! - text lines with control characters made visible (names from record files must not drive
-//!   the user's terminal; `--json` output keeps exact strings, JSON-escaped);
+//!   the user's terminal; `--json` output keeps exact strings, JSON-escaped, C1 controls and
+//!   bidirectional overrides included);
 //! - a closed standard output (`rr-tui report DIR | head`) ends the command quietly, instead of
 //!   the panic `println!` gives on a broken pipe, with the status a process killed by SIGPIPE
 //!   has (141, as `cmp` and `cat` give): a verdict the reader never saw is no success, so
@@ -9,7 +10,7 @@
 
 use std::io::Write;
 
-use rr_format::text::visible;
+use rr_format::text::{json_safe, visible};
 
 /// 128 + SIGPIPE: what a shell reports for a command its pipe's reader left.
 pub const EXIT_READER_GONE: i32 = 141;
@@ -51,7 +52,8 @@ pub fn lines<S: AsRef<str>>(texts: impl IntoIterator<Item = S>) {
 /// A value as one pretty JSON document.
 pub fn json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(mut s) => {
+        Ok(s) => {
+            let mut s = json_safe(&s).into_owned();
             s.push('\n');
             write_stdout(&s);
         }
@@ -62,7 +64,7 @@ pub fn json<T: serde::Serialize>(value: &T) {
 /// One compact JSON line (event streams), flushed at once so readers see it live.
 pub fn json_line(text: &str) {
     let mut s = String::with_capacity(text.len() + 1);
-    s.push_str(text);
+    s.push_str(&json_safe(text));
     s.push('\n');
     write_stdout(&s);
 }

@@ -64,6 +64,18 @@ fn report_prints_the_recorders_account_after_llvms_table() {
     );
 }
 
+/// Write `value` into the descriptor's ParamBuffer (hex) at byte `offset`.
+fn set_word(v: &mut serde_json::Value, offset: usize, value: u64) {
+    let hex = v["ParamBuffer"].as_str().unwrap().to_string();
+    let word: String = value
+        .to_le_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let at = 2 * offset;
+    v["ParamBuffer"] = format!("{}{word}{}", &hex[..at], &hex[at + 16..]).into();
+}
+
 /// The first instance as a texture-taking kernel from a graph, with host memory and an argument
 /// the recorder found pointing outside the recorded memory.
 fn decorated() -> (tempfile::TempDir, PathBuf) {
@@ -83,6 +95,9 @@ fn decorated() -> (tempfile::TempDir, PathBuf) {
         v["OutsidePointers"] = serde_json::json!([
             {"Offset": 8, "Value": "140079000000000", "What": "device memory"}
         ]);
+        // The parameter words they name hold those values (a reader checks).
+        set_word(v, 8, 140_079_000_000_000);
+        set_word(v, 16, 7);
     });
     (t, json)
 }

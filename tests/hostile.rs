@@ -35,7 +35,7 @@ const HARD_TIMEOUT: Duration = Duration::from_secs(20);
 const CAPPED: &str = r#"ulimit -v 4000000; exec "$0" "$@""#;
 /// Follows a newline in a file name: no line of output may start with it.
 const FORGED: &str = "forged-line";
-const EVIL_NAME: &str = "rr_saxpy\u{1b}]0;pwned\u{7}\u{1b}[2J";
+const EVIL_NAME: &str = "rr_saxpy\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}\u{9b}31m";
 const LLVM: &str = "llvm-two-kernels";
 const RRTUI: &str = "rrtui-stencil3d";
 
@@ -190,6 +190,16 @@ fn sanity(o: &Outcome) -> Vec<String> {
         for (byte, what) in [(0x1b, "ESC"), (0x07, "BEL")] {
             if bytes.contains(&byte) {
                 p.push(format!("raw {what} ({byte:#04x}) in {name}"));
+            }
+        }
+        // In UTF-8: the C1 CSI (U+009B) and the right-to-left override (U+202E), which JSON
+        // leaves raw unless told.
+        for (seq, what) in [
+            (&[0xc2, 0x9b][..], "U+009B"),
+            (&[0xe2, 0x80, 0xae][..], "U+202E"),
+        ] {
+            if bytes.windows(seq.len()).any(|w| w == seq) {
+                p.push(format!("raw {what} in {name}"));
             }
         }
     }

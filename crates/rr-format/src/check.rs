@@ -112,6 +112,13 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
             e.to_string(),
         ));
     }
+    if let Some(why) = dir.report.as_ref().and_then(|r| r.trailer_problem.as_ref()) {
+        out.push(finding(
+            Severity::Warning,
+            dir.report_file.as_deref().unwrap_or(&dir.path),
+            format!("the recorder's account after the table is not shown: {why}"),
+        ));
+    }
     for row in &dir.missing_rows {
         let report = dir.report_file.as_deref().unwrap_or(&dir.path);
         out.push(finding(
@@ -175,6 +182,13 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
             &json,
             format!("cannot be replayed: {why}"),
         ));
+    }
+    if let Some(why) = d
+        .cuda
+        .as_ref()
+        .and_then(|c| crate::memory::object_problem(&d, &c.segments))
+    {
+        out.push(finding(Severity::Error, &json, why));
     }
     let expected = InstanceFiles::expected_stem(&d);
     if expected != files.stem {

@@ -795,15 +795,28 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
             .as_bool()
             .ok_or_else(|| err("FromGraph must be true or false".into()))?,
     };
+    let words = crate::memory::words_of(
+        &param_buffer,
+        param_layout.iter().map(|s| (s.offset, s.size)),
+    );
+    crate::objects::check_words(&objects, outside.as_deref().unwrap_or_default(), &words)
+        .map_err(err)?;
     let unreplayable = match f.obj.get("Unreplayable") {
         None => None,
-        Some(Value::String(s)) if !s.is_empty() && s.len() <= 1000 => Some(s.clone()),
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 1000 => Some(s.clone()),
         Some(_) => {
             return Err(err(
                 "Unreplayable must be a reason of 1 to 1000 bytes".into()
             ))
         }
     };
+    // The recorder always says why; a record that does not still cannot be replayed.
+    let unreplayable = unreplayable.or_else(|| {
+        objects
+            .iter()
+            .any(|o| o.resource == crate::objects::Resource::MipmappedArray)
+            .then(|| "a texture over a mipmapped array, which rr-tui does not record".into())
+    });
     Ok(CudaLaunch {
         grid,
         block,
@@ -1086,6 +1099,59 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("contains `..`"));
+    }
+
+    /// Objects and outside words name parameter words that are there, with their values, once
+    /// each; a blank reason is no reason; a mipmapped texture is unreplayable even unsaid.
+    #[test]
+    fn objects_and_outside_words_agree_with_the_parameters() {
+        use crate::objects::{ObjectArg, ObjectKind, OutsideWord, Resource, TextureDesc};
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        d.num_args = 2;
+        let c = d.cuda.as_mut().unwrap();
+        c.param_buffer = [5u64.to_le_bytes(), 9u64.to_le_bytes()].concat();
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 8 },
+        ];
+        c.outside = Some(vec![OutsideWord {
+            offset: 0,
+            value: 5,
+            what: "host memory".into(),
+        }]);
+        let good: Value = serde_json::from_str(&d.to_json()).unwrap();
+        assert!(parse(&good.to_string()).is_ok());
+        let edits: [(&str, Value, &str); 4] = [
+            ("Value", "6".into(), "not the parameter word"),
+            ("Offset", 4.into(), "not an 8-byte word"),
+            ("dup", Value::Null, "named already"),
+            ("Unreplayable", "   ".into(), "Unreplayable"),
+        ];
+        for (key, value, want) in edits {
+            let mut v = good.clone();
+            match key {
+                "dup" => {
+                    let w = v["OutsidePointers"][0].clone();
+                    v["OutsidePointers"].as_array_mut().unwrap().push(w);
+                }
+                "Unreplayable" => v[key] = value,
+                _ => v["OutsidePointers"][0][key] = value,
+            }
+            let e = parse(&v.to_string()).unwrap_err().to_string();
+            assert!(e.contains(want), "{key}: {e}");
+        }
+        let c = d.cuda.as_mut().unwrap();
+        c.objects = vec![ObjectArg {
+            offset: 8,
+            kind: ObjectKind::Texture,
+            handle: 9,
+            resource: Resource::MipmappedArray,
+            texture: Some(TextureDesc::default()),
+            view: None,
+        }];
+        let back = parse(&d.to_json()).unwrap();
+        let why = back.cuda.unwrap().unreplayable.unwrap();
+        assert!(why.contains("mipmapped"), "{why}");
     }
 
     #[test]

@@ -302,6 +302,26 @@ pub fn describe_outside(d: &Descriptor, w: &crate::objects::OutsideWord) -> Stri
     )
 }
 
+/// Why a texture or surface object of `d` cannot be recreated over the recorded memory
+/// (`segments`: the instance's), if one cannot: the rule `check` reports and `replay` refuses
+/// by.
+pub fn object_problem(d: &Descriptor, segments: &[Segment]) -> Option<String> {
+    let c = d.cuda.as_ref()?;
+    c.objects.iter().find_map(|o| {
+        let (addr, len) = o.resource.memory()?;
+        let inside = segments
+            .iter()
+            .any(|s| s.addressable() && addr >= s.addr && addr.saturating_add(len) <= s.end());
+        (!inside).then(|| {
+            format!(
+                "the {} object at parameter byte {} reads {len} bytes at {addr:#x}, outside the recorded memory: it cannot be recreated",
+                o.kind.name(),
+                o.offset
+            )
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,5 +428,33 @@ mod tests {
         d.cuda.as_mut().unwrap().outside = Some(vec![]);
         assert!(outside_words(&d).is_empty());
         assert_eq!(parameter_words(&d).len(), 5);
+    }
+
+    /// `check` and `replay` refuse an object over memory that was not recorded by one rule.
+    #[test]
+    fn objects_must_read_recorded_memory() {
+        use crate::objects::{ObjectArg, ObjectKind, Resource};
+        let seg = Segment::device(0x7f00_0000_0000, 0x1000, 0);
+        let mut d = Descriptor::rr_for_tests(vec![seg]);
+        let linear = |addr, size| Resource::Linear {
+            addr,
+            format: 0x20,
+            channels: 1,
+            size,
+        };
+        d.cuda.as_mut().unwrap().objects = vec![ObjectArg {
+            offset: 0,
+            kind: ObjectKind::Texture,
+            handle: 1,
+            resource: linear(0x7f00_0000_0800, 0x800),
+            texture: Some(Default::default()),
+            view: None,
+        }];
+        assert_eq!(object_problem(&d, &[seg]), None);
+        for (addr, size) in [(0x7f00_0000_0800, 0x801), (u64::MAX, 1 << 30)] {
+            d.cuda.as_mut().unwrap().objects[0].resource = linear(addr, size);
+            let why = object_problem(&d, &[seg]).unwrap();
+            assert!(why.contains("outside the recorded memory"), "{why}");
+        }
     }
 }

@@ -56,6 +56,8 @@ pub struct ArrayDesc {
 /// Flags of CUDA arrays a replay can recreate: layered, surface load/store, cubemap, texture
 /// gather, depth texture, colour attachment.
 const KNOWN_ARRAY_FLAGS: u32 = 0x01 | 0x02 | 0x04 | 0x08 | 0x10 | 0x20;
+/// `CUDA_ARRAY3D_LAYERED`: the depth counts layers.
+const LAYERED: u32 = 0x01;
 /// No GPU texture dimension is near this; larger values are corrupt descriptors.
 const MAX_ARRAY_DIM: u64 = 1 << 20;
 
@@ -140,6 +142,15 @@ impl ArrayDesc {
                 "array flags {:#x} (sparse or deferred-mapping arrays are not recorded)",
                 self.flags
             ));
+        }
+        if self.height == 0 && self.depth > 0 {
+            return Some(format!(
+                "depth {} with height 0 (a 3-D array has a height)",
+                self.depth
+            ));
+        }
+        if self.flags & LAYERED != 0 && self.depth == 0 {
+            return Some("a layered array without layers (depth 0)".into());
         }
         if self.width == 0
             || [self.width, self.height, self.depth]
@@ -330,14 +341,26 @@ impl Resource {
                 channels: channels(&o)?,
                 size: o.uint("Size", crate::descriptor::MAX_REGION_BYTES)?,
             },
-            "pitch2d" => Resource::Pitch2d {
-                addr: o.addr("Addr")?,
-                format: format(&o)?,
-                channels: channels(&o)?,
-                width: o.uint("Width", MAX_ARRAY_DIM)?,
-                height: o.uint("Height", MAX_ARRAY_DIM)?,
-                pitch: o.uint("Pitch", u32::MAX as u64)?,
-            },
+            "pitch2d" => {
+                let (format, channels) = (format(&o)?, channels(&o)?);
+                let width = o.uint("Width", MAX_ARRAY_DIM)?;
+                let pitch = o.uint("Pitch", u32::MAX as u64)?;
+                // Both factors are bounded (2^20 texels, 16 bytes each): no overflow.
+                let row = width * format_bytes(format).unwrap_or(1) * channels as u64;
+                if row > pitch {
+                    return Err(format!(
+                        "{at}: a row of {width} texels is {row} bytes, longer than its Pitch {pitch}"
+                    ));
+                }
+                Resource::Pitch2d {
+                    addr: o.addr("Addr")?,
+                    format,
+                    channels,
+                    width,
+                    height: o.uint("Height", MAX_ARRAY_DIM)?,
+                    pitch,
+                }
+            }
             "array" => Resource::Array {
                 segment: o.uint("Segment", u32::MAX as u64)? as usize,
             },
@@ -638,6 +661,47 @@ impl OutsideWord {
     }
 }
 
+/// The objects and outside words of a descriptor against its parameter words (`(offset,
+/// value)` of every 8-byte word of a parameter): each names a word that is there, with the value
+/// it claims, and no word is named twice (as two objects, two outside words, or one of each).
+pub(crate) fn check_words(
+    objects: &[ObjectArg],
+    outside: &[OutsideWord],
+    words: &[(u32, u64)],
+) -> Result<(), String> {
+    let value_at = |offset: u32| words.iter().find(|w| w.0 == offset).map(|w| w.1);
+    let claims = objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (format!("Objects[{i}]"), o.offset, o.handle, "Handle"))
+        .chain(
+            outside
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (format!("OutsidePointers[{i}]"), w.offset, w.value, "Value")),
+        );
+    let mut seen: Vec<u32> = Vec::new();
+    for (at, offset, value, key) in claims {
+        match value_at(offset) {
+            None => {
+                return Err(format!(
+                    "{at}.Offset {offset} is not an 8-byte word of a parameter (ParamLayout)"
+                ))
+            }
+            Some(w) if w != value => {
+                return Err(format!(
+                    "{at}.{key} {value} is not the parameter word at byte {offset} ({w})"
+                ))
+            }
+            Some(_) if seen.contains(&offset) => {
+                return Err(format!("{at} names byte {offset}, named already"))
+            }
+            Some(_) => seen.push(offset),
+        }
+    }
+    Ok(())
+}
+
 /// A JSON object read with messages that name where it is (`Objects[0].Resource`).
 struct Obj<'a> {
     map: &'a Map<String, Value>,
@@ -888,6 +952,14 @@ mod tests {
                 "4 integers",
             ),
         ];
+        let cases = cases.into_iter().chain([(
+            {
+                let mut v = t.to_json();
+                v["Resource"]["Pitch"] = 16.into();
+                v
+            },
+            "longer than its Pitch",
+        )]);
         for (v, want) in cases {
             let e = ObjectArg::from_json(&v, "Objects[0]", 16, &[]).unwrap_err();
             assert!(e.contains(want) && e.starts_with("Objects[0]"), "{e}");
@@ -920,5 +992,44 @@ mod tests {
             .unwrap()
             .contains("sparse"));
         assert!(ArrayDesc { format: 0xb0, ..a }.problem().is_some());
+        let shape = |height, depth, flags| {
+            ArrayDesc {
+                height,
+                depth,
+                flags,
+                ..a
+            }
+            .problem()
+        };
+        assert!(shape(0, 4, 0).unwrap().contains("height 0"));
+        assert!(shape(8, 0, LAYERED).unwrap().contains("layered"));
+        assert_eq!(shape(8, 4, LAYERED), None);
+    }
+
+    #[test]
+    fn objects_and_outside_words_must_be_the_parameter_words_they_name() {
+        let words = [(0u32, 5u64), (8, u64::MAX - 3)];
+        let t = tex();
+        let w = |offset, value| OutsideWord {
+            offset,
+            value,
+            what: "device memory".into(),
+        };
+        assert_eq!(check_words(&[t], &[w(0, 5)], &words), Ok(()));
+        let cases: [(Vec<ObjectArg>, Vec<OutsideWord>, &str); 5] = [
+            (vec![], vec![w(0, 6)], "not the parameter word"),
+            (vec![], vec![w(0, 5), w(0, 5)], "named already"),
+            (vec![], vec![w(4, 5)], "not an 8-byte word"),
+            (vec![t], vec![w(8, u64::MAX - 3)], "named already"),
+            (
+                vec![ObjectArg { handle: 1, ..t }],
+                vec![],
+                "not the parameter word",
+            ),
+        ];
+        for (objects, outside, want) in cases {
+            let e = check_words(&objects, &outside, &words).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

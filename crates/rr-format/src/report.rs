@@ -28,6 +28,10 @@ pub struct Report {
     pub summary: Option<RecorderSummary>,
     /// rr-tui's other lines after the table (`rr-tui: …`, without the prefix).
     pub notes: Vec<String>,
+    /// Why the recorder's lines were not taken as they stand (malformed, contradictory or cut),
+    /// when they were not: `check` warns with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailer_problem: Option<String>,
 }
 
 /// Prefix of rr-tui's lines after LLVM's end banner (where LLVM's own readers stop).
@@ -94,38 +98,99 @@ impl RecorderSummary {
     }
 }
 
-/// rr-tui's lines after the end banner: the summary and notes (bounded; other text ignored).
+/// `N seen, N selected, N recorded`, labels and order exact.
+fn parse_launches(rest: &str) -> Option<[u64; 3]> {
+    let mut out = [0u64; 3];
+    let mut parts = rest.split(", ");
+    for (slot, label) in out.iter_mut().zip(["seen", "selected", "recorded"]) {
+        let (n, l) = parts.next()?.split_once(' ')?;
+        if l != label {
+            return None;
+        }
+        *slot = n.parse().ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+/// rr-tui's lines after the end banner: one `launches:` line, then `not recorded:` lines,
+/// then notes; bounded. A trailer that is malformed, contradicts itself (the reasons and the
+/// recorded launches must add up to the launches seen) or is cut gives no summary, its lines
+/// are kept as notes, and `trailer_problem` says why.
 fn parse_trailer(after_end: &str, report: &mut Report) {
-    for line in after_end
+    let lines: Vec<&str> = after_end
         .lines()
         .map(str::trim_end)
         .filter_map(|l| l.strip_prefix(TRAILER_PREFIX))
-        .take(MAX_TRAILER_LINES)
-    {
+        .collect();
+    let mut problem: Option<String> = None;
+    let mut note = |why: String| {
+        problem.get_or_insert(why);
+    };
+    if lines.len() > MAX_TRAILER_LINES {
+        note(format!(
+            "{} rr-tui lines after the table; only the first {MAX_TRAILER_LINES} are read",
+            lines.len()
+        ));
+    }
+    let mut summary: Option<RecorderSummary> = None;
+    for (i, line) in lines.iter().take(MAX_TRAILER_LINES).enumerate() {
+        if line.len() > MAX_TRAILER_LINE {
+            note(format!(
+                "rr-tui line {} is {} bytes; it is cut to {MAX_TRAILER_LINE}",
+                i + 1,
+                line.len()
+            ));
+        }
         let line: String = line.chars().take(MAX_TRAILER_LINE).collect();
         if let Some(rest) = line.strip_prefix("launches: ") {
-            let nums: Vec<u64> = rest
-                .split(", ")
-                .filter_map(|p| p.split_once(' ')?.0.parse().ok())
-                .collect();
-            if let [seen, selected, recorded] = nums[..] {
-                report.summary = Some(RecorderSummary {
-                    seen,
-                    selected,
-                    recorded,
-                    not_recorded: vec![],
-                });
-                continue;
+            match (parse_launches(rest), &summary) {
+                (Some([seen, selected, recorded]), None) => {
+                    summary = Some(RecorderSummary {
+                        seen,
+                        selected,
+                        recorded,
+                        not_recorded: vec![],
+                    })
+                }
+                (_, Some(_)) => note("a second `launches:` line".into()),
+                (None, None) => note(format!("malformed line `{line}`")),
             }
         } else if let Some(rest) = line.strip_prefix("not recorded: ") {
-            if let (Some((n, why)), Some(sum)) = (rest.split_once(' '), report.summary.as_mut()) {
-                if let Ok(n) = n.parse() {
-                    sum.not_recorded.push((n, why.to_owned()));
-                    continue;
-                }
+            let reason = rest
+                .split_once(' ')
+                .and_then(|(n, why)| Some((n.parse::<u64>().ok()?, why.to_owned())));
+            match (reason, summary.as_mut()) {
+                (Some(r), Some(sum)) => sum.not_recorded.push(r),
+                (None, _) => note(format!("malformed line `{line}`")),
+                (_, None) => note("a `not recorded:` line before the `launches:` line".into()),
             }
         }
         report.notes.push(line);
+    }
+    if let Some(sum) = &summary {
+        let accounted = sum
+            .not_recorded
+            .iter()
+            .try_fold(sum.recorded, |acc, (n, _)| acc.checked_add(*n));
+        if accounted != Some(sum.seen) || sum.recorded > sum.selected || sum.selected > sum.seen {
+            note(format!(
+                "the launch counts do not add up ({} seen, {} selected, {} recorded, {} not recorded)",
+                sum.seen,
+                sum.selected,
+                sum.recorded,
+                accounted.map_or("too many".into(), |a| (a - sum.recorded).to_string())
+            ));
+        }
+    }
+    match problem {
+        Some(why) => report.trailer_problem = Some(why),
+        None => {
+            // Taken as a summary: the notes are what remains.
+            report.summary = summary;
+            report
+                .notes
+                .retain(|l| !l.starts_with("launches: ") && !l.starts_with("not recorded: "));
+        }
     }
 }
 
@@ -355,6 +420,36 @@ mod tests {
             .contains("not recorded: 1214 not selected; 2 inside"));
         // An LLVM report has none; a hostile trailer is bounded.
         assert_eq!(parse(LOG).unwrap().unwrap().summary, None);
+        // Hostile trailers: no summary, the lines kept as notes, the reason given.
+        let with = |trailer: &str| {
+            let text = format!("{LOG}{trailer}");
+            parse(&text).unwrap().unwrap()
+        };
+        for (trailer, want) in [
+            ("rr-tui: launches: 1 bogus, 2 bogus, 3 bogus\n", "malformed"),
+            ("rr-tui: launches: 2 seen, 10 selected, 99 recorded\n", "do not add up"),
+            (
+                "rr-tui: launches: 5 seen, 5 selected, 5 recorded\nrr-tui: launches: 1 seen, 1 selected, 1 recorded\n",
+                "second",
+            ),
+            (
+                "rr-tui: not recorded: 3 x\nrr-tui: launches: 3 seen, 0 selected, 0 recorded\n",
+                "before",
+            ),
+            (
+                "rr-tui: launches: 3 seen, 3 selected, 0 recorded\nrr-tui: not recorded: 18446744073709551615 x\nrr-tui: not recorded: 18446744073709551615 y\n",
+                "do not add up",
+            ),
+        ] {
+            let r = with(trailer);
+            let why = r.trailer_problem.clone().unwrap_or_default();
+            assert!(r.summary.is_none() && why.contains(want), "{trailer}: {why}");
+            assert_eq!(r.notes.len(), trailer.lines().count(), "{trailer}");
+        }
+        let many = "rr-tui: note\n".repeat(MAX_TRAILER_LINES + 5);
+        let r = with(&many);
+        assert!(r.trailer_problem.unwrap().contains("only the first 1000"));
+        assert_eq!(r.notes.len(), MAX_TRAILER_LINES);
         let many = format!("{}{}", render("/d", None, &[]), "rr-tui: x\n".repeat(5000));
         assert_eq!(parse(&many).unwrap().unwrap().notes.len(), 1000);
     }

@@ -38,6 +38,31 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text (as `serde_json` writes it) with the characters it leaves raw but a terminal must
+/// not see, DEL, C1 controls and bidirectional overrides, written as `\uXXXX` escapes: the
+/// same string to a JSON reader, inert on a screen (`rr-tui report --json` in a terminal).
+/// They can only occur inside JSON strings, where the escape is valid.
+///
+/// ```
+/// use rr_format::text::json_safe;
+/// assert_eq!(json_safe("[\"a\u{202e}b\u{9b}\"]"), "[\"a\\u202eb\\u009b\"]");
+/// ```
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(hidden) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c {
+            // serde_json has escaped C0 controls already; newlines between lines of pretty
+            // output are layout, not string content.
+            c if hidden(c) && (c as u32) >= 0x7f => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A path for text output: lossy UTF-8 with control characters made visible.
 pub fn visible_path(p: &std::path::Path) -> String {
     visible(&p.to_string_lossy()).into_owned()

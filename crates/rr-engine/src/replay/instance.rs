@@ -164,7 +164,10 @@ impl ReplayInstance {
                 ),
             ));
         }
-        check_objects(&descriptor, &segments).map_err(|m| Error::format(json, m))?;
+        // Texture and surface objects must read recorded memory: a replay creates them over it.
+        if let Some(why) = rr_format::memory::object_problem(&descriptor, &segments) {
+            return Err(Error::format(json, why));
+        }
         Ok(ReplayInstance {
             files,
             descriptor,
@@ -254,26 +257,6 @@ fn host_ranges(segments: &[Segment]) -> Vec<Range> {
             })
             .collect(),
     )
-}
-
-/// Texture and surface objects must read recorded memory: a replay creates them over it.
-fn check_objects(d: &Descriptor, segments: &[Segment]) -> std::result::Result<(), String> {
-    let Some(c) = &d.cuda else { return Ok(()) };
-    for o in &c.objects {
-        if let Some((addr, len)) = o.resource.memory() {
-            let inside = segments
-                .iter()
-                .any(|s| s.addressable() && addr >= s.addr && addr.saturating_add(len) <= s.end());
-            if !inside {
-                return Err(format!(
-                    "the {} object at parameter byte {} reads {len} bytes at {addr:#x}, outside the recorded memory: it cannot be recreated",
-                    o.kind.name(),
-                    o.offset
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
