@@ -45,7 +45,7 @@ pub fn synthetic_dir(root: &Path, n: usize, with_report: bool) -> PathBuf {
     if with_report {
         std::fs::write(
             dir.join("report.txt"),
-            rr_format::report::render(&dir.display().to_string(), None, &rows),
+            rr_format::report::render(&dir.display().to_string(), &rows),
         )
         .unwrap();
     }

@@ -17,7 +17,7 @@ fn main() {
         };
         let t = common::median_time(5, || {
             let rd = rr_format::RecordDir::open(&dir).unwrap();
-            let text = rr_format::report::render(&rd.absolute_path(), None, &rd.report_rows().0);
+            let text = rr_format::report::render(&rd.absolute_path(), &rd.report_rows().0);
             assert_eq!(rd.instances.len(), 10_000);
             std::hint::black_box(text);
         });

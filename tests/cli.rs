@@ -27,20 +27,29 @@ fn report_prints_llvm_format_from_the_report_file() {
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "=== Kernel Record Report ===");
-    // Where the directory is now, then where it was recorded (the fixture was made elsewhere).
+    // LLVM's lines exactly as the report file has them (the fixture was made elsewhere); where
+    // the directory is now comes after the end banner.
     let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
-    assert_eq!(lines[1], format!("Directory: {}", here.display()));
-    assert_eq!(lines[2], "Recorded Directory: /tmp/fx/llvm-two-kernels");
-    assert_eq!(lines[3], "Total Instances: 4");
+    assert_eq!(lines[1], "Directory: /tmp/fx/llvm-two-kernels");
+    assert_eq!(lines[2], "Total Instances: 4");
     assert_eq!(
-        lines[4],
+        lines[3],
         "JSON Filename, Kernel Name, Time (ns), Occurrences:"
     );
     assert_eq!(
-        lines[5],
+        lines[4],
         "8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"
     );
-    assert_eq!(lines[9], "=== End Kernel Record Report ===");
+    assert_eq!(lines[8], "=== End Kernel Record Report ===");
+    assert_eq!(
+        lines[9],
+        format!("rr-tui: directory now at {}", here.display())
+    );
+    let file = std::fs::read_to_string(fixture("llvm-two-kernels").join("report.txt")).unwrap();
+    assert!(
+        file.contains(&lines[..9].join("\n")),
+        "LLVM's lines differ from the file's"
+    );
 }
 
 #[test]
@@ -637,6 +646,8 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("descriptor: all 22 fields equal"))
+        // Two globals in the file: two compared, not three "fields".
+        .stdout(predicate::str::contains("globals: all 2 equal"))
         .stdout(predicate::str::ends_with("\nequal\n"));
     rr().arg("diff")
         .arg(&x)
@@ -1152,4 +1163,32 @@ fn record_passes_sigterm_on_and_cleans_up() {
     assert_eq!((line.as_str(), status.code()), ("got-term\n", Some(7)));
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Usage mistakes get messages about what was typed: a misspelt command (not clap's `[DIR]`),
+/// a negative tolerance (not clap's "use '-- -1'"), zero repetitions (with the valid range).
+#[test]
+fn usage_mistakes_are_named_as_typed() {
+    let d = fixture("llvm-two-kernels");
+    rr().arg("reprot")
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `report`?"))
+        .stderr(predicate::str::contains("[DIR]").not());
+    rr().args(["frobnicate", "a", "b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`frobnicate` is neither a command nor a record directory",
+        ));
+    let x = descriptor_of(&d, "rr_saxpy");
+    rr().arg("diff")
+        .arg(x.with_extension("record_input"))
+        .arg(x.with_extension("record_output"))
+        .args(["--type", "f32", "--atol", "-1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--atol"))
+        .stderr(predicate::str::contains("'-- -1'").not());
 }

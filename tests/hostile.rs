@@ -1168,3 +1168,26 @@ fn explorer_honours_sigterm() {
         "rr-tui (pid {pid}) still running 5 s after SIGTERM"
     );
 }
+
+/// `diff A.json B.json` on a global named with 70 000 bytes: aligned output must not ask
+/// `format!` for a width past u16::MAX (a panic, exit 101).
+#[test]
+fn a_global_with_a_huge_name_is_diffed() {
+    let (_t, dir) = common::fixture_copy(LLVM);
+    let x = dir.join("8683979482637550046_13526365365894479501.json");
+    let y = dir.join("8683979482637550046_6547468769535274944.json");
+    let name = "g".repeat(70_000);
+    for (json, byte) in [(&x, 1u8), (&y, 2u8)] {
+        let bytes = rr_format::globals::Globals::encode(&[(name.as_str(), &[byte][..])]);
+        std::fs::write(json.with_extension("globals"), bytes).unwrap();
+    }
+    let o = run(&["diff".into(), x.into(), y.into()], dir.as_path());
+    let mut p = sanity(&o);
+    if o.status.and_then(|s| s.code()) != Some(1) {
+        p.push("not exit 1 (different)".into());
+    }
+    if !o.stdout().contains("globals: 1 of 1 differ") {
+        p.push("no globals line".into());
+    }
+    assert!(p.is_empty(), "{}\n{}", p.join("; "), o.describe());
+}

@@ -308,6 +308,41 @@ pub struct CompareArgs {
     pub ulp: Option<u64>,
 }
 
+/// `rr-tui reprot DIR`: clap would take `reprot` for the explorer's directory and complain
+/// about `[DIR]`. When the first word is no command and no existing path, and either resembles
+/// a command or more words follow, say so (with the likely command) instead.
+pub fn misspelt_command(args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::CommandFactory;
+    let first = args.get(1)?.to_str()?;
+    if first.starts_with('-') || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .chain(["help"])
+        .collect();
+    if names.contains(&first) {
+        return None;
+    }
+    let first = rr_format::text::visible(first);
+    let closest = names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(&first, n), *n))
+        .min()
+        .filter(|(distance, _)| *distance <= 2);
+    match closest {
+        Some((_, name)) => Some(format!(
+            "unknown command `{first}`: did you mean `{name}`? (`rr-tui --help` lists the commands)"
+        )),
+        None if args.len() > 2 => Some(format!(
+            "`{first}` is neither a command nor a record directory (`rr-tui --help` lists the commands)"
+        )),
+        None => None,
+    }
+}
+
 /// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1); `XxYxZ` too, as
 /// `tune` writes 3-D values.
 pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {

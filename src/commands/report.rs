@@ -1,7 +1,8 @@
-//! `rr-tui report DIR`: the record report in libomptarget's format (or JSON). `Directory:` says
-//! where the directory is now; a directory that moved since recording also gets its recorded
-//! location (`Recorded Directory:`, `recorded_directory`). Exit 1 when a descriptor needed for a
-//! row could not be read (the row still prints, with `?`).
+//! `rr-tui report DIR`: the record report in libomptarget's format, line for line (or JSON).
+//! `Directory:` is what the report file says (where the recording was made), or where the
+//! directory is when there is no report file; what rr-tui adds, the recorder's account and where
+//! a moved directory is now, follows LLVM's end banner, where LLVM's readers stop. Exit 1 when a
+//! descriptor needed for a row could not be read (the row still prints, with `?`).
 
 use std::path::Path;
 
@@ -44,10 +45,17 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             problems: problems.iter().map(|e| e.to_string()).collect(),
         });
     } else {
-        output::lines(report::render(&directory, rd.recorded_directory(), &rows).lines());
-        // rr-tui's recorder's account follows LLVM's table, where LLVM's readers stop.
+        let recorded = rd.recorded_directory().unwrap_or(&directory);
+        output::lines(report::render(recorded, &rows).lines());
+        // rr-tui's additions follow LLVM's table, where LLVM's readers stop.
         if let Some(r) = &rd.report {
             output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());
+        }
+        if recorded != directory {
+            output::line(&format!(
+                "{}directory now at {directory}",
+                report::TRAILER_PREFIX
+            ));
         }
     }
     for row in &rd.missing_rows {

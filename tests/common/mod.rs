@@ -62,6 +62,6 @@ pub fn write_report(dir: &Path, trailer: &str) {
             ..r
         })
         .collect();
-    let text = rr_format::report::render("/tmp/recorded/here", None, &rows) + trailer;
+    let text = rr_format::report::render("/tmp/recorded/here", &rows) + trailer;
     std::fs::write(dir.join("report.txt"), text).unwrap();
 }

@@ -247,7 +247,7 @@ fn parse_current(body: &str) -> Result<Report, String> {
         .filter(|(_, l)| !l.is_empty())
     {
         if line.starts_with("Recorded Directory:") {
-            // rr-tui's own rendering of a moved directory: informational.
+            // Written by rr-tui 0.2's `report` for a moved directory: informational.
         } else if let Some(d) = line.strip_prefix("Directory:") {
             report.directory = Some(d.trim().to_owned());
         } else if let Some(t) = line.strip_prefix("Total Instances:") {
@@ -323,14 +323,10 @@ fn parse_old(body: &str) -> Result<Report, String> {
     Ok(report)
 }
 
-/// Render a report in LLVM's exact current format. `recorded_in`, when the directory has moved
-/// since recording, adds a `Recorded Directory:` line after `Directory:` (which says where the
-/// directory is now, as `--json` does).
-pub fn render(directory: &str, recorded_in: Option<&str>, rows: &[ReportRow]) -> String {
+/// Render a report in LLVM's exact current format, line for line (what rr-tui adds goes after
+/// the end banner: [`render_trailer`]).
+pub fn render(directory: &str, rows: &[ReportRow]) -> String {
     let mut out = format!("{BEGIN}\nDirectory: {directory}\n");
-    if let Some(r) = recorded_in.filter(|r| *r != directory) {
-        out.push_str(&format!("Recorded Directory: {r}\n"));
-    }
     out.push_str(&format!(
         "Total Instances: {}\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n",
         rows.len()
@@ -370,11 +366,8 @@ mod tests {
                 occurrences: Some(3)
             }
         );
-        let text = render("/tmp/rec", Some("/tmp/rec"), &r.rows);
+        let text = render("/tmp/rec", &r.rows);
         assert!(LOG.contains(&text));
-        let moved = render("/now/here", Some("/tmp/rec"), &r.rows);
-        assert!(moved.contains("Directory: /now/here\nRecorded Directory: /tmp/rec\n"));
-        assert_eq!(parse(&moved).unwrap().unwrap().rows, r.rows);
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub fn report(
     notes: &[String],
 ) -> rr_format::Result<String> {
     let abs = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mut text = report::render(&abs.display().to_string(), None, rows);
+    let mut text = report::render(&abs.display().to_string(), rows);
     text.push_str(&report::render_trailer(summary, notes));
     fsio::write_atomic(&dir.join(file), text.as_bytes())?;
     Ok(text)

@@ -107,8 +107,8 @@ pub(super) fn diff(args: &DiffArgs, cmp: &Comparison, b_json: &Path) -> Result<i
 fn print(r: &InstancesDiff) {
     crate::outln!("A: {}", r.a);
     crate::outln!("B: {}", r.b);
-    print_fields("descriptor", &r.descriptor);
-    print_fields("globals", &r.globals);
+    print_fields("descriptor", " fields", &r.descriptor);
+    print_fields("globals", "", &r.globals);
     if let Some(note) = &r.layout_note {
         crate::outln!("note: {note}");
     }
@@ -135,12 +135,13 @@ fn print(r: &InstancesDiff) {
 const FIELD_COLUMN: usize = 48;
 
 /// `descriptor: 2 of 24 fields differ`, then `  field  A's value → B's value`.
-fn print_fields(what: &str, f: &FieldDiff) {
+/// `unit`: what is counted (` fields`; nothing for globals, which are counted one per name).
+fn print_fields(what: &str, unit: &str, f: &FieldDiff) {
     if f.changes.is_empty() {
-        crate::outln!("{what}: all {} fields equal", f.fields);
+        crate::outln!("{what}: all {}{unit} equal", f.fields);
         return;
     }
-    crate::outln!("{what}: {} of {} fields differ", f.changes.len(), f.fields);
+    crate::outln!("{what}: {} of {}{unit} differ", f.changes.len(), f.fields);
     // Names come from the files (a global may be named with 64 KiB): align on the usual
     // ones and let a longer name run over rather than pad the column to its length (a
     // width past u16::MAX is also a panic in `format!`).
