@@ -436,9 +436,10 @@ impl Inspection {
         if let Some(c) = &d.cuda {
             let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
             out.push(format!(
-                "Launch       cluster {cluster}, cooperative {}, occurrence #{}{}",
+                "Launch       cluster {cluster}, cooperative {}, launch {} of the kernel{}",
                 c.cooperative,
-                c.occurrence,
+                // Counted from 1, as `record --occurrence` counts (stored from 0).
+                c.occurrence.saturating_add(1),
                 if c.from_graph {
                     ", a kernel node of a CUDA graph"
                 } else {
@@ -567,7 +568,10 @@ impl Inspection {
             let cluster = c.cluster_dim.map(dims).unwrap_or_else(|| "none".into());
             push("cluster".into(), cluster);
             push("cooperative".into(), c.cooperative.to_string());
-            push("occurrence".into(), c.occurrence.to_string());
+            push(
+                "launch of the kernel".into(),
+                c.occurrence.saturating_add(1).to_string(),
+            );
             if c.from_graph {
                 push("launched".into(), "from a CUDA graph".into());
             }
