@@ -145,6 +145,15 @@ fn replay_refuses_unreplayable_instances_and_strict_refuses_outside_pointers_bef
             "warning: argument 1 = 0x7f66af091600 (device memory when recorded) points outside",
         ))
         .stderr(predicate::str::contains("--strict refuses to run it"));
+    // A sweep applies the same rule, before looking for a GPU.
+    rr().args(["tune", "--strict", "--block", "32,64"])
+        .arg(&json)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "points outside the recorded memory",
+        ))
+        .stderr(predicate::str::contains("--strict refuses to sweep"));
     rewrite(&json, |v| {
         v["Unreplayable"] =
             "the texture object at parameter byte 16 reads a mipmapped array\u{1b}[31m".into()

@@ -112,7 +112,7 @@ impl ReplayArgs {
 }
 
 /// Seconds from 0 (no limit) to a day.
-fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=86_400.0).contains(&v) => Ok(v),
         _ => Err(format!(

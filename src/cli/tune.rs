@@ -100,6 +100,14 @@ pub struct TuneArgs {
     /// Do not verify (records without .record_output).
     #[arg(long, conflicts_with = "tolerance", help_heading = "Verification")]
     pub no_verify: bool,
+    /// Refuse to sweep when a kernel argument points outside the recorded memory (as
+    /// `replay --strict`); without it that is a warning.
+    #[arg(long, help_heading = "Verification")]
+    pub strict: bool,
+    /// An engine whose kernel still runs after SECONDS ends with a message and the
+    /// configuration counts as failed (as `replay --kernel-timeout`); 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing")]
+    pub kernel_timeout: f64,
     /// Write every configuration as CSV (Mneme's columns first).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
@@ -206,6 +214,11 @@ impl TuneArgs {
         opt("--min-time", t.min_time.map(|x| x.to_string()));
         opt("--timeout", t.timeout.map(|x| x.to_string()));
         opt("--tolerance", self.tolerance.map(|c| c.to_spec()));
+        opt(
+            "--kernel-timeout",
+            (self.kernel_timeout != rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT)
+                .then(|| self.kernel_timeout.to_string()),
+        );
         opt("--csv", self.csv.as_ref().map(|p| p.display().to_string()));
         opt(
             "--json",
@@ -219,6 +232,7 @@ impl TuneArgs {
             ("--cold", t.cold),
             ("--hot", t.hot),
             ("--no-verify", self.no_verify),
+            ("--strict", self.strict),
             ("--resume", self.resume),
             ("--events", self.events),
         ] {
@@ -280,6 +294,8 @@ pub struct EngineArgs {
     pub tolerance: Option<rr_engine::diff::Comparison>,
     #[arg(long)]
     pub no_verify: bool,
+    #[arg(long, default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout)]
+    pub kernel_timeout: f64,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
 }
@@ -344,6 +360,9 @@ mod tests {
                 "--resume",
                 "--time-limit",
                 "60",
+                "--strict",
+                "--kernel-timeout",
+                "2.5",
             ][..],
         ] {
             let a = tune_args(args);

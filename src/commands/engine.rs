@@ -69,7 +69,10 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
     } else {
         None
     };
-    let mut session = open::session(&inst, &recorded, true, None, setup).map_err(setup_error)?;
+    let kernel_timeout =
+        (a.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(a.kernel_timeout));
+    let mut session =
+        open::session(&inst, &recorded, true, kernel_timeout, setup).map_err(setup_error)?;
     setup.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),

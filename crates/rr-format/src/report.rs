@@ -169,7 +169,10 @@ fn parse_trailer(after_end: &str, report: &mut Report) {
     }
     // Launches recorded were selected, and launches selected were seen. (The reasons need not
     // add up to the launches seen: some count graph launches the selection never saw.)
-    if let Some(sum) = summary.as_ref().filter(|s| s.recorded > s.selected || s.selected > s.seen) {
+    if let Some(sum) = summary
+        .as_ref()
+        .filter(|s| s.recorded > s.selected || s.selected > s.seen)
+    {
         note(format!(
             "the launch counts contradict each other ({} seen, {} selected, {} recorded)",
             sum.seen, sum.selected, sum.recorded

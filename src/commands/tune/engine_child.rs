@@ -56,6 +56,7 @@ impl EngineChild {
         if args.no_verify {
             cmd.arg("--no-verify");
         }
+        cmd.args(["--kernel-timeout", &args.kernel_timeout.to_string()]);
         cmd.args(args.supplied.to_args());
         let mut child = cmd
             .stdin(Stdio::piped())

@@ -71,6 +71,17 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
     let resumed = load_previous(a, &report)?;
+    // Arguments pointing outside the recorded memory: the rule `replay` applies.
+    let outside = rr_format::memory::outside_words(d);
+    for w in &outside {
+        printer.warning(&rr_format::memory::describe_outside(d, w));
+    }
+    if a.strict && !outside.is_empty() {
+        return Err(Error::invalid(format!(
+            "{} kernel argument(s) point outside the recorded memory (above); --strict refuses to sweep",
+            outside.len()
+        )));
+    }
     // Said once, before any header, rather than once per GPU by every engine.
     rr_engine::replay::driver_usable()?;
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
@@ -126,6 +137,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             device_id: Some(device),
             tolerance: a.tolerance,
             no_verify: a.no_verify,
+            kernel_timeout: a.kernel_timeout,
             supplied: a.supplied.clone(),
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());

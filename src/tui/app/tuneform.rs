@@ -367,6 +367,8 @@ impl TuneForm {
             },
             tolerance: verify.flatten(),
             no_verify: verify.is_none(),
+            strict: false,
+            kernel_timeout: rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT,
             csv: None,
             json: None,
             // Legacy records' missing pieces cannot be given in the form (yet).
