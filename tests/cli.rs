@@ -1192,3 +1192,38 @@ fn usage_mistakes_are_named_as_typed() {
         .stderr(predicate::str::contains("--atol"))
         .stderr(predicate::str::contains("'-- -1'").not());
 }
+
+/// `--json` numbers a double cannot hold (a by-value double's bits, hashes) come as decimal
+/// strings: jq and JavaScript would round them.
+#[test]
+fn json_keeps_64_bit_values_exact() {
+    let d = fixture("llvm-two-kernels");
+    let x = d.join("8683979482637550046_13526365365894479501.json");
+    let out = rr().args(["inspect", "--json"]).arg(&x).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    fn big_numbers(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Number(n) if n.as_u64().is_some_and(|n| n > 1 << 53) => {
+                out.push(at.to_string())
+            }
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    big_numbers(x, &format!("{at}[{i}]"), out);
+                }
+            }
+            serde_json::Value::Object(o) => {
+                for (k, x) in o {
+                    big_numbers(x, &format!("{at}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut big = Vec::new();
+    big_numbers(&v, "", &mut big);
+    // `arguments[].value` has its exact twin in `hex`.
+    big.retain(|at| !(at.starts_with(".arguments[") && at.ends_with(".value")));
+    assert_eq!(big, Vec::<String>::new());
+    assert_eq!(v["descriptor"]["arg_ptrs"][2], "4609434218613702656");
+    assert!(v["globals"][0]["xxh3"].is_string());
+}

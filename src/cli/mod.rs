@@ -147,16 +147,20 @@ rebuilt or changed) and write its kernel launches as rr-tui records into --dir: 
 first launch of each kernel and launch configuration, with the device memory of every live \
 allocation before and after the kernel, the kernel's parameters, launch attributes, module \
 globals and device image. Works for nvcc-built programs (static cudart), programs using the \
-driver API or NVRTC, and Python frameworks (PyTorch, cuBLAS, Triton). Snapshot contents are \
-stored once per distinct content, with zero pages as holes. APP's output and exit status pass \
-through; progress goes to stderr.\n\n\
+driver API or NVRTC, and Python frameworks (PyTorch, JAX, cuBLAS, Triton). Kernels inside CUDA \
+graphs (stream capture, torch.compile's reduce-overhead mode, XLA command buffers) are recorded \
+too, and so are the pinned host memory, CUDA arrays and texture/surface objects kernels read. \
+Snapshot contents are stored once per distinct content, with zero pages as holes. APP's output \
+and exit status pass through; progress goes to stderr, and at the end the launches seen, \
+selected and recorded, with each reason others were not, and warnings about instances a replay \
+would stumble on (`rr-tui check DIR` lists them again).\n\n\
 For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
-variables and CUDA_INJECTION64_PATH yourself (README, \"Recording\"); each MPI rank writes \
-DIR/rank-N.",
-        after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024\n  \
+variables and CUDA_INJECTION64_PATH yourself (README, \"Recording CUDA programs\"); each MPI \
+rank writes DIR/rank-N.",
+        after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024          # into ./rr-records\n  \
 rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
-rr-tui record --snapshot args --budget 20G -- ./big_app\n\
-Then explore what was recorded: rr-tui recs"
+rr-tui record --dir big --snapshot args --budget 20G -- ./big_app\n\
+Then explore what was recorded: rr-tui rr-records (or rr-tui recs, rr-tui big)"
     )]
     Record(RecordArgs),
     /// Sweep launch configurations of one instance; report the fastest that verifies.
@@ -185,7 +189,7 @@ pub struct RecordArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub occurrence: Option<u64>,
     /// At most N instances per kernel.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_per_kernel: Option<u64>,
     /// Ignore the first N launches (warm-up).
     #[arg(long, value_name = "N", default_value_t = 0)]

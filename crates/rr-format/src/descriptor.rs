@@ -181,6 +181,8 @@ pub struct Descriptor {
     pub valloc_size: u64,
     pub teams_limits: [u32; 2],
     pub threads_limits: [u32; 2],
+    /// Pointers, or by-value words of any 64 bits (a double's): decimal strings in `--json`.
+    #[serde(serialize_with = "crate::text::u64s_as_strings")]
     pub arg_ptrs: Vec<u64>,
     pub arg_offsets: Vec<i64>,
     pub cuda: Option<CudaLaunch>,

@@ -61,7 +61,9 @@ pub struct GlobalInfo {
     pub size: u64,
     /// The first [`GLOBAL_PREVIEW_BYTES`] bytes of the data, in hex.
     pub preview_hex: String,
-    /// XXH3-64 of the whole data, to tell changed values apart beyond the preview.
+    /// XXH3-64 of the whole data, to tell changed values apart beyond the preview (a decimal
+    /// string in JSON: hashes exceed 2^53).
+    #[serde(serialize_with = "crate::text::u64_as_string")]
     pub xxh3: u64,
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 /// What memory a segment holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SegmentKind {
     /// Device memory at its device address (the default; the only kind before this extension).
     #[default]
@@ -194,6 +195,7 @@ impl ArrayDesc {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ObjectKind {
     Texture,
     Surface,
@@ -209,7 +211,9 @@ impl ObjectKind {
 }
 
 /// What an object reads (`CUDA_RESOURCE_DESC`).
+// `--json` spells kinds as the descriptor does (`"type": "pitch2d"`), keys in snake case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Resource {
     /// Linear device memory: `size` bytes at `addr`.
     Linear {
@@ -519,6 +523,7 @@ impl ViewDesc {
 pub struct ObjectArg {
     pub offset: u32,
     pub kind: ObjectKind,
+    #[serde(serialize_with = "crate::text::u64_as_string")]
     pub handle: u64,
     pub resource: Resource,
     /// Textures only.
@@ -625,6 +630,7 @@ impl ObjectArg {
 pub struct OutsideWord {
     /// Byte offset in the parameter buffer.
     pub offset: u32,
+    #[serde(serialize_with = "crate::text::u64_as_string")]
     pub value: u64,
     /// What the word pointed to when recorded (`device memory`, `host memory`, …), or
     /// `address-like` when only its value suggests an address.

@@ -63,6 +63,17 @@ pub fn json_safe(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Serialise a 64-bit value that may exceed 2^53 (a hash, a handle) as a decimal string:
+/// JSON readers that hold numbers as doubles (jq, JavaScript) would round it.
+pub fn u64_as_string<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string())
+}
+
+/// [`u64_as_string`] for a list.
+pub fn u64s_as_strings<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(u64::to_string))
+}
+
 /// A path for text output: lossy UTF-8 with control characters made visible.
 pub fn visible_path(p: &std::path::Path) -> String {
     visible(&p.to_string_lossy()).into_owned()

@@ -173,14 +173,15 @@ fn show_argument(arg: &Argument, map: &MemoryMap) -> Shown {
                 )
             })
             .unwrap_or_default();
-        return shown(json!(w), format!("{w:#x}{place}"));
+        // Words of any 64 bits: decimal strings in JSON (doubles would round past 2^53).
+        return shown(json!(w.to_string()), format!("{w:#x}{place}"));
     }
     let hex = rr_format::descriptor::hex_encode(&arg.bytes);
     if (1..=8).contains(&arg.bytes.len()) {
         let mut buf = [0u8; 8];
         buf[..arg.bytes.len()].copy_from_slice(&arg.bytes);
         let v = u64::from_le_bytes(buf);
-        return shown(json!(v), format!("{v} ({v:#x})"));
+        return shown(json!(v.to_string()), format!("{v} ({v:#x})"));
     }
     shown(json!(hex), format!("{} bytes: {hex}", arg.bytes.len()))
 }
@@ -313,7 +314,8 @@ mod tests {
             .find(|c| c.field == "argument 0")
             .unwrap();
         assert!(c.a_text.ends_with("(segment 0 + 0x4000)"), "{}", c.a_text);
-        assert_eq!(c.b.as_u64(), Some(c.a.as_u64().unwrap() + 0x10));
+        let word = |v: &Json| v.as_str().and_then(|s| s.parse::<u64>().ok());
+        assert_eq!(word(&c.b), Some(word(&c.a).unwrap() + 0x10));
     }
 
     #[test]
