@@ -241,3 +241,48 @@ fn record_preloads_the_recorder_without_disturbing_the_program() {
         .code(2)
         .stderr(predicate::str::contains("interpose"));
 }
+
+/// Format 2 has no `.record_input` files: diff names the descriptor and the side, a damaged blob
+/// names its segment by index and is one error even when input and output share it, and an
+/// instance recorded without output says so on its descriptor.
+#[test]
+fn format_2_problems_name_what_exists() {
+    let (_t, dir) = recording();
+    let json = first_json(&dir);
+    let stem = json.file_stem().unwrap().to_string_lossy().into_owned();
+    let out = rr().arg("diff").arg(&json).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "{stem}.json (recorded input) → {stem}.json (recorded output)"
+        )) && !text.contains(".record_input"),
+        "{text}"
+    );
+    // Segment 2's input and output are one blob; cut it short.
+    let blob = dir.join("blobs/24c796eefc3a5e9755d776138aa865b7");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&blob)
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    let out = rr().arg("check").arg(&json).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let want = "is 100 bytes but segment 2 (0x7f611c808000) is 256 bytes";
+    assert_eq!(text.matches(want).count(), 1, "{text}");
+    // Without output.
+    let (_t2, dir) = recording();
+    let json = first_json(&dir);
+    rewrite(&json, |v| {
+        for s in v["Segments"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().remove("Output");
+        }
+    });
+    let out = rr().arg("check").arg(&json).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("recorded without its output (rr-tui record --no-output)")
+            && !text.contains("record_output"),
+        "{text}"
+    );
+}

@@ -146,6 +146,15 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
 
 /// Check one instance's files; `report_name` is the kernel the report names for it, if any.
 pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
+    let mut out = instance_findings(files, report_name);
+    // A blob shared by input and output (a kernel that changed nothing there) is one problem,
+    // not two.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.path.clone(), f.problem.clone())));
+    out
+}
+
+fn instance_findings(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
     let mut out = Vec::new();
     let json = files.json();
     let d = match Descriptor::read(&json) {
@@ -271,6 +280,11 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
     let output = files.snapshot_file(&d, Side::Output);
     match (recorded_len(files, &d, Side::Output), input_len) {
         (Err(f), _) => out.push(f),
+        (Ok(None), _) if d.cuda.as_ref().is_some_and(|c| c.content.is_some()) => out.push(finding(
+            Severity::Warning,
+            &json,
+            "recorded without its output (rr-tui record --no-output): verification is impossible",
+        )),
         (Ok(None), _) => out.push(finding(
             Severity::Warning,
             &output,

@@ -66,7 +66,12 @@ pub fn layout(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Layou
     let segments = &d.cuda.as_ref().expect("content implies cuda").segments;
     let mut pieces = Vec::with_capacity(segments.len());
     let mut end = 0u64;
-    for (seg, c) in segments.iter().zip(content) {
+    // Segments by index, with the address where they have one (arrays have none).
+    let name = |i: usize, seg: &crate::Segment| match seg.addressable() {
+        true => format!("segment {i} ({:#x})", seg.addr),
+        false => format!("segment {i} (a CUDA array)"),
+    };
+    for (i, (seg, c)) in segments.iter().zip(content).enumerate() {
         let id = match side {
             Side::Input => Some(&c.input),
             Side::Output => c.output.as_ref(),
@@ -87,13 +92,13 @@ pub fn layout(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Layou
                 Error::format(
                     files.dir.join(&rel),
                     format!(
-                        "missing: the {} blob of segment {:#x} named by {}",
+                        "missing: the {} blob of {} named by {}",
                         if side == Side::Input {
                             "input"
                         } else {
                             "output"
                         },
-                        seg.addr,
+                        name(i, seg),
                         crate::text::visible_path(&files.json())
                     ),
                 )
@@ -106,10 +111,7 @@ pub fn layout(files: &InstanceFiles, d: &Descriptor, side: Side) -> Result<Layou
         if len != seg.size {
             return Err(Error::format(
                 &path,
-                format!(
-                    "is {len} bytes but segment {:#x} is {} bytes",
-                    seg.addr, seg.size
-                ),
+                format!("is {len} bytes but {} is {} bytes", name(i, seg), seg.size),
             ));
         }
         pieces.push(Piece {

@@ -28,7 +28,17 @@ pub fn open_recorded(
     match store::layout(files, d, side)? {
         Layout::File(path) => Snapshot::open(&path),
         Layout::Blobs { len, pieces } => {
-            let label = files.snapshot_file(d, side);
+            // No file of that name exists: name the descriptor and the side (`X.json (recorded
+            // input)`) in messages and in diff's output.
+            let json = files.json();
+            let label = json.with_file_name(format!(
+                "{} (recorded {})",
+                json.file_name().unwrap_or_default().to_string_lossy(),
+                match side {
+                    Side::Input => "input",
+                    Side::Output => "output",
+                }
+            ));
             let mut opened = Vec::with_capacity(pieces.len());
             for p in &pieces {
                 if let Some(path) = &p.blob {
