@@ -286,3 +286,29 @@ fn format_2_problems_name_what_exists() {
         "{text}"
     );
 }
+
+/// A blob overwritten with other bytes of the same size: `check` names it (it used to pass
+/// `--strict`), and `replay` refuses to restore it, before looking for a GPU.
+#[test]
+fn tampered_blobs_are_found() {
+    let (_t, dir) = recording();
+    let json = first_json(&dir);
+    let blob = dir.join("blobs/a21d459c03bf6c99b7ce04b81707a4d0");
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+    rr().args(["check", "--strict"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "a21d459c03bf6c99b7ce04b81707a4d0: error: holds other bytes than its name says",
+        ));
+    rr().arg("replay")
+        .arg(&json)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "holds other bytes than its name says",
+        ));
+}

@@ -14,3 +14,19 @@ pub mod tune;
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     crate::output::json(value)
 }
+
+/// A progress bar in bytes on a terminal, for long reads (nothing in pipes, nothing for less
+/// than 256 MiB: it would only flicker).
+pub(crate) fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    (std::io::stderr().is_terminal() && total >= 256 << 20).then(|| {
+        let pb = indicatif::ProgressBar::new(total);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    })
+}

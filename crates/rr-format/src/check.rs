@@ -45,7 +45,8 @@ pub(crate) fn finding(severity: Severity, path: &Path, problem: impl Into<String
     }
 }
 
-pub(crate) fn from_error(e: crate::error::Error) -> Finding {
+/// An error reading a file, as a finding about that file.
+pub fn from_error(e: crate::error::Error) -> Finding {
     match e {
         crate::error::Error::Format { path, problem } => Finding {
             severity: Severity::Error,

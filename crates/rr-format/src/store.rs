@@ -39,6 +39,65 @@ impl BlobHasher {
     }
 }
 
+/// Whether the blob at `path` holds what its name `id` says: the XXH3-128 of its bytes, read in
+/// 1 MiB chunks (bounded memory whatever its size; holes read as zeros). `progress` hears the
+/// bytes read so far, and may stop the work by returning false (an error then).
+pub fn verify_blob(path: &Path, id: &str, progress: &mut dyn FnMut(u64) -> bool) -> Result<()> {
+    use std::io::Read;
+    let mut file = fsio::open_regular(path)?;
+    let mut hasher = BlobHasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        hasher.update(&buf[..n]);
+        done += n as u64;
+        if !progress(done) {
+            return Err(Error::format(path, "verification interrupted"));
+        }
+    }
+    let got = hasher.finish();
+    if got != id {
+        return Err(Error::format(
+            path,
+            format!(
+                "holds other bytes than its name says (their XXH3-128 is {got}): the recording was changed after it was made"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The distinct blobs an instance's snapshots name, `(id, path)` (in the directory's `blobs/`;
+/// a name that is not a plain 32-digit hex id is not a blob rr-tui wrote and is left to
+/// [`layout`]'s checks).
+pub fn blobs_of(files: &InstanceFiles, d: &Descriptor) -> Vec<(String, PathBuf)> {
+    let Some(content) = d.cuda.as_ref().and_then(|c| c.content.as_ref()) else {
+        return vec![];
+    };
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for id in content
+        .iter()
+        .flat_map(|c| std::iter::once(&c.input).chain(c.output.as_ref()))
+    {
+        let plain = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+        if !plain || out.iter().any(|(seen, _)| seen == id) {
+            continue;
+        }
+        // Only blobs inside the directory (a link out of it is refused by `layout`).
+        let rel = format!("{BLOB_DIR}/{id}");
+        if let Ok(path) = fsio::resolve_inside(&files.dir, &rel, &files.json()) {
+            out.push((id.clone(), path));
+        }
+    }
+    out
+}
+
 /// One piece of a snapshot: `size` bytes at `offset`, from a blob file (or zeros between
 /// segments when `blob` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use super::{file_name, progress_bar};
+use super::file_name;
 use crate::cli::DiffArgs;
+use crate::commands::progress_bar;
 use crate::error::{Error, Result};
 use rr_engine::diff::range::{compare_range, RangeReport};
 use rr_engine::diff::sweep::Sweep;

@@ -5,7 +5,6 @@ mod files;
 mod instance;
 mod instances;
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 use crate::cli::{CompareArgs, DiffArgs};
@@ -78,20 +77,6 @@ pub fn comparison(c: &CompareArgs) -> Result<Comparison> {
             rtol: tolerance("--rtol", c.rtol)?,
             ulp: c.ulp.unwrap_or(0),
         },
-    })
-}
-
-/// A progress bar on a terminal for long comparisons (nothing in pipes and for small files).
-fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
-    (std::io::stderr().is_terminal() && total >= 256 << 20).then(|| {
-        let pb = indicatif::ProgressBar::new(total);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb
     })
 }
 

@@ -164,6 +164,13 @@ impl ReplayInstance {
                 ),
             ));
         }
+        // Format 2: every blob restored or compared against must hold what its name says (a
+        // blob overwritten after recording would be replayed as if recorded).
+        for (id, path) in rr_format::store::blobs_of(&files, &descriptor) {
+            if rr_format::fsio::regular_len(&path).is_ok() {
+                rr_format::store::verify_blob(&path, &id, &mut |_| true)?;
+            }
+        }
         // Texture and surface objects must read recorded memory: a replay creates them over it.
         if let Some(why) = rr_format::memory::object_problem(&descriptor, &segments) {
             return Err(Error::format(json, why));
