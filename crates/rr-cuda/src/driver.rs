@@ -1,7 +1,6 @@
 //! Loading the driver, and the devices it offers.
 
 use cudarc::driver::{result, sys};
-use std::sync::OnceLock;
 
 use crate::error::{Call, CudaError, Result};
 
@@ -9,12 +8,7 @@ use crate::error::{Call, CudaError, Result};
 /// launch attributes). cudarc panics on a missing symbol, so older drivers are refused up front.
 pub const MIN_DRIVER_VERSION: i32 = 12080;
 
-/// Whether libcuda can be loaded at all (checked once).
-pub fn present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the candidate library names; calls nothing in them.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
-}
+pub use crate::library::present;
 
 /// Why the driver cannot be used here, if it cannot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

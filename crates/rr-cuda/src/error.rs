@@ -21,7 +21,7 @@ pub struct CudaError {
 
 /// `CUDA_ERROR_NAME: description`, from the driver when it can say.
 pub fn describe(code: CUresult) -> String {
-    if !crate::driver::present() {
+    if !crate::library::present() {
         return format!("{code:?}");
     }
     let e = DriverError(code);

@@ -20,6 +20,7 @@ pub mod error;
 pub mod host;
 pub mod interpose;
 pub mod launch;
+mod library;
 pub mod memory;
 pub mod module;
 pub mod nvtx;

@@ -5,7 +5,6 @@
 //! The JSON form is plain data: numbers as numbers, and a part that could not be read is
 //! `null` with a `*_problem` string beside it (never `{"Ok": …}` / `{"Err": …}`).
 
-use humansize::{format_size, BINARY};
 use std::path::{Path, PathBuf};
 
 use super::descriptor::{Argument, Descriptor, Segment};
@@ -150,9 +149,7 @@ fn size_of(r: crate::Result<u64>) -> (Option<u64>, Option<String>) {
     }
 }
 
-pub fn human(bytes: u64) -> String {
-    format_size(bytes, BINARY)
-}
+pub use crate::text::human;
 
 /// An unsigned integer in decimal and hex, with its signed reading when that is negative:
 /// `16 (0x10)`, `18446744073709551615 (0xffffffffffffffff, i64 -1)`.
@@ -283,9 +280,9 @@ impl Inspection {
         let d = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
         let (record_input_bytes, record_input_problem) =
-            size_of(files.recorded_len(&d, Side::Input));
+            size_of(crate::store::recorded_len(&files, &d, Side::Input));
         let (record_output_bytes, record_output_problem) =
-            size_of(files.recorded_len(&d, Side::Output));
+            size_of(crate::store::recorded_len(&files, &d, Side::Output));
         let map = MemoryMap::new(&d, record_input_bytes.unwrap_or(0));
         let all = d.arguments();
         let last = all.len().saturating_sub(1);

@@ -82,7 +82,7 @@ impl InstanceFiles {
         self.file(EXT_JSON)
     }
     /// The file holding a recorded snapshot, as the descriptor's format names it (format 2
-    /// records keep blobs instead: see [`crate::store::layout`]).
+    /// records keep blobs instead: see `store::layout`).
     pub fn snapshot_file(&self, d: &Descriptor, side: Side) -> PathBuf {
         self.file(match (d.format.is_legacy(), side) {
             (false, Side::Input) => EXT_INPUT,
@@ -95,12 +95,6 @@ impl InstanceFiles {
     /// The replay output of the legacy `llvm-omp-kernel-replay` (`<Name>.replay.output`).
     pub fn legacy_replay_output(&self) -> PathBuf {
         self.file(EXT_LEGACY_REPLAY)
-    }
-
-    /// The length of a recorded snapshot without reading it (a regular file is required).
-    /// `Err` with [`crate::Error::is_not_found`] when it was not recorded.
-    pub fn recorded_len(&self, d: &Descriptor, side: Side) -> crate::Result<u64> {
-        crate::store::recorded_len(self, d, side)
     }
 
     pub fn globals(&self) -> PathBuf {

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod codec;
 pub mod descriptor;
 pub mod dir;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod image;
 pub mod inspect;
 pub mod instance;
 pub mod legacy;
+pub mod limits;
 pub mod memory;
 pub mod objects;
 pub mod record_config;

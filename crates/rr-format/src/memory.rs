@@ -255,23 +255,7 @@ pub fn parameter_words(d: &Descriptor) -> Vec<(u32, u64)> {
     }
 }
 
-/// The 8-byte words of a parameter buffer laid out as `(offset, size)` slots (see
-/// [`parameter_words`]).
-pub fn words_of(buffer: &[u8], layout: impl Iterator<Item = (u32, u32)>) -> Vec<(u32, u64)> {
-    let mut out = Vec::new();
-    for (offset, size) in layout.filter(|s| s.1 >= 8) {
-        let end = offset.saturating_add(size);
-        let mut off = offset.next_multiple_of(8);
-        while off.saturating_add(8) <= end {
-            let bytes = buffer.get(off as usize..off as usize + 8);
-            if let Some(b) = bytes.and_then(|b| <[u8; 8]>::try_from(b).ok()) {
-                out.push((off, u64::from_le_bytes(b)));
-            }
-            off += 8;
-        }
-    }
-    out
-}
+pub use crate::objects::words_of;
 
 /// The sentence `record`, `check` and `replay` print for a word outside the recorded memory.
 pub fn describe_outside(d: &Descriptor, w: &crate::objects::OutsideWord) -> String {

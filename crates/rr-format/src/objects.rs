@@ -343,7 +343,7 @@ impl Resource {
                 addr: o.addr("Addr")?,
                 format: format(&o)?,
                 channels: channels(&o)?,
-                size: o.uint("Size", crate::descriptor::MAX_REGION_BYTES)?,
+                size: o.uint("Size", crate::limits::MAX_REGION_BYTES)?,
             },
             "pitch2d" => {
                 let (format, channels) = (format(&o)?, channels(&o)?);
@@ -665,6 +665,24 @@ impl OutsideWord {
             what: what.to_owned(),
         })
     }
+}
+
+/// The 8-byte words of a parameter buffer laid out as `(offset, size)` slots (see
+/// `memory::parameter_words`).
+pub fn words_of(buffer: &[u8], layout: impl Iterator<Item = (u32, u32)>) -> Vec<(u32, u64)> {
+    let mut out = Vec::new();
+    for (offset, size) in layout.filter(|s| s.1 >= 8) {
+        let end = offset.saturating_add(size);
+        let mut off = offset.next_multiple_of(8);
+        while off.saturating_add(8) <= end {
+            let bytes = buffer.get(off as usize..off as usize + 8);
+            if let Some(b) = bytes.and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+                out.push((off, u64::from_le_bytes(b)));
+            }
+            off += 8;
+        }
+    }
+    out
 }
 
 /// The objects and outside words of a descriptor against its parameter words (`(offset,

@@ -10,10 +10,11 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::descriptor::{Descriptor, SEGMENT_ALIGN};
+use crate::descriptor::Descriptor;
 use crate::error::{Error, Result};
 use crate::fsio;
 use crate::instance::{InstanceFiles, Side};
+use crate::limits::SEGMENT_ALIGN;
 
 pub const BLOB_DIR: &str = "blobs";
 const PAGE: usize = 4096;

@@ -74,6 +74,11 @@ pub fn u64s_as_strings<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S
     s.collect_seq(v.iter().map(u64::to_string))
 }
 
+/// A byte count for people: `16 KiB`, `1.50 GiB`.
+pub fn human(bytes: u64) -> String {
+    humansize::format_size(bytes, humansize::BINARY)
+}
+
 /// A path for text output: lossy UTF-8 with control characters made visible.
 pub fn visible_path(p: &std::path::Path) -> String {
     visible(&p.to_string_lossy()).into_owned()

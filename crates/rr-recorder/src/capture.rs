@@ -4,51 +4,19 @@
 //! arrays behind the texture and surface objects it takes), read the module's globals and
 //! snapshot it all. After it: synchronise, snapshot again, write the instance.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use rr_cuda::cupti::{self, CapturedResource, KernelFunction};
+use rr_cuda::cupti::{self, CapturedResource};
 use rr_format::objects::{ObjectArg, OutsideWord, Resource, SegmentKind};
 use rr_format::report::ReportRow;
 
 use crate::config::Snapshot;
-use crate::images::Image;
+use crate::launch::{LaunchSpec, Pending};
 use crate::memory::{pointed_to, Live};
 use crate::pipeline::Source;
 use crate::recorder::{lock, Recorder};
-use crate::select::LaunchKey;
 use crate::stats::Reason;
 use crate::write;
-
-/// What is known of a launch the selection rules picked.
-pub struct LaunchSpec {
-    pub key: LaunchKey,
-    pub occurrence: u64,
-    pub function: KernelFunction,
-    /// Modules loaded while the kernel was resolved (see `Images::resolve`).
-    pub loaded_now: Vec<u32>,
-    pub params: Vec<u8>,
-    pub layout: Vec<(usize, usize)>,
-    pub cluster: Option<[u32; 3]>,
-    pub cooperative: bool,
-    pub context: u64,
-    pub from_graph: bool,
-}
-
-/// A launch recorded up to its kernel, waiting for the kernel's end.
-pub struct Pending {
-    spec: LaunchSpec,
-    device: i32,
-    sources: Vec<Source>,
-    kinds: Vec<SegmentKind>,
-    inputs: Vec<String>,
-    image: Arc<Image>,
-    globals: Vec<(String, Vec<u8>)>,
-    objects: Vec<ObjectArg>,
-    outside: Vec<OutsideWord>,
-    unreplayable: Option<String>,
-    started: Instant,
-}
 
 /// The texture and surface objects a launch passes, the arrays behind them (as extra sources)
 /// and why the instance cannot be replayed, if it cannot.

@@ -28,10 +28,10 @@ use rr_cuda::PinnedBuffer;
 use rr_format::report::ReportRow;
 use rr_format::store::BlobStore;
 
-use crate::capture::{LaunchSpec, Pending};
 use crate::config::Config;
 use crate::graphs::Graphs;
 use crate::images::Images;
+use crate::launch::{LaunchSpec, Pending};
 use crate::memory::Allocations;
 use crate::objects::Objects;
 use crate::pipeline::{DeviceMemory, Source, Staging};

@@ -91,7 +91,7 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
         block: d.as_ref().map(|d| d.block()),
         input_len: d
             .as_ref()
-            .and_then(|d| inst.files.recorded_len(d, Side::Input).ok()),
+            .and_then(|d| rr_format::store::recorded_len(&inst.files, d, Side::Input).ok()),
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
         old_replay_output: d
             .as_ref()

@@ -75,7 +75,7 @@ impl ReplayInstance {
             (descriptor, image, globals, vec![])
         };
         let input = files.snapshot_file(&descriptor, Side::Input);
-        let input_len = files.recorded_len(&descriptor, Side::Input)?;
+        let input_len = rr_format::store::recorded_len(&files, &descriptor, Side::Input)?;
         let segments = descriptor.segments(input_len);
         if let Some(total) = descriptor.snapshot_len().filter(|&t| t != input_len) {
             return Err(Error::format(
@@ -201,7 +201,7 @@ impl ReplayInstance {
         } else {
             "without its output (LIBOMPTARGET_RECORD_OUTPUT=false, or rr-tui record --no-output)"
         };
-        match self.files.recorded_len(&self.descriptor, Side::Output) {
+        match rr_format::store::recorded_len(&self.files, &self.descriptor, Side::Output) {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(Error::format(
                 &out,

@@ -85,20 +85,8 @@ fn refused(e: CudaError) -> RunError {
     }
 }
 
-/// One measured launch.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
-    /// CUDA-event time of the kernel (queued behind a blocking kernel, so the launch latency is
-    /// not in it).
-    pub kernel_ns: f64,
-    /// Host time from releasing the queued kernel to the end of the synchronisation (the clock
-    /// probe's own time taken out).
-    pub host_ns: f64,
-    /// Untimed restore before the launch (memory, globals, and the L2 flush when cold).
-    pub restore_ns: f64,
-    /// The SM clock measured just after the kernel (None without the timing probes).
-    pub clock_mhz: Option<f64>,
-}
+// One measured launch: what timing's statistics are made of (defined there, below the session).
+pub use super::timing::Sample;
 
 /// The device, as the `device` event reports it.
 #[derive(Debug, Clone)]

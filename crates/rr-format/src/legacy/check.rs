@@ -4,7 +4,8 @@
 //! generation never wrote (16–17: image, globals) is not a finding, except the image, whose
 //! absence replay needs to be told about.
 
-use crate::check::{finding, from_error, image_findings, note_outside_links, Finding, Severity};
+use crate::check::files::{image_findings, note_outside_links, recorded_len};
+use crate::check::finding::{finding, from_error, Finding, Severity};
 use crate::descriptor::{Descriptor, RecordFormat};
 use crate::globals::Globals;
 use crate::image;
@@ -65,7 +66,7 @@ pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
         ],
         out,
     );
-    let input_len = match crate::check::recorded_len(files, d, Side::Input) {
+    let input_len = match recorded_len(files, d, Side::Input) {
         Err(f) => {
             out.push(f);
             None
@@ -89,10 +90,7 @@ pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
             Some(len)
         }
     };
-    match (
-        crate::check::recorded_len(files, d, Side::Output),
-        input_len,
-    ) {
+    match (recorded_len(files, d, Side::Output), input_len) {
         (Err(f), _) => out.push(f),
         (Ok(None), _) => out.push(finding(
             Severity::Warning,

@@ -1,107 +1,18 @@
-//! `rr-tui check`: validate every file of every instance. Reads snapshot *sizes* only.
+//! `rr-tui check`: validate every file of every instance. Reads snapshot *sizes* only (the
+//! command hashes blobs on top: `store::verify_blob`).
 
-use std::path::{Path, PathBuf};
+// Shared with the legacy checks (`legacy::check`), which use them directly: below both.
+pub(crate) mod files;
+pub(crate) mod finding;
 
-use super::descriptor::Descriptor;
-use super::dir::RecordDir;
-use super::globals::Globals;
-use super::image;
-use super::instance::{InstanceFiles, Side};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-pub enum Severity {
-    Warning,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Finding {
-    pub severity: Severity,
-    pub path: PathBuf,
-    pub problem: String,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let tag = match self.severity {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        };
-        // One line whatever the file and kernel names hold.
-        write!(
-            f,
-            "{}: {tag}: {}",
-            crate::text::visible_path(&self.path),
-            crate::text::visible(&self.problem)
-        )
-    }
-}
-
-pub(crate) fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
-    Finding {
-        severity,
-        path: path.to_path_buf(),
-        problem: problem.into(),
-    }
-}
-
-/// An error reading a file, as a finding about that file.
-pub fn from_error(e: crate::error::Error) -> Finding {
-    match e {
-        crate::error::Error::Format { path, problem } => Finding {
-            severity: Severity::Error,
-            path,
-            problem,
-        },
-        crate::error::Error::Io { path, source } => Finding {
-            severity: Severity::Error,
-            path,
-            problem: source.to_string(),
-        },
-        other => Finding {
-            severity: Severity::Error,
-            path: PathBuf::new(),
-            problem: other.to_string(),
-        },
-    }
-}
-
-/// The length of a recorded snapshot (one file, or format 2's blobs): `Ok(None)` when it was not
-/// recorded, `Err` (a finding) when something exists but is unusable.
-pub(crate) fn recorded_len(
-    files: &InstanceFiles,
-    d: &Descriptor,
-    side: Side,
-) -> Result<Option<u64>, Finding> {
-    match files.recorded_len(d, side) {
-        Ok(n) => Ok(Some(n)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(from_error(e)),
-    }
-}
-
-/// Instance files may be links to regular files elsewhere (snapshots kept on another disk):
-/// allowed, and worth a warning, since the record directory alone no longer holds the instance.
-pub(crate) fn note_outside_links(dir: &Path, paths: &[PathBuf], out: &mut Vec<Finding>) {
-    for p in paths {
-        let is_link = std::fs::symlink_metadata(p)
-            .map(|m| m.file_type().is_symlink())
-            .unwrap_or(false);
-        if !is_link {
-            continue;
-        }
-        if let Ok(crate::fsio::Location::Outside(real)) = crate::fsio::locate(dir, p) {
-            out.push(finding(
-                Severity::Warning,
-                p,
-                format!(
-                    "is a link to {}, outside the record directory",
-                    crate::text::visible_path(&real)
-                ),
-            ));
-        }
-    }
-}
+use crate::descriptor::Descriptor;
+use crate::dir::RecordDir;
+use crate::globals::Globals;
+use crate::image;
+use crate::instance::{InstanceFiles, Side};
+use files::{image_findings, note_outside_links, recorded_len};
+use finding::finding;
+pub use finding::{from_error, Finding, Severity};
 
 /// Check a whole directory.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
@@ -330,74 +241,4 @@ fn instance_findings(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Fi
         ),
     }
     out
-}
-
-/// What is wrong between an image, the kernel and the recorded globals.
-pub(crate) fn image_findings(
-    d: &Descriptor,
-    info: &image::ImageInfo,
-    image_path: &Path,
-    globals: Option<&Globals>,
-    globals_path: &Path,
-    out: &mut Vec<Finding>,
-) {
-    if info.has_kernel(&d.name) == Some(false) {
-        out.push(finding(
-            Severity::Error,
-            image_path,
-            format!("has no kernel named {}", d.name),
-        ));
-    }
-    let Some(g) = globals else { return };
-    // The same name twice: a replay would write one of them over the other.
-    let mut seen = std::collections::HashSet::new();
-    let mut problems = Vec::new();
-    for entry in &g.entries {
-        if !seen.insert(entry.name.as_str()) {
-            problems.push(format!("global {} is recorded more than once", entry.name));
-        }
-    }
-    if let image::ImageKind::Cubin { .. } = &info.kind {
-        let symbols: std::collections::HashMap<&str, u64> = info
-            .globals
-            .iter()
-            .map(|s| (s.name.as_str(), s.size))
-            .collect();
-        for entry in &g.entries {
-            match symbols.get(entry.name.as_str()) {
-                Some(&size) if size != entry.size => problems.push(format!(
-                    "global {} is {} bytes but the image declares {size}",
-                    entry.name, entry.size
-                )),
-                Some(_) => {}
-                None => problems.push(format!("global {} is not defined by the image", entry.name)),
-            }
-        }
-    }
-    // A damaged file can hold thousands of bad entries: the first ones say what is wrong.
-    let more = problems.len().saturating_sub(MAX_GLOBAL_FINDINGS);
-    for p in problems.into_iter().take(MAX_GLOBAL_FINDINGS) {
-        out.push(finding(Severity::Error, globals_path, p));
-    }
-    if more > 0 {
-        out.push(finding(
-            Severity::Error,
-            globals_path,
-            format!("… and {more} more problems with its globals"),
-        ));
-    }
-}
-
-/// Findings listed per `.globals` file before the rest are counted.
-const MAX_GLOBAL_FINDINGS: usize = 20;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn display_names_file_and_severity() {
-        let f = finding(Severity::Error, Path::new("a/b.json"), "bad");
-        assert_eq!(f.to_string(), "a/b.json: error: bad");
-    }
 }

@@ -1,0 +1,726 @@
+//! Descriptors to and from JSON, every generation: LLVM's current layout and rr-tui's
+//! extension here, LLVM 16–22's through [`crate::legacy`]. Above both the descriptor's types and
+//! the legacy parser, which use the same field reader ([`Fields`]).
+
+use serde_json::{Map, Value};
+use std::path::Path;
+
+use crate::descriptor::{
+    hex_decode, hex_encode, is_blob_id, CudaLaunch, Descriptor, Fields, ParamSlot, RecordFormat,
+    Segment, SegmentContent, RR_FORMAT_VERSION,
+};
+use crate::error::{Error, Result};
+use crate::limits::{MAX_PARAM_BYTES, MAX_REGION_BYTES, SEGMENT_ALIGN};
+use crate::objects::{ObjectArg, OutsideWord, SegmentKind};
+
+impl Descriptor {
+    /// Parse descriptor text; `path` is only used in messages.
+    pub fn parse(text: &[u8], path: &Path) -> Result<Descriptor> {
+        let err = |p: String| Error::format(path, p);
+        let value: Value =
+            serde_json::from_slice(text).map_err(|e| err(format!("invalid JSON: {e}")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| err("invalid JSON file: the top level is not an object".into()))?;
+        let f = Fields { obj, path };
+        if crate::legacy::is_legacy(obj) {
+            return crate::legacy::parse(&f);
+        }
+        let format = if obj.contains_key("RrTuiFormat") {
+            let v = f.uint("RrTuiFormat", u64::MAX)?;
+            if !(1..=RR_FORMAT_VERSION).contains(&v) {
+                return Err(err(format!("rr-tui format version {v} is not supported (this build reads 1 to {RR_FORMAT_VERSION}); a newer rr-tui wrote it")));
+            }
+            RecordFormat::RrTui
+        } else if obj.contains_key("NumTeams") {
+            RecordFormat::Llvm
+        } else if obj.contains_key("NumTeamsClause") {
+            RecordFormat::LlvmApril2026
+        } else {
+            return Err(err("failed to read JSON integer NumTeams".into()));
+        };
+        let april = format == RecordFormat::LlvmApril2026;
+        let name = f.string("Name")?;
+        if name.is_empty() {
+            return Err(err("Name is empty".into()));
+        }
+        let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
+        let num_teams = f.uint(
+            if april { "NumTeamsClause" } else { "NumTeams" },
+            u32::MAX as u64,
+        )? as u32;
+        let num_threads = f.uint(
+            if april {
+                "ThreadLimitClause"
+            } else {
+                "NumThreads"
+            },
+            u32::MAX as u64,
+        )? as u32;
+        let shared_memory_size = f.uint("SharedMemorySize", u32::MAX as u64)? as u32;
+        let loop_trip_count = f.int("LoopTripCount")? as u64;
+        let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
+        let valloc_addr = f.int("VAllocAddr")? as u64;
+        let valloc_size = f.int("VAllocSize")? as u64;
+        // LLVM's region is committed memory; an rr-tui record's VAllocSize only spans its
+        // segments (managed and device allocations can lie terabytes apart), whose total is
+        // bounded below.
+        if valloc_size > MAX_REGION_BYTES && format != RecordFormat::RrTui {
+            return Err(err(format!(
+                "VAllocSize {valloc_size} is larger than any GPU's memory (rr-tui accepts at most {MAX_REGION_BYTES} bytes)"
+            )));
+        }
+        if valloc_addr.checked_add(valloc_size).is_none() {
+            return Err(err(
+                "VAllocAddr + VAllocSize overflows the address space".into()
+            ));
+        }
+        let limits = |key: &str| -> Result<[u32; 2]> {
+            if !obj.contains_key(key) && april {
+                return Ok([0, 0]);
+            }
+            let v = f.int_array(key)?;
+            if v.len() != 2 {
+                return Err(err(
+                    "TeamsLimits and ThreadsLimits must have a min and max".into()
+                ));
+            }
+            let conv = |x: i64| {
+                u32::try_from(x)
+                    .map_err(|_| err(format!("failed to read an integer from JSON array {key}")))
+            };
+            Ok([conv(v[0])?, conv(v[1])?])
+        };
+        let teams_limits = limits("TeamsLimits")?;
+        let threads_limits = limits("ThreadsLimits")?;
+        let (arg_ptrs, arg_offsets) = f.arguments()?;
+        let cuda = if format == RecordFormat::RrTui {
+            let version = f.uint("RrTuiFormat", RR_FORMAT_VERSION)?;
+            Some(parse_cuda(&f, version, valloc_addr, valloc_size)?)
+        } else {
+            None
+        };
+        let expected_args = cuda
+            .as_ref()
+            .map(|c| c.param_layout.len())
+            .unwrap_or(arg_ptrs.len());
+        if num_args as usize != expected_args {
+            return Err(err(format!(
+                "NumArgs is {num_args} but {} lists {expected_args} arguments",
+                if cuda.is_some() {
+                    "ParamLayout"
+                } else {
+                    "ArgPtrs"
+                }
+            )));
+        }
+        Ok(Descriptor {
+            format,
+            name,
+            num_args,
+            num_teams,
+            num_threads,
+            shared_memory_size,
+            loop_trip_count,
+            device_id,
+            valloc_addr,
+            valloc_size,
+            teams_limits,
+            threads_limits,
+            arg_ptrs,
+            arg_offsets,
+            cuda,
+            legacy: None,
+        })
+    }
+
+    /// Read and parse a descriptor file (a regular file of plausible size; see [`crate::fsio`]).
+    pub fn read(path: &Path) -> Result<Descriptor> {
+        let text =
+            crate::fsio::read_limited(path, crate::fsio::MAX_DESCRIPTOR_BYTES, "descriptor")?;
+        Descriptor::parse(&text, path)
+    }
+
+    /// Serialise as libomptarget does: compact, keys sorted, decimal integers, addresses as i64.
+    pub fn to_json(&self) -> String {
+        if let Some(l) = &self.legacy {
+            return crate::legacy::to_json(self, l);
+        }
+        let mut m = Map::new();
+        let i = |v: u64| Value::from(v as i64);
+        m.insert("Name".into(), self.name.clone().into());
+        m.insert("NumArgs".into(), self.num_args.into());
+        m.insert("NumTeams".into(), self.num_teams.into());
+        m.insert("NumThreads".into(), self.num_threads.into());
+        m.insert("SharedMemorySize".into(), self.shared_memory_size.into());
+        m.insert("LoopTripCount".into(), self.loop_trip_count.into());
+        m.insert("DeviceId".into(), self.device_id.into());
+        m.insert("VAllocAddr".into(), i(self.valloc_addr));
+        m.insert("VAllocSize".into(), self.valloc_size.into());
+        m.insert(
+            "TeamsLimits".into(),
+            Value::from(self.teams_limits.to_vec()),
+        );
+        m.insert(
+            "ThreadsLimits".into(),
+            Value::from(self.threads_limits.to_vec()),
+        );
+        m.insert(
+            "ArgPtrs".into(),
+            Value::from(self.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+        );
+        m.insert("ArgOffsets".into(), Value::from(self.arg_offsets.clone()));
+        if let Some(c) = &self.cuda {
+            m.insert(
+                "RrTuiFormat".into(),
+                (if c.content.is_some() { 2u64 } else { 1 }).into(),
+            );
+            m.insert("Grid".into(), Value::from(c.grid.to_vec()));
+            m.insert("Block".into(), Value::from(c.block.to_vec()));
+            m.insert("ParamBuffer".into(), hex_encode(&c.param_buffer).into());
+            m.insert(
+                "ParamLayout".into(),
+                Value::from(
+                    c.param_layout
+                        .iter()
+                        .map(|s| Value::from(vec![s.offset, s.size]))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+            let segs = c
+                .segments
+                .iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let mut o = Map::new();
+                    o.insert("Addr".into(), i(s.addr));
+                    o.insert("Size".into(), s.size.into());
+                    o.insert("Offset".into(), s.offset.into());
+                    crate::objects::kind_to_json(&s.kind, &mut o);
+                    if let Some(content) = c.content.as_ref().and_then(|v| v.get(k)) {
+                        o.insert("Input".into(), content.input.clone().into());
+                        if let Some(out) = &content.output {
+                            o.insert("Output".into(), out.clone().into());
+                        }
+                    }
+                    Value::Object(o)
+                })
+                .collect::<Vec<_>>();
+            m.insert("Segments".into(), Value::from(segs));
+            if let Some(cd) = c.cluster_dim {
+                m.insert("ClusterDim".into(), Value::from(cd.to_vec()));
+            }
+            m.insert("Cooperative".into(), c.cooperative.into());
+            m.insert("Occurrence".into(), c.occurrence.into());
+            m.insert("ImageFile".into(), c.image_file.clone().into());
+            if !c.objects.is_empty() {
+                m.insert(
+                    "Objects".into(),
+                    Value::from(c.objects.iter().map(|o| o.to_json()).collect::<Vec<_>>()),
+                );
+            }
+            if c.from_graph {
+                m.insert("FromGraph".into(), true.into());
+            }
+            if let Some(out) = &c.outside {
+                m.insert(
+                    "OutsidePointers".into(),
+                    Value::from(out.iter().map(|o| o.to_json()).collect::<Vec<_>>()),
+                );
+            }
+            if let Some(why) = &c.unreplayable {
+                m.insert("Unreplayable".into(), why.clone().into());
+            }
+        }
+        // serde_json's Map is a BTreeMap without `preserve_order`: keys come out sorted, as LLVM's.
+        Value::Object(m).to_string()
+    }
+}
+
+fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> Result<CudaLaunch> {
+    let err = |p: String| Error::format(f.path, p);
+    let dim3 = |key: &str| -> Result<[u32; 3]> {
+        let v = f.int_array(key)?;
+        if v.len() != 3 || v.iter().any(|&x| x < 1 || x > u32::MAX as i64) {
+            return Err(err(format!("{key} must be three positive integers")));
+        }
+        Ok([v[0] as u32, v[1] as u32, v[2] as u32])
+    };
+    let grid = dim3("Grid")?;
+    let block = dim3("Block")?;
+    let param_buffer = hex_decode(&f.string("ParamBuffer")?)
+        .ok_or_else(|| err("ParamBuffer is not an even-length hex string".into()))?;
+    if param_buffer.len() > MAX_PARAM_BYTES {
+        return Err(err(format!(
+            "ParamBuffer has {} bytes; CUDA allows at most {MAX_PARAM_BYTES}",
+            param_buffer.len()
+        )));
+    }
+    let layout_v = f
+        .obj
+        .get("ParamLayout")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array ParamLayout".into()))?;
+    let mut param_layout = Vec::with_capacity(layout_v.len());
+    for item in layout_v {
+        let pair = item
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
+        let (offset, size) =
+            pair.ok_or_else(|| err("ParamLayout entries must be [offset, size]".into()))?;
+        if offset
+            .checked_add(size)
+            .is_none_or(|end| end > param_buffer.len() as u64)
+            || size == 0
+        {
+            return Err(err(format!(
+                "ParamLayout entry [{offset}, {size}] lies outside the {}-byte ParamBuffer",
+                param_buffer.len()
+            )));
+        }
+        param_layout.push(ParamSlot {
+            offset: offset as u32,
+            size: size as u32,
+        });
+    }
+    let segs_v = f
+        .obj
+        .get("Segments")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("failed to read JSON array Segments".into()))?;
+    let mut segments = Vec::with_capacity(segs_v.len());
+    let mut content = Vec::new();
+    let mut file_end = 0u64;
+    for (i, s) in segs_v.iter().enumerate() {
+        let get = |k: &str| s.get(k).and_then(Value::as_i64);
+        let (Some(addr), Some(size), Some(offset)) = (get("Addr"), get("Size"), get("Offset"))
+        else {
+            return Err(err(format!(
+                "Segments[{i}] needs integer Addr, Size and Offset"
+            )));
+        };
+        let kind = s
+            .as_object()
+            .ok_or_else(|| err(format!("Segments[{i}] must be an object")))
+            .and_then(|o| {
+                crate::objects::kind_from_json(o, &format!("Segments[{i}]")).map_err(err)
+            })?;
+        let seg = Segment {
+            addr: addr as u64,
+            size: size as u64,
+            offset: offset as u64,
+            kind,
+        };
+        if let SegmentKind::Array(a) = kind {
+            if version < 2 || seg.addr != 0 || a.bytes() != Some(seg.size) {
+                return Err(err(format!(
+                    "Segments[{i}] is a CUDA array of {} bytes: it needs format version 2, Addr 0 and Size {}",
+                    a.bytes().map(|b| b.to_string()).unwrap_or_else(|| "too many".into()),
+                    a.bytes().unwrap_or(0)
+                )));
+            }
+        }
+        if size < 0
+            || offset < 0
+            || seg.size > MAX_REGION_BYTES
+            || seg.addr.checked_add(seg.size).is_none()
+        {
+            return Err(err(format!(
+                "Segments[{i}] has an impossible size or address"
+            )));
+        }
+        if version == 1 && seg.offset != file_end {
+            return Err(err(format!(
+                "Segments[{i}] starts at file offset {} but the previous segments end at {file_end}",
+                seg.offset
+            )));
+        }
+        if version >= 2 && (seg.offset < file_end || seg.offset % SEGMENT_ALIGN != 0) {
+            return Err(err(format!(
+                "Segments[{i}] starts at offset {} but must start at a multiple of {SEGMENT_ALIGN} at or after {file_end}",
+                seg.offset
+            )));
+        }
+        if version >= 2 {
+            let blob = |k: &str| -> Result<Option<String>> {
+                match s.get(k) {
+                    None => Ok(None),
+                    Some(Value::String(id)) if is_blob_id(id) => Ok(Some(id.clone())),
+                    Some(_) => Err(err(format!(
+                        "Segments[{i}].{k} must be a blob id (32 lowercase hex digits)"
+                    ))),
+                }
+            };
+            let input = blob("Input")?.ok_or_else(|| {
+                err(format!(
+                    "Segments[{i}] has no Input blob (format version 2)"
+                ))
+            })?;
+            content.push(SegmentContent {
+                input,
+                output: blob("Output")?,
+            });
+        }
+        file_end = seg
+            .offset
+            .checked_add(seg.size)
+            .filter(|&e| e <= MAX_REGION_BYTES)
+            .ok_or_else(|| err("Segments total more than any GPU's memory".into()))?;
+        // VAllocAddr + VAllocSize was checked for overflow above.
+        if seg.addressable() && (seg.addr < valloc_addr || seg.end() > valloc_addr + valloc_size) {
+            return Err(err(format!(
+                "Segments[{i}] lies outside [VAllocAddr, VAllocAddr + VAllocSize)"
+            )));
+        }
+        segments.push(seg);
+    }
+    let mut sorted: Vec<Segment> = segments
+        .iter()
+        .filter(|s| s.addressable())
+        .copied()
+        .collect();
+    sorted.sort_by_key(|s| s.addr);
+    if sorted.windows(2).any(|w| w[0].end() > w[1].addr) {
+        return Err(err("Segments overlap".into()));
+    }
+    let cluster_dim = if f.obj.contains_key("ClusterDim") {
+        Some(dim3("ClusterDim")?)
+    } else {
+        None
+    };
+    let cooperative = match f.obj.get("Cooperative") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| err("Cooperative must be true or false".into()))?,
+    };
+    let occurrence = f.uint("Occurrence", u64::MAX)?;
+    let image_file = f.string("ImageFile")?;
+    if let Err(why) = crate::fsio::check_relative(&image_file) {
+        return Err(err(format!(
+            "ImageFile {image_file:?} {why}: it must be a relative path inside the record directory"
+        )));
+    }
+    let kinds: Vec<SegmentKind> = segments.iter().map(|s| s.kind).collect();
+    let list = |key: &str| -> Result<&Vec<Value>> {
+        let v = f
+            .obj
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| err(format!("{key} must be an array")))?;
+        // At most one entry per 8-byte word of the parameter buffer.
+        if v.len() > MAX_PARAM_BYTES / 8 {
+            return Err(err(format!(
+                "{key} has {} entries; at most {} fit the parameter buffer",
+                v.len(),
+                MAX_PARAM_BYTES / 8
+            )));
+        }
+        Ok(v)
+    };
+    let mut objects: Vec<ObjectArg> = Vec::new();
+    if f.obj.contains_key("Objects") {
+        for (i, v) in list("Objects")?.iter().enumerate() {
+            let o = ObjectArg::from_json(v, &format!("Objects[{i}]"), param_buffer.len(), &kinds)
+                .map_err(err)?;
+            if objects.iter().any(|p| p.offset == o.offset) {
+                return Err(err(format!(
+                    "Objects[{i}] is at the same Offset as another object"
+                )));
+            }
+            objects.push(o);
+        }
+    }
+    let outside = if f.obj.contains_key("OutsidePointers") {
+        let mut out = Vec::new();
+        for (i, v) in list("OutsidePointers")?.iter().enumerate() {
+            out.push(
+                OutsideWord::from_json(v, &format!("OutsidePointers[{i}]"), param_buffer.len())
+                    .map_err(err)?,
+            );
+        }
+        Some(out)
+    } else {
+        None
+    };
+    let from_graph = match f.obj.get("FromGraph") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| err("FromGraph must be true or false".into()))?,
+    };
+    let words = crate::objects::words_of(
+        &param_buffer,
+        param_layout.iter().map(|s| (s.offset, s.size)),
+    );
+    crate::objects::check_words(&objects, outside.as_deref().unwrap_or_default(), &words)
+        .map_err(err)?;
+    let unreplayable = match f.obj.get("Unreplayable") {
+        None => None,
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 1000 => Some(s.clone()),
+        Some(_) => {
+            return Err(err(
+                "Unreplayable must be a reason of 1 to 1000 bytes".into()
+            ))
+        }
+    };
+    // The recorder always says why; a record that does not still cannot be replayed.
+    let unreplayable = unreplayable.or_else(|| {
+        objects
+            .iter()
+            .any(|o| o.resource == crate::objects::Resource::MipmappedArray)
+            .then(|| "a texture over a mipmapped array, which rr-tui does not record".into())
+    });
+    Ok(CudaLaunch {
+        grid,
+        block,
+        param_buffer,
+        param_layout,
+        segments,
+        cluster_dim,
+        cooperative,
+        occurrence,
+        image_file,
+        content: (version >= 2).then_some(content),
+        objects,
+        from_graph,
+        outside,
+        unreplayable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::InstanceFiles;
+
+    const SAMPLE: &str = r#"{"ArgOffsets":[0,0,0],"ArgPtrs":[23335631060992,1000,-1],"DeviceId":0,"LoopTripCount":1000,"Name":"__omp_offloading_10302_1e5d1a_main_l27","NumArgs":3,"NumTeams":8,"NumThreads":128,"SharedMemorySize":0,"TeamsLimits":[0,0],"ThreadsLimits":[1,128],"VAllocAddr":23335631060992,"VAllocSize":8589934592}"#;
+
+    fn parse(s: &str) -> Result<Descriptor> {
+        Descriptor::parse(s.as_bytes(), Path::new("x.json"))
+    }
+
+    #[test]
+    fn parses_the_documented_sample_and_round_trips() {
+        let d = parse(SAMPLE).unwrap();
+        assert_eq!(d.format, RecordFormat::Llvm);
+        assert_eq!(d.valloc_addr, 0x153940000000);
+        assert_eq!(d.arg_ptrs[2], u64::MAX);
+        assert_eq!(d.arguments()[2].word, Some(u64::MAX));
+        assert_eq!(d.to_json(), SAMPLE);
+    }
+
+    #[test]
+    fn april_aliases_and_missing_limits() {
+        let s = r#"{"ArgOffsets":[0],"ArgPtrs":[1],"DeviceId":0,"LoopTripCount":0,"Name":"k","NumArgs":1,"NumTeamsClause":4,"ThreadLimitClause":64,"SharedMemorySize":0,"VAllocAddr":4096,"VAllocSize":4096}"#;
+        let d = parse(s).unwrap();
+        assert_eq!(d.format, RecordFormat::LlvmApril2026);
+        assert_eq!((d.num_teams, d.num_threads), (4, 64));
+        assert_eq!(d.teams_limits, [0, 0]);
+    }
+
+    #[test]
+    fn errors_use_llvm_wording() {
+        let e = parse(&SAMPLE.replace("\"NumThreads\":128,", ""))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "x.json: failed to read JSON integer NumThreads");
+        let e = parse(&SAMPLE.replace("\"ThreadsLimits\":[1,128]", "\"ThreadsLimits\":[1]"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must have a min and max"), "{e}");
+        let e = parse(&SAMPLE.replace("\"NumArgs\":3", "\"NumArgs\":2"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("NumArgs is 2 but ArgPtrs lists 3"), "{e}");
+        let e = parse(&SAMPLE.replace("8589934592", "4611686018427387904"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than any GPU"), "{e}");
+        let e = parse("[1,2").unwrap_err().to_string();
+        assert!(e.starts_with("x.json: invalid JSON"), "{e}");
+        let e = parse(r#"{"BumpAllocVAStart":1}"#).unwrap_err().to_string();
+        assert_eq!(e, "x.json: failed to read JSON string Name");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_garbage(text in "\\PC{0,300}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn never_panics_on_mutated_descriptors(pos in 0usize..SAMPLE.len(), byte in proptest::prelude::any::<u8>(), cut in 0usize..SAMPLE.len()) {
+            let mut b = SAMPLE.as_bytes().to_vec();
+            b[pos] = byte;
+            let _ = Descriptor::parse(&b, Path::new("m"));
+            let _ = Descriptor::parse(&SAMPLE.as_bytes()[..cut], Path::new("m"));
+        }
+
+        #[test]
+        fn never_panics_on_wild_values(v in proptest::prelude::any::<i64>(), key in 0usize..13) {
+            let keys = ["NumArgs","NumTeams","NumThreads","SharedMemorySize","LoopTripCount","DeviceId","VAllocAddr","VAllocSize","ArgPtrs","ArgOffsets","TeamsLimits","ThreadsLimits","Name"];
+            let mut obj: serde_json::Value = serde_json::from_str(SAMPLE).unwrap();
+            obj[keys[key]] = serde_json::Value::from(v);
+            let _ = parse(&obj.to_string());
+        }
+    }
+
+    /// Any JSON value a hostile writer might put under a key.
+    fn wild_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (0u64..64).prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                proptest::collection::btree_map("[A-Za-z]{1,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// rr-tui records with every extension key replaced by anything: parsing never panics,
+        /// and whatever parses can be used (arguments, memory map, JSON) without panicking and
+        /// round-trips.
+        #[test]
+        fn rr_extension_survives_wild_values(
+            key in 0usize..16,
+            v in wild_value(),
+            kind in wild_value(),
+            seg_addr in proptest::prelude::any::<i64>(),
+            seg_size in proptest::prelude::any::<i64>(),
+            slot in (proptest::prelude::any::<u64>(), proptest::prelude::any::<u64>()),
+            input_len in proptest::prelude::any::<u64>(),
+        ) {
+            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize", "Objects", "FromGraph", "OutsidePointers", "Unreplayable"];
+            let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+            let c = d.cuda.as_mut().unwrap();
+            c.param_buffer = vec![0; 16];
+            c.param_layout = vec![ParamSlot { offset: 0, size: 8 }, ParamSlot { offset: 8, size: 8 }];
+            d.num_args = 2;
+            let mut obj: Value = serde_json::from_str(&d.to_json()).unwrap();
+            obj["Segments"][0]["Addr"] = Value::from(seg_addr);
+            obj["Segments"][0]["Size"] = Value::from(seg_size);
+            obj["ParamLayout"][1] = Value::from(vec![slot.0, slot.1]);
+            obj["Segments"][0]["Kind"] = kind;
+            obj[keys[key]] = v;
+            if let Ok(d) = parse(&obj.to_string()) {
+                let _ = crate::memory::outside_words(&d);
+                let args = d.arguments();
+                let _ = crate::memory::MemoryMap::new(&d, input_len);
+                let _ = crate::memory::MemoryMap::from_parts(d.segments(input_len), &args);
+                let _ = InstanceFiles::expected_stem(&d);
+                proptest::prop_assert_eq!(parse(&d.to_json()).unwrap(), d);
+            }
+        }
+    }
+
+    #[test]
+    fn overflowing_layout_and_segments_are_errors_not_panics() {
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        d.num_args = 1;
+        d.cuda.as_mut().unwrap().param_buffer = vec![0; 8];
+        d.cuda.as_mut().unwrap().param_layout = vec![ParamSlot { offset: 0, size: 8 }];
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["ParamLayout"] = serde_json::json!([[u64::MAX, 8]]);
+        let e = parse(&v.to_string()).unwrap_err().to_string();
+        assert!(e.contains("lies outside the 8-byte ParamBuffer"), "{e}");
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["Segments"] = serde_json::json!([{"Addr": -1, "Size": 16, "Offset": 0}]);
+        assert!(parse(&v.to_string()).is_err());
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        v["ImageFile"] = "images/../../etc/passwd".into();
+        assert!(parse(&v.to_string())
+            .unwrap_err()
+            .to_string()
+            .contains("contains `..`"));
+    }
+
+    /// Objects and outside words name parameter words that are there, with their values, once
+    /// each; a blank reason is no reason; a mipmapped texture is unreplayable even unsaid.
+    #[test]
+    fn objects_and_outside_words_agree_with_the_parameters() {
+        use crate::objects::{ObjectArg, ObjectKind, OutsideWord, Resource, TextureDesc};
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        d.num_args = 2;
+        let c = d.cuda.as_mut().unwrap();
+        c.param_buffer = [5u64.to_le_bytes(), 9u64.to_le_bytes()].concat();
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 8 },
+        ];
+        c.outside = Some(vec![OutsideWord {
+            offset: 0,
+            value: 5,
+            what: "host memory".into(),
+        }]);
+        let good: Value = serde_json::from_str(&d.to_json()).unwrap();
+        assert!(parse(&good.to_string()).is_ok());
+        let edits: [(&str, Value, &str); 4] = [
+            ("Value", "6".into(), "not the parameter word"),
+            ("Offset", 4.into(), "not an 8-byte word"),
+            ("dup", Value::Null, "named already"),
+            ("Unreplayable", "   ".into(), "Unreplayable"),
+        ];
+        for (key, value, want) in edits {
+            let mut v = good.clone();
+            match key {
+                "dup" => {
+                    let w = v["OutsidePointers"][0].clone();
+                    v["OutsidePointers"].as_array_mut().unwrap().push(w);
+                }
+                "Unreplayable" => v[key] = value,
+                _ => v["OutsidePointers"][0][key] = value,
+            }
+            let e = parse(&v.to_string()).unwrap_err().to_string();
+            assert!(e.contains(want), "{key}: {e}");
+        }
+        let c = d.cuda.as_mut().unwrap();
+        c.objects = vec![ObjectArg {
+            offset: 8,
+            kind: ObjectKind::Texture,
+            handle: 9,
+            resource: Resource::MipmappedArray,
+            texture: Some(TextureDesc::default()),
+            view: None,
+        }];
+        let back = parse(&d.to_json()).unwrap();
+        let why = back.cuda.unwrap().unreplayable.unwrap();
+        assert!(why.contains("mipmapped"), "{why}");
+    }
+
+    #[test]
+    fn rr_extension_round_trips() {
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        d.name = "_Z3addPfS_i".into();
+        d.num_args = 2;
+        d.num_teams = 4;
+        d.num_threads = 32;
+        let c = d.cuda.as_mut().unwrap();
+        c.grid = [4, 2, 1];
+        c.block = [32, 1, 1];
+        c.param_buffer = vec![0, 0, 0, 0, 0, 0x7f, 0, 0, 7, 0, 0, 0];
+        c.param_layout = vec![
+            ParamSlot { offset: 0, size: 8 },
+            ParamSlot { offset: 8, size: 4 },
+        ];
+        c.cluster_dim = Some([2, 1, 1]);
+        c.occurrence = 3;
+        c.image_file = "images/1.cubin".into();
+        let back = parse(&d.to_json()).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.arguments()[0].word, Some(0x7f00_0000_0000));
+        assert_eq!(back.arguments()[1].word, None);
+    }
+}
