@@ -1004,3 +1004,44 @@ fn tuning_without_a_gpu_explains_and_starts_nothing() {
         status(&a)
     );
 }
+
+/// The form refuses what `rr-tui tune` refuses, by the command's own rules: a budget past the
+/// most a sweep measures (the CLI's parser and message), and registers on a record whose image
+/// is a cubin (the command's pre-GPU check, run on a worker before anything starts).
+#[test]
+fn the_form_refuses_what_the_command_refuses() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('u'));
+    let field = |a: &mut App, label: &str| {
+        key(a, KeyCode::Char('g'));
+        let at = rr_tui::tui::app::Field::ALL
+            .iter()
+            .position(|f| f.label() == label)
+            .unwrap_or_else(|| panic!("no field {label}"));
+        for _ in 0..at {
+            key(a, KeyCode::Char('j'));
+        }
+        key(a, KeyCode::Enter);
+        ctrl(a, 'u');
+    };
+    field(&mut a, "budget");
+    typed(&mut a, "2000000");
+    let e = a.tune_form.editing.as_ref().expect("editing");
+    let form = e.check.clone().expect_err("the form refuses it");
+    use clap::Parser;
+    let cli = rr_tui::cli::Cli::try_parse_from(["rr-tui", "tune", "x.json", "--budget", "2000000"])
+        .expect_err("the command refuses it")
+        .to_string();
+    assert!(cli.contains(&form), "form: {form}\ncommand: {cli}");
+    key(&mut a, KeyCode::Esc);
+    field(&mut a, "registers");
+    typed(&mut a, "32,64");
+    key(&mut a, KeyCode::Enter);
+    assert!(key(&mut a, KeyCode::Char('r')).is_empty(), "nothing starts");
+    assert!(
+        status(&a).contains("cannot tune: --registers needs a record holding PTX"),
+        "{}",
+        status(&a)
+    );
+    assert_eq!(a.tuning, None);
+}

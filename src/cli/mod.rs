@@ -35,6 +35,7 @@ mod tune;
 pub use replay::ReplayArgs;
 pub use supplied::SuppliedArgs;
 pub use timing::TimingArgs;
+pub(crate) use tune::parse_budget;
 pub use tune::{EngineArgs, TuneArgs};
 
 #[derive(Debug, Parser)]

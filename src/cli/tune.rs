@@ -247,7 +247,7 @@ impl TuneArgs {
 /// Adaptive sampling stops at this many kept samples whatever the noise.
 const MAX_ADAPTIVE_SAMPLES: u32 = 10_000;
 
-fn parse_budget(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_budget(s: &str) -> Result<u64, String> {
     use rr_engine::tune::space::MAX_MEASURED;
     match s.trim().parse::<u64>() {
         Ok(n) if (1..=MAX_MEASURED).contains(&n) => Ok(n),

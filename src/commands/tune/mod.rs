@@ -40,20 +40,21 @@ enum Msg {
     Gone(i32, String),
 }
 
-pub fn run(a: &TuneArgs) -> Result<i32> {
-    let started = Instant::now();
+/// Everything `tune` refuses before it looks for a GPU: the instance's files, the axes against
+/// the record and the limits, verification, registers without PTX, arguments outside the
+/// recorded memory under `--strict`. The explorer's tuning form runs the same checks before it
+/// starts a sweep, so it never accepts what the command refuses.
+pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
-    let d = &inst.descriptor;
-    let space = build_space(a, d)?;
-    if space.len() > MAX_MEASURED && a.budget.is_none() && !a.list {
+    let space = build_space(a, &inst.descriptor)?;
+    if a.list {
+        return Ok((inst, space));
+    }
+    if space.len() > MAX_MEASURED && a.budget.is_none() {
         return Err(Error::invalid(format!(
             "the axes span {} configurations and a sweep measures at most {MAX_MEASURED}: add --budget N (with --strategy random or annealing), or narrow the axes",
             space.len()
         )));
-    }
-    if a.list {
-        list::print(&space);
-        return Ok(0);
     }
     inst.check_verifiable(&a.verify()).map_err(|e| {
         Error::invalid(format!(
@@ -63,6 +64,25 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if a.registers.is_some() {
         check_ptx(&inst)?;
     }
+    let outside = rr_format::memory::outside_words(&inst.descriptor);
+    if let (true, Some(first)) = (a.strict, outside.first()) {
+        return Err(Error::invalid(format!(
+            "{} kernel argument(s) point outside the recorded memory ({}); --strict refuses to sweep",
+            outside.len(),
+            rr_format::memory::describe_outside(&inst.descriptor, first)
+        )));
+    }
+    Ok((inst, space))
+}
+
+pub fn run(a: &TuneArgs) -> Result<i32> {
+    let started = Instant::now();
+    let (inst, space) = preflight(a)?;
+    let d = &inst.descriptor;
+    if a.list {
+        list::print(&space);
+        return Ok(0);
+    }
     let policy = a.policy();
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
     let printer = text::Printer::new(a.events, a.run_id);
@@ -71,16 +91,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
     let resumed = load_previous(a, &report)?;
-    // Arguments pointing outside the recorded memory: the rule `replay` applies.
-    let outside = rr_format::memory::outside_words(d);
-    for w in &outside {
-        printer.warning(&rr_format::memory::describe_outside(d, w));
-    }
-    if a.strict && !outside.is_empty() {
-        return Err(Error::invalid(format!(
-            "{} kernel argument(s) point outside the recorded memory (above); --strict refuses to sweep",
-            outside.len()
-        )));
+    // Arguments pointing outside the recorded memory (refused under --strict by `preflight`).
+    for w in rr_format::memory::outside_words(d) {
+        printer.warning(&rr_format::memory::describe_outside(d, &w));
     }
     // Said once, before any header, rather than once per GPU by every engine.
     rr_engine::replay::driver_usable()?;

@@ -59,6 +59,11 @@ pub enum Msg {
     Replay(Tagged),
     /// An event of a sweep (`rr-tui tune --events`), dropped likewise when its run is over.
     Tune(Tagged),
+    /// `tune`'s own checks of a sweep the form asked for (`preflight`), done on a worker.
+    TuneChecked {
+        instance: usize,
+        result: Result<Box<crate::cli::TuneArgs>, String>,
+    },
     Index {
         job: u64,
         event: IndexEvent,
@@ -397,6 +402,7 @@ impl App {
                 self.on_tune_event(tagged);
                 vec![]
             }
+            Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
             Msg::Inspected { instance, result } => {
                 self.inspecting.remove(&instance);
                 self.inspections.insert(instance, result);

@@ -120,7 +120,39 @@ impl App {
                 return vec![];
             }
         };
+        // The command's own checks first, on a worker (they read the instance's files): the
+        // form never starts what `rr-tui tune` would refuse.
+        self.set_status(format!("checking the sweep of {}…", row.demangled), false);
+        vec![Cmd::Work(Work::new(move || Msg::TuneChecked {
+            instance: i,
+            result: crate::commands::tune::preflight(&args)
+                .map(|_| Box::new(args))
+                .map_err(|e| e.to_string()),
+        }))]
+    }
+
+    /// The command's checks answered: start the sweep, or say why not.
+    pub(super) fn on_tune_checked(
+        &mut self,
+        i: usize,
+        result: Result<Box<crate::cli::TuneArgs>, String>,
+    ) -> Vec<Cmd> {
+        let args = match result {
+            Ok(a) => *a,
+            Err(why) => {
+                self.set_status(format!("cannot tune: {why}"), true);
+                return vec![];
+            }
+        };
+        if self.tuning.is_some() || self.running.is_some() || i >= self.rows.len() {
+            return vec![]; // something else started meanwhile: the user asks again
+        }
+        let row = &self.rows[i];
         self.next_run += 1;
+        let args = crate::cli::TuneArgs {
+            run_id: self.next_run,
+            ..args
+        };
         // What the explorer knows of the recorded launch until the sweep says exactly.
         let recorded = Config {
             grid: row.grid.unwrap_or([1, 1, 1]),

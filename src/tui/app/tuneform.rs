@@ -88,11 +88,9 @@ impl Field {
             Field::Block => Ok(values(space::parse_dims(text)?.len())),
             Field::SharedMem => Ok(values(space::parse_scalars(text, true)?.len())),
             Field::Registers => Ok(values(space::parse_registers(text)?.len())),
-            Field::Budget => parse_count(text)
-                .map(|n| format!("at most {n} configuration(s)"))
-                .ok_or_else(|| {
-                    format!("{text:?} is not a number of configurations (1 or more; empty: all)")
-                }),
+            // `tune --budget`'s own parser: the same range and message.
+            Field::Budget => crate::cli::parse_budget(&text.replace('_', ""))
+                .map(|n| format!("at most {n} configuration(s)")),
             Field::Samples => match parse_samples(text)? {
                 None => {
                     let t = NoiseTarget::default();
@@ -354,7 +352,7 @@ impl TuneForm {
             registers: axis(&self.registers),
             ignore_limits: false,
             strategy: self.strategy,
-            budget: parse_count(self.budget.trim()),
+            budget: crate::cli::parse_budget(&self.budget.trim().replace('_', "")).ok(),
             time_limit: None,
             seed: None,
             devices: None,
