@@ -43,8 +43,9 @@ impl Printer {
             }
             Event::Phase { .. } => {}
             Event::Restore { bytes, seconds, gb_per_s, between_reps } => output::line(&format!(
-                "{PREFIX} Restored {bytes} bytes in {:.3} ms ({gb_per_s:.1} GB/s); repetitions restore from the {between_reps}",
-                seconds * 1e3
+                "{PREFIX} Restored {bytes} bytes in {:.3} ms ({gb_per_s:.1} GB/s); {}",
+                seconds * 1e3,
+                rr_engine::replay::protocol::between_reps_text(&between_reps)
             )),
             Event::Rep { index, kernel_ns, clock_mhz, throttled, .. } => output::line(&format!(
                 "{PREFIX} Replay time ({index}): {kernel_ns:.0} ns{}{}",

@@ -81,7 +81,10 @@ impl ReplayRun {
                 ..
             } => {
                 self.restore_gbps = Some(gb_per_s);
-                self.detail = format!("restored input at {gb_per_s:.1} GB/s; repetitions restore from the {between_reps}");
+                self.detail = format!(
+                    "restored input at {gb_per_s:.1} GB/s; {}",
+                    rr_engine::replay::protocol::between_reps_text(&between_reps)
+                );
             }
             Event::Rep {
                 kernel_ns,

@@ -177,6 +177,17 @@ impl Tagged {
 mod tests {
     use super::*;
 
+    /// One repetition restores nothing in between: said so, not "from the none".
+    #[test]
+    fn restore_sources_read_as_sentences() {
+        assert!(!between_reps_text("none").contains("the none"));
+        assert!(between_reps_text("device").contains("device"));
+        assert_eq!(
+            between_reps_text("\u{1b}x"),
+            "repetitions restore from \\x1bx"
+        );
+    }
+
     #[test]
     fn round_trip_with_run_ids() {
         let events = [
@@ -219,5 +230,18 @@ mod tests {
             "run is required"
         );
         assert!(Tagged::parse("{}").is_err());
+    }
+}
+
+/// What a `restore` event's `between_reps` means, in words (the text output and the explorer).
+pub fn between_reps_text(between_reps: &str) -> String {
+    match between_reps {
+        "device" => "repetitions restore from a copy on the device".into(),
+        "host" => "repetitions restore from the pinned host copy".into(),
+        "none" => "a single launch: nothing to restore between repetitions".into(),
+        other => format!(
+            "repetitions restore from {}",
+            rr_format::text::visible(other)
+        ),
     }
 }
