@@ -95,9 +95,13 @@ impl Source for Snapshot {
         if offset >= self.len() {
             return None;
         }
+        // A snapshot composed of blobs knows where its blobs' data lies (asked when mapped).
+        if let Some(data) = self.data_ranges() {
+            let i = data.partition_point(|&(_, end)| end <= offset);
+            return data.get(i).map(|&(start, _)| start.max(offset));
+        }
         // SEEK_DATA / SEEK_HOLE (lseek(2)): the file system's own map of a sparse file. A file
         // system without them answers "data here, hole at the end", which is still right.
-        // A snapshot composed of blobs has no single file to ask: read all of it.
         let Some(file) = self.file() else {
             return Some(offset);
         };
@@ -108,6 +112,13 @@ impl Source for Snapshot {
         }
     }
     fn next_hole(&self, offset: u64) -> u64 {
+        if let Some(data) = self.data_ranges() {
+            let i = data.partition_point(|&(_, end)| end <= offset);
+            return match data.get(i) {
+                Some(&(start, end)) if start <= offset => end.min(self.len()),
+                _ => offset, // in a hole already
+            };
+        }
         let Some(file) = self.file() else {
             return self.len();
         };

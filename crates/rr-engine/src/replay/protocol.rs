@@ -173,6 +173,19 @@ impl Tagged {
     }
 }
 
+/// What a `restore` event's `between_reps` means, in words (the text output and the explorer).
+pub fn between_reps_text(between_reps: &str) -> String {
+    match between_reps {
+        "device" => "repetitions restore from a copy on the device".into(),
+        "host" => "repetitions restore from the pinned host copy".into(),
+        "none" => "a single launch: nothing to restore between repetitions".into(),
+        other => format!(
+            "repetitions restore from {}",
+            rr_format::text::visible(other)
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,18 +243,5 @@ mod tests {
             "run is required"
         );
         assert!(Tagged::parse("{}").is_err());
-    }
-}
-
-/// What a `restore` event's `between_reps` means, in words (the text output and the explorer).
-pub fn between_reps_text(between_reps: &str) -> String {
-    match between_reps {
-        "device" => "repetitions restore from a copy on the device".into(),
-        "host" => "repetitions restore from the pinned host copy".into(),
-        "none" => "a single launch: nothing to restore between repetitions".into(),
-        other => format!(
-            "repetitions restore from {}",
-            rr_format::text::visible(other)
-        ),
     }
 }

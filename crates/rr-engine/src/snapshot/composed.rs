@@ -21,9 +21,8 @@ unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
 
 impl Region {
-    /// Map `len` bytes with each `(offset, size, file)` placed at `offset` (a multiple of the
-    /// page size; `size` at most the file's length; pieces do not overlap).
-    pub fn build(len: usize, pieces: &[(u64, u64, &File)]) -> std::io::Result<Region> {
+    /// Reserve `len` bytes reading as zeros; [`Region::place`] maps files into them.
+    pub fn zeros(len: usize) -> std::io::Result<Region> {
         let map_len = len.div_ceil(PAGE).max(1) * PAGE;
         // SAFETY: a fresh private anonymous read-only mapping chosen by the kernel; it reserves
         // no swap (MAP_NORESERVE) and reads as zeros.
@@ -40,41 +39,45 @@ impl Region {
         if base == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        let region = Region {
+        Ok(Region {
             ptr: base as *mut u8,
             len,
             map_len,
+        })
+    }
+
+    /// Map `size` bytes of `file` at `offset` (a multiple of the page size; `size` at most the
+    /// file's length; pieces do not overlap). The mapping keeps the file's pages reachable after
+    /// the file is closed, so callers hold one descriptor at a time however many pieces there are.
+    pub fn place(&self, offset: u64, size: u64, file: &File) -> std::io::Result<()> {
+        let (Ok(offset), Ok(size)) = (usize::try_from(offset), usize::try_from(size)) else {
+            return Err(std::io::Error::other("segment beyond the address space"));
         };
-        for &(offset, size, file) in pieces {
-            let (Ok(offset), Ok(size)) = (usize::try_from(offset), usize::try_from(size)) else {
-                return Err(std::io::Error::other("segment beyond the address space"));
-            };
-            if size == 0 {
-                continue;
-            }
-            if offset % PAGE != 0 || offset.checked_add(size).is_none_or(|e| e > len) {
-                return Err(std::io::Error::other(
-                    "segment offset not page-aligned or beyond the snapshot",
-                ));
-            }
-            // SAFETY: the target range lies inside the anonymous region we just created and own
-            // (checked above); MAP_FIXED replaces only our own pages with a private read-only
-            // mapping of the file. Page tails past the file's end read as zeros.
-            let p = unsafe {
-                libc::mmap(
-                    region.ptr.add(offset) as *mut libc::c_void,
-                    size,
-                    libc::PROT_READ,
-                    libc::MAP_PRIVATE | libc::MAP_FIXED,
-                    file.as_raw_fd(),
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(std::io::Error::last_os_error());
-            }
+        if size == 0 {
+            return Ok(());
         }
-        Ok(region)
+        if offset % PAGE != 0 || offset.checked_add(size).is_none_or(|e| e > self.len) {
+            return Err(std::io::Error::other(
+                "segment offset not page-aligned or beyond the snapshot",
+            ));
+        }
+        // SAFETY: the target range lies inside the anonymous region we created and own (checked
+        // above); MAP_FIXED replaces only our own pages with a private read-only mapping of the
+        // file. Page tails past the file's end read as zeros.
+        let p = unsafe {
+            libc::mmap(
+                self.ptr.add(offset) as *mut libc::c_void,
+                size,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_FIXED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     pub fn bytes(&self) -> &[u8] {

@@ -39,14 +39,11 @@ pub fn open_recorded(
                     Side::Output => "output",
                 }
             ));
-            let mut opened = Vec::with_capacity(pieces.len());
-            for p in &pieces {
-                if let Some(path) = &p.blob {
-                    let file = rr_format::fsio::open_regular(path)?;
-                    opened.push((p.offset, p.size, file, path.clone()));
-                }
-            }
-            Snapshot::compose(&label, len, opened)
+            let placed = pieces
+                .into_iter()
+                .filter_map(|p| Some((p.offset, p.size, p.blob?)))
+                .collect();
+            Snapshot::compose(&label, len, placed)
         }
     }
 }
@@ -57,12 +54,33 @@ enum View {
     Composed(composed::Region),
 }
 
+/// What the view was made from, to tell whether it still holds (and where a file's data lies).
+enum Backing {
+    /// One file (kept open for `fstat` and `SEEK_DATA`), with the length it had when mapped.
+    File(File, u64),
+    /// Blobs, closed once mapped (a recording may have more segments than a process may hold
+    /// open files): their paths and lengths, and where their data lies in the snapshot.
+    Blobs {
+        blobs: Vec<(PathBuf, u64)>,
+        /// Where [`Snapshot::still_whole`] looks next (it looks at a few blobs per call).
+        next: std::sync::atomic::AtomicUsize,
+        /// Data ranges of the snapshot, sorted and disjoint: the rest reads as zeros.
+        data: Vec<(u64, u64)>,
+    },
+    None,
+}
+
+/// Blobs `still_whole` stats per call: a few each frame, all of them within seconds.
+const BLOBS_PER_CHECK: usize = 64;
+/// Data ranges kept per composed snapshot; a blob fragmented past this is read whole (still
+/// right: holes read as zeros), so a hostile blob cannot grow the list without bound.
+const MAX_DATA_RANGES: usize = 1 << 20;
+
 pub struct Snapshot {
     /// The file, or for a composed snapshot the name it would have as one file (in messages).
     path: PathBuf,
     view: View,
-    /// The files behind the view and the lengths they had when mapped.
-    files: Vec<(File, u64)>,
+    backing: Backing,
     slot: Option<guard::Slot>,
 }
 
@@ -81,7 +99,7 @@ impl Snapshot {
             return Ok(Snapshot {
                 path: path.to_path_buf(),
                 view: View::Empty,
-                files: vec![(file, 0)],
+                backing: Backing::File(file, 0),
                 slot: None,
             });
         }
@@ -94,42 +112,74 @@ impl Snapshot {
         Ok(Snapshot {
             path: path.to_path_buf(),
             view: View::Mapped(map),
-            files: vec![(file, meta.len())],
+            backing: Backing::File(file, meta.len()),
             slot,
         })
     }
 
-    /// A snapshot of `len` bytes made of files placed at offsets (`(offset, size, file, path)`).
-    fn compose(label: &Path, len: u64, pieces: Vec<(u64, u64, File, PathBuf)>) -> Result<Snapshot> {
+    /// A snapshot of `len` bytes made of blob files placed at offsets (`(offset, size, path)`):
+    /// each opened, mapped, asked where its data lies, and closed before the next.
+    fn compose(label: &Path, len: u64, pieces: Vec<(u64, u64, PathBuf)>) -> Result<Snapshot> {
         let size = usize::try_from(len)
             .map_err(|_| Error::format(label, "is larger than this machine's address space"))?;
         if size == 0 {
             return Ok(Snapshot {
                 path: label.to_path_buf(),
                 view: View::Empty,
-                files: vec![],
+                backing: Backing::None,
                 slot: None,
             });
         }
         guard::install();
-        let refs: Vec<(u64, u64, &File)> = pieces.iter().map(|(o, s, f, _)| (*o, *s, f)).collect();
-        let region = composed::Region::build(size, &refs).map_err(|e| Error::io(label, e))?;
+        let region = composed::Region::zeros(size).map_err(|e| Error::io(label, e))?;
+        let mut data = Vec::new();
+        let mut blobs = Vec::with_capacity(pieces.len());
+        for (offset, size, path) in pieces {
+            let file = rr_format::fsio::open_regular(&path)?;
+            region
+                .place(offset, size, &file)
+                .map_err(|e| Error::io(&path, e))?;
+            data_ranges(&file, offset, size, &mut data);
+            blobs.push((path, size));
+        }
         let slot = guard::register(region.start(), region.map_len());
         Ok(Snapshot {
             path: label.to_path_buf(),
             view: View::Composed(region),
-            files: pieces.into_iter().map(|(_, s, f, _)| (f, s)).collect(),
+            backing: Backing::Blobs {
+                blobs,
+                next: Default::default(),
+                data,
+            },
             slot,
         })
     }
 
-    /// Whether the files still have the lengths they had when mapped (an `fstat` each; cheap
-    /// enough to ask on every frame). A shorter file means views built from it are stale.
+    /// Whether the files still have the lengths they had when mapped (an `fstat`, or a `stat`
+    /// of a few blobs in turn; cheap enough to ask on every frame). A shorter file means views
+    /// built from it are stale.
     pub fn still_whole(&self) -> bool {
-        self.files
-            .iter()
-            .all(|(f, len)| f.metadata().map(|m| m.len()).unwrap_or(0) >= *len)
-            && self.slot.as_ref().is_none_or(|s| !s.truncated())
+        let files_whole = match &self.backing {
+            Backing::File(f, len) => f.metadata().map(|m| m.len()).unwrap_or(0) >= *len,
+            Backing::Blobs { blobs, next, .. } if !blobs.is_empty() => {
+                let start = next.fetch_add(BLOBS_PER_CHECK, std::sync::atomic::Ordering::Relaxed);
+                (0..BLOBS_PER_CHECK.min(blobs.len())).all(|k| {
+                    let (path, len) = &blobs[(start + k) % blobs.len()];
+                    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) >= *len
+                })
+            }
+            _ => true,
+        };
+        files_whole && self.slot.as_ref().is_none_or(|s| !s.truncated())
+    }
+
+    /// Where data lies in a snapshot composed of blobs (sorted, disjoint ranges; the rest reads
+    /// as zeros); `None` for one file (ask it: [`Snapshot::file`]).
+    pub fn data_ranges(&self) -> Option<&[(u64, u64)]> {
+        match &self.backing {
+            Backing::Blobs { data, .. } => Some(data),
+            _ => None,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -138,8 +188,8 @@ impl Snapshot {
     /// The one file behind a plain mapping (for `SEEK_DATA` / `SEEK_HOLE`, which maps can't
     /// answer); None for a snapshot composed of blobs or an empty one.
     pub fn file(&self) -> Option<&File> {
-        match (&self.view, self.files.as_slice()) {
-            (View::Mapped(_), [(f, _)]) => Some(f),
+        match (&self.view, &self.backing) {
+            (View::Mapped(_), Backing::File(f, _)) => Some(f),
             _ => None,
         }
     }
@@ -204,5 +254,100 @@ impl Snapshot {
         if let View::Mapped(m) = &self.view {
             let _ = m.advise(memmap2::Advice::Sequential);
         }
+    }
+}
+
+/// Append the data ranges of `size` bytes of `file` placed at `offset` (SEEK_DATA / SEEK_HOLE;
+/// a file system that cannot say is all data), merging with the previous range when adjacent.
+fn data_ranges(file: &File, offset: u64, size: u64, out: &mut Vec<(u64, u64)>) {
+    use rustix::fs::SeekFrom;
+    let push = |start: u64, end: u64, out: &mut Vec<(u64, u64)>| match out.last_mut() {
+        Some(last) if last.1 >= start => last.1 = last.1.max(end),
+        _ => out.push((start, end)),
+    };
+    let mut at = 0u64;
+    while at < size {
+        if out.len() >= MAX_DATA_RANGES {
+            push(offset + at, offset + size, out); // too fragmented: the rest is read
+            return;
+        }
+        let start = match rustix::fs::seek(file, SeekFrom::Data(at)) {
+            Ok(s) if s < size => s.max(at),
+            Ok(_) | Err(rustix::io::Errno::NXIO) => return, // only a hole follows
+            Err(_) => at,                                   // cannot say: data
+        };
+        let end = match rustix::fs::seek(file, SeekFrom::Hole(start)) {
+            Ok(e) => e.clamp(start + 1, size),
+            Err(_) => size,
+        };
+        push(offset + start, offset + end, out);
+        at = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::source::Source;
+
+    fn open_fds() -> usize {
+        std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+    }
+
+    /// 3 000 blobs compose one snapshot holding no descriptor of theirs (a recording can have
+    /// more segments than a process may open files), and read back in place.
+    #[test]
+    fn many_blobs_hold_no_open_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3000u64;
+        let pieces: Vec<(u64, u64, PathBuf)> = (0..n)
+            .map(|i| {
+                let p = dir.path().join(format!("b{i}"));
+                std::fs::write(&p, [i as u8; 16]).unwrap();
+                (i * 4096, 16, p)
+            })
+            .collect();
+        let before = open_fds();
+        let s = Snapshot::compose(Path::new("x"), n * 4096, pieces).unwrap();
+        assert!(
+            open_fds() <= before + 1,
+            "{} files open",
+            open_fds() - before
+        );
+        assert_eq!(
+            s.window(4096 * 7, 17),
+            &[[7u8; 16].as_slice(), &[0]].concat()
+        );
+        assert!(s.still_whole());
+        std::fs::write(dir.path().join("b5"), [5u8; 8]).unwrap();
+        // Blobs are looked at a few per call: within a pass over all of them, the shortened one.
+        let calls = (n as usize).div_ceil(BLOBS_PER_CHECK);
+        assert!(
+            (0..calls).any(|_| !s.still_whole()),
+            "the shortened blob is noticed"
+        );
+    }
+
+    /// A sparse blob's holes are known without reading them: the data ranges are the blob's
+    /// data, placed at the segment's offset.
+    #[test]
+    fn composed_snapshots_know_their_holes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sparse");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(64 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_at(&f, &[1; 4096], 32 << 20).unwrap();
+        drop(f);
+        let s = Snapshot::compose(Path::new("x"), 8192 + (64 << 20), vec![(8192, 64 << 20, p)])
+            .unwrap();
+        let data = s.data_ranges().unwrap().to_vec();
+        if data == [(8192, 8192 + (64 << 20))] {
+            eprintln!("this file system does not report holes; the test proves nothing here");
+            return;
+        }
+        assert_eq!(data, [(8192 + (32 << 20), 8192 + (32 << 20) + 4096)]);
+        assert_eq!(s.next_data(0), Some(8192 + (32 << 20)));
+        assert_eq!(s.next_hole(8192 + (32 << 20)), 8192 + (32 << 20) + 4096);
+        assert_eq!(s.next_data(8192 + (33 << 20)), None);
     }
 }
