@@ -6,6 +6,21 @@ fn main() {
         eprintln!("error: {message}");
         std::process::exit(2);
     }
-    let cli = rr_tui::cli::Cli::parse();
+    let cli = match rr_tui::cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        // Help and version go through our output, so a closed or full stdout is an error
+        // there too (clap's own printing ignores it and exits 0).
+        Err(e) if !e.use_stderr() => {
+            use std::io::IsTerminal;
+            let styled = e.render();
+            let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            rr_tui::output::own_text(&match colour {
+                true => styled.ansi().to_string(),
+                false => styled.to_string(),
+            });
+            std::process::exit(0);
+        }
+        Err(e) => e.exit(),
+    };
     std::process::exit(rr_tui::run(cli));
 }

@@ -32,6 +32,12 @@ fn write_stdout(text: &str) {
     }
 }
 
+/// Text of our own (help and version, possibly with colours): written as it is, with the same
+/// handling of a closed or full standard output as everything else.
+pub fn own_text(text: &str) {
+    write_stdout(text);
+}
+
 /// One line of text output.
 pub fn line(text: &str) {
     let mut s = visible(text).into_owned();

@@ -312,3 +312,25 @@ fn tampered_blobs_are_found() {
             "holds other bytes than its name says",
         ));
 }
+
+/// `diff A.json B.json` compares what the recorder adds: objects, outside words, graph launches,
+/// segment kinds, and why an instance cannot be replayed.
+#[test]
+fn diff_of_two_instances_compares_the_recorders_keys() {
+    let (_t, json) = decorated();
+    let (_t2, dir) = recording();
+    let plain = first_json(&dir);
+    let out = rr().arg("diff").arg(&plain).arg(&json).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "from a CUDA graph",
+        "objects ",
+        "object 0",
+        "outside pointers",
+        "segment 2 ",
+        "host 0x",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}

@@ -617,7 +617,7 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "descriptor: 2 of 22 fields differ",
+            "descriptor: 2 of 26 fields differ",
         ))
         .stdout(predicate::str::contains("  grid   8×1×1 → 16×1×1"))
         .stdout(predicate::str::contains("  block  128×1×1 → 64×1×1"))
@@ -645,7 +645,7 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         .arg(&x)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("descriptor: all 22 fields equal"))
+        .stdout(predicate::str::contains("descriptor: all 26 fields equal"))
         // Two globals in the file: two compared, not three "fields".
         .stdout(predicate::str::contains("globals: all 2 equal"))
         .stdout(predicate::str::ends_with("\nequal\n"));
@@ -1062,6 +1062,24 @@ fn record_refuses_bad_values_before_running_the_program() {
         assert!(!ran.exists(), "{flag} {value}: the program ran");
         assert!(!dir.exists(), "{flag} {value}: left {}", dir.display());
     }
+    // The same rules for the variables a launcher sets by hand.
+    for (var, value) in [
+        ("RR_TUI_RECORD_MAX_PER_KERNEL", "0"),
+        ("RR_TUI_RECORD_OCCURRENCE", "0"),
+        ("RR_TUI_RECORD_DEVICE", "-1"),
+        ("RR_TUI_RECORD_RANKS", ","),
+        ("RR_TUI_CUPTI", "/nonexistent/libcupti.so"),
+    ] {
+        rr().args(["record", "--dir"])
+            .arg(&dir)
+            .args(["--", "touch"])
+            .arg(&ran)
+            .env(var, value)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(var).or(predicate::str::contains(value)));
+        assert!(!ran.exists(), "{var}={value}: the program ran");
+    }
     // A program that starts no CUDA: the reason is stated, and no empty directory is left.
     let out = rr()
         .args(["record", "--dir"])
@@ -1179,6 +1197,22 @@ fn usage_mistakes_are_named_as_typed() {
         .code(2)
         .stderr(predicate::str::contains("did you mean `report`?"))
         .stderr(predicate::str::contains("[DIR]").not());
+    rr().args(["repl", "x.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `replay`?"));
+    // Help to a full disk is a failure, not success.
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg("--help")
+        .stdout(full)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "--help > /dev/full: {status:?}");
     rr().args(["frobnicate", "a", "b"])
         .assert()
         .code(2)
@@ -1229,4 +1263,28 @@ fn json_keeps_64_bit_values_exact() {
     assert_eq!(big, Vec::<String>::new());
     assert_eq!(v["descriptor"]["arg_ptrs"][2], "4609434218613702656");
     assert!(v["globals"][0]["xxh3"].is_string());
+}
+
+/// `report` prints a report file's own lines as they are: spacing and blank lines kept (only
+/// line ends are normalised).
+#[test]
+fn report_keeps_the_files_lines() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let path = dir.join("report.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let odd = text
+        .replace(
+            "Directory: /tmp/fx/llvm-two-kernels",
+            "Directory: /tmp/fx/llvm-two-kernels   ",
+        )
+        .replace("Total Instances: 4", "Total Instances:  4\n")
+        .replace('\n', "\r\n");
+    std::fs::write(&path, &odd).unwrap();
+    let out = rr().arg("report").arg(&dir).output().unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let begin = odd.find("=== Kernel Record Report ===").unwrap();
+    let end = odd.find("=== End Kernel Record Report ===").unwrap();
+    let want: Vec<&str> = odd[begin..end].lines().collect();
+    let got: Vec<&str> = shown.lines().take(want.len()).collect();
+    assert_eq!(got, want);
 }

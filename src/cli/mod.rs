@@ -203,7 +203,7 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = SnapshotMode::All)]
     pub snapshot: SnapshotMode,
     /// Only launches on this device.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
     pub device: Option<i32>,
     /// Only these MPI ranks (e.g. 0,2-3).
     #[arg(long, value_name = "LIST")]
@@ -318,8 +318,18 @@ pub struct CompareArgs {
 /// a command or more words follow, say so (with the likely command) instead.
 pub fn misspelt_command(args: &[std::ffi::OsString]) -> Option<String> {
     use clap::CommandFactory;
-    let first = args.get(1)?.to_str()?;
-    if first.starts_with('-') || std::path::Path::new(first).exists() {
+    let raw = args.get(1)?;
+    if std::path::Path::new(raw).exists() {
+        return None;
+    }
+    let Some(first) = raw.to_str() else {
+        // Not UTF-8, so no command: name it rather than let clap call a later word a command.
+        return Some(format!(
+            "`{}` is neither a command nor a record directory (`rr-tui --help` lists the commands)",
+            rr_format::text::visible(&raw.to_string_lossy())
+        ));
+    };
+    if first.starts_with('-') {
         return None;
     }
     let cli = Cli::command();
@@ -332,11 +342,18 @@ pub fn misspelt_command(args: &[std::ffi::OsString]) -> Option<String> {
         return None;
     }
     let first = rr_format::text::visible(first);
+    // A command the word begins (`repl` → `replay`), else the nearest within two edits.
     let closest = names
         .iter()
-        .map(|n| (strsim::damerau_levenshtein(&first, n), *n))
-        .min()
-        .filter(|(distance, _)| *distance <= 2);
+        .find(|n| first.len() >= 3 && n.starts_with(first.as_ref()))
+        .map(|n| (0, *n))
+        .or_else(|| {
+            names
+                .iter()
+                .map(|n| (strsim::damerau_levenshtein(&first, n), *n))
+                .min()
+                .filter(|(distance, _)| *distance <= 2)
+        });
     match closest {
         Some((_, name)) => Some(format!(
             "unknown command `{first}`: did you mean `{name}`? (`rr-tui --help` lists the commands)"

@@ -161,6 +161,10 @@ fn validate(vars: &[(&'static str, OsString)]) -> Result<()> {
             None => std::env::var(k).ok(),
         }
     };
+    // libcupti named by the environment must be there (`--cupti` is checked on its own).
+    if let Some(p) = get("RR_TUI_CUPTI").filter(|p| !p.is_empty()) {
+        rr_format::fsio::regular_metadata(Path::new(&p))?;
+    }
     rr_format::record_config::Config::from_env(&get).map_err(|why| {
         // Name the flag the user typed rather than the variable it became.
         let why = FLAGS
@@ -174,7 +178,13 @@ fn validate(vars: &[(&'static str, OsString)]) -> Result<()> {
 
 /// Signals `record` passes on to the program rather than dying of them (which would leave the
 /// program running and our temporary directory behind).
-const FORWARDED: [i32; 2] = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP];
+const FORWARDED: [i32; 5] = [
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGUSR1,
+    signal_hook::consts::SIGUSR2,
+    signal_hook::consts::SIGALRM,
+];
 
 pub fn run(args: &RecordArgs) -> Result<i32> {
     let lib = library(args)?;

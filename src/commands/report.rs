@@ -46,7 +46,12 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
         });
     } else {
         let recorded = rd.recorded_directory().unwrap_or(&directory);
-        output::lines(report::render(recorded, &rows).lines());
+        // A report file's own lines, as they are (spacing, blank lines); built from the
+        // descriptors when there is none.
+        match rd.report.as_ref().and_then(|r| r.text.as_deref()) {
+            Some(text) => output::lines(text.lines()),
+            None => output::lines(report::render(recorded, &rows).lines()),
+        }
         // rr-tui's additions follow LLVM's table, where LLVM's readers stop.
         if let Some(r) = &rd.report {
             output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());

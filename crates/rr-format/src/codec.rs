@@ -279,6 +279,16 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
                 param_buffer.len()
             )));
         }
+        // Parameters follow one another: a slot that starts inside the previous one would let
+        // one word be read as two parameters.
+        if let Some(prev) = param_layout.last() {
+            let ParamSlot { offset: o, size: z } = *prev;
+            if offset < o as u64 + z as u64 {
+                return Err(err(format!(
+                    "ParamLayout entry [{offset}, {size}] starts inside the parameter before it ([{o}, {z}]): entries must be in order and not overlap"
+                )));
+            }
+        }
         param_layout.push(ParamSlot {
             offset: offset as u32,
             size: size as u32,
@@ -458,10 +468,14 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
         .map_err(err)?;
     let unreplayable = match f.obj.get("Unreplayable") {
         None => None,
-        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 1000 => Some(s.clone()),
+        // A reason says something: one letter or digit at least (not only spaces, controls or
+        // invisible characters).
+        Some(Value::String(s)) if s.chars().any(char::is_alphanumeric) && s.len() <= 1000 => {
+            Some(s.clone())
+        }
         Some(_) => {
             return Err(err(
-                "Unreplayable must be a reason of 1 to 1000 bytes".into()
+                "Unreplayable must be a reason in words, of at most 1000 bytes".into(),
             ))
         }
     };
@@ -469,8 +483,13 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
     let unreplayable = unreplayable.or_else(|| {
         objects
             .iter()
-            .any(|o| o.resource == crate::objects::Resource::MipmappedArray)
-            .then(|| "a texture over a mipmapped array, which rr-tui does not record".into())
+            .find(|o| o.resource == crate::objects::Resource::MipmappedArray)
+            .map(|o| {
+                format!(
+                    "a {} object over a mipmapped array, which rr-tui does not record",
+                    o.kind.name()
+                )
+            })
     });
     Ok(CudaLaunch {
         grid,
@@ -667,11 +686,21 @@ mod tests {
         }]);
         let good: Value = serde_json::from_str(&d.to_json()).unwrap();
         assert!(parse(&good.to_string()).is_ok());
-        let edits: [(&str, Value, &str); 4] = [
+        let edits: [(&str, Value, &str); 6] = [
             ("Value", "6".into(), "not the parameter word"),
             ("Offset", 4.into(), "not an 8-byte word"),
             ("dup", Value::Null, "named already"),
             ("Unreplayable", "   ".into(), "Unreplayable"),
+            (
+                "Unreplayable",
+                "\u{200b}\u{feff}\u{1b}".into(),
+                "Unreplayable",
+            ),
+            (
+                "ParamLayout",
+                serde_json::json!([[0, 16], [8, 8]]),
+                "starts inside",
+            ),
         ];
         for (key, value, want) in edits {
             let mut v = good.clone();
@@ -680,7 +709,7 @@ mod tests {
                     let w = v["OutsidePointers"][0].clone();
                     v["OutsidePointers"].as_array_mut().unwrap().push(w);
                 }
-                "Unreplayable" => v[key] = value,
+                "Unreplayable" | "ParamLayout" => v[key] = value,
                 _ => v["OutsidePointers"][0][key] = value,
             }
             let e = parse(&v.to_string()).unwrap_err().to_string();

@@ -74,9 +74,10 @@ pub fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// `0,2-5,9` → inclusive ranges.
+/// `0,2-5,9` → inclusive ranges (at least one: an empty list would record no rank).
 pub fn parse_ranks(s: &str) -> Option<Vec<(u64, u64)>> {
-    s.split(',')
+    let ranks: Option<Vec<(u64, u64)>> = s
+        .split(',')
         .filter(|p| !p.trim().is_empty())
         .map(|p| match p.split_once('-') {
             Some((a, b)) => {
@@ -85,7 +86,8 @@ pub fn parse_ranks(s: &str) -> Option<Vec<(u64, u64)>> {
             }
             None => p.trim().parse().ok().map(|v| (v, v)),
         })
-        .collect()
+        .collect();
+    ranks.filter(|r| !r.is_empty())
 }
 
 /// This process's MPI rank, from the variables the common launchers set.
@@ -122,6 +124,13 @@ impl Config {
                     .map_err(|_| bad(k, &v, "a number")),
             }
         };
+        // 0 would select nothing (or, read as "unset", everything): refused.
+        let positive = |k: &str, what: &str| -> Result<Option<u64>, String> {
+            match number(k)? {
+                Some(0) => Err(bad(k, "0", what)),
+                n => Ok(n),
+            }
+        };
         let kernels = get("RR_TUI_RECORD_KERNELS").filter(|k| !k.is_empty());
         if let Some(k) = &kernels {
             regex::Regex::new(k).map_err(|e| format!("RR_TUI_RECORD_KERNELS: {e}"))?;
@@ -134,11 +143,9 @@ impl Config {
             output: flag("RR_TUI_RECORD_OUTPUT", true)?,
             device: match get("RR_TUI_RECORD_DEVICE") {
                 None => None,
-                Some(v) => Some(
-                    v.trim()
-                        .parse()
-                        .map_err(|_| bad("RR_TUI_RECORD_DEVICE", &v, "a device ordinal"))?,
-                ),
+                Some(v) => Some(v.trim().parse().ok().filter(|&d: &i32| d >= 0).ok_or_else(
+                    || bad("RR_TUI_RECORD_DEVICE", &v, "a device ordinal (0 or more)"),
+                )?),
             },
             report_stdout: flag("RR_TUI_RECORD_REPORT", false)?,
             report_file: match get("RR_TUI_RECORD_REPORT_FILENAME") {
@@ -156,8 +163,8 @@ impl Config {
                 ),
             },
             kernels,
-            occurrence: number("RR_TUI_RECORD_OCCURRENCE")?.filter(|&n| n > 0),
-            max_per_kernel: number("RR_TUI_RECORD_MAX_PER_KERNEL")?,
+            occurrence: positive("RR_TUI_RECORD_OCCURRENCE", "a launch number from 1")?,
+            max_per_kernel: positive("RR_TUI_RECORD_MAX_PER_KERNEL", "a count from 1")?,
             skip: number("RR_TUI_RECORD_SKIP")?.unwrap_or(0),
             snapshot: match get("RR_TUI_RECORD_SNAPSHOT").as_deref().map(str::trim) {
                 None | Some("all") => Snapshot::All,
@@ -247,6 +254,11 @@ mod tests {
             ("RR_TUI_RECORD_RANKS", "3-1"),
             ("RR_TUI_RECORD_REPORT_FILENAME", "../x"),
             ("RR_TUI_RECORD_LAUNCH_HOOKS", "ptrace"),
+            ("RR_TUI_RECORD_MAX_PER_KERNEL", "0"),
+            ("RR_TUI_RECORD_OCCURRENCE", "0"),
+            ("RR_TUI_RECORD_DEVICE", "-1"),
+            ("RR_TUI_RECORD_RANKS", ","),
+            ("RR_TUI_RECORD_RANKS", ""),
         ] {
             let e = Config::from_env(&env(&[(k, v)])).unwrap_err();
             assert!(e.contains(k), "{e}");

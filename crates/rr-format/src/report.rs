@@ -28,6 +28,10 @@ pub struct Report {
     pub summary: Option<RecorderSummary>,
     /// rr-tui's other lines after the table (`rr-tui: …`, without the prefix).
     pub notes: Vec<String>,
+    /// The report as the file holds it, from its begin banner to its end banner (current
+    /// format): `rr-tui report` prints these lines as they are.
+    #[serde(skip)]
+    pub text: Option<String>,
     /// Why the recorder's lines were not taken as they stand (malformed, contradictory or cut),
     /// when they were not: `check` warns with it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -222,6 +226,7 @@ pub fn parse(text: &str) -> Result<Option<Report>, String> {
             let mut report = parse_current(body)?;
             if let Some(e) = body.find(END) {
                 parse_trailer(&body[e + END.len()..], &mut report);
+                report.text = Some(text[p..p + BEGIN.len() + e + END.len()].to_string());
             }
             Ok(Some(report))
         }

@@ -157,6 +157,44 @@ pub fn compare_descriptors(
     d.add("occurrence", cuda(a, &occurrence), cuda(b, &occurrence));
     let image = |c: &CudaLaunch| text(&c.image_file);
     d.add("image file", cuda(a, &image), cuda(b, &image));
+    let graph = |c: &CudaLaunch| shown(json!(c.from_graph), c.from_graph.to_string());
+    d.add("from a CUDA graph", cuda(a, &graph), cuda(b, &graph));
+    let unreplayable = |c: &CudaLaunch| {
+        c.unreplayable
+            .as_deref()
+            .map_or_else(|| shown(Json::Null, "replayable"), text)
+    };
+    d.add(
+        "unreplayable",
+        cuda(a, &unreplayable),
+        cuda(b, &unreplayable),
+    );
+    let objects = |x: &Descriptor| {
+        x.cuda.as_ref().map_or_else(Vec::new, |c| {
+            c.objects
+                .iter()
+                .map(|o| {
+                    shown(
+                        serde_json::to_value(o).unwrap_or(Json::Null),
+                        format!("byte {}: {}", o.offset, o.describe()),
+                    )
+                })
+                .collect()
+        })
+    };
+    d.add_list("object", objects(a), objects(b));
+    let outside = |x: &Descriptor| {
+        rr_format::memory::outside_words(x)
+            .iter()
+            .map(|w| {
+                shown(
+                    serde_json::to_value(w).unwrap_or(Json::Null),
+                    rr_format::memory::describe_outside(x, w),
+                )
+            })
+            .collect()
+    };
+    d.add_list("outside pointer", outside(a), outside(b));
     d
 }
 
@@ -188,9 +226,10 @@ fn show_argument(arg: &Argument, map: &MemoryMap) -> Shown {
 
 fn show_segment(s: &Segment) -> Shown {
     shown(
-        json!({"addr": s.addr, "size": s.size, "offset": s.offset}),
+        json!({"addr": s.addr, "size": s.size, "offset": s.offset, "kind": s.kind.label()}),
         format!(
-            "{:#x} + {} at file offset {:#x}",
+            "{} {:#x} + {} at file offset {:#x}",
+            s.kind.label(),
             s.addr,
             human(s.size),
             s.offset
