@@ -21,18 +21,29 @@ fn hidden(c: char) -> bool {
 /// assert_eq!(visible("plain_kernel"), "plain_kernel");
 /// ```
 pub fn visible(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(hidden) {
+    escape(s, hidden, |c, out| match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+    })
+}
+
+/// `s` with every character `escaped` picks written by `write` (borrowed when there is none).
+fn escape(
+    s: &str,
+    escaped: impl Fn(char) -> bool,
+    write: impl Fn(char, &mut String),
+) -> Cow<'_, str> {
+    if !s.chars().any(&escaped) {
         return Cow::Borrowed(s);
     }
-    let mut out = String::with_capacity(s.len() + 8);
+    let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if hidden(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
+        match escaped(c) {
+            true => write(c, &mut out),
+            false => out.push(c),
         }
     }
     Cow::Owned(out)
@@ -48,19 +59,13 @@ pub fn visible(s: &str) -> Cow<'_, str> {
 /// assert_eq!(json_safe("[\"a\u{202e}b\u{9b}\"]"), "[\"a\\u202eb\\u009b\"]");
 /// ```
 pub fn json_safe(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(hidden) {
-        return Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        match c {
-            // serde_json has escaped C0 controls already; newlines between lines of pretty
-            // output are layout, not string content.
-            c if hidden(c) && (c as u32) >= 0x7f => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    // serde_json has escaped C0 controls already; newlines between lines of pretty output are
+    // layout, not string content.
+    escape(
+        json,
+        |c| hidden(c) && (c as u32) >= 0x7f,
+        |c, out| out.push_str(&format!("\\u{:04x}", c as u32)),
+    )
 }
 
 /// Serialise a 64-bit value that may exceed 2^53 (a hash, a handle) as a decimal string:
