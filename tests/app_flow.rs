@@ -276,6 +276,21 @@ fn descriptor_mark_enables_a_side_by_side_diff() {
     key(&mut a, KeyCode::Char('2'));
     assert_eq!(a.mark, Some(0));
     assert!(a.inspections.contains_key(&0) && a.inspections.contains_key(&1));
+    // The same fields and counts as `rr-tui diff A.json B.json` (it used to count 28 where
+    // the command counted 25).
+    let side = |i: usize| a.inspections[&i].as_ref().unwrap().as_ref();
+    let compared = rr_tui::tui::app::descriptors::compare(side(0), side(1));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg("diff")
+        .arg(&a.rows[0].json_path)
+        .arg(&a.rows[1].json_path)
+        .output()
+        .unwrap();
+    let cli = String::from_utf8_lossy(&out.stdout);
+    let summary = compared.summary();
+    for part in summary.split(" · ") {
+        assert!(cli.lines().any(|l| l == part), "{part:?} not in\n{cli}");
+    }
 }
 
 /// A replay event of run `run`, as the runtime delivers it.

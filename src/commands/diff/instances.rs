@@ -137,11 +137,10 @@ const FIELD_COLUMN: usize = 48;
 /// `descriptor: 2 of 24 fields differ`, then `  field  A's value → B's value`.
 /// `unit`: what is counted (` fields`; nothing for globals, which are counted one per name).
 fn print_fields(what: &str, unit: &str, f: &FieldDiff) {
+    crate::outln!("{}", f.summary(what, unit));
     if f.changes.is_empty() {
-        crate::outln!("{what}: all {}{unit} equal", f.fields);
         return;
     }
-    crate::outln!("{what}: {} of {}{unit} differ", f.changes.len(), f.fields);
     // Names come from the files (a global may be named with 64 KiB): align on the usual
     // ones and let a longer name run over rather than pad the column to its length (a
     // width past u16::MAX is also a panic in `format!`).

@@ -1,95 +1,105 @@
-//! The descriptor screen's content as data: one instance's `inspect` lines, or the decoded
-//! fields of two instances side by side. Built from inspections already made on a worker, so
-//! drawing reads no file; scrolling uses the same content, so `G` knows where the last line is.
+//! The descriptor screen's content as data: one instance's `inspect` lines, or two instances
+//! compared field by field, by the rule `rr-tui diff A.json B.json` applies (the same fields,
+//! the same counts). Built from inspections already made on a worker, so drawing reads no file;
+//! scrolling uses the same content, so `G` knows where the last line is.
 
-use rr_format::inspect::{Field, Inspection};
+use std::cell::RefCell;
+use std::rc::Rc;
 
-/// One field of two instances: `None` on a side that does not have it.
+use rr_engine::diff::descriptor::{compare_descriptors, compare_global_summaries, FieldDiff};
+use rr_format::inspect::Inspection;
+use rr_format::memory::MemoryMap;
+
+/// One field of two instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldRow {
     pub name: String,
-    pub left: Option<String>,
-    pub right: Option<String>,
+    pub left: String,
+    pub right: String,
+    pub changed: bool,
 }
 
-impl FieldRow {
-    pub fn changed(&self) -> bool {
-        self.left != self.right
-    }
+/// Two instances compared: the descriptor's fields, then the globals'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compared {
+    pub descriptor: FieldDiff,
+    pub globals: FieldDiff,
 }
 
-/// The fields of both sides, matched by name, in the left side's order; a field only the right
-/// side has goes after the field it follows there (an extra argument after the last argument).
-pub fn field_rows(left: &[Field], right: &[Field]) -> Vec<FieldRow> {
-    let mut rows: Vec<FieldRow> = left
-        .iter()
-        .map(|f| FieldRow {
-            name: f.name.clone(),
-            left: Some(f.value.clone()),
-            right: None,
-        })
-        .collect();
-    let mut after: Option<usize> = None;
-    for f in right {
-        let at = match rows
+impl Compared {
+    /// Every field, the descriptor's first.
+    pub fn rows(&self) -> impl Iterator<Item = FieldRow> + '_ {
+        self.descriptor
+            .rows
             .iter()
-            .position(|r| r.name == f.name && r.right.is_none())
-        {
-            Some(i) => i,
-            None => {
-                let i = after.map_or(0, |a| a + 1);
-                rows.insert(
-                    i,
-                    FieldRow {
-                        name: f.name.clone(),
-                        left: None,
-                        right: None,
-                    },
-                );
-                i
-            }
-        };
-        rows[at].right = Some(f.value.clone());
-        after = Some(at);
-    }
-    rows
-}
-
-/// Field rows of two inspections.
-pub fn compare(left: &Inspection, right: &Inspection) -> Vec<FieldRow> {
-    field_rows(&left.fields(), &right.fields())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fields(pairs: &[(&str, &str)]) -> Vec<Field> {
-        pairs
-            .iter()
-            .map(|(n, v)| Field {
-                name: n.to_string(),
-                value: v.to_string(),
+            .chain(&self.globals.rows)
+            .map(|r| FieldRow {
+                name: rr_format::text::visible(&r.field).into_owned(),
+                left: rr_format::text::visible(&r.a).into_owned(),
+                right: rr_format::text::visible(&r.b).into_owned(),
+                changed: r.changed,
             })
-            .collect()
     }
 
-    #[test]
-    fn fields_match_by_name_and_extras_keep_their_place() {
-        let a = fields(&[("grid", "8×1×1"), ("arg 0", "→ seg 0"), ("global g", "00")]);
-        let b = fields(&[
-            ("grid", "16×1×1"),
-            ("arg 0", "→ seg 0"),
-            ("arg 1", "= 4 (0x4)"),
-            ("global g", "01"),
-        ]);
-        let rows = field_rows(&a, &b);
-        let names: Vec<_> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["grid", "arg 0", "arg 1", "global g"]);
-        let changed: Vec<_> = rows.iter().map(FieldRow::changed).collect();
-        assert_eq!(changed, [true, false, true, true]);
-        assert_eq!(rows[2].left, None);
-        let only_left = field_rows(&b, &a);
-        assert_eq!(only_left[2].right, None);
+    pub fn len(&self) -> usize {
+        self.descriptor.rows.len() + self.globals.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `descriptor: 2 of 26 fields differ · globals: all 2 equal`: the lines `diff` prints.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} · {}",
+            self.descriptor.summary("descriptor", " fields"),
+            self.globals.summary("globals", "")
+        )
+    }
+}
+
+/// Two inspections compared.
+pub fn compare(left: &Inspection, right: &Inspection) -> Compared {
+    let map =
+        |i: &Inspection| MemoryMap::new(&i.descriptor, i.snapshots.record_input_bytes.unwrap_or(0));
+    fn globals(i: &Inspection) -> (&[rr_format::inspect::GlobalInfo], Option<&str>) {
+        (i.globals.as_slice(), i.globals_problem.as_deref())
+    }
+    Compared {
+        descriptor: compare_descriptors(
+            &left.descriptor,
+            &map(left),
+            &right.descriptor,
+            &map(right),
+        ),
+        globals: compare_global_summaries(globals(left), globals(right)),
+    }
+}
+
+/// The last comparison made, kept while the pair stays the same (a descriptor with 300 000
+/// arguments is not compared again on every frame).
+#[derive(Default)]
+pub struct CompareCache(RefCell<Option<Cached>>);
+
+/// A pair of instances (marked, selected) and their comparison.
+type Cached = ((usize, usize), Rc<Compared>);
+
+impl CompareCache {
+    pub fn get(&self, pair: (usize, usize), make: impl FnOnce() -> Compared) -> Rc<Compared> {
+        let mut slot = self.0.borrow_mut();
+        match &*slot {
+            Some((p, c)) if *p == pair => c.clone(),
+            _ => {
+                let c = Rc::new(make());
+                *slot = Some((pair, c.clone()));
+                c
+            }
+        }
+    }
+
+    /// Forget it (an inspection of either side changed).
+    pub fn clear(&self) {
+        self.0.borrow_mut().take();
     }
 }

@@ -204,6 +204,8 @@ pub struct App {
     pub raw_names: bool,
     pub mark: Option<usize>,
     pub inspections: HashMap<usize, Result<Box<Inspection>, String>>,
+    /// The marked and selected instances compared (descriptor screen), while they stay so.
+    pub compared: descriptors::CompareCache,
     /// Inspections asked of a worker and not back yet.
     pub inspecting: HashSet<usize>,
     /// Snapshots asked of a worker and not back yet (instance, pair).
@@ -259,6 +261,7 @@ impl App {
             raw_names: false,
             mark: None,
             inspections: HashMap::new(),
+            compared: Default::default(),
             inspecting: HashSet::new(),
             opening: None,
             descriptor_scroll: 0,
@@ -406,6 +409,7 @@ impl App {
             Msg::Inspected { instance, result } => {
                 self.inspecting.remove(&instance);
                 self.inspections.insert(instance, result);
+                self.compared.clear();
                 vec![]
             }
             Msg::SnapshotsOpened {
@@ -565,7 +569,12 @@ impl App {
         };
         match self.mark.filter(|&m| m != cur) {
             Some(m) => match (inspected(m), inspected(cur)) {
-                (Some(a), Some(b)) => 1 + descriptors::compare(a, b).len(),
+                (Some(a), Some(b)) => {
+                    1 + self
+                        .compared
+                        .get((m, cur), || descriptors::compare(a, b))
+                        .len()
+                }
                 _ => 1,
             },
             None => match inspected(cur) {

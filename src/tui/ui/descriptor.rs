@@ -14,7 +14,7 @@ use crate::tui::theme::Theme;
 use rr_format::inspect::Inspection;
 
 /// The field-name column never takes more than this.
-const MAX_NAME: usize = 24;
+const MAX_NAME: usize = 22;
 
 fn inspection(app: &App, i: usize) -> Result<Option<&Inspection>, &str> {
     match app.inspections.get(&i) {
@@ -81,19 +81,23 @@ fn field_line(l: String, theme: &Theme) -> Line<'static> {
 }
 
 fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, right: usize) {
-    let rows = match (inspection(app, left), inspection(app, right)) {
-        (Ok(Some(a)), Ok(Some(b))) => Ok(descriptors::compare(a, b)),
+    let compared = match (inspection(app, left), inspection(app, right)) {
+        (Ok(Some(a)), Ok(Some(b))) => Ok(app
+            .compared
+            .get((left, right), || descriptors::compare(a, b))),
         (Err(e), _) | (_, Err(e)) => Err(Span::styled(e.to_string(), theme.error)),
         _ => Err(Span::styled("loading…", theme.dim)),
     };
-    let title = match &rows {
-        Ok(rows) => format!(
-            " Descriptors · {} of {} fields differ ",
-            rows.iter().filter(|r| r.changed()).count(),
-            rows.len()
-        ),
+    let title = match &compared {
+        Ok(c) => format!(" Descriptors · {} ", c.summary()),
         Err(_) => " Descriptors ".to_string(),
     };
+    let rows: Result<Vec<FieldRow>, _> = compared.map(|c| {
+        c.rows()
+            .skip(app.descriptor_scroll)
+            .take(area.height as usize)
+            .collect()
+    });
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(fit(&title, area.width as usize), theme.header));
@@ -123,7 +127,6 @@ fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, r
     ))];
     lines.extend(
         rows.iter()
-            .skip(app.descriptor_scroll)
             .take((inner.height as usize).saturating_sub(1))
             .map(|r| field_row(r, name_w, value_w, theme)),
     );
@@ -131,13 +134,12 @@ fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, r
 }
 
 fn field_row(r: &FieldRow, name_w: usize, value_w: usize, theme: &Theme) -> Line<'static> {
-    let changed = r.changed();
-    let value = |v: &Option<String>, mark| match v {
-        Some(v) => Span::styled(
+    let changed = r.changed;
+    let value = |v: &String, mark| {
+        Span::styled(
             format!("{:<value_w$}", fit(v, value_w)),
             if changed { mark } else { theme.text },
-        ),
-        None => Span::styled(format!("{:<value_w$}", "—"), theme.dim),
+        )
     };
     Line::from(vec![
         Span::styled(

@@ -9,7 +9,7 @@ use serde_json::{json, Value as Json};
 
 use rr_format::descriptor::{Argument, CudaLaunch, Descriptor, Segment};
 use rr_format::globals::Globals;
-use rr_format::inspect::human;
+use rr_format::inspect::{human, GlobalInfo};
 use rr_format::memory::MemoryMap;
 
 /// One field whose values differ.
@@ -32,6 +32,18 @@ pub struct FieldDiff {
     /// How many fields were compared.
     pub fields: usize,
     pub changes: Vec<FieldChange>,
+    /// Every field compared, in order, as text (the explorer shows them all).
+    #[serde(skip)]
+    pub rows: Vec<FieldRow>,
+}
+
+/// One compared field as text: its name, both values, and whether they differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRow {
+    pub field: String,
+    pub a: String,
+    pub b: String,
+    pub changed: bool,
 }
 
 /// One side's value of a field.
@@ -64,11 +76,31 @@ fn absent() -> Shown {
 }
 
 impl FieldDiff {
+    /// `descriptor: 2 of 26 fields differ` / `globals: all 2 equal` (`unit`: ` fields`, or
+    /// nothing where the count says what it counts): the CLI's line and the explorer's title.
+    pub fn summary(&self, what: &str, unit: &str) -> String {
+        match self.changes.len() {
+            0 => format!("{what}: all {}{unit} equal", self.fields),
+            n => format!("{what}: {n} of {}{unit} differ", self.fields),
+        }
+    }
+
     fn add(&mut self, field: impl Into<String>, a: Shown, b: Shown) {
+        self.push(field.into(), a.json != b.json, a, b);
+    }
+
+    /// One compared field; a changed one is also listed in `changes`.
+    fn push(&mut self, field: String, changed: bool, a: Shown, b: Shown) {
         self.fields += 1;
-        if a.json != b.json {
+        self.rows.push(FieldRow {
+            field: field.clone(),
+            a: a.text.clone(),
+            b: b.text.clone(),
+            changed,
+        });
+        if changed {
             self.changes.push(FieldChange {
-                field: field.into(),
+                field,
                 a: a.json,
                 b: b.json,
                 a_text: a.text,
@@ -113,7 +145,7 @@ pub fn compare_descriptors(
     d.add("grid", dims(a.grid()), dims(b.grid()));
     d.add("block", dims(a.block()), dims(b.block()));
     let shared = |x: &Descriptor| number(x.shared_memory_size);
-    d.add("dynamic shared memory bytes", shared(a), shared(b));
+    d.add("dynamic shared memory", shared(a), shared(b));
     d.add(
         "teams limits",
         limits(a.teams_limits),
@@ -273,17 +305,45 @@ pub fn compare_globals(a: &Result<Globals, String>, b: &Result<Globals, String>)
         };
         let side = |v: Option<&[u8]>| v.map_or_else(absent, show_global);
         // Compare the whole contents: the JSON shows only their head.
-        d.fields += 1;
-        if va != vb {
-            let (sa, sb) = (side(va), side(vb));
-            d.changes.push(FieldChange {
-                field,
-                a: sa.json,
-                b: sb.json,
-                a_text: sa.text,
-                b_text: sb.text,
-            });
-        }
+        d.push(field, va != vb, side(va), side(vb));
+    }
+    d
+}
+
+/// Globals by name from their summaries (size, XXH3 of the contents, the first bytes): what
+/// the explorer holds without reading the files again. Counted as [`compare_globals`] counts,
+/// one field per name (an unreadable side is one field saying why).
+pub fn compare_global_summaries(
+    a: (&[GlobalInfo], Option<&str>),
+    b: (&[GlobalInfo], Option<&str>),
+) -> FieldDiff {
+    let mut d = FieldDiff::default();
+    if a.1.is_some() || b.1.is_some() {
+        let side = |s: (&[GlobalInfo], Option<&str>)| match s.1 {
+            Some(e) => shown(
+                json!(format!("unreadable: {e}")),
+                format!("unreadable: {e}"),
+            ),
+            None => number(s.0.len() as u64),
+        };
+        d.add("globals", side(a), side(b));
+        return d;
+    }
+    let by_name = |g: &[GlobalInfo]| -> BTreeMap<String, (u64, u64, String)> {
+        g.iter()
+            .map(|e| (e.name.clone(), (e.size, e.xxh3, e.preview_hex.clone())))
+            .collect()
+    };
+    let (da, db) = (by_name(a.0), by_name(b.0));
+    let names: BTreeSet<&String> = da.keys().chain(db.keys()).collect();
+    let side = |v: Option<&(u64, u64, String)>| match v {
+        Some((size, _, preview)) => shown(Json::Null, format!("{}: {preview}", human(*size))),
+        None => absent(),
+    };
+    for name in names {
+        let (va, vb) = (da.get(name), db.get(name));
+        let changed = va.map(|v| (v.0, v.1)) != vb.map(|v| (v.0, v.1));
+        d.push(format!("global {name}"), changed, side(va), side(vb));
     }
     d
 }
