@@ -1060,3 +1060,30 @@ fn the_form_refuses_what_the_command_refuses() {
     );
     assert_eq!(a.tuning, None);
 }
+
+/// An instance recorded without its output still shows its input: both sides, nothing
+/// squeezed away, and the reason said.
+#[test]
+fn an_instance_without_output_shows_its_input() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let json = descriptor_of(&dir, "rr_saxpy");
+    std::fs::remove_file(json.with_extension("record_output")).unwrap();
+    let mut a = rr_tui::tui::load_app(dir, Ok(()), std::env::temp_dir()).unwrap();
+    let i = a
+        .rows
+        .iter()
+        .position(|r| r.json_path == json)
+        .expect("the instance is listed");
+    while a.current() != Some(i) {
+        key(&mut a, KeyCode::Char('j'));
+    }
+    let cmds = key(&mut a, KeyCode::Char('3'));
+    finish_index(&mut a, cmds);
+    let s = a.snap.as_ref().expect("the input is shown");
+    assert!(std::sync::Arc::ptr_eq(&s.a, &s.b) && !s.squeeze);
+    assert!(
+        status(&a).contains("no output was recorded"),
+        "{}",
+        status(&a)
+    );
+}

@@ -1288,3 +1288,35 @@ fn report_keeps_the_files_lines() {
     let got: Vec<&str> = shown.lines().take(want.len()).collect();
     assert_eq!(got, want);
 }
+
+/// A directory holding only the recordings `record` writes per process and rank (`pid-N/`,
+/// `rank-N/`) is their union: report, check and the explorer find every instance.
+#[test]
+fn a_parent_directory_opens_the_recordings_below_it() {
+    let t = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("llvm-two-kernels"), &t.path().join("pid-1234"));
+    copy_dir(&fixture("rrtui-v2-stencil3d"), &t.path().join("rank-0"));
+    std::fs::create_dir(t.path().join("pid-notes")).unwrap(); // not a recording's name
+    let out = rr().arg("report").arg(t.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("Total Instances: 6")
+            && text.contains(
+                "pid-1234/8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"
+            )
+            && text.contains("rank-0/"),
+        "{text}"
+    );
+    rr().arg("check")
+        .arg(t.path())
+        .assert()
+        .stdout(predicate::str::contains("checked 6 instance(s)"));
+    let a = rr_tui::tui::load_app(
+        t.path().to_path_buf(),
+        Err("no GPU".into()),
+        t.path().into(),
+    )
+    .unwrap();
+    assert_eq!(a.rows.len(), 6);
+}

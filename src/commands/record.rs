@@ -415,21 +415,8 @@ impl Progress {
     fn warnings(&self, dir: &Path) {
         const MAX_LINES: usize = 20;
         let mut lines = Vec::new();
-        let mut dirs = vec![dir.to_path_buf()];
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if (name.starts_with("pid-") || name.starts_with("rank-"))
-                    && e.file_type().is_ok_and(|t| t.is_dir())
-                {
-                    dirs.push(e.path());
-                }
-            }
-        }
-        for d in dirs {
-            let Ok(rd) = rr_format::RecordDir::open(&d) else {
-                continue;
-            };
+        // The directory and the per-process and per-rank recordings below it, as one.
+        if let Ok(rd) = rr_format::RecordDir::open(dir) {
             for inst in &rd.instances {
                 let json = inst.files.json();
                 let Ok(desc) = rr_format::Descriptor::read(&json) else {

@@ -25,7 +25,7 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             instances: &'a [report::ReportRow],
             missing_rows: &'a [report::ReportRow],
             /// rr-tui's recorder: launches seen, selected, recorded, and why others were not.
-            recorder: Option<&'a report::RecorderSummary>,
+            recorder: Option<report::RecorderSummary>,
             notes: &'a [String],
             problems: Vec<String>,
         }
@@ -36,7 +36,7 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             total_instances: rows.len(),
             instances: &rows,
             missing_rows: &rd.missing_rows,
-            recorder: rd.report.as_ref().and_then(|r| r.summary.as_ref()),
+            recorder: rd.recorder_summary(),
             notes: rd
                 .report
                 .as_ref()
@@ -45,22 +45,22 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
             problems: problems.iter().map(|e| e.to_string()).collect(),
         });
     } else {
-        let recorded = rd.recorded_directory().unwrap_or(&directory);
-        // A report file's own lines, as they are (spacing, blank lines); built from the
-        // descriptors when there is none.
         match rd.report.as_ref().and_then(|r| r.text.as_deref()) {
-            Some(text) => output::lines(text.lines()),
-            None => output::lines(report::render(recorded, &rows).lines()),
-        }
-        // rr-tui's additions follow LLVM's table, where LLVM's readers stop.
-        if let Some(r) = &rd.report {
-            output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());
-        }
-        if recorded != directory {
-            output::line(&format!(
-                "{}directory now at {directory}",
-                report::TRAILER_PREFIX
-            ));
+            // The directory's own report, then those of the recordings below it (`record`
+            // writes one per process and rank), each as its file has it.
+            Some(_) => {
+                for d in std::iter::once(&rd).chain(&rd.below) {
+                    print_one(d);
+                }
+            }
+            // No report of its own: one table of every instance, those below included.
+            None => {
+                let recorded = rd.recorded_directory().unwrap_or(&directory);
+                output::lines(report::render(recorded, &rows).lines());
+                if let Some(sum) = rd.recorder_summary() {
+                    output::lines(report::render_trailer(Some(&sum), &[]).lines());
+                }
+            }
         }
     }
     for row in &rd.missing_rows {
@@ -77,4 +77,25 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
         output::error_line(&format!("rr-tui: {e}"));
     }
     Ok(if problems.is_empty() { 0 } else { 1 })
+}
+
+/// One directory's report: a report file's own lines, as they are (spacing, blank lines), or
+/// one built from its descriptors; rr-tui's additions after LLVM's end banner, where LLVM's
+/// readers stop.
+fn print_one(rd: &RecordDir) {
+    let directory = rd.absolute_path();
+    let recorded = rd.recorded_directory().unwrap_or(&directory);
+    match rd.report.as_ref().and_then(|r| r.text.as_deref()) {
+        Some(text) => output::lines(text.lines()),
+        None => output::lines(report::render(recorded, &rd.report_rows().0).lines()),
+    }
+    if let Some(r) = &rd.report {
+        output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());
+    }
+    if recorded != directory {
+        output::line(&format!(
+            "{}directory now at {directory}",
+            report::TRAILER_PREFIX
+        ));
+    }
 }

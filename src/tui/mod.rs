@@ -27,7 +27,7 @@ pub fn load_app(
 ) -> Result<app::App> {
     let (rd, rows) = app::instances::load(&dir)?;
     let mut app = app::App::new(dir, rows, gpu, output_dir);
-    app.recorder = rd.report.and_then(|r| r.summary);
+    app.recorder = rd.recorder_summary();
     Ok(app)
 }
 

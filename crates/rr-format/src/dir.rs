@@ -50,6 +50,32 @@ pub struct RecordDir {
     pub instances: Vec<InstanceEntry>,
     /// Report rows whose descriptor file is missing.
     pub missing_rows: Vec<ReportRow>,
+    /// The recordings `record` wrote below this directory (`pid-N/` for other processes of
+    /// the program, `rank-N/` for MPI ranks), each opened the same way. Their instances are in
+    /// `instances` too, named relative to this directory (`pid-42/1_2.json`).
+    pub below: Vec<RecordDir>,
+}
+
+/// Subdirectories `record` writes for other processes and ranks: `pid-<digits>`,
+/// `rank-<digits>`, real directories (not links), in name order.
+fn recordings_below(path: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return vec![];
+    };
+    let mut out: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let number = name
+                .strip_prefix("pid-")
+                .or_else(|| name.strip_prefix("rank-"))?;
+            let digits = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+            digits.then(|| (name, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 impl RecordDir {
@@ -58,6 +84,38 @@ impl RecordDir {
     /// descriptor whose memory is missing?). Callers that need more, such as the explorer, read
     /// descriptors once themselves.
     pub fn open(path: &Path) -> Result<RecordDir> {
+        let mut dir = Self::open_one(path)?;
+        for (name, sub) in recordings_below(path) {
+            // A subdirectory that cannot be read is left out, not fatal: the rest is there.
+            let Ok(below) = Self::open_one(&sub) else {
+                continue;
+            };
+            for inst in &below.instances {
+                dir.instances.push(InstanceEntry {
+                    json_file: format!("{name}/{}", inst.json_file),
+                    ..inst.clone()
+                });
+            }
+            dir.below.push(below);
+        }
+        Ok(dir)
+    }
+
+    /// The launches the recorders of this directory and those below it saw, summed.
+    pub fn recorder_summary(&self) -> Option<report::RecorderSummary> {
+        let mut all = std::iter::once(self)
+            .chain(&self.below)
+            .filter_map(|d| d.report.as_ref()?.summary.as_ref())
+            .peekable();
+        all.peek()?;
+        let mut total = report::RecorderSummary::default();
+        for s in all {
+            total.add(s);
+        }
+        Some(total)
+    }
+
+    fn open_one(path: &Path) -> Result<RecordDir> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if !meta.is_dir() {
             return Err(Error::format(
@@ -94,6 +152,7 @@ impl RecordDir {
             report_problem: None,
             instances: vec![],
             missing_rows: vec![],
+            below: vec![],
         };
         report_candidates.sort();
         for cand in report_candidates {

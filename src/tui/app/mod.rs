@@ -96,6 +96,8 @@ pub struct OpenedPair {
     pub a: Arc<Snapshot>,
     pub b: Arc<Snapshot>,
     pub map: MemoryMap,
+    /// Said on opening: the input shown alone, when no output was recorded.
+    pub note: Option<String>,
 }
 
 impl std::fmt::Debug for OpenedPair {
@@ -499,8 +501,13 @@ impl App {
                 self.snap = Some(SnapView {
                     dtype,
                     big_endian,
+                    // One snapshot on both sides: every row is "equal", so none is squeezed.
+                    squeeze: o.note.is_none(),
                     ..view
                 });
+                if let Some(note) = o.note {
+                    self.set_status(note, false);
+                }
                 self.relayout();
                 vec![Cmd::StartIndex {
                     job: self.next_job,

@@ -156,20 +156,26 @@ fn open_pair(json: &Path, replay_output: Option<&Path>) -> Result<OpenedPair, St
     let text = |e: rr_engine::Error| e.to_string();
     let d = Descriptor::read(json).map_err(|e| e.to_string())?;
     let files = InstanceFiles::from_descriptor_path(json);
-    let (a, b) = match replay_output {
-        None => (
-            open_recorded(&files, &d, Side::Input).map_err(text)?,
-            open_recorded(&files, &d, Side::Output).map_err(text)?,
-        ),
+    let (a, b, note) = match replay_output {
+        None => {
+            let input = Arc::new(open_recorded(&files, &d, Side::Input).map_err(text)?);
+            match open_recorded(&files, &d, Side::Output) {
+                Ok(output) => (input, Arc::new(output), None),
+                // Recorded without its output: the input is still worth browsing.
+                Err(rr_engine::Error::Record(e)) if e.is_not_found() => (
+                    input.clone(),
+                    input,
+                    Some("no output was recorded for this instance: the recorded input, shown on both sides".to_string()),
+                ),
+                Err(e) => return Err(text(e)),
+            }
+        }
         Some(p) => (
-            open_recorded(&files, &d, Side::Output).map_err(text)?,
-            Snapshot::open(p).map_err(text)?,
+            Arc::new(open_recorded(&files, &d, Side::Output).map_err(text)?),
+            Arc::new(Snapshot::open(p).map_err(text)?),
+            None,
         ),
     };
     let map = MemoryMap::new(&d, a.len());
-    Ok(OpenedPair {
-        a: Arc::new(a),
-        b: Arc::new(b),
-        map,
-    })
+    Ok(OpenedPair { a, b, map, note })
 }

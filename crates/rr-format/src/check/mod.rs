@@ -14,9 +14,28 @@ use files::{image_findings, note_outside_links, recorded_len};
 use finding::finding;
 pub use finding::{from_error, Finding, Severity};
 
-/// Check a whole directory.
+/// Check a whole directory, the recordings below it included.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
     let mut out = Vec::new();
+    for d in std::iter::once(dir).chain(&dir.below) {
+        report_findings(d, &mut out);
+    }
+    if dir.instances.is_empty() {
+        out.push(finding(
+            Severity::Error,
+            &dir.path,
+            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json, or <Name>.json of LLVM 16–22) found",
+        ));
+    }
+    for inst in &dir.instances {
+        let report_name = inst.kernel_name.as_deref().filter(|_| inst.in_report);
+        out.extend(check_instance(&inst.files, report_name));
+    }
+    out
+}
+
+/// What is wrong with one directory's report.
+fn report_findings(dir: &RecordDir, out: &mut Vec<Finding>) {
     if let Some(e) = &dir.report_problem {
         out.push(finding(
             Severity::Error,
@@ -42,18 +61,6 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
             ),
         ));
     }
-    if dir.instances.is_empty() {
-        out.push(finding(
-            Severity::Error,
-            &dir.path,
-            "no instance descriptors (<KernelHash>_<LaunchConfigHash>.json, or <Name>.json of LLVM 16–22) found",
-        ));
-    }
-    for inst in &dir.instances {
-        let report_name = inst.kernel_name.as_deref().filter(|_| inst.in_report);
-        out.extend(check_instance(&inst.files, report_name));
-    }
-    out
 }
 
 /// Check one instance's files; `report_name` is the kernel the report names for it, if any.
