@@ -382,14 +382,17 @@ impl App {
         } else {
             s.prev_diff()
         };
-        if !found {
-            let text = if s.done {
-                "no more differences"
-            } else {
-                "no more differences found yet (indexing)"
-            };
-            self.set_status(text, false);
-        }
+        let text = match (found, s.cursor) {
+            (true, Some(at)) => {
+                let what = s.dtype.map_or("differing bytes".to_string(), |t| {
+                    format!("a differing {}", t.name())
+                });
+                format!("{what} at offset {at:#x}")
+            }
+            _ if s.done => "no more differences".to_string(),
+            _ => "no more differences found yet (indexing)".to_string(),
+        };
+        self.set_status(text, false);
     }
 
     fn cycle_type(&mut self) {

@@ -55,6 +55,8 @@ pub struct SnapView {
     pub job: u64,
     /// Bytes per row.
     pub row: u64,
+    /// The difference `n`/`N` last moved to (its first byte).
+    pub cursor: Option<u64>,
 }
 
 impl SnapView {
@@ -83,6 +85,7 @@ impl SnapView {
             big_endian: false,
             job,
             row: DEFAULT_ROW,
+            cursor: None,
         }
     }
 
@@ -216,21 +219,115 @@ impl SnapView {
         self.lines_above(last, visible.saturating_sub(1))
     }
 
-    /// Jump to the next difference after the top row; false when there is none (yet).
-    pub fn next_diff(&mut self) -> bool {
-        match self.index.next_after(self.top + self.row - 1) {
-            Some(d) => {
-                self.top = self.align(d.start);
-                true
+    /// Bytes of one element of the view's type (1 without a type).
+    fn element(&self) -> u64 {
+        self.dtype.map_or(1, |t| t.size() as u64)
+    }
+
+    /// Whether the element at `at` (`k` bytes) differs between the sides.
+    fn element_differs(&self, at: u64, k: u64) -> bool {
+        let k = k as usize;
+        self.a.window(at, k) != self.b.window(at, k)
+    }
+
+    /// Call `found` with each difference starting in `[lo, hi)` (`lo` a multiple of `k`), in
+    /// order, until it returns false: an element of `k` bytes that differs, or with `k` = 1 the
+    /// first byte of a run of differing bytes. Both sides are read a window at a time.
+    fn differences_in(&self, lo: u64, hi: u64, k: u64, mut found: impl FnMut(u64) -> bool) {
+        const WINDOW: u64 = 1 << 16;
+        let mut q = lo;
+        // Without a type, a byte continuing a run from before `lo` starts nothing.
+        let mut previous = k == 1 && q > 0 && self.element_differs(q - 1, 1);
+        while q < hi {
+            let n = ((hi - q).div_ceil(k) * k).min(WINDOW.div_ceil(k) * k) as usize;
+            let (wa, wb) = (self.a.window(q, n), self.b.window(q, n));
+            let whole = wa.len().min(wb.len()) / k as usize * k as usize;
+            if whole == 0 {
+                return; // the end of the shorter side: the rest is missing, not differing
             }
-            None => false,
+            let pairs = wa[..whole]
+                .chunks(k as usize)
+                .zip(wb[..whole].chunks(k as usize));
+            for (i, (x, y)) in pairs.enumerate() {
+                let differs = x != y;
+                if differs && (k > 1 || !previous) && !found(q + i as u64 * k) {
+                    return;
+                }
+                previous = differs;
+            }
+            q += whole as u64;
         }
     }
 
+    /// The first difference at or after `from`. The index's ranges merge differences a few
+    /// bytes apart; inside them each element is looked at.
+    fn difference_from(&self, from: u64) -> Option<u64> {
+        let k = self.element();
+        let mut at = from.div_ceil(k) * k;
+        loop {
+            let r = self.index.within(at, u64::MAX).first()?.clone();
+            let mut first = None;
+            self.differences_in(at.max(r.start / k * k), r.end, k, |p| {
+                first = Some(p);
+                false
+            });
+            if first.is_some() {
+                return first;
+            }
+            at = r.end.div_ceil(k) * k;
+        }
+    }
+
+    /// The last difference that starts before `before`.
+    fn difference_before(&self, before: u64) -> Option<u64> {
+        const WINDOW: u64 = 1 << 20;
+        let k = self.element();
+        let mut end = before;
+        loop {
+            let r = self.index.prev_before(end)?;
+            let floor = r.start / k * k;
+            let mut hi = r.end.min(end);
+            while hi > floor {
+                let lo = (hi.saturating_sub(WINDOW).max(floor)) / k * k;
+                let mut last = None;
+                self.differences_in(lo, hi, k, |p| {
+                    if p < end {
+                        last = Some(p);
+                    }
+                    true
+                });
+                if last.is_some() {
+                    return last;
+                }
+                hi = lo;
+            }
+            end = r.start;
+        }
+    }
+
+    /// Move to the next difference (an element of the view's type, or a run of differing bytes)
+    /// after the current one; false when there is none (yet).
+    pub fn next_diff(&mut self) -> bool {
+        let from = match self.cursor {
+            Some(c) if self.align(c) == self.top => c + 1,
+            _ => self.top,
+        };
+        self.go_to_difference(self.difference_from(from))
+    }
+
     pub fn prev_diff(&mut self) -> bool {
-        match self.index.prev_before(self.top) {
-            Some(d) => {
-                self.top = self.align(d.start);
+        let before = match self.cursor {
+            Some(c) if self.align(c) == self.top => c,
+            _ => self.top,
+        };
+        self.go_to_difference(self.difference_before(before))
+    }
+
+    fn go_to_difference(&mut self, at: Option<u64>) -> bool {
+        match at {
+            Some(at) => {
+                self.cursor = Some(at);
+                self.top = self.align(at);
                 true
             }
             None => false,
@@ -297,6 +394,37 @@ mod tests {
         v.scanned = out.compared;
         v.done = true;
         (dir, v)
+    }
+
+    /// Differences 4 bytes apart are one merged range of the index, but each is a difference
+    /// of its own for `n`/`N`: f32 elements with a type, runs of bytes without one.
+    #[test]
+    fn n_and_shift_n_visit_every_difference_of_a_merged_range() {
+        let a = vec![0u8; 4096];
+        let mut b = a.clone();
+        let differing: Vec<u64> = (0..40u64).map(|i| 1024 + 8 * i).collect();
+        for &at in &differing {
+            b[at as usize..at as usize + 4].copy_from_slice(&0x3fc0_1111u32.to_le_bytes());
+        }
+        let (_d, mut v) = view(&a, &b);
+        assert_eq!(v.index.ranges.len(), 1, "one merged range");
+        for dtype in [None, Some(DType::F32)] {
+            v.dtype = dtype;
+            v.set_row(16);
+            v.to_top();
+            v.cursor = None;
+            let mut seen = Vec::new();
+            while v.next_diff() {
+                seen.push(v.cursor.unwrap());
+            }
+            assert_eq!(seen, differing, "{dtype:?}");
+            let mut back = Vec::new();
+            while v.prev_diff() {
+                back.push(v.cursor.unwrap());
+            }
+            back.reverse();
+            assert_eq!(back, differing[..differing.len() - 1], "{dtype:?}");
+        }
     }
 
     #[test]
