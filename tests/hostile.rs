@@ -1191,3 +1191,28 @@ fn a_global_with_a_huge_name_is_diffed() {
     }
     assert!(p.is_empty(), "{}\n{}", p.join("; "), o.describe());
 }
+
+/// A large JSON file that is no descriptor (a data file kept beside the records) is looked at,
+/// not parsed into memory: `report` and `check` stay within 500 MB of address space (a whole
+/// parse took about eleven times the file's size).
+#[test]
+fn a_large_json_that_is_no_descriptor_costs_little() {
+    let (_t, dir) = common::fixture_copy(LLVM);
+    let mut text = String::from("{");
+    for i in 0..2_000_000 {
+        text.push_str(&format!("\"k{i}\":[{i},{i}],"));
+    }
+    text.push_str("\"Other\":1}");
+    std::fs::write(dir.join("data.json"), text).unwrap();
+    for cmd in ["report", "check"] {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -v 500000; exec "$0" "$@" >/dev/null 2>&1"#)
+            .arg(BIN)
+            .arg(cmd)
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{cmd}: {status:?}");
+    }
+}

@@ -23,8 +23,10 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Descriptors are small JSON objects; even 300 000 arguments fit in a few MiB.
-pub const MAX_DESCRIPTOR_BYTES: u64 = 64 << 20;
+/// Descriptors are small JSON objects: 300 000 arguments or 100 000 segments fit in about 6 MiB.
+/// A parsed JSON document takes about ten times its size in memory, so this bounds what one
+/// descriptor can cost (about 200 MiB) rather than what any recording needs.
+pub const MAX_DESCRIPTOR_BYTES: u64 = 16 << 20;
 /// Module globals: a large `__device__` array is plausible, a file beyond 1 GiB is not.
 pub const MAX_GLOBALS_BYTES: u64 = 1 << 30;
 /// Device images: PyTorch's largest cubins are ~14 MB, fatbins of big libraries a few hundred.

@@ -33,24 +33,68 @@ pub use start::StartInference;
 /// none of the keys of the 2026 format or rr-tui's (the April-2026 format also has
 /// `NumTeamsClause`, but always with `VAllocAddr`).
 pub(crate) fn is_legacy(obj: &Map<String, Value>) -> bool {
-    (obj.contains_key("DeviceMemorySize") || obj.contains_key("BumpAllocVAStart"))
+    legacy_keys(|k| obj.contains_key(k))
+}
+
+/// The rule of [`is_legacy`] over whatever says which keys a descriptor has.
+fn legacy_keys(has: impl Fn(&str) -> bool) -> bool {
+    (has("DeviceMemorySize") || has("BumpAllocVAStart"))
         && !["VAllocAddr", "NumTeams", "RrTuiFormat"]
             .iter()
-            .any(|k| obj.contains_key(*k))
+            .any(|k| has(k))
 }
 
 /// Whether `path` is a legacy descriptor (a regular `.json` of plausible size whose keys are a
-/// legacy layout's). Errors are `false`: the caller is only deciding what to list.
+/// legacy layout's). Errors are `false`: the caller is only deciding what to list. Any `.json`
+/// of a record directory comes here (`package.json`, a 64 MiB data file), so it is cheap:
+/// a byte search for a legacy key first, then only the top-level keys (values are skipped, no
+/// tree of the document is built).
 pub fn is_legacy_file(path: &std::path::Path) -> bool {
     let Ok(bytes) =
         crate::fsio::read_limited(path, crate::fsio::MAX_DESCRIPTOR_BYTES, "descriptor")
     else {
         return false;
     };
-    serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|v| v.as_object().map(is_legacy))
+    let names = |k: &str| memchr::memmem::find(&bytes, format!("\"{k}\"").as_bytes()).is_some();
+    if !names("DeviceMemorySize") && !names("BumpAllocVAStart") {
+        return false;
+    }
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    serde::Deserializer::deserialize_map(&mut de, KeysOfInterest)
+        .map(|seen| legacy_keys(|k| KEYS.iter().position(|&x| x == k).is_some_and(|i| seen[i])))
         .unwrap_or(false)
+}
+
+/// The top-level keys [`legacy_keys`] asks about.
+const KEYS: [&str; 5] = [
+    "DeviceMemorySize",
+    "BumpAllocVAStart",
+    "VAllocAddr",
+    "NumTeams",
+    "RrTuiFormat",
+];
+
+/// Which of [`KEYS`] an object has, in constant memory: keys are compared as they stream by
+/// and every value is skipped.
+struct KeysOfInterest;
+
+impl<'de> serde::de::Visitor<'de> for KeysOfInterest {
+    type Value = [bool; KEYS.len()];
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = [false; KEYS.len()];
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if let Some(i) = KEYS.iter().position(|&k| k == key) {
+                seen[i] = true;
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(seen)
+    }
 }
 
 /// Arguments at most this far apart, all outside the region, read as pointers into one host
