@@ -601,7 +601,8 @@ fn bottom_puts_the_last_line_at_the_bottom() {
 
     key(&mut a, KeyCode::Char('?'));
     key(&mut a, KeyCode::End);
-    let total = rr_tui::tui::keymap::help_lines().len();
+    let total =
+        rr_tui::tui::keymap::help_rows(rr_tui::tui::keymap::help_popup_width(a.width)).len();
     assert_eq!(a.help_scroll + a.help_rows(), total);
     key(&mut a, KeyCode::Char('g'));
     assert_eq!(a.help_scroll, 0);

@@ -624,13 +624,121 @@ pub fn help_lines() -> Vec<HelpLine> {
 
 /// Height of the help popup on a terminal of `height` lines: all of it when it fits, else the
 /// screen less the tab bar and the hint bar (the popup then scrolls).
-pub fn help_popup_height(height: u16) -> u16 {
-    (help_lines().len() as u16 + 2).min(height.saturating_sub(2))
+pub fn help_popup_height(height: u16, width: u16) -> u16 {
+    let lines = help_rows(help_popup_width(width)).len();
+    (lines.min(u16::MAX as usize - 2) as u16 + 2).min(height.saturating_sub(2))
+}
+
+/// The widest the help popup gets; narrower terminals get all their width.
+const HELP_MAX_WIDTH: u16 = 100;
+/// Columns of the key names in the help popup.
+pub const HELP_KEY_COLUMN: usize = 10;
+
+/// The help popup's width on a terminal `width` columns wide.
+pub fn help_popup_width(width: u16) -> u16 {
+    HELP_MAX_WIDTH.min(width)
+}
+
+/// One line of the help popup as drawn in a popup `width` columns wide (borders included):
+/// descriptions wrap at spaces under their column rather than being cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelpRow {
+    Section(&'static str),
+    /// A key (on the first line of its description) and a line of the description.
+    Key(Option<&'static str>, String),
+    Note(String),
+}
+
+/// Every help line, wrapped for a popup `width` columns wide.
+pub fn help_rows(width: u16) -> Vec<HelpRow> {
+    let text = (width as usize).saturating_sub(2);
+    let described = text.saturating_sub(HELP_KEY_COLUMN + 2).max(8);
+    let mut out = Vec::new();
+    for line in help_lines() {
+        match line {
+            HelpLine::Section(t) => out.push(HelpRow::Section(t)),
+            HelpLine::Key(key, what) => {
+                for (i, part) in wrap(what, described).into_iter().enumerate() {
+                    out.push(HelpRow::Key((i == 0).then_some(key), part));
+                }
+            }
+            HelpLine::Note(n) => out.extend(wrap(n, text.max(8)).into_iter().map(HelpRow::Note)),
+        }
+    }
+    out
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a line
+/// is broken where it must be).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let used = line.chars().count();
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            // A word wider than the line: as much as fits, the rest on the next.
+            let rest = word.split_off(width.min(word.len()));
+            lines.push(word.iter().collect());
+            word = rest;
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Help text wraps at spaces under its column: nothing is cut, at any width.
+    #[test]
+    fn help_descriptions_wrap_instead_of_being_cut() {
+        for width in [40u16, 80, 120, 200] {
+            let rows = help_rows(help_popup_width(width));
+            let text = |r: &HelpRow| match r {
+                HelpRow::Key(_, t) | HelpRow::Note(t) => t.clone(),
+                HelpRow::Section(s) => s.to_string(),
+            };
+            let room = (help_popup_width(width) as usize).saturating_sub(2);
+            for r in &rows {
+                let used = match r {
+                    HelpRow::Key(..) => HELP_KEY_COLUMN + 2 + text(r).chars().count(),
+                    _ => text(r).chars().count(),
+                };
+                assert!(used <= room.max(HELP_KEY_COLUMN + 10), "{width}: {r:?}");
+                assert!(!text(r).ends_with('…'), "{width}: cut: {r:?}");
+            }
+            let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+            let all: Vec<String> = rows.iter().flat_map(|r| words(&text(r))).collect();
+            let want: Vec<String> = help_lines()
+                .iter()
+                .flat_map(|l| match l {
+                    HelpLine::Section(t) | HelpLine::Key(_, t) | HelpLine::Note(t) => words(t),
+                })
+                .collect();
+            assert_eq!(all, want, "{width}: every word, in order");
+        }
+        assert_eq!(wrap("aaaa bb", 4), ["aaaa", "bb"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+    }
 
     fn key(c: KeyCode, m: KeyModifiers) -> KeyEvent {
         KeyEvent::new(c, m)
@@ -716,8 +824,9 @@ mod tests {
             "Ctrl-W",
             "delete the word before the cursor"
         )));
-        assert_eq!(help_popup_height(24), 22);
-        assert_eq!(help_popup_height(200), lines.len() as u16 + 2);
+        assert_eq!(help_popup_height(24, 80), 22);
+        let wrapped = help_rows(help_popup_width(200)).len();
+        assert_eq!(help_popup_height(500, 200), wrapped as u16 + 2);
     }
 
     #[test]

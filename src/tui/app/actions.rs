@@ -59,11 +59,12 @@ impl App {
 
     /// Lines of the help popup that fit on screen.
     pub fn help_rows(&self) -> usize {
-        keymap::help_popup_height(self.height).saturating_sub(2) as usize
+        keymap::help_popup_height(self.height, self.width).saturating_sub(2) as usize
     }
 
     fn scroll_help(&mut self, a: Action) {
-        let last = keymap::help_lines().len().saturating_sub(self.help_rows());
+        let lines = keymap::help_rows(keymap::help_popup_width(self.width)).len();
+        let last = lines.saturating_sub(self.help_rows());
         let page = self.help_rows().max(1);
         self.help_scroll = match a {
             Action::Up => self.help_scroll.saturating_sub(1),

@@ -7,17 +7,13 @@ use ratatui::Frame;
 
 use super::fit;
 use crate::tui::app::App;
-use crate::tui::keymap::{self, HelpLine};
+use crate::tui::keymap::{self, HelpRow, HELP_KEY_COLUMN as KEY_COLUMN};
 use crate::tui::theme::Theme;
 
-/// Widest the popup gets; narrower terminals get all their width.
-const MAX_WIDTH: u16 = 72;
-const KEY_COLUMN: usize = 10;
-
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
-    let all = keymap::help_lines();
-    let height = keymap::help_popup_height(f.area().height);
-    let width = MAX_WIDTH.min(f.area().width);
+    let width = keymap::help_popup_width(f.area().width);
+    let all = keymap::help_rows(width);
+    let height = keymap::help_popup_height(f.area().height, f.area().width);
     let [area] = Layout::vertical([Constraint::Length(height)])
         .flex(Flex::Center)
         .areas(f.area());
@@ -31,16 +27,17 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         .iter()
         .skip(first)
         .take(rows)
-        .map(|l| match *l {
-            HelpLine::Section(title) => Line::from(Span::styled(title, theme.header)),
-            HelpLine::Key(key, what) => Line::from(vec![
-                Span::styled(format!("  {key:<KEY_COLUMN$}"), theme.accent),
+        .map(|l| match l {
+            HelpRow::Section(title) => Line::from(Span::styled(*title, theme.header)),
+            HelpRow::Key(key, what) => Line::from(vec![
                 Span::styled(
-                    fit(what, text_width.saturating_sub(KEY_COLUMN + 2)),
-                    theme.text,
+                    format!("  {:<KEY_COLUMN$}", key.unwrap_or("")),
+                    theme.accent,
                 ),
+                Span::styled(what.clone(), theme.text),
             ]),
-            HelpLine::Note(note) => Line::from(Span::styled(fit(note, text_width), theme.dim)),
+            // Wrapped to the width already; `fit` only guards a terminal narrower than a word.
+            HelpRow::Note(note) => Line::from(Span::styled(fit(note, text_width), theme.dim)),
         })
         .collect();
     let below = all.len().saturating_sub(first + rows);
