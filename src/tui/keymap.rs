@@ -658,51 +658,16 @@ pub fn help_rows(width: u16) -> Vec<HelpRow> {
         match line {
             HelpLine::Section(t) => out.push(HelpRow::Section(t)),
             HelpLine::Key(key, what) => {
-                for (i, part) in wrap(what, described).into_iter().enumerate() {
+                for (i, part) in super::wrap::wrap(what, described).into_iter().enumerate() {
                     out.push(HelpRow::Key((i == 0).then_some(key), part));
                 }
             }
-            HelpLine::Note(n) => out.extend(wrap(n, text.max(8)).into_iter().map(HelpRow::Note)),
+            HelpLine::Note(n) => out.extend(super::wrap::wrap(n, text.max(8)).into_iter().map(HelpRow::Note)),
         }
     }
     out
 }
 
-/// `text` in lines of at most `width` characters, broken at spaces (a word longer than a line
-/// is broken where it must be).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let mut word: Vec<char> = word.chars().collect();
-        loop {
-            let used = line.chars().count();
-            let gap = usize::from(used > 0);
-            if used + gap + word.len() <= width {
-                if gap == 1 {
-                    line.push(' ');
-                }
-                line.extend(word.iter());
-                break;
-            }
-            if used > 0 {
-                lines.push(std::mem::take(&mut line));
-                continue;
-            }
-            // A word wider than the line: as much as fits, the rest on the next.
-            let rest = word.split_off(width.min(word.len()));
-            lines.push(word.iter().collect());
-            word = rest;
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
 
 #[cfg(test)]
 mod tests {
@@ -736,8 +701,6 @@ mod tests {
                 .collect();
             assert_eq!(all, want, "{width}: every word, in order");
         }
-        assert_eq!(wrap("aaaa bb", 4), ["aaaa", "bb"]);
-        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
     }
 
     fn key(c: KeyCode, m: KeyModifiers) -> KeyEvent {

@@ -6,6 +6,7 @@ pub mod app;
 pub mod keymap;
 mod runtime;
 pub mod theme;
+pub mod wrap;
 pub mod ui;
 
 use std::io::IsTerminal;

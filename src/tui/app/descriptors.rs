@@ -59,6 +59,18 @@ impl Compared {
     }
 }
 
+/// Columns of an `inspect` line that name its field.
+pub const FIELD_COLUMN: usize = 13;
+
+/// One instance's `inspect` lines for a screen `width` columns wide: long values wrap under
+/// themselves instead of being cut.
+pub fn inspect_lines(ins: &Inspection, width: usize) -> Vec<String> {
+    ins.lines()
+        .iter()
+        .flat_map(|l| crate::tui::wrap::wrap_field(l, FIELD_COLUMN, width))
+        .collect()
+}
+
 /// Two inspections compared.
 pub fn compare(left: &Inspection, right: &Inspection) -> Compared {
     let map =

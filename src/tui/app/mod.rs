@@ -585,7 +585,10 @@ impl App {
                 _ => 1,
             },
             None => match inspected(cur) {
-                Some(ins) => ins.lines().len() + usize::from(self.raw_names),
+                Some(ins) => {
+                    descriptors::inspect_lines(ins, self.width as usize).len()
+                        + usize::from(self.raw_names)
+                }
                 None => 1,
             },
         }

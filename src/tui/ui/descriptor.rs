@@ -37,8 +37,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.header,
     ));
     let mut lines: Vec<Line> = match inspection(app, cur) {
-        Ok(Some(ins)) => ins
-            .lines()
+        Ok(Some(ins)) => descriptors::inspect_lines(ins, area.width as usize)
             .into_iter()
             .map(|l| field_line(fit(&l, area.width as usize), theme))
             .collect(),
@@ -67,7 +66,11 @@ fn scroll(app: &App) -> u16 {
 /// An `inspect` line: the first 13 columns name the field.
 fn field_line(l: String, theme: &Theme) -> Line<'static> {
     // Split on a character boundary: names from the files may hold any character.
-    let cut = l.char_indices().nth(13).map(|(i, _)| i).unwrap_or(l.len());
+    let cut = l
+        .char_indices()
+        .nth(descriptors::FIELD_COLUMN)
+        .map(|(i, _)| i)
+        .unwrap_or(l.len());
     let (head, tail) = l.split_at(cut);
     let head_style = if head.starts_with(' ') {
         theme.dim
