@@ -662,12 +662,15 @@ pub fn help_rows(width: u16) -> Vec<HelpRow> {
                     out.push(HelpRow::Key((i == 0).then_some(key), part));
                 }
             }
-            HelpLine::Note(n) => out.extend(super::wrap::wrap(n, text.max(8)).into_iter().map(HelpRow::Note)),
+            HelpLine::Note(n) => out.extend(
+                super::wrap::wrap(n, text.max(8))
+                    .into_iter()
+                    .map(HelpRow::Note),
+            ),
         }
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

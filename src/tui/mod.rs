@@ -6,8 +6,8 @@ pub mod app;
 pub mod keymap;
 mod runtime;
 pub mod theme;
-pub mod wrap;
 pub mod ui;
+pub mod wrap;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -63,10 +63,7 @@ mod tests {
         assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
         assert_eq!(
             wrap_field("Kernel       a very long name indeed", 13, 24),
-            [
-                "Kernel       a very long",
-                "             name indeed"
-            ]
+            ["Kernel       a very long", "             name indeed"]
         );
     }
 }

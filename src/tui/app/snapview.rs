@@ -139,9 +139,14 @@ impl SnapView {
     pub fn lines(&self, n: usize) -> Vec<Line> {
         let mut out = Vec::with_capacity(n);
         let mut r = self.top;
+        // The row `n`, `N` or `:` went to is never squeezed away.
+        let target = self.cursor.map(|c| self.align(c));
         while out.len() < n && r < self.len() {
-            if self.squeeze && self.known_equal(r) {
-                let end = self.equal_run_end(r);
+            if self.squeeze && self.known_equal(r) && target != Some(r) {
+                let end = match target {
+                    Some(t) if t > r => self.equal_run_end(r).min(t),
+                    _ => self.equal_run_end(r),
+                };
                 if (end - r) / self.row >= MIN_SQUEEZE_ROWS {
                     out.push(Line::Squeezed { start: r, end });
                     r = end;
@@ -157,6 +162,7 @@ impl SnapView {
     /// Scroll down `n` lines, no further than where the last row is at the bottom of a view of
     /// `visible` lines.
     pub fn scroll_down(&mut self, n: usize, visible: usize) {
+        self.cursor = None;
         let limit = self.bottom_top(visible);
         for _ in 0..n {
             if self.top >= limit {
@@ -171,6 +177,7 @@ impl SnapView {
     }
 
     pub fn scroll_up(&mut self, n: usize) {
+        self.cursor = None;
         self.top = self.lines_above(self.top, n);
     }
 
@@ -205,10 +212,12 @@ impl SnapView {
     }
 
     pub fn to_top(&mut self) {
+        self.cursor = None;
         self.top = 0;
     }
     /// Put the last row at the bottom of a view of `visible` lines.
     pub fn to_bottom(&mut self, visible: usize) {
+        self.cursor = None;
         self.top = self.bottom_top(visible);
     }
 
@@ -364,6 +373,8 @@ impl SnapView {
             ));
         }
         self.top = self.align(offset);
+        // The row gone to is shown as a row, even inside a run of equal rows.
+        self.cursor = Some(offset);
         Ok(())
     }
 
@@ -425,6 +436,22 @@ mod tests {
             back.reverse();
             assert_eq!(back, differing[..differing.len() - 1], "{dtype:?}");
         }
+    }
+
+    /// `:` into the middle of equal rows shows that row, not a squeezed run starting there.
+    #[test]
+    fn going_to_an_offset_inside_equal_rows_shows_the_row() {
+        let a = vec![0u8; 8192];
+        let mut b = a.clone();
+        b[8000] = 1;
+        let (_d, mut v) = view(&a, &b);
+        v.goto("0x800").unwrap();
+        let lines = v.lines(3);
+        assert_eq!(lines[0], Line::Row(0x800), "{lines:?}");
+        assert!(
+            matches!(lines[1], Line::Squeezed { start: 0x810, .. }),
+            "{lines:?}"
+        );
     }
 
     #[test]
