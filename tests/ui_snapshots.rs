@@ -641,3 +641,31 @@ fn instances_with_the_recorders_account() {
         insta::assert_snapshot!(format!("instances_recorder_{w}x{h}"), screen);
     }
 }
+
+/// Empty states say why: a filter that matches nothing, and a key that does nothing on a screen.
+#[test]
+fn empty_states_say_why() {
+    let mut a = app(false, (80, 24));
+    key(&mut a, '/');
+    for c in "zzz".chars() {
+        key(&mut a, c);
+    }
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let t = render(&a, ThemeName::Dark);
+    let screen = t.backend().to_string();
+    assert!(
+        screen.contains("No instance matches the filter") && screen.contains("zzz"),
+        "{screen}"
+    );
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    key(&mut a, 'y');
+    let status = a
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        status,
+        "`y` does nothing on the Instances screen (? lists the keys)"
+    );
+}

@@ -29,7 +29,27 @@ impl App {
         }
         match keymap::lookup(self.screen.scope(), &k) {
             Some(a) => self.on_action(a),
-            None => vec![],
+            None => {
+                // A printable key that means nothing here says so (rather than nothing at all);
+                // modifier combinations and terminal noise stay silent.
+                if let KeyCode::Char(c) = k.code {
+                    if !k
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                        && !c.is_control()
+                    {
+                        self.set_status(
+                            format!(
+                                "`{}` does nothing on the {} screen (? lists the keys)",
+                                rr_format::text::visible(&c.to_string()),
+                                self.screen.title()
+                            ),
+                            false,
+                        );
+                    }
+                }
+                vec![]
+            }
         }
     }
 

@@ -128,6 +128,20 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
         return;
     }
+    if app.view.is_empty() {
+        let text = format!(
+            "No instance matches the filter \"{}\" (kernel names and files are searched). Esc clears it; / changes it.",
+            rr_format::text::visible(&app.filter)
+        );
+        f.render_widget(
+            Paragraph::new(text)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .style(theme.dim)
+                .block(block),
+            area,
+        );
+        return;
+    }
     let visible = (area.height as usize).saturating_sub(2).max(1);
     let start = (app.selected + 1).saturating_sub(visible);
     let digits = app.rows.len().to_string().len().max(1);
