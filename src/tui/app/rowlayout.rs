@@ -107,11 +107,13 @@ fn fit(
     Some(layout)
 }
 
-/// The widest row that fits `width` columns; the label goes before the row narrows.
+/// The widest row that fits `width` columns with its argument label; without the label only
+/// when even the narrowest row cannot have one (the label says what the bytes are: a view of
+/// u8 or f16 cells without it was unreadable).
 pub fn plan(width: u16, dtype: Option<DType>, offset_digits: usize) -> RowLayout {
-    ROW_CHOICES
+    [true, false]
         .iter()
-        .flat_map(|&bytes| [(bytes, true), (bytes, false)])
+        .flat_map(|&label| ROW_CHOICES.iter().map(move |&bytes| (bytes, label)))
         .find_map(|(bytes, label)| fit(width as usize, bytes, label, dtype, offset_digits))
         .unwrap_or_else(|| narrowest(dtype))
 }
@@ -193,9 +195,11 @@ mod tests {
         assert!(f32_80.cell >= 12, "{f32_80:?}");
         assert_eq!(plan(200, Some(DType::F64), 8).cell, 24);
         assert_eq!(plan(80, Some(DType::U64), 8).bytes, 8);
-        // u8 needs 3 columns a cell: at 80 columns the label makes room.
-        let u8_80 = plan(80, Some(DType::U8), 8);
-        assert_eq!((u8_80.bytes, u8_80.label), (8, false));
+        // u8 needs 3 columns a cell: at 80 columns rows narrow to keep the label.
+        for d in [DType::U8, DType::F16, DType::BF16] {
+            let l = plan(80, Some(d), 8);
+            assert_eq!((l.bytes, l.label), (4, true), "{d:?}");
+        }
     }
 
     #[test]
