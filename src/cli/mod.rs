@@ -34,8 +34,9 @@ mod tune;
 
 pub use replay::ReplayArgs;
 pub use supplied::SuppliedArgs;
+pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
-pub(crate) use tune::parse_budget;
+pub(crate) use tune::{parse_budget, parse_devices};
 pub use tune::{EngineArgs, TuneArgs};
 
 #[derive(Debug, Parser)]

@@ -262,7 +262,7 @@ pub(crate) fn parse_budget(s: &str) -> Result<u64, String> {
 pub struct Devices(pub Vec<i32>);
 
 /// `0,1,3`: distinct CUDA device ordinals.
-fn parse_devices(s: &str) -> Result<Devices, String> {
+pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
     let mut out: Vec<i32> = Vec::new();
     for item in s.split(',').map(str::trim) {
         let d: i32 = item

@@ -25,20 +25,28 @@ pub enum Field {
     Samples,
     Cache,
     Verify,
+    Limits,
+    Devices,
+    TimeLimit,
+    Seed,
 }
 
 impl Field {
     /// In the order the form shows them (the axes, then how to search and measure).
-    pub const ALL: [Field; 9] = [
+    pub const ALL: [Field; 13] = [
         Field::Grid,
         Field::Block,
         Field::SharedMem,
         Field::Registers,
+        Field::Limits,
+        Field::Devices,
+        Field::Verify,
         Field::Strategy,
         Field::Budget,
+        Field::TimeLimit,
+        Field::Seed,
         Field::Samples,
         Field::Cache,
-        Field::Verify,
     ];
 
     pub fn label(self) -> &'static str {
@@ -52,12 +60,16 @@ impl Field {
             Field::Samples => "samples",
             Field::Cache => "cache",
             Field::Verify => "verify",
+            Field::Limits => "limits",
+            Field::Devices => "GPUs",
+            Field::TimeLimit => "time limit",
+            Field::Seed => "seed",
         }
     }
 
     /// Choices cycle on Enter; the other fields are typed.
     pub fn is_choice(self) -> bool {
-        matches!(self, Field::Strategy | Field::Cache)
+        matches!(self, Field::Strategy | Field::Cache | Field::Limits)
     }
 
     /// What the field holds when it is empty.
@@ -68,7 +80,10 @@ impl Field {
             Field::Budget => "all",
             Field::Samples => "adaptive",
             Field::Verify => "bytes",
-            Field::Strategy | Field::Cache => "",
+            Field::Devices => "recorded",
+            Field::TimeLimit => "none",
+            Field::Seed => "random",
+            Field::Strategy | Field::Cache | Field::Limits => "",
         }
     }
 
@@ -108,7 +123,19 @@ impl Field {
                 Some(None) => Ok("byte for byte".into()),
                 Some(Some(c)) => Ok(c.describe()),
             },
-            Field::Strategy | Field::Cache => Ok(String::new()),
+            // `tune`'s own parsers: the same ranges and messages.
+            Field::Devices => crate::cli::parse_devices(text).map(|d| {
+                let list: Vec<String> = d.0.iter().map(|g| format!("GPU {g}")).collect();
+                list.join(", ")
+            }),
+            Field::TimeLimit => {
+                crate::cli::positive_f64(text).map(|t| format!("no new configuration after {t} s"))
+            }
+            Field::Seed => text
+                .parse::<u64>()
+                .map(|n| format!("seed {n}"))
+                .map_err(|_| format!("{text:?}: expected a number from 0 to {}", u64::MAX)),
+            Field::Strategy | Field::Cache | Field::Limits => Ok(String::new()),
         }
     }
 }
@@ -172,6 +199,11 @@ pub struct TuneForm {
     pub samples: String,
     pub cold: bool,
     pub verify: String,
+    /// Configurations outside the recorded limits are tried too (`--ignore-limits`).
+    pub ignore_limits: bool,
+    pub devices: String,
+    pub time_limit: String,
+    pub seed: String,
     /// The field under the cursor (index into [`Field::ALL`]).
     pub cursor: usize,
     pub editing: Option<FieldEdit>,
@@ -191,6 +223,10 @@ impl Default for TuneForm {
             samples: "adaptive".into(),
             cold: true,
             verify: "bytes".into(),
+            ignore_limits: false,
+            devices: String::new(),
+            time_limit: String::new(),
+            seed: String::new(),
             cursor: 0,
             editing: None,
         }
@@ -214,6 +250,15 @@ impl TuneForm {
             Field::Samples => self.samples.clone(),
             Field::Cache => if self.cold { "cold" } else { "hot" }.into(),
             Field::Verify => self.verify.clone(),
+            Field::Limits => if self.ignore_limits {
+                "ignored"
+            } else {
+                "recorded"
+            }
+            .into(),
+            Field::Devices => self.devices.clone(),
+            Field::TimeLimit => self.time_limit.clone(),
+            Field::Seed => self.seed.clone(),
         }
     }
 
@@ -236,7 +281,10 @@ impl TuneForm {
             Field::Budget => self.budget = text,
             Field::Samples => self.samples = text,
             Field::Verify => self.verify = text,
-            Field::Strategy | Field::Cache => {}
+            Field::Devices => self.devices = text,
+            Field::TimeLimit => self.time_limit = text,
+            Field::Seed => self.seed = text,
+            Field::Strategy | Field::Cache | Field::Limits => {}
         }
     }
 
@@ -258,6 +306,14 @@ impl TuneForm {
                     StrategyKind::Annealing => StrategyKind::Exhaustive,
                 };
                 Some(format!("strategy {}", self.strategy.name()))
+            }
+            Field::Limits => {
+                self.ignore_limits = !self.ignore_limits;
+                Some(if self.ignore_limits {
+                    "limits ignored: configurations outside the recorded TeamsLimits/ThreadsLimits are tried too".into()
+                } else {
+                    "limits: the recorded TeamsLimits/ThreadsLimits bound the axes".into()
+                })
             }
             Field::Cache => {
                 self.cold = !self.cold;
@@ -350,12 +406,12 @@ impl TuneForm {
             block: axis(&self.block),
             shared_mem: axis(&self.shared_mem),
             registers: axis(&self.registers),
-            ignore_limits: false,
+            ignore_limits: self.ignore_limits,
             strategy: self.strategy,
             budget: crate::cli::parse_budget(&self.budget.trim().replace('_', "")).ok(),
-            time_limit: None,
-            seed: None,
-            devices: None,
+            time_limit: crate::cli::positive_f64(self.time_limit.trim()).ok(),
+            seed: self.seed.trim().parse().ok(),
+            devices: crate::cli::parse_devices(self.devices.trim()).ok(),
             list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,
             timing: TimingArgs {
@@ -465,16 +521,42 @@ mod tests {
 
     #[test]
     fn choices_cycle_and_huge_spaces_are_refused() {
+        let at = |field: Field| Field::ALL.iter().position(|&f| f == field).unwrap();
         let mut f = TuneForm {
-            cursor: 4,
+            cursor: at(Field::Strategy),
             ..TuneForm::default()
         };
         f.activate();
         assert_eq!(f.strategy, StrategyKind::Random);
-        f.cursor = 7;
+        f.cursor = at(Field::Cache);
+        f.activate();
+        f.cursor = at(Field::Limits);
         f.activate();
         let a = f.to_args(PathBuf::from("x.json"), 1).unwrap();
-        assert!(!a.timing.cold(true));
+        assert!(!a.timing.cold(true) && a.ignore_limits);
+        // The command's own parsers for the search fields: what it refuses, the form refuses.
+        assert!(Field::Devices
+            .check("0,0")
+            .unwrap_err()
+            .contains("listed twice"));
+        assert!(Field::TimeLimit.check("-1").is_err());
+        assert!(Field::Seed.check("x").is_err());
+        f.devices = "0,1".into();
+        f.time_limit = "90".into();
+        f.seed = "7".into();
+        let a = f.to_args(PathBuf::from("x.json"), 1).unwrap();
+        let line = a.to_args();
+        for want in [
+            "--devices",
+            "0,1",
+            "--time-limit",
+            "90",
+            "--seed",
+            "7",
+            "--ignore-limits",
+        ] {
+            assert!(line.iter().any(|w| w == want), "{want}: {line:?}");
+        }
         f.grid = "1..65536".into();
         f.block = "1..1024".into();
         assert!(f.space_size().is_err());
