@@ -1108,3 +1108,36 @@ fn an_instance_without_output_shows_its_input() {
         status(&a)
     );
 }
+
+/// What an LLVM 16–17 record lacks (image, start address) is given on the replay screen, checked
+/// by the command's rules, and goes with replays and sweeps.
+#[test]
+fn legacy_records_get_their_image_and_start_in_the_explorer() {
+    let mut a = app("llvm16-saxpy", true);
+    let image = a.rows[0].json_path.clone(); // any regular file: read when replayed
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('I'));
+    typed(&mut a, "/nonexistent/k.cubin");
+    key(&mut a, KeyCode::Enter);
+    assert!(
+        a.prompt.as_ref().and_then(|p| p.error.clone()).is_some(),
+        "refused"
+    );
+    ctrl(&mut a, 'u');
+    typed(&mut a, &image.display().to_string());
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none(), "{:?}", a.prompt);
+    key(&mut a, KeyCode::Char('A'));
+    typed(&mut a, "0x7f0000000000");
+    key(&mut a, KeyCode::Enter);
+    assert!(status(&a).contains("0x7f0000000000"), "{}", status(&a));
+    let request = key(&mut a, KeyCode::Char('r'))
+        .into_iter()
+        .find_map(|c| match c {
+            Cmd::StartReplay { request, .. } => Some(request),
+            _ => None,
+        })
+        .expect("a replay starts");
+    assert_eq!(request.supplied.image.as_deref(), Some(image.as_path()));
+    assert_eq!(request.supplied.base_address, Some(0x7f00_0000_0000));
+}

@@ -39,6 +39,8 @@ pub enum Action {
     EditGrid,
     EditBlock,
     EditTolerance,
+    EditImage,
+    EditBaseAddress,
     Freeze,
     Export,
     ScreenTune,
@@ -431,6 +433,22 @@ pub static BINDINGS: &[Binding] = &[
         EditTolerance,
         "tolerance, e.g. f32:rtol=1e-5",
         Some("tolerance")
+    ),
+    b!(
+        Replay,
+        [(KeyCode::Char('I'), SHIFT), (KeyCode::Char('I'), NONE)],
+        "I",
+        EditImage,
+        "legacy records: the device image file (--image)",
+        Some("image")
+    ),
+    b!(
+        Replay,
+        [(KeyCode::Char('A'), SHIFT), (KeyCode::Char('A'), NONE)],
+        "A",
+        EditBaseAddress,
+        "LLVM 16–17 records: where memory starts (--base-address)",
+        Some("address")
     ),
     b!(
         Replay,

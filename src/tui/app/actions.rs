@@ -189,6 +189,36 @@ impl App {
                     None => format!("{what} as recorded"),
                 })
             }
+            PromptKind::Image => {
+                let supplied = &mut self.settings.supplied;
+                supplied.image = match text {
+                    "" => None,
+                    // A regular file (the replay reads it by the same rule later).
+                    t => {
+                        rr_format::fsio::regular_metadata(std::path::Path::new(t))
+                            .map_err(|e| e.to_string())?;
+                        Some(std::path::PathBuf::from(t))
+                    }
+                };
+                Ok(match &supplied.image {
+                    Some(p) => format!(
+                        "replays and sweeps load {}",
+                        rr_format::text::visible_path(p)
+                    ),
+                    None => "replays load the recorded image".into(),
+                })
+            }
+            PromptKind::BaseAddress => {
+                let supplied = &mut self.settings.supplied;
+                supplied.base_address = match text {
+                    "" => None,
+                    t => Some(crate::cli::parse_address(t)?),
+                };
+                Ok(match supplied.base_address {
+                    Some(a) => format!("LLVM 16–17 records replay with their memory at {a:#x}"),
+                    None => "LLVM 16–17 records replay where their start is inferred".into(),
+                })
+            }
             PromptKind::Tolerance => {
                 let value = match text {
                     "" => None,
@@ -361,6 +391,23 @@ impl App {
                 self.settings
                     .tolerance
                     .map(|c| c.to_spec())
+                    .unwrap_or_default(),
+            ),
+            Action::EditImage => self.open_prompt(
+                PromptKind::Image,
+                self.settings
+                    .supplied
+                    .image
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            ),
+            Action::EditBaseAddress => self.open_prompt(
+                PromptKind::BaseAddress,
+                self.settings
+                    .supplied
+                    .base_address
+                    .map(|a| format!("{a:#x}"))
                     .unwrap_or_default(),
             ),
             Action::Freeze => self.toggle_freeze(),

@@ -182,6 +182,8 @@ pub struct ReplaySettings {
     pub grid: Option<[u32; 3]>,
     pub block: Option<[u32; 3]>,
     pub tolerance: Option<Comparison>,
+    /// What a legacy LLVM record lacks (`--image`, `--base-address`), for replays and sweeps.
+    pub supplied: crate::cli::SuppliedArgs,
 }
 
 /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint bar.
@@ -277,6 +279,7 @@ impl App {
                 grid: None,
                 block: None,
                 tolerance: None,
+                supplied: Default::default(),
             },
             frozen: None,
             tune_form: TuneForm::default(),

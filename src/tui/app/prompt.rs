@@ -14,6 +14,10 @@ pub enum PromptKind {
     Grid,
     Block,
     Tolerance,
+    /// A legacy LLVM 16–17 record's device image (`--image`).
+    Image,
+    /// A legacy LLVM 16–17 record's region start (`--base-address`).
+    BaseAddress,
 }
 
 impl PromptKind {
@@ -25,6 +29,8 @@ impl PromptKind {
             PromptKind::Grid => "grid X,Y,Z (empty: recorded)",
             PromptKind::Block => "block X,Y,Z (empty: recorded)",
             PromptKind::Tolerance => "tolerance TYPE[:atol=,rtol=,ulp=] (empty: bytes)",
+            PromptKind::Image => "device image FILE for legacy records (empty: recorded)",
+            PromptKind::BaseAddress => "region start 0xADDRESS for LLVM 16–17 (empty: inferred)",
         }
     }
 }

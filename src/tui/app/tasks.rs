@@ -99,6 +99,7 @@ impl App {
         request.repetitions = s.repetitions;
         request.overrides.grid = s.grid;
         request.overrides.block = s.block;
+        request.supplied = s.supplied.supplied();
         self.replays
             .insert(i, ReplayRun::new(self.next_run, verify, s.repetitions));
         self.running = Some(i);

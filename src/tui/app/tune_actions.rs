@@ -110,7 +110,11 @@ impl App {
             .tune_form
             .to_args(row.json_path.clone(), self.next_run + 1)
         {
-            Ok(a) => a,
+            // What a legacy record lacks, as given on the replay screen (I, A).
+            Ok(a) => crate::cli::TuneArgs {
+                supplied: self.settings.supplied.clone(),
+                ..a
+            },
             Err((field, why)) => {
                 self.tune_form.cursor = super::Field::ALL
                     .iter()

@@ -425,7 +425,7 @@ impl TuneForm {
             kernel_timeout: rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT,
             csv: None,
             json: None,
-            // Legacy records' missing pieces cannot be given in the form (yet).
+            // A legacy record's missing pieces come from the replay screen (I, A): `start_tune`.
             supplied: Default::default(),
             resume: false,
             events: true,
