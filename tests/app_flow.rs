@@ -1114,7 +1114,13 @@ fn an_instance_without_output_shows_its_input() {
 #[test]
 fn legacy_records_get_their_image_and_start_in_the_explorer() {
     let mut a = app("llvm16-saxpy", true);
-    let image = a.rows[0].json_path.clone(); // any regular file: read when replayed
+    // The kernel's cubin (the two-kernel fixture's image holds rr_saxpy).
+    let image = std::fs::read_dir(fixture("llvm-two-kernels"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "image"))
+        .unwrap();
     key(&mut a, KeyCode::Char('4'));
     key(&mut a, KeyCode::Char('I'));
     typed(&mut a, "/nonexistent/k.cubin");
@@ -1137,7 +1143,29 @@ fn legacy_records_get_their_image_and_start_in_the_explorer() {
             Cmd::StartReplay { request, .. } => Some(request),
             _ => None,
         })
-        .expect("a replay starts");
+        .unwrap_or_else(|| panic!("no replay started: {}", status(&a)));
     assert_eq!(request.supplied.image.as_deref(), Some(image.as_path()));
     assert_eq!(request.supplied.base_address, Some(0x7f00_0000_0000));
+}
+
+/// A block override the command refuses (past the record's thread limit) is refused before a
+/// replay starts, with the command's message.
+#[test]
+fn a_replay_the_command_refuses_does_not_start() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('B'));
+    typed(&mut a, "2048");
+    key(&mut a, KeyCode::Enter);
+    let cmds = key(&mut a, KeyCode::Char('r'));
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::StartReplay { .. })),
+        "a replay started"
+    );
+    assert!(
+        status(&a).contains("cannot replay") && status(&a).contains("2048"),
+        "{}",
+        status(&a)
+    );
+    assert_eq!(a.running, None);
 }

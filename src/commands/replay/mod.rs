@@ -69,26 +69,23 @@ impl From<RunError> for Failure {
     }
 }
 
-fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
-    printer.emit(Event::Start {
-        protocol: PROTOCOL_VERSION,
-        descriptor: req.descriptor.display().to_string(),
-    });
+/// Everything `replay` refuses before it looks for a GPU: repetitions, the instance's files,
+/// the launch geometry against the record's limits, the output directory, verification. The
+/// explorer runs the same checks before it starts a replay, so it never starts what the command
+/// refuses.
+pub fn preflight(req: &ReplayRequest) -> Result<(ReplayInstance, launch::Launch)> {
     if req.repetitions == 0 {
         return Err(Error::invalid(format!(
             "invalid number of repetitions: 0 (1 to {MAX_REPETITIONS})"
-        ))
-        .into());
+        )));
     }
     if req.repetitions > MAX_REPETITIONS || req.warmup > MAX_REPETITIONS {
         return Err(Error::invalid(format!(
             "at most {MAX_REPETITIONS} repetitions and warm-ups per replay (every repetition's times are kept)"
-        ))
-        .into());
+        )));
     }
     let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
-    let d = &inst.descriptor;
-    let l = launch::resolve(d, &req.overrides)?;
+    let l = launch::resolve(&inst.descriptor, &req.overrides)?;
     if let Some(dir) = &req.output_dir {
         if !dir.is_dir() {
             let why = if dir.exists() {
@@ -96,10 +93,23 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
             } else {
                 "does not exist"
             };
-            return Err(Error::invalid(format!("--output-dir {}: {why}", dir.display())).into());
+            return Err(Error::invalid(format!(
+                "--output-dir {}: {why}",
+                dir.display()
+            )));
         }
     }
     inst.check_verifiable(&req.verify)?;
+    Ok((inst, l))
+}
+
+fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
+    printer.emit(Event::Start {
+        protocol: PROTOCOL_VERSION,
+        descriptor: req.descriptor.display().to_string(),
+    });
+    let (inst, l) = preflight(req)?;
+    let d = &inst.descriptor;
     // What a legacy replay inferred is said before anything can fail on the GPU side.
     for note in &inst.notes {
         printer.emit(Event::Phase {

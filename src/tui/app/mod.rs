@@ -59,6 +59,11 @@ pub enum Msg {
     Replay(Tagged),
     /// An event of a sweep (`rr-tui tune --events`), dropped likewise when its run is over.
     Tune(Tagged),
+    /// `replay`'s own checks of a replay asked for (`preflight`), done on a worker.
+    ReplayChecked {
+        instance: usize,
+        result: Result<Box<ReplayRequest>, String>,
+    },
     /// `tune`'s own checks of a sweep the form asked for (`preflight`), done on a worker.
     TuneChecked {
         instance: usize,
@@ -411,6 +416,7 @@ impl App {
                 vec![]
             }
             Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
+            Msg::ReplayChecked { instance, result } => self.on_replay_checked(instance, result),
             Msg::Inspected { instance, result } => {
                 self.inspecting.remove(&instance);
                 self.inspections.insert(instance, result);

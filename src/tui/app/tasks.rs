@@ -86,9 +86,7 @@ impl App {
             return vec![];
         }
         let s = &self.settings;
-        self.next_run += 1;
         let mut request = ReplayRequest::new(self.rows[i].json_path.clone());
-        request.run_id = self.next_run;
         request.verify = match (verify, s.tolerance) {
             (false, _) => Verify::No,
             (true, Some(c)) => Verify::Typed(c),
@@ -100,15 +98,47 @@ impl App {
         request.overrides.grid = s.grid;
         request.overrides.block = s.block;
         request.supplied = s.supplied.supplied();
-        self.replays
-            .insert(i, ReplayRun::new(self.next_run, verify, s.repetitions));
+        // The command's own checks first, on a worker (they read the instance's files): the
+        // explorer never starts a replay `rr-tui replay` would refuse.
+        self.set_status(format!("checking {}…", self.rows[i].demangled), false);
+        vec![Cmd::Work(Work::new(move || Msg::ReplayChecked {
+            instance: i,
+            result: crate::commands::replay::preflight(&request)
+                .map(|_| Box::new(request))
+                .map_err(|e| e.to_string()),
+        }))]
+    }
+
+    /// The command's checks answered: start the replay, or say why not.
+    pub(super) fn on_replay_checked(
+        &mut self,
+        i: usize,
+        result: Result<Box<ReplayRequest>, String>,
+    ) -> Vec<Cmd> {
+        let mut request = match result {
+            Ok(r) => r,
+            Err(why) => {
+                self.set_status(format!("cannot replay: {why}"), true);
+                return vec![];
+            }
+        };
+        if self.running.is_some() || self.tuning.is_some() || i >= self.rows.len() {
+            return vec![]; // something else started meanwhile: the user asks again
+        }
+        self.next_run += 1;
+        request.run_id = self.next_run;
+        let verify = request.verify.is_on();
+        self.replays.insert(
+            i,
+            ReplayRun::new(self.next_run, verify, request.repetitions),
+        );
         self.running = Some(i);
         self.frozen = None;
         self.screen = Screen::Replay;
         self.set_status(format!("replaying {}…", self.rows[i].demangled), false);
         vec![Cmd::StartReplay {
             instance: i,
-            request: Box::new(request),
+            request,
         }]
     }
 
