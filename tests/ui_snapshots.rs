@@ -29,10 +29,11 @@ fn app(gpu: bool, (w, h): (u16, u16)) -> App {
                 .to_string(),
         )
     };
+    // Replays write into the session directory: one that exists (replays check it first).
     let mut a = rr_tui::tui::load_app(
         PathBuf::from("record-fixtures/llvm-two-kernels"),
         gpu,
-        PathBuf::from("/tmp/rr-tui-session"),
+        std::env::temp_dir(),
     )
     .unwrap();
     a.update(Msg::Resize(w, h));
