@@ -5,17 +5,25 @@ use rr_format::check::{self, Finding, Severity};
 use rr_format::{InstanceFiles, RecordDir};
 
 pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
-    let (mut findings, files): (Vec<Finding>, Vec<InstanceFiles>) =
+    let (mut findings, instances, blobs) =
         if path.extension().is_some_and(|e| e == "json") && !path.is_dir() {
             let files = InstanceFiles::from_descriptor_path(path);
-            (check::check_instance(&files, None), vec![files])
+            let blobs = match rr_format::Descriptor::read(path) {
+                Ok(d) => rr_format::store::blobs_of(&files, &d),
+                Err(_) => vec![], // reported by the check
+            };
+            (check::check_instance(&files, None), 1, blobs)
         } else {
             let rd = RecordDir::open(path)?;
-            let files = rd.instances.iter().map(|i| i.files.clone()).collect();
-            (check::check_dir(&rd), files)
+            // Every blob of the directory and of those below it: listed, not gathered from
+            // descriptors read a second time.
+            let blobs = std::iter::once(&rd)
+                .chain(&rd.below)
+                .flat_map(|d| rr_format::store::blobs_in(&d.path))
+                .collect();
+            (check::check_dir(&rd), rd.instances.len(), blobs)
         };
-    let instances = files.len();
-    findings.extend(verify_blobs(&files));
+    findings.extend(verify_blobs(blobs));
     let errors = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
@@ -52,20 +60,14 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
 /// Every distinct blob of format-2 instances read once and hashed: a blob must hold what its
 /// name says (`diff` and `replay` would otherwise use bytes nobody recorded). Progress on a
 /// terminal for large recordings.
-fn verify_blobs(files: &[InstanceFiles]) -> Vec<Finding> {
-    let mut blobs: Vec<(String, std::path::PathBuf, u64)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for f in files {
-        let Ok(d) = rr_format::Descriptor::read(&f.json()) else {
-            continue; // reported by the checks above
-        };
-        for (id, path) in rr_format::store::blobs_of(f, &d) {
-            if seen.insert(id.clone()) {
-                let len = rr_format::fsio::regular_len(&path).unwrap_or(0);
-                blobs.push((id, path, len));
-            }
-        }
-    }
+fn verify_blobs(named: Vec<(String, std::path::PathBuf)>) -> Vec<Finding> {
+    let blobs: Vec<(String, std::path::PathBuf, u64)> = named
+        .into_iter()
+        .map(|(id, path)| {
+            let len = rr_format::fsio::regular_len(&path).unwrap_or(0);
+            (id, path, len)
+        })
+        .collect();
     let total = blobs.iter().map(|b| b.2).sum();
     let pb = super::progress_bar(total);
     let mut before = 0u64;

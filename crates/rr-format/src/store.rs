@@ -99,6 +99,27 @@ pub fn blobs_of(files: &InstanceFiles, d: &Descriptor) -> Vec<(String, PathBuf)>
     out
 }
 
+/// The blobs of a record directory, `(id, path)`: the files of its `blobs/` folder named as
+/// rr-tui names them (a `blobs` that is a link out of the directory gives none: `layout`
+/// refuses it where an instance uses it).
+pub fn blobs_in(record_dir: &Path) -> Vec<(String, PathBuf)> {
+    let dir = record_dir.join(BLOB_DIR);
+    let is_dir = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+    let Some(entries) = is_dir.then(|| std::fs::read_dir(&dir).ok()).flatten() else {
+        return vec![];
+    };
+    let mut out: Vec<(String, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let id = e.file_name().to_str()?.to_string();
+            let plain = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+            plain.then(|| (id, e.path()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// One piece of a snapshot: `size` bytes at `offset`, from a blob file (or zeros between
 /// segments when `blob` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
