@@ -1169,3 +1169,35 @@ fn a_replay_the_command_refuses_does_not_start() {
     );
     assert_eq!(a.running, None);
 }
+
+/// A large directory draws before its descriptors are read: rows past the first ones start from
+/// the directory listing and are filled in by workers after the first frame.
+#[test]
+fn a_large_directory_draws_first_and_fills_its_rows_in() {
+    let t = tempfile::tempdir().unwrap();
+    let src = descriptor_of(&fixture("rrtui-v2-stencil3d"), "rr_stencil3d");
+    copy_dir(&fixture("rrtui-v2-stencil3d"), t.path());
+    let text = std::fs::read(&src).unwrap();
+    let globals = std::fs::read(src.with_extension("globals")).unwrap();
+    let n = rr_tui::tui::app::instances::EAGER_ROWS + 50;
+    for i in 0..n {
+        let stem = format!("3844743599784193033_{}", 1_000_000_000_000u64 + i as u64);
+        std::fs::write(t.path().join(format!("{stem}.json")), &text).unwrap();
+        std::fs::write(t.path().join(format!("{stem}.globals")), &globals).unwrap();
+    }
+    let mut a =
+        rr_tui::tui::load_app(t.path().to_path_buf(), Ok(()), std::env::temp_dir()).unwrap();
+    assert_eq!(a.rows.len(), n + 2);
+    assert!(
+        a.rows.iter().any(|r| r.grid.is_none()),
+        "placeholders first"
+    );
+    assert!(!a.pending_rows.is_empty());
+    a.update_inline(Msg::FirstFrameDrawn);
+    assert!(a.pending_rows.is_empty() && a.rows_loading.is_none());
+    assert!(
+        a.rows.iter().all(|r| r.grid == Some([2, 2, 4])),
+        "every row read"
+    );
+    assert!(status(&a).starts_with("all "), "{}", status(&a));
+}

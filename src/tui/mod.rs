@@ -26,9 +26,10 @@ pub fn load_app(
     gpu: std::result::Result<(), String>,
     output_dir: PathBuf,
 ) -> Result<app::App> {
-    let (rd, rows) = app::instances::load(&dir)?;
+    let (rd, rows, pending) = app::instances::load(&dir)?;
     let mut app = app::App::new(dir, rows, gpu, output_dir);
     app.recorder = rd.recorder_summary();
+    app.pending_rows = pending;
     Ok(app)
 }
 

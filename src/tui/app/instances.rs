@@ -46,28 +46,76 @@ impl Row {
     }
 }
 
+/// Rows whose descriptors are read before the first frame; beyond them the table starts with
+/// what the directory listing and the report say, and workers fill the rest in (a recording
+/// of 100 000 instances draws at once and completes while it is browsed).
+pub const EAGER_ROWS: usize = 2000;
+/// Rows a worker reads per batch after the first frame.
+pub const ROWS_PER_BATCH: usize = 5000;
+
+/// Instances whose rows are still placeholders: their index and their files.
+pub type PendingRows = Vec<(usize, rr_format::InstanceEntry)>;
+
 /// Load the rows of a directory: the report (or descriptors) plus each descriptor's geometry
-/// and the snapshot size (a `stat`, never the bytes).
-pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>)> {
+/// and the snapshot size (a `stat`, never the bytes) for the first [`EAGER_ROWS`]; the others
+/// as placeholders, returned to be read later ([`read_rows`]).
+pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>, PendingRows)> {
     let rd = RecordDir::open(dir)?;
-    // Descriptors are small but many (10 000 in a large recording): parse them on all cores.
+    let now = rd.instances.len().min(EAGER_ROWS);
+    let eager: PendingRows = rd.instances[..now].iter().cloned().enumerate().collect();
+    let mut rows: Vec<Row> = read_rows(&eager).into_iter().map(|(_, r)| r).collect();
+    rows.extend(rd.instances[now..].iter().map(placeholder));
+    let pending = rd.instances[now..]
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(k, inst)| (now + k, inst))
+        .collect();
+    Ok((rd, rows, pending))
+}
+
+/// The rows of `entries`, descriptors read on all cores (they are small but many).
+pub fn read_rows(entries: &[(usize, rr_format::InstanceEntry)]) -> Vec<(usize, Row)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
-    let per = rd.instances.len().div_ceil(threads).max(1);
-    let rows = std::thread::scope(|s| {
-        let parts: Vec<_> = rd
-            .instances
+    let per = entries.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = entries
             .chunks(per)
-            .map(|part| s.spawn(move || part.iter().map(row).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(i, inst)| (*i, row(inst)))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         parts
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
-    });
-    Ok((rd, rows))
+    })
+}
+
+/// What a row shows before its descriptor is read: the report's name and times, if any.
+fn placeholder(inst: &rr_format::InstanceEntry) -> Row {
+    let kernel = inst.kernel_name.clone().unwrap_or_else(|| "…".into());
+    Row {
+        json_path: inst.files.json(),
+        json_file: inst.json_file.clone(),
+        demangled: visible(&demangle(&kernel)).into_owned(),
+        kernel,
+        time_ns: inst.time_ns,
+        occurrences: inst.occurrences,
+        grid: None,
+        block: None,
+        input_len: None,
+        report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
+        problem: None,
+        old_replay_output: None,
+    }
 }
 
 fn row(inst: &rr_format::InstanceEntry) -> Row {

@@ -59,6 +59,8 @@ pub enum Msg {
     Replay(Tagged),
     /// An event of a sweep (`rr-tui tune --events`), dropped likewise when its run is over.
     Tune(Tagged),
+    /// Rows read by a worker after the first frame (index, row).
+    RowsLoaded(Vec<(usize, Row)>),
     /// `replay`'s own checks of a replay asked for (`preflight`), done on a worker.
     ReplayChecked {
         instance: usize,
@@ -213,6 +215,10 @@ pub struct App {
     pub raw_names: bool,
     pub mark: Option<usize>,
     pub inspections: HashMap<usize, Result<Box<Inspection>, String>>,
+    /// Rows still to be read (large directories: after the first frame, a batch at a time).
+    pub pending_rows: instances::PendingRows,
+    /// Rows read so far of those that were pending, and how many there were.
+    pub rows_loading: Option<(usize, usize)>,
     /// The marked and selected instances compared (descriptor screen), while they stay so.
     pub compared: descriptors::CompareCache,
     /// Inspections asked of a worker and not back yet.
@@ -270,6 +276,8 @@ impl App {
             raw_names: false,
             mark: None,
             inspections: HashMap::new(),
+            pending_rows: Vec::new(),
+            rows_loading: None,
             compared: Default::default(),
             inspecting: HashSet::new(),
             opening: None,
@@ -402,7 +410,12 @@ impl App {
                 }
                 vec![]
             }
-            Msg::FirstFrameDrawn => self.start_checks(),
+            Msg::FirstFrameDrawn => {
+                let mut cmds = self.start_checks();
+                cmds.extend(self.read_more_rows());
+                cmds
+            }
+            Msg::RowsLoaded(rows) => self.on_rows_loaded(rows),
             Msg::Quit => {
                 self.quit = true;
                 vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit]
