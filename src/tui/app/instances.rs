@@ -49,7 +49,7 @@ impl Row {
 /// Rows whose descriptors are read before the first frame; beyond them the table starts with
 /// what the directory listing and the report say, and workers fill the rest in (a recording
 /// of 100 000 instances draws at once and completes while it is browsed).
-pub const EAGER_ROWS: usize = 2000;
+pub const EAGER_ROWS: usize = 500;
 /// Rows a worker reads per batch after the first frame.
 pub const ROWS_PER_BATCH: usize = 5000;
 
