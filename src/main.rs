@@ -3,7 +3,7 @@ use clap::Parser;
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(message) = rr_tui::cli::misspelt_command(&args) {
-        eprintln!("error: {message}");
+        rr_tui::output::error_line(&format!("error: {message}"));
         std::process::exit(2);
     }
     let cli = match rr_tui::cli::Cli::try_parse_from(&args) {
