@@ -37,8 +37,11 @@ impl Status {
     }
 }
 
-/// One measured (or refused) configuration.
+/// One measured (or refused) configuration. Read back (`tune --resume`) through [`TrialWire`]:
+/// a flattened struct makes serde buffer every field of a trial, unknown ones included, so a
+/// hostile report file could cost many times its size in memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "TrialWire")]
 pub struct Trial {
     #[serde(flatten)]
     pub config: Config,
@@ -76,6 +79,65 @@ pub struct Trial {
     /// Whether this is the recorded configuration.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
+}
+
+/// A [`Trial`] as its JSON holds it: the configuration's fields inline, unknown fields
+/// skipped as they stream by.
+#[derive(Deserialize)]
+struct TrialWire {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem: u32,
+    #[serde(default)]
+    max_registers: Option<u32>,
+    status: Status,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    kernel_ns: Option<Stats>,
+    #[serde(default)]
+    clock_mhz: Option<Stats>,
+    #[serde(default)]
+    discarded: usize,
+    #[serde(default)]
+    stop: Option<StopReason>,
+    #[serde(default)]
+    registers: Option<u32>,
+    #[serde(default)]
+    blocks_per_sm: Option<u32>,
+    #[serde(default)]
+    device: Option<i32>,
+    #[serde(default)]
+    engine_ms: Option<f64>,
+    #[serde(default)]
+    verify_ms: Option<f64>,
+    #[serde(default)]
+    recorded: bool,
+}
+
+impl From<TrialWire> for Trial {
+    fn from(w: TrialWire) -> Trial {
+        Trial {
+            config: Config {
+                grid: w.grid,
+                block: w.block,
+                shared_mem: w.shared_mem,
+                max_registers: w.max_registers,
+            },
+            status: w.status,
+            message: w.message,
+            kernel_ns: w.kernel_ns,
+            clock_mhz: w.clock_mhz,
+            discarded: w.discarded,
+            stop: w.stop,
+            registers: w.registers,
+            blocks_per_sm: w.blocks_per_sm,
+            device: w.device,
+            engine_ms: w.engine_ms,
+            verify_ms: w.verify_ms,
+            recorded: w.recorded,
+        }
+    }
 }
 
 impl Trial {
@@ -151,6 +213,8 @@ pub struct TuneReport {
     pub axes: Axes,
     pub space_size: u64,
     pub recorded: Config,
+    /// At most [`MAX_TRIALS`] when read back: the reading stops there (`at_most_trials`).
+    #[serde(deserialize_with = "at_most_trials")]
     pub trials: Vec<Trial>,
     #[serde(default)]
     pub best: Option<Trial>,
@@ -402,6 +466,34 @@ pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
     Some(space.index([g, b, s, r]))
 }
 
+/// The trials of a report being read back, refused once past [`MAX_TRIALS`] (before the rest
+/// of a hostile file is parsed).
+fn at_most_trials<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<Trial>, D::Error> {
+    struct Trials;
+    impl<'de> serde::de::Visitor<'de> for Trials {
+        type Value = Vec<Trial>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_TRIALS} trials")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(t) = seq.next_element::<Trial>()? {
+                if out.len() == MAX_TRIALS {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {MAX_TRIALS} trials, more than a sweep makes"
+                    )));
+                }
+                out.push(t);
+            }
+            Ok(out)
+        }
+    }
+    de.deserialize_seq(Trials)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::space::{parse_dims, parse_grid, Rules};
@@ -432,6 +524,25 @@ mod tests {
         r.space_size = 3;
         r.trials = trials;
         r
+    }
+
+    /// Trials read back as they were written; fields a newer (or hostile) writer added are
+    /// skipped as they stream by rather than buffered.
+    #[test]
+    fn trials_round_trip_and_unknown_fields_are_skipped() {
+        let mut r = report(vec![
+            trial(128, Status::Ok, 2000.0, true),
+            trial(256, Status::VerifyFailed, 500.0, false),
+        ]);
+        r.summarise();
+        let text = serde_json::to_string(&r).unwrap();
+        let back: TuneReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.trials, r.trials);
+        assert_eq!(back.best, r.best);
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["trials"][0]["padding"] = serde_json::json!(vec!["x"; 1000]);
+        let back: TuneReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back.trials, r.trials);
     }
 
     #[test]
