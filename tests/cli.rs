@@ -1297,6 +1297,8 @@ fn a_parent_directory_opens_the_recordings_below_it() {
     copy_dir(&fixture("llvm-two-kernels"), &t.path().join("pid-1234"));
     copy_dir(&fixture("rrtui-v2-stencil3d"), &t.path().join("rank-0"));
     std::fs::create_dir(t.path().join("pid-notes")).unwrap(); // not a recording's name
+                                                              // A link named like a recording leads out of the directory: not followed.
+    std::os::unix::fs::symlink(fixture("llvm-two-kernels"), t.path().join("pid-99")).unwrap();
     let out = rr().arg("report").arg(t.path()).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");

@@ -399,12 +399,16 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
     } else {
         None
     };
-    let cooperative = match f.obj.get("Cooperative") {
-        None => false,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| err("Cooperative must be true or false".into()))?,
+    // An optional boolean key: absent is false.
+    let flag = |key: &str| -> Result<bool> {
+        match f.obj.get(key) {
+            None => Ok(false),
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| err(format!("{key} must be true or false"))),
+        }
     };
+    let cooperative = flag("Cooperative")?;
     let occurrence = f.uint("Occurrence", u64::MAX)?;
     let image_file = f.string("ImageFile")?;
     if let Err(why) = crate::fsio::check_relative(&image_file) {
@@ -454,12 +458,7 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
     } else {
         None
     };
-    let from_graph = match f.obj.get("FromGraph") {
-        None => false,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| err("FromGraph must be true or false".into()))?,
-    };
+    let from_graph = flag("FromGraph")?;
     let words = crate::objects::words_of(
         &param_buffer,
         param_layout.iter().map(|s| (s.offset, s.size)),

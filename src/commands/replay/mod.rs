@@ -109,6 +109,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         descriptor: req.descriptor.display().to_string(),
     });
     let (inst, l) = preflight(req)?;
+    inst.verify_blobs()?;
     let d = &inst.descriptor;
     // What a legacy replay inferred is said before anything can fail on the GPU side.
     for note in &inst.notes {

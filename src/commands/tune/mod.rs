@@ -83,6 +83,8 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         list::print(&space);
         return Ok(0);
     }
+    // Once for the sweep, here: the engines load the instance without reading its blobs again.
+    inst.verify_blobs()?;
     let policy = a.policy();
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
     let printer = text::Printer::new(a.events, a.run_id);

@@ -42,6 +42,19 @@ const USER_SPACE_END: u64 = 1 << 48;
 const PAGE: u64 = 4096;
 
 impl ReplayInstance {
+    /// Format 2: every blob restored or compared against must hold what its name says (a
+    /// blob overwritten after recording would be replayed as if recorded). Reads every byte of
+    /// them, so the command that restores does it once (`replay`, `tune`), not every loader
+    /// (the explorer's checks, each tuning engine).
+    pub fn verify_blobs(&self) -> Result<()> {
+        for (id, path) in rr_format::store::blobs_of(&self.files, &self.descriptor) {
+            if rr_format::fsio::regular_len(&path).is_ok() {
+                rr_format::store::verify_blob(&path, &id, &mut |_| true)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn load(json: &Path, supplied: &Supplied) -> Result<ReplayInstance> {
         let descriptor = Descriptor::read(json)?;
         let files = InstanceFiles::from_descriptor_path(json);
@@ -163,13 +176,6 @@ impl ReplayInstance {
                     h.addr
                 ),
             ));
-        }
-        // Format 2: every blob restored or compared against must hold what its name says (a
-        // blob overwritten after recording would be replayed as if recorded).
-        for (id, path) in rr_format::store::blobs_of(&files, &descriptor) {
-            if rr_format::fsio::regular_len(&path).is_ok() {
-                rr_format::store::verify_blob(&path, &id, &mut |_| true)?;
-            }
         }
         // Texture and surface objects must read recorded memory: a replay creates them over it.
         if let Some(why) = rr_format::memory::object_problem(&descriptor, &segments) {
