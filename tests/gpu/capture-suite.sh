@@ -101,23 +101,20 @@ grep -h "launches were seen" "$W"/cap-interpose-torch/report.txt "$W"/cap-cupti-
 grep -q "own driver entry points" "$W/cap-interpose-torch/report.txt" && ok "rr-tui record preloads the recorder (interposed launches)" || bad "interposition not active" "$(grep -h 'launches were seen' "$W"/cap-interpose-torch/report.txt)"
 
 echo "== recorder: launch-storm overhead" | tee -a "$LOG"
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-gcc -O2 -shared -fPIC -o "$W/libcupti_probe.so" tests/gpu/probes/cupti_probe.c -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" -L"$CUDA/lib64" -lcupti -lcuda >>"$LOG" 2>&1
-gcc -O2 -shared -fPIC -o "$W/libprocaddr_hook.so" tests/gpu/probes/procaddr_hook.c -I"$CUDA/include" -ldl >>"$LOG" 2>&1
-P="CUDA_INJECTION64_PATH=$W/libcupti_probe.so,LD_LIBRARY_PATH=$CUDA/lib64,PROBE_MODE"
+# A storm's time moves by up to a third between identical runs on the GPU machine (a virtual
+# machine), far more than the cost measured: many short interleaved rounds, the median of the
+# paired ratios and its bootstrap interval. Where the time goes: tests/gpu/probes/storm-where.sh.
 {
-  echo "launch-bound: 200000 launches of a ~3 us kernel, recorder loaded and recording nothing, 13 interleaved rounds;"
-  echo "where the time goes: an injection library alone, CUPTI initialised, subscribed, with launch callbacks, an LD_PRELOAD hook alone"
-  python3 tests/gpu/probes/storm.py 13 "$W/samples/bench_record" 200000 4096 plain=: \
-    "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --" \
-    "rr-tui-cupti=:$RR record --dir $W/storm --overwrite --launch-hooks cupti --kernels ^nothing$ --" \
-    "inject-only=$P=inject-only:" "cupti-unsubscr=$P=unsubscribed:" \
-    "cupti-subscribed=$P=floor-none:" "cupti-launch-cb=$P=floor-launch:" \
-    "preload-hook=LD_PRELOAD=$W/libprocaddr_hook.so:"
-  echo "GPU-bound: 50000 launches of a ~20 us kernel, 5 interleaved rounds"
-  python3 tests/gpu/probes/storm.py 5 "$W/samples/bench_record" 50000 8388608 plain=: \
+  echo "launch-bound: 200000 launches of a ~3 us kernel, recorder loaded and recording nothing, 31 interleaved rounds"
+  python3 tests/gpu/probes/storm.py 31 "$W/samples/bench_record" 200000 4096 plain=: \
     "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --" \
     "rr-tui-cupti=:$RR record --dir $W/storm --overwrite --launch-hooks cupti --kernels ^nothing$ --"
+  echo "GPU-bound: 50000 launches of a ~20 us kernel, 5 interleaved rounds"
+  python3 tests/gpu/probes/storm.py 5 "$W/samples/bench_record" 50000 8388608 plain=: \
+    "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --"
 } 2>&1 | tee -a "$LOG" "$OUTDIR/storm.txt"
-ratio=$(awk '$1 == "rr-tui" { for (i = 1; i <= NF; i++) if ($i == "ratio") { print $(i + 1); exit } }' "$OUTDIR/storm.txt")
+# storm_ratio N: the rr-tui row's ratio in the Nth storm of storm.txt
+storm_ratio() { awk -v want="$1" '$1 == "plain" { n++ } n == want && $1 == "rr-tui" { for (i = 1; i <= NF; i++) if ($i == "ratio") { print $(i + 1); exit } }' "$OUTDIR/storm.txt"; }
+ratio=$(storm_ratio 1); gpu_ratio=$(storm_ratio 2)
 python3 -c "import sys; sys.exit(0 if float('${ratio:-9}') <= 1.05 else 1)" && ok "launch storm with the recorder loaded: ${ratio} x plain (goal <= 1.05)" || bad "launch storm overhead" "${ratio} x plain"
+python3 -c "import sys; sys.exit(0 if float('${gpu_ratio:-9}') <= 1.02 else 1)" && ok "GPU-bound launches with the recorder loaded: ${gpu_ratio} x plain (goal <= 1.02)" || bad "GPU-bound launch overhead" "${gpu_ratio} x plain"

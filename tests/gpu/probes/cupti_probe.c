@@ -8,6 +8,10 @@
 //   PROBE_MODE=floor-none     subscribed, no callback enabled
 //   PROBE_MODE=floor-launch   the launch callbacks enabled, an empty callback (CUPTI's floor)
 //   PROBE_MODE=floor-symbol   as floor-launch, and the callback reads the kernel's name
+//   PROBE_MODE=floor-rr       what the recorder enables when launches come through its own
+//                             entry points: memory, module, graph and object callbacks, none for
+//                             launches, an empty callback (with LD_PRELOAD of procaddr_hook: the
+//                             recorder's structure without its code)
 // Build: gcc -O2 -shared -fPIC -o libcupti_probe.so cupti_probe.c -I$CUDA/include
 //        -I$CUDA/extras/CUPTI/include -L$CUDA/lib64 -lcupti -lcuda
 #include <cuda.h>
@@ -85,7 +89,7 @@ static void walk(CUgraph g, int level) {
 
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data) {
   (void)ud;
-  if (mode == 2) return;
+  if (mode == 2 || mode == 6) return;
   if (mode == 3) {
     const CUpti_CallbackData *d = data;
     if (d->callbackSite == CUPTI_API_ENTER && d->symbolName) symbol_bytes += strlen(d->symbolName);
@@ -194,7 +198,7 @@ static void dump(void) {
 int InitializeInjection(void) {
   const char *m = getenv("PROBE_MODE");
   mode = !m || !strcmp(m, "trace") ? 0 : !strcmp(m, "floor-none") ? 1 : !strcmp(m, "floor-launch") ? 2
-       : !strcmp(m, "inject-only") ? 4 : !strcmp(m, "unsubscribed") ? 5 : 3;
+       : !strcmp(m, "inject-only") ? 4 : !strcmp(m, "unsubscribed") ? 5 : !strcmp(m, "floor-rr") ? 6 : 3;
   if (mode == 4) return 1;
   const char *path = getenv("PROBE_LOG");
   out = path ? fopen(path, "a") : stderr;
@@ -205,6 +209,21 @@ int InitializeInjection(void) {
   if (mode == 0) {
     cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
     cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RESOURCE);
+  } else if (mode == 6) {
+    static const int ids[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoad, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
+      CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadFatBinary,
+      CUPTI_DRIVER_TRACE_CBID_cuModuleUnload, CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload,
+      CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+      CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+      CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+      CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+      CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+      CUPTI_DRIVER_TRACE_CBID_cuTexObjectCreate, CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+    };
+    for (unsigned i = 0; i < sizeof ids / sizeof ids[0]; i++)
+      cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, ids[i]);
+    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   } else if (mode >= 2) {
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz);

@@ -6,8 +6,46 @@ same round (the ratios of the medians and of the minima are printed too).
 
     storm.py ROUNDS BENCH N WORDS LABEL=ENV:CMD...
 ENV is `K=V,K=V` (or empty); CMD is a prefix put before `BENCH storm N WORDS` (or empty).
+
+STORM_REPEATS=R runs R storms in each process; the process's time is their median (the first
+storm pays one-time costs, later ones the steady per-launch cost). STORM_PIN=gpu runs every
+variant on the same two CPUs, local to GPU 0 (from sysfs), STORM_PIN=LIST on those CPUs: where
+the scheduler puts a process (and how far that CPU is from the GPU) otherwise moves a storm's
+time by up to a third between runs, far more than the cost being measured.
 """
-import os, re, statistics, subprocess, sys
+import os, random, re, statistics, subprocess, sys
+
+
+def median_ci(ratios, resamples=4000):
+    """A 95 % bootstrap confidence interval of the median of `ratios` (fixed seed: the same
+    samples give the same interval)."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+def gpu_local_cpus():
+    """The first two CPUs of GPU 0's NUMA node, as a taskset list (None if unknown)."""
+    try:
+        bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True).stdout.strip().lower()
+        dev = bus[4:] if len(bus.split(":")[0]) == 8 else bus  # 00000000:19:00.0 -> 0000:19:00.0
+        spec = open(f"/sys/bus/pci/devices/{dev}/local_cpulist").read().strip()
+    except (OSError, IndexError):
+        return None
+    cpus = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        cpus += range(int(a), int(b or a) + 1)
+    return ",".join(map(str, cpus[:2])) or None
+
+
+repeats = int(os.environ.get("STORM_REPEATS", "1"))
+pin = os.environ.get("STORM_PIN", "")
+if pin == "gpu":
+    pin = gpu_local_cpus() or ""
+pin_prefix = ["taskset", "-c", pin] if pin else []
+print(f"# {repeats} storm(s) per process, " + (f"pinned to CPUs {pin}" if pin else "not pinned"))
 
 rounds, bench, n, words = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 variants = []
@@ -24,14 +62,15 @@ for r in range(rounds):
     order = variants[r % len(variants):] + variants[: r % len(variants)]
     this = {}
     for label, env, prefix in order:
-        out = subprocess.run(prefix + [bench, "storm", n, words], env={**os.environ, **env},
-                             capture_output=True, text=True)
-        m = re.search(r"seconds=([0-9.]+)", out.stdout)
-        if out.returncode != 0 or not m:
+        out = subprocess.run(pin_prefix + prefix + [bench, "storm", n, words, str(repeats)],
+                             env={**os.environ, **env}, capture_output=True, text=True)
+        found = [float(x) for x in re.findall(r"seconds=([0-9.]+)", out.stdout)]
+        if out.returncode != 0 or not found:
             print(f"{label}: failed: {out.stderr[-300:]}")
             continue
-        times[label].append(float(m.group(1)))
-        this[label] = float(m.group(1))
+        t = statistics.median(found)
+        times[label].append(t)
+        this[label] = t
     base = this.get(variants[0][0])
     for label, t in this.items():
         if base:
@@ -44,6 +83,8 @@ for label, _, _ in variants:
         continue
     med = statistics.median(t)
     pr = statistics.median(paired[label]) if paired[label] else float("nan")
+    lo, hi = median_ci(paired[label]) if len(paired[label]) > 1 else (pr, pr)
     print(f"{label:16s} median {med:.4f} s (min {min(t):.4f}, max {max(t):.4f}, {len(t)} runs)  "
-          f"{med / per * 1e6:.3f} us/launch  ratio {pr:.3f}  (+{(pr - 1) * plain / per * 1e9:.0f} ns/launch; "
+          f"{med / per * 1e6:.3f} us/launch  ratio {pr:.3f} [95% CI {lo:.3f}-{hi:.3f}]  "
+          f"(+{(pr - 1) * plain / per * 1e9:.0f} ns/launch; "
           f"ratio of medians {med / plain:.3f}, of minima {min(t) / min(times[variants[0][0]]):.3f})")

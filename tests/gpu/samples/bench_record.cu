@@ -1,7 +1,10 @@
 // bench_record.cu: workloads for the recorder's benchmark (README performance table).
-//   bench_record storm N [W]  N launches of a kernel over W words (default 4096: launch-bound, the
-//                             worst case for a recorder that records nothing, since every launch
-//                             still passes through its callbacks; W = 8M: ~20 us kernels, GPU-bound)
+//   bench_record storm N [W [R]]  N launches of a kernel over W words (default 4096: launch-bound,
+//                             the worst case for a recorder that records nothing, since every launch
+//                             still passes through its callbacks; W = 8M: ~20 us kernels, GPU-bound),
+//                             R times in a row (default 1), each storm's time on a line of its own:
+//                             the first pays the one-time costs (module load, the recorder's first
+//                             decision), later ones show the steady per-launch cost
 //   bench_record big GIB      GIB GiB of distinct, non-zero data in 8 buffers, then one kernel that
 //                             reads them all and writes 1 MiB (what recording a big instance costs)
 //   bench_record d2h GIB      pinned device-to-host copy bandwidth (the recorder's ceiling)
@@ -50,10 +53,13 @@ int main(int argc, char **argv) {
     long n = (long)amount;
     unsigned w = argc > 3 ? (unsigned)atol(argv[3]) : 4096;
     unsigned *x; CK(cudaMalloc(&x, (size_t)w * 4)); CK(cudaMemset(x, 0, (size_t)w * 4));
-    double t = now();
-    for (long i = 0; i < n; i++) bump<<<(w + 255) / 256, 256>>>(x, w);
-    CK(cudaDeviceSynchronize());
-    printf("seconds=%.6f\n", now() - t);
+    int reps = argc > 4 ? atoi(argv[4]) : 1;
+    for (int r = 0; r < (reps < 1 ? 1 : reps); r++) {
+      double t = now();
+      for (long i = 0; i < n; i++) bump<<<(w + 255) / 256, 256>>>(x, w);
+      CK(cudaDeviceSynchronize());
+      printf("seconds=%.6f\n", now() - t);
+    }
     unsigned h[4]; CK(cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost));
     printf("checksum=%08x%08x\n", h[0], h[1]);
   } else if (!strcmp(mode, "big")) {
