@@ -1216,3 +1216,126 @@ fn a_large_json_that_is_no_descriptor_costs_little() {
         assert_eq!(status.code(), Some(0), "{cmd}: {status:?}");
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Round 3: directories built to cost time (quadratic merges, stray files, stray blobs) and
+// values past what a JSON reader or a replay can hold.
+
+/// `args` must end within the hard timeout, pass the sanity rules and satisfy `check`.
+fn must(
+    args: &[OsString],
+    base: &Path,
+    check: impl Fn(&Outcome) -> bool,
+    want: &str,
+) -> Vec<String> {
+    let o = run(args, base);
+    let mut p = sanity(&o);
+    if o.status.is_some() && !check(&o) {
+        p.push(format!("expected {want}"));
+    }
+    p.into_iter()
+        .map(|why| format!("{why}\n{}", o.describe()))
+        .collect()
+}
+
+fn os(words: &[&str], path: &Path) -> Vec<OsString> {
+    let mut v: Vec<OsString> = words.iter().map(OsString::from).collect();
+    v.push(path.as_os_str().to_owned());
+    v
+}
+
+#[test]
+fn recordings_built_to_cost_time_finish_quickly() {
+    let t = tempfile::tempdir().unwrap();
+    let base = t.path();
+    let mut problems = Vec::new();
+    // 300 per-process recordings of 999 distinct reasons each: merged in one pass, and listed up
+    // to a bound; counts that would overflow a u64 saturate, and come as strings in JSON.
+    let many = base.join("many");
+    common::copy_dir(&common::fixture(RRTUI), &many);
+    for i in 0..300 {
+        let d = many.join(format!("pid-{i}"));
+        std::fs::create_dir(&d).unwrap();
+        let mut r = String::from("=== Kernel Record Report ===\nDirectory: /x\nTotal Instances: 0\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n=== End Kernel Record Report ===\n");
+        r.push_str("rr-tui: launches: 18446744073709551615 seen, 0 selected, 0 recorded\n");
+        for j in 0..999 {
+            r.push_str(&format!("rr-tui: not recorded: 1 r-{i}-{j}\n"));
+        }
+        std::fs::write(d.join("report.txt"), r).unwrap();
+    }
+    problems.extend(must(
+        &os(&["report"], &many),
+        base,
+        |o| o.stdout().contains("other reasons"),
+        "the reasons bounded",
+    ));
+    problems.extend(must(
+        &os(&["report", "--json"], &many),
+        base,
+        |o| o.stdout().contains("\"seen\": \"18446744073709551615\""),
+        "a saturated count as an exact string",
+    ));
+    // Hundreds of stray sparse files: the report search reads a bounded number of bytes.
+    let stray = base.join("stray");
+    common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &stray);
+    for i in 0..300 {
+        let f = std::fs::File::create(stray.join(format!("log{i}.txt"))).unwrap();
+        f.set_len(64 << 20).unwrap();
+    }
+    for cmd in ["report", "check"] {
+        problems.extend(must(
+            &os(&[cmd], &stray),
+            base,
+            |o| o.status.is_some(),
+            "an end",
+        ));
+    }
+    // blobs/: a 200 GiB sparse blob no instance uses is named, not hashed; a link is refused
+    // without being followed.
+    let blobs = base.join("blobs");
+    common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &blobs);
+    let stray_blob = blobs.join("blobs").join("0".repeat(32));
+    std::fs::File::create(&stray_blob)
+        .unwrap()
+        .set_len(200 << 30)
+        .unwrap();
+    std::fs::write(base.join("elsewhere"), b"not a blob").unwrap();
+    symlink(
+        base.join("elsewhere"),
+        blobs.join("blobs").join("1".repeat(32)),
+    )
+    .unwrap();
+    problems.extend(must(
+        &os(&["check"], &blobs),
+        base,
+        |o| {
+            let out = o.stdout();
+            out.contains("a blob no instance uses (not read)") && !out.contains("other bytes")
+        },
+        "the stray blob named, the link not read",
+    ));
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// What `replay` refuses before touching a GPU, `check` reports as an error.
+#[test]
+fn check_refuses_what_replay_refuses() {
+    let t = tempfile::tempdir().unwrap();
+    let (base, mut problems) = (t.path(), Vec::new());
+    for (name, patch) in [
+        ("high", json!({"VAllocAddr": 18446742974197919744u64})),
+        ("wide", json!({"NumThreads": 4096})),
+    ] {
+        let dir = base.join(name);
+        common::copy_dir(&common::fixture(LLVM), &dir);
+        let j = common::descriptor_of(&dir, "rr_saxpy");
+        patch_json(&j, patch);
+        problems.extend(must(
+            &os(&["check", "--strict"], &dir),
+            base,
+            |o| o.code() == Some(1) && !o.stdout().contains(": 0 error(s)"),
+            "an error",
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

@@ -95,7 +95,9 @@ fn inspect_names_layout_and_generation() {
         .stdout(predicate::str::contains(
             "Replay       impossible: LLVM 19–22 recorded the host addresses",
         ))
-        .stdout(predicate::str::contains("value was not recorded"));
+        .stdout(predicate::str::contains("value was not recorded"))
+        // Slot addresses are no arguments: no warning that they point outside the memory.
+        .stdout(predicate::str::contains("points outside").not());
 }
 
 #[test]

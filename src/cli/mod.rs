@@ -33,6 +33,7 @@ mod timing;
 mod tune;
 
 pub use replay::ReplayArgs;
+pub(crate) use replay::{parse_repetitions, MAX_REPETITIONS};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
@@ -188,10 +189,10 @@ pub struct RecordArgs {
     pub kernels: Option<String>,
     /// Record the N-th launch (1-based) of each selected kernel instead of the first launch of
     /// each launch configuration.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
     pub occurrence: Option<u64>,
     /// At most N instances per kernel.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
     pub max_per_kernel: Option<u64>,
     /// Ignore the first N launches (warm-up).
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -368,6 +369,14 @@ pub fn misspelt_command(args: &[std::ffi::OsString]) -> Option<String> {
 
 /// `X`, `X,Y` or `X,Y,Z` with positive integers (missing dimensions are 1); `XxYxZ` too, as
 /// `tune` writes 3-D values.
+/// A count from 1 (`1000` or `1_000`).
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().replace('_', "").parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{s:?} is not a whole number from 1")),
+    }
+}
+
 pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     let sep = if s.contains('x') { 'x' } else { ',' };
     let parts: Vec<&str> = s.split(sep).map(str::trim).collect();

@@ -25,7 +25,7 @@ pub struct ReplayArgs {
     pub output_dir: Option<PathBuf>,
     /// Measured replays in one process; input memory and globals are restored before each,
     /// untimed. With --max-noise: the most to take (default 10000). Default 1.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_repetitions, allow_negative_numbers = true)]
     pub repetitions: Option<u32>,
     /// Untimed replays before the measured ones.
     #[arg(long, default_value_t = 0)]
@@ -111,6 +111,20 @@ impl ReplayArgs {
     }
 }
 
+/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
+pub(crate) const MAX_REPETITIONS: u32 = 10_000_000;
+
+/// A number of repetitions, `1000` or `1_000`, from 1 to [`MAX_REPETITIONS`] (the command's
+/// flag and the explorer's prompt alike).
+pub(crate) fn parse_repetitions(text: &str) -> Result<u32, String> {
+    text.trim()
+        .replace('_', "")
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_REPETITIONS).contains(n))
+        .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
+}
+
 /// Seconds from 0 (no limit) to a day.
 pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -118,5 +132,21 @@ pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{s:?} is not a number of seconds from 0 (no limit) to 86400"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_repetitions;
+
+    #[test]
+    fn repetitions_are_counted_from_one_to_the_limit() {
+        assert_eq!(parse_repetitions("20"), Ok(20));
+        assert_eq!(parse_repetitions("1_000"), Ok(1000));
+        assert_eq!(parse_repetitions("10000000"), Ok(10_000_000));
+        for bad in ["", "0", "-1", "abc", "1.5", "10000001", "99999999999"] {
+            let e = parse_repetitions(bad).unwrap_err();
+            assert!(e.contains("(1 to 10000000)"), "{bad}: {e}");
+        }
     }
 }

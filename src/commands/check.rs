@@ -15,13 +15,26 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
             (check::check_instance(&files, None), 1, blobs)
         } else {
             let rd = RecordDir::open(path)?;
-            // Every blob of the directory and of those below it: listed, not gathered from
-            // descriptors read a second time.
-            let blobs = std::iter::once(&rd)
+            // Every blob of the directory and of those below it, listed: the ones the
+            // descriptors use are hashed; the others are named, not read (nothing replays them,
+            // and a stray sparse file could hold a terabyte of holes).
+            let (mut findings, used) = check::check_dir_and_blobs(&rd);
+            let mut blobs = Vec::new();
+            for (id, path) in std::iter::once(&rd)
                 .chain(&rd.below)
                 .flat_map(|d| rr_format::store::blobs_in(&d.path))
-                .collect();
-            (check::check_dir(&rd), rd.instances.len(), blobs)
+            {
+                if used.contains(&id) {
+                    blobs.push((id, path));
+                } else {
+                    findings.push(check::finding(
+                        Severity::Warning,
+                        &path,
+                        "a blob no instance uses (not read)",
+                    ));
+                }
+            }
+            (findings, rd.instances.len(), blobs)
         };
     findings.extend(verify_blobs(blobs));
     let errors = findings
@@ -73,6 +86,16 @@ fn verify_blobs(named: Vec<(String, std::path::PathBuf)>) -> Vec<Finding> {
     let mut before = 0u64;
     let mut out = Vec::new();
     for (id, path, len) in &blobs {
+        // Blobs are regular files inside the directory: a link is not followed (layout refuses
+        // one that leads out where an instance uses it).
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            out.push(check::finding(
+                Severity::Error,
+                path,
+                "is a link: a blob is a regular file of the record directory (not followed)",
+            ));
+            continue;
+        }
         // A missing or irregular blob is the layout checks' finding already.
         if rr_format::fsio::regular_len(path).is_err() {
             continue;

@@ -72,6 +72,15 @@ impl RecordFormat {
                 | RecordFormat::LegacyLlvm18To22
         )
     }
+
+    /// Whether the parameter words are the kernel's arguments: LLVM 19–22 stored the host
+    /// addresses of the argument slots instead, and an undetermined 18–22 record may have.
+    pub fn arguments_known(self) -> bool {
+        !matches!(
+            self,
+            RecordFormat::LegacyLlvm19 | RecordFormat::LegacyLlvm18To22
+        )
+    }
 }
 
 /// One contiguous piece of recorded memory: `size` bytes at device address `addr`, stored at
@@ -80,8 +89,11 @@ impl RecordFormat {
 /// its `addr` is 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Segment {
+    #[serde(with = "crate::text::exact_u64")]
     pub addr: u64,
+    #[serde(with = "crate::text::exact_u64")]
     pub size: u64,
+    #[serde(with = "crate::text::exact_u64")]
     pub offset: u64,
     pub kind: SegmentKind,
 }
@@ -169,9 +181,12 @@ pub struct Descriptor {
     pub num_teams: u32,
     pub num_threads: u32,
     pub shared_memory_size: u32,
+    #[serde(with = "crate::text::exact_u64")]
     pub loop_trip_count: u64,
     pub device_id: i32,
+    #[serde(with = "crate::text::exact_u64")]
     pub valloc_addr: u64,
+    #[serde(with = "crate::text::exact_u64")]
     pub valloc_size: u64,
     pub teams_limits: [u32; 2],
     pub threads_limits: [u32; 2],

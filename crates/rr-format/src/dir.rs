@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 
 /// Report candidates larger than this are not read (a captured log of gigabytes is not a report).
 const MAX_REPORT_FILE: u64 = crate::fsio::MAX_REPORT_BYTES;
+/// Bytes read at most while looking for a report among a directory's other files: a directory
+/// of stray (or sparse) files must not be read whole before anything is shown.
+const MAX_REPORT_SEARCH: u64 = 4 * MAX_REPORT_FILE;
 
 /// Whether `dir` already holds records (instances, blobs or a report named `report_file`):
 /// recording into it would mix two recordings.
@@ -108,11 +111,7 @@ impl RecordDir {
             .filter_map(|d| d.report.as_ref()?.summary.as_ref())
             .peekable();
         all.peek()?;
-        let mut total = report::RecorderSummary::default();
-        for s in all {
-            total.add(s);
-        }
-        Some(total)
+        Some(report::RecorderSummary::sum(all))
     }
 
     fn open_one(path: &Path) -> Result<RecordDir> {
@@ -135,12 +134,12 @@ impl RecordDir {
             if !instance::is_instance_file(&name)
                 && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv")
             {
-                let is_small_file = entry
+                let small_file = entry
                     .metadata()
-                    .map(|m| m.is_file() && m.len() <= MAX_REPORT_FILE)
-                    .unwrap_or(false);
-                if is_small_file {
-                    report_candidates.push(name.clone());
+                    .ok()
+                    .filter(|m| m.is_file() && m.len() <= MAX_REPORT_FILE);
+                if let Some(m) = small_file {
+                    report_candidates.push((name.clone(), m.len()));
                 }
             }
             names.insert(name);
@@ -154,8 +153,21 @@ impl RecordDir {
             missing_rows: vec![],
             below: vec![],
         };
-        report_candidates.sort();
-        for cand in report_candidates {
+        // Likely names first (the recorder's report.txt, captured logs), then by name; at most
+        // MAX_REPORT_SEARCH bytes read in all.
+        let rank = |n: &str| match n {
+            "report.txt" => 0,
+            _ if n.contains("report") => 1,
+            _ if n.ends_with(".txt") || n.ends_with(".log") => 2,
+            _ => 3,
+        };
+        report_candidates.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
+        let mut budget = MAX_REPORT_SEARCH;
+        for (cand, len) in report_candidates {
+            let Some(left) = budget.checked_sub(len) else {
+                continue;
+            };
+            budget = left;
             let p = path.join(&cand);
             let Ok(bytes) = crate::fsio::read_limited(&p, MAX_REPORT_FILE, "report") else {
                 continue;

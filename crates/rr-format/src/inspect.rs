@@ -47,7 +47,9 @@ pub struct ArgInfo {
     pub offset: Option<u64>,
     /// Bytes from there up to the next argument pointer (records do not store buffer lengths).
     pub extent: Option<u64>,
-    /// A by-value parameter of 1, 2, 4 or 8 bytes as an unsigned little-endian integer.
+    /// A by-value parameter of 1, 2, 4 or 8 bytes as an unsigned little-endian integer (a
+    /// decimal string in JSON, as every 64-bit value: doubles would round it).
+    #[serde(serialize_with = "crate::text::opt_u64_as_string")]
     pub value: Option<u64>,
     /// Text for `inspect`: where a pointer points, or a value in decimal and hex.
     #[serde(skip)]
@@ -731,7 +733,7 @@ mod tests {
         assert!(pointer["segment"].is_u64() && pointer["offset"].is_u64());
         assert!(pointer["extent"].as_u64().unwrap() > 0);
         let by_value = args.iter().find(|a| a["kind"] == "value").unwrap();
-        assert_eq!(by_value["value"], 16);
+        assert_eq!(by_value["value"], "16", "64-bit values are strings in JSON");
         assert_eq!(by_value["size"], 4);
         assert!(ins
             .lines()

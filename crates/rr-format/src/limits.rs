@@ -8,3 +8,41 @@ pub const MAX_PARAM_BYTES: usize = 32 * 1024;
 /// In version 2, segment offsets in the (virtual) snapshot are multiples of this, so each
 /// segment's blob can be memory-mapped in place.
 pub const SEGMENT_ALIGN: u64 = 4096;
+
+/// Mapped addresses of a 64-bit Linux process end here (48-bit virtual addresses): a recorded
+/// range past it (or wrapping) cannot be reserved by any process.
+pub const MAPPABLE_END: u64 = 1 << 48;
+
+/// Why the recorded range `addr`+`size` cannot be mapped by a replay, if it cannot.
+pub fn unmappable_range(addr: u64, size: u64) -> Option<String> {
+    let fits = addr.checked_add(size).is_some_and(|e| e <= MAPPABLE_END);
+    (!fits).then(|| {
+        format!(
+            "the recorded range {addr:#x}+{size:#x} lies beyond the 48-bit user address space: no process can map it"
+        )
+    })
+}
+
+/// Why a launch of this geometry is refused by every CUDA GPU, if it is: the hardware limits
+/// `replay`, `tune` and `check` apply alike (1024 threads a block, block z ≤ 64, grid x below
+/// 2^31, grid y and z ≤ 65535).
+pub fn geometry_problem(grid: [u32; 3], block: [u32; 3]) -> Option<String> {
+    let d = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
+    if grid.contains(&0) || block.contains(&0) {
+        Some(format!(
+            "grid {} and block {} must be positive in every dimension",
+            d(grid),
+            d(block)
+        ))
+    } else if block.iter().map(|&v| v as u64).product::<u64>() > 1024 {
+        Some(format!("block {} has more than 1024 threads", d(block)))
+    } else if block[2] > 64 {
+        Some(format!("block z {} is above 64", block[2]))
+    } else if grid[0] > i32::MAX as u32 {
+        Some(format!("grid {} is above 2147483647 in x", d(grid)))
+    } else if grid[1] > 65535 || grid[2] > 65535 {
+        Some(format!("grid {} is above 65535 in y or z", d(grid)))
+    } else {
+        None
+    }
+}

@@ -197,11 +197,21 @@ const NEIGHBOURHOOD: u64 = 4 << 40;
 /// 4 GiB and the end of user space, within 4 TiB of the recorded memory) are named
 /// `address-like`. Texture and surface handles are not addresses. One rule for `record`,
 /// `check`, `inspect` and `replay`.
+/// Why a replay cannot map this record's memory, if it cannot: a segment (or LLVM's region)
+/// past the 48-bit user address space, or wrapping. `segments` as [`Descriptor::segments`]
+/// gives them. One rule for `replay`, `tune` and `check`.
+pub fn unmappable(d: &Descriptor, segments: &[Segment]) -> Option<String> {
+    segments
+        .iter()
+        .find_map(|s| crate::limits::unmappable_range(s.addr, s.size))
+        .or_else(|| crate::limits::unmappable_range(d.valloc_addr, d.valloc_size))
+}
+
 pub fn outside_words(d: &Descriptor) -> Vec<crate::objects::OutsideWord> {
     if let Some(list) = d.cuda.as_ref().and_then(|c| c.outside.as_ref()) {
         return list.clone();
     }
-    if !d.region_known() {
+    if !d.region_known() || !d.format.arguments_known() {
         return vec![];
     }
     // LLVM records: the whole region is the recorded memory (its used length is not needed).

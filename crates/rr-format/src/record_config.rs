@@ -133,7 +133,21 @@ impl Config {
         };
         let kernels = get("RR_TUI_RECORD_KERNELS").filter(|k| !k.is_empty());
         if let Some(k) = &kernels {
-            regex::Regex::new(k).map_err(|e| format!("RR_TUI_RECORD_KERNELS: {e}"))?;
+            regex::Regex::new(k).map_err(|e| {
+                // regex's message spans lines (the pattern, a caret, the error): one line here.
+                let text = e.to_string();
+                let why = text
+                    .lines()
+                    .rev()
+                    .find_map(|l| l.trim().strip_prefix("error: "))
+                    .or_else(|| text.lines().last())
+                    .unwrap_or("invalid")
+                    .to_string();
+                format!(
+                    "RR_TUI_RECORD_KERNELS={:?}: not a regular expression: {why}",
+                    crate::text::visible(k)
+                )
+            })?;
         }
         Ok(Config {
             dir: get("RR_TUI_RECORD_DIR")
@@ -173,10 +187,13 @@ impl Config {
             },
             ranks: match get("RR_TUI_RECORD_RANKS") {
                 None => None,
-                Some(v) => Some(
-                    parse_ranks(&v)
-                        .ok_or_else(|| bad("RR_TUI_RECORD_RANKS", &v, "ranks like 0,2-5"))?,
-                ),
+                Some(v) => Some(parse_ranks(&v).ok_or_else(|| {
+                    bad(
+                        "RR_TUI_RECORD_RANKS",
+                        &v,
+                        "ranks like 0,2-5 (a range runs from low to high)",
+                    )
+                })?),
             },
             overwrite: flag("RR_TUI_RECORD_OVERWRITE", false)?,
             progress: get("RR_TUI_RECORD_PROGRESS").map(PathBuf::from),

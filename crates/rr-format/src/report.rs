@@ -14,13 +14,16 @@ const OLD_END: &str = "=== record report end ===";
 pub struct ReportRow {
     pub json_file: String,
     pub kernel_name: String,
+    #[serde(serialize_with = "crate::text::exact_opt_u64::serialize")]
     pub time_ns: Option<u64>,
+    #[serde(serialize_with = "crate::text::exact_opt_u64::serialize")]
     pub occurrences: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Report {
     pub directory: Option<String>,
+    #[serde(serialize_with = "crate::text::exact_opt_u64::serialize")]
     pub total_instances: Option<u64>,
     pub rows: Vec<ReportRow>,
     /// What rr-tui's recorder adds after LLVM's table: the launch counts and why launches were
@@ -44,32 +47,53 @@ pub const TRAILER_PREFIX: &str = "rr-tui: ";
 const MAX_TRAILER_LINES: usize = 1000;
 const MAX_TRAILER_LINE: usize = 4096;
 
+/// The most distinct reasons a sum of summaries lists (a recorder has a dozen kinds; more
+/// come only from hand-made reports, and would flood the output).
+pub const MAX_MERGED_REASONS: usize = 64;
+
 /// The recorder's account of a program's kernel launches: how many it saw (stream launches and
 /// executions of graph kernel nodes), how many its selection rules picked, how many it recorded,
 /// and for the rest why not, most frequent first.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RecorderSummary {
+    #[serde(with = "crate::text::exact_u64")]
     pub seen: u64,
+    #[serde(with = "crate::text::exact_u64")]
     pub selected: u64,
+    #[serde(with = "crate::text::exact_u64")]
     pub recorded: u64,
     /// `(launches, reason)`.
     pub not_recorded: Vec<(u64, String)>,
 }
 
 impl RecorderSummary {
-    /// Add another process's summary (reasons merged by their text).
-    pub fn add(&mut self, other: &RecorderSummary) {
-        self.seen += other.seen;
-        self.selected += other.selected;
-        self.recorded += other.recorded;
-        for (n, why) in &other.not_recorded {
-            match self.not_recorded.iter_mut().find(|(_, w)| w == why) {
-                Some(entry) => entry.0 += n,
-                None => self.not_recorded.push((*n, why.clone())),
+    /// The summaries of several processes as one: counts added (saturating: hostile reports
+    /// may hold any number), reasons merged by their text in one pass, most frequent first; past
+    /// [`MAX_MERGED_REASONS`] distinct reasons the rest are counted as one.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a RecorderSummary>) -> RecorderSummary {
+        let mut total = RecorderSummary::default();
+        let mut by_reason: std::collections::HashMap<&str, u64> = Default::default();
+        for s in all {
+            total.seen = total.seen.saturating_add(s.seen);
+            total.selected = total.selected.saturating_add(s.selected);
+            total.recorded = total.recorded.saturating_add(s.recorded);
+            for (n, why) in &s.not_recorded {
+                let count = by_reason.entry(why.as_str()).or_default();
+                *count = count.saturating_add(*n);
             }
         }
-        self.not_recorded
-            .sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let mut reasons: Vec<(u64, String)> = by_reason
+            .into_iter()
+            .map(|(why, n)| (n, why.to_string()))
+            .collect();
+        reasons.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        if reasons.len() > MAX_MERGED_REASONS {
+            let rest = reasons.split_off(MAX_MERGED_REASONS - 1);
+            let n = rest.iter().fold(0u64, |t, (n, _)| t.saturating_add(*n));
+            reasons.push((n, format!("for {} other reasons", rest.len())));
+        }
+        total.not_recorded = reasons;
+        total
     }
 
     /// The trailer lines (without the `rr-tui: ` prefix).

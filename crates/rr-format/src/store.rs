@@ -82,12 +82,13 @@ pub fn blobs_of(files: &InstanceFiles, d: &Descriptor) -> Vec<(String, PathBuf)>
         return vec![];
     };
     let mut out: Vec<(String, PathBuf)> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = Default::default();
     for id in content
         .iter()
         .flat_map(|c| std::iter::once(&c.input).chain(c.output.as_ref()))
     {
         let plain = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
-        if !plain || out.iter().any(|(seen, _)| seen == id) {
+        if !plain || !seen.insert(id.as_str()) {
             continue;
         }
         // Only blobs inside the directory (a link out of it is refused by `layout`).

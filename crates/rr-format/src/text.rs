@@ -5,10 +5,21 @@
 
 use std::borrow::Cow;
 
-/// Whether `c` must not reach a terminal as it is: C0 and C1 controls, DEL, and the Unicode
-/// bidirectional overrides (which reorder what follows them on screen).
+/// Whether `c` must not reach a terminal as it is: C0 and C1 controls, DEL, every Unicode
+/// Bidi_Control character (marks and overrides reorder what follows them on screen), line and
+/// paragraph separators, and the invisible format characters that make two names look alike
+/// (zero-width space and joiners, word joiner, byte-order mark, soft hyphen).
 fn hidden(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00ad}'
+                | '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 /// `s` with every control character written as an escape (`\n`, `\t`, `\r`, `\x1b`, `\u{9b}`).
@@ -74,6 +85,53 @@ pub fn u64_as_string<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Er
     s.serialize_str(&v.to_string())
 }
 
+/// Counts, sizes and addresses in JSON: a number where a double holds it exactly (up to 2^53,
+/// every real recording), a decimal string beyond (hostile or corrupt files), so that no JSON
+/// reader sees a value other than the one read. Reads either form back.
+pub mod exact_u64 {
+    /// The largest integer every JSON reader holds exactly.
+    pub const EXACT: u64 = 1 << 53;
+
+    pub fn serialize<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        if *v <= EXACT {
+            s.serialize_u64(*v)
+        } else {
+            s.serialize_str(&v.to_string())
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Number(u64),
+            Text(String),
+        }
+        match <Either as serde::Deserialize>::deserialize(d)? {
+            Either::Number(n) => Ok(n),
+            Either::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// [`exact_u64`] for an optional value (`null` when absent).
+pub mod exact_opt_u64 {
+    pub fn serialize<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => super::exact_u64::serialize(v, s),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// [`u64_as_string`] for an optional value (`null` when absent).
+pub fn opt_u64_as_string<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_str(&v.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
 /// [`u64_as_string`] for a list.
 pub fn u64s_as_strings<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(u64::to_string))
@@ -98,6 +156,20 @@ mod tests {
         assert_eq!(visible("\x1b[2J"), "\\x1b[2J");
         assert_eq!(visible("a\u{9b}b"), "a\\u{9b}b");
         assert_eq!(visible("x\u{202e}y"), "x\\u{202e}y");
+        // Every Bidi_Control character, separators and invisible format characters.
+        for c in [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}', '\u{feff}', '\u{200b}',
+            '\u{ad}', '\u{2066}',
+        ] {
+            assert_eq!(
+                visible(&format!("a{c}b")),
+                format!("a\\u{{{:x}}}b", c as u32)
+            );
+            assert_eq!(
+                json_safe(&format!("\"a{c}b\"")),
+                format!("\"a\\u{:04x}b\"", c as u32)
+            );
+        }
         assert_eq!(
             visible("void f<int, float>(int*)"),
             "void f<int, float>(int*)"

@@ -11,12 +11,9 @@ use rr_format::fsio;
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
 
-use crate::cli::ReplayArgs;
+use crate::cli::{ReplayArgs, MAX_REPETITIONS};
 use crate::error::{Error, Result};
 use crate::output;
-
-/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
-const MAX_REPETITIONS: u32 = 10_000_000;
 
 pub(crate) mod open;
 pub(crate) mod printer;

@@ -165,7 +165,7 @@ impl App {
                 Ok(format!("at offset {:#x}", s.top))
             }
             PromptKind::Repetitions => {
-                let n = parse_repetitions(text)?;
+                let n = crate::cli::parse_repetitions(text)?;
                 self.settings.repetitions = n;
                 Ok(format!("replays run {n} repetition(s)"))
             }
@@ -575,33 +575,5 @@ impl App {
             }
         }
         vec![]
-    }
-}
-
-/// A positive number of repetitions (`1000` or `1_000`).
-fn parse_repetitions(text: &str) -> Result<u32, String> {
-    text.replace('_', "")
-        .parse::<u32>()
-        .ok()
-        .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            format!(
-                "{text:?} is not a number of repetitions (1 to {})",
-                u32::MAX
-            )
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_repetitions;
-
-    #[test]
-    fn repetitions_are_positive_integers() {
-        assert_eq!(parse_repetitions("20"), Ok(20));
-        assert_eq!(parse_repetitions("1_000"), Ok(1000));
-        for bad in ["", "0", "-1", "abc", "1.5", "99999999999"] {
-            assert!(parse_repetitions(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -20,10 +20,11 @@ use super::app::{App, Screen};
 use super::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
+    let size = f.area();
     let [tabs, main, status, hints] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(1),
+        Constraint::Length(statusbar::height(app, size.width, size.height)),
         Constraint::Length(1),
     ])
     .areas(f.area());

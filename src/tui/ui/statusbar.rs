@@ -13,6 +13,42 @@ use crate::tui::app::{App, Prompt};
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
 
+/// The most lines a long message takes (a short terminal gets one, cut with an ellipsis).
+const MAX_STATUS_LINES: usize = 3;
+
+/// The message of the status line and whether it is an error: the last message, or the
+/// selected instance's problem (a prompt is drawn instead of either).
+fn message(app: &App) -> Option<(&str, bool)> {
+    if let Some(s) = &app.status {
+        return Some((&s.text, s.error));
+    }
+    app.current()
+        .and_then(|i| app.rows[i].problem.as_deref())
+        .map(|p| (p, true))
+}
+
+/// The message in lines of the room left of the instance count: wrapped at spaces, at most
+/// [`MAX_STATUS_LINES`] (the last cut with an ellipsis), one line on a short terminal.
+fn message_lines(app: &App, width: u16, height: u16) -> Vec<String> {
+    let Some((text, _)) = message(app).filter(|_| app.prompt.is_none()) else {
+        return vec![];
+    };
+    let count = count_text(app, width as usize / 2).chars().count() + 1;
+    let room = (width as usize).saturating_sub(count).max(10);
+    let most = if height >= 20 { MAX_STATUS_LINES } else { 1 };
+    let mut lines = crate::tui::wrap::wrap(text, room);
+    if lines.len() > most {
+        let rest = lines.split_off(most - 1).join(" ");
+        lines.push(fit(&rest, room));
+    }
+    lines
+}
+
+/// Rows the status line needs at this size (a message longer than the line wraps).
+pub fn height(app: &App, width: u16, screen_height: u16) -> u16 {
+    message_lines(app, width, screen_height).len().max(1) as u16
+}
+
 pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let count = count_text(app, area.width as usize / 2);
     let [left, right] = Layout::horizontal([
@@ -20,20 +56,22 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Constraint::Length(count.chars().count() as u16 + 1),
     ])
     .areas(area);
-    let line = if let Some(prompt) = &app.prompt {
-        prompt_line(prompt, theme, left.width as usize)
-    } else if let Some(s) = &app.status {
-        let style = if s.error { theme.error } else { theme.text };
-        Line::from(Span::styled(fit(&s.text, left.width as usize), style))
-    } else if let Some(p) = app.current().and_then(|i| app.rows[i].problem.as_deref()) {
-        Line::from(Span::styled(fit(p, left.width as usize), theme.error))
+    let lines: Vec<Line> = if let Some(prompt) = &app.prompt {
+        vec![prompt_line(prompt, theme, left.width as usize)]
     } else {
-        Line::default()
+        let style = match message(app) {
+            Some((_, false)) => theme.text,
+            _ => theme.error,
+        };
+        message_lines(app, area.width, f.area().height)
+            .into_iter()
+            .map(|l| Line::from(Span::styled(l, style)))
+            .collect()
     };
-    f.render_widget(Paragraph::new(line), left);
+    f.render_widget(Paragraph::new(lines), left);
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(count, theme.dim))).right_aligned(),
-        right,
+        Rect { height: 1, ..right },
     );
 }
 

@@ -185,7 +185,13 @@ pub fn compare_descriptors(
     d.add("cluster", cuda(a, &cluster), cuda(b, &cluster));
     let cooperative = |c: &CudaLaunch| shown(json!(c.cooperative), c.cooperative.to_string());
     d.add("cooperative", cuda(a, &cooperative), cuda(b, &cooperative));
-    let occurrence = |c: &CudaLaunch| number(c.occurrence);
+    // Stored from 0; said from 1, as `inspect` and `record --occurrence` count.
+    let occurrence = |c: &CudaLaunch| {
+        shown(
+            json!(c.occurrence),
+            format!("launch {} of the kernel", c.occurrence.saturating_add(1)),
+        )
+    };
     d.add("occurrence", cuda(a, &occurrence), cuda(b, &occurrence));
     let image = |c: &CudaLaunch| text(&c.image_file);
     d.add("image file", cuda(a, &image), cuda(b, &image));

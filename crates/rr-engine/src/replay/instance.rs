@@ -36,8 +36,6 @@ pub struct ReplayInstance {
     pub notes: Vec<String>,
 }
 
-/// The end of the user address space with 4-level page tables (x86-64, AArch64 48-bit).
-const USER_SPACE_END: u64 = 1 << 48;
 /// Host memory is mapped in pages.
 const PAGE: u64 = 4096;
 
@@ -118,25 +116,9 @@ impl ReplayInstance {
                 ),
             ));
         }
-        // Recorded addresses are user-space addresses of the recording process: a range past
-        // the 48-bit user address space (or wrapping) cannot be reserved anywhere.
-        let ends = |addr: u64, size: u64| addr.checked_add(size).filter(|&e| e <= USER_SPACE_END);
-        let bad = segments
-            .iter()
-            .find(|s| ends(s.addr, s.size).is_none())
-            .map(|s| (s.addr, s.size))
-            .or_else(|| {
-                ends(descriptor.valloc_addr, descriptor.valloc_size)
-                    .is_none()
-                    .then_some((descriptor.valloc_addr, descriptor.valloc_size))
-            });
-        if let Some((addr, size)) = bad {
-            return Err(Error::format(
-                json,
-                format!(
-                    "the recorded range {addr:#x}+{size:#x} lies beyond the 48-bit user address space: no process can map it"
-                ),
-            ));
+        // Recorded addresses are user-space addresses of the recording process.
+        if let Some(why) = rr_format::memory::unmappable(&descriptor, &segments) {
+            return Err(Error::format(json, why));
         }
         let mut device: Vec<Segment> = segments
             .iter()

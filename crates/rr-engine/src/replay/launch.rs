@@ -40,11 +40,8 @@ pub fn resolve(d: &Descriptor, a: &Overrides) -> Result<Launch> {
         block[0],
         a.ignore_limits,
     )?;
-    if block.iter().map(|&v| v as u64).product::<u64>() > 1024 {
-        return Err(Error::invalid(format!(
-            "block {}×{}×{} has more than 1024 threads",
-            block[0], block[1], block[2]
-        )));
+    if let Some(why) = rr_format::limits::geometry_problem(grid, block) {
+        return Err(Error::invalid(why));
     }
     Ok(Launch {
         grid,

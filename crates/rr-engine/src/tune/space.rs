@@ -305,17 +305,8 @@ impl Rules {
     /// Why `c` is skipped, or None when it may be launched. Hardware limits common to every
     /// CUDA GPU always apply; the recorded limits unless `--ignore-limits`.
     pub fn skip_reason(&self, c: &Config) -> Option<String> {
-        if c.block_threads() > 1024 {
-            return Some(format!("block {} has more than 1024 threads", dim(c.block)));
-        }
-        if c.block[2] > 64 {
-            return Some(format!("block z {} is above 64", c.block[2]));
-        }
-        if c.grid[0] > i32::MAX as u32 {
-            return Some(format!("grid {} is above 2147483647 in x", dim(c.grid)));
-        }
-        if c.grid[1] > 65535 || c.grid[2] > 65535 {
-            return Some(format!("grid {} is above 65535 in y or z", dim(c.grid)));
+        if let Some(why) = rr_format::limits::geometry_problem(c.grid, c.block) {
+            return Some(why);
         }
         if let Some(cl) = self.cluster {
             if c.grid.iter().zip(cl).any(|(&g, k)| k == 0 || g % k != 0) {

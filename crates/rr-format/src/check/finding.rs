@@ -31,7 +31,7 @@ impl std::fmt::Display for Finding {
     }
 }
 
-pub(crate) fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
+pub fn finding(severity: Severity, path: &Path, problem: impl Into<String>) -> Finding {
     Finding {
         severity,
         path: path.to_path_buf(),

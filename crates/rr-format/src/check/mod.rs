@@ -11,11 +11,19 @@ use crate::globals::Globals;
 use crate::image;
 use crate::instance::{InstanceFiles, Side};
 use files::{image_findings, note_outside_links, recorded_len};
-use finding::finding;
+pub use finding::finding;
 pub use finding::{from_error, Finding, Severity};
+use std::collections::HashSet;
 
 /// Check a whole directory, the recordings below it included.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
+    check_dir_and_blobs(dir).0
+}
+
+/// [`check_dir`], and the ids of the blobs the instances' descriptors use (read once: `check`
+/// hashes those, and only names the others).
+pub fn check_dir_and_blobs(dir: &RecordDir) -> (Vec<Finding>, HashSet<String>) {
+    let mut used = HashSet::new();
     let mut out = Vec::new();
     for d in std::iter::once(dir).chain(&dir.below) {
         report_findings(d, &mut out);
@@ -29,9 +37,9 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
     }
     for inst in &dir.instances {
         let report_name = inst.kernel_name.as_deref().filter(|_| inst.in_report);
-        out.extend(check_instance(&inst.files, report_name));
+        out.extend(check_instance_using(&inst.files, report_name, &mut used));
     }
-    out
+    (out, used)
 }
 
 /// What is wrong with one directory's report.
@@ -65,7 +73,16 @@ fn report_findings(dir: &RecordDir, out: &mut Vec<Finding>) {
 
 /// Check one instance's files; `report_name` is the kernel the report names for it, if any.
 pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
-    let mut out = instance_findings(files, report_name);
+    check_instance_using(files, report_name, &mut HashSet::new())
+}
+
+/// [`check_instance`], adding the ids of the blobs the descriptor uses to `used`.
+fn check_instance_using(
+    files: &InstanceFiles,
+    report_name: Option<&str>,
+    used: &mut HashSet<String>,
+) -> Vec<Finding> {
+    let mut out = instance_findings(files, report_name, used);
     // A blob shared by input and output (a kernel that changed nothing there) is one problem,
     // not two.
     let mut seen = std::collections::HashSet::new();
@@ -73,7 +90,11 @@ pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<F
     out
 }
 
-fn instance_findings(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
+fn instance_findings(
+    files: &InstanceFiles,
+    report_name: Option<&str>,
+    used: &mut HashSet<String>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let json = files.json();
     let d = match Descriptor::read(&json) {
@@ -83,6 +104,11 @@ fn instance_findings(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Fi
             return out;
         }
     };
+    if let Some(content) = d.cuda.as_ref().and_then(|c| c.content.as_ref()) {
+        for c in content {
+            used.extend(std::iter::once(&c.input).chain(&c.output).cloned());
+        }
+    }
     if let Some(name) = report_name.filter(|n| *n != d.name) {
         out.push(finding(
             Severity::Error,
@@ -96,6 +122,18 @@ fn instance_findings(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Fi
     if d.format.is_legacy() {
         crate::legacy::check::files(files, &d, &mut out);
         return out;
+    }
+    // What replay refuses before any GPU is touched is an error here too (one rule each).
+    let segments = d.segments(d.snapshot_len().unwrap_or(d.valloc_size));
+    if let Some(why) = crate::memory::unmappable(&d, &segments) {
+        out.push(finding(Severity::Error, &json, why));
+    }
+    if let Some(why) = crate::limits::geometry_problem(d.grid(), d.block()) {
+        out.push(finding(
+            Severity::Error,
+            &json,
+            format!("recorded launch cannot run on any CUDA GPU: {why}"),
+        ));
     }
     for w in crate::memory::outside_words(&d) {
         out.push(finding(
