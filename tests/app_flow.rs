@@ -1148,8 +1148,8 @@ fn legacy_records_get_their_image_and_start_in_the_explorer() {
     assert_eq!(request.supplied.base_address, Some(0x7f00_0000_0000));
 }
 
-/// A block override the command refuses (past the record's thread limit) is refused before a
-/// replay starts, with the command's message.
+/// A block override the command refuses (past the hardware's thread limit) is refused as it is
+/// given, with the command's message, and no replay starts with it.
 #[test]
 fn a_replay_the_command_refuses_does_not_start() {
     let mut a = app("llvm-two-kernels", true);
@@ -1157,16 +1157,15 @@ fn a_replay_the_command_refuses_does_not_start() {
     key(&mut a, KeyCode::Char('B'));
     typed(&mut a, "2048");
     key(&mut a, KeyCode::Enter);
-    let cmds = key(&mut a, KeyCode::Char('r'));
+    let refused = a.prompt.as_ref().and_then(|p| p.error.clone());
     assert!(
-        !cmds.iter().any(|c| matches!(c, Cmd::StartReplay { .. })),
-        "a replay started"
+        refused
+            .as_deref()
+            .is_some_and(|e| e.contains("block 2048×1×1 has more than 1024 threads")),
+        "{refused:?}"
     );
-    assert!(
-        status(&a).contains("cannot replay") && status(&a).contains("2048"),
-        "{}",
-        status(&a)
-    );
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.settings.block, None, "the refused value was kept");
     assert_eq!(a.running, None);
 }
 
@@ -1200,4 +1199,38 @@ fn a_large_directory_draws_first_and_fills_its_rows_in() {
         "every row read"
     );
     assert!(status(&a).starts_with("all "), "{}", status(&a));
+}
+
+/// An instance no replay can run (LLVM 19–22 lost its arguments) is marked in the table, and a
+/// replay or sweep of it is refused with the reason, before anything starts.
+#[test]
+fn an_unreplayable_instance_says_why_and_starts_nothing() {
+    let mut a = app("llvm19-saxpy", true);
+    let i = a.current().expect("an instance");
+    assert!(a.rows[i].unreplayable.is_some());
+    key(&mut a, KeyCode::Char('4'));
+    let cmds = key(&mut a, KeyCode::Char('r'));
+    assert!(!cmds.iter().any(|c| matches!(c, Cmd::StartReplay { .. })));
+    assert!(
+        status(&a).contains("cannot be replayed: LLVM 19–22 recorded the host addresses"),
+        "{}",
+        status(&a)
+    );
+}
+
+/// Enter with nothing to open stays on the table and says why.
+#[test]
+fn enter_on_an_empty_filter_says_why() {
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "no-such-kernel");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.view.len(), 0);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.screen, Screen::Instances);
+    assert!(
+        status(&a).contains("the filter matches none"),
+        "{}",
+        status(&a)
+    );
 }

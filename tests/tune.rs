@@ -37,7 +37,7 @@ fn list_shows_the_space_and_what_a_limit_skips() {
     assert!(text.starts_with("recorded: grid "), "{text}");
     assert!(
         text.contains(
-            "grid 8x1x1 block 2048x1x1 smem 0  skipped: block 2048x1x1 has more than 1024 threads"
+            "grid 8x1x1 block 2048x1x1 smem 0  skipped: block 2048×1×1 has more than 1024 threads"
         ),
         "{text}"
     );

@@ -600,10 +600,20 @@ fn broken_instances_show_a_badge_and_their_problem() {
     assert!(line(buf, 3).contains("bad file"), "{}", line(buf, 3));
     assert!(!line(buf, 4).contains("bad file"));
     assert!(line(buf, 1).contains("1 broken"), "{}", line(buf, 1));
-    let status = line(buf, 22);
+    // The status line wraps a long message above the hint bar, the count on its first line.
+    let status: Vec<String> = (19..23).map(|y| line(buf, y)).collect();
+    let first = status.iter().position(|l| l.contains("4 of 4 instance(s)"));
+    let text: Vec<&str> = status[first.unwrap_or(0)..]
+        .iter()
+        .map(|l| {
+            l.trim_end()
+                .trim_end_matches("4 of 4 instance(s)")
+                .trim_end()
+        })
+        .collect();
     assert!(
-        status.contains(".record_output: is 1000 bytes") && status.contains("4 of 4 instance(s)"),
-        "{status}"
+        first.is_some() && text.join(" ").contains(".record_output: is 1000 bytes"),
+        "{status:#?}"
     );
 }
 

@@ -155,6 +155,14 @@ pub use crate::text::human;
 
 /// An unsigned integer in decimal and hex, with its signed reading when that is negative:
 /// `16 (0x10)`, `18446744073709551615 (0xffffffffffffffff, i64 -1)`.
+/// Why the instance cannot be replayed at all, if it cannot (arguments LLVM 19–22 did not
+/// record, objects the recorder could not describe): what `inspect` says, the explorer shows,
+/// and `replay` refuses with.
+pub fn unreplayable(d: &crate::Descriptor) -> Option<String> {
+    crate::legacy::refusal(d, false)
+        .or_else(|| d.cuda.as_ref().and_then(|c| c.unreplayable.clone()))
+}
+
 pub fn integer_text(value: u64, size: usize) -> String {
     let bits = (size * 8).clamp(8, 64) as u32;
     let signed = if bits == 64 {
@@ -343,8 +351,7 @@ impl Inspection {
         if let Some(n) = geometry_note {
             notes.push(note("Launch", n));
         }
-        let unreplayable = crate::legacy::refusal(&d, false)
-            .or_else(|| d.cuda.as_ref().and_then(|c| c.unreplayable.clone()));
+        let unreplayable = unreplayable(&d);
         let outside = crate::memory::outside_words(&d)
             .iter()
             .map(|w| crate::memory::describe_outside(&d, w))

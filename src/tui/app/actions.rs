@@ -179,6 +179,16 @@ impl App {
                     "" => None,
                     t => Some(crate::cli::parse_dim3(t)?),
                 };
+                // The hardware limits replay applies, checked as the value is given.
+                if let Some(v) = value {
+                    let (grid, block) = match kind {
+                        PromptKind::Grid => (v, self.settings.block.unwrap_or([1, 1, 1])),
+                        _ => (self.settings.grid.unwrap_or([1, 1, 1]), v),
+                    };
+                    if let Some(why) = rr_format::limits::geometry_problem(grid, block) {
+                        return Err(why);
+                    }
+                }
                 if kind == PromptKind::Grid {
                     self.settings.grid = value;
                 } else {
@@ -306,6 +316,14 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => return self.scroll(a),
+            Action::Open if self.current().is_none() => {
+                let why = if self.rows.is_empty() {
+                    "no instance to open here"
+                } else {
+                    "no instance to open: the filter matches none (/ to change it)"
+                };
+                self.set_status(why.to_string(), true);
+            }
             Action::Open => return self.switch(Screen::Snapshots),
             Action::Filter => {
                 let f = self.filter.clone();

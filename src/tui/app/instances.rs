@@ -25,6 +25,8 @@ pub struct Row {
     /// Why the instance is broken: its descriptor is unreadable (known at load), or the first
     /// error `check` found (filled in by a worker after the first frame).
     pub problem: Option<String>,
+    /// Why the instance cannot be replayed at all (known once its descriptor is read).
+    pub unreplayable: Option<String>,
     /// A legacy record's `.replay.output`, written by LLVM's old replay tool (found at load):
     /// the output → replay pair shows it until rr-tui replays the instance.
     pub old_replay_output: Option<std::path::PathBuf>,
@@ -114,6 +116,7 @@ fn placeholder(inst: &rr_format::InstanceEntry) -> Row {
         input_len: None,
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
         problem: None,
+        unreplayable: None,
         old_replay_output: None,
     }
 }
@@ -141,6 +144,7 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
             .as_ref()
             .and_then(|d| rr_format::store::recorded_len(&inst.files, d, Side::Input).ok()),
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
+        unreplayable: d.as_ref().and_then(rr_format::inspect::unreplayable),
         old_replay_output: d
             .as_ref()
             .filter(|d| d.format.is_legacy())

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::fit;
+use super::{fit, fit_middle};
 use crate::tui::app::descriptors::{self, FieldRow};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
@@ -118,7 +118,13 @@ fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, r
         .unwrap_or(0)
         .min(MAX_NAME);
     let value_w = width.saturating_sub(name_w + 2 + 3) / 2;
-    let file = |role: &str, i: usize| fit(&format!("{role} {}", app.rows[i].json_file), value_w);
+    let file = |role: &str, i: usize| {
+        let room = value_w.saturating_sub(role.len() + 1);
+        fit(
+            &format!("{role} {}", fit_middle(&app.rows[i].json_file, room)),
+            value_w,
+        )
+    };
     let mut lines = vec![Line::from(Span::styled(
         format!(
             "{:name_w$}  {:<value_w$} │ {}",

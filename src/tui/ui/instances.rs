@@ -7,8 +7,8 @@ use ratatui::text::{Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::fit;
 use super::format::duration_ns;
+use super::{fit, fit_middle};
 use crate::tui::app::{App, Row as InstanceRow};
 use crate::tui::theme::Theme;
 
@@ -44,6 +44,7 @@ fn badge(app: &App, theme: &Theme, i: usize) -> (&'static str, ratatui::style::S
         Some(b @ ("failed" | "mismatch")) => (b, theme.error),
         Some(b) => (b, theme.warn),
         None if app.rows[i].problem.is_some() => ("bad file", theme.error),
+        None if app.rows[i].unreplayable.is_some() => ("no replay", theme.warn),
         None => ("", theme.dim),
     }
 }
@@ -189,7 +190,10 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
                 Cell::from(r.geometry()),
                 right(size_text(r)),
                 Cell::from(Span::styled(badge, style)),
-                Cell::from(Span::styled(fit(&r.json_file, descriptor_w), theme.dim)),
+                Cell::from(Span::styled(
+                    fit_middle(&r.json_file, descriptor_w),
+                    theme.dim,
+                )),
             ]);
             if start + k == app.selected {
                 row.style(theme.selected)

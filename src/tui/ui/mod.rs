@@ -79,6 +79,23 @@ pub(crate) fn fit(s: &str, w: usize) -> String {
     }
 }
 
+/// Truncate to `w` columns keeping both ends (`8683979…_13526365`): names that share a long
+/// prefix (hash-named descriptors) stay told apart.
+pub(crate) fn fit_middle(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    if w < 3 {
+        return fit(s, w);
+    }
+    let tail = (w - 1) / 2;
+    let head = w - 1 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 /// Truncate to `w` columns keeping the end (paths: the last components say most).
 pub(crate) fn fit_start(s: &str, w: usize) -> String {
     let n = s.chars().count();

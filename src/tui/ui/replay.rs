@@ -94,7 +94,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// What a replay started now would use (the settings `n`, `G`, `B` and `T` edit).
 fn settings_text(app: &App) -> String {
     let s = &app.settings;
-    format!(
+    let mut text = format!(
         "settings: repetitions {} · grid {} · block {} · tolerance {}",
         s.repetitions,
         s.grid.map(dim3).unwrap_or_else(|| "recorded".into()),
@@ -102,7 +102,18 @@ fn settings_text(app: &App) -> String {
         s.tolerance
             .map(|c| c.describe())
             .unwrap_or_else(|| "bytes".into())
-    )
+    );
+    // What `I` and `A` gave (a legacy record's image and start address).
+    if let Some(image) = &s.supplied.image {
+        text.push_str(&format!(
+            " · image {}",
+            rr_format::text::visible_path(image)
+        ));
+    }
+    if let Some(addr) = s.supplied.base_address {
+        text.push_str(&format!(" · start {addr:#x}"));
+    }
+    text
 }
 
 fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
