@@ -92,7 +92,7 @@ expect "3-D grid/block override" 0 "grid 32×32×64, block 4×4×2" -- "$RR" rep
 expect "threads limit message" 1 "number of threads \(2000\) is out of the allowed limits \(min,max: 1,1024\)" -- "$RR" replay "$SAXPY" --num-threads 2000
 expect "thread_limit(256) message" 1 "number of threads \(257\) is out of the allowed limits \(min,max: 1,256\)" -- "$RR" replay "$SCALE" --num-threads 257
 expect "--ignore-limits" 0 "verified" -- "$RR" replay "$SCALE" --num-threads 512 --ignore-limits --verify
-expect "invalid repetitions" 1 "invalid number of repetitions" -- "$RR" replay "$SAXPY" --repetitions 0
+expect "invalid repetitions" 2 "is not a number of repetitions \(1 to 10000000\)" -- "$RR" replay "$SAXPY" --repetitions 0
 
 echo "== globals, tolerance, stream" | tee -a "$LOG"
 mkdir -p "$W/badglob" && cp "${SCALE%.json}".* "$W/badglob/"

@@ -90,7 +90,10 @@ thread_local! {
 /// Count the launch if its configuration is settled; `false` when the selector must decide.
 fn count_settled(key: &FastKey) -> bool {
     SETTLED.with(|s| {
-        let mut s = s.borrow_mut();
+        // Busy only if a signal handler launched while this thread was counting.
+        let Ok(mut s) = s.try_borrow_mut() else {
+            return false;
+        };
         let generation = cupti::handle_generation();
         if s.0 != generation {
             // Modules were unloaded: a handle may now name another kernel.
@@ -514,9 +517,16 @@ fn stream_capturing(stream: u64) -> Result<bool, String> {
 }
 
 impl Observer for Recorder {
-    fn launch_enter(&self, call: &mut LaunchCall) {
+    fn launch_settled(&self, call: &LaunchCall) -> bool {
         // The hot path of launch storms: no system call, no lock (a fork is noticed on the
         // slow path: `getpid` is a real system call, costly in virtual machines).
+        !self.stopped.load(Ordering::Relaxed)
+            && !cupti::any_capture_active()
+            && count_settled(&(call.handle(), call.grid, call.block, call.shared_mem))
+    }
+
+    fn launch_enter(&self, call: &mut LaunchCall) {
+        // Through CUPTI's callbacks, launch_settled was not asked first.
         if self.stopped.load(Ordering::Relaxed) {
             self.after_stop.fetch_add(1, Ordering::Relaxed);
             return;

@@ -11,7 +11,9 @@ STORM_REPEATS=R runs R storms in each process; the process's time is their media
 storm pays one-time costs, later ones the steady per-launch cost). STORM_PIN=gpu runs every
 variant on the same two CPUs, local to GPU 0 (from sysfs), STORM_PIN=LIST on those CPUs: where
 the scheduler puts a process (and how far that CPU is from the GPU) otherwise moves a storm's
-time by up to a third between runs, far more than the cost being measured.
+time by up to a third between runs, far more than the cost being measured. Where the program prints `cpu_seconds=` too, the same
+runs are compared by the launching thread's CPU time after the wall time (what the scheduler
+of a virtual machine takes away does not count there).
 """
 import os, random, re, statistics, subprocess, sys
 
@@ -54,37 +56,47 @@ for spec in sys.argv[5:]:
     env_s, cmd_s = rest.split(":", 1)
     env = dict(kv.split("=", 1) for kv in env_s.split(",") if kv)
     variants.append((label, env, cmd_s.split() if cmd_s else []))
-times = {v[0]: [] for v in variants}
+# The wall time first (what the program sees), then the launching thread's CPU time.
+METRICS = ["seconds", "cpu_seconds"]
+times = {m: {v[0]: [] for v in variants} for m in METRICS}
 # Per round, each variant's time over the plain run's of the same round: paired ratios cancel
 # the slow drifts of a shared machine.
-paired = {v[0]: [] for v in variants}
+paired = {m: {v[0]: [] for v in variants} for m in METRICS}
 for r in range(rounds):
     order = variants[r % len(variants):] + variants[: r % len(variants)]
-    this = {}
+    this = {m: {} for m in METRICS}
     for label, env, prefix in order:
         out = subprocess.run(pin_prefix + prefix + [bench, "storm", n, words, str(repeats)],
                              env={**os.environ, **env}, capture_output=True, text=True)
-        found = [float(x) for x in re.findall(r"seconds=([0-9.]+)", out.stdout)]
-        if out.returncode != 0 or not found:
-            print(f"{label}: failed: {out.stderr[-300:]}")
-            continue
-        t = statistics.median(found)
-        times[label].append(t)
-        this[label] = t
-    base = this.get(variants[0][0])
-    for label, t in this.items():
-        if base:
-            paired[label].append(t / base)
-plain = statistics.median(times[variants[0][0]])
+        for m in METRICS:
+            found = [float(x) for x in re.findall(rf"(?m)^{m}=([0-9.]+)", out.stdout)]
+            if out.returncode != 0 or not found:
+                if m == "seconds":
+                    print(f"{label}: failed: {out.stderr[-300:]}")
+                continue
+            t = statistics.median(found)
+            times[m][label].append(t)
+            this[m][label] = t
+    for m in METRICS:
+        base = this[m].get(variants[0][0])
+        for label, t in this[m].items():
+            if base:
+                paired[m][label].append(t / base)
 per = int(n)
-for label, _, _ in variants:
-    t = times[label]
-    if not t:
+for m in METRICS:
+    if not times[m][variants[0][0]]:
         continue
-    med = statistics.median(t)
-    pr = statistics.median(paired[label]) if paired[label] else float("nan")
-    lo, hi = median_ci(paired[label]) if len(paired[label]) > 1 else (pr, pr)
-    print(f"{label:16s} median {med:.4f} s (min {min(t):.4f}, max {max(t):.4f}, {len(t)} runs)  "
-          f"{med / per * 1e6:.3f} us/launch  ratio {pr:.3f} [95% CI {lo:.3f}-{hi:.3f}]  "
-          f"(+{(pr - 1) * plain / per * 1e9:.0f} ns/launch; "
-          f"ratio of medians {med / plain:.3f}, of minima {min(t) / min(times[variants[0][0]]):.3f})")
+    if m == "cpu_seconds":
+        print("# the same runs, CPU time of the launching thread:")
+    plain = statistics.median(times[m][variants[0][0]])
+    for label, _, _ in variants:
+        t = times[m][label]
+        if not t:
+            continue
+        med = statistics.median(t)
+        pr = statistics.median(paired[m][label]) if paired[m][label] else float("nan")
+        lo, hi = median_ci(paired[m][label]) if len(paired[m][label]) > 1 else (pr, pr)
+        print(f"{label:16s} median {med:.4f} s (min {min(t):.4f}, max {max(t):.4f}, {len(t)} runs)  "
+              f"{med / per * 1e6:.3f} us/launch  ratio {pr:.3f} [95% CI {lo:.3f}-{hi:.3f}]  "
+              f"(+{(pr - 1) * plain / per * 1e9:.0f} ns/launch; "
+              f"ratio of medians {med / plain:.3f}, of minima {min(t) / min(times[m][variants[0][0]]):.3f})")

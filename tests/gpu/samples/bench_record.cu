@@ -8,9 +8,12 @@
 //   bench_record big GIB      GIB GiB of distinct, non-zero data in 8 buffers, then one kernel that
 //                             reads them all and writes 1 MiB (what recording a big instance costs)
 //   bench_record d2h GIB      pinned device-to-host copy bandwidth (the recorder's ceiling)
-// Prints `seconds=<s>` (wall time of the workload, process start-up excluded) and a checksum.
+// Prints `seconds=<s>` (wall time of the workload, process start-up excluded) and a checksum;
+// storms also print `cpu_seconds=<s>`, the launching thread's CPU time (time the virtual
+// machine's scheduler took the thread off its CPU does not count there).
 #include <cuda_runtime.h>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +43,12 @@ __global__ void reduce8(unsigned long long **bufs, size_t n, unsigned long long 
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
+static double thread_cpu() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -55,10 +64,10 @@ int main(int argc, char **argv) {
     unsigned *x; CK(cudaMalloc(&x, (size_t)w * 4)); CK(cudaMemset(x, 0, (size_t)w * 4));
     int reps = argc > 4 ? atoi(argv[4]) : 1;
     for (int r = 0; r < (reps < 1 ? 1 : reps); r++) {
-      double t = now();
+      double t = now(), c = thread_cpu();
       for (long i = 0; i < n; i++) bump<<<(w + 255) / 256, 256>>>(x, w);
       CK(cudaDeviceSynchronize());
-      printf("seconds=%.6f\n", now() - t);
+      printf("seconds=%.6f\ncpu_seconds=%.6f\n", now() - t, thread_cpu() - c);
     }
     unsigned h[4]; CK(cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost));
     printf("checksum=%08x%08x\n", h[0], h[1]);

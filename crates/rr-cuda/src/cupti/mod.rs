@@ -38,6 +38,13 @@ const RESOURCE_MODULE_LOADED: u32 = 6;
 /// What a recorder is told. Every method runs on the application thread that made the call,
 /// possibly concurrently with others; none may block on a lock held across a driver call.
 pub trait Observer: Send + Sync {
+    /// The launch storm's path, before anything else: count `call` and return `true` when the
+    /// observer already knows that no launch of its kernel and configuration can be selected.
+    /// Runs outside [`observe`] (no depth bookkeeping, no unwinding guard), so it must not
+    /// panic, lock, allocate or call the driver; `false` sends the launch down the full path.
+    fn launch_settled(&self, _call: &LaunchCall) -> bool {
+        false
+    }
     /// A kernel launch is about to be issued (the kernel has not run).
     fn launch_enter(&self, call: &mut LaunchCall);
     /// The launch call returned (the kernel may still be running). Called only for launches
