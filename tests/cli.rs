@@ -1356,3 +1356,14 @@ fn a_parent_directory_opens_the_recordings_below_it() {
     .unwrap();
     assert_eq!(a.rows.len(), 6);
 }
+
+/// `inspect DIR` points to the command that lists a directory's instances.
+#[test]
+fn inspect_of_a_directory_points_to_report() {
+    rr().arg("inspect")
+        .arg(fixture("llvm-two-kernels"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("inspect takes one instance's descriptor"))
+        .stderr(predicate::str::contains("rr-tui report"));
+}

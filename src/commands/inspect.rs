@@ -8,6 +8,12 @@ use crate::output;
 /// Print what can be read; exit 1 when the globals or the image needed could not be (the
 /// descriptor itself unreadable is an error before anything is printed).
 pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
+    if descriptor.is_dir() {
+        return Err(crate::error::Error::invalid(format!(
+            "{}: a directory; inspect takes one instance's descriptor (X.json): `rr-tui report {0}` lists them",
+            rr_format::text::visible_path(descriptor)
+        )));
+    }
     let inspection = Inspection::of(descriptor)?;
     if json {
         super::print_json(&inspection);

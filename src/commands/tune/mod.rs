@@ -361,8 +361,18 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     let Some(path) = a.json.as_ref().filter(|p| a.resume && p.exists()) else {
         return Ok(Vec::new());
     };
-    let bytes = fsio::read_limited(path, MAX_REPORT, "tuning report")?;
-    let previous: TuneReport = serde_json::from_slice(&bytes).map_err(|e| {
+    // Streamed, not read whole: memory holds the trials kept, not the file.
+    let file = fsio::open_regular(path)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > MAX_REPORT {
+        return Err(Error::format(
+            path,
+            format!("is {len} bytes; a tuning report larger than {MAX_REPORT} bytes is not plausible, so it is not read"),
+        ));
+    }
+    use std::io::Read;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file.take(MAX_REPORT));
+    let previous: TuneReport = serde_json::from_reader(reader).map_err(|e| {
         Error::invalid(format!(
             "{} is not a tuning report ({e}): --resume continues a sweep's --json file",
             rr_format::text::visible_path(path)
