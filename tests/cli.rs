@@ -1364,6 +1364,8 @@ fn inspect_of_a_directory_points_to_report() {
         .arg(fixture("llvm-two-kernels"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("inspect takes one instance's descriptor"))
+        .stderr(predicate::str::contains(
+            "inspect takes one instance's descriptor",
+        ))
         .stderr(predicate::str::contains("rr-tui report"));
 }

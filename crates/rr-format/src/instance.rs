@@ -40,9 +40,12 @@ pub fn is_instance_file(name: &str) -> bool {
         .and_then(|e| e.to_str())
         .unwrap_or("");
     INSTANCE_EXTENSIONS.contains(&ext)
-        || [EXT_LEGACY_OUTPUT, EXT_LEGACY_REPLAY]
-            .iter()
-            .any(|e| name.len() > e.len() + 1 && name.ends_with(&format!(".{e}")))
+        || [EXT_LEGACY_OUTPUT, EXT_LEGACY_REPLAY].iter().any(|e| {
+            // `<stem>.<e>` with a stem (no allocation: this runs for every directory entry).
+            name.strip_suffix(e)
+                .and_then(|rest| rest.strip_suffix('.'))
+                .is_some_and(|stem| !stem.is_empty())
+        })
 }
 
 /// Which recorded snapshot of an instance.

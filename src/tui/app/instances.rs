@@ -61,18 +61,16 @@ pub type PendingRows = Vec<(usize, rr_format::InstanceEntry)>;
 /// Load the rows of a directory: the report (or descriptors) plus each descriptor's geometry
 /// and the snapshot size (a `stat`, never the bytes) for the first [`EAGER_ROWS`]; the others
 /// as placeholders, returned to be read later ([`read_rows`]).
+/// The returned directory's instances have moved into the rows and the pending list.
 pub fn load(dir: &Path) -> crate::error::Result<(RecordDir, Vec<Row>, PendingRows)> {
-    let rd = RecordDir::open(dir)?;
-    let now = rd.instances.len().min(EAGER_ROWS);
-    let eager: PendingRows = rd.instances[..now].iter().cloned().enumerate().collect();
+    let mut rd = RecordDir::open(dir)?;
+    let instances = std::mem::take(&mut rd.instances);
+    let now = instances.len().min(EAGER_ROWS);
+    let mut all = instances.into_iter().enumerate();
+    let eager: PendingRows = all.by_ref().take(now).collect();
     let mut rows: Vec<Row> = read_rows(&eager).into_iter().map(|(_, r)| r).collect();
-    rows.extend(rd.instances[now..].iter().map(placeholder));
-    let pending = rd.instances[now..]
-        .iter()
-        .cloned()
-        .enumerate()
-        .map(|(k, inst)| (now + k, inst))
-        .collect();
+    let pending: PendingRows = all.collect();
+    rows.extend(pending.iter().map(|(_, inst)| placeholder(inst)));
     Ok((rd, rows, pending))
 }
 
