@@ -19,6 +19,9 @@ use crate::cli::{LaunchHooks, RecordArgs, SnapshotMode};
 use crate::error::{Error, Result};
 use crate::output;
 
+mod paths;
+use paths::{cause, find_program, is_shared_object};
+
 const LIBRARY: &str = "librr_recorder.so";
 
 /// Where CUDA installations keep libcupti.
@@ -197,76 +200,6 @@ const FORWARDED: [i32; 5] = [
     signal_hook::consts::SIGUSR2,
     signal_hook::consts::SIGALRM,
 ];
-
-/// The reason of a file error without its path (the caller names the option and the path).
-fn cause(e: rr_format::Error) -> String {
-    match e {
-        rr_format::Error::Io { source, .. } => source.to_string(),
-        other => {
-            let text = other.to_string();
-            match other.path() {
-                Some(p) => text
-                    .strip_prefix(&format!("{}: ", p.display()))
-                    .map(str::to_string)
-                    .unwrap_or(text),
-                None => text,
-            }
-        }
-    }
-}
-
-/// Whether `path` is an ELF shared library ld.so can preload: `e_type` ET_DYN without an
-/// interpreter (a position-independent executable is ET_DYN too, with PT_INTERP).
-fn is_shared_object(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = rr_format::fsio::open_regular(path) else {
-        return false;
-    };
-    let mut h = [0u8; 64];
-    if f.read_exact(&mut h).is_err() || !h.starts_with(b"\x7fELF\x02\x01") {
-        return false; // not a 64-bit little-endian ELF file
-    }
-    let u16_at = |o: usize| u16::from_le_bytes([h[o], h[o + 1]]);
-    let (phoff, phentsize, phnum) = (
-        u64::from_le_bytes(h[32..40].try_into().unwrap_or_default()),
-        u16_at(54) as usize,
-        u16_at(56).min(512) as usize,
-    );
-    if u16_at(16) != 3 || phentsize < 4 || f.seek(SeekFrom::Start(phoff)).is_err() {
-        return false;
-    }
-    let mut table = vec![0u8; phentsize * phnum];
-    if f.read_exact(&mut table).is_err() {
-        return false;
-    }
-    const PT_INTERP: u32 = 3;
-    !table
-        .chunks(phentsize)
-        .any(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) == PT_INTERP)
-}
-
-/// The program to run, as `execvp` will find it: a name without a slash is looked up in PATH.
-fn find_program(program: &std::ffi::OsStr) -> Result<()> {
-    let shown = rr_format::text::visible(&program.to_string_lossy()).into_owned();
-    if program.as_encoded_bytes().contains(&b'/') {
-        return match std::fs::metadata(program) {
-            Ok(m) if m.is_file() => Ok(()),
-            Ok(_) => Err(Error::invalid(format!(
-                "{shown}: not a program (not a regular file)"
-            ))),
-            Err(e) => Err(Error::invalid(format!("{shown}: {e}"))),
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path).any(|d| d.join(program).is_file());
-    if found {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "{shown}: no such program in PATH (give its path, e.g. ./{shown})"
-        )))
-    }
-}
 
 pub fn run(args: &RecordArgs) -> Result<i32> {
     let lib = library(args)?;
