@@ -937,7 +937,7 @@ impl Tmux {
         }
         let name = format!("rr-tui-hostile-{tag}-{}", std::process::id());
         let cmd = format!(
-            "{prelude}export NO_COLOR=1; ulimit -v 4000000; {}{} {}; echo ended",
+            "{prelude}export NO_COLOR=1; ulimit -v 4000000; {}{} {}; echo ended with $?; sleep 30",
             if exec { "exec " } else { "" },
             sh_quote(Path::new(BIN)),
             sh_quote(dir)
@@ -1153,13 +1153,22 @@ fn explorer_removes_its_session_directory_on_hangup() {
     );
 }
 
+/// SIGTERM ends the explorer, which exits as killed by it would (128 + 15), terminal restored.
 #[test]
 fn explorer_honours_sigterm() {
-    let Some(s) = Tmux::start("term", &common::fixture(LLVM), 130) else {
+    let Some(s) = Tmux::start_with("term", &common::fixture(LLVM), 130, "", false) else {
         return;
     };
     s.wait_for("instance(s)");
-    let pid = s.pid();
+    let shell = s.pid();
+    let out = Command::new("pgrep")
+        .args(["-P", &shell.to_string()])
+        .output()
+        .expect("pgrep runs");
+    let pid: u32 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("the explorer is the shell's child");
     let _ = Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status();
@@ -1167,6 +1176,7 @@ fn explorer_honours_sigterm() {
         gone_within_5s(pid),
         "rr-tui (pid {pid}) still running 5 s after SIGTERM"
     );
+    s.wait_for("ended with 143");
 }
 
 /// `diff A.json B.json` on a global named with 70 000 bytes: aligned output must not ask

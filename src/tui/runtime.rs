@@ -37,7 +37,8 @@ fn restore_terminal() {
 pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     let (tx, rx) = unbounded::<Msg>();
     let stop = Arc::new(AtomicBool::new(false));
-    spawn_signal_thread(tx.clone())?;
+    let signalled = Arc::new(std::sync::atomic::AtomicI32::new(0));
+    spawn_signal_thread(tx.clone(), signalled.clone())?;
     let mut terminal = ratatui::try_init()
         .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
     // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo.
@@ -175,7 +176,11 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     // The input thread is not joined: after a hang-up crossterm's read can spin on end of input
     // without returning to check `stop`; the process ends it when we return.
     drop(input);
-    result.map(|_| 0)
+    // Ended by a signal: the shell's convention (128 + its number), as if it had killed us.
+    result.map(|_| match signalled.load(Ordering::Relaxed) {
+        0 => 0,
+        sig => 128 + sig,
+    })
 }
 
 fn executable() -> Result<std::path::PathBuf> {
@@ -236,13 +241,18 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
 }
 
 /// SIGTERM, SIGHUP and SIGINT become a quit message, so the terminal is restored and the
-/// session directory removed on kill; every one of them, not only the first.
-fn spawn_signal_thread(tx: Sender<Msg>) -> Result<()> {
+/// session directory removed on kill; every one of them, not only the first. The first is kept
+/// in `signalled` for the exit status.
+fn spawn_signal_thread(
+    tx: Sender<Msg>,
+    signalled: Arc<std::sync::atomic::AtomicI32>,
+) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
         .map_err(|e| Error::invalid(format!("cannot install signal handlers: {e}")))?;
     std::thread::spawn(move || {
-        for _ in signals.forever() {
+        for sig in signals.forever() {
+            let _ = signalled.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
             if tx.send(Msg::Quit).is_err() {
                 break;
             }

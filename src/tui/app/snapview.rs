@@ -364,7 +364,17 @@ impl SnapView {
                 None => t.replace('_', "").parse(),
             }
             .map_err(|_| format!("{target:?}: expected an offset, 0xADDRESS or argN"))?;
-            self.map.file_offset_of(v).unwrap_or(v)
+            match self.map.file_offset_of(v) {
+                Some(offset) => offset,
+                // Neither an address of the recorded memory nor an offset into the snapshot.
+                None if v >= self.len() => {
+                    return Err(format!(
+                        "{v:#x} is neither a recorded device address nor an offset into the {:#x}-byte snapshot",
+                        self.len()
+                    ))
+                }
+                None => v,
+            }
         };
         if offset >= self.len() {
             return Err(format!(
@@ -563,5 +573,8 @@ mod tests {
         assert!(v.goto("arg0").is_err());
         assert!(v.goto("zzz").is_err());
         assert!(v.goto("4096000").is_err());
+        // An address outside the recorded memory is said to be one, not an offset too far.
+        let e = v.goto("0xdeadbeef").unwrap_err();
+        assert!(e.contains("neither a recorded device address"), "{e}");
     }
 }
