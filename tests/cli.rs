@@ -1068,6 +1068,11 @@ fn record_refuses_bad_values_before_running_the_program() {
             "/dev/null",
             "--dir /dev/null: exists and is not a directory",
         ),
+        (
+            "--dir",
+            "/dev/null/sub",
+            "--dir /dev/null/sub: cannot be created",
+        ),
     ] {
         let mut cmd = rr();
         cmd.arg("record");
@@ -1115,6 +1120,15 @@ fn record_refuses_bad_values_before_running_the_program() {
             "rr-tui-no-such-program: no such program in PATH",
         ));
     assert!(!dir.exists());
+    let script = t.path().join("not-executable.sh");
+    std::fs::write(&script, "touch ran\n").unwrap();
+    rr().args(["record", "--dir"])
+        .arg(&dir)
+        .arg("--")
+        .arg(&script)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not executable"));
     // A program that starts no CUDA: the reason is stated, and no empty directory is left.
     let out = rr()
         .args(["record", "--dir"])

@@ -1259,7 +1259,7 @@ fn recordings_built_to_cost_time_finish_quickly() {
     let t = tempfile::tempdir().unwrap();
     let base = t.path();
     let mut problems = Vec::new();
-    // 300 per-process recordings of 999 distinct reasons each: merged in one pass, and listed up
+    // 300 per-process recordings of 999 distinct reasons each (the most a report trailer holds): merged in one pass, and listed up
     // to a bound; counts that would overflow a u64 saturate, and come as strings in JSON.
     let many = base.join("many");
     common::copy_dir(&common::fixture(RRTUI), &many);
@@ -1268,7 +1268,8 @@ fn recordings_built_to_cost_time_finish_quickly() {
         std::fs::create_dir(&d).unwrap();
         let mut r = String::from("=== Kernel Record Report ===\nDirectory: /x\nTotal Instances: 0\nJSON Filename, Kernel Name, Time (ns), Occurrences:\n=== End Kernel Record Report ===\n");
         r.push_str("rr-tui: launches: 18446744073709551615 seen, 0 selected, 0 recorded\n");
-        for j in 0..999 {
+        r.push_str("rr-tui: not recorded: 18446744073709551615 not selected\n");
+        for j in 0..998 {
             r.push_str(&format!("rr-tui: not recorded: 1 r-{i}-{j}\n"));
         }
         std::fs::write(d.join("report.txt"), r).unwrap();
@@ -1282,8 +1283,12 @@ fn recordings_built_to_cost_time_finish_quickly() {
     problems.extend(must(
         &os(&["report", "--json"], &many),
         base,
-        |o| o.stdout().contains("\"seen\": \"18446744073709551615\""),
-        "a saturated count as an exact string",
+        |o| {
+            let v: Value = serde_json::from_str(&o.stdout()).unwrap_or_default();
+            let max = "18446744073709551615";
+            v["recorder"]["seen"] == max && v["recorder"]["not_recorded"][0][0] == max
+        },
+        "saturated counts as exact strings",
     ));
     // Hundreds of stray sparse files: the report search reads a bounded number of bytes.
     let stray = base.join("stray");
@@ -1320,9 +1325,31 @@ fn recordings_built_to_cost_time_finish_quickly() {
         base,
         |o| {
             let out = o.stdout();
-            out.contains("a blob no instance uses (not read)") && !out.contains("other bytes")
+            out.contains("a blob no instance uses (not read)")
+                && out.contains("is a link")
+                && !out.contains("other bytes")
         },
-        "the stray blob named, the link not read",
+        "the stray blob named, the link an error, neither read",
+    ));
+    // A used blob grown to 200 GiB of holes: its size is the error; it is not hashed.
+    let grown = base.join("grown");
+    common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &grown);
+    let used = std::fs::read_dir(grown.join("blobs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&used)
+        .unwrap()
+        .set_len(200 << 30)
+        .unwrap();
+    problems.extend(must(
+        &os(&["check"], &grown),
+        base,
+        |o| o.code() == Some(1) && !o.stdout().contains("other bytes"),
+        "the size named, the blob not hashed",
     ));
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }

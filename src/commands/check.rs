@@ -24,8 +24,15 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
                 .chain(&rd.below)
                 .flat_map(|d| rr_format::store::blobs_in(&d.path))
             {
-                if used.contains(&id) {
-                    blobs.push((id, path));
+                // A blob of another size than its segment is the layout check's error already:
+                // hashing it (perhaps a terabyte of holes) would say nothing more.
+                let fits = |size: u64| rr_format::fsio::regular_len(&path).is_ok_and(|l| l == size);
+                if is_link(&path) {
+                    findings.push(linked_blob(&path));
+                } else if let Some(&size) = used.get(&id) {
+                    if fits(size) {
+                        blobs.push((id, path));
+                    }
                 } else {
                     findings.push(check::finding(
                         Severity::Warning,
@@ -70,6 +77,20 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     })
 }
 
+fn is_link(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Blobs are regular files inside the directory: a link is not followed, used or not (layout
+/// refuses one that leads out where an instance uses it).
+fn linked_blob(path: &std::path::Path) -> Finding {
+    check::finding(
+        Severity::Error,
+        path,
+        "is a link: a blob is a regular file of the record directory (not followed)",
+    )
+}
+
 /// Every distinct blob of format-2 instances read once and hashed: a blob must hold what its
 /// name says (`diff` and `replay` would otherwise use bytes nobody recorded). Progress on a
 /// terminal for large recordings.
@@ -86,14 +107,8 @@ fn verify_blobs(named: Vec<(String, std::path::PathBuf)>) -> Vec<Finding> {
     let mut before = 0u64;
     let mut out = Vec::new();
     for (id, path, len) in &blobs {
-        // Blobs are regular files inside the directory: a link is not followed (layout refuses
-        // one that leads out where an instance uses it).
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            out.push(check::finding(
-                Severity::Error,
-                path,
-                "is a link: a blob is a regular file of the record directory (not followed)",
-            ));
+        if is_link(path) {
+            out.push(linked_blob(path));
             continue;
         }
         // A missing or irregular blob is the layout checks' finding already.

@@ -139,6 +139,7 @@ pub struct CudaLaunch {
     pub segments: Vec<Segment>,
     pub cluster_dim: Option<[u32; 3]>,
     pub cooperative: bool,
+    #[serde(with = "crate::text::exact_u64")]
     pub occurrence: u64,
     /// Path of the shared device image, relative to the record directory.
     pub image_file: String,

@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 
 /// Report candidates larger than this are not read (a captured log of gigabytes is not a report).
 const MAX_REPORT_FILE: u64 = crate::fsio::MAX_REPORT_BYTES;
-/// Bytes read at most while looking for a report among a directory's other files: a directory
-/// of stray (or sparse) files must not be read whole before anything is shown.
+/// Bytes read at most while looking for reports among the other files of a directory and of the
+/// recordings below it: stray (or sparse) files must not be read whole before anything is shown.
 const MAX_REPORT_SEARCH: u64 = 4 * MAX_REPORT_FILE;
 
 /// Whether `dir` already holds records (instances, blobs or a report named `report_file`):
@@ -59,26 +59,14 @@ pub struct RecordDir {
     pub below: Vec<RecordDir>,
 }
 
-/// Subdirectories `record` writes for other processes and ranks: `pid-<digits>`,
-/// `rank-<digits>`, real directories (not links), in name order.
-fn recordings_below(path: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return vec![];
-    };
-    let mut out: Vec<(String, PathBuf)> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_string();
-            let number = name
-                .strip_prefix("pid-")
-                .or_else(|| name.strip_prefix("rank-"))?;
-            let digits = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
-            digits.then(|| (name, e.path()))
-        })
-        .collect();
-    out.sort();
-    out
+/// Whether a directory entry is one `record` writes for another process or rank:
+/// `pid-<digits>` or `rank-<digits>`, a real directory (not a link).
+fn is_recording_below(name: &str, file_type: Option<std::fs::FileType>) -> bool {
+    let number = name
+        .strip_prefix("pid-")
+        .or_else(|| name.strip_prefix("rank-"));
+    file_type.is_some_and(|t| t.is_dir())
+        && number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl RecordDir {
@@ -87,10 +75,12 @@ impl RecordDir {
     /// descriptor whose memory is missing?). Callers that need more, such as the explorer, read
     /// descriptors once themselves.
     pub fn open(path: &Path) -> Result<RecordDir> {
-        let mut dir = Self::open_one(path)?;
-        for (name, sub) in recordings_below(path) {
+        // One budget for the report search of the directory and of every recording below it.
+        let mut budget = MAX_REPORT_SEARCH;
+        let (mut dir, below) = Self::open_one(path, &mut budget)?;
+        for (name, sub) in below {
             // A subdirectory that cannot be read is left out, not fatal: the rest is there.
-            let Ok(below) = Self::open_one(&sub) else {
+            let Ok((below, _)) = Self::open_one(&sub, &mut budget) else {
                 continue;
             };
             for inst in &below.instances {
@@ -114,7 +104,9 @@ impl RecordDir {
         Some(report::RecorderSummary::sum(all))
     }
 
-    fn open_one(path: &Path) -> Result<RecordDir> {
+    /// One directory, and the recordings below it (in name order) found in the same listing.
+    /// `budget`: bytes the report search may still read.
+    fn open_one(path: &Path, budget: &mut u64) -> Result<(RecordDir, Vec<(String, PathBuf)>)> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if !meta.is_dir() {
             return Err(Error::format(
@@ -124,9 +116,13 @@ impl RecordDir {
         }
         let mut names = HashSet::new();
         let mut report_candidates = Vec::new();
+        let mut below = Vec::new();
         for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
             let entry = entry.map_err(|e| Error::io(path, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
+            if is_recording_below(&name, entry.file_type().ok()) {
+                below.push((name.clone(), entry.path()));
+            }
             let ext = Path::new(&name)
                 .extension()
                 .and_then(|e| e.to_str())
@@ -154,7 +150,7 @@ impl RecordDir {
             below: vec![],
         };
         // Likely names first (the recorder's report.txt, captured logs), then by name; at most
-        // MAX_REPORT_SEARCH bytes read in all.
+        // `budget` bytes read in all.
         let rank = |n: &str| match n {
             "report.txt" => 0,
             _ if n.contains("report") => 1,
@@ -162,12 +158,11 @@ impl RecordDir {
             _ => 3,
         };
         report_candidates.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
-        let mut budget = MAX_REPORT_SEARCH;
         for (cand, len) in report_candidates {
             let Some(left) = budget.checked_sub(len) else {
                 continue;
             };
-            budget = left;
+            *budget = left;
             let p = path.join(&cand);
             let Ok(bytes) = crate::fsio::read_limited(&p, MAX_REPORT_FILE, "report") else {
                 continue;
@@ -232,7 +227,8 @@ impl RecordDir {
                 in_report: false,
             });
         }
-        Ok(dir)
+        below.sort();
+        Ok((dir, below))
     }
 
     /// Rows in LLVM's report format; unknown time and occurrences stay unknown. Without a

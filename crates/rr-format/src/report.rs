@@ -63,6 +63,7 @@ pub struct RecorderSummary {
     #[serde(with = "crate::text::exact_u64")]
     pub recorded: u64,
     /// `(launches, reason)`.
+    #[serde(with = "crate::text::exact_counted")]
     pub not_recorded: Vec<(u64, String)>,
 }
 

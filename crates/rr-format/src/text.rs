@@ -114,6 +114,23 @@ pub mod exact_u64 {
     }
 }
 
+/// [`exact_u64`] for `(count, text)` pairs (the recorder's reasons).
+pub mod exact_counted {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Pair(#[serde(with = "super::exact_u64")] u64, String);
+
+    pub fn serialize<S: serde::Serializer>(v: &[(u64, String)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|(n, t)| Pair(*n, t.clone())))
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(u64, String)>, D::Error> {
+        let pairs: Vec<Pair> = serde::Deserialize::deserialize(d)?;
+        Ok(pairs.into_iter().map(|Pair(n, t)| (n, t)).collect())
+    }
+}
+
 /// [`exact_u64`] for an optional value (`null` when absent).
 pub mod exact_opt_u64 {
     pub fn serialize<S: serde::Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {

@@ -227,7 +227,12 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
             rr_format::text::visible_path(&args.dir)
         )));
     }
-    std::fs::create_dir_all(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    std::fs::create_dir_all(&args.dir).map_err(|e| {
+        Error::invalid(format!(
+            "--dir {}: cannot be created: {e}",
+            rr_format::text::visible_path(&args.dir)
+        ))
+    })?;
     let dir = std::fs::canonicalize(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
     let status = run_program(args, &lib, &dir);
     // A run that recorded nothing leaves no empty directory behind (`remove_dir` removes only

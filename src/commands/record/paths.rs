@@ -57,8 +57,12 @@ pub(super) fn is_shared_object(path: &Path) -> bool {
 pub(super) fn find_program(program: &std::ffi::OsStr) -> Result<()> {
     let shown = rr_format::text::visible(&program.to_string_lossy()).into_owned();
     if program.as_encoded_bytes().contains(&b'/') {
+        use std::os::unix::fs::PermissionsExt;
         return match std::fs::metadata(program) {
-            Ok(m) if m.is_file() => Ok(()),
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(()),
+            Ok(m) if m.is_file() => Err(Error::invalid(format!(
+                "{shown}: not executable (chmod +x, or run it through its interpreter)"
+            ))),
             Ok(_) => Err(Error::invalid(format!(
                 "{shown}: not a program (not a regular file)"
             ))),

@@ -13,17 +13,17 @@ use crate::instance::{InstanceFiles, Side};
 use files::{image_findings, note_outside_links, recorded_len};
 pub use finding::finding;
 pub use finding::{from_error, Finding, Severity};
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// Check a whole directory, the recordings below it included.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
     check_dir_and_blobs(dir).0
 }
 
-/// [`check_dir`], and the ids of the blobs the instances' descriptors use (read once: `check`
-/// hashes those, and only names the others).
-pub fn check_dir_and_blobs(dir: &RecordDir) -> (Vec<Finding>, HashSet<String>) {
-    let mut used = HashSet::new();
+/// [`check_dir`], and the blobs the instances' descriptors use with the size each must have
+/// (read once: `check` hashes those, and only names the others).
+pub fn check_dir_and_blobs(dir: &RecordDir) -> (Vec<Finding>, HashMap<String, u64>) {
+    let mut used = HashMap::new();
     let mut out = Vec::new();
     for d in std::iter::once(dir).chain(&dir.below) {
         report_findings(d, &mut out);
@@ -73,14 +73,14 @@ fn report_findings(dir: &RecordDir, out: &mut Vec<Finding>) {
 
 /// Check one instance's files; `report_name` is the kernel the report names for it, if any.
 pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
-    check_instance_using(files, report_name, &mut HashSet::new())
+    check_instance_using(files, report_name, &mut HashMap::new())
 }
 
-/// [`check_instance`], adding the ids of the blobs the descriptor uses to `used`.
+/// [`check_instance`], adding the blobs the descriptor uses (and their sizes) to `used`.
 fn check_instance_using(
     files: &InstanceFiles,
     report_name: Option<&str>,
-    used: &mut HashSet<String>,
+    used: &mut HashMap<String, u64>,
 ) -> Vec<Finding> {
     let mut out = instance_findings(files, report_name, used);
     // A blob shared by input and output (a kernel that changed nothing there) is one problem,
@@ -93,7 +93,7 @@ fn check_instance_using(
 fn instance_findings(
     files: &InstanceFiles,
     report_name: Option<&str>,
-    used: &mut HashSet<String>,
+    used: &mut HashMap<String, u64>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let json = files.json();
@@ -104,9 +104,11 @@ fn instance_findings(
             return out;
         }
     };
-    if let Some(content) = d.cuda.as_ref().and_then(|c| c.content.as_ref()) {
-        for c in content {
-            used.extend(std::iter::once(&c.input).chain(&c.output).cloned());
+    if let Some(cuda) = &d.cuda {
+        for (c, seg) in cuda.content.iter().flatten().zip(&cuda.segments) {
+            for id in std::iter::once(&c.input).chain(&c.output) {
+                used.insert(id.clone(), seg.size);
+            }
         }
     }
     if let Some(name) = report_name.filter(|n| *n != d.name) {
