@@ -12,6 +12,8 @@
 //                             entry points: memory, module, graph and object callbacks, none for
 //                             launches, an empty callback (with LD_PRELOAD of procaddr_hook: the
 //                             recorder's structure without its code)
+//   PROBE_MODE=floor-resource only the module-loaded resource callback (no driver-API callback):
+//                             whether CUPTI's cost comes with driver-API callbacks at all
 // Build: gcc -O2 -shared -fPIC -o libcupti_probe.so cupti_probe.c -I$CUDA/include
 //        -I$CUDA/extras/CUPTI/include -L$CUDA/lib64 -lcupti -lcuda
 #include <cuda.h>
@@ -89,7 +91,7 @@ static void walk(CUgraph g, int level) {
 
 static void CUPTIAPI callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void *data) {
   (void)ud;
-  if (mode == 2 || mode == 6) return;
+  if (mode == 2 || mode == 6 || mode == 7) return;
   if (mode == 3) {
     const CUpti_CallbackData *d = data;
     if (d->callbackSite == CUPTI_API_ENTER && d->symbolName) symbol_bytes += strlen(d->symbolName);
@@ -198,7 +200,8 @@ static void dump(void) {
 int InitializeInjection(void) {
   const char *m = getenv("PROBE_MODE");
   mode = !m || !strcmp(m, "trace") ? 0 : !strcmp(m, "floor-none") ? 1 : !strcmp(m, "floor-launch") ? 2
-       : !strcmp(m, "inject-only") ? 4 : !strcmp(m, "unsubscribed") ? 5 : !strcmp(m, "floor-rr") ? 6 : 3;
+       : !strcmp(m, "inject-only") ? 4 : !strcmp(m, "unsubscribed") ? 5 : !strcmp(m, "floor-rr") ? 6
+       : !strcmp(m, "floor-resource") ? 7 : 3;
   if (mode == 4) return 1;
   const char *path = getenv("PROBE_LOG");
   out = path ? fopen(path, "a") : stderr;
@@ -209,6 +212,8 @@ int InitializeInjection(void) {
   if (mode == 0) {
     cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
     cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RESOURCE);
+  } else if (mode == 7) {
+    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
   } else if (mode == 6) {
     static const int ids[] = {
       CUPTI_DRIVER_TRACE_CBID_cuModuleLoad, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData,
