@@ -138,7 +138,13 @@ impl RecordDir {
                     report_candidates.push((name.clone(), m.len()));
                 }
             }
-            names.insert(name);
+            // Only what is looked up below: descriptors, and legacy memory beside them.
+            let legacy_input = name
+                .strip_suffix(EXT_LEGACY_INPUT)
+                .is_some_and(|rest| rest.ends_with('.'));
+            if name.ends_with(".json") || legacy_input {
+                names.insert(name);
+            }
         }
         let mut dir = RecordDir {
             path: path.to_path_buf(),
