@@ -1331,6 +1331,21 @@ fn recordings_built_to_cost_time_finish_quickly() {
         },
         "the stray blob named, the link an error, neither read",
     ));
+    // A descriptor that cannot be read is the error; its blobs are not called unused.
+    let unread = base.join("unread");
+    common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &unread);
+    for e in std::fs::read_dir(&unread).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            std::fs::write(&p, b"{").unwrap();
+        }
+    }
+    problems.extend(must(
+        &os(&["check"], &unread),
+        base,
+        |o| o.code() == Some(1) && !o.stdout().contains("no instance uses"),
+        "the descriptors' errors alone",
+    ));
     // A used blob grown to 200 GiB of holes: its size is the error; it is not hashed.
     let grown = base.join("grown");
     common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &grown);

@@ -29,11 +29,12 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
                 let fits = |size: u64| rr_format::fsio::regular_len(&path).is_ok_and(|l| l == size);
                 if is_link(&path) {
                     findings.push(linked_blob(&path));
-                } else if let Some(&size) = used.get(&id) {
+                } else if let Some(&size) = used.sizes.get(&id) {
                     if fits(size) {
                         blobs.push((id, path));
                     }
-                } else {
+                } else if used.every_descriptor_read {
+                    // (An unreadable descriptor may use it: its error is the finding then.)
                     findings.push(check::finding(
                         Severity::Warning,
                         &path,

@@ -20,10 +20,21 @@ pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
     check_dir_and_blobs(dir).0
 }
 
-/// [`check_dir`], and the blobs the instances' descriptors use with the size each must have
-/// (read once: `check` hashes those, and only names the others).
-pub fn check_dir_and_blobs(dir: &RecordDir) -> (Vec<Finding>, HashMap<String, u64>) {
-    let mut used = HashMap::new();
+/// The blobs the instances' descriptors use, with the size each must have, and whether every
+/// descriptor could be read (if not, a blob not listed may still be used by the unreadable one).
+#[derive(Debug, Default)]
+pub struct BlobUse {
+    pub sizes: HashMap<String, u64>,
+    pub every_descriptor_read: bool,
+}
+
+/// [`check_dir`], and the blobs the instances' descriptors use (read once: `check` hashes
+/// those, and only names the others).
+pub fn check_dir_and_blobs(dir: &RecordDir) -> (Vec<Finding>, BlobUse) {
+    let mut used = BlobUse {
+        every_descriptor_read: true,
+        ..Default::default()
+    };
     let mut out = Vec::new();
     for d in std::iter::once(dir).chain(&dir.below) {
         report_findings(d, &mut out);
@@ -73,14 +84,14 @@ fn report_findings(dir: &RecordDir, out: &mut Vec<Finding>) {
 
 /// Check one instance's files; `report_name` is the kernel the report names for it, if any.
 pub fn check_instance(files: &InstanceFiles, report_name: Option<&str>) -> Vec<Finding> {
-    check_instance_using(files, report_name, &mut HashMap::new())
+    check_instance_using(files, report_name, &mut BlobUse::default())
 }
 
 /// [`check_instance`], adding the blobs the descriptor uses (and their sizes) to `used`.
 fn check_instance_using(
     files: &InstanceFiles,
     report_name: Option<&str>,
-    used: &mut HashMap<String, u64>,
+    used: &mut BlobUse,
 ) -> Vec<Finding> {
     let mut out = instance_findings(files, report_name, used);
     // A blob shared by input and output (a kernel that changed nothing there) is one problem,
@@ -93,13 +104,14 @@ fn check_instance_using(
 fn instance_findings(
     files: &InstanceFiles,
     report_name: Option<&str>,
-    used: &mut HashMap<String, u64>,
+    used: &mut BlobUse,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let json = files.json();
     let d = match Descriptor::read(&json) {
         Ok(d) => d,
         Err(e) => {
+            used.every_descriptor_read = false;
             out.push(from_error(e));
             return out;
         }
@@ -107,7 +119,7 @@ fn instance_findings(
     if let Some(cuda) = &d.cuda {
         for (c, seg) in cuda.content.iter().flatten().zip(&cuda.segments) {
             for id in std::iter::once(&c.input).chain(&c.output) {
-                used.insert(id.clone(), seg.size);
+                used.sizes.insert(id.clone(), seg.size);
             }
         }
     }
