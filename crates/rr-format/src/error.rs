@@ -43,6 +43,15 @@ impl Error {
             Error::Invalid(_) => None,
         }
     }
+    /// What is wrong, without the file's name (for a message that names the file its own way).
+    pub fn problem(&self) -> String {
+        match self {
+            Error::Format { problem, .. } | Error::Invalid(problem) => {
+                visible(problem).into_owned()
+            }
+            Error::Io { source, .. } => source.to_string(),
+        }
+    }
     /// Whether the file does not exist (as opposed to existing but being unusable).
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)

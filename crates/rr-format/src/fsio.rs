@@ -96,8 +96,10 @@ pub fn open_regular(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Read a whole regular file of at most `limit` bytes; `what` names it in messages.
-pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+/// Open a regular file of at most `limit` bytes for streaming (no more than `limit + 1` bytes
+/// can be read from it: one past the limit tells a file that grew meanwhile); `what` names it in
+/// messages. Also returns its length when opened.
+pub fn open_limited(path: &Path, limit: u64, what: &str) -> Result<(std::io::Take<File>, u64)> {
     let file = open_regular(path)?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if len > limit {
@@ -108,10 +110,14 @@ pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
             ),
         ));
     }
+    Ok((file.take(limit + 1), len))
+}
+
+/// Read a whole regular file of at most `limit` bytes; `what` names it in messages.
+pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let (mut file, len) = open_limited(path, limit, what)?;
     let mut buf = Vec::with_capacity(len as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(path, e))?;
+    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
     if buf.len() as u64 > limit {
         return Err(Error::format(
             path,

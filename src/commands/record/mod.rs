@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::output;
 
 mod paths;
-use paths::{cause, find_program, is_shared_object};
+use paths::{find_program, is_shared_object};
 
 const LIBRARY: &str = "librr_recorder.so";
 
@@ -41,7 +41,7 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
                 rr_format::text::visible_path(p)
             ))
         };
-        rr_format::fsio::regular_metadata(p).map_err(|e| named(cause(e)))?;
+        rr_format::fsio::regular_metadata(p).map_err(|e| named(e.problem()))?;
         if !is_shared_object(p) {
             return Err(named(
                 "not a shared library (ELF shared object) to preload".into(),
@@ -208,7 +208,7 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
             Error::invalid(format!(
                 "--cupti {}: {}",
                 rr_format::text::visible_path(p),
-                cause(e)
+                e.problem()
             ))
         })?;
     }

@@ -1,27 +1,10 @@
 //! What `record` checks of the paths it is given before the program starts: the program (as
-//! `execvp` will look for it), the library to preload, and the reasons of file errors, so that
-//! each message names the option and says what is wrong.
+//! `execvp` will look for it) and the library to preload, so that each message names the
+//! option and says what is wrong.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
-
-/// The reason of a file error without its path (the caller names the option and the path).
-pub(super) fn cause(e: rr_format::Error) -> String {
-    match e {
-        rr_format::Error::Io { source, .. } => source.to_string(),
-        other => {
-            let text = other.to_string();
-            match other.path() {
-                Some(p) => text
-                    .strip_prefix(&format!("{}: ", p.display()))
-                    .map(str::to_string)
-                    .unwrap_or(text),
-                None => text,
-            }
-        }
-    }
-}
 
 /// Whether `path` is an ELF shared library ld.so can preload: `e_type` ET_DYN without an
 /// interpreter (a position-independent executable is ET_DYN too, with PT_INTERP).

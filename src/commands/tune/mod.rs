@@ -362,16 +362,8 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
         return Ok(Vec::new());
     };
     // Streamed, not read whole: memory holds the trials kept, not the file.
-    let file = fsio::open_regular(path)?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    if len > MAX_REPORT {
-        return Err(Error::format(
-            path,
-            format!("is {len} bytes; a tuning report larger than {MAX_REPORT} bytes is not plausible, so it is not read"),
-        ));
-    }
-    use std::io::Read;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file.take(MAX_REPORT));
+    let (file, _) = fsio::open_limited(path, MAX_REPORT, "tuning report")?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
     let previous: TuneReport = serde_json::from_reader(reader).map_err(|e| {
         Error::invalid(format!(
             "{} is not a tuning report ({e}): --resume continues a sweep's --json file",
