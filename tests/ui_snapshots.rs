@@ -163,6 +163,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 differing_ranges: 1,
                 first_ranges: vec![[0x4004, 4]],
                 regions: vec![],
+                on_device: false,
             }),
         ));
         a.update(ev(run, Event::Done { ok: false }));

@@ -184,6 +184,11 @@ pub struct RecordArgs {
     /// Do not record memory after the kernel (halves the work; replays cannot verify).
     #[arg(long)]
     pub no_output: bool,
+    /// Copy every device segment to the host to tell whether it is stored already, instead of
+    /// comparing fingerprints computed on the GPU (slower; for drivers too old for rr-tui's
+    /// fingerprint kernel, which recording otherwise detects itself, and for benchmarks).
+    #[arg(long)]
+    pub no_fingerprints: bool,
     /// Only kernels whose name (mangled or readable) matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub kernels: Option<String>,

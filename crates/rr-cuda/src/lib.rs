@@ -17,6 +17,7 @@ pub mod context;
 pub mod cupti;
 pub mod driver;
 pub mod error;
+pub mod fingerprint;
 pub mod host;
 pub mod interpose;
 pub mod launch;
@@ -27,6 +28,7 @@ pub mod nvtx;
 pub mod objects;
 pub mod stream;
 pub mod timing;
+pub mod upload;
 pub mod vmm;
 
 pub use context::Context;

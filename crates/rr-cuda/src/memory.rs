@@ -128,6 +128,12 @@ impl DeviceBuffer {
             .call("cuMemsetD8Async")
     }
 
+    /// Copy host bytes to `offset` of this buffer, synchronously.
+    pub fn upload(&self, offset: usize, src: &[u8]) -> Result<()> {
+        check_range(offset, src.len(), self.len, "cuMemcpyHtoD")?;
+        upload_sync_unchecked(self.ptr + offset as u64, src)
+    }
+
     /// Copy `len` bytes at `offset` of this buffer to host memory.
     pub fn download(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         check_range(offset, dst.len(), self.len, "cuMemcpyDtoH")?;

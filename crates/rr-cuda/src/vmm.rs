@@ -230,7 +230,7 @@ impl ExactMemory {
     }
 
     /// Whether `[addr, addr + len)` lies inside one mapping.
-    fn owns(&self, addr: u64, len: u64) -> bool {
+    pub fn owns(&self, addr: u64, len: u64) -> bool {
         let k = self.maps.partition_point(|(m, _)| m.addr <= addr);
         k.checked_sub(1)
             .is_some_and(|k| self.maps[k].0.contains(addr, len))
@@ -254,6 +254,31 @@ impl ExactMemory {
             self.ensure_owned(addr, bytes.len(), "cuMemcpyHtoDAsync")?;
         }
         memory::upload_unchecked(stream, copies)
+    }
+
+    /// Upload `(address, source offset, length)` ranges from `source` through a few pinned
+    /// staging buffers filled by `threads` workers ([`crate::upload`]), then wait.
+    pub fn upload_streamed<S: crate::upload::UploadSource>(
+        &self,
+        stream: &Stream,
+        ranges: &[(u64, usize, usize)],
+        source: &S,
+        threads: usize,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<(), crate::upload::UploadError<S::Error>> {
+        for &(addr, _, len) in ranges {
+            self.ensure_owned(addr, len, "cuMemcpyHtoDAsync")?;
+        }
+        crate::upload::upload_streamed(stream, ranges, source, threads, progress)
+    }
+
+    /// Device-to-device copies `(dst, src, len)` between recorded ranges, then wait.
+    pub fn copy_within(&self, stream: &Stream, copies: &[(u64, u64, usize)]) -> Result<()> {
+        for &(dst, src, len) in copies {
+            self.ensure_owned(dst, len, "cuMemcpyDtoDAsync")?;
+            self.ensure_owned(src, len, "cuMemcpyDtoDAsync")?;
+        }
+        memory::copy_device_unchecked(stream, copies)
     }
 
     /// Copy host bytes to one recorded range with a single synchronous call (benchmark

@@ -24,6 +24,7 @@ pub mod record_config;
 pub mod report;
 pub mod store;
 pub mod text;
+pub mod verified;
 
 pub use descriptor::{Descriptor, RecordFormat, Segment};
 pub use dir::{InstanceEntry, RecordDir};

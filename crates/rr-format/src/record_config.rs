@@ -63,6 +63,9 @@ pub struct Config {
     pub cupti: Option<PathBuf>,
     /// `RR_TUI_RECORD_LAUNCH_HOOKS`: `interpose` (default) or `cupti`.
     pub launch_hooks: LaunchHooks,
+    /// `RR_TUI_RECORD_FINGERPRINTS`: tell device memory already stored by fingerprints computed
+    /// on the GPU (default); off, every segment is copied to the host to be compared.
+    pub fingerprints: bool,
 }
 
 /// libomptarget's boolean syntax: true/yes/on/1, false/no/off/0 (case-insensitive).
@@ -204,6 +207,7 @@ impl Config {
                 Some("cupti") => LaunchHooks::Cupti,
                 Some(v) => return Err(bad("RR_TUI_RECORD_LAUNCH_HOOKS", v, "interpose or cupti")),
             },
+            fingerprints: flag("RR_TUI_RECORD_FINGERPRINTS", true)?,
         })
     }
 

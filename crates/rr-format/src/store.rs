@@ -44,8 +44,37 @@ impl BlobHasher {
 /// 1 MiB chunks (bounded memory whatever its size; holes read as zeros). `progress` hears the
 /// bytes read so far, and may stop the work by returning false (an error then).
 pub fn verify_blob(path: &Path, id: &str, progress: &mut dyn FnMut(u64) -> bool) -> Result<()> {
+    verify_open(fsio::open_regular(path)?, path, id, progress)
+}
+
+/// [`verify_blob`], unless this very file was verified before and has not changed since
+/// ([`crate::verified`]): what replay and tune use before loading an instance.
+pub fn verify_blob_once(
+    path: &Path,
+    id: &str,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<()> {
+    let list = crate::verified::Verified::user();
+    let file = fsio::open_regular(path)?;
+    // Taken before reading: a change made while hashing makes the stamp stale.
+    let stamp = crate::verified::entry(id, &file);
+    if list.contains(id, &file) {
+        return Ok(());
+    }
+    verify_open(file, path, id, progress)?;
+    if let Some(stamp) = stamp {
+        list.remember(stamp);
+    }
+    Ok(())
+}
+
+fn verify_open(
+    mut file: std::fs::File,
+    path: &Path,
+    id: &str,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<()> {
     use std::io::Read;
-    let mut file = fsio::open_regular(path)?;
     let mut hasher = BlobHasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut done = 0u64;

@@ -112,13 +112,14 @@ impl Recorder {
             cupti::read_device(addr, &mut value).map_err(|e| e.to_string())?;
             globals.push((name, value));
         }
-        let inputs = self.snapshot(&sources)?;
+        let input = self.snapshot(spec.context, &sources, &on_device(&kinds))?;
         Ok(Ok(Pending {
             spec,
             device,
             sources,
             kinds,
-            inputs,
+            inputs: input.ids,
+            cost: input.cost,
             image,
             globals,
             objects,
@@ -132,10 +133,11 @@ impl Recorder {
     pub(crate) fn record_after(&self, p: Pending) -> Result<(), String> {
         cupti::synchronize().map_err(|e| e.to_string())?;
         let elapsed = p.started.elapsed().as_nanos() as u64;
-        let outputs = if self.cfg.output {
-            Some(self.snapshot(&p.sources)?)
+        let (outputs, cost) = if self.cfg.output {
+            let out = self.snapshot(p.spec.context, &p.sources, &on_device(&p.kinds))?;
+            (Some(out.ids), p.cost.add(out.cost))
         } else {
-            None
+            (None, p.cost)
         };
         let image_file = p.image.file_name();
         let segments: Vec<(u64, u64, SegmentKind)> = p
@@ -182,7 +184,7 @@ impl Recorder {
             st.stats.recorded += 1;
             st.rows.push((
                 ReportRow {
-                    json_file: json,
+                    json_file: json.clone(),
                     kernel_name: key.kernel.clone(),
                     time_ns: Some(elapsed),
                     occurrences: None,
@@ -191,7 +193,7 @@ impl Recorder {
             ));
         }
         self.write_report();
-        self.send_progress("instance", None);
+        self.send_cost(&json, cost);
         Ok(())
     }
 
@@ -264,6 +266,14 @@ impl Recorder {
         }
         Ok(out)
     }
+}
+
+/// Which sources are device memory (fingerprinted on the GPU before anything is copied).
+fn on_device(kinds: &[SegmentKind]) -> Vec<bool> {
+    kinds
+        .iter()
+        .map(|k| matches!(k, SegmentKind::Device))
+        .collect()
 }
 
 /// Parameter words the driver knows as CUDA memory (device, host or managed) but that lie

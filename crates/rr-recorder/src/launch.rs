@@ -34,10 +34,39 @@ pub struct Pending {
     pub(crate) sources: Vec<Source>,
     pub(crate) kinds: Vec<SegmentKind>,
     pub(crate) inputs: Vec<String>,
+    /// What the input snapshot cost.
+    pub(crate) cost: Cost,
     pub(crate) image: Arc<Image>,
     pub(crate) globals: Vec<(String, Vec<u8>)>,
     pub(crate) objects: Vec<ObjectArg>,
     pub(crate) outside: Vec<OutsideWord>,
     pub(crate) unreplayable: Option<String>,
     pub(crate) started: Instant,
+}
+
+/// A snapshot's blob ids, and what taking it cost.
+pub struct Stored {
+    pub ids: Vec<String>,
+    pub cost: Cost,
+}
+
+/// The cost of snapshots: time, bytes snapshot, bytes copied to the host (the others were
+/// known by their fingerprint on the GPU) and bytes written (new contents).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    pub seconds: f64,
+    pub bytes: u64,
+    pub copied: u64,
+    pub written: u64,
+}
+
+impl Cost {
+    pub fn add(self, o: Cost) -> Cost {
+        Cost {
+            seconds: self.seconds + o.seconds,
+            bytes: self.bytes.saturating_add(o.bytes),
+            copied: self.copied.saturating_add(o.copied),
+            written: self.written.saturating_add(o.written),
+        }
+    }
 }

@@ -15,6 +15,7 @@ pub use rr_format::record_config as config;
 pub mod graphs;
 mod hooks;
 pub mod images;
+mod known;
 mod launch;
 pub mod memory;
 pub mod objects;

@@ -186,6 +186,38 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
         }
         Ok(stored)
     }
+
+    /// Hash and write in one pass, for contents that are likely new (their fingerprint was
+    /// not known): each segment goes to a temporary file while it is hashed, and is renamed to
+    /// its id, or dropped when a blob of that id is stored already. Returns the ids and the
+    /// bytes written.
+    pub fn hash_and_store(
+        &mut self,
+        dev: &dyn DeviceMemory,
+        store: &BlobStore,
+        segments: &[Source],
+    ) -> Result<(Vec<String>, u64), String> {
+        if segments.is_empty() {
+            return Ok((Vec::new(), 0));
+        }
+        let sinks = segments
+            .iter()
+            .map(|s| {
+                let w = store.writer(s.size()).map_err(|e| e.to_string())?;
+                Ok(HashWriting(BlobHasher::new(), w))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let mut ids = Vec::with_capacity(segments.len());
+        let mut stored = 0;
+        for (sink, seg) in self.run(dev, segments, sinks)?.into_iter().zip(segments) {
+            let id = sink.0.finish();
+            if !store.contains(&id, seg.size()) {
+                stored += sink.1.commit(store, &id).map_err(|e| e.to_string())?;
+            }
+            ids.push(id);
+        }
+        Ok((ids, stored))
+    }
 }
 
 /// What a worker does with a segment's chunks.
@@ -199,6 +231,15 @@ impl Sink for Hashing {
     fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
         self.0.update(bytes);
         Ok(())
+    }
+}
+
+struct HashWriting(BlobHasher, rr_format::store::BlobWriter);
+
+impl Sink for HashWriting {
+    fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.0.update(bytes);
+        self.1.write(bytes).map_err(|e| e.to_string())
     }
 }
 
@@ -270,6 +311,19 @@ mod tests {
                 .is_err(),
             "read errors surface"
         );
+        assert_eq!(staging.buffers.len(), 3);
+
+        // One pass: the same ids, each blob written once, nothing left behind when stored.
+        let d = tempfile::tempdir().unwrap();
+        let store = BlobStore::open(d.path()).unwrap();
+        let (one_pass, written) = staging.hash_and_store(&dev, &store, &segs).unwrap();
+        assert_eq!(one_pass, ids);
+        assert_eq!(written, (1 << 20) + 4096);
+        assert_eq!(std::fs::read(store.path(&ids[0])).unwrap(), &mem[..1 << 20]);
+        let again = staging.hash_and_store(&dev, &store, &segs).unwrap();
+        assert_eq!(again, (ids.clone(), 0), "stored already: nothing written");
+        let files = std::fs::read_dir(d.path().join("blobs")).unwrap().count();
+        assert_eq!(files, 2, "two distinct blobs, no temporary file left");
         assert_eq!(staging.buffers.len(), 3);
     }
 }

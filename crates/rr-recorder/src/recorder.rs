@@ -31,7 +31,8 @@ use rr_format::store::BlobStore;
 use crate::config::Config;
 use crate::graphs::Graphs;
 use crate::images::Images;
-use crate::launch::{LaunchSpec, Pending};
+use crate::known::Known;
+use crate::launch::{Cost, LaunchSpec, Pending, Stored};
 use crate::memory::Allocations;
 use crate::objects::Objects;
 use crate::pipeline::{DeviceMemory, Source, Staging};
@@ -129,6 +130,8 @@ pub struct Recorder {
     after_stop: AtomicU64,
     pub(crate) state: Mutex<State>,
     staging: Mutex<Option<Staging<PinnedBuffer>>>,
+    /// Fingerprints of the device memory stored so far (locked after `staging`).
+    known: Mutex<Known>,
     progress: Option<UnixDatagram>,
 }
 
@@ -143,6 +146,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Recorder {
     pub fn new(cfg: Config, dir: PathBuf, store: BlobStore) -> Recorder {
+        let known = if cfg.fingerprints {
+            Known::default()
+        } else {
+            Known::disabled()
+        };
         let progress = cfg.progress.as_ref().and_then(|path| {
             let s = UnixDatagram::unbound().ok()?;
             s.set_nonblocking(true).ok()?;
@@ -162,6 +170,7 @@ impl Recorder {
             after_stop: AtomicU64::new(0),
             state: Mutex::new(state),
             staging: Mutex::new(None),
+            known: Mutex::new(known),
             progress,
         }
     }
@@ -196,6 +205,22 @@ impl Recorder {
     }
 
     pub(crate) fn send_progress(&self, event: &str, message: Option<&str>) {
+        self.send(event, message, None);
+    }
+
+    /// An instance was written: the progress line, with what its snapshots cost.
+    pub(crate) fn send_cost(&self, json: &str, cost: Cost) {
+        let cost = serde_json::json!({
+            "json": json,
+            "seconds": cost.seconds,
+            "bytes": cost.bytes,
+            "copied": cost.copied,
+            "written": cost.written,
+        });
+        self.send("instance", None, Some(cost));
+    }
+
+    fn send(&self, event: &str, message: Option<&str>, cost: Option<serde_json::Value>) {
         let Some(sock) = &self.progress else { return };
         let (instances, bytes, stored, summary) = {
             let st = lock(&self.state);
@@ -216,6 +241,7 @@ impl Recorder {
             "stored_bytes": stored,
             "message": message,
             "summary": summary,
+            "cost": cost,
         });
         // Best effort: a full socket drops a progress line, never blocks the program.
         let _ = sock.send(line.to_string().as_bytes());
@@ -282,23 +308,77 @@ impl Recorder {
         Ok(guard)
     }
 
-    /// Hash the sources and store the blobs not stored yet; returns their ids.
-    pub(crate) fn snapshot(&self, sources: &[Source]) -> Result<Vec<String>, String> {
+    /// Store the blobs of the sources not stored yet; returns their ids and what it cost.
+    /// Device sources whose fingerprint (computed on the GPU) is known are not copied at all;
+    /// the others are hashed on the host, and written when new. `device[i]`: source `i` is
+    /// device memory of `context`.
+    pub(crate) fn snapshot(
+        &self,
+        context: u64,
+        sources: &[Source],
+        device: &[bool],
+    ) -> Result<Stored, String> {
+        let started = std::time::Instant::now();
         let mut guard = self.staging()?;
         let staging = guard.as_mut().ok_or("no staging buffers")?;
-        let ids = staging.hash(&Gpu, sources)?;
+        let mut known = lock(&self.known);
+        let (looked, note) = known.look_up(context, sources, device);
+        if let Some(note) = note {
+            self.note(&note);
+        }
         if let Some(budget) = self.cfg.budget {
             if lock(&self.state).stored_bytes >= budget {
                 return Err(format!("the byte budget ({budget} bytes) is used up"));
             }
         }
-        let stored = staging
-            .store(&Gpu, &self.store, sources, &ids)
-            .map_err(|e| format!("{e} (is the disk full?)"))?;
+        // Device memory whose fingerprint is new is most likely new content: hashed while it is
+        // written, in one pass. The rest (host memory, arrays, or without fingerprints) is
+        // hashed first and written only when its blob is not stored yet.
+        let (fresh, other): (Vec<usize>, Vec<usize>) = (0..sources.len())
+            .filter(|&i| looked.ids[i].is_none())
+            .partition(|&i| looked.prints[i].is_some());
+        let pick = |idx: &[usize]| idx.iter().map(|&i| sources[i]).collect::<Vec<Source>>();
+        let (fresh_sources, other_sources) = (pick(&fresh), pick(&other));
+        let err = |e: String| format!("{e} (is the disk full?)");
+        let (fresh_ids, mut written) = staging
+            .hash_and_store(&Gpu, &self.store, &fresh_sources)
+            .map_err(err)?;
+        let other_ids = staging.hash(&Gpu, &other_sources)?;
+        written += staging
+            .store(&Gpu, &self.store, &other_sources, &other_ids)
+            .map_err(err)?;
+        let mut ids = looked.ids;
+        for (&i, id) in fresh.iter().zip(fresh_ids) {
+            if let Some(print) = looked.prints[i] {
+                known.remember(print, sources[i].size(), &id);
+            }
+            ids[i] = Some(id);
+        }
+        for (&i, id) in other.iter().zip(other_ids) {
+            ids[i] = Some(id);
+        }
+        let copied_bytes: u64 = fresh_sources
+            .iter()
+            .chain(&other_sources)
+            .map(Source::size)
+            .sum();
+        let ids = ids
+            .into_iter()
+            .collect::<Option<Vec<String>>>()
+            .ok_or("a snapshot segment got no blob id")?;
+        let bytes: u64 = sources.iter().map(Source::size).sum();
         let mut st = lock(&self.state);
-        st.stored_bytes += stored;
-        st.snapshot_bytes += sources.iter().map(Source::size).sum::<u64>();
-        Ok(ids)
+        st.stored_bytes += written;
+        st.snapshot_bytes += bytes;
+        Ok(Stored {
+            ids,
+            cost: Cost {
+                seconds: started.elapsed().as_secs_f64(),
+                bytes,
+                copied: copied_bytes,
+                written,
+            },
+        })
     }
 
     /// The selection rules' decision for one launch (counted), under the lock.

@@ -11,16 +11,16 @@ use std::io::IsTerminal;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-use humansize::{format_size, BINARY};
+use std::time::Duration;
 
 use crate::cli::{LaunchHooks, RecordArgs, SnapshotMode};
 use crate::error::{Error, Result};
 use crate::output;
 
 mod paths;
+mod progress;
 use paths::{find_program, is_shared_object};
+use progress::Progress;
 
 const LIBRARY: &str = "librr_recorder.so";
 
@@ -107,7 +107,7 @@ fn recorder_env(
 ) -> Vec<(&'static str, OsString)> {
     let text = |s: &str| Some(OsString::from(s));
     let number = |n: Option<u64>| n.map(|n| OsString::from(n.to_string()));
-    let vars: [(&'static str, Option<OsString>); 16] = [
+    let vars: [(&'static str, Option<OsString>); 17] = [
         ("CUDA_INJECTION64_PATH", Some(lib.into())),
         ("RR_TUI_RECORD_DIR", Some(dir.into())),
         (
@@ -118,6 +118,14 @@ fn recorder_env(
         (
             "RR_TUI_RECORD_OUTPUT",
             text(if args.no_output { "false" } else { "true" }),
+        ),
+        (
+            "RR_TUI_RECORD_FINGERPRINTS",
+            text(if args.no_fingerprints {
+                "false"
+            } else {
+                "true"
+            }),
         ),
         ("RR_TUI_RECORD_SKIP", number(Some(args.skip))),
         (
@@ -331,147 +339,5 @@ fn print_report(path: &Path) {
     match rr_format::fsio::read_limited(path, rr_format::fsio::MAX_REPORT_BYTES, "report") {
         Ok(bytes) => output::lines(String::from_utf8_lossy(&bytes).lines()),
         Err(e) => output::error_line(&format!("rr-tui record: --report: {e}")),
-    }
-}
-
-/// What the recorders said, summed over processes.
-struct Progress {
-    tty: bool,
-    state: std::cell::RefCell<ProgressState>,
-}
-
-#[derive(Default)]
-struct ProgressState {
-    by_pid: std::collections::HashMap<u64, (u64, u64, u64)>,
-    /// Each process's latest account of its launches.
-    summaries: std::collections::HashMap<u64, rr_format::report::RecorderSummary>,
-    messages: Vec<String>,
-    last_line: Option<Instant>,
-    changed: bool,
-}
-
-impl Progress {
-    fn new(tty: bool) -> Progress {
-        Progress {
-            tty,
-            state: Default::default(),
-        }
-    }
-
-    fn totals(st: &ProgressState) -> (u64, u64, u64) {
-        st.by_pid
-            .values()
-            .fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
-    }
-
-    /// Read what arrived (waiting up to the socket's timeout) and print a line at most once a
-    /// second, only when something changed.
-    fn poll(&self, sock: &UnixDatagram) {
-        let mut buf = [0u8; 4096];
-        let mut st = self.state.borrow_mut();
-        while let Ok(n) = sock.recv(&mut buf) {
-            let Ok(v) = serde_json::from_slice::<serde_json::Value>(&buf[..n]) else {
-                continue;
-            };
-            let num = |k: &str| v[k].as_u64().unwrap_or(0);
-            st.by_pid.insert(
-                num("pid"),
-                (num("instances"), num("snapshot_bytes"), num("stored_bytes")),
-            );
-            if let Ok(sum) = serde_json::from_value(v["summary"].clone()) {
-                st.summaries.insert(num("pid"), sum);
-            }
-            if let Some(m) = v["message"].as_str() {
-                st.messages.push(m.to_string());
-            }
-            st.changed = true;
-            if sock.set_nonblocking(true).is_err() {
-                break;
-            }
-        }
-        let _ = sock.set_nonblocking(false);
-        let due = st
-            .last_line
-            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-        if self.tty && st.changed && due {
-            let (n, bytes, stored) = Self::totals(&st);
-            output::error_line(&format!(
-                "rr-tui record: {n} instance(s), {} of device memory recorded, {} written",
-                format_size(bytes, BINARY),
-                format_size(stored, BINARY)
-            ));
-            st.last_line = Some(Instant::now());
-            st.changed = false;
-        }
-    }
-
-    fn summary(&self, dir: &Path) {
-        let st = self.state.borrow();
-        let (n, bytes, stored) = Self::totals(&st);
-        let dir = rr_format::text::visible_path(dir);
-        if st.by_pid.is_empty() {
-            output::error_line(&format!(
-                "rr-tui record: nothing recorded: {}",
-                match rr_engine::replay::driver_usable() {
-                    Err(_) =>
-                        "this machine has no usable CUDA driver (libcuda.so.1 could not be \
-                               loaded, or is older than CUDA 12.8), so the program ran without CUDA"
-                            .to_string(),
-                    Ok(()) => "the program did not initialise CUDA, or the recorder could not \
-                               start (it says why on stderr when it cannot)"
-                        .to_string(),
-                }
-            ));
-            return;
-        }
-        output::error_line(&format!(
-            "rr-tui record: {n} instance(s) from {} process(es) in {dir}: {} of device memory recorded, {} written; \
-             explore with `rr-tui {dir}`",
-            st.by_pid.len(),
-            format_size(bytes, BINARY),
-            format_size(stored, BINARY)
-        ));
-        let total = rr_format::report::RecorderSummary::sum(st.summaries.values());
-        if !st.summaries.is_empty() {
-            for line in total.lines() {
-                output::error_line(&format!("rr-tui record: {line}"));
-            }
-        }
-    }
-
-    /// What a replay of the recorded instances would stumble on: arguments pointing outside the
-    /// recorded memory, and instances that cannot be replayed (the rules `check` and `replay`
-    /// apply), for the directory and the per-process directories below it.
-    fn warnings(&self, dir: &Path) {
-        const MAX_LINES: usize = 20;
-        let mut lines = Vec::new();
-        // The directory and the per-process and per-rank recordings below it, as one.
-        if let Ok(rd) = rr_format::RecordDir::open(dir) {
-            for inst in &rd.instances {
-                let json = inst.files.json();
-                let Ok(desc) = rr_format::Descriptor::read(&json) else {
-                    continue;
-                };
-                let name = rr_format::text::visible_path(&json);
-                for w in rr_format::memory::outside_words(&desc) {
-                    lines.push(format!(
-                        "{name}: {}",
-                        rr_format::memory::describe_outside(&desc, &w)
-                    ));
-                }
-                if let Some(why) = desc.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
-                    lines.push(format!("{name}: cannot be replayed: {why}"));
-                }
-            }
-        }
-        for l in lines.iter().take(MAX_LINES) {
-            output::error_line(&format!("rr-tui record: warning: {l}"));
-        }
-        if lines.len() > MAX_LINES {
-            output::error_line(&format!(
-                "rr-tui record: warning: {} more (rr-tui check lists them all)",
-                lines.len() - MAX_LINES
-            ));
-        }
     }
 }

@@ -1,6 +1,8 @@
 //! Replay events as the user sees them: one JSON object per line (`--json`, the explorer's and
 //! the tuner's protocol), or text modelled on `llvm-omp-kernel-replay`.
 
+use std::io::IsTerminal;
+
 use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::verify;
 use rr_format::demangle;
@@ -41,6 +43,12 @@ impl Printer {
             Event::Phase { name, detail } if matches!(name.as_str(), "warning" | "calibration" | "note") => {
                 output::line(&format!("{PREFIX} {name}: {detail}"))
             }
+            // Long loads say how far they are, where a person watches.
+            Event::Phase { name, detail } if name == "loading" => {
+                if std::io::stderr().is_terminal() {
+                    output::error_line(&format!("{PREFIX} loading the recorded input: {detail}"));
+                }
+            }
             Event::Phase { .. } => {}
             Event::Restore { bytes, seconds, gb_per_s, between_reps } => output::line(&format!(
                 "{PREFIX} Restored {bytes} bytes in {:.3} ms ({gb_per_s:.1} GB/s); {}",
@@ -70,8 +78,9 @@ impl Printer {
             Event::Verify(v) => {
                 if v.passed {
                     output::line(&format!(
-                        "{PREFIX} Replay done, device memory verified{}",
-                        if v.mode == "bytes" { String::new() } else { format!(" ({})", v.mode) }
+                        "{PREFIX} Replay done, device memory verified{}{}",
+                        if v.mode == "bytes" { String::new() } else { format!(" ({})", v.mode) },
+                        if v.on_device { " (equal fingerprints computed on the GPU)" } else { "" }
                     ));
                 } else {
                     output::error_line(&format!("{PREFIX} Error: replay device memory failed to verify"));

@@ -44,13 +44,44 @@ impl ReplayInstance {
     /// blob overwritten after recording would be replayed as if recorded). Reads every byte of
     /// them, so the command that restores does it once (`replay`, `tune`), not every loader
     /// (the explorer's checks, each tuning engine).
+    /// Hash every blob of the instance against its name, several at a time (a model-sized
+    /// instance holds tens of GiB; one thread hashes about 6 GB/s out of the page cache).
     pub fn verify_blobs(&self) -> Result<()> {
-        for (id, path) in rr_format::store::blobs_of(&self.files, &self.descriptor) {
-            if rr_format::fsio::regular_len(&path).is_ok() {
-                rr_format::store::verify_blob(&path, &id, &mut |_| true)?;
+        let blobs: Vec<_> = rr_format::store::blobs_of(&self.files, &self.descriptor)
+            .into_iter()
+            .filter(|(_, path)| rr_format::fsio::regular_len(path).is_ok())
+            .collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed = std::sync::Mutex::new(None);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for _ in 0..super::loading::threads().min(blobs.len()) {
+                scope.spawn(|| {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((id, path)) = blobs.get(i) else {
+                            break;
+                        };
+                        let keep_going = || !stop.load(std::sync::atomic::Ordering::SeqCst);
+                        if let Err(e) =
+                            rr_format::store::verify_blob_once(path, id, &mut |_| keep_going())
+                        {
+                            // The error first, then the stop: an error caused by the stop
+                            // ("interrupted") can only come second.
+                            failed
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert((i, e));
+                            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                });
             }
+        });
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e.into()),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     pub fn load(json: &Path, supplied: &Supplied) -> Result<ReplayInstance> {
@@ -208,6 +239,45 @@ impl ReplayInstance {
         self.of_kind(|k| *k == SegmentKind::Device || (as_device && *k == SegmentKind::Host))
             .map(|s| (s.addr, s.offset as usize, s.size as usize))
             .collect()
+    }
+
+    /// For each range of [`ReplayInstance::copies`], whether the recorded output is the same
+    /// blob as the recorded input (the kernel left it as it was); `None` when the record does
+    /// not say (no blob ids, or no output recorded).
+    pub fn unchanged_copies(&self) -> Option<Vec<bool>> {
+        self.copy_contents()?
+            .into_iter()
+            .map(|c| c.output.as_ref().map(|out| *out == c.input))
+            .collect()
+    }
+
+    /// The input blob id of each range of [`ReplayInstance::copies`] (`None`: no blob ids).
+    pub fn copy_inputs(&self) -> Option<Vec<&str>> {
+        Some(
+            self.copy_contents()?
+                .into_iter()
+                .map(|c| c.input.as_str())
+                .collect(),
+        )
+    }
+
+    /// The blob ids of each range of [`ReplayInstance::copies`], in the same order.
+    fn copy_contents(&self) -> Option<Vec<&rr_format::descriptor::SegmentContent>> {
+        let content = self.descriptor.cuda.as_ref()?.content.as_ref()?;
+        if content.len() != self.segments.len() {
+            return None;
+        }
+        let as_device = self.host_as_device;
+        Some(
+            self.segments
+                .iter()
+                .zip(content)
+                .filter(|(s, _)| {
+                    s.kind == SegmentKind::Device || (as_device && s.kind == SegmentKind::Host)
+                })
+                .map(|(_, c)| c)
+                .collect(),
+        )
     }
 
     /// `(host address, offset in the snapshot, length)` of every segment in host memory.

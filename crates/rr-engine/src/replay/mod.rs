@@ -11,6 +11,7 @@ pub mod child;
 pub mod instance;
 pub mod launch;
 pub mod legacy;
+mod loading;
 pub mod objects;
 pub mod plan;
 pub mod protocol;
@@ -19,6 +20,7 @@ pub mod session;
 pub mod stats;
 pub mod timing;
 pub mod verify;
+mod verify_device;
 pub mod watchdog;
 
 pub use instance::ReplayInstance;

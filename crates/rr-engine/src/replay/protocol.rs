@@ -151,6 +151,9 @@ pub struct VerifyOutcome {
     pub first_ranges: Vec<[u64; 2]>,
     /// Regions (arguments, segments) with differences, within tolerance included.
     pub regions: Vec<RegionReport>,
+    /// Shown equal by fingerprints computed on the GPU, without copying the memory back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_device: bool,
 }
 
 impl Tagged {
@@ -227,6 +230,7 @@ mod tests {
                 differing_ranges: 1,
                 first_ranges: vec![[2, 1]],
                 regions: vec![],
+                on_device: false,
             }),
         ];
         for (i, event) in events.into_iter().enumerate() {

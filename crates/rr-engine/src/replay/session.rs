@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use rr_cuda::timing::Probes;
+use rr_cuda::upload::UploadError;
 use rr_cuda::{
     nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, HostMemory,
     LaunchConfig, Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
@@ -24,6 +25,7 @@ use super::launch;
 use super::objects::{self, ReplayObjects};
 use super::protocol::{ErrorKind, Event};
 use super::timing::{Measurement, TimingPolicy};
+use super::verify_device::DeviceVerifier;
 use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
@@ -140,6 +142,9 @@ pub struct Session {
     input_len: u64,
     /// Memory differs from the recorded input (a kernel ran since the last restore).
     dirty: bool,
+    /// Verification on the device: not tried yet (`None`), impossible for this record
+    /// (`Some(None)`), or the expected fingerprints with the recorded output's mapping.
+    verifier: Option<Option<(DeviceVerifier, crate::snapshot::Snapshot)>>,
     context: Context,
 }
 
@@ -268,23 +273,34 @@ impl Session {
                 ),
             ));
         }
-        let host = PinnedBuffer::copy_of(input.bytes())?;
-        input.check_intact()?;
-        drop(input);
         let copies = inst.copies();
         let host_copies = inst.host_copies();
+        let bytes = input.bytes();
         let side_input: Vec<(usize, Vec<u8>)> = host_copies
             .iter()
-            .map(|&(_, off, len)| (off, host.as_slice()[off..off + len].to_vec()))
-            .chain(
-                objects
-                    .arrays
-                    .iter()
-                    .map(|&(_, off, len)| (off, host.as_slice()[off..off + len].to_vec())),
-            )
+            .map(|&(_, off, len)| (off, len))
+            .chain(objects.arrays.iter().map(|&(_, off, len)| (off, len)))
+            .map(|(off, len)| (off, bytes[off..off + len].to_vec()))
             .collect();
         let t = Instant::now();
-        memory.upload(&stream, &host_slices(&copies, host.as_slice()))?;
+        let inputs = inst.copy_inputs();
+        let (upload, on_device) = super::loading::dedupe(&copies, inputs.as_deref());
+        let total = upload.iter().map(|c| c.2 as u64).sum();
+        let mut loading = super::loading::Loading::new(total, progress);
+        memory
+            .upload_streamed(
+                &stream,
+                &upload,
+                &super::loading::SnapshotSource(&input),
+                super::loading::threads(),
+                &mut |done| loading.done(done),
+            )
+            .map_err(|e| match e {
+                UploadError::Cuda(e) => Error::Cuda(e),
+                UploadError::Source(e) => e,
+            })?;
+        memory.copy_within(&stream, &on_device)?;
+        input.check_intact()?;
         let first_restore = t.elapsed().as_secs_f64();
         restore_side(&host_mem, &host_copies, &objects, &side_input)?;
         let pristine = if !keep_pristine || inst.input_len == 0 {
@@ -296,9 +312,12 @@ impl Session {
                 memory.save_to(&stream, &buf, &copies)?;
                 Pristine::Device(buf)
             } else {
+                let host = PinnedBuffer::copy_of(input.bytes())?;
+                input.check_intact()?;
                 Pristine::Host(host)
             }
         };
+        drop(input);
         progress(Event::Restore {
             bytes: inst.input_len,
             seconds: first_restore,
@@ -363,6 +382,7 @@ impl Session {
             copies,
             input_len: inst.input_len,
             dirty: false,
+            verifier: None,
             context,
         })
     }
@@ -587,6 +607,86 @@ impl Session {
             samples.push(s);
         }
         Ok(samples)
+    }
+
+    /// Whether the replayed memory equals the recorded output, shown without copying the device
+    /// memory back ([`super::verify_device`]). `false` means "not shown": something differs,
+    /// or the record lacks what it needs; the caller then compares on the host.
+    pub fn equal_on_device(&mut self, inst: &ReplayInstance) -> Result<bool> {
+        if self.verifier.is_none() {
+            let input_at = match &self.pristine {
+                Pristine::Device(buf) => {
+                    Some(self.copies.iter().map(|c| buf.ptr() + c.1 as u64).collect())
+                }
+                _ => None,
+            };
+            self.verifier = Some(match input_at {
+                Some(at) => self.device_verifier(inst, at)?,
+                None => None,
+            });
+        }
+        let Some(Some((verifier, output))) = &mut self.verifier else {
+            return Ok(false);
+        };
+        if !verifier
+            .device_equal(&self.memory, &self.copies)
+            .unwrap_or(false)
+        {
+            return Ok(false);
+        }
+        // Host segments and arrays are small: compared on the host.
+        for &(addr, off, len) in &self.host_copies {
+            let mut now = vec![0u8; len];
+            self.host.read(addr, &mut now)?;
+            if now != output.window(off as u64, len) {
+                return Ok(false);
+            }
+        }
+        for (array, off, len) in &self.objects.arrays {
+            let mut now = vec![0u8; *len];
+            array.download(&mut now)?;
+            if now != output.window(*off as u64, *len) {
+                return Ok(false);
+            }
+        }
+        output.check_intact()?;
+        Ok(true)
+    }
+
+    /// Get ready to verify on the device while the recorded input is still in place: call
+    /// before the first launch when the session keeps no device copy of the input.
+    pub fn prepare_device_verification(&mut self, inst: &ReplayInstance) -> Result<()> {
+        if self.verifier.is_none() && !self.dirty {
+            let at = self.copies.iter().map(|c| c.0).collect();
+            self.verifier = Some(self.device_verifier(inst, at)?);
+        }
+        Ok(())
+    }
+
+    /// The expected fingerprints, the recorded input being at `input_at` (per device range);
+    /// `None` when the record cannot be verified this way.
+    fn device_verifier(
+        &self,
+        inst: &ReplayInstance,
+        input_at: Vec<u64>,
+    ) -> Result<Option<(DeviceVerifier, crate::snapshot::Snapshot)>> {
+        let Some(unchanged) = inst.unchanged_copies() else {
+            return Ok(None);
+        };
+        if unchanged.len() != self.copies.len() {
+            return Ok(None);
+        }
+        let output = open_recorded(&inst.files, &inst.descriptor, Side::Output)?;
+        if output.len() != self.input_len {
+            return Ok(None);
+        }
+        // A fingerprinter that cannot load (a driver too old for its PTX) only means the host
+        // compares.
+        let v = DeviceVerifier::new(&self.copies, &unchanged, &input_at, &output)
+            .ok()
+            .flatten();
+        output.check_intact()?;
+        Ok(v.map(|v| (v, output)))
     }
 
     /// The recorded memory as it is now on the device, laid out as the snapshot files are.

@@ -54,6 +54,25 @@ pub fn verify(
             .map(|r| [r.start, r.end - r.start])
             .collect(),
         regions,
+        on_device: false,
+    }
+}
+
+/// The outcome of a replay shown equal to the recorded output on the device (`len` bytes).
+pub fn equal_on_device(len: u64, typed: Option<&Comparison>) -> VerifyOutcome {
+    VerifyOutcome {
+        passed: true,
+        mode: typed
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "bytes".into()),
+        expected_len: len,
+        replayed_len: len,
+        missing_bytes: 0,
+        differing_bytes: 0,
+        differing_ranges: 0,
+        first_ranges: vec![],
+        regions: vec![],
+        on_device: true,
     }
 }
 

@@ -1,0 +1,238 @@
+//! Large uploads at the link's speed without pinning the whole source: worker threads fill a
+//! small pool of page-locked staging buffers from the source (a memory-mapped snapshot, read
+//! from the page cache or the disk in parallel), and the calling thread queues each filled
+//! buffer's copy to the device and takes the buffer back once its copy is done. Reading and
+//! copying overlap; pieces that read as zeros are cleared on the device instead of copied.
+//!
+//! Only the calling thread makes driver calls (the context is current there); the workers only
+//! copy host memory.
+
+use cudarc::driver::{result, sys};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use crate::error::{check, teardown, Call, CudaError, Result};
+use crate::memory::PinnedBuffer;
+use crate::stream::Stream;
+
+/// Bytes per staging buffer (and per copy).
+pub const STAGE: usize = 32 << 20;
+
+/// Where an upload's bytes come from.
+pub trait UploadSource: Sync {
+    /// Why the source could not be read.
+    type Error: Send;
+    /// Fill `dst` with the source's bytes at `offset` (called on worker threads); the error
+    /// ends the upload.
+    fn fill(&self, offset: usize, dst: &mut [u8]) -> std::result::Result<(), Self::Error>;
+    /// Whether `[offset, offset + len)` reads as zeros (then it is cleared, not copied).
+    fn is_zero(&self, offset: usize, len: usize) -> bool;
+}
+
+/// One copy: `len` bytes (at most [`STAGE`]) from source offset `offset` to device `addr`.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    addr: u64,
+    offset: usize,
+    len: usize,
+}
+
+/// A staging buffer filled with a piece, or why it could not be.
+type Filled<E> = std::result::Result<(Piece, PinnedBuffer), E>;
+
+/// Why an upload failed: the driver, or the source.
+#[derive(Debug)]
+pub enum UploadError<E> {
+    Cuda(CudaError),
+    Source(E),
+}
+
+impl<E> From<CudaError> for UploadError<E> {
+    fn from(e: CudaError) -> Self {
+        UploadError::Cuda(e)
+    }
+}
+
+/// A buffer whose copy is queued, with the event that marks its end.
+struct InFlight {
+    event: sys::CUevent,
+    buffer: PinnedBuffer,
+}
+
+/// Upload `(device address, source offset, length)` ranges the caller owns, then wait.
+/// `threads` workers fill the staging buffers; `progress` is told the bytes done so far.
+pub(crate) fn upload_streamed<S: UploadSource>(
+    stream: &Stream,
+    ranges: &[(u64, usize, usize)],
+    source: &S,
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<(), UploadError<S::Error>> {
+    let mut data = Vec::new();
+    let mut done = 0u64;
+    for &(addr, offset, len) in ranges {
+        let mut at = 0;
+        while at < len {
+            let n = STAGE.min(len - at);
+            let p = Piece {
+                addr: addr + at as u64,
+                offset: offset + at,
+                len: n,
+            };
+            if source.is_zero(p.offset, p.len) {
+                // SAFETY: the caller owns `addr..addr+len`; a device-side fill needs no host
+                // memory to outlive it.
+                unsafe { result::memset_d8_async(p.addr, 0, p.len, stream.raw) }
+                    .call("cuMemsetD8Async")?;
+                done += n as u64;
+            } else {
+                data.push(p);
+            }
+            at += n;
+        }
+    }
+    progress(done);
+    let threads = threads.clamp(1, data.len().max(1));
+    let buffers = (0..threads + 4)
+        .map(|_| PinnedBuffer::new(STAGE))
+        .collect::<Result<Vec<_>>>()?;
+    let (free_tx, free_rx) = mpsc::channel::<PinnedBuffer>();
+    for b in buffers {
+        // The receiver lives until the workers are done: sending cannot fail here.
+        free_tx.send(b).ok();
+    }
+    let free_rx = Mutex::new(free_rx);
+    let (filled_tx, filled_rx) = mpsc::channel::<Filled<S::Error>>();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let filled_tx = filled_tx.clone();
+            let (free_rx, next, stop, data) = (&free_rx, &next, &stop, &data);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&p) = data.get(i) else { break };
+                let buffer = match free_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => break,
+                };
+                let Ok(mut buffer) = buffer else { break };
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let filled = match source.fill(p.offset, &mut buffer.as_mut_slice()[..p.len]) {
+                    Ok(()) => Ok((p, buffer)),
+                    Err(e) => Err(e),
+                };
+                let failed = filled.is_err();
+                if filled_tx.send(filled).is_err() || failed {
+                    break;
+                }
+            });
+        }
+        drop(filled_tx);
+        let result = queue_copies(stream, &data, &filled_rx, &free_tx, done, progress);
+        // Workers blocked on a free buffer wake up when the channel closes.
+        stop.store(true, Ordering::Relaxed);
+        drop(free_tx);
+        result
+    });
+    // Every queued copy has finished before the buffers go (also after an error).
+    let synced = stream.synchronize();
+    outcome.and(synced.map_err(UploadError::Cuda))
+}
+
+/// The calling thread's part: queue the copy of each filled buffer, recycle buffers whose copy
+/// is done.
+fn queue_copies<E>(
+    stream: &Stream,
+    data: &[Piece],
+    filled: &mpsc::Receiver<Filled<E>>,
+    free: &mpsc::Sender<PinnedBuffer>,
+    mut done: u64,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<(), UploadError<E>> {
+    let mut in_flight: VecDeque<InFlight> = VecDeque::new();
+    let mut queued = 0;
+    let result = (|| {
+        while queued < data.len() {
+            // Buffers whose copy finished go back to the workers.
+            while let Some(front) = in_flight.front() {
+                // SAFETY: a live event we created.
+                if unsafe { sys::cuEventQuery(front.event) } != sys::CUresult::CUDA_SUCCESS {
+                    break;
+                }
+                let f = in_flight.pop_front().expect("front exists");
+                recycle(f, free);
+            }
+            match filled.recv_timeout(Duration::from_millis(2)) {
+                Ok(Err(why)) => return Err(UploadError::Source(why)),
+                Ok(Ok((p, buffer))) => match queue_one(stream, p, &buffer) {
+                    Ok(event) => {
+                        in_flight.push_back(InFlight { event, buffer });
+                        queued += 1;
+                        done += p.len as u64;
+                        progress(done);
+                    }
+                    Err(e) => {
+                        // The copy may have been queued: it must end before the buffer goes.
+                        teardown(stream.synchronize());
+                        free.send(buffer).ok();
+                        return Err(e.into());
+                    }
+                },
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Workers wait for buffers: give them the oldest one once its copy is done.
+                    if let Some(f) = in_flight.pop_front() {
+                        // SAFETY: a live event we recorded.
+                        let r = unsafe { sys::cuEventSynchronize(f.event) };
+                        recycle(f, free);
+                        check(r, "cuEventSynchronize")?;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        Ok(())
+    })();
+    teardown(stream.synchronize());
+    for f in in_flight {
+        recycle(f, free);
+    }
+    result
+}
+
+/// Queue the copy of `buffer` to `p.addr` and an event after it.
+fn queue_one(stream: &Stream, p: Piece, buffer: &PinnedBuffer) -> Result<sys::CUevent> {
+    // SAFETY: the caller owns `p.addr..p.addr+p.len`; the caller keeps `buffer` alive until the
+    // event recorded after the copy has completed (or the stream synchronised).
+    unsafe { result::memcpy_htod_async(p.addr, &buffer.as_slice()[..p.len], stream.raw) }
+        .call("cuMemcpyHtoDAsync")?;
+    let event =
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).call("cuEventCreate")?;
+    // SAFETY: live event and stream.
+    match unsafe { result::event::record(event, stream.raw) }.call("cuEventRecord") {
+        Ok(()) => Ok(event),
+        Err(e) => {
+            // SAFETY: the event we just created, destroyed once.
+            teardown(check(
+                unsafe { sys::cuEventDestroy_v2(event) },
+                "cuEventDestroy",
+            ));
+            Err(e)
+        }
+    }
+}
+
+/// The buffer back to the workers, its event destroyed (its copy is done or the stream synced).
+fn recycle(f: InFlight, free: &mpsc::Sender<PinnedBuffer>) {
+    // SAFETY: destroys an event we created, once.
+    teardown(check(
+        unsafe { sys::cuEventDestroy_v2(f.event) },
+        "cuEventDestroy",
+    ));
+    // After the workers stopped nobody takes it: then the buffer is simply freed.
+    free.send(f.buffer).ok();
+}
