@@ -154,9 +154,11 @@ driver API or NVRTC, and Python frameworks (PyTorch, JAX, cuBLAS, Triton). Kerne
 graphs (stream capture, torch.compile's reduce-overhead mode, XLA command buffers) are recorded \
 too, and so are the pinned host memory, CUDA arrays and texture/surface objects kernels read. \
 Snapshot contents are stored once per distinct content, with zero pages as holes. APP's output \
-and exit status pass through; progress goes to stderr, and at the end the launches seen, \
-selected and recorded, with each reason others were not, and warnings about instances a replay \
-would stumble on (`rr-tui check DIR` lists them again).\n\n\
+and exit status pass through; progress goes to stderr, and at the end what each instance's \
+snapshots cost (time, bytes copied and new: device memory stored already is told by \
+fingerprints computed on the GPU and not copied), the launches seen, selected and recorded, \
+with each reason others were not, and warnings about instances a replay would stumble on \
+(`rr-tui check DIR` lists them again).\n\n\
 For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
 variables and CUDA_INJECTION64_PATH yourself (README, \"Recording CUDA programs\"); each MPI \
 rank writes DIR/rank-N.",

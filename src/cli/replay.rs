@@ -10,10 +10,16 @@ pub struct ReplayArgs {
     /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of
     /// LLVM 16–22).
     pub descriptor: PathBuf,
-    /// Compare replayed memory with .record_output, or a legacy record's .original.output
-    /// (byte for byte unless --tolerance).
+    /// Compare replayed memory with the recorded output (.record_output, blobs, or a legacy
+    /// record's .original.output), byte for byte unless --tolerance. An rr-tui record is first
+    /// compared by 128-bit fingerprints computed on the GPU; only a replay they do not show
+    /// equal is read back and compared on the host.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify, read everything back and compare it on the host even when the
+    /// fingerprints computed on the GPU are equal.
+    #[arg(long)]
+    pub verify_on_host: bool,
     /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
     #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
@@ -102,6 +108,7 @@ impl ReplayArgs {
                 (None, true) => Verify::Bytes,
                 (None, false) => Verify::No,
             },
+            verify_on_host: self.verify_on_host,
             save_output: self.save_output,
             output_dir: self.output_dir.clone(),
             run_id: self.run_id,

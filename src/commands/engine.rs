@@ -65,6 +65,7 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             map: MemoryMap::new(d, inst.input_len),
             output: open_recorded(&inst.files, d, Side::Output).map_err(setup_error)?,
             typed: verify.typed().copied(),
+            instance: &inst,
         })
     } else {
         None

@@ -2,7 +2,7 @@
 # Issue 20's benchmark: a model-sized process (GIB GiB resident, five small kernels) recorded
 # and replayed, against the limits the hardware sets, measured in the same run.
 #
-#   bash tests/gpu/bench-model.sh RR-TUI [GIB]     (GPU machine; needs PyTorch and ~2×GIB of disk)
+#   bash tests/gpu/bench-model.sh RR-TUI [GIB]     (GPU machine; needs PyTorch and about 1.5×GIB of disk)
 #
 # Prints, for each case: the program's time plain and recorded, record's per-instance costs,
 # bytes written; for a replay of one small kernel: the sequential read rate of its files from

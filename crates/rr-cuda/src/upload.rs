@@ -39,8 +39,16 @@ struct Piece {
     len: usize,
 }
 
-/// A staging buffer filled with a piece, or why it could not be.
-type Filled<E> = std::result::Result<(Piece, PinnedBuffer), E>;
+/// What a worker hands back. Every buffer comes back to the calling thread, which frees what
+/// is left over: page-locked memory is freed where the context is current.
+enum Filled<E> {
+    /// A buffer filled with a piece.
+    Piece(Piece, PinnedBuffer),
+    /// Why the piece could not be read.
+    Failed(E, PinnedBuffer),
+    /// A buffer taken after the upload stopped.
+    Unused(PinnedBuffer),
+}
 
 /// Why an upload failed: the driver, or the source.
 #[derive(Debug)]
@@ -119,15 +127,16 @@ pub(crate) fn upload_streamed<S: UploadSource>(
                     Err(_) => break,
                 };
                 let Ok(mut buffer) = buffer else { break };
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let filled = match source.fill(p.offset, &mut buffer.as_mut_slice()[..p.len]) {
-                    Ok(()) => Ok((p, buffer)),
-                    Err(e) => Err(e),
+                let filled = if stop.load(Ordering::Relaxed) {
+                    Filled::Unused(buffer)
+                } else {
+                    match source.fill(p.offset, &mut buffer.as_mut_slice()[..p.len]) {
+                        Ok(()) => Filled::Piece(p, buffer),
+                        Err(e) => Filled::Failed(e, buffer),
+                    }
                 };
-                let failed = filled.is_err();
-                if filled_tx.send(filled).is_err() || failed {
+                let go_on = matches!(filled, Filled::Piece(..));
+                if filled_tx.send(filled).is_err() || !go_on {
                     break;
                 }
             });
@@ -168,8 +177,12 @@ fn queue_copies<E>(
                 recycle(f, free);
             }
             match filled.recv_timeout(Duration::from_millis(2)) {
-                Ok(Err(why)) => return Err(UploadError::Source(why)),
-                Ok(Ok((p, buffer))) => match queue_one(stream, p, &buffer) {
+                Ok(Filled::Failed(why, buffer)) => {
+                    drop(buffer);
+                    return Err(UploadError::Source(why));
+                }
+                Ok(Filled::Unused(buffer)) => drop(buffer),
+                Ok(Filled::Piece(p, buffer)) => match queue_one(stream, p, &buffer) {
                     Ok(event) => {
                         in_flight.push_back(InFlight { event, buffer });
                         queued += 1;

@@ -7,11 +7,18 @@
 //!
 //! The list lives in `$XDG_CACHE_HOME/rr-tui/verified-blobs` (`~/.cache/…` by default), one
 //! line per blob, a few MiB at most; without a cache directory nothing is remembered.
+//!
+//! The stamp is a heuristic that holds against other users, not against the file's owner: a
+//! write through a shared memory mapping may leave the times as they were (always on tmpfs;
+//! on ext4 until the page is written back). So only blob files that nobody else may write are
+//! remembered or trusted (owned by this user, not writable by group or others, on a local file
+//! system whose times the kernel keeps: not tmpfs, FUSE or network file systems), and the list
+//! itself is used only when it and its directory are this user's alone.
 
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -58,16 +65,26 @@ impl Verified {
         if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_BYTES) {
             std::fs::remove_file(path).ok();
         }
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).ok();
+        let Some(dir) = path.parent() else { return };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .ok();
+        if !private(dir, true) {
+            return;
         }
+        // O_NONBLOCK: a FIFO put there must not block the open.
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(path);
         if let Ok(mut f) = file {
-            f.write_all(format!("{stamp}\n").as_bytes()).ok();
+            if f.metadata().is_ok_and(|m| mine(&m) && m.is_file()) {
+                f.write_all(format!("{stamp}\n").as_bytes()).ok();
+            }
         }
     }
 
@@ -81,6 +98,11 @@ impl Verified {
         let Some(path) = &self.path else {
             return HashSet::new();
         };
+        // A list another user could have written is no evidence.
+        let ours = path.parent().is_some_and(|d| private(d, true)) && private(path, false);
+        if !ours {
+            return HashSet::new();
+        }
         match crate::fsio::read_limited(path, MAX_BYTES, "list of verified blobs") {
             Ok(bytes) => String::from_utf8_lossy(&bytes)
                 .lines()
@@ -91,9 +113,13 @@ impl Verified {
     }
 }
 
-/// What is remembered of blob `id` open as `file`: its id, device, inode, size and times.
+/// What is remembered of blob `id` open as `file`: its id, device, inode, size and times;
+/// `None` for a file others could change without its stamp showing it (see the module).
 pub fn entry(id: &str, file: &File) -> Option<String> {
     let m = file.metadata().ok()?;
+    if !m.is_file() || !mine(&m) || !times_kept(file) {
+        return None;
+    }
     Some(format!(
         "{id} {} {} {} {}.{} {}.{}",
         m.dev(),
@@ -104,6 +130,34 @@ pub fn entry(id: &str, file: &File) -> Option<String> {
         m.ctime(),
         m.ctime_nsec()
     ))
+}
+
+/// Owned by this user, and writable by nobody else.
+fn mine(m: &std::fs::Metadata) -> bool {
+    m.uid() == rustix::process::geteuid().as_raw() && m.mode() & 0o022 == 0
+}
+
+/// `path` (not followed if a link) is this user's alone: a directory when `dir`, else a
+/// regular file.
+fn private(path: &Path, dir: bool) -> bool {
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| mine(&m) && if dir { m.is_dir() } else { m.is_file() })
+}
+
+/// Whether the file system keeps a file's times honestly for this purpose: not tmpfs (a write
+/// through a mapping never touches them), FUSE or network file systems (their server says).
+fn times_kept(file: &File) -> bool {
+    const TMPFS: i64 = 0x0102_1994;
+    const RAMFS: i64 = 0x8584_58f6;
+    const FUSE: i64 = 0x6573_5546;
+    const NFS: i64 = 0x6969;
+    const CIFS: i64 = 0xff53_4d42;
+    const SMB2: i64 = 0xfe53_4d42;
+    match rustix::fs::fstatfs(file) {
+        #[allow(clippy::unnecessary_cast)]
+        Ok(st) => ![TMPFS, RAMFS, FUSE, NFS, CIFS, SMB2].contains(&(st.f_type as i64)),
+        Err(_) => false,
+    }
 }
 
 fn default_path() -> Option<PathBuf> {
@@ -122,9 +176,22 @@ fn default_path() -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+
+    /// A scratch directory on a file system that keeps times (not tmpfs).
+    fn scratch() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let probe = d.path().join("probe");
+        std::fs::write(&probe, b"x").unwrap();
+        if times_kept(&File::open(&probe).unwrap()) {
+            return d;
+        }
+        tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap()
+    }
+
     #[test]
     fn a_blob_is_trusted_until_its_file_changes() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = scratch();
         let blob = dir.path().join("b");
         std::fs::write(&blob, b"abc").unwrap();
         let list = dir.path().join("cache/verified-blobs");
@@ -146,5 +213,75 @@ mod tests {
         assert!(!none.contains("id", &f));
         none.remember(entry("id", &f).unwrap());
         assert!(none.contains("id", &f));
+    }
+
+    #[test]
+    fn only_files_and_lists_nobody_else_may_write_count() {
+        let dir = scratch();
+        let blob = dir.path().join("b");
+        std::fs::write(&blob, b"abc").unwrap();
+        std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(0o664)).unwrap();
+        assert!(
+            entry("id", &File::open(&blob).unwrap()).is_none(),
+            "group-writable blob"
+        );
+        std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let f = File::open(&blob).unwrap();
+        let stamp = entry("id", &f).unwrap();
+        // A list others could have written is no evidence.
+        let cache = dir.path().join("c");
+        std::fs::create_dir(&cache).unwrap();
+        let list = cache.join("verified-blobs");
+        std::fs::write(&list, format!("{stamp}\n")).unwrap();
+        assert!(Verified::at(Some(list.clone())).contains("id", &f));
+        std::fs::set_permissions(&list, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(
+            !Verified::at(Some(list.clone())).contains("id", &f),
+            "world-writable list"
+        );
+        std::fs::set_permissions(&list, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            !Verified::at(Some(list)).contains("id", &f),
+            "world-writable directory"
+        );
+        // A directory that is a link is not written through.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let linked = dir.path().join("linked");
+        std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+        Verified::at(Some(linked.join("verified-blobs"))).remember(stamp.clone());
+        assert!(!elsewhere.join("verified-blobs").exists());
+        // A FIFO at the list's path neither blocks nor is written.
+        let fifo_dir = dir.path().join("f");
+        std::fs::create_dir(&fifo_dir).unwrap();
+        let fifo = fifo_dir.join("verified-blobs");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            Verified::at(Some(fifo.clone())).remember(stamp);
+            assert!(std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo());
+        }
+    }
+
+    #[test]
+    fn blobs_on_tmpfs_are_never_remembered() {
+        let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
+            return; // no /dev/shm here
+        };
+        let blob = d.path().join("b");
+        std::fs::write(&blob, b"abc").unwrap();
+        let f = File::open(&blob).unwrap();
+        let tmpfs = std::process::Command::new("stat")
+            .args(["-f", "-c", "%T"])
+            .arg(d.path())
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+        if tmpfs {
+            assert!(!times_kept(&f));
+            assert!(entry("id", &f).is_none());
+        }
     }
 }

@@ -32,8 +32,12 @@ struct ProgressState {
     changed: bool,
 }
 
-/// Instance costs kept for the end of `record` (each about 100 bytes).
+/// Instance costs kept for the end of `record` (each about 100 bytes, its name cut to
+/// `MAX_NAME`), processes and messages heard: what a misbehaving recorder sends stays bounded.
 const MAX_COSTS: usize = 100_000;
+const MAX_NAME: usize = 512;
+const MAX_PROCESSES: usize = 100_000;
+const MAX_MESSAGES: usize = 1_000;
 /// Instances listed one per line at the end; more are summed, with the slowest named.
 const COST_LINES: usize = 12;
 
@@ -57,9 +61,13 @@ impl Progress {
     }
 
     fn totals(st: &ProgressState) -> (u64, u64, u64) {
-        st.by_pid
-            .values()
-            .fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2))
+        st.by_pid.values().fold((0, 0, 0), |a, v| {
+            (
+                a.0.saturating_add(v.0),
+                a.1.saturating_add(v.1),
+                a.2.saturating_add(v.2),
+            )
+        })
     }
 
     /// Read what arrived (waiting up to the socket's timeout) and print a line at most once a
@@ -73,18 +81,30 @@ impl Progress {
                 continue;
             };
             let num = |k: &str| v[k].as_u64().unwrap_or(0);
-            st.by_pid.insert(
-                num("pid"),
-                (num("instances"), num("snapshot_bytes"), num("stored_bytes")),
-            );
-            if let Ok(sum) = serde_json::from_value(v["summary"].clone()) {
-                st.summaries.insert(num("pid"), sum);
+            // Bounded whatever the recorders send: processes, messages, costs.
+            let pid = num("pid");
+            if st.by_pid.len() < MAX_PROCESSES || st.by_pid.contains_key(&pid) {
+                st.by_pid.insert(
+                    pid,
+                    (num("instances"), num("snapshot_bytes"), num("stored_bytes")),
+                );
+                if let Ok(sum) = serde_json::from_value(v["summary"].clone()) {
+                    st.summaries.insert(pid, sum);
+                }
             }
             if let Some(m) = v["message"].as_str() {
-                st.messages.push(m.to_string());
+                if st.messages.len() < MAX_MESSAGES {
+                    st.messages.push(m.to_string());
+                }
             }
-            if let Ok(cost) = serde_json::from_value::<InstanceCost>(v["cost"].clone()) {
+            if let Ok(mut cost) = serde_json::from_value::<InstanceCost>(v["cost"].clone()) {
                 if st.costs.len() < MAX_COSTS {
+                    if cost.json.len() > MAX_NAME {
+                        let cut = (0..=MAX_NAME)
+                            .rev()
+                            .find(|&i| cost.json.is_char_boundary(i));
+                        cost.json.truncate(cut.unwrap_or(0));
+                    }
                     st.costs.push(cost);
                 } else {
                     st.costs_dropped += 1;

@@ -157,7 +157,8 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         kernel_timeout,
         printer,
     )?;
-    if req.verify.is_on() && !req.save_output {
+    let on_device = req.verify.is_on() && !req.save_output && !req.verify_on_host;
+    if on_device {
         // While the recorded input is in place: its fingerprints are half of what verifying
         // on the device needs.
         session.prepare_device_verification(&inst)?;
@@ -214,7 +215,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     let mut ok = true;
     // Memory equal to the recorded output passes any comparison: shown on the device, nothing
     // is copied back; anything else is compared on the host, difference by difference.
-    let shown_equal = req.verify.is_on() && !req.save_output && session.equal_on_device(&inst)?;
+    let shown_equal = on_device && session.equal_on_device(&inst)?;
     if shown_equal {
         printer.emit(Event::Verify(verify::equal_on_device(
             inst.input_len,

@@ -45,34 +45,34 @@ impl ReplayInstance {
     /// them, so the command that restores does it once (`replay`, `tune`), not every loader
     /// (the explorer's checks, each tuning engine).
     /// Hash every blob of the instance against its name, several at a time (a model-sized
-    /// instance holds tens of GiB; one thread hashes about 6 GB/s out of the page cache).
+    /// instance holds tens of GiB; one thread hashes about 6 GB/s out of the page cache). The
+    /// error is always the first bad blob in the descriptor's order: after a failure, blobs
+    /// after it are skipped and those before it still checked.
     pub fn verify_blobs(&self) -> Result<()> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
         let blobs: Vec<_> = rr_format::store::blobs_of(&self.files, &self.descriptor)
             .into_iter()
             .filter(|(_, path)| rr_format::fsio::regular_len(path).is_ok())
             .collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
+        let next = AtomicUsize::new(0);
+        // The lowest index that failed so far (usize::MAX: none).
+        let first_bad = AtomicUsize::new(usize::MAX);
         let failed = std::sync::Mutex::new(None);
-        let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             for _ in 0..super::loading::threads().min(blobs.len()) {
-                scope.spawn(|| {
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((id, path)) = blobs.get(i) else {
-                            break;
-                        };
-                        let keep_going = || !stop.load(std::sync::atomic::Ordering::SeqCst);
-                        if let Err(e) =
-                            rr_format::store::verify_blob_once(path, id, &mut |_| keep_going())
-                        {
-                            // The error first, then the stop: an error caused by the stop
-                            // ("interrupted") can only come second.
-                            failed
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .get_or_insert((i, e));
-                            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= first_bad.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let Some((id, path)) = blobs.get(i) else {
+                        break;
+                    };
+                    if let Err(e) = rr_format::store::verify_blob_once(path, id, &mut |_| true) {
+                        first_bad.fetch_min(i, Ordering::Relaxed);
+                        let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                        if f.as_ref().is_none_or(|(at, _)| i < *at) {
+                            *f = Some((i, e));
                         }
                     }
                 });

@@ -11,9 +11,9 @@ use rr_cuda::upload::UploadSource;
 use super::protocol::Event;
 use crate::snapshot::Snapshot;
 
-/// Readers filling staging buffers: one per core up to 16 (24 GiB from the page cache on the
-/// H100 machine: 2.6 s with 4, 1.5 s with 8, 1.4 s with 16); `RR_TUI_LOAD_THREADS` (1–64)
-/// overrides.
+/// Readers filling staging buffers: one per core up to 16 (24 GiB from the page cache to the
+/// first repetition on the H100 machine: 1.90 s with 4, 1.47 s with 8, 1.20 s with 16);
+/// `RR_TUI_LOAD_THREADS` (1–64) overrides.
 pub fn threads() -> usize {
     let env = std::env::var("RR_TUI_LOAD_THREADS").ok();
     env.and_then(|v| v.trim().parse().ok())
@@ -110,7 +110,7 @@ impl<'a> Loading<'a> {
     }
 }
 
-/// "3.2 GiB of 24.0 GiB (13 %), 6.4 GB/s, about 3 s left".
+/// "3.20 GiB of 24 GiB (13 %), 6.9 GB/s, about 3 s left".
 fn describe(done: u64, total: u64, seconds: f64) -> String {
     let rate = if seconds > 0.0 {
         done as f64 / seconds

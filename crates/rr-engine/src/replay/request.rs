@@ -88,6 +88,9 @@ pub struct ReplayRequest {
     /// discarded.
     pub noise: Option<NoiseTarget>,
     pub verify: Verify,
+    /// Compare every byte on the host even when fingerprints computed on the GPU show the
+    /// replay equal to the recorded output.
+    pub verify_on_host: bool,
     /// Write `.replay_output` (into `output_dir`, or beside the descriptor).
     pub save_output: bool,
     pub output_dir: Option<PathBuf>,
@@ -116,6 +119,7 @@ impl ReplayRequest {
             cold: false,
             noise: None,
             verify: Verify::No,
+            verify_on_host: false,
             save_output: false,
             output_dir: None,
             run_id: 1,
@@ -174,6 +178,7 @@ impl ReplayRequest {
             ("--verify", self.verify == Verify::Bytes),
             ("--cold", self.cold),
             ("--save-output", self.save_output),
+            ("--verify-on-host", self.verify_on_host),
             ("--ignore-limits", o.ignore_limits),
             ("--strict", self.strict),
         ] {
