@@ -56,11 +56,14 @@ pub fn verify_blob_once(
 ) -> Result<()> {
     let list = crate::verified::Verified::user();
     let file = fsio::open_regular(path)?;
-    // Taken before reading: a change made while hashing makes the stamp stale.
-    let stamp = crate::verified::entry(id, &file);
     if list.contains(id, &file) {
         return Ok(());
     }
+    // Taken before reading: a change made while hashing makes the stamp stale; and only for a
+    // file left alone long enough (a recent change may not show in its times yet).
+    let stamp = crate::verified::settled(&file)
+        .then(|| crate::verified::entry(id, &file))
+        .flatten();
     verify_open(file, path, id, progress)?;
     if let Some(stamp) = stamp {
         list.remember(stamp);

@@ -8,12 +8,19 @@
 //! The list lives in `$XDG_CACHE_HOME/rr-tui/verified-blobs` (`~/.cache/…` by default), one
 //! line per blob, a few MiB at most; without a cache directory nothing is remembered.
 //!
-//! The stamp is a heuristic that holds against other users, not against the file's owner: a
-//! write through a shared memory mapping may leave the times as they were (always on tmpfs;
-//! on ext4 until the page is written back). So only blob files that nobody else may write are
-//! remembered or trusted (owned by this user, not writable by group or others, on a local file
-//! system whose times the kernel keeps: not tmpfs, FUSE or network file systems), and the list
-//! itself is used only when it and its directory are this user's alone.
+//! The stamp is a heuristic, and is narrowed to where it holds:
+//! - only files nobody else may write (owned by this user, not writable by group or others);
+//! - only on local disk file systems whose times the kernel keeps (ext2/3/4, XFS, Btrfs, F2FS,
+//!   ZFS, overlayfs): not tmpfs, FUSE, network or cluster file systems, where a server or the
+//!   mapping says what the times are;
+//! - only within one boot and one mount (the boot id and the mount id are in the stamp: a disk
+//!   image changed while unmounted is another mount);
+//! - only files left alone for two minutes when stamped: a write through a shared mapping into
+//!   a page that is already dirty changes no time until the page is written back (the kernel
+//!   writes dirty pages back within about 35 s), so a file changed recently is hashed again
+//!   next time rather than remembered ("racily clean", as git calls it).
+//!
+//! The list itself counts only while it and its directory are this user's alone.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -113,23 +120,61 @@ impl Verified {
     }
 }
 
-/// What is remembered of blob `id` open as `file`: its id, device, inode, size and times;
-/// `None` for a file others could change without its stamp showing it (see the module).
+/// What is remembered of blob `id` open as `file`: its id, where it lives (boot, mount,
+/// device, inode, birth time), its size and times; `None` for a file the stamp cannot vouch
+/// for (see the module).
 pub fn entry(id: &str, file: &File) -> Option<String> {
     let m = file.metadata().ok()?;
     if !m.is_file() || !mine(&m) || !times_kept(file) {
         return None;
     }
+    // STATX_MNT_ID_UNIQUE (Linux 6.8) when the kernel has it: a mount id never reused.
+    let mask = rustix::fs::StatxFlags::MNT_ID
+        | rustix::fs::StatxFlags::BTIME
+        | rustix::fs::StatxFlags::from_bits_retain(0x4000);
+    let x = rustix::fs::statx(file, "", rustix::fs::AtFlags::EMPTY_PATH, mask).ok()?;
     Some(format!(
-        "{id} {} {} {} {}.{} {}.{}",
+        "{id} {} {} {} {} {}.{} {} {}.{} {}.{}",
+        boot_id()?,
+        x.stx_mnt_id,
         m.dev(),
         m.ino(),
+        x.stx_btime.tv_sec,
+        x.stx_btime.tv_nsec,
         m.len(),
         m.mtime(),
         m.mtime_nsec(),
         m.ctime(),
         m.ctime_nsec()
     ))
+}
+
+/// Whether `file` has been left alone long enough to be remembered (see the module).
+pub fn settled(file: &File) -> bool {
+    let Ok(m) = file.metadata() else {
+        return false;
+    };
+    let changed = m.mtime().max(m.ctime());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    now.saturating_sub(changed) >= SETTLE_SECONDS
+}
+
+/// How long a file must have been left alone to be remembered: twice the kernel's default
+/// dirty-page expiry and write-back interval (30 s + 5 s), rounded up.
+const SETTLE_SECONDS: i64 = 120;
+
+/// This boot's id (a reboot may reuse device numbers and mount ids).
+fn boot_id() -> Option<&'static str> {
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let id = id.trim();
+        (id.len() == 36 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+            .then(|| id.to_string())
+    })
+    .as_deref()
 }
 
 /// Owned by this user, and writable by nobody else.
@@ -144,18 +189,17 @@ fn private(path: &Path, dir: bool) -> bool {
         .is_ok_and(|m| mine(&m) && if dir { m.is_dir() } else { m.is_file() })
 }
 
-/// Whether the file system keeps a file's times honestly for this purpose: not tmpfs (a write
-/// through a mapping never touches them), FUSE or network file systems (their server says).
+/// Whether the file system is a local disk file system whose times the kernel keeps.
 fn times_kept(file: &File) -> bool {
-    const TMPFS: i64 = 0x0102_1994;
-    const RAMFS: i64 = 0x8584_58f6;
-    const FUSE: i64 = 0x6573_5546;
-    const NFS: i64 = 0x6969;
-    const CIFS: i64 = 0xff53_4d42;
-    const SMB2: i64 = 0xfe53_4d42;
+    const EXT: i64 = 0xef53;
+    const XFS: i64 = 0x5846_5342;
+    const BTRFS: i64 = 0x9123_683e;
+    const F2FS: i64 = 0xf2f5_2010;
+    const ZFS: i64 = 0x2fc1_2fc1;
+    const OVERLAY: i64 = 0x794c_7630;
     match rustix::fs::fstatfs(file) {
         #[allow(clippy::unnecessary_cast)]
-        Ok(st) => ![TMPFS, RAMFS, FUSE, NFS, CIFS, SMB2].contains(&(st.f_type as i64)),
+        Ok(st) => [EXT, XFS, BTRFS, F2FS, ZFS, OVERLAY].contains(&(st.f_type as i64)),
         Err(_) => false,
     }
 }
@@ -178,20 +222,25 @@ mod tests {
 
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 
-    /// A scratch directory on a file system that keeps times (not tmpfs).
-    fn scratch() -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        let probe = d.path().join("probe");
-        std::fs::write(&probe, b"x").unwrap();
-        if times_kept(&File::open(&probe).unwrap()) {
-            return d;
+    /// A scratch directory on a file system whose times stamps may vouch for (the temporary
+    /// directory, else beside the sources); `None` where there is none.
+    fn scratch() -> Option<tempfile::TempDir> {
+        let candidates = [std::env::temp_dir(), env!("CARGO_MANIFEST_DIR").into()];
+        let found = candidates.into_iter().find_map(|base| {
+            let d = tempfile::tempdir_in(base).ok()?;
+            let probe = d.path().join("probe");
+            std::fs::write(&probe, b"x").ok()?;
+            times_kept(&File::open(&probe).ok()?).then_some(d)
+        });
+        if found.is_none() {
+            eprintln!("no local disk file system to test on here: the test proves nothing");
         }
-        tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap()
+        found
     }
 
     #[test]
     fn a_blob_is_trusted_until_its_file_changes() {
-        let dir = scratch();
+        let Some(dir) = scratch() else { return };
         let blob = dir.path().join("b");
         std::fs::write(&blob, b"abc").unwrap();
         let list = dir.path().join("cache/verified-blobs");
@@ -208,6 +257,8 @@ mod tests {
         std::fs::write(&blob, b"abd").unwrap();
         let f = File::open(&blob).unwrap();
         assert!(!Verified::at(Some(list)).contains("id", &f));
+        // A file just written is not settled: it is hashed again next time.
+        assert!(!settled(&f));
         // Without a list, blobs are remembered for this run only.
         let none = Verified::at(None);
         assert!(!none.contains("id", &f));
@@ -217,7 +268,7 @@ mod tests {
 
     #[test]
     fn only_files_and_lists_nobody_else_may_write_count() {
-        let dir = scratch();
+        let Some(dir) = scratch() else { return };
         let blob = dir.path().join("b");
         std::fs::write(&blob, b"abc").unwrap();
         std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(0o664)).unwrap();
