@@ -65,7 +65,9 @@ pub struct TuneArgs {
     #[arg(long, help_heading = "Axes")]
     pub list: bool,
     /// How to walk the space: exhaustive (every configuration, in order), random (without
-    /// repetition) or annealing (simulated annealing: neighbours of good configurations).
+    /// repetition), annealing (simulated annealing: neighbours of good configurations) or tpe
+    /// (Tree-structured Parzen Estimator: a model of where good configurations lie, asked
+    /// for the most promising next; random for the first 10).
     #[arg(long, default_value = "exhaustive", value_parser = parse_strategy, help_heading = "Search")]
     pub strategy: StrategyKind,
     /// Measure at most N configurations, the recorded one included [default: all].
@@ -74,9 +76,19 @@ pub struct TuneArgs {
     /// Stop handing out configurations after this many seconds [default: none].
     #[arg(long, value_name = "SECONDS", value_parser = super::timing::positive_f64, allow_negative_numbers = true, help_heading = "Search")]
     pub time_limit: Option<f64>,
-    /// Seed of the random and annealing strategies [default: chosen and printed].
+    /// Seed of the random, annealing and tpe strategies [default: chosen and printed].
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub seed: Option<u64>,
+    /// Answer every configuration from a finished sweep's --json report instead of a GPU
+    /// (configurations it lacks count as skipped): compares strategies in seconds, no GPU
+    /// needed. The report names its source; nothing is measured.
+    #[arg(
+        long,
+        value_name = "SWEEP.json",
+        help_heading = "Search",
+        conflicts_with = "resume"
+    )]
+    pub simulate: Option<PathBuf>,
     /// GPUs to spread the configurations over (one engine process each), e.g. 0,1
     /// [default: the recorded device].
     #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
@@ -201,6 +213,10 @@ impl TuneArgs {
         opt("--time-limit", self.time_limit.map(|t| t.to_string()));
         opt("--seed", self.seed.map(|n| n.to_string()));
         opt(
+            "--simulate",
+            self.simulate.as_ref().map(|p| p.display().to_string()),
+        );
+        opt(
             "--devices",
             self.devices.as_ref().map(|d| {
                 let list: Vec<String> = d.0.iter().map(i32::to_string).collect();
@@ -281,7 +297,8 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
 }
 
 fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
-    StrategyKind::parse(s).ok_or_else(|| format!("{s:?}: expected exhaustive, random or annealing"))
+    StrategyKind::parse(s)
+        .ok_or_else(|| format!("{s:?}: expected exhaustive, random, annealing or tpe"))
 }
 
 /// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout.

@@ -8,6 +8,7 @@ mod collect;
 mod engine_child;
 mod list;
 mod scheduler;
+mod simulate;
 mod text;
 
 use std::path::Path;
@@ -34,9 +35,9 @@ const MAX_REPORT: u64 = 512 << 20;
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;
 
-enum Msg {
+pub(crate) enum Msg {
     Ready(DeviceInfo),
-    Done(Option<u64>, Box<Trial>),
+    Done(Box<Trial>),
     Gone(i32, String),
 }
 
@@ -52,7 +53,7 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     }
     if space.len() > MAX_MEASURED && a.budget.is_none() {
         return Err(Error::invalid(format!(
-            "the axes span {} configurations and a sweep measures at most {MAX_MEASURED}: add --budget N (with --strategy random or annealing), or narrow the axes",
+            "the axes span {} configurations and a sweep measures at most {MAX_MEASURED}: add --budget N (with --strategy random, annealing or tpe), or narrow the axes",
             space.len()
         )));
     }
@@ -83,8 +84,15 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         list::print(&space);
         return Ok(0);
     }
+    let simulated = a
+        .simulate
+        .as_deref()
+        .map(|p| simulate::Table::load(p, &d.name))
+        .transpose()?;
     // Once for the sweep, here: the engines load the instance without reading its blobs again.
-    inst.verify_blobs()?;
+    if simulated.is_none() {
+        inst.verify_blobs()?;
+    }
     let policy = a.policy();
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
     let printer = text::Printer::new(a.events, a.run_id);
@@ -98,7 +106,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         printer.warning(&rr_format::memory::describe_outside(d, &w));
     }
     // Said once, before any header, rather than once per GPU by every engine.
-    rr_engine::replay::driver_usable()?;
+    if simulated.is_none() {
+        rr_engine::replay::driver_usable()?;
+    }
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
     let search = Search::new(a.strategy, &space, seed, horizon);
     let recorded_in_space = index_of(&space, &space.rules.recorded).is_some();
@@ -146,7 +156,8 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))?;
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut workers = Vec::new();
-    for &device in &devices {
+    let simulated = simulated.map(Arc::new);
+    for &device in simulated.as_ref().map_or(&devices[..], |_| &[]) {
         let engine_args = EngineArgs {
             descriptor: a.descriptor.clone(),
             device_id: Some(device),
@@ -160,18 +171,20 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             work(&exe, &engine_args, policy, &scheduler, &tx)
         }));
     }
+    if let Some(table) = &simulated {
+        let (table, tx, scheduler) = (table.clone(), tx.clone(), scheduler.clone());
+        workers.push(std::thread::spawn(move || {
+            simulate::work(&table, &scheduler, &tx)
+        }));
+    }
     drop(tx);
 
     let mut results = collect::Collector::new(a, report, &printer, planned);
     for msg in rx {
         match msg {
             Msg::Ready(info) => results.ready(info),
-            Msg::Done(index, trial) => {
-                if let Ok(mut s) = scheduler.lock() {
-                    s.report(index, trial.cost());
-                }
-                results.trial(*trial);
-            }
+            // The worker told the strategy already, before asking for its next configuration.
+            Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
         }
     }
@@ -240,7 +253,9 @@ fn work(
         let (index, config, recorded) = match next {
             Work::Done => return,
             Work::Skip { index, trial } => {
-                let _ = tx.send(Msg::Done(Some(index), Box::new(trial)));
+                if !finish(scheduler, tx, Some(index), trial) {
+                    return;
+                }
                 continue;
             }
             Work::Measure {
@@ -259,10 +274,25 @@ fn work(
         };
         trial.recorded = recorded;
         trial.device = Some(device);
-        if tx.send(Msg::Done(index, Box::new(trial))).is_err() {
+        if !finish(scheduler, tx, index, trial) {
             return;
         }
     }
+}
+
+/// A configuration is done: its cost goes to the strategy before this worker asks for the
+/// next one (so a search learns from every result it could have, and a simulated sweep is
+/// repeatable), then the trial to the main thread. False when the main thread is gone.
+pub(crate) fn finish(
+    scheduler: &Mutex<Scheduler>,
+    tx: &Sender<Msg>,
+    index: Option<u64>,
+    trial: Trial,
+) -> bool {
+    if let Ok(mut s) = scheduler.lock() {
+        s.report(index, trial.cost());
+    }
+    tx.send(Msg::Done(Box::new(trial))).is_ok()
 }
 
 fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
@@ -361,18 +391,28 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     let Some(path) = a.json.as_ref().filter(|p| a.resume && p.exists()) else {
         return Ok(Vec::new());
     };
-    // Streamed, not read whole: memory holds the trials kept, not the file.
-    let (file, _) = fsio::open_limited(path, MAX_REPORT, "tuning report")?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let previous: TuneReport = serde_json::from_reader(reader).map_err(|e| {
-        Error::invalid(format!(
-            "{} is not a tuning report ({e}): --resume continues a sweep's --json file",
-            rr_format::text::visible_path(path)
-        ))
-    })?;
+    let previous = read_report(path, "--resume")?;
     // A configuration that faulted or was refused is measured again (the cause may be gone);
     // skips are decided again from this sweep's limits.
     previous
         .resumable_trials(report, path)
         .map_err(Error::invalid)
+}
+
+/// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
+/// (memory holds the trials kept, not the file).
+fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
+    let (file, _) = fsio::open_limited(path, MAX_REPORT, "tuning report")?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    serde_json::from_reader(reader).map_err(|e| {
+        let what = if flag == "--resume" {
+            "continues"
+        } else {
+            "answers from"
+        };
+        Error::invalid(format!(
+            "{} is not a tuning report ({e}): {flag} {what} a sweep's --json file",
+            rr_format::text::visible_path(path)
+        ))
+    })
 }

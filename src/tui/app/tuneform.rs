@@ -303,7 +303,8 @@ impl TuneForm {
                 self.strategy = match self.strategy {
                     StrategyKind::Exhaustive => StrategyKind::Random,
                     StrategyKind::Random => StrategyKind::Annealing,
-                    StrategyKind::Annealing => StrategyKind::Exhaustive,
+                    StrategyKind::Annealing => StrategyKind::Tpe,
+                    StrategyKind::Tpe => StrategyKind::Exhaustive,
                 };
                 Some(format!("strategy {}", self.strategy.name()))
             }
@@ -411,6 +412,7 @@ impl TuneForm {
             budget: crate::cli::parse_budget(&self.budget.trim().replace('_', "")).ok(),
             time_limit: crate::cli::positive_f64(self.time_limit.trim()).ok(),
             seed: self.seed.trim().parse().ok(),
+            simulate: None,
             devices: crate::cli::parse_devices(self.devices.trim()).ok(),
             list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,

@@ -6,6 +6,7 @@
 pub mod engine;
 pub mod space;
 pub mod strategy;
+mod tpe;
 pub mod trial;
 
 pub use space::{Config, Space};

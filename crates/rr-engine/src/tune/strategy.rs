@@ -1,7 +1,10 @@
 //! Which configuration to measure next. Exhaustive walks the space in index order; random
 //! samples it without replacement; annealing (simulated annealing over the axis positions)
 //! walks from good configurations to their neighbours and sometimes accepts a worse one, which
-//! finds good configurations of large spaces in a fraction of the measurements. Strategies only
+//! finds good configurations of large spaces in a fraction of the measurements; tpe (the
+//! Tree-structured Parzen Estimator, as Optuna's default sampler and Kernel Tuner use) models
+//! where good and bad configurations lie on each axis and asks for the most promising next
+//! ([`super::tpe`]). Strategies only
 //! see indices and costs (median kernel time; None for a configuration that failed), so they are
 //! tested without a GPU, and several GPUs can ask for work concurrently.
 
@@ -18,6 +21,7 @@ pub enum StrategyKind {
     Exhaustive,
     Random,
     Annealing,
+    Tpe,
 }
 
 impl StrategyKind {
@@ -26,18 +30,22 @@ impl StrategyKind {
             StrategyKind::Exhaustive => "exhaustive",
             StrategyKind::Random => "random",
             StrategyKind::Annealing => "annealing",
+            StrategyKind::Tpe => "tpe",
         }
     }
 
+    pub const ALL: [StrategyKind; 4] = [Self::Exhaustive, Self::Random, Self::Annealing, Self::Tpe];
+
     pub fn parse(s: &str) -> Option<StrategyKind> {
-        [Self::Exhaustive, Self::Random, Self::Annealing]
-            .into_iter()
-            .find(|k| k.name() == s)
+        Self::ALL.into_iter().find(|k| k.name() == s)
     }
 }
 
 /// Tries at finding an unvisited neighbour before jumping to a random configuration.
 const RANDOM_TRIES: u32 = 64;
+/// Asks of the tpe model before a random configuration is taken instead (the model tends to
+/// ask for what it has seen once it has converged).
+const MODEL_TRIES: u32 = 4;
 /// Annealing's starting temperature, relative: a configuration 10 % slower than the current one
 /// is accepted with probability 1/e at the start, never at the end.
 const START_TEMPERATURE: f64 = 0.1;
@@ -62,6 +70,8 @@ pub struct Search {
     best: Option<(u64, f64)>,
     /// Annealing: how many measurements the run expects (for the cooling schedule).
     horizon: u64,
+    /// Tpe: one estimator per axis that has a choice.
+    tpe: Option<super::tpe::Model>,
 }
 
 impl Search {
@@ -80,6 +90,7 @@ impl Search {
             current: None,
             best: None,
             horizon: horizon.max(1),
+            tpe: (kind == StrategyKind::Tpe).then(|| super::tpe::Model::new(space.radices(), seed)),
         }
     }
 
@@ -104,6 +115,10 @@ impl Search {
             StrategyKind::Exhaustive => self.next_in_order(),
             StrategyKind::Random => self.next_random(),
             StrategyKind::Annealing => self.next_neighbour().or_else(|| self.next_random()),
+            StrategyKind::Tpe => self
+                .next_modelled()
+                .or_else(|| self.next_neighbour_of(self.best))
+                .or_else(|| self.next_random()),
         }?;
         self.proposed.insert(i);
         Some(i)
@@ -112,6 +127,9 @@ impl Search {
     /// The cost of a measured configuration (median kernel ns; None: failed or skipped).
     pub fn report(&mut self, index: u64, cost: Option<f64>) {
         self.costs.insert(index, cost);
+        if let Some(model) = self.tpe.as_mut() {
+            model.tell(coords(self.radices, index), cost);
+        }
         let Some(c) = cost else { return };
         if self.best.is_none_or(|(_, b)| c < b) {
             self.best = Some((index, c));
@@ -168,6 +186,24 @@ impl Search {
         None
     }
 
+    /// Tpe's pick: what the model asks for, unless it was measured already (a few tries; then
+    /// a neighbour of the best, as the model has converged there); random picks until the
+    /// model has seen enough.
+    fn next_modelled(&mut self) -> Option<u64> {
+        let model = self.tpe.as_mut()?;
+        if !model.ready() {
+            return None;
+        }
+        // Each ask weighs every measured configuration: a few tries, then a random pick.
+        for _ in 0..MODEL_TRIES {
+            let i = index(self.radices, model.ask());
+            if !self.proposed.contains(&i) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
     /// A neighbour of the current configuration (one axis moved by a few positions), or of
     /// the best one now and then; None when the neighbourhood is used up.
     fn next_neighbour(&mut self) -> Option<u64> {
@@ -175,7 +211,13 @@ impl Search {
             self.best
         } else {
             self.current
-        }?;
+        };
+        self.next_neighbour_of(from)
+    }
+
+    /// An unvisited neighbour of `from` (one axis moved by a few positions), if one is found.
+    fn next_neighbour_of(&mut self, from: Option<(u64, f64)>) -> Option<u64> {
+        let from = from?;
         let space_coords = coords(self.radices, from.0);
         let movable: Vec<usize> = (0..4).filter(|&a| self.radices[a] > 1).collect();
         if movable.is_empty() {
@@ -206,7 +248,7 @@ impl Search {
     }
 }
 
-fn coords(radices: [usize; 4], index: u64) -> [usize; 4] {
+pub(super) fn coords(radices: [usize; 4], index: u64) -> [usize; 4] {
     let mut rest = index;
     let mut c = [0usize; 4];
     for (i, &n) in radices.iter().enumerate().rev() {
@@ -216,7 +258,7 @@ fn coords(radices: [usize; 4], index: u64) -> [usize; 4] {
     c
 }
 
-fn index(radices: [usize; 4], coords: [usize; 4]) -> u64 {
+pub(super) fn index(radices: [usize; 4], coords: [usize; 4]) -> u64 {
     coords
         .iter()
         .zip(radices)
@@ -254,11 +296,7 @@ mod tests {
     #[test]
     fn exhaustive_and_random_visit_everything_once() {
         let s = space();
-        for kind in [
-            StrategyKind::Exhaustive,
-            StrategyKind::Random,
-            StrategyKind::Annealing,
-        ] {
+        for kind in StrategyKind::ALL {
             let mut search = Search::new(kind, &s, 7, s.len());
             search.known(5, Some(1.0));
             let mut seen = HashSet::new();
@@ -294,6 +332,46 @@ mod tests {
         // about a 58 % chance per run at this budget (1 - (1 - 9/4096)^400); annealing should
         // nearly always.
         assert!(wins >= 8, "annealing found the optimum in {wins}/10 runs");
+    }
+
+    #[test]
+    fn tpe_finds_the_minimum_with_a_fraction_of_the_space() {
+        let s = space();
+        let budget = 400;
+        let mut wins = 0;
+        for seed in 0..10 {
+            let mut search = Search::new(StrategyKind::Tpe, &s, seed, budget);
+            for _ in 0..budget {
+                let i = search.propose().unwrap();
+                search.report(i, Some(cost(&s, i)));
+            }
+            if search.best().unwrap().1 <= 1000.0 + 20.0 {
+                wins += 1;
+            }
+        }
+        assert!(wins >= 8, "tpe found the optimum in {wins}/10 runs");
+    }
+
+    #[test]
+    fn tpe_learns_from_failures_and_resumed_trials() {
+        let s = space();
+        let mut search = Search::new(StrategyKind::Tpe, &s, 3, 200);
+        for i in 0..40 {
+            search.known(
+                i * 97 % s.len(),
+                if i % 3 == 0 {
+                    None
+                } else {
+                    Some(cost(&s, i * 97 % s.len()))
+                },
+            );
+        }
+        let mut seen = HashSet::new();
+        for _ in 0..100 {
+            let i = search.propose().unwrap();
+            assert!(seen.insert(i), "proposed {i} twice");
+            search.report(i, None);
+        }
     }
 
     #[test]

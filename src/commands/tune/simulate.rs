@@ -1,0 +1,134 @@
+//! `tune --simulate SWEEP.json`: every configuration is answered from a finished sweep's
+//! report instead of a GPU, as Kernel Tuner's simulation runner does: strategies are compared
+//! in seconds, and the whole tuner (scheduler, strategies, report, resume files) runs where
+//! there is no GPU. A configuration the sweep lacks is answered as skipped, with the reason.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use crossbeam_channel::Sender;
+use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::{Config, Status, Trial};
+
+use super::scheduler::{Scheduler, Work};
+use super::Msg;
+use crate::error::{Error, Result};
+
+/// A finished sweep's trials by configuration.
+pub struct Table {
+    trials: HashMap<Config, Trial>,
+    /// The device the sweep ran on (the simulated "device" says so).
+    device: DeviceInfo,
+    source: String,
+}
+
+impl Table {
+    /// The trials of the sweep in `path` (a `tune --json` report of the same kernel).
+    pub fn load(path: &Path, kernel: &str) -> Result<Table> {
+        let report = super::read_report(path, "--simulate")?;
+        let source = rr_format::text::visible_path(path);
+        if report.kernel != kernel {
+            return Err(Error::invalid(format!(
+                "--simulate {source}: that sweep is of {}, not of this instance's kernel {}",
+                rr_format::text::visible(&report.kernel),
+                rr_format::text::visible(kernel)
+            )));
+        }
+        let device = report.devices.first().cloned().unwrap_or(DeviceInfo {
+            ordinal: 0,
+            name: "unknown".into(),
+            sm: 0,
+            rated_clock_mhz: 0.0,
+        });
+        let trials = report.trials.into_iter().map(|t| (t.config, t)).collect();
+        Ok(Table {
+            trials,
+            device: DeviceInfo {
+                name: format!("simulated from {source} ({})", device.name),
+                ..device
+            },
+            source,
+        })
+    }
+
+    /// What the sweep measured for `config`, or a skip saying it did not.
+    fn answer(&self, config: Config) -> Trial {
+        match self.trials.get(&config) {
+            Some(t) => Trial {
+                recorded: false,
+                ..t.clone()
+            },
+            None => Trial::refused(
+                config,
+                Status::Skipped,
+                format!("not in the simulated sweep {}", self.source),
+            ),
+        }
+    }
+}
+
+/// A simulated GPU: answers the scheduler's configurations from the table until it is done.
+pub fn work(table: &Table, scheduler: &Mutex<Scheduler>, tx: &Sender<Msg>) {
+    if tx.send(Msg::Ready(table.device.clone())).is_err() {
+        return;
+    }
+    loop {
+        let next = match scheduler.lock() {
+            Ok(mut s) => s.next(),
+            Err(_) => return,
+        };
+        let (index, mut trial) = match next {
+            Work::Done => return,
+            Work::Skip { index, trial } => (Some(index), trial),
+            Work::Measure {
+                index,
+                config,
+                recorded,
+            } => {
+                let mut t = table.answer(config);
+                t.recorded = recorded;
+                (index, t)
+            }
+        };
+        trial.device = Some(table.device.ordinal);
+        if !super::finish(scheduler, tx, index, trial) {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_configurations_are_answered_and_others_skipped() {
+        let config = |g: u32| Config {
+            grid: [g, 1, 1],
+            block: [64, 1, 1],
+            shared_mem: 0,
+            max_registers: None,
+        };
+        let mut measured = Trial::new(config(2), Status::Ok);
+        measured.recorded = true;
+        let table = Table {
+            trials: [(config(2), measured)].into_iter().collect(),
+            device: DeviceInfo {
+                ordinal: 0,
+                name: "x".into(),
+                sm: 90,
+                rated_clock_mhz: 1980.0,
+            },
+            source: "s.json".into(),
+        };
+        let a = table.answer(config(2));
+        assert_eq!((a.status, a.recorded), (Status::Ok, false));
+        let b = table.answer(config(3));
+        assert_eq!(b.status, Status::Skipped);
+        assert_eq!(
+            b.message.as_deref(),
+            Some("not in the simulated sweep s.json")
+        );
+    }
+}
