@@ -4,7 +4,8 @@
 //! categories (a histogram), longer ones as ordered positions (a Parzen window: neighbouring
 //! grid and block sizes cost alike). Failed configurations are told as infinitely bad, so the
 //! model steers away from them. The first `STARTUP` configurations are random (the strategy
-//! falls back to random picks until the model is ready), as Optuna does.
+//! falls back to random picks until the model is ready), as Optuna does; past `MODELLED`
+//! measurements the model rests.
 
 use rand::SeedableRng;
 use tpe::density_estimation::DefaultEstimatorBuilder;
@@ -12,6 +13,10 @@ use tpe::TpeOptimizer;
 
 /// Random configurations before the model is asked.
 const STARTUP: usize = 10;
+/// Measurements after which the model is no longer asked: each ask weighs every measurement
+/// (O(n)), and a search this long has found what the model can find; the strategy goes on with
+/// neighbours of the best.
+const MODELLED: usize = 1000;
 /// Axes of at most this many values are categories.
 const CATEGORICAL: usize = 8;
 
@@ -45,9 +50,9 @@ impl Model {
         }
     }
 
-    /// Enough configurations were measured for the model to be asked.
+    /// Enough configurations were measured for the model to be asked, and not too many.
     pub fn ready(&self) -> bool {
-        self.told >= STARTUP
+        (STARTUP..MODELLED).contains(&self.told)
     }
 
     /// The most promising position on every axis (0 on axes without a choice).
