@@ -275,5 +275,21 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .arg(&wrong)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("that sweep is of another_kernel"));
+        .stderr(predicate::str::contains(
+            "holds a sweep of another instance (another_kernel)",
+        ));
+    // What a simulated sweep wrote says so, and is never resumed or simulated from.
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&all).unwrap()).unwrap();
+    assert!(v["simulated_from"]
+        .as_str()
+        .unwrap()
+        .ends_with("sweep.json"));
+    rr().arg("tune")
+        .arg(saxpy())
+        .args(axes)
+        .arg("--simulate")
+        .arg(&all)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("was simulated from"));
 }

@@ -35,6 +35,8 @@ never changed.",
         "rr-tui tune $X.json --block 32..1024*2 --grid cover",
         "rr-tui tune $X.json --block 64,128,256 --grid 1..8 --csv sweep.csv",
         "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --strategy annealing --budget 200",
+        "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --json all.json          # every configuration",
+        "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --strategy tpe --budget 200 --simulate all.json",
         "rr-tui tune $X.json --block 32..1024*2 --json sweep.json --resume",
         "rr-tui tune $X.json --block 32..1024*2 --devices 0,1 --samples 10",
     )
@@ -79,9 +81,10 @@ pub struct TuneArgs {
     /// Seed of the random, annealing and tpe strategies [default: chosen and printed].
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub seed: Option<u64>,
-    /// Answer every configuration from a finished sweep's --json report instead of a GPU
-    /// (configurations it lacks count as skipped): compares strategies in seconds, no GPU
-    /// needed. The report names its source; nothing is measured.
+    /// Answer every configuration from a finished sweep's --json report of this instance
+    /// instead of a GPU (configurations it lacks count as skipped): compares strategies in
+    /// seconds, no GPU needed. Nothing is measured: the report says `simulated_from` and carries
+    /// the sweep's verification and timing, and is never resumed.
     #[arg(
         long,
         value_name = "SWEEP.json",

@@ -84,13 +84,8 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         list::print(&space);
         return Ok(0);
     }
-    let simulated = a
-        .simulate
-        .as_deref()
-        .map(|p| simulate::Table::load(p, &d.name))
-        .transpose()?;
     // Once for the sweep, here: the engines load the instance without reading its blobs again.
-    if simulated.is_none() {
+    if a.simulate.is_none() {
         inst.verify_blobs()?;
     }
     let policy = a.policy();
@@ -100,6 +95,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         printer.warning("--seed has no effect on the exhaustive strategy");
     }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
+    let simulated = a
+        .simulate
+        .as_deref()
+        .map(|p| simulate::Table::load(p, &report, &space))
+        .transpose()?;
+    if let Some(table) = &simulated {
+        table.label(&mut report);
+    }
     let resumed = load_previous(a, &report)?;
     // Arguments pointing outside the recorded memory (refused under --strict by `preflight`).
     for w in rr_format::memory::outside_words(d) {

@@ -8,8 +8,9 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crossbeam_channel::Sender;
-use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::{Config, Status, Trial};
+use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::tune::trial::{index_of, DeviceInfo};
+use rr_engine::tune::{Config, Space, Status, Trial, TuneReport};
 
 use super::scheduler::{Scheduler, Work};
 use super::Msg;
@@ -21,27 +22,57 @@ pub struct Table {
     /// The device the sweep ran on (the simulated "device" says so).
     device: DeviceInfo,
     source: String,
+    /// The sweep's verification and timing policy (what its answers mean).
+    verify: String,
+    timing: TimingPolicy,
+}
+
+/// A trial message kept from a sweep is cut to this many bytes.
+const MAX_MESSAGE: usize = 1024;
+
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let at = (0..=max)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(at);
+        text.push('…');
+    }
 }
 
 impl Table {
-    /// The trials of the sweep in `path` (a `tune --json` report of the same kernel).
-    pub fn load(path: &Path, kernel: &str) -> Result<Table> {
-        let report = super::read_report(path, "--simulate")?;
+    /// The measurements of the sweep in `path`: a `tune --json` report of this instance (the
+    /// same kernel and recorded configuration as `run`, the report this run starts), measured
+    /// rather than simulated. Kept: what `--resume` would keep (verified or failing to verify,
+    /// plausible times, each configuration once) inside this run's space, messages cut short.
+    pub fn load(path: &Path, run: &TuneReport, space: &Space) -> Result<Table> {
+        let sweep = super::read_report(path, "--simulate")?;
         let source = rr_format::text::visible_path(path);
-        if report.kernel != kernel {
-            return Err(Error::invalid(format!(
-                "--simulate {source}: that sweep is of {}, not of this instance's kernel {}",
-                rr_format::text::visible(&report.kernel),
-                rr_format::text::visible(kernel)
-            )));
-        }
-        let device = report.devices.first().cloned().unwrap_or(DeviceInfo {
+        let device = sweep.devices.first().cloned().unwrap_or(DeviceInfo {
             ordinal: 0,
             name: "unknown".into(),
             sm: 0,
             rated_clock_mhz: 0.0,
         });
-        let trials = report.trials.into_iter().map(|t| (t.config, t)).collect();
+        let (verify, timing) = (sweep.verify.clone(), sweep.timing);
+        // Verification is the sweep's, whatever this run's flags say.
+        let expected = TuneReport {
+            verify: verify.clone(),
+            ..run.clone()
+        };
+        let trials = sweep
+            .resumable_trials(&expected, path)
+            .map_err(|e| Error::invalid(format!("--simulate: {e}")))?
+            .into_iter()
+            .filter(|t| index_of(space, &t.config).is_some())
+            .map(|mut t| {
+                if let Some(m) = t.message.as_mut() {
+                    cut(m, MAX_MESSAGE);
+                }
+                (t.config, t)
+            })
+            .collect();
         Ok(Table {
             trials,
             device: DeviceInfo {
@@ -49,7 +80,16 @@ impl Table {
                 ..device
             },
             source,
+            verify,
+            timing,
         })
+    }
+
+    /// Mark `report` as answered from this sweep, with the sweep's verification and timing.
+    pub fn label(&self, report: &mut TuneReport) {
+        report.simulated_from = Some(self.source.clone());
+        report.verify = self.verify.clone();
+        report.timing = self.timing;
     }
 
     /// What the sweep measured for `config`, or a skip saying it did not.
@@ -121,6 +161,8 @@ mod tests {
                 rated_clock_mhz: 1980.0,
             },
             source: "s.json".into(),
+            verify: "bytes".into(),
+            timing: TimingPolicy::fixed(1, true),
         };
         let a = table.answer(config(2));
         assert_eq!((a.status, a.recorded), (Status::Ok, false));

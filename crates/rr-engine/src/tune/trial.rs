@@ -233,6 +233,10 @@ pub struct TuneReport {
     /// Skipped configurations beyond the ones listed in `trials`.
     #[serde(default)]
     pub skipped_unlisted: u64,
+    /// The sweep whose measurements answered this one (`tune --simulate`): nothing here was
+    /// measured, and such a report is never resumed or simulated from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated_from: Option<String>,
 }
 
 /// The axes as given on the command line.
@@ -270,6 +274,7 @@ impl TuneReport {
             configs_per_s: 0.0,
             engine_start_s: 0.0,
             skipped_unlisted: 0,
+            simulated_from: None,
         }
     }
 
@@ -315,6 +320,12 @@ impl TuneReport {
     /// recorded flag only on the recorded configuration.
     pub fn resumable_trials(self, other: &TuneReport, file: &Path) -> Result<Vec<Trial>, String> {
         let shown = rr_format::text::visible_path(file);
+        if let Some(from) = &self.simulated_from {
+            return Err(format!(
+                "{shown} was simulated from {}, not measured: choose another --json file",
+                rr_format::text::visible(from)
+            ));
+        }
         if self.kernel != other.kernel || self.recorded != other.recorded {
             return Err(format!(
                 "{shown} holds a sweep of another instance ({}); choose another --json file",
