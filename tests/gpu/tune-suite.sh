@@ -55,6 +55,9 @@ keys = [(tuple(t["grid"]), tuple(t["block"]), t["shared_mem"]) for t in r["trial
 assert len(keys) == len(set(keys)) == 13, (len(keys), len(set(keys)))
 PY
 expect "tune: annealing with a budget" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 32..1024:32 --grid 16..1024*2 --strategy annealing --budget 40 --samples 3
+expect "tune: tpe with a budget" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 32..1024:32 --grid 16..1024*2 --strategy tpe --budget 40 --samples 3
+# A measured sweep answers a simulated one: tpe over the same axes, no GPU work.
+expect "tune --simulate answers from a measured sweep" 0 "simulated from" -- "$RR" tune "$SAXPY" --block 64..1024*2 --grid 64,1024 --strategy tpe --budget 6 --simulate "$W/t1.json"
 # Register limits need PTX: the same kernel compiled to PTX, driver-compiled at each limit.
 nvcc -ptx -arch=sm_90 -O3 -o "$W/kernels.ptx" tests/gpu/kernels.cu >>"$LOG" 2>&1 && cp "$W/kernels.ptx" "$OUTDIR/kernels.ptx"
 mkdir -p "$W/ptx" && cp "${SAXPY%.json}".* "$W/ptx/" && cp "$W/kernels.ptx" "$W/ptx/$(basename "${SAXPY%.json}").image"
