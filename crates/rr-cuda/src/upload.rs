@@ -102,7 +102,11 @@ pub(crate) fn upload_streamed<S: UploadSource>(
         }
     }
     progress(done);
-    let threads = threads.clamp(1, data.len().max(1));
+    if data.is_empty() {
+        // Holes only: no staging buffers, no workers.
+        return stream.synchronize().map_err(UploadError::Cuda);
+    }
+    let threads = threads.clamp(1, data.len());
     let buffers = (0..threads + 4)
         .map(|_| PinnedBuffer::new(STAGE))
         .collect::<Result<Vec<_>>>()?;
