@@ -18,13 +18,18 @@ use crate::pipeline::Source;
 /// How many fingerprints are remembered (each about 100 bytes); past it the oldest are not
 /// forgotten but new ones are not added, so memory stays bounded on very long recordings.
 const MAX_REMEMBERED: usize = 1 << 20;
+/// Snapshots in a row whose fingerprinting may fail before it is given up.
+const MAX_FAILURES: u32 = 3;
 
 #[derive(Default)]
 pub(crate) struct Known {
     /// The fingerprinter and the context it was loaded into.
     gpu: Option<(u64, Fingerprinter)>,
-    /// Why fingerprinting stopped, once it failed (then it is not tried again).
+    /// Why fingerprinting stopped, once it failed `MAX_FAILURES` times in a row (then it is
+    /// not tried again).
     failed: Option<String>,
+    /// Failures in a row so far.
+    failures: u32,
     /// Blob id by (fingerprint, size) of every device segment stored.
     ids: HashMap<(u128, u64), String>,
 }
@@ -46,8 +51,8 @@ impl Known {
         }
     }
 
-    /// Fingerprint the device sources (`device[i]`) in `context`; `Err` says, once, why
-    /// fingerprinting stopped (the caller notes it; sources are then all copied).
+    /// Fingerprint the device sources (`device[i]`) in `context`. Failing, the sources are all
+    /// copied; the note says, once, why fingerprinting stopped for good.
     pub fn look_up(
         &mut self,
         context: u64,
@@ -72,6 +77,7 @@ impl Known {
             .collect();
         match self.fingerprints(context, &ranges) {
             Ok(prints) => {
+                self.failures = 0;
                 let prints: Vec<Option<u128>> = prints
                     .into_iter()
                     .zip(&ranges)
@@ -85,11 +91,17 @@ impl Known {
                 (Looked { ids, prints }, None)
             }
             Err(why) => {
+                // This snapshot is copied; fingerprinting is given up after a few failures in
+                // a row (a full GPU may refuse the small output buffer once, not for good).
+                self.gpu = None;
+                self.failures += 1;
+                if self.failures < MAX_FAILURES {
+                    return (none(), None);
+                }
                 let note = format!(
-                    "device memory is copied to be compared with what is stored: fingerprinting it on the GPU failed ({why})"
+                    "device memory is copied to be compared with what is stored: fingerprinting it on the GPU failed {MAX_FAILURES} times in a row ({why})"
                 );
                 self.failed = Some(why);
-                self.gpu = None;
                 (none(), Some(note))
             }
         }
