@@ -241,7 +241,15 @@ fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
     }
     match &run.verification {
         Some(v) if v.passed => lines.push(Line::from(Span::styled(
-            format!("device memory verified ({})", v.mode),
+            format!(
+                "device memory verified ({}{})",
+                v.mode,
+                if v.on_device {
+                    ", by fingerprints on the GPU"
+                } else {
+                    ""
+                }
+            ),
             theme.ok,
         ))),
         Some(v) => {
@@ -270,4 +278,41 @@ fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
         )));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rr_engine::replay::protocol::{Event, VerifyOutcome};
+
+    fn passed(on_device: bool) -> String {
+        let mut run = ReplayRun::new(1, true, 1);
+        run.apply(Event::Verify(VerifyOutcome {
+            passed: true,
+            mode: "bytes".into(),
+            expected_len: 8,
+            replayed_len: 8,
+            missing_bytes: 0,
+            differing_bytes: 0,
+            differing_ranges: 0,
+            first_ranges: vec![],
+            regions: vec![],
+            on_device,
+        }));
+        let theme = Theme::new(crate::cli::Theme::Mono);
+        verdict(&run, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_verdict_says_how_equality_was_shown() {
+        assert_eq!(passed(false), "device memory verified (bytes)");
+        assert_eq!(
+            passed(true),
+            "device memory verified (bytes, by fingerprints on the GPU)"
+        );
+    }
 }
