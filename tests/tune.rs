@@ -215,6 +215,17 @@ fn synthetic_sweep(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// `tune` of saxpy over `axes`, answered from `sweep`.
+fn simulated(axes: &[&str], sweep: &std::path::Path) -> Command {
+    let mut c = rr();
+    c.arg("tune")
+        .arg(saxpy())
+        .args(axes)
+        .arg("--simulate")
+        .arg(sweep);
+    c
+}
+
 fn best_of(json: &std::path::Path) -> (serde_json::Value, usize) {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     let n = v["trials"].as_array().unwrap().len();
@@ -228,11 +239,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
     let axes = ["--grid", "1..32", "--block", "32..1024:32"];
     // Exhaustive: every configuration answered, the missing one skipped, the optimum found.
     let all = t.path().join("all.json");
-    rr().arg("tune")
-        .arg(saxpy())
-        .args(axes)
-        .arg("--simulate")
-        .arg(&sweep)
+    simulated(&axes, &sweep)
         .arg("--json")
         .arg(&all)
         .assert()
@@ -246,12 +253,8 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
     let mut bests = Vec::new();
     for seed in ["1", "2", "3", "4", "5"] {
         let json = t.path().join(format!("tpe{seed}.json"));
-        rr().arg("tune")
-            .arg(saxpy())
-            .args(axes)
+        simulated(&axes, &sweep)
             .args(["--strategy", "tpe", "--budget", "102", "--seed", seed])
-            .arg("--simulate")
-            .arg(&sweep)
             .arg("--json")
             .arg(&json)
             .assert()
@@ -268,11 +271,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
     other["kernel"] = "another_kernel".into();
     let wrong = t.path().join("wrong.json");
     std::fs::write(&wrong, other.to_string()).unwrap();
-    rr().arg("tune")
-        .arg(saxpy())
-        .args(axes)
-        .arg("--simulate")
-        .arg(&wrong)
+    simulated(&axes, &wrong)
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -284,12 +283,24 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .as_str()
         .unwrap()
         .ends_with("sweep.json"));
-    rr().arg("tune")
-        .arg(saxpy())
-        .args(axes)
-        .arg("--simulate")
-        .arg(&all)
+    simulated(&axes, &all)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("was simulated from"));
+}
+
+#[test]
+fn a_sweep_to_simulate_from_that_is_no_regular_file_is_refused_without_blocking() {
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("sweep.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    simulated(&["--grid", "1..4"], &fifo)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("sweep.json"))
+        .stderr(predicate::str::contains("regular file"));
 }

@@ -154,6 +154,19 @@ pub fn u64s_as_strings<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S
     s.collect_seq(v.iter().map(u64::to_string))
 }
 
+/// Cut `text` to at most `max` bytes, on a character boundary; true when it was cut.
+pub fn cut_at_char(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    let at = (0..=max)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    text.truncate(at);
+    true
+}
+
 /// A byte count for people: `16 KiB`, `1.50 GiB`.
 pub fn human(bytes: u64) -> String {
     humansize::format_size(bytes, humansize::BINARY)

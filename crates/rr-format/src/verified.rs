@@ -69,9 +69,6 @@ impl Verified {
             return;
         }
         // Best effort: a cache that cannot be written only costs a hash next time.
-        if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_BYTES) {
-            std::fs::remove_file(path).ok();
-        }
         let Some(dir) = path.parent() else { return };
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -80,6 +77,10 @@ impl Verified {
             .ok();
         if !private(dir, true) {
             return;
+        }
+        // Full: start afresh (the directory is ours; a link there is removed, not followed).
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > MAX_BYTES) {
+            std::fs::remove_file(path).ok();
         }
         // O_NONBLOCK: a FIFO put there must not block the open.
         let file = std::fs::OpenOptions::new()

@@ -99,12 +99,7 @@ impl Progress {
             }
             if let Ok(mut cost) = serde_json::from_value::<InstanceCost>(v["cost"].clone()) {
                 if st.costs.len() < MAX_COSTS {
-                    if cost.json.len() > MAX_NAME {
-                        let cut = (0..=MAX_NAME)
-                            .rev()
-                            .find(|&i| cost.json.is_char_boundary(i));
-                        cost.json.truncate(cut.unwrap_or(0));
-                    }
+                    rr_format::text::cut_at_char(&mut cost.json, MAX_NAME);
                     st.costs.push(cost);
                 } else {
                     st.costs_dropped += 1;

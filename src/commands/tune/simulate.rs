@@ -31,12 +31,7 @@ pub struct Table {
 const MAX_MESSAGE: usize = 1024;
 
 fn cut(text: &mut String, max: usize) {
-    if text.len() > max {
-        let at = (0..=max)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        text.truncate(at);
+    if rr_format::text::cut_at_char(text, max) {
         text.push('…');
     }
 }
