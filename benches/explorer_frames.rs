@@ -61,6 +61,7 @@ fn main() {
                     restore_ns: 900.0,
                     clock_mhz: None,
                     throttled: false,
+                    candidate: false,
                 },
             ));
         }

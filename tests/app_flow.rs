@@ -200,6 +200,7 @@ fn replay_events_stream_into_the_instance_and_export() {
                 restore_ns: 10.0,
                 clock_mhz: None,
                 throttled: false,
+                candidate: false,
             },
         ));
     }
@@ -280,6 +281,7 @@ fn a_cancelled_runs_late_events_never_touch_the_next_run() {
             restore_ns: 0.0,
             clock_mhz: None,
             throttled: false,
+            candidate: false,
         },
     ));
     a.update(ev(second, Event::Done { ok: true }));
@@ -520,6 +522,7 @@ fn every_key_answers() {
             restore_ns: 0.0,
             clock_mhz: None,
             throttled: false,
+            candidate: false,
         },
     ));
     key(&mut a, KeyCode::Char('f'));
@@ -1233,4 +1236,110 @@ fn enter_on_an_empty_filter_says_why() {
         "{}",
         status(&a)
     );
+}
+
+/// `C` names an A/B candidate; `r` then replays both: the request carries the candidate, the
+/// screen shows both kernels' times, the candidate's failed verification and the verdict.
+#[test]
+fn an_ab_replay_shows_both_kernels_and_the_verdict() {
+    use rr_engine::replay::ab;
+    let mut a = app("llvm-two-kernels", true);
+    let dir = tempfile::tempdir().unwrap();
+    let cand = dir.path().join("faster.cu");
+    std::fs::write(&cand, "extern \"C\" __global__ void k() {}").unwrap();
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('C'));
+    typed(&mut a, &dir.path().join("missing.cu").display().to_string());
+    key(&mut a, KeyCode::Enter);
+    assert!(
+        a.prompt.is_some(),
+        "a missing file is refused in the prompt"
+    );
+    ctrl(&mut a, 'u');
+    typed(&mut a, &cand.display().to_string());
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none(), "{}", status(&a));
+    assert!(status(&a).contains("A/B against"), "{}", status(&a));
+    let Some(Cmd::StartReplay { instance, request }) =
+        key(&mut a, KeyCode::Char('r')).into_iter().next()
+    else {
+        panic!("no replay started: {}", status(&a))
+    };
+    assert_eq!(request.candidate.as_ref().unwrap().path, cand);
+    assert!(request.repetitions >= ab::MIN_PAIRS as u32);
+    assert!(request.to_args().contains(&"--candidate".to_string()));
+    let run = request.run_id;
+    a.update(ev(
+        run,
+        Event::Candidate {
+            path: cand.display().to_string(),
+            kernel: "k".into(),
+            kind: "compiled from faster.cu with NVRTC for sm_90".into(),
+            compile_seconds: Some(0.25),
+        },
+    ));
+    a.update(ev(
+        run,
+        Event::Verify(rr_engine::replay::VerifyOutcome {
+            passed: false,
+            mode: "bytes".into(),
+            expected_len: 64,
+            replayed_len: 64,
+            missing_bytes: 0,
+            differing_bytes: 4,
+            differing_ranges: 1,
+            first_ranges: vec![[8, 4]],
+            regions: vec![],
+            on_device: false,
+            candidate: true,
+        }),
+    ));
+    let (mut x, mut y) = (vec![], vec![]);
+    for i in 0..10u32 {
+        for (candidate, ns) in [(false, 1000.0), (true, 800.0)] {
+            let ns = ns + f64::from(i % 3);
+            if candidate {
+                y.push(ns)
+            } else {
+                x.push(ns)
+            }
+            a.update(ev(
+                run,
+                Event::Rep {
+                    index: i + 1,
+                    kernel_ns: ns,
+                    host_ns: 5000.0,
+                    restore_ns: 10.0,
+                    clock_mhz: None,
+                    throttled: false,
+                    candidate,
+                },
+            ));
+        }
+    }
+    a.update(ev(run, Event::Compare(ab::judge(&x, &y).unwrap())));
+    a.update(ev(run, Event::Done { ok: false }));
+    let r = &a.replays[&instance];
+    assert_eq!(r.kernel_ns.len(), 10);
+    assert_eq!(r.candidate.as_ref().unwrap().kernel_ns.len(), 10);
+    assert_eq!(
+        r.badge().0,
+        "mismatch",
+        "the candidate's verification decides"
+    );
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
+    let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+    t.draw(|f| rr_tui::tui::ui::draw(&a, &theme, f)).unwrap();
+    let screen = t.backend().to_string();
+    for want in [
+        "recorded kernel (CUDA events)",
+        "candidate (CUDA events)",
+        "candidate (events)",
+        "the candidate's result differs (bytes)",
+        "candidate 0.800×",
+        "faster",
+        "A/B ",
+    ] {
+        assert!(screen.contains(want), "{want:?} not on screen:\n{screen}");
+    }
 }

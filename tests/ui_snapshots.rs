@@ -136,6 +136,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 restore_ns: 100.0,
                 clock_mhz: None,
                 throttled: false,
+                candidate: false,
             },
         ));
     }
@@ -164,6 +165,7 @@ fn replay(size: (u16, u16), done: bool) -> App {
                 first_ranges: vec![[0x4004, 4]],
                 regions: vec![],
                 on_device: false,
+                candidate: false,
             }),
         ));
         a.update(ev(run, Event::Done { ok: false }));

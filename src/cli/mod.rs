@@ -141,6 +141,7 @@ Never reads snapshot bytes.",
         "rr-tui replay $X.json --verify",
         "rr-tui replay $X.json --tolerance f32:rtol=1e-5,ulp=4 --repetitions 20",
         "rr-tui replay $X.json --num-teams 8 --num-threads 128 --json",
+        "rr-tui replay $X.json --candidate faster.cu -D TILE=32 --tolerance f32:rtol=1e-5",
     ))]
     Replay(ReplayArgs),
     /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.

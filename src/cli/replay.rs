@@ -3,6 +3,8 @@
 use clap::Args;
 use std::path::PathBuf;
 
+use rr_engine::replay::candidate::{CandidateSpec, Define};
+
 use super::{parse_dim3, parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone, Default)]
@@ -68,6 +70,33 @@ pub struct ReplayArgs {
     /// limit.
     #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout)]
     pub kernel_timeout: f64,
+    /// A/B replay: run FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source
+    /// *.cu compiled here with NVRTC for this GPU) beside the recorded one, on the recorded
+    /// input at the recorded addresses. Its parameter layout must match the recorded kernel's;
+    /// its result is verified against the recorded output (bytes, or --tolerance); both are timed
+    /// in alternating pairs (--repetitions pairs, default 100) and compared: faster, slower,
+    /// same within noise, or undecided, with the ratio and its 95 % interval. Exit status 1 when
+    /// the candidate does not verify. With --save-output, the candidate's memory is written as
+    /// `.candidate_output` beside where `.replay_output` would go.
+    #[arg(long, value_name = "FILE")]
+    pub candidate: Option<PathBuf>,
+    /// The candidate's kernel, when it is not named as the recorded one (a mangled name, as
+    /// `rr-tui inspect` shows the recorded one).
+    #[arg(long, value_name = "NAME", requires = "candidate")]
+    pub candidate_kernel: Option<String>,
+    /// A macro for compiling a source candidate: NAME or NAME=VALUE (repeatable).
+    #[arg(long = "define", short = 'D', value_name = "NAME[=VALUE]", requires = "candidate", value_parser = parse_define)]
+    pub defines: Vec<rr_engine::replay::candidate::Define>,
+    /// A further NVRTC option for a source candidate, e.g. --nvrtc-opt=--use_fast_math
+    /// (repeatable; the architecture, -I of the source's directory and of the CUDA headers are
+    /// given already).
+    #[arg(
+        long = "nvrtc-opt",
+        value_name = "OPTION",
+        requires = "candidate",
+        allow_hyphen_values = true
+    )]
+    pub nvrtc_opts: Vec<String>,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -97,9 +126,11 @@ impl ReplayArgs {
                 ignore_limits: self.ignore_limits,
             },
             supplied: self.supplied.supplied(),
-            repetitions: self
-                .repetitions
-                .unwrap_or(if noise.is_some() { 10_000 } else { 1 }),
+            repetitions: self.repetitions.unwrap_or(match (&noise, &self.candidate) {
+                (Some(_), _) => 10_000,
+                (None, Some(_)) => rr_engine::replay::ab::DEFAULT_PAIRS,
+                (None, None) => 1,
+            }),
             warmup: self.warmup,
             cold: self.timing.cold(false),
             noise,
@@ -114,8 +145,19 @@ impl ReplayArgs {
             run_id: self.run_id,
             strict: self.strict,
             kernel_timeout: self.kernel_timeout,
+            candidate: self.candidate.as_ref().map(|path| CandidateSpec {
+                path: path.clone(),
+                kernel: self.candidate_kernel.clone(),
+                defines: self.defines.clone(),
+                options: self.nvrtc_opts.clone(),
+            }),
         }
     }
+}
+
+/// `NAME` or `NAME=VALUE` (see [`Define::parse`]).
+pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
+    Define::parse(s)
 }
 
 /// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.

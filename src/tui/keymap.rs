@@ -40,6 +40,7 @@ pub enum Action {
     EditBlock,
     EditTolerance,
     EditImage,
+    EditCandidate,
     EditBaseAddress,
     Freeze,
     Export,
@@ -441,6 +442,14 @@ pub static BINDINGS: &[Binding] = &[
         EditImage,
         "legacy records: the device image file (--image)",
         Some("image")
+    ),
+    b!(
+        Replay,
+        [(KeyCode::Char('C'), SHIFT), (KeyCode::Char('C'), NONE)],
+        "C",
+        EditCandidate,
+        "A/B: a candidate kernel file; r/v then replay both and compare",
+        Some("A/B")
     ),
     b!(
         Replay,

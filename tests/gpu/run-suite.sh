@@ -7,9 +7,10 @@
 # repetitions, globals, dynamic shared memory, tolerance, scattered segments and fault cases,
 # legacy LLVM 16–22 records (tests/gpu/legacy-suite.sh), runs the benchmark, the tuner
 # (tune-suite.sh), the recorder on sample programs (record-suite.sh) and on what modern stacks
-# run: CUDA graphs, host memory, textures (capture-suite.sh), model-sized processes
-# (model-suite.sh), and ends with "N passed, N failed".
-# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_MODEL, SKIP_EXPLORER=1 leave a part out.
+# run: CUDA graphs, host memory, textures (capture-suite.sh), A/B replays against candidates
+# (ab-suite.sh), model-sized processes (model-suite.sh), and ends with "N passed, N failed".
+# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_AB, SKIP_MODEL, SKIP_EXPLORER=1 leave a
+# part out.
 # Logs go to $OUT (or /tmp/rr-suite).
 set -u
 ROOT=$(pwd)
@@ -173,6 +174,7 @@ fi
 if [ -z "${SKIP_TUNE:-}" ]; then source tests/gpu/tune-suite.sh; fi
 if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
 if [ -z "${SKIP_CAPTURE:-}" ]; then source tests/gpu/capture-suite.sh; fi
+if [ -z "${SKIP_AB:-}" ]; then source tests/gpu/ab-suite.sh; fi
 if [ -z "${SKIP_MODEL:-}" ]; then source tests/gpu/model-suite.sh; fi
 
 echo "== explorer (tmux)" | tee -a "$LOG"

@@ -97,6 +97,12 @@ impl Params {
     }
 }
 
+/// A parameter layout as `[offset:size, …]`, for messages.
+pub fn describe_layout(layout: &[(usize, usize)]) -> String {
+    let items: Vec<String> = layout.iter().map(|(o, s)| format!("{o}:{s}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// Launch `f` on `stream`. The caller has checked the parameters against the kernel
 /// ([`Params::check_against`]); errors returned here are configuration errors (the kernel did
 /// not start) unless [`crate::CudaError::is_sticky`] says an earlier fault surfaced.

@@ -1,7 +1,10 @@
-//! Whether libcuda can be loaded at all: below both the driver's entry points and their errors
-//! (an error describes itself through the driver only when there is one).
+//! Finding NVIDIA's libraries: whether libcuda can be loaded at all (below both the driver's
+//! entry points and their errors: an error describes itself through the driver only when there
+//! is one), and where a CUDA installation keeps the libraries the loader may not find by itself
+//! (libcupti for the recorder, libnvrtc for compiling candidates).
 
 use cudarc::driver::sys;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Whether libcuda can be loaded at all (checked once).
@@ -9,4 +12,67 @@ pub fn present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the candidate library names; calls nothing in them.
     *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+}
+
+/// The library directories of the CUDA installations this machine seems to have, most specific
+/// first: `$CUDA_HOME`, `$CUDA_PATH`, the one `nvcc` on `PATH` belongs to, `/usr/local/cuda`,
+/// then the distribution's own directory.
+pub fn cuda_library_dirs() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if dir.join("nvcc").is_file() {
+                if let Some(home) = dir.parent() {
+                    homes.push(home.to_path_buf());
+                }
+                break;
+            }
+        }
+    }
+    homes.push(PathBuf::from("/usr/local/cuda"));
+    let mut dirs = Vec::new();
+    for home in homes {
+        for sub in [
+            "lib64",
+            "extras/CUPTI/lib64",
+            "targets/x86_64-linux/lib",
+            "targets/sbsa-linux/lib",
+        ] {
+            dirs.push(home.join(sub));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
+    dirs.push(PathBuf::from("/usr/lib/aarch64-linux-gnu"));
+    dirs.dedup();
+    dirs
+}
+
+/// `lib<stem>.so` in the CUDA installations ([`cuda_library_dirs`]), or, where only versioned
+/// files exist (the unversioned name is a development symlink), the highest `lib<stem>.so.N`.
+pub fn find_cuda_library(stem: &str) -> Option<PathBuf> {
+    cuda_library_dirs()
+        .iter()
+        .find_map(|dir| versioned(dir, &format!("lib{stem}.so")))
+}
+
+/// `dir/name` when it exists, else the `dir/name.*` sorting last.
+pub(crate) fn versioned(dir: &Path, name: &str) -> Option<PathBuf> {
+    let plain = dir.join(name);
+    if plain.exists() {
+        return Some(plain);
+    }
+    let prefix = format!("{name}.");
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|q| {
+            q.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .max()
 }

@@ -24,14 +24,6 @@ use progress::Progress;
 
 const LIBRARY: &str = "librr_recorder.so";
 
-/// Where CUDA installations keep libcupti.
-const CUPTI_PLACES: &[&str] = &[
-    "/usr/local/cuda/lib64/libcupti.so",
-    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-    "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
-    "/usr/lib/x86_64-linux-gnu/libcupti.so",
-];
-
 /// The recorder library: given, or next to this executable.
 fn library(args: &RecordArgs) -> Result<PathBuf> {
     if let Some(p) = &args.library {
@@ -67,34 +59,11 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
     }
 }
 
-/// libcupti: given, from CUDA_HOME, or from the usual places (`None`: leave it to the loader).
+/// libcupti: given, or from a CUDA installation (`None`: leave it to the loader).
 fn cupti(args: &RecordArgs) -> Option<PathBuf> {
-    if let Some(p) = &args.cupti {
-        return Some(p.clone());
-    }
-    let mut places: Vec<PathBuf> = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            places.push(Path::new(&home).join("lib64/libcupti.so"));
-            places.push(Path::new(&home).join("extras/CUPTI/lib64/libcupti.so"));
-        }
-    }
-    places.extend(CUPTI_PLACES.iter().map(PathBuf::from));
-    places.into_iter().find_map(|p| {
-        // The unversioned name is a development symlink; fall back to the versioned file.
-        if p.exists() {
-            return Some(p);
-        }
-        let dir = p.parent()?;
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|q| {
-                q.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("libcupti.so."))
-            })
-    })
+    args.cupti
+        .clone()
+        .or_else(|| rr_engine::replay::find_cuda_library("cupti"))
 }
 
 /// The variables the recorder reads, as `record` sets them (`dir`: the recording directory;

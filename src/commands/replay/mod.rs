@@ -1,10 +1,12 @@
 //! `rr-tui replay`: text output modelled on `llvm-omp-kernel-replay`, or the JSON event stream
 //! (protocol v2, every event tagged with the run id).
 
+use rr_engine::replay::candidate::CandidateFile;
 use rr_engine::replay::protocol::{Event, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError, Sample};
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::replay::Session;
 use rr_engine::replay::{launch, verify, ReplayInstance, ReplayRequest, Verify};
 use rr_engine::snapshot::open_recorded;
 use rr_format::fsio;
@@ -15,6 +17,7 @@ use crate::cli::{ReplayArgs, MAX_REPETITIONS};
 use crate::error::{Error, Result};
 use crate::output;
 
+mod ab;
 pub(crate) mod open;
 pub(crate) mod printer;
 
@@ -43,7 +46,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     }
 }
 
-enum Failure {
+pub(crate) enum Failure {
     Setup(Error),
     Run(RunError),
 }
@@ -66,11 +69,19 @@ impl From<RunError> for Failure {
     }
 }
 
+/// What `replay` has checked before it looks for a GPU.
+pub struct Checked {
+    pub inst: ReplayInstance,
+    pub launch: launch::Launch,
+    /// An A/B replay's candidate file, read and classified.
+    pub candidate: Option<CandidateFile>,
+}
+
 /// Everything `replay` refuses before it looks for a GPU: repetitions, the instance's files,
-/// the launch geometry against the record's limits, the output directory, verification. The
-/// explorer runs the same checks before it starts a replay, so it never starts what the command
-/// refuses.
-pub fn preflight(req: &ReplayRequest) -> Result<(ReplayInstance, launch::Launch)> {
+/// the launch geometry against the record's limits, the output directory, verification, an A/B
+/// candidate's file and options. The explorer runs the same checks before it starts a replay,
+/// so it never starts what the command refuses.
+pub fn preflight(req: &ReplayRequest) -> Result<Checked> {
     if req.repetitions == 0 {
         return Err(Error::invalid(format!(
             "invalid number of repetitions: 0 (1 to {MAX_REPETITIONS})"
@@ -96,8 +107,36 @@ pub fn preflight(req: &ReplayRequest) -> Result<(ReplayInstance, launch::Launch)
             )));
         }
     }
-    inst.check_verifiable(&req.verify)?;
-    Ok((inst, l))
+    let candidate = match &req.candidate {
+        None => {
+            inst.check_verifiable(&req.verify)?;
+            None
+        }
+        Some(spec) => {
+            if req.noise.is_some() {
+                return Err(Error::invalid(
+                    "--candidate does not take --max-noise: an A/B replay times --repetitions \
+                     pairs, alternating the two kernels",
+                ));
+            }
+            // The candidate is always verified: bytes unless a tolerance is given.
+            inst.check_verifiable(&ab_verify(req))?;
+            Some(spec.preflight()?)
+        }
+    };
+    Ok(Checked {
+        inst,
+        launch: l,
+        candidate,
+    })
+}
+
+/// How an A/B replay verifies: as asked, bytes when not asked.
+fn ab_verify(req: &ReplayRequest) -> Verify {
+    match req.verify {
+        Verify::No => Verify::Bytes,
+        v => v,
+    }
 }
 
 fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
@@ -105,7 +144,11 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         protocol: PROTOCOL_VERSION,
         descriptor: req.descriptor.display().to_string(),
     });
-    let (inst, l) = preflight(req)?;
+    let Checked {
+        inst,
+        launch: l,
+        candidate,
+    } = preflight(req)?;
     inst.verify_blobs()?;
     let d = &inst.descriptor;
     // What a legacy replay inferred is said before anything can fail on the GPU side.
@@ -157,7 +200,11 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         kernel_timeout,
         printer,
     )?;
-    let on_device = req.verify.is_on() && !req.save_output && !req.verify_on_host;
+    let verify = match candidate {
+        Some(_) => ab_verify(req),
+        None => req.verify,
+    };
+    let on_device = verify.is_on() && !req.save_output && !req.verify_on_host;
     if on_device {
         // While the recorded input is in place: its fingerprints are half of what verifying
         // on the device needs.
@@ -171,6 +218,16 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         });
     }
     let cfg = l.config();
+    if let (Some(file), Some(spec)) = (candidate, &req.candidate) {
+        let outputs = Outputs {
+            inst: &inst,
+            req,
+            launch: &l,
+            on_device,
+            printer,
+        };
+        return ab::run(&mut session, spec, file, &outputs, &cfg);
+    }
     let emit_rep = |index: u32, s: &Sample, kept: bool| {
         printer.emit(Event::Rep {
             index,
@@ -179,6 +236,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
             restore_ns: s.restore_ns,
             clock_mhz: s.clock_mhz,
             throttled: !kept,
+            candidate: false,
         })
     };
     let (samples, discarded) = match &req.noise {
@@ -212,41 +270,86 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         reference_clock_mhz: Some(session.reference_clock_mhz()),
     });
 
-    let mut ok = true;
-    // Memory equal to the recorded output passes any comparison: shown on the device, nothing
-    // is copied back; anything else is compared on the host, difference by difference.
-    let shown_equal = on_device && session.equal_on_device(&inst)?;
-    if shown_equal {
-        printer.emit(Event::Verify(verify::equal_on_device(
-            inst.input_len,
-            req.verify.typed(),
-        )));
-    } else if req.verify.is_on() || req.save_output {
+    let outputs = Outputs {
+        inst: &inst,
+        req,
+        launch: &l,
+        on_device,
+        printer,
+    };
+    let ok = outputs.check(&mut session, req.verify, false)?;
+    if !printer.json && req.verify == Verify::No {
+        output::line(&format!("{PREFIX} Replay done, verification skipped"));
+    }
+    Ok(ok)
+}
+
+/// The file name ending of what an A/B replay's candidate left (`--save-output`), beside
+/// `.replay_output`.
+pub const CANDIDATE_OUTPUT: &str = "candidate_output";
+
+/// What checking a replay's result needs.
+pub(crate) struct Outputs<'a> {
+    pub inst: &'a ReplayInstance,
+    pub req: &'a ReplayRequest,
+    pub launch: &'a launch::Launch,
+    /// Fingerprints computed on the GPU may show the result equal.
+    pub on_device: bool,
+    pub printer: &'a Printer,
+}
+
+impl Outputs<'_> {
+    /// Verify (as `verify` says) and save (as the request says) the memory the last launch left;
+    /// `candidate` tags the outcome. Memory equal to the recorded output passes any comparison:
+    /// shown on the device, nothing is copied back; anything else is compared on the host,
+    /// difference by difference. Whether it passed.
+    pub fn check(
+        &self,
+        session: &mut Session,
+        verify: Verify,
+        candidate: bool,
+    ) -> std::result::Result<bool, Failure> {
+        let (inst, req, printer) = (self.inst, self.req, self.printer);
+        let d = &inst.descriptor;
+        if self.on_device && session.equal_on_device(inst)? {
+            let mut outcome = verify::equal_on_device(inst.input_len, verify.typed());
+            outcome.candidate = candidate;
+            printer.emit(Event::Verify(outcome));
+            return Ok(true);
+        }
+        // An A/B replay saves what the candidate left (the recorded kernel's is the record's).
+        let save = req.save_output && candidate == req.candidate.is_some();
+        if !verify.is_on() && !save {
+            return Ok(true);
+        }
         let replayed = session.read_back()?;
-        if req.save_output {
-            let path = inst.files.replay_output(
+        if save {
+            let l = self.launch;
+            let mut path = inst.files.replay_output(
                 d,
                 l.grid,
                 l.block,
                 l.shared_mem,
                 req.output_dir.as_deref(),
             );
+            if candidate {
+                path.set_extension(CANDIDATE_OUTPUT);
+            }
             fsio::write_atomic(&path, &replayed)?;
             printer.emit(Event::Saved {
                 path: path.display().to_string(),
             });
         }
-        if req.verify.is_on() {
-            let expected = open_recorded(&inst.files, d, Side::Output)?;
-            let map = MemoryMap::new(d, inst.input_len);
-            let outcome = verify::verify(&map, expected.bytes(), &replayed, req.verify.typed());
-            expected.check_intact()?;
-            ok = outcome.passed;
-            printer.emit(Event::Verify(outcome));
+        if !verify.is_on() {
+            return Ok(true);
         }
+        let expected = open_recorded(&inst.files, d, Side::Output)?;
+        let map = MemoryMap::new(d, inst.input_len);
+        let mut outcome = verify::verify(&map, expected.bytes(), &replayed, verify.typed());
+        expected.check_intact()?;
+        outcome.candidate = candidate;
+        let passed = outcome.passed;
+        printer.emit(Event::Verify(outcome));
+        Ok(passed)
     }
-    if !printer.json && req.verify == Verify::No {
-        output::line(&format!("{PREFIX} Replay done, verification skipped"));
-    }
-    Ok(ok)
 }

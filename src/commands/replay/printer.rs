@@ -55,8 +55,9 @@ impl Printer {
                 seconds * 1e3,
                 rr_engine::replay::protocol::between_reps_text(&between_reps)
             )),
-            Event::Rep { index, kernel_ns, clock_mhz, throttled, .. } => output::line(&format!(
-                "{PREFIX} Replay time ({index}): {kernel_ns:.0} ns{}{}",
+            Event::Rep { index, kernel_ns, clock_mhz, throttled, candidate, .. } => output::line(&format!(
+                "{PREFIX} Replay time ({index}{}): {kernel_ns:.0} ns{}{}",
+                if candidate { ", candidate" } else { "" },
                 clock_mhz.map(|c| format!(" at {c:.0} MHz")).unwrap_or_default(),
                 if throttled { " (throttled: discarded)" } else { "" }
             )),
@@ -76,18 +77,33 @@ impl Printer {
                 }
             }
             Event::Verify(v) => {
+                let whose = if v.candidate { "the candidate's" } else { "replay" };
                 if v.passed {
                     output::line(&format!(
-                        "{PREFIX} Replay done, device memory verified{}{}",
+                        "{PREFIX} {}, device memory verified{}{}",
+                        if v.candidate { "Candidate run" } else { "Replay done" },
                         if v.mode == "bytes" { String::new() } else { format!(" ({})", v.mode) },
                         if v.on_device { " (equal fingerprints computed on the GPU)" } else { "" }
                     ));
                 } else {
-                    output::error_line(&format!("{PREFIX} Error: replay device memory failed to verify"));
+                    output::error_line(&format!("{PREFIX} Error: {whose} device memory failed to verify"));
                     for line in verify::describe(&v) {
                         output::error_line(&format!("{PREFIX}   {line}"));
                     }
                 }
+            }
+            Event::Candidate { path, kernel, kind, compile_seconds } => output::line(&format!(
+                "{PREFIX} Candidate {}: kernel {} ({kind}{})",
+                rr_format::text::visible(&path),
+                demangle(&kernel),
+                compile_seconds.map(|s| format!(", compiled in {s:.2} s")).unwrap_or_default()
+            )),
+            Event::Compare(o) => {
+                output::line(&format!(
+                    "{PREFIX} Kernel time: recorded median {:.0} ns, candidate median {:.0} ns over {} alternating pairs",
+                    o.baseline_ns.median, o.candidate_ns.median, o.pairs
+                ));
+                output::line(&format!("{PREFIX} Verdict: {}", o.describe()));
             }
             Event::Saved { path } => output::line(&format!("{PREFIX} Replay output saved to {path}")),
             Event::Error { kind, message } => {

@@ -218,6 +218,24 @@ impl App {
                     None => "replays load the recorded image".into(),
                 })
             }
+            PromptKind::Candidate => {
+                self.settings.candidate = match text {
+                    "" => None,
+                    // A regular file; the replay's own checks read it (on a worker) later.
+                    t => {
+                        rr_format::fsio::regular_metadata(std::path::Path::new(t))
+                            .map_err(|e| e.to_string())?;
+                        Some(std::path::PathBuf::from(t))
+                    }
+                };
+                Ok(match &self.settings.candidate {
+                    Some(p) => format!(
+                        "r and v replay A/B against {}",
+                        rr_format::text::visible_path(p)
+                    ),
+                    None => "replays run the recorded kernel alone".into(),
+                })
+            }
             PromptKind::BaseAddress => {
                 let supplied = &mut self.settings.supplied;
                 supplied.base_address = match text {
@@ -409,6 +427,14 @@ impl App {
                 self.settings
                     .tolerance
                     .map(|c| c.to_spec())
+                    .unwrap_or_default(),
+            ),
+            Action::EditCandidate => self.open_prompt(
+                PromptKind::Candidate,
+                self.settings
+                    .candidate
+                    .as_ref()
+                    .map(|p| p.display().to_string())
                     .unwrap_or_default(),
             ),
             Action::EditImage => self.open_prompt(

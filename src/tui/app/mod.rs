@@ -29,7 +29,7 @@ use std::time::Instant;
 
 pub use instances::{Row, SortKey};
 pub use prompt::{LineEditor, Prompt, PromptKind};
-pub use replays::{Phase, ReplayRun};
+pub use replays::{CandidateRun, Phase, ReplayRun};
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::diff::Comparison;
 use rr_engine::replay::{Event, ReplayRequest, Tagged};
@@ -191,6 +191,8 @@ pub struct ReplaySettings {
     pub tolerance: Option<Comparison>,
     /// What a legacy LLVM record lacks (`--image`, `--base-address`), for replays and sweeps.
     pub supplied: crate::cli::SuppliedArgs,
+    /// An A/B candidate: replays then run it beside the recorded kernel (`--candidate`).
+    pub candidate: Option<std::path::PathBuf>,
 }
 
 /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint bar.
@@ -293,6 +295,7 @@ impl App {
                 block: None,
                 tolerance: None,
                 supplied: Default::default(),
+                candidate: None,
             },
             frozen: None,
             tune_form: TuneForm::default(),

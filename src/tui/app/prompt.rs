@@ -18,6 +18,8 @@ pub enum PromptKind {
     Image,
     /// A legacy LLVM 16–17 record's region start (`--base-address`).
     BaseAddress,
+    /// An A/B replay's candidate (`--candidate`).
+    Candidate,
 }
 
 impl PromptKind {
@@ -31,6 +33,9 @@ impl PromptKind {
             PromptKind::Tolerance => "tolerance TYPE[:atol=,rtol=,ulp=] (empty: bytes)",
             PromptKind::Image => "device image FILE for legacy records (empty: recorded)",
             PromptKind::BaseAddress => "region start 0xADDRESS for LLVM 16–17 (empty: inferred)",
+            PromptKind::Candidate => {
+                "A/B candidate FILE: cubin, fatbin, PTX or CUDA C++ *.cu (empty: no A/B)"
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use rr_engine::replay::ab::AbOutcome;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 
@@ -45,6 +46,18 @@ pub struct ReplayRun {
     pub restore_gbps: Option<f64>,
     pub verification: Option<VerifyOutcome>,
     pub saved: Option<String>,
+    /// An A/B replay's candidate: what it is, its times, its verification and the verdict.
+    pub candidate: Option<CandidateRun>,
+}
+
+/// The candidate side of an A/B replay.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CandidateRun {
+    /// "kernel k (compiled from k.cu with NVRTC for sm_90, compiled in 0.41 s)".
+    pub what: String,
+    pub kernel_ns: Vec<f64>,
+    pub verification: Option<VerifyOutcome>,
+    pub compare: Option<AbOutcome>,
 }
 
 impl ReplayRun {
@@ -62,6 +75,7 @@ impl ReplayRun {
             restore_gbps: None,
             verification: None,
             saved: None,
+            candidate: None,
         }
     }
 
@@ -88,6 +102,11 @@ impl ReplayRun {
             }
             Event::Rep {
                 kernel_ns,
+                candidate: true,
+                ..
+            } => self.candidate_mut().kernel_ns.push(kernel_ns),
+            Event::Rep {
+                kernel_ns,
                 host_ns,
                 restore_ns,
                 ..
@@ -99,18 +118,51 @@ impl ReplayRun {
             Event::Summary { .. } => self.detail = "repetitions done".into(),
             // Events of sweeps: a replay never emits them.
             Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
+            Event::Verify(v) if v.candidate => self.candidate_mut().verification = Some(v),
             Event::Verify(v) => self.verification = Some(v),
+            Event::Candidate {
+                path,
+                kernel,
+                kind,
+                compile_seconds,
+            } => {
+                self.candidate_mut().what = format!(
+                    "{}: kernel {} ({kind}{})",
+                    rr_format::text::visible(&path),
+                    rr_format::demangle(&kernel),
+                    compile_seconds
+                        .map(|s| format!(", compiled in {s:.2} s"))
+                        .unwrap_or_default()
+                );
+                self.detail = "A/B: verifying the candidate, then alternating pairs".into();
+            }
+            Event::Compare(o) => {
+                self.detail = format!("A/B done: {}", o.verdict.describe());
+                self.candidate_mut().compare = Some(o);
+            }
             Event::Saved { path } => self.saved = Some(path),
             Event::Error { message, .. } => self.phase = Phase::Failed(message),
             Event::Done { ok } => {
                 if self.phase == Phase::Running {
-                    self.phase = if ok || self.verification.as_ref().is_some_and(|v| !v.passed) {
+                    self.phase = if ok || self.deciding_verification().is_some_and(|v| !v.passed) {
                         Phase::Done
                     } else {
                         Phase::Failed("the replay failed".into())
                     };
                 }
             }
+        }
+    }
+
+    fn candidate_mut(&mut self) -> &mut CandidateRun {
+        self.candidate.get_or_insert_with(CandidateRun::default)
+    }
+
+    /// The verification that decides the badge: an A/B replay's candidate's, else the replay's.
+    fn deciding_verification(&self) -> Option<&VerifyOutcome> {
+        match &self.candidate {
+            Some(c) => c.verification.as_ref(),
+            None => self.verification.as_ref(),
         }
     }
 
@@ -123,7 +175,7 @@ impl ReplayRun {
 
     /// Badge for the instance table.
     pub fn badge(&self) -> (&'static str, u8) {
-        match (&self.phase, &self.verification) {
+        match (&self.phase, self.deciding_verification()) {
             (Phase::Running, _) => ("running", 1),
             (Phase::Failed(_), _) => ("failed", 4),
             (Phase::Cancelled, _) => ("cancelled", 2),
@@ -141,16 +193,24 @@ impl ReplayRun {
         {
             let mut w = csv::Writer::from_writer(&mut csv);
             let io = |e: csv::Error| rr_format::Error::Invalid(format!("CSV: {e}"));
-            w.write_record(["repetition", "kernel_ns", "host_ns", "restore_ns"])
-                .map_err(io)?;
+            // An A/B replay adds the candidate's time of the same pair.
+            let b = self.candidate.as_ref().map(|c| &c.kernel_ns);
+            let mut header = vec!["repetition", "kernel_ns", "host_ns", "restore_ns"];
+            if b.is_some() {
+                header.push("candidate_kernel_ns");
+            }
+            w.write_record(&header).map_err(io)?;
             for i in 0..self.kernel_ns.len() {
-                w.write_record([
+                let mut row = vec![
                     (i + 1).to_string(),
                     self.kernel_ns[i].to_string(),
                     self.host_ns[i].to_string(),
                     self.restore_ns[i].to_string(),
-                ])
-                .map_err(io)?;
+                ];
+                if let Some(b) = b {
+                    row.push(b.get(i).map(f64::to_string).unwrap_or_default());
+                }
+                w.write_record(&row).map_err(io)?;
             }
             w.flush()
                 .map_err(|e| rr_format::Error::Invalid(format!("CSV: {e}")))?;
@@ -163,6 +223,12 @@ impl ReplayRun {
             "host_ns": self.host_stats(),
             "restore_ns": Stats::of(&self.restore_ns),
             "verification": self.verification,
+            "candidate": self.candidate.as_ref().map(|c| serde_json::json!({
+                "candidate": c.what,
+                "kernel_ns": Stats::of(&c.kernel_ns),
+                "verification": c.verification,
+                "compare": c.compare,
+            })),
         });
         let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
         super::export::write_pair(dir, stem, "replay", &csv, json.as_bytes())

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{checks, App, Cmd, Msg, OpenedPair, Pair, ReplayRun, Screen, Work};
-use rr_engine::replay::{ReplayRequest, Verify};
+use rr_engine::replay::candidate::CandidateSpec;
+use rr_engine::replay::{ab, ReplayRequest, Verify};
 use rr_engine::snapshot::Snapshot;
 use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
@@ -102,6 +103,16 @@ impl App {
         request.overrides.grid = s.grid;
         request.overrides.block = s.block;
         request.supplied = s.supplied.supplied();
+        if let Some(path) = &s.candidate {
+            request.candidate = Some(CandidateSpec {
+                path: path.clone(),
+                ..Default::default()
+            });
+            // A verdict needs pairs: too few repetitions become the command's default.
+            if request.repetitions < ab::MIN_PAIRS as u32 {
+                request.repetitions = ab::DEFAULT_PAIRS;
+            }
+        }
         // The command's own checks first, on a worker (they read the instance's files): the
         // explorer never starts a replay `rr-tui replay` would refuse.
         self.set_status(format!("checking {}…", self.rows[i].demangled), false);

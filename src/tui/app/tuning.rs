@@ -146,6 +146,8 @@ impl TuneRun {
             | Event::Launch { .. }
             | Event::Restore { .. }
             | Event::Rep { .. }
+            | Event::Candidate { .. }
+            | Event::Compare(_)
             | Event::Summary { .. }
             | Event::Verify(_)
             | Event::Ready { .. }

@@ -9,8 +9,9 @@ use ratatui::Frame;
 use super::fit;
 use super::format::duration_ns;
 use crate::tui::app::dim3;
-use crate::tui::app::{App, Phase, ReplayRun};
+use crate::tui::app::{App, CandidateRun, Phase, ReplayRun};
 use crate::tui::theme::Theme;
+use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::verify;
 
@@ -64,7 +65,30 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let data = &run.kernel_ns[..shown];
     let [chart_area, spark_area] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(3)]).areas(charts);
-    draw_chart(data, theme, f, chart_area);
+    // An A/B replay: the two kernels' times side by side.
+    let candidate = run.candidate.as_ref().map(|c| {
+        let n = app
+            .frozen
+            .unwrap_or(c.kernel_ns.len())
+            .min(c.kernel_ns.len());
+        &c.kernel_ns[..n]
+    });
+    match candidate {
+        Some(b) => {
+            let [left, right] =
+                Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)])
+                    .areas(chart_area);
+            draw_chart(data, " recorded kernel (CUDA events) ", theme, f, left);
+            draw_chart(b, " candidate (CUDA events) ", theme, f, right);
+        }
+        None => draw_chart(
+            data,
+            " kernel time per repetition (CUDA events) ",
+            theme,
+            f,
+            chart_area,
+        ),
+    }
     let w = spark_area.width as usize;
     let tail: Vec<u64> = data[data.len().saturating_sub(w)..]
         .iter()
@@ -78,13 +102,17 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         ),
         spark_area,
     );
-    draw_stats(
-        &Stats::of(data),
-        &Stats::of(&run.host_ns[..shown]),
-        theme,
-        f,
-        stats,
-    );
+    let rows = match candidate {
+        Some(b) => [
+            ("recorded (events)", Stats::of(data)),
+            ("candidate (events)", Stats::of(b)),
+        ],
+        None => [
+            ("kernel (events)", Stats::of(data)),
+            ("host launch→done", Stats::of(&run.host_ns[..shown])),
+        ],
+    };
+    draw_stats(&rows, theme, f, stats);
     f.render_widget(
         Paragraph::new(verdict_lines).wrap(Wrap { trim: false }),
         verdict,
@@ -112,6 +140,9 @@ fn settings_text(app: &App) -> String {
     }
     if let Some(addr) = s.supplied.base_address {
         text.push_str(&format!(" · start {addr:#x}"));
+    }
+    if let Some(c) = &s.candidate {
+        text.push_str(&format!(" · A/B {}", rr_format::text::visible_path(c)));
     }
     text
 }
@@ -152,7 +183,7 @@ fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rec
     f.render_widget(Paragraph::new(lines), area);
 }
 
-fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
+fn draw_chart(data: &[f64], title: &str, theme: &Theme, f: &mut Frame, area: Rect) {
     let stride = data.len().div_ceil(MAX_CHART_POINTS).max(1);
     let points: Vec<(f64, f64)> = data
         .iter()
@@ -176,10 +207,7 @@ fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
         .style(theme.chart)
         .data(&points);
     let chart = Chart::new(vec![ds])
-        .block(Block::default().title(Span::styled(
-            " kernel time per repetition (CUDA events) ",
-            theme.dim,
-        )))
+        .block(Block::default().title(Span::styled(title.to_string(), theme.dim)))
         .x_axis(
             Axis::default()
                 .bounds([1.0, n.max(2.0)])
@@ -195,7 +223,7 @@ fn draw_chart(data: &[f64], theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(chart, area);
 }
 
-fn draw_stats(k: &Stats, h: &Stats, theme: &Theme, f: &mut Frame, area: Rect) {
+fn draw_stats(rows: &[(&str, Stats)], theme: &Theme, f: &mut Frame, area: Rect) {
     let row = |name: &str, s: &Stats| {
         // No repetition yet: no statistics, rather than a row of zeros.
         let time = |v: f64| {
@@ -216,7 +244,7 @@ fn draw_stats(k: &Stats, h: &Stats, theme: &Theme, f: &mut Frame, area: Rect) {
         ])
     };
     let t = Table::new(
-        vec![row("kernel (events)", k), row("host launch→done", h)],
+        rows.iter().map(|(name, s)| row(name, s)),
         [
             Constraint::Length(18),
             Constraint::Length(6),
@@ -271,13 +299,54 @@ fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
         ))),
         None => {}
     }
+    if let Some(c) = &run.candidate {
+        candidate_lines(c, theme, &mut lines);
+    }
     if let Some(p) = &run.saved {
-        lines.push(Line::from(Span::styled(
-            format!("replay output: {p}"),
-            theme.dim,
-        )));
+        let what = if run.candidate.is_some() {
+            "candidate's output"
+        } else {
+            "replay output"
+        };
+        lines.push(Line::from(Span::styled(format!("{what}: {p}"), theme.dim)));
     }
     lines
+}
+
+/// An A/B replay's candidate: what it is, whether it verified, and the verdict.
+fn candidate_lines(c: &CandidateRun, theme: &Theme, lines: &mut Vec<Line<'static>>) {
+    lines.push(Line::from(Span::styled(
+        format!("candidate {}", c.what),
+        theme.text,
+    )));
+    match &c.verification {
+        Some(v) if v.passed => lines.push(Line::from(Span::styled(
+            format!("candidate verified ({})", v.mode),
+            theme.ok,
+        ))),
+        Some(v) => {
+            lines.push(Line::from(Span::styled(
+                format!("the candidate's result differs ({})", v.mode),
+                theme.error,
+            )));
+            for l in verify::describe(v) {
+                lines.push(Line::from(Span::styled(format!("  {l}"), theme.text)));
+            }
+            lines.push(Line::from(Span::styled(
+                "  3 then p shows recorded output vs the candidate's",
+                theme.dim,
+            )));
+        }
+        None => {}
+    }
+    if let Some(o) = &c.compare {
+        let style = match o.verdict {
+            Verdict::Faster => theme.ok,
+            Verdict::Slower => theme.error,
+            Verdict::Same | Verdict::Undecided => theme.warn,
+        };
+        lines.push(Line::from(Span::styled(o.describe(), style)));
+    }
 }
 
 #[cfg(test)]
@@ -298,6 +367,7 @@ mod tests {
             first_ranges: vec![],
             regions: vec![],
             on_device,
+            candidate: false,
         }));
         let theme = Theme::new(crate::cli::Theme::Mono);
         verdict(&run, &theme)

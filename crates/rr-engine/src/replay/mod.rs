@@ -7,6 +7,8 @@
 //! events, so a faulting kernel (which poisons its CUDA context for good) or an address conflict
 //! with the UI's own mappings cannot take them down.
 
+pub mod ab;
+pub mod candidate;
 pub mod child;
 pub mod instance;
 pub mod launch;
@@ -26,7 +28,8 @@ pub mod watchdog;
 pub use instance::ReplayInstance;
 pub use protocol::{ErrorKind, Event, Tagged, VerifyOutcome, PROTOCOL_VERSION};
 pub use request::{Overrides, ReplayRequest, Supplied, Verify};
-pub use rr_cuda::Placeholders;
+pub use rr_cuda::library::find_cuda_library;
+pub use rr_cuda::{LaunchConfig, Placeholders};
 pub use session::{RunError, Session};
 
 /// Why replay cannot run here, if it cannot (no driver, a driver too old); checks without

@@ -6,7 +6,9 @@
 //! moved on (a cancelled replay, a restarted child) drops the lines of runs it no longer waits
 //! for. Order within a run: `start` (always first; carries the protocol version), `launch`
 //! (the resolved geometry), `phase`*, `device`, `restore`, `rep`* (one per measured repetition,
-//! as it happens), `summary`, `verify`?, `saved`?, then `done`. On failure: `error` (with its kind), then `done {ok: false}`. A child
+//! as it happens), `summary`, `verify`?, `saved`?, then `done`. An A/B replay (`--candidate`)
+//! adds `candidate` after `restore`, a `verify` of the candidate before the `rep`s (tagged
+//! `candidate`, as are the candidate's `rep`s), and `compare` in place of `summary`. On failure: `error` (with its kind), then `done {ok: false}`. A child
 //! that dies without `done` is reported by the reader as `error` + `done`.
 
 use serde::{Deserialize, Serialize};
@@ -78,6 +80,9 @@ pub enum Event {
         /// The SM clock ran below 75 % of its rating: left out of the summary (adaptive mode).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         throttled: bool,
+        /// An A/B replay's candidate (otherwise the recorded kernel).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        candidate: bool,
     },
     Summary {
         kernel_ns: Stats,
@@ -94,6 +99,16 @@ pub enum Event {
         reference_clock_mhz: Option<f64>,
     },
     Verify(VerifyOutcome),
+    /// An A/B replay's candidate, loaded and bound (after `restore`).
+    Candidate {
+        path: String,
+        kernel: String,
+        kind: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compile_seconds: Option<f64>,
+    },
+    /// An A/B replay's verdict (after the `rep`s, instead of `summary`).
+    Compare(super::ab::AbOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the
     /// image is PTX (register limits possible).
     Ready {
@@ -154,6 +169,9 @@ pub struct VerifyOutcome {
     /// Shown equal by fingerprints computed on the GPU, without copying the memory back.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub on_device: bool,
+    /// The memory an A/B replay's candidate left (otherwise the recorded kernel's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub candidate: bool,
 }
 
 impl Tagged {
@@ -214,6 +232,7 @@ mod tests {
                 restore_ns: 20.0,
                 clock_mhz: Some(1980.0),
                 throttled: false,
+                candidate: true,
             },
             Event::Done { ok: true },
             Event::Error {
@@ -231,6 +250,7 @@ mod tests {
                 first_ranges: vec![[2, 1]],
                 regions: vec![],
                 on_device: false,
+                candidate: false,
             }),
         ];
         for (i, event) in events.into_iter().enumerate() {

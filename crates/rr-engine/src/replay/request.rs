@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::candidate::CandidateSpec;
 use super::timing::NoiseTarget;
 use crate::diff::Comparison;
 
@@ -102,6 +103,8 @@ pub struct ReplayRequest {
     /// A kernel still running after this many seconds ends the replay with a message (0: no
     /// limit).
     pub kernel_timeout: f64,
+    /// An A/B replay's candidate kernel ([`super::ab`]).
+    pub candidate: Option<CandidateSpec>,
 }
 
 /// The default of `--kernel-timeout`: far beyond any kernel a replay is used for, short enough
@@ -125,6 +128,7 @@ impl ReplayRequest {
             run_id: 1,
             strict: false,
             kernel_timeout: DEFAULT_KERNEL_TIMEOUT,
+            candidate: None,
         }
     }
 
@@ -187,6 +191,9 @@ impl ReplayRequest {
             }
         }
         v.extend(self.supplied.to_args());
+        if let Some(c) = &self.candidate {
+            v.extend(c.to_args());
+        }
         v
     }
 }

@@ -126,6 +126,9 @@ pub struct Session {
     pristine: Pristine,
     probes: Option<Probes>,
     kernel: Kernel,
+    /// An A/B candidate's kernel with the dynamic shared memory it allows: swapped with
+    /// `kernel` while it runs ([`Session::with_candidate`]).
+    candidate: Option<(Kernel, u32)>,
     /// The image, kept when it is PTX (a register limit recompiles it).
     ptx: Option<Vec<u8>>,
     max_registers: Option<u32>,
@@ -370,6 +373,7 @@ impl Session {
             pristine,
             probes,
             kernel,
+            candidate: None,
             ptx,
             max_registers: None,
             recorded_globals,
@@ -564,6 +568,44 @@ impl Session {
         self.shared_allowed = 48 * 1024;
         self.max_registers = limit;
         Ok(())
+    }
+
+    /// Load an A/B candidate beside the recorded kernel (see [`super::ab`]); what differs in its
+    /// globals comes back as notes.
+    pub fn load_candidate(&mut self, c: &super::candidate::Candidate) -> Result<Vec<String>> {
+        let module = Module::load(&c.image)
+            .map_err(|e| e.context("loading the candidate (is it built for this GPU?)"))?;
+        let mut notes = Vec::new();
+        let kernel = Kernel::bind_candidate(
+            &module,
+            &c.kernel,
+            &self.kernel.layout,
+            &self.recorded_globals,
+            &mut notes,
+        )?;
+        self.candidate = Some((kernel, 48 * 1024));
+        Ok(notes)
+    }
+
+    /// Run `f` with the candidate's kernel bound in place of the recorded one (restored after,
+    /// on every path).
+    pub fn with_candidate<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> std::result::Result<T, RunError>,
+    ) -> std::result::Result<T, RunError> {
+        let Some(mut other) = self.candidate.take() else {
+            return Err(RunError::Other(Error::invalid("no candidate is loaded")));
+        };
+        self.swap_kernel(&mut other);
+        let out = f(self);
+        self.swap_kernel(&mut other);
+        self.candidate = Some(other);
+        out
+    }
+
+    fn swap_kernel(&mut self, other: &mut (Kernel, u32)) {
+        std::mem::swap(&mut self.kernel, &mut other.0);
+        std::mem::swap(&mut self.shared_allowed, &mut other.1);
     }
 
     /// The kernel's registers per thread as compiled now.
@@ -817,6 +859,8 @@ fn host_slices<'a>(copies: &[(u64, usize, usize)], host: &'a [u8]) -> Vec<(u64, 
 struct Kernel {
     function: rr_cuda::Function,
     globals: Vec<(rr_cuda::module::Global, Vec<u8>)>,
+    /// `(offset, size)` of each parameter, as the image declares them.
+    layout: Vec<(usize, usize)>,
 }
 
 impl Kernel {
@@ -857,7 +901,11 @@ impl Kernel {
             }
             globals.push((target, recorded.data(g).to_vec()));
         }
-        Ok(Kernel { function, globals })
+        Ok(Kernel {
+            function,
+            globals,
+            layout,
+        })
     }
 
     /// Bind again after a recompilation (the record was checked when the session opened).
@@ -877,7 +925,60 @@ impl Kernel {
             let target = module.global(&g.name).map_err(classify)?;
             globals.push((target, recorded.data(g).to_vec()));
         }
-        Ok(Kernel { function, globals })
+        Ok(Kernel {
+            function,
+            globals,
+            layout,
+        })
+    }
+
+    /// Bind an A/B candidate's kernel: its parameters must be laid out exactly as the recorded
+    /// kernel's (`recorded_layout`); its globals of the recorded names and sizes get the recorded
+    /// values, and the others are said in the notes.
+    fn bind_candidate(
+        module: &Module,
+        name: &str,
+        recorded_layout: &[(usize, usize)],
+        recorded: &Globals,
+        notes: &mut Vec<String>,
+    ) -> Result<Kernel> {
+        let function = module.function(name).map_err(|e| {
+            e.context(format!(
+                "kernel {} not found in the candidate",
+                visible(name)
+            ))
+        })?;
+        let layout = function.param_layout()?;
+        if layout != recorded_layout {
+            return Err(Error::invalid(format!(
+                "the candidate's parameters differ from the recorded kernel's (offset:size): recorded {}, candidate {}",
+                rr_cuda::launch::describe_layout(recorded_layout),
+                rr_cuda::launch::describe_layout(&layout)
+            )));
+        }
+        let mut globals = Vec::with_capacity(recorded.entries.len());
+        for g in &recorded.entries {
+            match module.global(&g.name) {
+                Ok(target) if target.size as u64 == g.size => {
+                    globals.push((target, recorded.data(g).to_vec()))
+                }
+                Ok(target) => notes.push(format!(
+                    "global {} is {} bytes in the candidate, {} recorded: left as the candidate initialises it",
+                    visible(&g.name),
+                    target.size,
+                    g.size
+                )),
+                Err(_) => notes.push(format!(
+                    "global {} is not in the candidate: its recorded value is not used",
+                    visible(&g.name)
+                )),
+            }
+        }
+        Ok(Kernel {
+            function,
+            globals,
+            layout,
+        })
     }
 }
 

@@ -55,6 +55,7 @@ pub fn verify(
             .collect(),
         regions,
         on_device: false,
+        candidate: false,
     }
 }
 
@@ -73,6 +74,7 @@ pub fn equal_on_device(len: u64, typed: Option<&Comparison>) -> VerifyOutcome {
         first_ranges: vec![],
         regions: vec![],
         on_device: true,
+        candidate: false,
     }
 }
 

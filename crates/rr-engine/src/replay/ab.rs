@@ -1,0 +1,263 @@
+//! A/B timing: the recorded kernel (A) and a candidate (B) launched in pairs in one process, on
+//! the same restored input, the order alternating (AB, BA, AB, …) so that neither side always
+//! runs first; then a verdict in the manner of nvbench's compare (faster, slower, same within
+//! noise, undecided) from the paired ratios.
+//!
+//! The ratio is the median of the per-pair ratios B/A; its 95 % interval is distribution-free
+//! (the order statistics a sign test gives the median), so a few slow outliers neither move it
+//! nor widen it much. The threshold of "the same" is the quieter side's noise (robust relative
+//! spread), at least [`MIN_THRESHOLD`].
+
+use serde::{Deserialize, Serialize};
+
+use super::session::{RunError, Sample, Session};
+use super::stats::Stats;
+use rr_cuda::LaunchConfig;
+
+/// Differences below 1 % are "the same" however quiet the kernels: below what a user acts on.
+pub const MIN_THRESHOLD: f64 = 0.01;
+/// Fewer pairs give no interval worth a verdict.
+pub const MIN_PAIRS: usize = 6;
+/// Pairs when the user names no count.
+pub const DEFAULT_PAIRS: u32 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The whole interval lies below 1 and not within the threshold.
+    Faster,
+    Slower,
+    /// The whole interval lies within the threshold of 1.
+    Same,
+    /// The interval straddles 1 and reaches beyond the threshold: more pairs may decide.
+    Undecided,
+}
+
+impl Verdict {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "same within noise",
+            Verdict::Undecided => "undecided",
+        }
+    }
+}
+
+/// The comparison of one A/B run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbOutcome {
+    pub pairs: usize,
+    /// Kernel times of the recorded kernel and of the candidate (ns).
+    pub baseline_ns: Stats,
+    pub candidate_ns: Stats,
+    /// Candidate time over recorded time: the median of the paired ratios (< 1: faster).
+    pub ratio: f64,
+    /// Its 95 % interval.
+    pub ci: [f64; 2],
+    /// Relative noise (robust spread over the median) of each side: `[baseline, candidate]`.
+    pub noise: [f64; 2],
+    /// Ratios within this of 1 are "the same".
+    pub threshold: f64,
+    pub verdict: Verdict,
+}
+
+impl AbOutcome {
+    /// One line: "candidate 0.842× the recorded kernel [0.838–0.846]: faster".
+    pub fn describe(&self) -> String {
+        format!(
+            "candidate {:.3}× the recorded kernel's time [95 % CI {:.3}–{:.3}, {} pairs; noise {:.2} % / {:.2} %]: {}",
+            self.ratio,
+            self.ci[0],
+            self.ci[1],
+            self.pairs,
+            self.noise[0] * 100.0,
+            self.noise[1] * 100.0,
+            self.verdict.describe()
+        )
+    }
+}
+
+/// Robust relative spread: 1.4826 × the median absolute deviation over the median (the
+/// standard deviation of normal data, untouched by a few outliers).
+fn relative_noise(v: &[f64]) -> f64 {
+    let median = median(v);
+    if median <= 0.0 {
+        return 0.0;
+    }
+    let dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+    1.4826 * self::median(&dev) / median
+}
+
+fn median(v: &[f64]) -> f64 {
+    Stats::of(v).median
+}
+
+/// The verdict on paired times `a[i]`, `b[i]` (ns); `None` below [`MIN_PAIRS`] pairs or when a
+/// time is not positive and finite.
+pub fn judge(a: &[f64], b: &[f64]) -> Option<AbOutcome> {
+    let n = a.len().min(b.len());
+    if n < MIN_PAIRS {
+        return None;
+    }
+    let (a, b) = (&a[..n], &b[..n]);
+    if !a.iter().chain(b).all(|x| x.is_finite() && *x > 0.0) {
+        return None;
+    }
+    let mut logs: Vec<f64> = a.iter().zip(b).map(|(x, y)| (y / x).ln()).collect();
+    logs.sort_by(f64::total_cmp);
+    // The sign test's interval for the median: order statistics k and n-1-k (0-based) with
+    // k = ⌊(n − 1.96·√n) / 2⌋.
+    let k = ((n as f64 - 1.96 * (n as f64).sqrt()) / 2.0)
+        .floor()
+        .max(0.0) as usize;
+    let ci = [logs[k].exp(), logs[n - 1 - k].exp()];
+    let ratio = median(&logs).exp();
+    let noise = [relative_noise(a), relative_noise(b)];
+    let threshold = noise[0].min(noise[1]).max(MIN_THRESHOLD);
+    let within = |r: f64| r >= 1.0 / (1.0 + threshold) && r <= 1.0 + threshold;
+    let verdict = if within(ci[0]) && within(ci[1]) {
+        Verdict::Same
+    } else if ci[1] < 1.0 {
+        Verdict::Faster
+    } else if ci[0] > 1.0 {
+        Verdict::Slower
+    } else {
+        Verdict::Undecided
+    };
+    Some(AbOutcome {
+        pairs: n,
+        baseline_ns: Stats::of(a),
+        candidate_ns: Stats::of(b),
+        ratio,
+        ci,
+        noise,
+        threshold,
+        verdict,
+    })
+}
+
+/// Which kernel a sample belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Recorded,
+    Candidate,
+}
+
+/// `warmup` untimed launches of each, then `pairs` measured pairs, alternating which runs
+/// first; every sample goes to `on_rep` (1-based pair index) as it completes. The session has
+/// a candidate loaded ([`Session::load_candidate`]); it ends with the recorded kernel bound.
+pub fn measure(
+    session: &mut Session,
+    cfg: &LaunchConfig,
+    pairs: u32,
+    warmup: u32,
+    cold: bool,
+    on_rep: &mut dyn FnMut(Side, u32, &Sample),
+) -> Result<(Vec<Sample>, Vec<Sample>), RunError> {
+    let mut a = Vec::with_capacity(pairs.min(1 << 16) as usize);
+    let mut b = Vec::with_capacity(pairs.min(1 << 16) as usize);
+    for w in 1..=warmup {
+        session.launch(cfg, &format!("rr-tui warmup {w} recorded"), cold)?;
+        session.with_candidate(|s| s.launch(cfg, &format!("rr-tui warmup {w} candidate"), cold))?;
+    }
+    for pair in 1..=pairs {
+        let order = if pair % 2 == 1 {
+            [Side::Recorded, Side::Candidate]
+        } else {
+            [Side::Candidate, Side::Recorded]
+        };
+        for side in order {
+            let s = match side {
+                Side::Recorded => {
+                    session.launch(cfg, &format!("rr-tui rep {pair} recorded"), cold)?
+                }
+                Side::Candidate => session.with_candidate(|s| {
+                    s.launch(cfg, &format!("rr-tui rep {pair} candidate"), cold)
+                })?,
+            };
+            on_rep(side, pair, &s);
+            match side {
+                Side::Recorded => a.push(s),
+                Side::Candidate => b.push(s),
+            }
+        }
+    }
+    Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(base: f64, n: usize, wobble: f64) -> Vec<f64> {
+        // Deterministic noise: a sawtooth of ±wobble.
+        (0..n)
+            .map(|i| base * (1.0 + wobble * (((i * 7919) % 21) as f64 / 10.0 - 1.0)))
+            .collect()
+    }
+
+    #[test]
+    fn verdicts() {
+        let a = series(1000.0, 100, 0.005);
+        let same = judge(&a, &series(1000.0, 100, 0.005)).unwrap();
+        assert_eq!(same.verdict, Verdict::Same, "{same:?}");
+        assert!((same.ratio - 1.0).abs() < 1e-9);
+        let faster = judge(&a, &series(800.0, 100, 0.005)).unwrap();
+        assert_eq!(faster.verdict, Verdict::Faster);
+        assert!((faster.ratio - 0.8).abs() < 1e-9 && faster.ci[1] < 1.0);
+        let slower = judge(&a, &series(1300.0, 100, 0.005)).unwrap();
+        assert_eq!(slower.verdict, Verdict::Slower);
+        // 0.5 % slower on quiet kernels: below the 1 % floor, the same.
+        assert_eq!(
+            judge(&a, &series(1005.0, 100, 0.001)).unwrap().verdict,
+            Verdict::Same
+        );
+        // Wildly noisy and few pairs, centred on 1: no decision.
+        let noisy_a = [1000.0, 1400.0, 700.0, 1300.0, 800.0, 1200.0, 900.0];
+        let noisy_b = [1300.0, 800.0, 1200.0, 700.0, 1400.0, 900.0, 1000.0];
+        assert_eq!(
+            judge(&noisy_a, &noisy_b).unwrap().verdict,
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn outliers_do_not_move_the_ratio() {
+        let a = series(1000.0, 100, 0.002);
+        let mut b = series(900.0, 100, 0.002);
+        for x in b.iter_mut().step_by(10) {
+            *x *= 5.0;
+        }
+        let o = judge(&a, &b).unwrap();
+        assert_eq!(o.verdict, Verdict::Faster);
+        assert!((o.ratio - 0.9).abs() < 0.01, "{o:?}");
+    }
+
+    #[test]
+    fn too_few_or_bad_samples_give_no_verdict() {
+        assert!(judge(&[1.0; 5], &[1.0; 5]).is_none());
+        assert!(judge(&[1.0; 10], &[1.0; 4]).is_none());
+        let mut b = vec![1.0; 10];
+        b[3] = f64::NAN;
+        assert!(judge(&[1.0; 10], &b).is_none());
+        assert!(judge(&[0.0; 10], &[1.0; 10]).is_none());
+    }
+
+    #[test]
+    fn the_line_says_ratio_interval_and_verdict() {
+        let o = judge(&series(1000.0, 50, 0.001), &series(500.0, 50, 0.001)).unwrap();
+        let line = o.describe();
+        assert!(
+            line.starts_with("candidate 0.500×") && line.ends_with("faster"),
+            "{line}"
+        );
+        let json = serde_json::to_string(&o).unwrap();
+        assert!(json.contains("\"verdict\":\"faster\""));
+        let back: AbOutcome = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            (back.verdict, back.pairs, back.ci),
+            (o.verdict, o.pairs, o.ci)
+        );
+    }
+}
