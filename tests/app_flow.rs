@@ -689,6 +689,7 @@ fn sweep_trial(grid: u32, block: u32, status: Status, median: f64, recorded: boo
             block: [block, 1, 1],
             shared_mem: 0,
             max_registers: None,
+            variant: None,
         },
         status,
     );

@@ -191,6 +191,7 @@ fn synthetic_sweep(dir: &std::path::Path) -> std::path::PathBuf {
         block: [b, 1, 1],
         shared_mem: 0,
         max_registers: None,
+        variant: None,
     };
     let mut report = TuneReport::new(
         saxpy().display().to_string(),
@@ -303,4 +304,135 @@ fn a_sweep_to_simulate_from_that_is_no_regular_file_is_refused_without_blocking(
         .failure()
         .stderr(predicate::str::contains("sweep.json"))
         .stderr(predicate::str::contains("regular file"));
+}
+
+/// `--source` with define axes: `--list` shows each variant's defines and the geometry its
+/// expressions give, without a GPU or a compiler; mistakes are one line and exit 2.
+#[test]
+fn compile_time_axes_list_their_variants_and_refuse_mistakes() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("saxpy.cu");
+    std::fs::write(&src, "extern \"C\" __global__ void rr_saxpy() {}").unwrap();
+    let out = rr()
+        .args(["tune", "--list", "--source"])
+        .arg(&src)
+        .args(["-D", "TILE=1,2,4", "-D", "T=float,double"])
+        .args(["--grid", "GRID_X * 4 / TILE", "--block", "128,256"])
+        .arg(saxpy())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    // The recorded launch is grid 8, block 128.
+    assert!(
+        text.contains("TILE=1 T=float grid 32x1x1 block 128x1x1 smem 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("TILE=4 T=double grid 8x1x1 block 256x1x1 smem 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "12 configuration(s), 0 skipped by a limit; 6 variant(s) to compile from the source\n"
+        ),
+        "{text}"
+    );
+    let dir = t.path().join("dir.cu");
+    std::fs::create_dir(&dir).unwrap();
+    let ptx = t.path().join("k.ptx");
+    std::fs::write(&ptx, ".version 8.0\n.target sm_90\n.address_size 64\n").unwrap();
+    let source = src.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--block", "TILE"],
+            "expressions of defines need --source",
+        ),
+        (vec!["-D", "TILE=1"], "--source"),
+        (
+            vec!["--source", &source, "-D", "TILE"],
+            "a define axis is NAME=VALUES",
+        ),
+        (vec!["--source", &source, "-D", "1X=2"], "C identifier"),
+        (
+            vec!["--source", &source, "-D", "A=1", "-D", "A=2"],
+            "given twice",
+        ),
+        (
+            vec!["--source", &source, "-D", "TILE=1,2", "--block", "TILE - 2"],
+            "is -1 for TILE=1",
+        ),
+        (
+            vec!["--source", &source, "--block", "NOPE"],
+            "does not evaluate",
+        ),
+        (
+            vec!["--source", &source, "--registers", "32"],
+            "-maxrregcount",
+        ),
+        (
+            vec![
+                "--source", &source, "-D", "A=1..10", "-D", "B=1..10", "-D", "C=1..10", "-D",
+                "D=1..10",
+            ],
+            "4096 variants",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = rr().arg("tune").arg(saxpy()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") || stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+    }
+    for (path, message) in [(dir, "dir.cu"), (ptx, "--source takes CUDA C++ source")] {
+        let out = rr()
+            .args(["tune", "--list", "--source"])
+            .arg(&path)
+            .arg(saxpy())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}
+
+/// `--export` is checked before any work: a directory, a foreign file, a header name.
+#[test]
+fn export_files_are_checked_before_any_work() {
+    let t = tempfile::tempdir().unwrap();
+    let foreign = t.path().join("foreign.json");
+    std::fs::write(&foreign, r#"{"not":"ours"}"#).unwrap();
+    let dir = t.path().join("d.json");
+    std::fs::create_dir(&dir).unwrap();
+    for (path, message) in [
+        (foreign, "not an rr-tui export file"),
+        (dir, "d.json"),
+        (t.path().join("tuned.h"), "name the JSON file"),
+    ] {
+        let out = rr()
+            .args(["tune", "--block", "64,128", "--export"])
+            .arg(&path)
+            .arg(saxpy())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+        assert!(
+            !stderr.contains("driver"),
+            "checked before the GPU: {stderr}"
+        );
+    }
+    rr().args(["tune", "--export", "x.json", "--simulate", "s.json"])
+        .arg(saxpy())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
 }

@@ -281,6 +281,7 @@ fn trial(grid: u32, block: u32, smem: u32, status: Status, median: f64) -> Trial
             block: [block, 1, 1],
             shared_mem: smem,
             max_registers: None,
+            variant: None,
         },
         status,
     );

@@ -30,7 +30,11 @@ Timing: cold by default (the L2 cache flushed before each sample, outside the ti
 each configuration is sampled until the relative standard deviation is under --max-noise \
 (default 0.5 %) after --min-samples, or --timeout, or exactly --samples N times; samples taken \
 while the SM clock ran below 75 % of its rating are discarded. The GPU's clocks and settings are \
-never changed.",
+never changed.\n\n\
+Compile-time tuning (--source k.cu -D TILE=1,2,4,8 -D UNROLL=1..8*2 --grid GRID_X*4/TILE): every \
+configuration runs a variant of the kernel's source compiled with NVRTC for the GPU, one per \
+combination of the defines, beside the recorded image as the baseline; --export tuned.json hands \
+the best back as JSON and a C header (tuned.h).",
     after_help = examples!(
         "rr-tui tune $X.json --block 32..1024*2 --grid cover",
         "rr-tui tune $X.json --block 64,128,256 --grid 1..8 --csv sweep.csv",
@@ -58,6 +62,36 @@ pub struct TuneArgs {
     /// e.g. 32..128:32 [default: as compiled].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub registers: Option<String>,
+    /// Compile-time tuning: the kernel's CUDA C++ source. Every configuration runs a variant
+    /// compiled from it with NVRTC for the GPU (one per combination of --define values), on all
+    /// CPU cores ahead of the GPU and cached on disk by content; the recorded configuration runs
+    /// the recorded image as the baseline. A variant that does not compile is reported with the
+    /// compiler's first error and the sweep goes on. --grid and --block may then be expressions
+    /// of the defines and the recorded GRID_X..BLOCK_Z, dimensions separated by " x ":
+    /// --block TILE, --grid "(GRID_X*4 + TILE-1) / TILE", --block "BLOCK_X/TILE x 4".
+    #[arg(long, value_name = "FILE", help_heading = "Compile-time")]
+    pub source: Option<PathBuf>,
+    /// A define axis of --source: NAME=VALUES, values as the other axes (16,32,64 or 1..8*2) or
+    /// words (float,double); repeatable, the first varying slowest.
+    #[arg(long = "define", short = 'D', value_name = "NAME=VALUES", requires = "source", value_parser = parse_define_axis, help_heading = "Compile-time")]
+    pub defines: Vec<rr_engine::tune::defines::DefineAxis>,
+    /// A further NVRTC option for every variant, e.g. --nvrtc-opt=--use_fast_math (repeatable).
+    #[arg(
+        long = "nvrtc-opt",
+        value_name = "OPTION",
+        requires = "source",
+        allow_hyphen_values = true,
+        help_heading = "Compile-time"
+    )]
+    pub nvrtc_opts: Vec<String>,
+    /// The kernel in --source, when not named as the recorded one.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "source",
+        help_heading = "Compile-time"
+    )]
+    pub source_kernel: Option<String>,
     /// Try configurations outside the recorded TeamsLimits/ThreadsLimits too (hardware limits
     /// still apply).
     #[arg(long, help_heading = "Axes")]
@@ -129,6 +163,17 @@ pub struct TuneArgs {
     /// Write the results and their metadata as JSON (rewritten as the sweep goes).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Hand the best configuration back to the application: FILE (JSON) and FILE with .h (a C
+    /// header of #define RR_<KERNEL>_<ARCH>_<FIELD>, e.g. RR_AB_SCALE_SM90_BLOCK_X or a define's
+    /// RR_AB_SCALE_SM90_TILE), keyed by kernel, problem signature (recorded grid, block and
+    /// argument sizes) and GPU architecture; another sweep adds to the file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Output",
+        conflicts_with = "simulate"
+    )]
+    pub export: Option<PathBuf>,
     /// Skip configurations already in the --json file (an interrupted or extended sweep).
     #[arg(long, requires = "json", help_heading = "Output")]
     pub resume: bool,
@@ -166,6 +211,19 @@ impl TuneArgs {
             Verify::Bytes => "bytes".into(),
             Verify::Typed(c) => c.to_spec(),
         }
+    }
+
+    /// The source variants are compiled from (`--source`, its defines and options), as a
+    /// candidate of the replay's A/B (the same checks, the same compiler options).
+    pub fn source_spec(&self) -> Option<rr_engine::replay::candidate::CandidateSpec> {
+        self.source
+            .as_ref()
+            .map(|path| rr_engine::replay::candidate::CandidateSpec {
+                path: path.clone(),
+                kernel: self.source_kernel.clone(),
+                defines: vec![],
+                options: self.nvrtc_opts.clone(),
+            })
     }
 
     /// The axes as given, for the report.
@@ -240,10 +298,28 @@ impl TuneArgs {
         );
         opt("--csv", self.csv.as_ref().map(|p| p.display().to_string()));
         opt(
+            "--export",
+            self.export.as_ref().map(|p| p.display().to_string()),
+        );
+        opt(
             "--json",
             self.json.as_ref().map(|p| p.display().to_string()),
         );
         opt("--run-id", Some(self.run_id.to_string()));
+        opt(
+            "--source",
+            self.source.as_ref().map(|p| p.display().to_string()),
+        );
+        opt("--source-kernel", self.source_kernel.clone());
+        for d in &self.defines {
+            opt(
+                "--define",
+                Some(format!("{}={}", d.name, d.values.join(","))),
+            );
+        }
+        for o in &self.nvrtc_opts {
+            v.push(format!("--nvrtc-opt={o}"));
+        }
         v.extend(self.supplied.to_args());
         for (flag, on) in [
             ("--ignore-limits", self.ignore_limits),
@@ -318,6 +394,11 @@ pub struct EngineArgs {
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
+}
+
+/// `NAME=VALUES` (see [`rr_engine::tune::defines::DefineAxis::parse`]).
+fn parse_define_axis(s: &str) -> Result<rr_engine::tune::defines::DefineAxis, String> {
+    rr_engine::tune::defines::DefineAxis::parse(s)
 }
 
 #[cfg(test)]

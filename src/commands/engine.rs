@@ -93,11 +93,23 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             continue;
         }
         let command = Command::parse(&line).map_err(|m| (0, ErrorKind::Input, m))?;
-        let (id, config, policy) = match command {
+        let (id, config, policy, variant) = match command {
             Command::Quit => return Ok(()),
-            Command::Measure { id, config, policy } => (id, config, policy),
+            Command::Measure {
+                id,
+                config,
+                policy,
+                variant,
+            } => (id, config, policy, variant),
         };
-        match engine::measure(&mut session, &recorded, &config, &policy, expected.as_ref()) {
+        match engine::measure(
+            &mut session,
+            &recorded,
+            &config,
+            variant.as_ref(),
+            &policy,
+            expected.as_ref(),
+        ) {
             Ok(trial) => Printer {
                 json: true,
                 run: id,

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod check;
 pub mod codec;
 pub mod descriptor;

@@ -25,9 +25,11 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
 use std::sync::Mutex;
+
+use crate::cache::{mine, private, private_dir};
 
 /// The list's size limit; past it, the list starts afresh.
 const MAX_BYTES: u64 = 8 << 20;
@@ -50,7 +52,7 @@ impl Verified {
     /// The user's list.
     pub fn user() -> &'static Verified {
         static USER: std::sync::OnceLock<Verified> = std::sync::OnceLock::new();
-        USER.get_or_init(|| Verified::at(default_path()))
+        USER.get_or_init(|| Verified::at(crate::cache::path("verified-blobs")))
     }
 
     /// Whether the blob `id`, open as `file`, was verified before and has not changed since.
@@ -70,12 +72,7 @@ impl Verified {
         }
         // Best effort: a cache that cannot be written only costs a hash next time.
         let Some(dir) = path.parent() else { return };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .ok();
-        if !private(dir, true) {
+        if !private_dir(dir) {
             return;
         }
         // Full: start afresh (the directory is ours; a link there is removed, not followed).
@@ -178,18 +175,6 @@ fn boot_id() -> Option<&'static str> {
     .as_deref()
 }
 
-/// Owned by this user, and writable by nobody else.
-fn mine(m: &std::fs::Metadata) -> bool {
-    m.uid() == rustix::process::geteuid().as_raw() && m.mode() & 0o022 == 0
-}
-
-/// `path` (not followed if a link) is this user's alone: a directory when `dir`, else a
-/// regular file.
-fn private(path: &Path, dir: bool) -> bool {
-    std::fs::symlink_metadata(path)
-        .is_ok_and(|m| mine(&m) && if dir { m.is_dir() } else { m.is_file() })
-}
-
 /// Whether the file system is a local disk file system whose times the kernel keeps.
 fn times_kept(file: &File) -> bool {
     const EXT: i64 = 0xef53;
@@ -203,18 +188,6 @@ fn times_kept(file: &File) -> bool {
         Ok(st) => [EXT, XFS, BTRFS, F2FS, ZFS, OVERLAY].contains(&(st.f_type as i64)),
         Err(_) => false,
     }
-}
-
-fn default_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| Path::new(&h).join(".cache"))
-                .filter(|p| p.is_absolute())
-        })?;
-    Some(base.join("rr-tui").join("verified-blobs"))
 }
 
 #[cfg(test)]

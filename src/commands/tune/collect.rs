@@ -85,8 +85,12 @@ impl<'a> Collector<'a> {
             self.measured += 1;
             self.last_result = Instant::now();
         }
-        self.printer
-            .trial(&trial, self.report.trials.len() + 1, self.planned);
+        self.printer.trial(
+            &trial,
+            &self.report.defines,
+            self.report.trials.len() + 1,
+            self.planned,
+        );
         self.report.trials.push(trial);
         if Instant::now() >= self.next_save {
             self.report.summarise();

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
-use rr_engine::tune::engine::Command as EngineCommand;
+use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
 use rr_engine::tune::trial::DeviceInfo;
 use rr_engine::tune::{Config, Trial};
 
@@ -157,10 +157,22 @@ impl EngineChild {
     }
 
     /// Measure one configuration; `watchdog` bounds the wait for the reply.
-    pub fn measure(&mut self, config: Config, policy: TimingPolicy, watchdog: Duration) -> Reply {
+    pub fn measure(
+        &mut self,
+        config: Config,
+        variant: Option<VariantImage>,
+        policy: TimingPolicy,
+        watchdog: Duration,
+    ) -> Reply {
         let id = self.next_id;
         self.next_id += 1;
-        let line = EngineCommand::Measure { id, config, policy }.to_line();
+        let line = EngineCommand::Measure {
+            id,
+            config,
+            policy,
+            variant,
+        }
+        .to_line();
         if self
             .stdin
             .write_all(line.as_bytes())

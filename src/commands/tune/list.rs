@@ -43,7 +43,8 @@ pub fn print(space: &Space) {
         skipped += u64::from(why.is_some());
         if i < LIST_LIMIT {
             output::line(&format!(
-                "{c}{}",
+                "{}{}",
+                super::text::config_text(&c, &space.defines),
                 why.map(|w| format!("  skipped: {w}")).unwrap_or_default()
             ));
         }
@@ -52,7 +53,15 @@ pub fn print(space: &Space) {
         output::line(&format!("… and {} more", space.len() - LIST_LIMIT));
     }
     output::line(&format!(
-        "{} configuration(s), {skipped} skipped by a limit",
-        space.len()
+        "{} configuration(s), {skipped} skipped by a limit{}",
+        space.len(),
+        if space.from_source {
+            format!(
+                "; {} variant(s) to compile from the source",
+                space.defines.variants()
+            )
+        } else {
+            String::new()
+        }
     ));
 }

@@ -5,7 +5,9 @@
 //! sweep loses at most a second of work and `--resume` continues it).
 
 mod collect;
+mod compile;
 mod engine_child;
+mod export;
 mod list;
 mod scheduler;
 mod simulate;
@@ -17,9 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
+use rr_engine::replay::candidate::{CandidateFile, CandidateSpec};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::ReplayInstance;
+use rr_engine::tune::defines::{Defines, GeometryExpr};
+use rr_engine::tune::engine::VariantImage;
 use rr_engine::tune::space::{self, Rules, MAX_MEASURED};
+use rr_engine::tune::trial::SourceInfo;
 use rr_engine::tune::trial::{index_of, DeviceInfo};
 use rr_engine::tune::{Search, Space, Status, Trial, TuneReport};
 use rr_format::fsio;
@@ -48,6 +54,15 @@ pub(crate) enum Msg {
 pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
     let space = build_space(a, &inst.descriptor)?;
+    if let Some(spec) = a.source_spec() {
+        if let rr_engine::replay::candidate::CandidateFile::Image(_, kind) = spec.preflight()? {
+            return Err(Error::invalid(format!(
+                "--source {}: {} is compiled already; --source takes CUDA C++ source (*.cu) to compile variants from",
+                rr_format::text::visible_path(&spec.path),
+                kind.describe()
+            )));
+        }
+    }
     if a.list {
         return Ok((inst, space));
     }
@@ -63,6 +78,11 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
         ))
     })?;
     if a.registers.is_some() {
+        if a.source.is_some() {
+            return Err(Error::invalid(
+                "--registers recompiles the recorded PTX; with --source, limit registers per variant with --nvrtc-opt=-maxrregcount=N or a define used in __launch_bounds__",
+            ));
+        }
         check_ptx(&inst)?;
     }
     let outside = rr_format::memory::outside_words(&inst.descriptor);
@@ -95,6 +115,22 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         printer.warning("--seed has no effect on the exhaustive strategy");
     }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
+    let source = match a.source_spec() {
+        Some(spec) => match spec.preflight()? {
+            CandidateFile::Source(text) => Some((spec, text)),
+            // Refused by `preflight` already.
+            CandidateFile::Image(..) => None,
+        },
+        None => None,
+    };
+    if let Some((spec, text)) = &source {
+        report.source = Some(SourceInfo {
+            path: spec.path.display().to_string(),
+            hash: rr_format::store::blob_id(text.as_bytes()),
+            options: spec.options.clone(),
+        });
+        report.defines = space.defines.clone();
+    }
     let simulated = a
         .simulate
         .as_deref()
@@ -104,6 +140,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         table.label(&mut report);
     }
     let resumed = load_previous(a, &report)?;
+    if let Some(p) = &a.export {
+        export::check(p)?;
+    }
     // Arguments pointing outside the recorded memory (refused under --strict by `preflight`).
     for w in rr_format::memory::outside_words(d) {
         printer.warning(&rr_format::memory::describe_outside(d, &w));
@@ -112,6 +151,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if simulated.is_none() {
         rr_engine::replay::driver_usable()?;
     }
+    let devices = a
+        .devices
+        .as_ref()
+        .map_or_else(|| vec![d.device_id], |l| l.0.clone());
+    let compiler = match (source, &simulated) {
+        (Some((spec, text)), None) => Some(start_compiler(spec, text, &space, &devices, d)?),
+        _ => None,
+    };
     let horizon = a.budget.unwrap_or(space.len()).min(space.len());
     let search = Search::new(a.strategy, &space, seed, horizon);
     let recorded_in_space = index_of(&space, &space.rules.recorded).is_some();
@@ -120,10 +167,6 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         .filter(|t| index_of(&space, &t.config).is_some())
         .count() as u64;
     let planned = Scheduler::planned(space.len(), resumed_in_space, a.budget, recorded_in_space);
-    let devices = a
-        .devices
-        .as_ref()
-        .map_or_else(|| vec![d.device_id], |l| l.0.clone());
     printer.start(
         &report,
         &text::Plan {
@@ -170,8 +213,16 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             supplied: a.supplied.clone(),
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
+        let compiler = compiler.clone();
         workers.push(std::thread::spawn(move || {
-            work(&exe, &engine_args, policy, &scheduler, &tx)
+            work(
+                &exe,
+                &engine_args,
+                policy,
+                &scheduler,
+                compiler.as_deref(),
+                &tx,
+            )
         }));
     }
     if let Some(table) = &simulated {
@@ -194,6 +245,10 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     for w in workers {
         let _ = w.join();
     }
+    if let Some(c) = &compiler {
+        let gpu_seconds = results.sweep_seconds() * devices.len() as f64;
+        results.report.compile = Some(c.stats(gpu_seconds));
+    }
     let saved = results.finish(started);
     let report = &results.report;
     if results.gone.len() == devices.len() && results.measured == 0 && report.best.is_none() {
@@ -202,13 +257,27 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         ));
     }
     let interrupted = stop.load(Ordering::Relaxed);
+    // A failed export is said after the summary (the report is saved either way).
+    let exported = match &a.export {
+        Some(path) => export::write(path, report, d, &d.segments(inst.input_len)),
+        None => Ok(None),
+    };
+    let notes: Vec<String> = exported
+        .as_ref()
+        .ok()
+        .cloned()
+        .flatten()
+        .into_iter()
+        .collect();
     printer.summary(
         report,
         results.measured,
         results.sweep_seconds(),
         interrupted,
+        &notes,
     );
     saved?;
+    exported?;
     Ok(if interrupted {
         130
     } else if report.best.is_some() {
@@ -218,12 +287,50 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     })
 }
 
+/// Compile `--source`'s variants for the sweep's GPUs (which must share one architecture) on
+/// every CPU core.
+fn start_compiler(
+    spec: CandidateSpec,
+    text: String,
+    space: &Space,
+    devices: &[i32],
+    d: &rr_format::Descriptor,
+) -> Result<Arc<compile::Compiler>> {
+    let mut sm = None;
+    for &device in devices {
+        let this = rr_engine::replay::device_sm(device)?;
+        match sm {
+            Some(s) if s != this => {
+                return Err(Error::invalid(format!(
+                    "--source compiles one variant per architecture: device {device} is sm_{this}, another sm_{s}; sweep them separately"
+                )))
+            }
+            _ => sm = Some(this),
+        }
+    }
+    let job = compile::Job {
+        kernel: spec.kernel.clone().unwrap_or_else(|| d.name.clone()),
+        spec,
+        text,
+        defines: space.defines.clone(),
+        sm: sm.unwrap_or(0),
+    };
+    // RR_TUI_COMPILE_THREADS: fewer (or more) compiler threads than CPU cores.
+    let threads = std::env::var("RR_TUI_COMPILE_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| (1..=1024).contains(&n))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    compile::Compiler::start(job, threads).map_err(Error::Failed)
+}
+
 /// One GPU: keep an engine running and feed it configurations until the scheduler is done.
 fn work(
     exe: &Path,
     args: &EngineArgs,
     policy: TimingPolicy,
     scheduler: &Mutex<Scheduler>,
+    compiler: Option<&compile::Compiler>,
     tx: &Sender<Msg>,
 ) {
     let device = args.device_id.unwrap_or(0);
@@ -267,8 +374,27 @@ fn work(
                 recorded,
             } => (index, config, recorded),
         };
+        // A compiled variant, compiled ahead (or now, the GPU waiting); one that does not
+        // compile is reported and the sweep goes on.
+        let variant = match (config.variant, compiler) {
+            (Some(v), Some(c)) => match c.get(v as usize) {
+                Ok(path) => Some(VariantImage {
+                    path,
+                    kernel: c.kernel().to_string(),
+                }),
+                Err(why) => {
+                    let mut trial = Trial::refused(config, Status::Invalid, why);
+                    trial.device = Some(device);
+                    if !finish(scheduler, tx, index, trial) {
+                        return;
+                    }
+                    continue;
+                }
+            },
+            _ => None,
+        };
         let Some(e) = engine.as_mut() else { continue };
-        let mut trial = match e.measure(config, policy, watchdog) {
+        let mut trial = match e.measure(config, variant, policy, watchdog) {
             Reply::Trial(t) => *t,
             Reply::Lost(why) => {
                 engine = None;
@@ -300,9 +426,29 @@ pub(crate) fn finish(
 
 fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
     let bad = |flag: &str, m: String| Error::invalid(format!("--{flag}: {m}"));
+    // Geometry written in terms of the defines replaces its axis.
+    let expression = |flag: &str, spec: Option<&str>| -> Result<Option<GeometryExpr>> {
+        let Some(spec) = spec.filter(|s| GeometryExpr::is_expression(s)) else {
+            return Ok(None);
+        };
+        if a.source.is_none() {
+            return Err(bad(
+                flag,
+                format!(
+                    "{spec:?} names something: expressions of defines need --source and --define"
+                ),
+            ));
+        }
+        GeometryExpr::parse(spec)
+            .map(Some)
+            .map_err(|m| bad(flag, m))
+    };
+    let grid_expr = expression("grid", a.grid.as_deref())?;
+    let block_expr = expression("block", a.block.as_deref())?;
     let grids = a
         .grid
         .as_deref()
+        .filter(|_| grid_expr.is_none())
         .map(space::parse_grid)
         .transpose()
         .map_err(|m| bad("grid", m))?
@@ -310,6 +456,7 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
     let blocks = a
         .block
         .as_deref()
+        .filter(|_| block_expr.is_none())
         .map(space::parse_dims)
         .transpose()
         .map_err(|m| bad("block", m))?
@@ -328,14 +475,21 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
         .transpose()
         .map_err(|m| bad("registers", m))?
         .unwrap_or_default();
-    Space::new(
+    let space = Space::new(
         Rules::of(d, a.ignore_limits),
         grids,
         blocks,
         shared,
         registers,
     )
-    .map_err(Error::invalid)
+    .map_err(Error::invalid)?;
+    if a.source.is_none() {
+        return Ok(space);
+    }
+    let defines = Defines::new(a.defines.clone()).map_err(Error::invalid)?;
+    space
+        .with_defines(defines, grid_expr, block_expr)
+        .map_err(Error::invalid)
 }
 
 /// `--registers` recompiles the image: only PTX can be.

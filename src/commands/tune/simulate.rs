@@ -144,6 +144,7 @@ mod tests {
             block: [64, 1, 1],
             shared_mem: 0,
             max_registers: None,
+            variant: None,
         };
         let mut measured = Trial::new(config(2), Status::Ok);
         measured.recorded = true;

@@ -2,9 +2,10 @@
 //! protocol events for the explorer's tuning screen (`--events`).
 
 use rr_engine::replay::protocol::{Event, Tagged};
+use rr_engine::tune::defines::Defines;
 use rr_engine::tune::space::dim;
 use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::{Status, StrategyKind, Trial, TuneReport};
+use rr_engine::tune::{Config, Status, StrategyKind, Trial, TuneReport};
 use rr_format::demangle;
 
 use crate::output;
@@ -143,7 +144,7 @@ impl Printer {
         }
     }
 
-    pub fn trial(&self, t: &Trial, done: usize, planned: u64) {
+    pub fn trial(&self, t: &Trial, defines: &Defines, done: usize, planned: u64) {
         if self.events {
             self.emit(Event::Trial(Box::new(t.clone())));
             return;
@@ -152,12 +153,26 @@ impl Printer {
         output::line(&format!(
             "[{done:>width$}/{}] {}",
             planned.max(done as u64),
-            describe(t)
+            describe(t, defines)
         ));
     }
 
-    pub fn summary(&self, r: &TuneReport, measured: u64, elapsed: f64, interrupted: bool) {
+    /// The end of a sweep; `notes` (what was exported) come last.
+    pub fn summary(
+        &self,
+        r: &TuneReport,
+        measured: u64,
+        elapsed: f64,
+        interrupted: bool,
+        notes: &[String],
+    ) {
         if self.events {
+            for n in notes {
+                self.emit(Event::Phase {
+                    name: "note".into(),
+                    detail: n.clone(),
+                });
+            }
             self.emit(Event::Done {
                 ok: r.best.is_some(),
             });
@@ -178,6 +193,21 @@ impl Printer {
             count(Status::Fault),
             count(Status::Skipped)
         ));
+        if let Some(c) = &r.compile {
+            output::line(&format!(
+                "Compiled {} of {} variant(s) for {} on {} thread(s) in {:.2} s ({:.1} per second; {} from the cache, {} failed to compile); the GPU waited {:.2} s for compilations ({:.1} % of its time)",
+                c.compiled,
+                c.variants,
+                c.arch,
+                c.threads,
+                c.seconds,
+                c.per_s,
+                c.cached,
+                c.failed,
+                c.gpu_wait_s,
+                c.gpu_idle_fraction * 100.0
+            ));
+        }
         let best = r.ranking(TOP);
         if best.is_empty() {
             output::line("No configuration verified.");
@@ -185,35 +215,60 @@ impl Printer {
         }
         output::line(&format!("Fastest {}:", best.len()));
         for (i, t) in best.iter().enumerate() {
-            output::line(&format!("  {}. {}", i + 1, describe(t)));
+            output::line(&format!("  {}. {}", i + 1, describe(t, &r.defines)));
         }
         let recorded = r.trials.iter().find(|t| t.recorded);
         match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
             (Some(b), Some(rec), Some(s)) => output::line(&format!(
                 "Best: {} at {}: {s:.3}x the recorded configuration ({})",
-                b.config,
+                config_text(&b.config, &r.defines),
                 ns(b.cost().unwrap_or(0.0)),
                 ns(rec)
             )),
             (Some(b), _, _) => output::line(&format!(
                 "Best: {} at {} (the recorded configuration did not verify)",
-                b.config,
+                config_text(&b.config, &r.defines),
                 ns(b.cost().unwrap_or(0.0))
             )),
             _ => {}
         }
+        for n in notes {
+            output::line(n);
+        }
     }
 }
 
-/// One configuration as a line: geometry, time, noise, samples, clock, outcome.
-pub fn describe(t: &Trial) -> String {
+/// A configuration in words, its variant as its define values (`TILE=16 grid …`).
+pub fn config_text(c: &Config, defines: &Defines) -> String {
+    let mut plain = *c;
+    plain.variant = None;
+    match c.variant {
+        Some(v) if (v as usize) < defines.variants() && !defines.is_empty() => {
+            format!("{} {plain}", defines.describe(v as usize))
+        }
+        Some(_) => format!("{plain} (source)"),
+        None => plain.to_string(),
+    }
+}
+
+/// One configuration as a line: defines, geometry, time, noise, samples, clock, outcome.
+pub fn describe(t: &Trial, defines: &Defines) -> String {
     let c = &t.config;
-    let mut s = format!(
+    let mut s = String::new();
+    match c.variant {
+        Some(v) if (v as usize) < defines.variants() && !defines.is_empty() => {
+            s.push_str(&format!("{} ", defines.describe(v as usize)))
+        }
+        Some(_) => s.push_str("(source) "),
+        None if !defines.is_empty() => s.push_str("(recorded image) "),
+        None => {}
+    }
+    s.push_str(&format!(
         "grid {:<14} block {:<12} smem {:<6}",
         dim(c.grid),
         dim(c.block),
         c.shared_mem
-    );
+    ));
     if let Some(r) = c.max_registers {
         s.push_str(&format!(" regs {r:<3}"));
     }

@@ -140,6 +140,7 @@ mod tests {
                 block,
                 shared_mem: smem,
                 max_registers: None,
+                variant: None,
             },
             status,
         );

@@ -170,6 +170,7 @@ impl App {
             block: row.block.unwrap_or([1, 1, 1]),
             shared_mem: 0,
             max_registers: None,
+            variant: None,
         };
         let run = TuneRun::new(self.next_run, &args, &row.kernel, recorded);
         let configs = self.tune_form.space_size().unwrap_or(0);

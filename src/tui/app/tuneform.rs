@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use rr_engine::diff::Comparison;
 use rr_engine::replay::timing::NoiseTarget;
+use rr_engine::tune::defines::{DefineAxis, Defines, GeometryExpr};
 use rr_engine::tune::space::{self, GridChoice, MAX_CONFIGS};
 use rr_engine::tune::StrategyKind;
 
@@ -16,6 +17,10 @@ use ratatui::crossterm::event::KeyEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// Compile-time tuning: the kernel's CUDA C++ source (`--source`).
+    Source,
+    /// Its define axes, `TILE=1,2,4; UNROLL=1..8*2` (`--define` each).
+    Defines,
     Grid,
     Block,
     SharedMem,
@@ -33,7 +38,7 @@ pub enum Field {
 
 impl Field {
     /// In the order the form shows them (the axes, then how to search and measure).
-    pub const ALL: [Field; 13] = [
+    pub const ALL: [Field; 15] = [
         Field::Grid,
         Field::Block,
         Field::SharedMem,
@@ -47,6 +52,8 @@ impl Field {
         Field::Seed,
         Field::Samples,
         Field::Cache,
+        Field::Source,
+        Field::Defines,
     ];
 
     pub fn label(self) -> &'static str {
@@ -64,6 +71,8 @@ impl Field {
             Field::Devices => "GPUs",
             Field::TimeLimit => "time limit",
             Field::Seed => "seed",
+            Field::Source => "source",
+            Field::Defines => "defines",
         }
     }
 
@@ -83,6 +92,8 @@ impl Field {
             Field::Devices => "recorded",
             Field::TimeLimit => "none",
             Field::Seed => "random",
+            Field::Source => "the recorded image",
+            Field::Defines => "none",
             Field::Strategy | Field::Cache | Field::Limits => "",
         }
     }
@@ -96,6 +107,10 @@ impl Field {
             return Ok(self.empty_means().to_string());
         }
         match self {
+            Field::Grid | Field::Block if GeometryExpr::is_expression(text) => {
+                GeometryExpr::parse(text)
+                    .map(|_| "an expression of the defines (needs a source)".into())
+            }
             Field::Grid => match space::parse_grid(text)?.as_slice() {
                 [GridChoice::Cover] => Ok("the recorded threads for each block".into()),
                 v => Ok(values(v.len())),
@@ -135,9 +150,28 @@ impl Field {
                 .parse::<u64>()
                 .map(|n| format!("seed {n}"))
                 .map_err(|_| format!("{text:?}: expected a number from 0 to {}", u64::MAX)),
+            // A regular file; `tune`'s own checks read it (on a worker) when the sweep starts.
+            Field::Source => rr_format::fsio::regular_metadata(std::path::Path::new(text))
+                .map(|_| "variants compiled with NVRTC".into())
+                .map_err(|e| e.to_string()),
+            Field::Defines => {
+                let d = parse_defines(text)?;
+                Ok(format!("{} variant(s)", d.variants()))
+            }
             Field::Strategy | Field::Cache | Field::Limits => Ok(String::new()),
         }
     }
+}
+
+/// The form's define axes: `tune --define`'s syntax, axes separated by `;`.
+fn parse_defines(text: &str) -> Result<Defines, String> {
+    let axes = text
+        .split(';')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(DefineAxis::parse)
+        .collect::<Result<Vec<_>, _>>()?;
+    Defines::new(axes)
 }
 
 /// A positive count (`1000` or `1_000`).
@@ -204,6 +238,8 @@ pub struct TuneForm {
     pub devices: String,
     pub time_limit: String,
     pub seed: String,
+    pub source: String,
+    pub defines: String,
     /// The field under the cursor (index into [`Field::ALL`]).
     pub cursor: usize,
     pub editing: Option<FieldEdit>,
@@ -227,6 +263,8 @@ impl Default for TuneForm {
             devices: String::new(),
             time_limit: String::new(),
             seed: String::new(),
+            source: String::new(),
+            defines: String::new(),
             cursor: 0,
             editing: None,
         }
@@ -259,6 +297,8 @@ impl TuneForm {
             Field::Devices => self.devices.clone(),
             Field::TimeLimit => self.time_limit.clone(),
             Field::Seed => self.seed.clone(),
+            Field::Source => self.source.clone(),
+            Field::Defines => self.defines.clone(),
         }
     }
 
@@ -284,6 +324,8 @@ impl TuneForm {
             Field::Devices => self.devices = text,
             Field::TimeLimit => self.time_limit = text,
             Field::Seed => self.seed = text,
+            Field::Source => self.source = text,
+            Field::Defines => self.defines = text,
             Field::Strategy | Field::Cache | Field::Limits => {}
         }
     }
@@ -367,22 +409,22 @@ impl TuneForm {
 
     /// How many configurations the axes span, or why the sweep would be refused.
     pub fn space_size(&self) -> Result<u64, String> {
-        let grid = match self.grid.trim() {
-            "" => 1,
-            t => space::parse_grid(t)?.len(),
-        };
         let count = |t: &str, parse: &dyn Fn(&str) -> Result<usize, String>| match t.trim() {
             "" => Ok(1),
+            // Geometry in terms of the defines: one value per variant.
+            t if GeometryExpr::is_expression(t) => Ok(1),
             t => parse(t),
         };
+        let grid = count(&self.grid, &|t| space::parse_grid(t).map(|v| v.len()))?;
         let block = count(&self.block, &|t| space::parse_dims(t).map(|v| v.len()))?;
+        let variants = parse_defines(&self.defines)?.variants();
         let shared = count(&self.shared_mem, &|t| {
             space::parse_scalars(t, true).map(|v| v.len())
         })?;
         let registers = count(&self.registers, &|t| {
             space::parse_registers(t).map(|v| v.len())
         })?;
-        let n = [grid, block, shared, registers]
+        let n = [variants, grid, block, shared, registers]
             .iter()
             .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64))
             .filter(|&n| n <= MAX_CONFIGS);
@@ -427,11 +469,18 @@ impl TuneForm {
             kernel_timeout: rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT,
             csv: None,
             json: None,
+            export: None,
             // A legacy record's missing pieces come from the replay screen (I, A): `start_tune`.
             supplied: Default::default(),
             resume: false,
             events: true,
             run_id,
+            source: axis(&self.source).map(PathBuf::from),
+            defines: parse_defines(&self.defines)
+                .map_err(|e| (Field::Defines, e))?
+                .axes,
+            nvrtc_opts: vec![],
+            source_kernel: None,
         })
     }
 }
@@ -467,6 +516,43 @@ mod tests {
                 "--events"
             ]
         );
+    }
+
+    #[test]
+    fn compile_time_fields_make_define_axes_and_expressions() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("k.cu");
+        std::fs::write(&src, "__global__ void k() {}").unwrap();
+        assert_eq!(
+            Field::Defines.check("TILE=1,2; T=float,double"),
+            Ok("4 variant(s)".into())
+        );
+        assert!(Field::Defines.check("TILE").is_err());
+        assert!(Field::Defines
+            .check("A=1; A=2")
+            .unwrap_err()
+            .contains("twice"));
+        assert!(Field::Grid
+            .check("GRID_X*4/TILE")
+            .unwrap()
+            .contains("expression"));
+        assert!(Field::Block.check("TILE = 3").is_err());
+        assert!(Field::Source
+            .check(&dir.path().display().to_string())
+            .is_err());
+        assert!(Field::Source.check(&src.display().to_string()).is_ok());
+        let f = TuneForm {
+            source: src.display().to_string(),
+            defines: "TILE=1,2; T=float,double".into(),
+            grid: "GRID_X*4/TILE".into(),
+            ..TuneForm::default()
+        };
+        assert_eq!(f.space_size(), Ok(24));
+        let args = f.to_args(PathBuf::from("x.json"), 1).unwrap().to_args();
+        let at = args.iter().position(|a| a == "--source").unwrap();
+        assert_eq!(args[at + 1], src.display().to_string());
+        assert!(args.windows(2).any(|w| w == ["--define", "TILE=1,2"]));
+        assert!(args.windows(2).any(|w| w == ["--define", "T=float,double"]));
     }
 
     #[test]

@@ -5,13 +5,16 @@
 //              memory traffic: a slower kernel);
 //   WRONG      adds 1 more (a wrong result);
 //   BAD_LAYOUT takes one more parameter (a layout the record does not match);
-//   BROKEN     does not compile.
+//   BROKEN     does not compile, and neither does TILE=3.
 // extern "C": the kernel keeps its name whatever its parameters.
 #ifndef TILE
 #define TILE 4
 #endif
 #ifndef SLOW
 #define SLOW 0
+#endif
+#if TILE == 3
+#error "TILE 3 is not supported (the compile-time sweep's variant that does not compile)"
 #endif
 
 extern "C" __global__ void ab_scale(const float* __restrict__ in, float* __restrict__ out, int n
@@ -39,12 +42,15 @@ extern "C" __global__ void ab_scale(const float* __restrict__ in, float* __restr
 }
 
 #ifndef __CUDACC_RTC__
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
 
-int main() {
-  const int n = 1 << 24, threads = 256;
+int main(int argc, char** argv) {
+  // argv[1]: elements (default 2^24); another size is another problem signature.
+  const int n = argc > 1 ? atoi(argv[1]) : 1 << 24, threads = 256;
   std::vector<float> host(n);
   for (int i = 0; i < n; ++i) host[i] = float(i % 1000) * 0.5f;
   float *in, *out;
@@ -54,6 +60,24 @@ int main() {
   cudaMemset(out, 0, n * sizeof(float));
   int blocks = (n + threads * TILE - 1) / (threads * TILE);
   ab_scale<<<blocks, threads>>>(in, out, n);
+  // AB_TIME=N: time N more launches (CUDA events) and print the median: how the suite checks
+  // that a configuration exported by `tune --export` is as fast in the program.
+  if (const char* reps = getenv("AB_TIME")) {
+    int count = atoi(reps);
+    std::vector<float> ms(count > 0 ? count : 1);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (float& t : ms) {
+      cudaEventRecord(a);
+      ab_scale<<<blocks, threads>>>(in, out, n);
+      cudaEventRecord(b);
+      cudaEventSynchronize(b);
+      cudaEventElapsedTime(&t, a, b);
+    }
+    std::sort(ms.begin(), ms.end());
+    printf("median_us=%.3f TILE=%d SLOW=%d\n", ms[ms.size() / 2] * 1000.0f, TILE, SLOW);
+  }
   cudaMemcpy(host.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost);
   cudaError_t e = cudaDeviceSynchronize();
   printf("ab_scale: %s, out[12345] = %.1f\n", cudaGetErrorString(e), host[12345]);

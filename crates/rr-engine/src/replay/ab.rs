@@ -14,8 +14,10 @@ use super::session::{RunError, Sample, Session};
 use super::stats::Stats;
 use rr_cuda::LaunchConfig;
 
-/// Differences below 1 % are "the same" however quiet the kernels: below what a user acts on.
-pub const MIN_THRESHOLD: f64 = 0.01;
+/// Differences below 2 % are "the same" however quiet the kernels: the recorded image against
+/// itself measured ratios of 0.990–0.999 on an H100 (a bias of up to 1 % between two loaded
+/// copies of one kernel), so a finer line would call identical code faster.
+pub const MIN_THRESHOLD: f64 = 0.02;
 /// Fewer pairs give no interval worth a verdict.
 pub const MIN_PAIRS: usize = 6;
 /// Pairs when the user names no count.
@@ -208,7 +210,7 @@ mod tests {
         assert!((faster.ratio - 0.8).abs() < 1e-9 && faster.ci[1] < 1.0);
         let slower = judge(&a, &series(1300.0, 100, 0.005)).unwrap();
         assert_eq!(slower.verdict, Verdict::Slower);
-        // 0.5 % slower on quiet kernels: below the 1 % floor, the same.
+        // 0.5 % slower on quiet kernels: below the 2 % floor, the same.
         assert_eq!(
             judge(&a, &series(1005.0, 100, 0.001)).unwrap().verdict,
             Verdict::Same

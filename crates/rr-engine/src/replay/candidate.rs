@@ -264,13 +264,16 @@ pub fn compile(path: &Path, text: &str, options: &[String]) -> Result<rr_cuda::n
     })
 }
 
+/// NVRTC's version, loading it (or why it cannot be).
+pub fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
+    rr_cuda::nvrtc::load().map_err(|e| e.to_string())
+}
+
 /// One line for a rejected source: the compiler's first error and how many more there are.
 pub fn first_error(log: &str) -> String {
-    let errors: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("error"))
-        .filter(|l| !l.contains("errors detected") && !l.contains("error detected"))
-        .collect();
+    // `file(line): error: …` (or `catastrophic error:`); not the source lines echoed under
+    // them, nor the closing count.
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("error:")).collect();
     match errors.split_first() {
         None => format!(
             "does not compile: {}",

@@ -42,6 +42,13 @@ pub fn gpu_status() -> Result<(), String> {
     }
 }
 
+/// The architecture (`90` for sm_90) of device `ordinal`, initialising the driver in this
+/// process (no context is created).
+pub fn device_sm(ordinal: i32) -> crate::error::Result<u32> {
+    rr_cuda::driver::load()?;
+    Ok(rr_cuda::Device::get(ordinal)?.sm)
+}
+
 /// Whether this machine has a CUDA driver rr-tui can use (loaded and version-checked, not
 /// initialised): commands say "no driver" once, before any other output.
 pub fn driver_usable() -> crate::error::Result<()> {

@@ -7,6 +7,8 @@
 //! the session usable (go on with the next configuration); a sticky fault poisons the context
 //! (this process must end and a fresh one continue).
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rr_cuda::timing::Probes;
@@ -29,6 +31,9 @@ use super::verify_device::DeviceVerifier;
 use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
+
+/// Compiled variants a session keeps loaded at most.
+const MAX_PARKED: usize = 64;
 
 /// Device memory left free when deciding whether a pristine device-side copy fits.
 const PRISTINE_MARGIN: usize = 512 << 20;
@@ -129,6 +134,10 @@ pub struct Session {
     /// An A/B candidate's kernel with the dynamic shared memory it allows: swapped with
     /// `kernel` while it runs ([`Session::with_candidate`]).
     candidate: Option<(Kernel, u32)>,
+    /// Compile-time tuning: the variant bound now (None: the recorded image), and the kernels
+    /// of the others loaded so far with the dynamic shared memory each allows.
+    active_variant: Option<PathBuf>,
+    parked: HashMap<Option<PathBuf>, (Kernel, u32)>,
     /// The image, kept when it is PTX (a register limit recompiles it).
     ptx: Option<Vec<u8>>,
     max_registers: Option<u32>,
@@ -374,6 +383,8 @@ impl Session {
             probes,
             kernel,
             candidate: None,
+            active_variant: None,
+            parked: HashMap::new(),
             ptx,
             max_registers: None,
             recorded_globals,
@@ -568,6 +579,58 @@ impl Session {
         self.shared_allowed = 48 * 1024;
         self.max_registers = limit;
         Ok(())
+    }
+
+    /// Bind the kernel `name` of the compiled variant at `path` (None: the recorded image) for
+    /// the launches that follow. Loaded variants are kept (up to [`MAX_PARKED`]), so a sweep
+    /// going back to one does not load it again.
+    pub fn select_variant(
+        &mut self,
+        variant: Option<(&Path, &str)>,
+    ) -> std::result::Result<(), RunError> {
+        let want = variant.map(|(p, _)| p.to_path_buf());
+        if want == self.active_variant {
+            return Ok(());
+        }
+        let mut next = match (self.parked.remove(&want), variant) {
+            (Some(k), _) => k,
+            (None, Some((path, name))) => (self.load_variant(path, name)?, 48 * 1024),
+            (None, None) => {
+                return Err(RunError::Other(Error::invalid(
+                    "the recorded kernel was not kept",
+                )))
+            }
+        };
+        self.swap_kernel(&mut next);
+        let previous = std::mem::replace(&mut self.active_variant, want);
+        if self.parked.len() >= MAX_PARKED {
+            // Any variant but the recorded image goes: it can be loaded again.
+            if let Some(k) = self.parked.keys().find(|k| k.is_some()).cloned() {
+                self.parked.remove(&k);
+            }
+        }
+        self.parked.insert(previous, next);
+        Ok(())
+    }
+
+    /// Load a compiled variant's image and bind its kernel as a candidate is bound.
+    fn load_variant(&self, path: &Path, name: &str) -> std::result::Result<Kernel, RunError> {
+        let bytes = rr_format::fsio::read_limited(
+            path,
+            rr_format::fsio::MAX_IMAGE_BYTES,
+            "compiled variant",
+        )
+        .map_err(|e| RunError::Other(e.into()))?;
+        let module = Module::load(&bytes).map_err(refused)?;
+        let mut notes = Vec::new();
+        Kernel::bind_candidate(
+            &module,
+            name,
+            &self.kernel.layout,
+            &self.recorded_globals,
+            &mut notes,
+        )
+        .map_err(RunError::Other)
     }
 
     /// Load an A/B candidate beside the recorded kernel (see [`super::ab`]); what differs in its

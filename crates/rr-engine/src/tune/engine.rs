@@ -29,6 +29,9 @@ pub enum Command {
         id: u64,
         config: Config,
         policy: TimingPolicy,
+        /// The compiled variant the configuration runs (None: the recorded image).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        variant: Option<VariantImage>,
     },
     /// Finish: release the GPU and exit 0 (end of input does the same).
     Quit,
@@ -44,6 +47,13 @@ impl Command {
     pub fn parse(line: &str) -> Result<Command, String> {
         serde_json::from_str(line.trim()).map_err(|e| format!("bad engine command: {e}"))
     }
+}
+
+/// A compiled variant: its image file and the kernel to bind in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantImage {
+    pub path: std::path::PathBuf,
+    pub kernel: String,
 }
 
 /// Have the kernel end this process when the tuner that started it dies (even by SIGKILL):
@@ -73,6 +83,7 @@ pub fn measure(
     session: &mut Session,
     recorded: &Launch,
     config: &Config,
+    variant: Option<&VariantImage>,
     policy: &TimingPolicy,
     expected: Option<&Expected<'_>>,
 ) -> Result<Trial, RunError> {
@@ -87,6 +98,9 @@ pub fn measure(
         }
     };
     let started = Instant::now();
+    if let Err(e) = session.select_variant(variant.map(|v| (v.path.as_path(), v.kernel.as_str()))) {
+        return refused(e);
+    }
     if let Err(e) = session.set_max_registers(config.max_registers) {
         return refused(e);
     }
@@ -153,8 +167,13 @@ mod tests {
                 block: [32, 1, 1],
                 shared_mem: 128,
                 max_registers: Some(64),
+                variant: Some(3),
             },
             policy: TimingPolicy::fixed(10, true),
+            variant: Some(VariantImage {
+                path: "/cache/ab.cubin".into(),
+                kernel: "k".into(),
+            }),
         };
         let line = c.to_line();
         assert_eq!(line.matches('\n').count(), 1);

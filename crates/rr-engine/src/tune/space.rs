@@ -13,6 +13,7 @@ use std::fmt;
 use rr_format::Descriptor;
 use serde::{Deserialize, Serialize};
 
+use super::defines::{Defines, GeometryExpr};
 use crate::replay::launch::check_limits;
 
 /// At most this many values on one axis, and configurations in one space: a typo such as
@@ -31,6 +32,10 @@ pub struct Config {
     /// `CU_JIT_MAX_REGISTERS` (None: as compiled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_registers: Option<u32>,
+    /// The compile-time variant (a combination of the sweep's define axes; None: the recorded
+    /// image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<u32>,
 }
 
 impl Config {
@@ -41,6 +46,7 @@ impl Config {
             block: d.block(),
             shared_mem: d.shared_memory_size,
             max_registers: None,
+            variant: None,
         }
     }
 
@@ -60,6 +66,9 @@ impl fmt::Display for Config {
         )?;
         if let Some(r) = self.max_registers {
             write!(f, " regs {r}")?;
+        }
+        if let Some(v) = self.variant {
+            write!(f, " variant {v}")?;
         }
         Ok(())
     }
@@ -259,13 +268,28 @@ enum Step {
     Times(u32),
 }
 
+/// How many axes a configuration has a position on: variant, grid, block, shared memory,
+/// registers.
+pub const AXES: usize = 5;
+/// A configuration's position on each axis, in [`AXES`] order.
+pub type Coords = [usize; AXES];
+
 /// The axes of a sweep, each a list of values; a configuration is one value of each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Space {
+    /// Whether configurations run variants compiled from a source (otherwise the recorded
+    /// image), one per combination of `defines`.
+    pub from_source: bool,
+    pub defines: Defines,
     pub grids: Vec<GridChoice>,
     pub blocks: Vec<[u32; 3]>,
     pub shared: Vec<u32>,
     pub registers: Vec<Option<u32>>,
+    /// Geometry written in terms of the defines: per variant, replacing that axis.
+    pub grid_expr: Option<GeometryExpr>,
+    pub block_expr: Option<GeometryExpr>,
+    variant_grids: Vec<[u32; 3]>,
+    variant_blocks: Vec<[u32; 3]>,
     /// What the recorded launch needs kept (its limits, cluster shape).
     pub rules: Rules,
 }
@@ -357,6 +381,12 @@ impl Space {
     ) -> Result<Space, String> {
         let r = rules.recorded;
         let space = Space {
+            from_source: false,
+            defines: Defines::default(),
+            grid_expr: None,
+            block_expr: None,
+            variant_grids: vec![],
+            variant_blocks: vec![],
             grids: or(grids, GridChoice::Dims(r.grid)),
             blocks: or(blocks, r.block),
             shared: or(shared, r.shared_mem),
@@ -376,15 +406,48 @@ impl Space {
         }
     }
 
+    /// Run variants compiled from a source: one per combination of `defines`, and the grid or block
+    /// written in terms of them (replacing that axis). Every expression is evaluated for every
+    /// variant here, so a sweep never meets one that does not evaluate.
+    pub fn with_defines(
+        mut self,
+        defines: Defines,
+        grid_expr: Option<GeometryExpr>,
+        block_expr: Option<GeometryExpr>,
+    ) -> Result<Space, String> {
+        let r = self.rules.recorded;
+        let eval = |e: &GeometryExpr, flag: &str| -> Result<Vec<[u32; 3]>, String> {
+            (0..defines.variants())
+                .map(|v| {
+                    e.eval(&defines, v, r.grid, r.block)
+                        .map_err(|why| format!("{flag} {}: {why}", e.dims.join(" x ")))
+                })
+                .collect()
+        };
+        if let Some(e) = &grid_expr {
+            self.variant_grids = eval(e, "--grid")?;
+            self.grids = vec![GridChoice::Dims(r.grid)];
+        }
+        if let Some(e) = &block_expr {
+            self.variant_blocks = eval(e, "--block")?;
+            self.blocks = vec![r.block];
+        }
+        self.from_source = true;
+        self.defines = defines;
+        self.grid_expr = grid_expr;
+        self.block_expr = block_expr;
+        match self.len_checked() {
+            Some(n) if n <= MAX_CONFIGS => Ok(self),
+            _ => Err(format!(
+                "the axes span more than {MAX_CONFIGS} configurations; narrow them or sample with --strategy random --budget N"
+            )),
+        }
+    }
+
     fn len_checked(&self) -> Option<u64> {
-        [
-            self.grids.len(),
-            self.blocks.len(),
-            self.shared.len(),
-            self.registers.len(),
-        ]
-        .iter()
-        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64))
+        self.radices()
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64))
     }
 
     /// How many configurations the axes span (skipped ones included).
@@ -396,9 +459,10 @@ impl Space {
         self.len() == 0
     }
 
-    /// The sizes of the axes, in index order (grid, block, shared memory, registers).
-    pub fn radices(&self) -> [usize; 4] {
+    /// The sizes of the axes, in index order (variant, grid, block, shared memory, registers).
+    pub fn radices(&self) -> Coords {
         [
+            self.defines.variants(),
             self.grids.len(),
             self.blocks.len(),
             self.shared.len(),
@@ -406,39 +470,84 @@ impl Space {
         ]
     }
 
-    /// The axis positions of configuration `index` (the block varies fastest after the grid
-    /// so that an exhaustive sweep fills the heatmap row by row).
-    pub fn coords(&self, index: u64) -> [usize; 4] {
-        let r = self.radices();
-        let mut rest = index;
-        let mut c = [0usize; 4];
-        for (i, &n) in r.iter().enumerate().rev() {
-            c[i] = (rest % n as u64) as usize;
-            rest /= n as u64;
-        }
-        c
+    /// The axis positions of configuration `index` (the variant varies slowest, so an
+    /// exhaustive sweep needs each compilation once, in order; the block varies fastest after
+    /// the grid so that it fills the heatmap row by row).
+    pub fn coords(&self, index: u64) -> Coords {
+        coords(self.radices(), index)
     }
 
-    pub fn index(&self, coords: [usize; 4]) -> u64 {
-        let r = self.radices();
-        coords
-            .iter()
-            .zip(r)
-            .fold(0u64, |acc, (&c, n)| acc * n as u64 + c as u64)
+    pub fn index(&self, coords: Coords) -> u64 {
+        index(self.radices(), coords)
     }
 
     pub fn config(&self, index: u64) -> Config {
-        let [g, b, s, r] = self.coords(index);
-        let block = self.blocks[b];
+        let [v, g, b, s, r] = self.coords(index);
+        let block = match self.block_expr {
+            Some(_) => self.variant_blocks[v],
+            None => self.blocks[b],
+        };
+        let grid = match self.grid_expr {
+            Some(_) => self.variant_grids[v],
+            None => self.rules.grid_for(self.grids[g], block),
+        };
         Config {
-            grid: self.rules.grid_for(self.grids[g], block),
+            grid,
             block,
             shared_mem: self.shared[s],
             max_registers: self.registers[r],
+            variant: self.from_source.then_some(v as u32),
         }
+    }
+
+    /// The index of `config`, when it is one of this space's configurations.
+    pub fn index_of(&self, config: &Config) -> Option<u64> {
+        let v = match config.variant {
+            None if !self.from_source => 0,
+            Some(v) if self.from_source && (v as usize) < self.defines.variants() => v as usize,
+            _ => return None,
+        };
+        let b = match self.block_expr {
+            Some(_) => (self.variant_blocks[v] == config.block).then_some(0)?,
+            None => self.blocks.iter().position(|&b| b == config.block)?,
+        };
+        let g = match self.grid_expr {
+            Some(_) => (self.variant_grids[v] == config.grid).then_some(0)?,
+            None => self
+                .grids
+                .iter()
+                .position(|&g| self.rules.grid_for(g, config.block) == config.grid)?,
+        };
+        let s = self.shared.iter().position(|&s| s == config.shared_mem)?;
+        let r = self
+            .registers
+            .iter()
+            .position(|&r| r == config.max_registers)?;
+        Some(self.index([v, g, b, s, r]))
     }
 }
 
+/// The axis positions of `index` in a space of these `radices` (mixed radix, the last axis
+/// fastest).
+pub fn coords(radices: Coords, index: u64) -> Coords {
+    let mut rest = index;
+    let mut c = [0usize; AXES];
+    for (i, &n) in radices.iter().enumerate().rev() {
+        c[i] = (rest % n.max(1) as u64) as usize;
+        rest /= n.max(1) as u64;
+    }
+    c
+}
+
+/// The index of `coords` in a space of these `radices`.
+pub fn index(radices: Coords, coords: Coords) -> u64 {
+    coords
+        .iter()
+        .zip(radices)
+        .fold(0u64, |acc, (&c, n)| acc * n as u64 + c as u64)
+}
+
+/// `v`, or the one `default` value when empty.
 fn or<T>(v: Vec<T>, default: T) -> Vec<T> {
     if v.is_empty() {
         vec![default]
@@ -450,6 +559,69 @@ fn or<T>(v: Vec<T>, default: T) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tune::defines::DefineAxis;
+
+    #[test]
+    fn variants_are_the_slowest_axis_and_expressions_follow_them() {
+        let recorded = Config {
+            grid: [1024, 1, 1],
+            block: [256, 1, 1],
+            shared_mem: 0,
+            max_registers: None,
+            variant: None,
+        };
+        let defines = Defines::new(vec![DefineAxis::parse("TILE=1,2,4").unwrap()]).unwrap();
+        let s = Space::new(
+            Rules::hardware_only(recorded),
+            vec![],
+            parse_dims("128,256").unwrap(),
+            vec![],
+            vec![],
+        )
+        .unwrap()
+        .with_defines(
+            defines.clone(),
+            Some(GeometryExpr::parse("GRID_X * 256 / (BLOCK_X * TILE)").unwrap()),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.len(), 6);
+        let all: Vec<Config> = (0..s.len()).map(|i| s.config(i)).collect();
+        assert_eq!(all[0].variant, Some(0));
+        assert_eq!((all[0].grid[0], all[0].block[0]), (1024, 128));
+        assert_eq!(
+            (all[5].grid[0], all[5].block[0], all[5].variant),
+            (256, 256, Some(2))
+        );
+        for (i, c) in all.iter().enumerate() {
+            assert_eq!(s.index_of(c), Some(i as u64));
+        }
+        // The recorded image is no variant of this space; a grid the expression does not give
+        // is no configuration of it.
+        assert_eq!(s.index_of(&recorded), None);
+        let mut other = all[1];
+        other.grid = [7, 1, 1];
+        assert_eq!(s.index_of(&other), None);
+        // An expression that fails for one variant fails the space, naming it.
+        let e = Space::new(
+            Rules::hardware_only(recorded),
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        )
+        .unwrap()
+        .with_defines(
+            defines,
+            None,
+            Some(GeometryExpr::parse("TILE - 2").unwrap()),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("--block TILE - 2") && e.contains("TILE=1"),
+            "{e}"
+        );
+    }
 
     fn rules() -> Rules {
         Rules::hardware_only(Config {
@@ -457,6 +629,7 @@ mod tests {
             block: [256, 1, 1],
             shared_mem: 0,
             max_registers: None,
+            variant: None,
         })
     }
 
@@ -523,7 +696,7 @@ mod tests {
         for i in 0..s.len() {
             assert_eq!(s.index(s.coords(i)), i);
         }
-        let c = s.config(s.index([1, 2, 0, 1]));
+        let c = s.config(s.index([0, 1, 2, 0, 1]));
         assert_eq!(c.grid, [128, 1, 1]);
         assert_eq!(c.block, [128, 1, 1]);
         assert_eq!(c.shared_mem, 0);

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::space::Space;
+use super::space::{coords, index, Coords, Space, AXES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -52,7 +52,7 @@ const START_TEMPERATURE: f64 = 0.1;
 
 pub struct Search {
     kind: StrategyKind,
-    radices: [usize; 4],
+    radices: Coords,
     len: u64,
     rng: fastrand::Rng,
     /// Indices handed out (or known from a resumed run).
@@ -219,7 +219,7 @@ impl Search {
     fn next_neighbour_of(&mut self, from: Option<(u64, f64)>) -> Option<u64> {
         let from = from?;
         let space_coords = coords(self.radices, from.0);
-        let movable: Vec<usize> = (0..4).filter(|&a| self.radices[a] > 1).collect();
+        let movable: Vec<usize> = (0..AXES).filter(|&a| self.radices[a] > 1).collect();
         if movable.is_empty() {
             return None;
         }
@@ -248,23 +248,6 @@ impl Search {
     }
 }
 
-pub(super) fn coords(radices: [usize; 4], index: u64) -> [usize; 4] {
-    let mut rest = index;
-    let mut c = [0usize; 4];
-    for (i, &n) in radices.iter().enumerate().rev() {
-        c[i] = (rest % n as u64) as usize;
-        rest /= n as u64;
-    }
-    c
-}
-
-pub(super) fn index(radices: [usize; 4], coords: [usize; 4]) -> u64 {
-    coords
-        .iter()
-        .zip(radices)
-        .fold(0u64, |acc, (&c, n)| acc * n as u64 + c as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::space::{parse_dims, parse_grid, Config, Rules, Space};
@@ -276,6 +259,7 @@ mod tests {
             block: [64, 1, 1],
             shared_mem: 0,
             max_registers: None,
+            variant: None,
         });
         Space::new(
             rules,
@@ -289,7 +273,7 @@ mod tests {
 
     /// A smooth cost with one minimum at grid 40, block 20 (axis positions 39, 19).
     fn cost(s: &Space, i: u64) -> f64 {
-        let [g, b, _, _] = s.coords(i);
+        let [_, g, b, _, _] = s.coords(i);
         1000.0 + ((g as f64 - 39.0).powi(2) + (b as f64 - 19.0).powi(2)) * 10.0
     }
 

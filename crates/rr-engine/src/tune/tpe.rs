@@ -11,6 +11,8 @@ use rand::SeedableRng;
 use tpe::density_estimation::DefaultEstimatorBuilder;
 use tpe::TpeOptimizer;
 
+use super::space::{Coords, AXES};
+
 /// Random configurations before the model is asked.
 const STARTUP: usize = 10;
 /// Measurements after which the model is no longer asked: each ask weighs every measurement
@@ -28,7 +30,7 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn new(radices: [usize; 4], seed: u64) -> Model {
+    pub fn new(radices: Coords, seed: u64) -> Model {
         let axes = radices
             .iter()
             .enumerate()
@@ -56,8 +58,8 @@ impl Model {
     }
 
     /// The most promising position on every axis (0 on axes without a choice).
-    pub fn ask(&mut self) -> [usize; 4] {
-        let mut at = [0usize; 4];
+    pub fn ask(&mut self) -> Coords {
+        let mut at = [0usize; AXES];
         for (axis, _, estimator) in &mut self.axes {
             // The default estimators cannot fail to ask (their error type is uninhabited).
             let Ok(p) = estimator.ask(&mut self.rng);
@@ -67,7 +69,7 @@ impl Model {
     }
 
     /// The cost of the configuration at these positions (None: it failed).
-    pub fn tell(&mut self, at: [usize; 4], cost: Option<f64>) {
+    pub fn tell(&mut self, at: Coords, cost: Option<f64>) {
         let value = cost.filter(|c| c.is_finite()).unwrap_or(f64::INFINITY);
         for (axis, categorical, estimator) in &mut self.axes {
             // Categories are told their index, ordered positions the middle of their bin.

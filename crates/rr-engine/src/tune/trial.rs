@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::defines::Defines;
 use super::space::{Config, Space};
 use super::strategy::StrategyKind;
 use crate::replay::stats::Stats;
@@ -90,6 +91,8 @@ struct TrialWire {
     shared_mem: u32,
     #[serde(default)]
     max_registers: Option<u32>,
+    #[serde(default)]
+    variant: Option<u32>,
     status: Status,
     #[serde(default)]
     message: Option<String>,
@@ -123,6 +126,7 @@ impl From<TrialWire> for Trial {
                 block: w.block,
                 shared_mem: w.shared_mem,
                 max_registers: w.max_registers,
+                variant: w.variant,
             },
             status: w.status,
             message: w.message,
@@ -237,6 +241,46 @@ pub struct TuneReport {
     /// measured, and such a report is never resumed or simulated from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated_from: Option<String>,
+    /// Compile-time tuning: the source the variants come from, with a hash of its text (a
+    /// changed source is another sweep), the define axes, and how compiling went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceInfo>,
+    #[serde(default, skip_serializing_if = "Defines::is_empty")]
+    pub defines: Defines,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile: Option<CompileStats>,
+}
+
+/// Where a sweep's variants come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    pub path: String,
+    /// XXH3-128 of the text, hex.
+    pub hash: String,
+    /// NVRTC options given beyond the defines.
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+/// How compiling the variants went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompileStats {
+    /// The GPU architecture compiled for (`sm_90`).
+    pub arch: String,
+    pub variants: usize,
+    /// Compiled in this run / found in the cache / refused by the compiler.
+    pub compiled: usize,
+    pub cached: usize,
+    pub failed: usize,
+    pub threads: usize,
+    /// Wall time from the first compilation to the last.
+    pub seconds: f64,
+    /// Compiled variants per second of that wall time.
+    pub per_s: f64,
+    /// Seconds GPU workers waited for a variant to be compiled, and that over the sweep's GPU
+    /// time (workers × sweep seconds).
+    pub gpu_wait_s: f64,
+    pub gpu_idle_fraction: f64,
 }
 
 /// The axes as given on the command line.
@@ -275,6 +319,9 @@ impl TuneReport {
             engine_start_s: 0.0,
             skipped_unlisted: 0,
             simulated_from: None,
+            source: None,
+            defines: Defines::default(),
+            compile: None,
         }
     }
 
@@ -332,6 +379,11 @@ impl TuneReport {
                 rr_format::text::visible(&self.kernel)
             ));
         }
+        if self.source != other.source || self.defines != other.defines {
+            return Err(format!(
+                "{shown} holds a sweep of other compile-time variants (source, its text, options or defines differ); choose another --json file"
+            ));
+        }
         if self.verify != other.verify {
             return Err(format!(
                 "{shown} was verified as {} and this sweep verifies as {}: choose another --json file",
@@ -375,9 +427,17 @@ impl TuneReport {
     /// CSV: Mneme's columns first, then the 3-D dimensions and the measurement details.
     pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(CSV_HEADER)?;
+        // Compile-time tuning adds a column per define (empty for the recorded image).
+        let names = self.defines.axes.iter().map(|a| a.name.as_str());
+        w.write_record(CSV_HEADER.iter().copied().chain(names))?;
         for t in &self.trials {
-            w.write_record(csv_row(&self.kernel, t))?;
+            let mut row = csv_row(&self.kernel, t);
+            let values = t.config.variant.map(|v| self.defines.values(v as usize));
+            for i in 0..self.defines.axes.len() {
+                let value = values.as_ref().and_then(|v| v.get(i)).map(|(_, x)| *x);
+                row.push(value.unwrap_or_default().to_string());
+            }
+            w.write_record(row)?;
         }
         w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
     }
@@ -464,17 +524,7 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
 
 /// The index of `config` in `space`, when it is one of its configurations.
 pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
-    let g = space
-        .grids
-        .iter()
-        .position(|&g| space.rules.grid_for(g, config.block) == config.grid)?;
-    let b = space.blocks.iter().position(|&b| b == config.block)?;
-    let s = space.shared.iter().position(|&s| s == config.shared_mem)?;
-    let r = space
-        .registers
-        .iter()
-        .position(|&r| r == config.max_registers)?;
-    Some(space.index([g, b, s, r]))
+    space.index_of(config)
 }
 
 /// The trials of a report being read back, refused once past [`MAX_TRIALS`] (before the rest
@@ -517,6 +567,7 @@ mod tests {
                 block: [block, 1, 1],
                 shared_mem: 0,
                 max_registers: None,
+                variant: None,
             },
             status,
         );

@@ -1,0 +1,85 @@
+//! `tune --export FILE`: the sweep's best configuration added to FILE (JSON) and written again
+//! as FILE.h. The files are checked before the sweep (not after an hour of measuring) and read
+//! again at the end, so sweeps run one after another each add their entry.
+
+use std::path::{Path, PathBuf};
+
+use rr_engine::tune::export::{self, ExportFile, MAX_EXPORT_BYTES};
+use rr_engine::tune::TuneReport;
+use rr_format::text::visible_path;
+use rr_format::{fsio, Descriptor};
+
+use crate::error::{Error, Result};
+
+/// The header beside `json` (`tuned.json` → `tuned.h`).
+pub fn header_path(json: &Path) -> PathBuf {
+    json.with_extension("h")
+}
+
+/// What FILE holds now (empty when it does not exist), refusing anything that is not an
+/// export file of ours.
+pub fn read(path: &Path) -> Result<ExportFile> {
+    let refuse = |why: String| Error::invalid(format!("--export {}: {why}", visible_path(path)));
+    if path.extension().is_some_and(|e| e == "h") {
+        return Err(refuse(
+            "name the JSON file; the header is written beside it with .h".into(),
+        ));
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ExportFile::default()),
+        Err(e) => return Err(refuse(e.to_string())),
+        Ok(_) => {}
+    }
+    let bytes = fsio::read_limited(path, MAX_EXPORT_BYTES, "export file")
+        .map_err(|e| refuse(e.problem()))?;
+    ExportFile::parse(&bytes).map_err(refuse)
+}
+
+/// Check before the sweep: FILE readable as an export file (or absent), both files writable.
+pub fn check(path: &Path) -> Result<()> {
+    read(path)?;
+    for p in [path.to_path_buf(), header_path(path)] {
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::invalid(format!(
+                "--export: {} exists and is not a regular file",
+                visible_path(&p)
+            )));
+        }
+        fsio::AtomicWriter::create(&p).map_err(|e| {
+            Error::invalid(format!(
+                "--export: {} cannot be written ({e})",
+                visible_path(&p)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Add the sweep's best to FILE and rewrite FILE.h; what was written, or None when nothing
+/// verified.
+pub fn write(
+    path: &Path,
+    report: &TuneReport,
+    d: &Descriptor,
+    segments: &[rr_format::descriptor::Segment],
+) -> Result<Option<String>> {
+    let Some(sm) = report.devices.first().map(|dev| dev.sm) else {
+        return Ok(None);
+    };
+    let Some(entry) = export::entry(report, d, segments, &format!("sm_{sm}")) else {
+        return Ok(None);
+    };
+    let mut file = read(path)?;
+    let id = entry.signature_id.clone();
+    file.upsert(entry);
+    fsio::write_atomic(path, &file.to_json())?;
+    let header = header_path(path);
+    fsio::write_atomic(&header, file.to_header().as_bytes())?;
+    Ok(Some(format!(
+        "Exported the best configuration (signature {id}, sm_{sm}) to {} and {} ({} entr{})",
+        visible_path(path),
+        visible_path(&header),
+        file.entries.len(),
+        if file.entries.len() == 1 { "y" } else { "ies" }
+    )))
+}
