@@ -34,9 +34,12 @@ fn candidates_are_checked_before_any_gpu() {
     .unwrap();
     std::fs::write(at("k.bin"), [0xffu8; 64]).unwrap();
     std::fs::write(at("nul.cu"), b"__global__ void k() {}\0").unwrap();
+    std::fs::write(at("k.cu"), b"__global__ void k() {}").unwrap();
     std::fs::create_dir(at("dir.cu")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", at("zero.cu")).unwrap();
-    let cases: [(&str, Vec<&str>, &str); 7] = [
+    let cases: [(&str, Vec<&str>, &str); 9] = [
+        ("k.cu", vec!["-D", "T=1..4"], "sweeps several"),
+        ("k.cu", vec!["-D", "T=1", "-D", "T=2"], "given twice"),
         ("missing.cu", vec![], "missing.cu"),
         ("k.ptx", vec!["-D", "TILE=4"], "apply to CUDA C++ sources"),
         (

@@ -764,6 +764,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
             strategy: "exhaustive".into(),
             seed: Some(42),
             recorded: None,
+            defines: Default::default(),
         },
     ));
     a.update(tune_ev(
@@ -791,11 +792,24 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
         assert_eq!(r.planned, Some(6));
         assert_eq!(r.report.seed, 42);
         assert_eq!(r.report.devices[0].rated_clock_mhz, 1980.0);
-        assert_eq!(r.heat.grids.len(), 6, "cover: one grid per block");
-        assert_eq!(r.heat.blocks[0], [32, 1, 1], "sorted");
-        let cell = r.heat.cell([2, 1, 1], [512, 1, 1]).unwrap();
-        assert_eq!(cell.failure, Some(Status::Fault));
-        assert!(r.heat.cell([8, 1, 1], [128, 1, 1]).unwrap().recorded);
+        assert_eq!(r.heat.rows.len(), 6, "cover: one grid per block");
+        assert_eq!(r.heat.cols[0].label, "32", "sorted");
+        let at = |g: u32, b: u32| {
+            r.heat.place(&Config {
+                grid: [g, 1, 1],
+                block: [b, 1, 1],
+                shared_mem: 0,
+                max_registers: None,
+                variant: None,
+            })
+        };
+        let (row, col) = at(2, 512);
+        assert_eq!(
+            r.heat.cell(&row, &col).unwrap().failure,
+            Some(Status::Fault)
+        );
+        let (row, col) = at(8, 128);
+        assert!(r.heat.cell(&row, &col).unwrap().recorded);
         let ranked = r.report.ranking(10);
         assert_eq!(ranked.len(), 3);
         assert_eq!(ranked[0].config.block, [256, 1, 1]);
@@ -912,7 +926,7 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
     a.update(of_run(first, sweep_trial(4, 256, Status::Ok, 1.0, false)));
     let r = &a.tunes[&0];
     assert_eq!(r.phase, Phase::Running, "the new sweep is untouched");
-    assert!(r.report.trials.is_empty() && r.heat.grids.is_empty());
+    assert!(r.report.trials.is_empty() && r.heat.rows.is_empty());
     assert_eq!(a.tuning, Some(0));
     a.update(of_run(
         second,
@@ -1343,4 +1357,63 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
     ] {
         assert!(screen.contains(want), "{want:?} not on screen:\n{screen}");
     }
+}
+
+/// `a` shows the heatmap on the next two axes that vary: a compile-time sweep's define axes
+/// (told by the `sweep` event) become rows and columns, the recorded image a row of its own.
+#[test]
+fn the_heatmap_picks_its_axes_among_those_that_vary() {
+    use rr_engine::tune::defines::{DefineAxis, Defines};
+    use rr_tui::tui::app::heatmap::HeatAxis;
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('u'));
+    let me = a.current().unwrap();
+    let (run, _) = start_sweep(&mut a);
+    let defines = Defines::new(vec![
+        DefineAxis::parse("TILE=1,2").unwrap(),
+        DefineAxis::parse("T=float,double").unwrap(),
+    ])
+    .unwrap();
+    a.update(tune_ev(
+        run,
+        Event::Sweep {
+            configs: 4,
+            planned: 5,
+            devices: vec![0],
+            strategy: "exhaustive".into(),
+            seed: None,
+            recorded: None,
+            defines: defines.clone(),
+        },
+    ));
+    a.update(of_run(run, sweep_trial(8, 128, Status::Ok, 900.0, true)));
+    for v in 0..4u32 {
+        let Msg::Tune(mut t) = of_run(
+            run,
+            sweep_trial(8, 128, Status::Ok, 500.0 + v as f64, false),
+        ) else {
+            unreachable!()
+        };
+        if let Event::Trial(trial) = &mut t.event {
+            trial.config.variant = Some(v);
+        }
+        a.update(Msg::Tune(t));
+    }
+    let axes = |a: &App| a.tunes[&me].heat.axes;
+    assert_eq!(axes(&a), (HeatAxis::Grid, HeatAxis::Block));
+    key(&mut a, KeyCode::Char('a'));
+    // Grid and block do not vary here: the defines do.
+    assert_eq!(axes(&a), (HeatAxis::Define(0), HeatAxis::Define(1)));
+    assert!(status(&a).contains("heatmap: TILE × T"), "{}", status(&a));
+    let heat = &a.tunes[&me].heat;
+    let labels: Vec<&str> = heat.rows.iter().map(|k| k.label.as_str()).collect();
+    assert_eq!(labels, ["recorded", "1", "2"]);
+    key(&mut a, KeyCode::Char('a'));
+    assert_eq!(axes(&a), (HeatAxis::Define(1), HeatAxis::Define(0)));
+    key(&mut a, KeyCode::Char('a'));
+    assert_eq!(
+        axes(&a),
+        (HeatAxis::Grid, HeatAxis::Block),
+        "round and back"
+    );
 }

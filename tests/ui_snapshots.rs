@@ -369,6 +369,7 @@ fn tuning(size: (u16, u16), trials: usize, done: bool) -> App {
             strategy: "exhaustive".into(),
             seed: Some(7),
             recorded: Some(all[0].config),
+            defines: Default::default(),
         },
     ));
     a.update(tune_ev(

@@ -169,7 +169,7 @@ rr-tui record --dir big --snapshot args --budget 20G -- ./big_app\n\
 Then explore what was recorded: rr-tui rr-records (or rr-tui recs, rr-tui big)"
     )]
     Record(RecordArgs),
-    /// Sweep launch configurations of one instance; report the fastest that verifies.
+    // `about` and `long_about` are TuneArgs' own: a doc comment here would replace the long one.
     Tune(TuneArgs),
     /// The engine process of `tune` (internal).
     #[command(hide = true)]

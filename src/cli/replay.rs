@@ -32,7 +32,8 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Measured replays in one process; input memory and globals are restored before each,
-    /// untimed. With --max-noise: the most to take (default 10000). Default 1.
+    /// untimed. With --max-noise: the most to take (default 10000); with --candidate: pairs
+    /// (default 100). Default 1.
     #[arg(long, value_name = "N", value_parser = parse_repetitions, allow_negative_numbers = true)]
     pub repetitions: Option<u32>,
     /// Untimed replays before the measured ones.

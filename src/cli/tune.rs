@@ -12,6 +12,7 @@ use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone)]
 #[command(
+    about = "Sweep launch configurations and compile-time variants; report the fastest that verifies",
     long_about = "Replay one instance under many launch configurations and report the fastest that \
 still verifies. Every configuration of a GPU runs in one engine process through one replay session \
 (memory restored device to device between samples); a configuration that faults restarts the engine \
@@ -68,7 +69,8 @@ pub struct TuneArgs {
     /// the recorded image as the baseline. A variant that does not compile is reported with the
     /// compiler's first error and the sweep goes on. --grid and --block may then be expressions
     /// of the defines and the recorded GRID_X..BLOCK_Z, dimensions separated by " x ":
-    /// --block TILE, --grid "(GRID_X*4 + TILE-1) / TILE", --block "BLOCK_X/TILE x 4".
+    /// --block TILE, --grid "(GRID_X*4 + TILE-1) / TILE", --block "BLOCK_X/TILE x 4" (dimensions
+    /// an expression leaves out are 1, as for numbers).
     #[arg(long, value_name = "FILE", help_heading = "Compile-time")]
     pub source: Option<PathBuf>,
     /// A define axis of --source: NAME=VALUES, values as the other axes (16,32,64 or 1..8*2) or

@@ -52,6 +52,7 @@ pub enum Action {
     TuneExport,
     HeatLeft,
     HeatRight,
+    HeatAxes,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,6 +524,14 @@ pub static BINDINGS: &[Binding] = &[
         HeatRight,
         "heatmap: scroll right",
         Some("scroll")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('a'), NONE)],
+        "a",
+        HeatAxes,
+        "heatmap: the next two axes that vary (grid, block, smem, regs, defines)",
+        Some("axes")
     ),
 ];
 

@@ -195,7 +195,29 @@ pub fn global_initial_bytes(bytes: &[u8], name: &str) -> Option<Vec<u8>> {
 }
 
 pub fn read(path: &Path) -> Result<(Vec<u8>, ImageInfo)> {
-    let bytes = crate::fsio::read_limited(path, crate::fsio::MAX_IMAGE_BYTES, "device image")?;
+    use std::io::Read;
+    let (mut file, len) =
+        crate::fsio::open_limited(path, crate::fsio::MAX_IMAGE_BYTES, "device image")?;
+    // The first bytes tell an image from anything else: a large file that is none is refused
+    // before it is read.
+    let mut bytes = Vec::with_capacity((len as usize).min(4096));
+    Read::by_ref(&mut file)
+        .take(4096)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    let binary = bytes.starts_with(b"\x7fELF")
+        || bytes.starts_with(&FATBIN_MAGIC.to_le_bytes())
+        || bytes.starts_with(BITCODE_MAGIC);
+    if !binary && bytes.contains(&0) {
+        // Not text either (PTX is text): identify says what it is not.
+        identify(&bytes, path)?;
+    }
+    bytes.reserve((len as usize).saturating_sub(bytes.len()));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > crate::fsio::MAX_IMAGE_BYTES {
+        return Err(Error::format(path, "grew while being read"));
+    }
     let info = identify(&bytes, path)?;
     Ok((bytes, info))
 }

@@ -20,6 +20,18 @@ pub(super) fn run(
     cfg: &LaunchConfig,
 ) -> Result<bool, Failure> {
     let (req, printer) = (out.req, out.printer);
+    if let CandidateFile::Source(text) = &file {
+        for d in spec
+            .defines
+            .iter()
+            .filter(|d| !text.contains(d.name.as_str()))
+        {
+            printer.emit(Event::Phase {
+                name: "warning".into(),
+                detail: format!("-D {}: the name does not appear in the source", d.name),
+            });
+        }
+    }
     let c = spec.prepare(file, &out.inst.descriptor.name, session.device.sm)?;
     if !c.log.is_empty() {
         printer.emit(Event::Phase {

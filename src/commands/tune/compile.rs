@@ -2,7 +2,8 @@
 //! cores, in variant order (the order an exhaustive sweep needs them), ahead of the GPU. A GPU
 //! worker asking for a variant not compiled yet moves it to the front and waits; the waits are
 //! counted (the GPU's idle time). Images are cached on disk by content: the source text, every
-//! compiler option (architecture and defines included) and NVRTC's version.
+//! compiler option (architecture and defines included), NVRTC's version, and the names, sizes
+//! and times of the headers beside the source (what it most likely includes).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,8 @@ pub struct Compiler {
     dir: PathBuf,
     _scratch: Option<tempfile::TempDir>,
     nvrtc: String,
+    /// The files beside the source that it may include, as names, sizes and times.
+    includes: String,
     threads: usize,
     state: Mutex<State>,
     ready: Condvar,
@@ -62,11 +65,13 @@ impl Compiler {
         };
         let variants = job.defines.variants();
         let threads = threads.clamp(1, variants.max(1));
+        let includes = includes_stamp(&job.spec.path);
         let c = Arc::new(Compiler {
             job,
             dir,
             _scratch: scratch,
             nvrtc: format!("{major}.{minor}"),
+            includes,
             threads,
             state: Mutex::new(State {
                 queue: (0..variants).collect(),
@@ -109,7 +114,7 @@ impl Compiler {
         options.extend(self.job.defines.options(v));
         let mut key = Vec::with_capacity(self.job.text.len() + 256);
         key.extend_from_slice(self.job.text.as_bytes());
-        for o in options.iter().chain([&self.nvrtc]) {
+        for o in options.iter().chain([&self.nvrtc, &self.includes]) {
             key.push(0);
             key.extend_from_slice(o.as_bytes());
         }
@@ -207,4 +212,43 @@ impl Compiler {
             },
         }
     }
+}
+
+/// Header-like files in the source's directory (at most 1 000), each as name, size and
+/// modification time: an edited header is another compilation.
+fn includes_stamp(source: &Path) -> String {
+    const ENDINGS: &[&str] = &["h", "hh", "hpp", "cuh", "inc", "cu"];
+    let dir = match source.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return String::new();
+    };
+    let mut stamps: Vec<String> = entries
+        .take(1000)
+        .flatten()
+        .filter(|e| {
+            e.path()
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| ENDINGS.contains(&x))
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            let t = m
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            Some(format!(
+                "{}:{}:{}",
+                e.file_name().to_string_lossy(),
+                m.len(),
+                t.as_nanos()
+            ))
+        })
+        .collect();
+    stamps.sort();
+    stamps.join("\n")
 }

@@ -35,8 +35,34 @@ pub fn read(path: &Path) -> Result<ExportFile> {
     ExportFile::parse(&bytes).map_err(refuse)
 }
 
-/// Check before the sweep: FILE readable as an export file (or absent), both files writable.
-pub fn check(path: &Path) -> Result<()> {
+/// Check before the sweep: FILE readable as an export file (or absent), in a directory that
+/// exists, neither of the sweep's own output files, both files writable.
+pub fn check(path: &Path, outputs: [Option<&Path>; 2]) -> Result<()> {
+    let refuse = |why: &str| Error::invalid(format!("--export {}: {why}", visible_path(path)));
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            return Err(refuse("its directory does not exist"))
+        }
+        _ => {}
+    }
+    let same = |other: &Path| {
+        let canon = |p: &Path| {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            std::fs::canonicalize(dir)
+                .ok()
+                .map(|d| d.join(p.file_name().unwrap_or_default()))
+        };
+        canon(other).is_some() && canon(other) == canon(path)
+            || canon(other).is_some() && canon(other) == canon(&header_path(path))
+    };
+    if outputs.into_iter().flatten().any(same) {
+        return Err(refuse(
+            "names the --json or --csv file (or its header does)",
+        ));
+    }
     read(path)?;
     for p in [path.to_path_buf(), header_path(path)] {
         if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
@@ -71,7 +97,8 @@ pub fn write(
     };
     let mut file = read(path)?;
     let id = entry.signature_id.clone();
-    file.upsert(entry);
+    file.upsert(entry)
+        .map_err(|why| Error::invalid(format!("--export {}: {why}", visible_path(path))))?;
     fsio::write_atomic(path, &file.to_json())?;
     let header = header_path(path);
     fsio::write_atomic(&header, file.to_header().as_bytes())?;

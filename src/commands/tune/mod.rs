@@ -55,13 +55,14 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
     let space = build_space(a, &inst.descriptor)?;
     if let Some(spec) = a.source_spec() {
-        if let rr_engine::replay::candidate::CandidateFile::Image(_, kind) = spec.preflight()? {
+        if !rr_engine::replay::candidate::is_source(&spec.path) {
             return Err(Error::invalid(format!(
-                "--source {}: {} is compiled already; --source takes CUDA C++ source (*.cu) to compile variants from",
-                rr_format::text::visible_path(&spec.path),
-                kind.describe()
+                "--source {}: takes CUDA C++ source to compile variants from (*.cu, *.cuh, *.cpp); \
+                 a compiled image is an A/B candidate (replay --candidate)",
+                rr_format::text::visible_path(&spec.path)
             )));
         }
+        spec.preflight()?;
     }
     if a.list {
         return Ok((inst, space));
@@ -118,12 +119,22 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let source = match a.source_spec() {
         Some(spec) => match spec.preflight()? {
             CandidateFile::Source(text) => Some((spec, text)),
-            // Refused by `preflight` already.
+            // Refused by `preflight` already (not named as source).
             CandidateFile::Image(..) => None,
         },
         None => None,
     };
     if let Some((spec, text)) = &source {
+        // A misspelt define changes nothing: every variant would be the same code.
+        for axis in &space.defines.axes {
+            if !text.contains(axis.name.as_str()) {
+                printer.warning(&format!(
+                    "--define {}: the name does not appear in {}, so its variants may not differ",
+                    axis.name,
+                    rr_format::text::visible_path(&spec.path)
+                ));
+            }
+        }
         report.source = Some(SourceInfo {
             path: spec.path.display().to_string(),
             hash: rr_format::store::blob_id(text.as_bytes()),
@@ -141,7 +152,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let resumed = load_previous(a, &report)?;
     if let Some(p) = &a.export {
-        export::check(p)?;
+        export::check(p, [a.json.as_deref(), a.csv.as_deref()])?;
     }
     // Arguments pointing outside the recorded memory (refused under --strict by `preflight`).
     for w in rr_format::memory::outside_words(d) {

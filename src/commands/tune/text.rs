@@ -55,6 +55,7 @@ impl Printer {
                 strategy: strategy.name().into(),
                 seed: Some(r.seed),
                 recorded: Some(r.recorded),
+                defines: r.defines.clone(),
             });
             return;
         }

@@ -462,6 +462,7 @@ impl App {
             Action::TuneExport => return self.export_tune(),
             Action::HeatLeft => self.scroll_heat(0, -1),
             Action::HeatRight => self.scroll_heat(0, 1),
+            Action::HeatAxes => self.cycle_heat_axes(),
         }
         vec![]
     }

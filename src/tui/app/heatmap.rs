@@ -1,12 +1,75 @@
-//! The sweep's heatmap, grid × block, kept up to date as configurations complete: rows are the
-//! distinct grids measured so far, columns the distinct blocks, both in ascending order (a
-//! random or annealing search finds them in any order; a map whose rows jumped around would
-//! not read as a map). Other axes (shared memory, register limits) fold into the cell: it shows
-//! the best time of the configurations that share its grid and block.
+//! The sweep's heatmap, kept up to date as configurations complete: rows are the distinct values
+//! of one axis measured so far (the grid unless `a` picks another), columns those of another
+//! (the block), both in ascending order (a random or annealing search finds them in any order;
+//! a map whose rows jumped around would not read as a map). Other axes fold into the cell: it
+//! shows the best time of the configurations that share its row and column.
 
 use std::collections::HashMap;
 
-use rr_engine::tune::{Status, Trial};
+use rr_engine::tune::defines::Defines;
+use rr_engine::tune::{Config, Status, Trial};
+
+/// An axis the heatmap can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HeatAxis {
+    Grid,
+    Block,
+    SharedMem,
+    Registers,
+    /// A define axis of compile-time tuning, by position.
+    Define(usize),
+}
+
+impl HeatAxis {
+    pub fn name(self, defines: &Defines) -> String {
+        match self {
+            HeatAxis::Grid => "grid".into(),
+            HeatAxis::Block => "block".into(),
+            HeatAxis::SharedMem => "smem".into(),
+            HeatAxis::Registers => "regs".into(),
+            HeatAxis::Define(i) => defines
+                .axes
+                .get(i)
+                .map_or_else(|| format!("define {i}"), |a| a.name.clone()),
+        }
+    }
+
+    /// Every axis of a sweep with these defines.
+    pub fn all(defines: &Defines) -> Vec<HeatAxis> {
+        let mut v = vec![
+            HeatAxis::Grid,
+            HeatAxis::Block,
+            HeatAxis::SharedMem,
+            HeatAxis::Registers,
+        ];
+        v.extend((0..defines.axes.len()).map(HeatAxis::Define));
+        v
+    }
+}
+
+/// One row or column: how it sorts, and what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HeatKey {
+    order: [u64; 3],
+    pub label: String,
+}
+
+impl HeatKey {
+    fn dims(v: [u32; 3]) -> HeatKey {
+        // z, then y, then x: 1-D values sort by x, and `32x1..8` by its y.
+        HeatKey {
+            order: [v[2] as u64, v[1] as u64, v[0] as u64],
+            label: dims_label(v),
+        }
+    }
+
+    fn scalar(n: u64, label: String) -> HeatKey {
+        HeatKey {
+            order: [0, 0, n],
+            label,
+        }
+    }
+}
 
 /// Levels of the colour scale, fastest first.
 pub const LEVELS: usize = 4;
@@ -34,32 +97,98 @@ fn severity(s: Status) -> u8 {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Heatmap {
-    pub grids: Vec<[u32; 3]>,
-    pub blocks: Vec<[u32; 3]>,
-    cells: HashMap<([u32; 3], [u32; 3]), HeatCell>,
+    /// The axes of the rows and of the columns.
+    pub axes: (HeatAxis, HeatAxis),
+    /// The sweep's define axes (what a define axis's values are called).
+    pub defines: Defines,
+    pub rows: Vec<HeatKey>,
+    pub cols: Vec<HeatKey>,
+    cells: HashMap<(HeatKey, HeatKey), HeatCell>,
     /// The fastest and slowest cell medians (the ends of the colour scale).
     range: Option<(f64, f64)>,
 }
 
-/// z, then y, then x: 1-D values sort by x, and `32x1..8` by its y.
-fn order(v: &[u32; 3]) -> [u32; 3] {
-    [v[2], v[1], v[0]]
+impl Default for Heatmap {
+    fn default() -> Heatmap {
+        Heatmap::new((HeatAxis::Grid, HeatAxis::Block), Defines::default())
+    }
 }
 
-fn insert_sorted(v: &mut Vec<[u32; 3]>, x: [u32; 3]) {
-    if let Err(at) = v.binary_search_by_key(&order(&x), order) {
+fn insert_sorted(v: &mut Vec<HeatKey>, x: HeatKey) {
+    if let Err(at) = v.binary_search(&x) {
         v.insert(at, x);
     }
 }
 
 impl Heatmap {
+    pub fn new(axes: (HeatAxis, HeatAxis), defines: Defines) -> Heatmap {
+        Heatmap {
+            axes,
+            defines,
+            rows: Vec::new(),
+            cols: Vec::new(),
+            cells: HashMap::new(),
+            range: None,
+        }
+    }
+
+    /// The same sweep shown on other axes.
+    pub fn rebuilt(axes: (HeatAxis, HeatAxis), defines: Defines, trials: &[Trial]) -> Heatmap {
+        let mut h = Heatmap::new(axes, defines);
+        for t in trials {
+            h.add(t);
+        }
+        h
+    }
+
+    /// `(rows axis name, columns axis name)`.
+    pub fn axis_names(&self) -> (String, String) {
+        (
+            self.axes.0.name(&self.defines),
+            self.axes.1.name(&self.defines),
+        )
+    }
+
+    /// Where a configuration lies on `axis`.
+    fn key(&self, axis: HeatAxis, c: &Config) -> HeatKey {
+        match axis {
+            HeatAxis::Grid => HeatKey::dims(c.grid),
+            HeatAxis::Block => HeatKey::dims(c.block),
+            HeatAxis::SharedMem => HeatKey::scalar(c.shared_mem as u64, c.shared_mem.to_string()),
+            HeatAxis::Registers => match c.max_registers {
+                Some(r) => HeatKey::scalar(r as u64, r.to_string()),
+                None => HeatKey::scalar(0, "as compiled".into()),
+            },
+            HeatAxis::Define(i) => match c.variant {
+                // Values in the order they were given; the recorded image first.
+                Some(v) => {
+                    let values = self.defines.values(v as usize);
+                    let value = values.get(i).map_or("", |x| x.1);
+                    let at = self
+                        .defines
+                        .axes
+                        .get(i)
+                        .and_then(|a| a.values.iter().position(|x| x == value))
+                        .map_or(u64::MAX, |p| p as u64 + 1);
+                    HeatKey::scalar(at, value.to_string())
+                }
+                None => HeatKey::scalar(0, "recorded".into()),
+            },
+        }
+    }
+
+    /// The row and column of a configuration.
+    pub fn place(&self, c: &Config) -> (HeatKey, HeatKey) {
+        (self.key(self.axes.0, c), self.key(self.axes.1, c))
+    }
+
     pub fn add(&mut self, t: &Trial) {
-        let (g, b) = (t.config.grid, t.config.block);
-        insert_sorted(&mut self.grids, g);
-        insert_sorted(&mut self.blocks, b);
-        let cell = self.cells.entry((g, b)).or_default();
+        let (r, c) = self.place(&t.config);
+        insert_sorted(&mut self.rows, r.clone());
+        insert_sorted(&mut self.cols, c.clone());
+        let cell = self.cells.entry((r, c)).or_default();
         cell.trials += 1;
         cell.recorded |= t.recorded;
         match t.cost() {
@@ -96,8 +225,8 @@ impl Heatmap {
             })
     }
 
-    pub fn cell(&self, grid: [u32; 3], block: [u32; 3]) -> Option<&HeatCell> {
-        self.cells.get(&(grid, block))
+    pub fn cell(&self, row: &HeatKey, col: &HeatKey) -> Option<&HeatCell> {
+        self.cells.get(&(row.clone(), col.clone()))
     }
 
     /// The fastest and slowest cell medians.
@@ -158,9 +287,12 @@ mod tests {
         h.add(&trial(8, [32, 1, 1], 0, Status::Fault, 0.0));
         h.add(&trial(64, [256, 1, 1], 1024, Status::Ok, 200.0));
         h.add(&trial(64, [256, 1, 1], 2048, Status::VerifyFailed, 50.0));
-        assert_eq!(h.grids, [[8, 1, 1], [64, 1, 1]]);
-        assert_eq!(h.blocks, [[32, 1, 1], [256, 1, 1], [32, 2, 1]]);
-        let c = h.cell([64, 1, 1], [256, 1, 1]).unwrap();
+        let labels = |v: &[HeatKey]| v.iter().map(|k| k.label.clone()).collect::<Vec<_>>();
+        assert_eq!(labels(&h.rows), ["8", "64"]);
+        assert_eq!(labels(&h.cols), ["32", "256", "32x2x1"]);
+        let at = |g: u32, b: [u32; 3]| (HeatKey::dims([g, 1, 1]), HeatKey::dims(b));
+        let (r, c) = at(64, [256, 1, 1]);
+        let c = h.cell(&r, &c).unwrap();
         assert_eq!(
             (c.best, c.failure, c.trials),
             (Some(200.0), Some(Status::VerifyFailed), 3)
@@ -170,12 +302,53 @@ mod tests {
             Some((100.0, 200.0)),
             "the slow end moved when its cell improved"
         );
-        assert_eq!(
-            h.cell([8, 1, 1], [32, 1, 1]).unwrap().failure,
-            Some(Status::Fault)
+        let (r, c) = at(8, [32, 1, 1]);
+        assert_eq!(h.cell(&r, &c).unwrap().failure, Some(Status::Fault));
+        // The same trials on shared memory × block: the fault and the two grid-8 results fold
+        // into the smem-0 row.
+        let trials = [
+            trial(64, [256, 1, 1], 0, Status::Ok, 400.0),
+            trial(64, [256, 1, 1], 1024, Status::Ok, 200.0),
+        ];
+        let s = Heatmap::rebuilt(
+            (HeatAxis::SharedMem, HeatAxis::Block),
+            Defines::default(),
+            &trials,
         );
+        assert_eq!(labels(&s.rows), ["0", "1024"]);
+        assert_eq!(s.axis_names(), ("smem".into(), "block".into()));
         assert_eq!(dims_label([32, 2, 1]), "32x2x1");
         assert_eq!(dims_label([1024, 1, 1]), "1024");
+    }
+
+    #[test]
+    fn define_axes_show_their_values_in_order_and_the_recorded_image_first() {
+        use rr_engine::tune::defines::DefineAxis;
+        let defines = Defines::new(vec![
+            DefineAxis::parse("TILE=8,2").unwrap(),
+            DefineAxis::parse("T=float,double").unwrap(),
+        ])
+        .unwrap();
+        let mut trials = Vec::new();
+        for v in 0..4u32 {
+            let mut t = trial(1, [32, 1, 1], 0, Status::Ok, 100.0 + v as f64);
+            t.config.variant = Some(v);
+            trials.push(t);
+        }
+        trials.push(trial(1, [32, 1, 1], 0, Status::Ok, 300.0));
+        let h = Heatmap::rebuilt(
+            (HeatAxis::Define(0), HeatAxis::Define(1)),
+            defines.clone(),
+            &trials,
+        );
+        let labels = |v: &[HeatKey]| v.iter().map(|k| k.label.clone()).collect::<Vec<_>>();
+        assert_eq!(labels(&h.rows), ["recorded", "8", "2"]);
+        assert_eq!(labels(&h.cols), ["recorded", "float", "double"]);
+        assert_eq!(h.axis_names(), ("TILE".into(), "T".into()));
+        let (r, c) = h.place(&trials[3].config);
+        assert_eq!((r.label.as_str(), c.label.as_str()), ("2", "double"));
+        assert_eq!(h.cell(&r, &c).unwrap().best, Some(103.0));
+        assert_eq!(HeatAxis::all(&defines).len(), 6);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
+use super::heatmap::{HeatAxis, Heatmap};
 use super::replays::Phase;
 use super::tuneform::EditOutcome;
 use super::tunelayout::{self, HeatGeometry};
@@ -15,6 +16,10 @@ use crate::tui::keymap::Action;
 use crate::tui::ui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};
 use rr_engine::tune::Config;
+
+/// Sweeps up to this many configurations are redrawn on other axes at a key press (a few tens
+/// of milliseconds); larger ones keep their axes.
+const MAX_REDRAWN: usize = 200_000;
 
 impl App {
     /// The tuning screen's content area (below the tab bar and its title, above the status
@@ -59,6 +64,58 @@ impl App {
         }
     }
 
+    /// Show the heatmap on the next pair of axes whose values vary in the sweep (grid × block
+    /// first), rebuilt from the configurations measured so far.
+    pub(super) fn cycle_heat_axes(&mut self) {
+        let Some(run) = self.current().and_then(|i| self.tunes.get_mut(&i)) else {
+            self.set_status("no heatmap yet: r starts a sweep of this instance", false);
+            return;
+        };
+        let trials = &run.report.trials;
+        if trials.len() > MAX_REDRAWN {
+            let n = trials.len();
+            self.set_status(
+                format!("{n} configurations are too many to redraw on other axes"),
+                true,
+            );
+            return;
+        }
+        let defines = run.report.defines.clone();
+        let varies = |a: HeatAxis| {
+            let probe = Heatmap::new((a, a), defines.clone());
+            let mut seen = std::collections::HashSet::new();
+            trials.iter().any(|t| {
+                seen.insert(probe.place(&t.config).0);
+                seen.len() > 1
+            })
+        };
+        let axes: Vec<HeatAxis> = HeatAxis::all(&defines)
+            .into_iter()
+            .filter(|&a| varies(a))
+            .collect();
+        let mut pairs = vec![(HeatAxis::Grid, HeatAxis::Block)];
+        for &r in &axes {
+            for &c in &axes {
+                if r != c && !pairs.contains(&(r, c)) {
+                    pairs.push((r, c));
+                }
+            }
+        }
+        let at = pairs.iter().position(|p| *p == run.heat.axes).unwrap_or(0);
+        let next = pairs[(at + 1) % pairs.len()];
+        run.heat = Heatmap::rebuilt(next, defines, trials);
+        let (r, c) = run.heat.axis_names();
+        self.heat_scroll = (0, 0);
+        self.set_status(
+            if pairs.len() == 1 {
+                format!("heatmap: {r} × {c} (no other axis varies in this sweep)")
+            } else {
+                format!("heatmap: {r} × {c} (a for the next)")
+            },
+            false,
+        );
+    }
+
     /// Scroll the heatmap by pages of rows and by single columns, never past its ends.
     pub(super) fn scroll_heat(&mut self, pages: isize, columns: isize) {
         let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
@@ -67,7 +124,7 @@ impl App {
         };
         let area = tunelayout::layout(self.tune_area(), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
-        let (rows, cols) = (run.heat.grids.len(), run.heat.blocks.len());
+        let (rows, cols) = (run.heat.rows.len(), run.heat.cols.len());
         let (r, c) = self.heat_scroll;
         let r = tunelayout::first(r, rows, g.rows);
         let c = tunelayout::first(c, cols, g.cols);

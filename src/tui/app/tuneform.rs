@@ -93,7 +93,7 @@ impl Field {
             Field::TimeLimit => "none",
             Field::Seed => "random",
             Field::Source => "the recorded image",
-            Field::Defines => "none",
+            Field::Defines => "none (e.g. TILE=1,2,4 UNROLL=1..8*2)",
             Field::Strategy | Field::Cache | Field::Limits => "",
         }
     }
@@ -108,8 +108,7 @@ impl Field {
         }
         match self {
             Field::Grid | Field::Block if GeometryExpr::is_expression(text) => {
-                GeometryExpr::parse(text)
-                    .map(|_| "an expression of the defines (needs a source)".into())
+                GeometryExpr::parse(text).map(|_| "in terms of the defines, per variant".into())
             }
             Field::Grid => match space::parse_grid(text)?.as_slice() {
                 [GridChoice::Cover] => Ok("the recorded threads for each block".into()),
@@ -163,11 +162,10 @@ impl Field {
     }
 }
 
-/// The form's define axes: `tune --define`'s syntax, axes separated by `;`.
+/// The form's define axes: `tune --define`'s syntax, axes separated by `;` or spaces.
 fn parse_defines(text: &str) -> Result<Defines, String> {
     let axes = text
-        .split(';')
-        .map(str::trim)
+        .split(|c: char| c == ';' || c.is_whitespace())
         .filter(|a| !a.is_empty())
         .map(DefineAxis::parse)
         .collect::<Result<Vec<_>, _>>()?;
@@ -527,6 +525,10 @@ mod tests {
             Field::Defines.check("TILE=1,2; T=float,double"),
             Ok("4 variant(s)".into())
         );
+        assert_eq!(
+            Field::Defines.check("TILE=1,2 T=float,double"),
+            Ok("4 variant(s)".into())
+        );
         assert!(Field::Defines.check("TILE").is_err());
         assert!(Field::Defines
             .check("A=1; A=2")
@@ -535,7 +537,7 @@ mod tests {
         assert!(Field::Grid
             .check("GRID_X*4/TILE")
             .unwrap()
-            .contains("expression"));
+            .contains("per variant"));
         assert!(Field::Block.check("TILE = 3").is_err());
         assert!(Field::Source
             .check(&dir.path().display().to_string())

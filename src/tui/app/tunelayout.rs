@@ -72,7 +72,7 @@ pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
         // three rows, and whatever is left goes to the table.
         let ranked = run.ranking().len() as u16;
         let table_min = 2 + ranked.clamp(1, 3);
-        let heat_need = run.heat.grids.len() as u16 + 2;
+        let heat_need = run.heat.rows.len() as u16 + 2;
         let heat_h = heat_need
             .max(3)
             .min(body.height.saturating_sub(table_min))
@@ -94,8 +94,11 @@ pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
 
 /// The widest a grid label may make the label column (longer ones are cut).
 const MAX_LABEL: usize = 17;
-/// The header of the label column.
-pub const CORNER: &str = "grid╲block";
+/// The header of the label column: the two axes' names.
+pub fn corner(heat: &Heatmap) -> String {
+    let (r, c) = heat.axis_names();
+    format!("{r}╲{c}")
+}
 /// A cell that shows its time: a mark, a shade and up to eight characters (`  1.02µs`,
 /// `≠ verify`, `· skipped`).
 const WIDE_CELL: usize = 10;
@@ -113,19 +116,19 @@ pub struct HeatGeometry {
 
 impl HeatGeometry {
     pub fn of(heat: &Heatmap, area: Rect) -> HeatGeometry {
-        let label = |v: &[u32; 3]| super::heatmap::dims_label(*v).chars().count();
+        let label = |k: &super::heatmap::HeatKey| k.label.chars().count();
         let label_w = heat
-            .grids
+            .rows
             .iter()
             .map(label)
             .max()
             .unwrap_or(0)
             .min(MAX_LABEL)
-            .max(CORNER.chars().count());
-        let head_w = heat.blocks.iter().map(label).max().unwrap_or(0);
+            .max(corner(heat).chars().count().min(MAX_LABEL));
+        let head_w = heat.cols.iter().map(label).max().unwrap_or(0);
         let room = (area.width as usize).saturating_sub(label_w);
         let wide_w = head_w.max(WIDE_CELL) + 1;
-        let wide = heat.blocks.len() * wide_w <= room;
+        let wide = heat.cols.len() * wide_w <= room;
         let cell_w = if wide { wide_w } else { head_w.max(2) + 1 };
         HeatGeometry {
             label_w,

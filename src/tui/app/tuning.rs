@@ -98,8 +98,11 @@ impl TuneRun {
                 planned,
                 seed,
                 recorded,
+                defines,
                 ..
             } => {
+                self.heat = Heatmap::new(self.heat.axes, defines.clone());
+                self.report.defines = defines;
                 self.report.space_size = configs;
                 self.planned = Some(planned);
                 if let Some(s) = seed {

@@ -1,5 +1,5 @@
-//! The heatmap of a sweep: grid rows × block columns, each cell the best median of its
-//! configurations. The scale is a shade *and* a colour (fast ░ ▒ ▓ █ slow), so it reads in the
+//! The heatmap of a sweep: rows of one axis × columns of another (grid × block unless `a` picks
+//! others), each cell the best median of its configurations. The scale is a shade *and* a colour (fast ░ ▒ ▓ █ slow), so it reads in the
 //! monochrome theme too; cells wide enough also show the time. Failures have marks of their
 //! own; ◆ marks the recorded configuration, ★ the best. Too many columns: cells drop the time,
 //! then the map scrolls (h/l, PgUp/PgDn), and the legend says which part is on screen.
@@ -12,8 +12,8 @@ use ratatui::Frame;
 
 use super::fit;
 use super::format::duration_ns;
-use crate::tui::app::heatmap::{dims_label, HeatCell, LEVELS};
-use crate::tui::app::tunelayout::{first, HeatGeometry, CORNER};
+use crate::tui::app::heatmap::{HeatCell, LEVELS};
+use crate::tui::app::tunelayout::{corner, first, HeatGeometry};
 use crate::tui::app::TuneRun;
 use crate::tui::theme::Theme;
 use rr_engine::tune::Status;
@@ -49,10 +49,11 @@ pub fn draw(run: &TuneRun, scroll: (usize, usize), theme: &Theme, f: &mut Frame,
         return;
     }
     let heat = &run.heat;
-    if heat.grids.is_empty() {
+    if heat.rows.is_empty() {
+        let (r, c) = heat.axis_names();
         f.render_widget(
             Paragraph::new(Span::styled(
-                "heatmap (grid × block): waiting for the first configuration",
+                format!("heatmap ({r} × {c}): waiting for the first configuration"),
                 theme.dim,
             )),
             area,
@@ -60,40 +61,36 @@ pub fn draw(run: &TuneRun, scroll: (usize, usize), theme: &Theme, f: &mut Frame,
         return;
     }
     let g = HeatGeometry::of(heat, area);
-    let r0 = first(scroll.0, heat.grids.len(), g.rows);
-    let c0 = first(scroll.1, heat.blocks.len(), g.cols);
-    let grids = &heat.grids[r0..(r0 + g.rows).min(heat.grids.len())];
-    let blocks = &heat.blocks[c0..(c0 + g.cols).min(heat.blocks.len())];
-    let best = run
-        .report
-        .best
-        .as_ref()
-        .map(|t| (t.config.grid, t.config.block));
+    let r0 = first(scroll.0, heat.rows.len(), g.rows);
+    let c0 = first(scroll.1, heat.cols.len(), g.cols);
+    let rows = &heat.rows[r0..(r0 + g.rows).min(heat.rows.len())];
+    let cols = &heat.cols[c0..(c0 + g.cols).min(heat.cols.len())];
+    let best = run.report.best.as_ref().map(|t| heat.place(&t.config));
     let content_w = g.cell_w - 1;
 
-    let mut lines = Vec::with_capacity(grids.len() + 2);
+    let mut lines = Vec::with_capacity(rows.len() + 2);
     let mut header = vec![Span::styled(
-        format!("{:<w$}", fit(CORNER, g.label_w), w = g.label_w),
+        format!("{:<w$}", fit(&corner(heat), g.label_w), w = g.label_w),
         theme.header,
     )];
-    for &b in blocks {
+    for col in cols {
         header.push(Span::styled(
-            format!(" {:>content_w$}", fit(&dims_label(b), content_w)),
+            format!(" {:>content_w$}", fit(&col.label, content_w)),
             theme.header,
         ));
     }
     lines.push(Line::from(header));
-    for &grid in grids {
+    for row in rows {
         let mut spans = vec![Span::styled(
-            format!("{:>w$}", fit(&dims_label(grid), g.label_w), w = g.label_w),
+            format!("{:>w$}", fit(&row.label, g.label_w), w = g.label_w),
             theme.header,
         )];
-        for &block in blocks {
+        for col in cols {
             spans.push(Span::raw(" "));
-            let is_best = best == Some((grid, block));
+            let is_best = best.as_ref().is_some_and(|(r, c)| r == row && c == col);
             spans.extend(cell_spans(
                 run,
-                heat.cell(grid, block),
+                heat.cell(row, col),
                 is_best,
                 g.wide,
                 content_w,
@@ -171,7 +168,7 @@ fn legend<'a>(
         used += text.chars().count();
         spans.push(Span::styled(text, style));
     };
-    let (rows, cols) = (heat.grids.len(), heat.blocks.len());
+    let (rows, cols) = (heat.rows.len(), heat.cols.len());
     let mut place = Vec::new();
     if rows > g.rows {
         place.push(format!(

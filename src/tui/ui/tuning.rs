@@ -292,6 +292,12 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         .trials
         .iter()
         .any(|t| t.config.max_registers.is_some());
+    // Compile-time tuning: each configuration's define values (the recorded image: none).
+    let defines = &run.report.defines;
+    let variant = |t: &rr_engine::tune::Trial| match t.config.variant {
+        Some(v) if !defines.is_empty() => defines.describe(v as usize),
+        _ => "recorded".to_string(),
+    };
     let recorded = run.recorded_cost();
     let right = |s: String| Cell::from(ratatui::text::Text::from(s).right_aligned());
     let rows: Vec<Row> = ranked
@@ -299,12 +305,19 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         .enumerate()
         .map(|(i, t)| {
             let k = t.kernel_ns.unwrap_or_default();
-            let mut cells = vec![
-                right(format!("{}{}", if t.recorded { "◆" } else { "" }, i + 1)),
+            let mut cells = vec![right(format!(
+                "{}{}",
+                if t.recorded { "◆" } else { "" },
+                i + 1
+            ))];
+            if !defines.is_empty() {
+                cells.push(Cell::from(variant(t)));
+            }
+            cells.extend([
                 Cell::from(dims_label(t.config.grid)),
                 Cell::from(dims_label(t.config.block)),
                 right(t.config.shared_mem.to_string()),
-            ];
+            ]);
             if regs {
                 cells.push(right(
                     t.config
@@ -348,13 +361,24 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         .max()
         .unwrap_or(0)
         .max(5) as u16;
-    let mut header = vec!["#", "grid", "block", "smem"];
-    let mut widths = vec![
-        Constraint::Length(3),
+    let mut header = vec!["#"];
+    let mut widths = vec![Constraint::Length(3)];
+    if !defines.is_empty() {
+        let w = ranked
+            .iter()
+            .map(|t| variant(t).len())
+            .max()
+            .unwrap_or(0)
+            .max(7);
+        header.push("defines");
+        widths.push(Constraint::Length(w.min(40) as u16));
+    }
+    header.extend(["grid", "block", "smem"]);
+    widths.extend([
         Constraint::Length(grid_w),
         Constraint::Length(block_w),
         Constraint::Length(6),
-    ];
+    ]);
     if regs {
         header.push("regs");
         widths.push(Constraint::Length(4));

@@ -20,6 +20,14 @@ pub const MAX_OPTIONS: usize = 256;
 /// File name endings taken as CUDA C++ source.
 const SOURCE_ENDINGS: &[&str] = &["cu", "cuh", "cpp", "cc", "cxx", "h", "hpp"];
 
+/// Whether `path` is named as CUDA C++ source (`*.cu`, `*.cuh`, `*.cpp`, `*.cc`, `*.cxx`,
+/// `*.h`, `*.hpp`): what is compiled rather than loaded.
+pub fn is_source(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| SOURCE_ENDINGS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
 /// A preprocessor definition, `NAME` or `NAME=VALUE` (`-DNAME=VALUE`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Define {
@@ -109,7 +117,8 @@ impl CandidateSpec {
     pub fn to_args(&self) -> Vec<String> {
         let mut v = vec!["--candidate".into(), self.path.display().to_string()];
         if let Some(k) = &self.kernel {
-            v.extend(["--candidate-kernel".into(), k.clone()]);
+            // `=`: a name starting with `-` is a value, not a flag of rr-tui.
+            v.push(format!("--candidate-kernel={k}"));
         }
         for d in &self.defines {
             v.push("--define".into());
@@ -133,6 +142,19 @@ impl CandidateSpec {
                 "at most {MAX_OPTIONS} defines and compiler options"
             )));
         }
+        for (i, d) in self.defines.iter().enumerate() {
+            if self.defines[..i].iter().any(|e| e.name == d.name) {
+                return Err(Error::invalid(format!("-D {} is given twice", d.name)));
+            }
+            if d.value.as_deref().is_some_and(|v| v.contains("..")) {
+                return Err(Error::invalid(format!(
+                    "-D {}={}: a candidate is one variant; `tune --source … -D {}=…` sweeps several",
+                    d.name,
+                    visible(d.value.as_deref().unwrap_or_default()),
+                    d.name
+                )));
+            }
+        }
         for o in &self.options {
             if o.is_empty() || o.chars().any(char::is_control) {
                 return Err(Error::invalid(format!(
@@ -144,17 +166,12 @@ impl CandidateSpec {
         if let Some(k) = &self.kernel {
             if k.is_empty() || k.chars().any(char::is_control) || k.contains('\0') {
                 return Err(Error::invalid(format!(
-                    "--candidate-kernel {:?}: not a kernel name",
+                    "{:?} is not a kernel name",
                     visible(k)
                 )));
             }
         }
-        let source = self
-            .path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| SOURCE_ENDINGS.contains(&e.to_ascii_lowercase().as_str()));
-        if source {
+        if is_source(&self.path) {
             let bytes =
                 rr_format::fsio::read_limited(&self.path, MAX_SOURCE_BYTES, "CUDA C++ source")?;
             let text = String::from_utf8(bytes)
@@ -405,8 +422,7 @@ mod tests {
             [
                 "--candidate",
                 "k.cu",
-                "--candidate-kernel",
-                "k2",
+                "--candidate-kernel=k2",
                 "--define",
                 "A=1",
                 "--define",

@@ -127,6 +127,12 @@ pub enum Event {
         /// The recorded configuration (the baseline every speedup is measured against).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         recorded: Option<crate::tune::Config>,
+        /// Compile-time tuning's define axes (a trial's `variant` indexes their combinations).
+        #[serde(
+            default,
+            skip_serializing_if = "crate::tune::defines::Defines::is_empty"
+        )]
+        defines: crate::tune::defines::Defines,
     },
     /// One configuration of a sweep (the engine's reply to `measure`; `tune --events` too).
     Trial(Box<crate::tune::Trial>),

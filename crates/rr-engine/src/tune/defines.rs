@@ -18,6 +18,7 @@ pub const MAX_DEFINE_AXES: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefineAxis {
     pub name: String,
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_AXIS_VALUES>")]
     pub values: Vec<String>,
 }
 
@@ -36,6 +37,15 @@ impl DefineAxis {
         for item in list.split(',').map(str::trim) {
             if item.is_empty() {
                 return Err(format!("{spec:?}: empty item in the list"));
+            }
+            let number = item.trim_start_matches('-');
+            if number.len() > 1
+                && number.starts_with('0')
+                && number.chars().all(|c| c.is_ascii_digit())
+            {
+                return Err(format!(
+                    "{spec:?}: {item} has a leading zero, which C reads as octal; write it without"
+                ));
             }
             if item.starts_with(|c: char| c.is_ascii_digit()) && item.contains("..") {
                 let range = super::space::parse_scalars(item, true)?;
@@ -67,6 +77,7 @@ impl DefineAxis {
 /// The define axes of a sweep and the variants they span.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Defines {
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_DEFINE_AXES>")]
     pub axes: Vec<DefineAxis>,
 }
 
@@ -76,12 +87,20 @@ impl Defines {
             return Err(format!("at most {MAX_DEFINE_AXES} define axes"));
         }
         for (i, a) in axes.iter().enumerate() {
-            if axes[..i].iter().any(|b| b.name == a.name) {
-                return Err(format!("--define {} is given twice", a.name));
-            }
-            if GEOMETRY_NAMES.contains(&a.name.as_str()) {
+            let upper = a.name.to_ascii_uppercase();
+            if axes[..i]
+                .iter()
+                .any(|b| b.name.eq_ignore_ascii_case(&a.name))
+            {
                 return Err(format!(
-                    "--define {}: the name is taken by the recorded geometry in expressions",
+                    "--define {} is given twice (names differing only in case are one macro in tune --export's header)",
+                    a.name
+                ));
+            }
+            if GEOMETRY_NAMES.contains(&upper.as_str()) || RESERVED_FIELDS.contains(&upper.as_str())
+            {
+                return Err(format!(
+                    "--define {}: the name is taken (the recorded geometry in expressions, a field of tune --export's header)",
                     a.name
                 ));
             }
@@ -151,6 +170,13 @@ impl Defines {
     }
 }
 
+/// An expression's length and parenthesis depth at most (the evaluator parses recursively).
+pub const MAX_EXPRESSION: usize = 256;
+pub const MAX_NESTING: usize = 32;
+
+/// Fields `tune --export`'s header writes beside the defines.
+pub const RESERVED_FIELDS: [&str; 2] = ["SHARED_MEM", "MAX_REGISTERS"];
+
 /// The recorded geometry's names in expressions.
 pub const GEOMETRY_NAMES: [&str; 6] = [
     "GRID_X", "GRID_Y", "GRID_Z", "BLOCK_X", "BLOCK_Y", "BLOCK_Z",
@@ -177,6 +203,25 @@ impl GeometryExpr {
     }
 
     pub fn parse(spec: &str) -> Result<GeometryExpr, String> {
+        // Bounded before the evaluator sees it: it parses recursively.
+        if spec.len() > MAX_EXPRESSION {
+            return Err(format!(
+                "an expression is at most {MAX_EXPRESSION} characters"
+            ));
+        }
+        let mut depth = 0usize;
+        for c in spec.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_NESTING {
+                return Err(format!(
+                    "an expression nests parentheses at most {MAX_NESTING} deep"
+                ));
+            }
+        }
         let dims: Vec<String> = spec.split(" x ").map(|d| d.trim().to_string()).collect();
         if dims.len() > 3 || dims.iter().any(String::is_empty) {
             return Err(format!(
@@ -214,13 +259,48 @@ impl GeometryExpr {
                 let _ = ctx.set_value(name.to_string(), Value::Int(n));
             }
         }
+        let values = defines.values(v);
         let mut out = [1u32; 3];
         for (i, d) in self.dims.iter().enumerate() {
-            let n = evalexpr::eval_int_with_context(d, &ctx).map_err(|e| {
-                format!(
-                    "{d:?} does not evaluate to a whole number for {}: {e}",
+            let tree = evalexpr::build_operator_tree::<DefaultNumericTypes>(d)
+                .map_err(|e| format!("{d:?} is not an expression: {e}"))?;
+            if let Some(f) = tree.iter_function_identifiers().next() {
+                return Err(format!(
+                    "{d:?}: {f}(…) is not supported; use numbers, names, + - * / % and parentheses"
+                ));
+            }
+            // Names are said in rr-tui's words, not the evaluator's.
+            for name in tree.iter_variable_identifiers() {
+                if GEOMETRY_NAMES.contains(&name) {
+                    continue;
+                }
+                match values.iter().find(|(n, _)| *n == name) {
+                    Some((_, x)) if x.parse::<i64>().is_ok() => {}
+                    Some((_, x)) => {
+                        return Err(format!(
+                            "{d:?}: {name} is {x:?} for {}; geometry needs whole numbers",
+                            describe_or_recorded(defines, v)
+                        ))
+                    }
+                    None => {
+                        let mut known: Vec<&str> = GEOMETRY_NAMES.to_vec();
+                        known.extend(defines.axes.iter().map(|a| a.name.as_str()));
+                        return Err(format!(
+                            "{d:?}: unknown name {name} (known: {})",
+                            known.join(", ")
+                        ));
+                    }
+                }
+            }
+            let n = tree.eval_int_with_context(&ctx).map_err(|e| match e {
+                evalexpr::EvalexprError::ExpectedInt { .. } => format!(
+                    "{d:?} is not one whole number for {} (dimensions are separated by \" x \", and / divides whole numbers)",
                     describe_or_recorded(defines, v)
-                )
+                ),
+                other => format!(
+                    "{d:?} does not evaluate for {}: {other}",
+                    describe_or_recorded(defines, v)
+                ),
             })?;
             out[i] = u32::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
                 format!(
@@ -287,6 +367,15 @@ mod tests {
         ])
         .is_err());
         assert!(Defines::new(vec![DefineAxis::parse("GRID_X=1").unwrap()]).is_err());
+        assert!(Defines::new(vec![DefineAxis::parse("grid_x=1").unwrap()]).is_err());
+        assert!(Defines::new(vec![DefineAxis::parse("Shared_Mem=1").unwrap()]).is_err());
+        assert!(Defines::new(vec![
+            DefineAxis::parse("tile=1").unwrap(),
+            DefineAxis::parse("TILE=2").unwrap()
+        ])
+        .is_err());
+        assert!(DefineAxis::parse("T=010").unwrap_err().contains("octal"));
+        assert!(DefineAxis::parse("T=0,10,-5").is_ok());
         let huge: Vec<DefineAxis> = (0..4)
             .map(|i| DefineAxis::parse(&format!("A{i}=1..10")).unwrap())
             .collect();
@@ -315,7 +404,20 @@ mod tests {
         let e = GeometryExpr::parse("TILES")
             .unwrap()
             .eval(&d, 0, rec.0, rec.1);
-        assert!(e.unwrap_err().contains("does not evaluate"));
+        assert!(e.unwrap_err().contains("unknown name TILES (known: GRID_X"));
+        let e = GeometryExpr::parse("TILE,2")
+            .unwrap()
+            .eval(&d, 0, rec.0, rec.1);
+        assert!(e.unwrap_err().contains("not one whole number"));
+        let e = GeometryExpr::parse("math::pow(TILE, 2)")
+            .unwrap()
+            .eval(&d, 0, rec.0, rec.1);
+        assert!(e.unwrap_err().contains("is not supported"));
+        let words = defines(&["T=float,double"]);
+        let e = GeometryExpr::parse("GRID_X * T")
+            .unwrap()
+            .eval(&words, 0, rec.0, rec.1);
+        assert!(e.unwrap_err().contains("T is \"float\" for T=float"));
         let e = GeometryExpr::parse("TILE / 0")
             .unwrap()
             .eval(&d, 0, rec.0, rec.1);
@@ -323,5 +425,11 @@ mod tests {
         for bad in ["a x b x c x d", "A = 3", "x\u{1b}", "1 x "] {
             assert!(GeometryExpr::parse(bad).is_err(), "{bad:?}");
         }
+        let deep = format!("{}TILE{}", "(".repeat(20_000), ")".repeat(20_000));
+        assert!(GeometryExpr::parse(&deep).unwrap_err().contains("at most"));
+        let long = vec!["TILE"; 20_000].join("+");
+        assert!(GeometryExpr::parse(&long).unwrap_err().contains("at most"));
+        let nested = format!("{}TILE{}", "(".repeat(33), ")".repeat(33));
+        assert!(GeometryExpr::parse(&nested).unwrap_err().contains("deep"));
     }
 }

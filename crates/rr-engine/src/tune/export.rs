@@ -7,6 +7,8 @@
 //! recorded buffer it points into, or its bytes when it points into none (a scalar such as `n`).
 //! Keyed by name alone, a value tuned for one problem size would be applied to another.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 
 use super::space::{dim, Config};
@@ -15,9 +17,13 @@ use rr_format::descriptor::Segment;
 use rr_format::Descriptor;
 
 /// An export file larger than this is not one of ours.
-pub const MAX_EXPORT_BYTES: u64 = 64 << 20;
+pub const MAX_EXPORT_BYTES: u64 = 16 << 20;
 /// Entries one file holds at most.
-pub const MAX_ENTRIES: usize = 100_000;
+pub const MAX_ENTRIES: usize = 10_000;
+/// Parameters a signature lists at most (a kernel's parameters fit in 32 KiB).
+const MAX_ARGS: usize = 32 * 1024;
+/// Defines an entry lists at most.
+const MAX_DEFINES: usize = super::defines::MAX_DEFINE_AXES;
 const FORMAT: &str = "rr-tui tuned configurations v1";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +32,7 @@ pub struct Signature {
     pub block: [u32; 3],
     pub shared_mem: u32,
     /// `buffer N` (bytes of the recorded buffer it points into) or the bytes in hex.
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_ARGS>")]
     pub args: Vec<String>,
 }
 
@@ -74,7 +81,11 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_registers: Option<u32>,
     /// The define values of the best variant (compile-time tuning), in axis order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "super::bounded::at_most::<_, _, MAX_DEFINES>"
+    )]
     pub defines: Vec<(String, String)>,
     pub median_ns: f64,
     /// Recorded median / best median, when the recorded configuration verified.
@@ -87,6 +98,7 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportFile {
     pub format: String,
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_ENTRIES>")]
     pub entries: Vec<Entry>,
 }
 
@@ -111,21 +123,35 @@ impl ExportFile {
                 "holds {shown:?}, not {FORMAT:?}; choose another file"
             ));
         }
-        if f.entries.len() > MAX_ENTRIES {
-            return Err(format!("holds more than {MAX_ENTRIES} entries"));
+        // The id is ours (16 hex digits of the signature's hash): it goes into macro names.
+        if let Some(e) = f.entries.iter().find(|e| {
+            e.signature_id.len() != 16 || !e.signature_id.bytes().all(|b| b.is_ascii_hexdigit())
+        }) {
+            return Err(format!(
+                "an entry's signature_id {:?} is not 16 hex digits",
+                rr_format::text::visible(&e.signature_id)
+            ));
         }
         Ok(f)
     }
 
-    /// Add `e`, replacing the entry of the same kernel, signature and architecture.
-    pub fn upsert(&mut self, e: Entry) {
+    /// Add `e`, replacing the entry of the same kernel, signature and architecture; refused
+    /// when the file holds [`MAX_ENTRIES`] others already.
+    pub fn upsert(&mut self, e: Entry) -> Result<(), String> {
         let same = |x: &Entry| {
             x.kernel == e.kernel && x.signature_id == e.signature_id && x.arch == e.arch
         };
+        let full = self.entries.len() >= MAX_ENTRIES;
         match self.entries.iter_mut().find(|x| same(x)) {
             Some(x) => *x = e,
+            None if full => {
+                return Err(format!(
+                    "holds {MAX_ENTRIES} entries already; export to another file"
+                ))
+            }
             None => self.entries.push(e),
         }
+        Ok(())
     }
 
     pub fn to_json(&self) -> Vec<u8> {
@@ -143,23 +169,49 @@ impl ExportFile {
              // kernel, problem signature and GPU architecture. Regenerated from the JSON beside it.\n\
              #pragma once\n",
         );
+        // Kernels whose macro names collide (overloads, templates) get a part of their name's
+        // hash; a kernel's short alias exists only when it has one entry on its architecture.
+        let mut kernels_of: HashMap<String, HashSet<&str>> = HashMap::new();
         for e in &self.entries {
-            let base = format!(
-                "RR_{}_{}",
-                macro_name(&e.kernel),
-                macro_name(&e.arch.replace('_', ""))
-            );
-            let sig = e
+            kernels_of
+                .entry(macro_name(&e.kernel))
+                .or_default()
+                .insert(e.kernel.as_str());
+        }
+        let kernel_macro = |k: &str| {
+            let m = macro_name(k);
+            if kernels_of.get(&m).is_some_and(|s| s.len() > 1) {
+                let hash = rr_format::store::blob_id(k.as_bytes());
+                format!("{m}_{}", hash[..6].to_uppercase())
+            } else {
+                m
+            }
+        };
+        let bases: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                format!(
+                    "RR_{}_{}",
+                    kernel_macro(&e.kernel),
+                    macro_name(&e.arch.replace('_', ""))
+                )
+            })
+            .collect();
+        let mut per_base: HashMap<&str, usize> = HashMap::new();
+        for b in &bases {
+            *per_base.entry(b.as_str()).or_default() += 1;
+        }
+        for (e, base) in self.entries.iter().zip(&bases) {
+            // `parse` holds ids to 16 hex digits; only those reach a macro name in any case.
+            let sig: String = e
                 .signature_id
-                .get(..8)
-                .unwrap_or(&e.signature_id)
+                .chars()
+                .filter(char::is_ascii_hexdigit)
+                .take(8)
+                .collect::<String>()
                 .to_uppercase();
-            let unique = self
-                .entries
-                .iter()
-                .filter(|x| x.kernel == e.kernel && x.arch == e.arch)
-                .count()
-                == 1;
+            let unique = per_base.get(base.as_str()) == Some(&1);
             out.push_str(&format!(
                 "\n// {} on {}, recorded grid {} block {} smem {} (signature {}): {:.0} ns{}\n",
                 rr_format::text::visible(&rr_format::demangle(&e.kernel)),
@@ -247,12 +299,13 @@ pub fn entry(
     })
 }
 
-/// An identifier for macros: the demangled name up to its parameters, letters and digits kept
-/// (upper case), anything else `_`, at most 48 characters.
+/// An identifier for macros: the demangled name up to its parameters, its return type left
+/// out, letters and digits kept (upper case), anything else `_` (runs of it once), at most 48
+/// characters.
 pub fn macro_name(s: &str) -> String {
     let plain = rr_format::demangle(s);
-    let base = plain.split('(').next().unwrap_or(&plain);
-    let base = base.rsplit(' ').next().unwrap_or(base);
+    let base = plain.split('(').next().unwrap_or(&plain).trim();
+    let base = base.strip_prefix("void ").unwrap_or(base);
     let mut out: String = base
         .chars()
         .map(|c| {
@@ -262,8 +315,11 @@ pub fn macro_name(s: &str) -> String {
                 '_'
             }
         })
-        .take(48)
         .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let mut out: String = out.trim_matches('_').chars().take(48).collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
     }
@@ -300,10 +356,14 @@ mod tests {
     #[test]
     fn another_sweep_adds_and_the_same_key_replaces() {
         let mut f = ExportFile::default();
-        f.upsert(entry("ab_scale", "aaaaaaaaaaaaaaaa", "sm_90", "4"));
-        f.upsert(entry("ab_scale", "bbbbbbbbbbbbbbbb", "sm_90", "8"));
-        f.upsert(entry("ab_scale", "aaaaaaaaaaaaaaaa", "sm_80", "2"));
-        f.upsert(entry("ab_scale", "aaaaaaaaaaaaaaaa", "sm_90", "16"));
+        for (sig, arch, tile) in [
+            ("aaaaaaaaaaaaaaaa", "sm_90", "4"),
+            ("bbbbbbbbbbbbbbbb", "sm_90", "8"),
+            ("aaaaaaaaaaaaaaaa", "sm_80", "2"),
+            ("aaaaaaaaaaaaaaaa", "sm_90", "16"),
+        ] {
+            f.upsert(entry("ab_scale", sig, arch, tile)).unwrap();
+        }
         assert_eq!(f.entries.len(), 3);
         assert_eq!(f.entries[0].defines[0].1, "16");
         let back = ExportFile::parse(&f.to_json()).unwrap();
@@ -331,9 +391,20 @@ mod tests {
             .unwrap_err()
             .contains("choose another file"));
         let mut f = ExportFile::default();
-        let mut e = entry("k\n#include </etc/passwd>", "s", "sm_90\n", "1\n#define X");
+        let mut e = entry(
+            "k\n#include </etc/passwd>",
+            "0123456789abcdef",
+            "sm_90\n",
+            "1\n#define X",
+        );
         e.defines.push(("A B".into(), "*/ evil".into()));
-        f.upsert(e);
+        f.upsert(e).unwrap();
+        // Ids that are not ours are refused when read.
+        let mut bad = f.clone();
+        bad.entries[0].signature_id = "a\n}//abcdef".into();
+        assert!(ExportFile::parse(&bad.to_json())
+            .unwrap_err()
+            .contains("16 hex digits"));
         let h = f.to_header();
         assert!(
             h.lines().all(|l| l.is_empty()
@@ -351,5 +422,36 @@ mod tests {
         assert_eq!(macro_name("_Z6kernelPfi"), "KERNEL");
         assert_eq!(macro_name("sm_90"), "SM_90");
         assert_eq!(macro_name("9x"), "_9X");
+        assert_eq!(
+            macro_name("void scale<unsigned int, 4>(float*)"),
+            "SCALE_UNSIGNED_INT_4"
+        );
+    }
+
+    #[test]
+    fn colliding_kernel_macros_are_told_apart_and_the_file_is_bounded() {
+        let mut f = ExportFile::default();
+        f.upsert(entry("_Z1kPf", "aaaaaaaaaaaaaaaa", "sm_90", "4"))
+            .unwrap();
+        f.upsert(entry("_Z1kPi", "aaaaaaaaaaaaaaaa", "sm_90", "8"))
+            .unwrap();
+        let h = f.to_header();
+        let defines: Vec<&str> = h.lines().filter(|l| l.starts_with("#define")).collect();
+        let names: HashSet<&str> = defines
+            .iter()
+            .map(|l| l.split(' ').nth(1).unwrap())
+            .collect();
+        assert_eq!(names.len(), defines.len(), "no macro defined twice: {h}");
+        let mut full = ExportFile::default();
+        for i in 0..MAX_ENTRIES {
+            full.entries
+                .push(entry("k", &format!("{i:016x}"), "sm_90", "1"));
+        }
+        assert!(full
+            .upsert(entry("k", "ffffffffffffffff", "sm_90", "1"))
+            .is_err());
+        assert!(full
+            .upsert(entry("k", &format!("{:016x}", 5), "sm_90", "2"))
+            .is_ok());
     }
 }

@@ -217,8 +217,8 @@ pub struct TuneReport {
     pub axes: Axes,
     pub space_size: u64,
     pub recorded: Config,
-    /// At most [`MAX_TRIALS`] when read back: the reading stops there (`at_most_trials`).
-    #[serde(deserialize_with = "at_most_trials")]
+    /// At most [`MAX_TRIALS`] when read back: the reading stops there (`bounded::at_most`).
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_TRIALS>")]
     pub trials: Vec<Trial>,
     #[serde(default)]
     pub best: Option<Trial>,
@@ -258,7 +258,7 @@ pub struct SourceInfo {
     /// XXH3-128 of the text, hex.
     pub hash: String,
     /// NVRTC options given beyond the defines.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bounded::at_most::<_, _, 256>")]
     pub options: Vec<String>,
 }
 
@@ -525,34 +525,6 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
 /// The index of `config` in `space`, when it is one of its configurations.
 pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
     space.index_of(config)
-}
-
-/// The trials of a report being read back, refused once past [`MAX_TRIALS`] (before the rest
-/// of a hostile file is parsed).
-fn at_most_trials<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<Trial>, D::Error> {
-    struct Trials;
-    impl<'de> serde::de::Visitor<'de> for Trials {
-        type Value = Vec<Trial>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            write!(f, "a list of at most {MAX_TRIALS} trials")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some(t) = seq.next_element::<Trial>()? {
-                if out.len() == MAX_TRIALS {
-                    return Err(serde::de::Error::custom(format!(
-                        "more than {MAX_TRIALS} trials, more than a sweep makes"
-                    )));
-                }
-                out.push(t);
-            }
-            Ok(out)
-        }
-    }
-    de.deserialize_seq(Trials)
 }
 
 #[cfg(test)]
