@@ -69,17 +69,7 @@ pub(super) fn run(
         req.repetitions,
         req.warmup.max(1),
         req.cold,
-        &mut |side, index, s| {
-            printer.emit(Event::Rep {
-                index,
-                kernel_ns: s.kernel_ns,
-                host_ns: s.host_ns,
-                restore_ns: s.restore_ns,
-                clock_mhz: s.clock_mhz,
-                throttled: false,
-                candidate: side == Side::Candidate,
-            })
-        },
+        &mut |side, index, s| printer.emit(Event::rep(index, s, false, side == Side::Candidate)),
     )?;
     let times = |v: &[rr_engine::replay::session::Sample]| -> Vec<f64> {
         v.iter().map(|s| s.kernel_ns).collect()

@@ -218,27 +218,18 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         });
     }
     let cfg = l.config();
+    let outputs = Outputs {
+        inst: &inst,
+        req,
+        launch: &l,
+        on_device,
+        printer,
+    };
     if let (Some(file), Some(spec)) = (candidate, &req.candidate) {
-        let outputs = Outputs {
-            inst: &inst,
-            req,
-            launch: &l,
-            on_device,
-            printer,
-        };
         return ab::run(&mut session, spec, file, &outputs, &cfg);
     }
-    let emit_rep = |index: u32, s: &Sample, kept: bool| {
-        printer.emit(Event::Rep {
-            index,
-            kernel_ns: s.kernel_ns,
-            host_ns: s.host_ns,
-            restore_ns: s.restore_ns,
-            clock_mhz: s.clock_mhz,
-            throttled: !kept,
-            candidate: false,
-        })
-    };
+    let emit_rep =
+        |index: u32, s: &Sample, kept: bool| printer.emit(Event::rep(index, s, !kept, false));
     let (samples, discarded) = match &req.noise {
         None => {
             let samples =
@@ -270,13 +261,6 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         reference_clock_mhz: Some(session.reference_clock_mhz()),
     });
 
-    let outputs = Outputs {
-        inst: &inst,
-        req,
-        launch: &l,
-        on_device,
-        printer,
-    };
     let ok = outputs.check(&mut session, req.verify, false)?;
     if !printer.json && req.verify == Verify::No {
         output::line(&format!("{PREFIX} Replay done, verification skipped"));

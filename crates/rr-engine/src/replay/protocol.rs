@@ -180,6 +180,21 @@ pub struct VerifyOutcome {
     pub candidate: bool,
 }
 
+impl Event {
+    /// The `rep` of a measured sample (`candidate`: an A/B replay's candidate).
+    pub fn rep(index: u32, s: &super::timing::Sample, throttled: bool, candidate: bool) -> Event {
+        Event::Rep {
+            index,
+            kernel_ns: s.kernel_ns,
+            host_ns: s.host_ns,
+            restore_ns: s.restore_ns,
+            clock_mhz: s.clock_mhz,
+            throttled,
+            candidate,
+        }
+    }
+}
+
 impl Tagged {
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
