@@ -346,10 +346,7 @@ fn compile_time_axes_list_their_variants_and_refuse_mistakes() {
     std::fs::write(&ptx, ".version 8.0\n.target sm_90\n.address_size 64\n").unwrap();
     let source = src.display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["--block", "TILE"],
-            "expressions of defines need --source",
-        ),
+        (vec!["--block", "TILE"], "an expression needs --source"),
         (vec!["-D", "TILE=1"], "--source"),
         (
             vec!["--source", &source, "-D", "TILE"],
@@ -435,4 +432,89 @@ fn export_files_are_checked_before_any_work() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// `--shard K/N` splits a sweep; `tune merge` joins the parts into what one run writes: the
+/// same CSV, row for row, and the same best (answered by `--simulate`, no GPU).
+#[test]
+fn shards_merge_into_the_unsharded_sweep() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(t.path());
+    let axes = ["--grid", "1..32", "--block", "32..1024:32"];
+    let at = |name: &str| t.path().join(name);
+    simulated(&axes, &sweep)
+        .arg("--csv")
+        .arg(at("all.csv"))
+        .arg("--json")
+        .arg(at("all.json"))
+        .assert()
+        .success();
+    for k in 1..=3 {
+        simulated(&axes, &sweep)
+            .args(["--shard", &format!("{k}/3"), "--json"])
+            .arg(at(&format!("part{k}.json")))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!("shard {k}/3")));
+    }
+    let mut merge = rr();
+    merge.args(["tune", "merge"]);
+    for k in [3, 1, 2] {
+        merge.arg(at(&format!("part{k}.json")));
+    }
+    merge
+        .arg("--csv")
+        .arg(at("merged.csv"))
+        .arg("--json")
+        .arg(at("merged.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Merged 3 shard(s): 1024 configuration(s)",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(at("merged.csv")).unwrap(),
+        std::fs::read_to_string(at("all.csv")).unwrap()
+    );
+    assert_eq!(best_of(&at("merged.json")), best_of(&at("all.json")));
+    // A missing part, a part twice, an unsharded report, and an adaptive strategy are refused.
+    for (parts, message) in [
+        (vec!["part1.json", "part2.json"], "shard 3/3 is missing"),
+        (
+            vec!["part1.json", "part1.json", "part2.json"],
+            "given twice",
+        ),
+        (vec!["all.json", "part1.json"], "made without --shard"),
+    ] {
+        let mut c = rr();
+        c.args(["tune", "merge"]);
+        for p in parts {
+            c.arg(at(p));
+        }
+        c.arg("--json")
+            .arg(at("x.json"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+    // In a Slurm job array the task's part is the default.
+    simulated(&axes, &sweep)
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "3")
+        .env("SLURM_ARRAY_TASK_MIN", "0")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shard 2/3"));
+    simulated(&axes, &sweep)
+        .args(["--shard", "1/2", "--strategy", "tpe"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "splits exhaustive and random sweeps",
+        ));
+    rr().args(["tune", "merge"])
+        .arg(at("part1.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("say where the merged report goes"));
 }

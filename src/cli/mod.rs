@@ -38,7 +38,7 @@ pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
 pub(crate) use tune::{parse_budget, parse_devices};
-pub use tune::{EngineArgs, TuneArgs};
+pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -170,7 +170,7 @@ Then explore what was recorded: rr-tui rr-records (or rr-tui recs, rr-tui big)"
     )]
     Record(RecordArgs),
     // `about` and `long_about` are TuneArgs' own: a doc comment here would replace the long one.
-    Tune(TuneArgs),
+    Tune(Box<TuneArgs>),
     /// The engine process of `tune` (internal).
     #[command(hide = true)]
     Engine(EngineArgs),

@@ -12,6 +12,8 @@ use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone)]
 #[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     about = "Sweep launch configurations and compile-time variants; report the fastest that verifies",
     long_about = "Replay one instance under many launch configurations and report the fastest that \
 still verifies. Every configuration of a GPU runs in one engine process through one replay session \
@@ -48,7 +50,16 @@ the best back as JSON and a C header (tuned.h).",
 )]
 pub struct TuneArgs {
     /// The instance's descriptor.
-    pub descriptor: PathBuf,
+    #[arg(required = true)]
+    pub descriptor: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<TuneCommand>,
+    /// Measure this part of the sweep: the configurations whose index is K-1 modulo N, the
+    /// recorded one in part 1 (exhaustive and random sweeps without --budget); `tune merge`
+    /// joins the parts' --json reports into the unsharded report. In a Slurm job array it
+    /// defaults to the task's part (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_name = "K/N", value_parser = rr_engine::tune::shard::Shard::parse, help_heading = "Search")]
+    pub shard: Option<rr_engine::tune::shard::Shard>,
     /// Grid values, e.g. 64,128 or 108..864:108 or 16x16, or `cover` (the recorded threads
     /// for each block) [default: recorded].
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
@@ -187,7 +198,50 @@ pub struct TuneArgs {
     pub run_id: u64,
 }
 
+/// `tune`'s subcommands.
+#[derive(Debug, clap::Subcommand, Clone)]
+pub enum TuneCommand {
+    /// Join the --json reports of a sweep's shards (--shard 1/N … N/N) into the report one
+    /// unsharded run writes: the same rows in the same order, the same best and speed-up.
+    #[command(after_help = examples!(
+        "rr-tui tune merge part-*.json --json sweep.json --csv sweep.csv",
+    ))]
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The shards' --json reports, every part of one sweep once.
+    #[arg(required = true, value_name = "SHARD.json")]
+    pub reports: Vec<PathBuf>,
+    /// Write the merged report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write it as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Add the best configuration to an export file (as `tune --export`).
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+}
+
 impl TuneArgs {
+    /// The part of the sweep to measure: `--shard`, or a Slurm array task's (not for the
+    /// explorer's sweeps, which run where it runs).
+    pub fn shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {
+        if self.shard.is_some() || self.events {
+            return Ok(self.shard);
+        }
+        rr_engine::tune::shard::Shard::from_slurm(|v| std::env::var(v).ok()).transpose()
+    }
+
+    /// The descriptor (clap requires it unless a subcommand is given).
+    pub fn descriptor(&self) -> &std::path::Path {
+        self.descriptor
+            .as_deref()
+            .unwrap_or(std::path::Path::new(""))
+    }
+
     /// The sampling policy: exactly `--samples` per configuration, or adaptive to the noise
     /// target; cold unless `--hot`.
     pub fn policy(&self) -> TimingPolicy {
@@ -249,7 +303,7 @@ impl TuneArgs {
             axes: self.axes(),
             space_size,
             ..TuneReport::new(
-                self.descriptor.display().to_string(),
+                self.descriptor().display().to_string(),
                 kernel.to_string(),
                 recorded,
                 self.policy(),
@@ -260,7 +314,7 @@ impl TuneArgs {
     /// The command line (after the program name) that parses back into these arguments: how
     /// the explorer starts a sweep in a child process.
     pub fn to_args(&self) -> Vec<String> {
-        let mut v = vec!["tune".to_string(), self.descriptor.display().to_string()];
+        let mut v = vec!["tune".to_string(), self.descriptor().display().to_string()];
         let mut opt = |flag: &str, value: Option<String>| {
             if let Some(value) = value {
                 v.push(flag.into());
@@ -411,7 +465,7 @@ mod tests {
     fn tune_args(args: &[&str]) -> super::TuneArgs {
         let argv = ["rr-tui", "tune"].iter().chain(args).copied();
         match Cli::try_parse_from(argv).unwrap().command {
-            Some(Command::Tune(a)) => a,
+            Some(Command::Tune(a)) => *a,
             other => panic!("not tune: {other:?}"),
         }
     }

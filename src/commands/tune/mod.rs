@@ -9,6 +9,7 @@ mod compile;
 mod engine_child;
 mod export;
 mod list;
+mod merge;
 mod scheduler;
 mod simulate;
 mod text;
@@ -52,7 +53,7 @@ pub(crate) enum Msg {
 /// recorded memory under `--strict`. The explorer's tuning form runs the same checks before it
 /// starts a sweep, so it never accepts what the command refuses.
 pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
-    let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied())?;
+    let inst = ReplayInstance::load(a.descriptor(), &a.supplied.supplied())?;
     let space = build_space(a, &inst.descriptor)?;
     if let Some(spec) = a.source_spec() {
         if !rr_engine::replay::candidate::is_source(&spec.path) {
@@ -66,6 +67,17 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     }
     if a.list {
         return Ok((inst, space));
+    }
+    if let Some(s) = a.shard().map_err(Error::invalid)? {
+        use rr_engine::tune::StrategyKind;
+        if !matches!(a.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
+            || a.budget.is_some()
+        {
+            return Err(Error::invalid(format!(
+                "--shard {}/{} splits exhaustive and random sweeps without --budget (an adaptive strategy needs every result: run it unsharded, or over GPUs with --devices)",
+                s.k, s.n
+            )));
+        }
     }
     if space.len() > MAX_MEASURED && a.budget.is_none() {
         return Err(Error::invalid(format!(
@@ -98,8 +110,12 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
 }
 
 pub fn run(a: &TuneArgs) -> Result<i32> {
+    if let Some(crate::cli::TuneCommand::Merge(m)) = &a.command {
+        return merge::run(m);
+    }
     let started = Instant::now();
     let (inst, space) = preflight(a)?;
+    let shard = a.shard().map_err(Error::invalid)?;
     let d = &inst.descriptor;
     if a.list {
         list::print(&space);
@@ -116,6 +132,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         printer.warning("--seed has no effect on the exhaustive strategy");
     }
     let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
+    report.shard = shard;
     let source = match a.source_spec() {
         Some(spec) => match spec.preflight()? {
             CandidateFile::Source(text) => Some((spec, text)),
@@ -177,7 +194,13 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         .iter()
         .filter(|t| index_of(&space, &t.config).is_some())
         .count() as u64;
-    let planned = Scheduler::planned(space.len(), resumed_in_space, a.budget, recorded_in_space);
+    let planned = Scheduler::planned(
+        space.len(),
+        resumed_in_space,
+        a.budget,
+        index_of(&space, &space.rules.recorded),
+        shard,
+    );
     printer.start(
         &report,
         &text::Plan {
@@ -208,6 +231,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         a.budget,
         deadline,
         stop.clone(),
+        shard,
     )));
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))?;
@@ -216,7 +240,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let simulated = simulated.map(Arc::new);
     for &device in simulated.as_ref().map_or(&devices[..], |_| &[]) {
         let engine_args = EngineArgs {
-            descriptor: a.descriptor.clone(),
+            descriptor: a.descriptor().to_path_buf(),
             device_id: Some(device),
             tolerance: a.tolerance,
             no_verify: a.no_verify,
@@ -374,7 +398,7 @@ fn work(
         let (index, config, recorded) = match next {
             Work::Done => return,
             Work::Skip { index, trial } => {
-                if !finish(scheduler, tx, Some(index), trial) {
+                if !finish(scheduler, tx, Some(index), *trial) {
                     return;
                 }
                 continue;
@@ -427,8 +451,9 @@ pub(crate) fn finish(
     scheduler: &Mutex<Scheduler>,
     tx: &Sender<Msg>,
     index: Option<u64>,
-    trial: Trial,
+    mut trial: Trial,
 ) -> bool {
+    trial.index = index;
     if let Ok(mut s) = scheduler.lock() {
         s.report(index, trial.cost());
     }
@@ -446,7 +471,7 @@ fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
             return Err(bad(
                 flag,
                 format!(
-                    "{spec:?} names something: expressions of defines need --source and --define"
+                    "{spec:?} names something: geometry written as an expression needs --source (and --define for names of your own)"
                 ),
             ));
         }

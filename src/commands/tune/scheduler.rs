@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use rr_engine::tune::shard::Shard;
 use rr_engine::tune::trial::index_of;
 use rr_engine::tune::{Config, Search, Space, Status, Trial};
 
@@ -18,7 +19,7 @@ pub enum Work {
     },
     Skip {
         index: u64,
-        trial: Trial,
+        trial: Box<Trial>,
     },
     Done,
 }
@@ -33,6 +34,8 @@ pub struct Scheduler {
     measured: u64,
     deadline: Option<Instant>,
     stop: Arc<AtomicBool>,
+    /// `--shard K/N`: only the configurations this part of the sweep measures.
+    shard: Option<Shard>,
 }
 
 impl Scheduler {
@@ -45,6 +48,7 @@ impl Scheduler {
         budget: Option<u64>,
         deadline: Option<Instant>,
         stop: Arc<AtomicBool>,
+        shard: Option<Shard>,
     ) -> Scheduler {
         let recorded_config = space.rules.recorded;
         let recorded_index = index_of(&space, &recorded_config);
@@ -57,6 +61,7 @@ impl Scheduler {
             measured: 0,
             deadline,
             stop,
+            shard,
         };
         for t in done {
             if t.recorded || t.config == recorded_config {
@@ -69,6 +74,10 @@ impl Scheduler {
         if let (Some(i), Some(_)) = (recorded_index, s.recorded) {
             // Measured as the baseline: the strategy must not propose it again.
             s.search.known(i, None);
+        }
+        // The recorded configuration is shard 1's (and no other shard's to propose).
+        if shard.is_some_and(|s| s.k != 1) {
+            s.recorded = None;
         }
         s
     }
@@ -91,15 +100,22 @@ impl Scheduler {
                 recorded: true,
             };
         }
-        let Some(index) = self.search.propose() else {
-            return Work::Done;
+        let index = loop {
+            let Some(index) = self.search.propose() else {
+                return Work::Done;
+            };
+            match self.shard {
+                // Another shard's: proposed, never measured here.
+                Some(s) if !s.owns(index) => self.search.report(index, None),
+                _ => break index,
+            }
         };
         let config = self.space.config(index);
         if let Some(reason) = self.space.rules.skip_reason(&config) {
             self.search.report(index, None);
             return Work::Skip {
                 index,
-                trial: Trial::refused(config, Status::Skipped, reason),
+                trial: Box::new(Trial::refused(config, Status::Skipped, reason)),
             };
         }
         self.measured += 1;
@@ -116,14 +132,24 @@ impl Scheduler {
         }
     }
 
-    /// How many configurations this run expects to measure (for progress).
+    /// How many configurations this run expects to measure (for progress): of a shard, its
+    /// own configurations, and the recorded one in shard 1.
     pub fn planned(
         space_len: u64,
         resumed: u64,
         budget: Option<u64>,
-        recorded_in_space: bool,
+        recorded_index: Option<u64>,
+        shard: Option<Shard>,
     ) -> u64 {
-        let left = space_len.saturating_sub(resumed) + u64::from(!recorded_in_space);
+        let left = match shard {
+            None => space_len.saturating_sub(resumed) + u64::from(recorded_index.is_none()),
+            Some(s) => {
+                let recorded_elsewhere = recorded_index.is_none_or(|i| !s.owns(i));
+                s.count(space_len).saturating_sub(resumed)
+                    - u64::from(recorded_index.is_some_and(|i| s.owns(i)) && s.k != 1)
+                    + u64::from(s.k == 1 && recorded_elsewhere)
+            }
+        };
         budget.map_or(left, |b| b.min(left))
     }
 }

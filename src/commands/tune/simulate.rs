@@ -115,7 +115,7 @@ pub fn work(table: &Table, scheduler: &Mutex<Scheduler>, tx: &Sender<Msg>) {
         };
         let (index, mut trial) = match next {
             Work::Done => return,
-            Work::Skip { index, trial } => (Some(index), trial),
+            Work::Skip { index, trial } => (Some(index), *trial),
             Work::Measure {
                 index,
                 config,

@@ -59,6 +59,16 @@ impl Printer {
             });
             return;
         }
+        if let Some(s) = r.shard {
+            output::line(&format!(
+                "  shard {}/{}: the configurations whose index is {} modulo {}{} (`rr-tui tune merge` joins the parts)",
+                s.k,
+                s.n,
+                s.k - 1,
+                s.n,
+                if s.k == 1 { ", and the recorded one" } else { "" }
+            ));
+        }
         let t = &r.timing;
         let timing = if let Some(noise) = t.target.max_noise {
             format!(

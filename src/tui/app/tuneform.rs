@@ -442,7 +442,9 @@ impl TuneForm {
         let axis = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
         let verify = parse_verify(self.verify.trim()).map_err(|e| (Field::Verify, e))?;
         Ok(TuneArgs {
-            descriptor,
+            descriptor: Some(descriptor),
+            command: None,
+            shard: None,
             grid: axis(&self.grid),
             block: axis(&self.block),
             shared_mem: axis(&self.shared_mem),

@@ -7,6 +7,7 @@ pub mod bounded;
 pub mod defines;
 pub mod engine;
 pub mod export;
+pub mod shard;
 pub mod space;
 pub mod strategy;
 mod tpe;

@@ -80,6 +80,9 @@ pub struct Trial {
     /// Whether this is the recorded configuration.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
+    /// Its position in the sweep's space (`tune merge` puts shards in this order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
 }
 
 /// A [`Trial`] as its JSON holds it: the configuration's fields inline, unknown fields
@@ -116,6 +119,8 @@ struct TrialWire {
     verify_ms: Option<f64>,
     #[serde(default)]
     recorded: bool,
+    #[serde(default)]
+    index: Option<u64>,
 }
 
 impl From<TrialWire> for Trial {
@@ -140,6 +145,7 @@ impl From<TrialWire> for Trial {
             engine_ms: w.engine_ms,
             verify_ms: w.verify_ms,
             recorded: w.recorded,
+            index: w.index,
         }
     }
 }
@@ -161,6 +167,7 @@ impl Trial {
             engine_ms: None,
             verify_ms: None,
             recorded: false,
+            index: None,
         }
     }
 
@@ -249,6 +256,9 @@ pub struct TuneReport {
     pub defines: Defines,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compile: Option<CompileStats>,
+    /// The part of the sweep this run measured (`--shard K/N`; `tune merge` joins them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::shard::Shard>,
 }
 
 /// Where a sweep's variants come from.
@@ -322,6 +332,7 @@ impl TuneReport {
             source: None,
             defines: Defines::default(),
             compile: None,
+            shard: None,
         }
     }
 

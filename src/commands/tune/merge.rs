@@ -1,0 +1,80 @@
+//! `rr-tui tune merge SHARD.json…`: the shards of a sweep (`--shard K/N`) joined into the
+//! report one unsharded run writes ([`rr_engine::tune::shard::merge`]), written as `--json`,
+//! `--csv` and added to `--export` like a sweep's own.
+
+use rr_engine::replay::ReplayInstance;
+use rr_engine::tune::shard;
+use rr_format::fsio;
+use rr_format::text::visible_path;
+
+use super::read_report;
+use crate::cli::MergeArgs;
+use crate::error::{Error, Result};
+use crate::output;
+
+pub fn run(m: &MergeArgs) -> Result<i32> {
+    if m.json.is_none() && m.csv.is_none() && m.export.is_none() {
+        return Err(Error::invalid(
+            "say where the merged report goes: --json FILE, --csv FILE and/or --export FILE",
+        ));
+    }
+    for p in [&m.json, &m.csv].into_iter().flatten() {
+        if std::fs::symlink_metadata(p).is_ok() {
+            return Err(Error::invalid(format!(
+                "{} exists; choose another file",
+                visible_path(p)
+            )));
+        }
+    }
+    if let Some(p) = &m.export {
+        super::export::check(p, [m.json.as_deref(), m.csv.as_deref()])?;
+    }
+    let mut reports = Vec::with_capacity(m.reports.len());
+    for p in &m.reports {
+        reports.push(read_report(p, "tune merge")?);
+    }
+    let merged = shard::merge(reports).map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
+    if let Some(p) = &m.json {
+        fsio::write_atomic(p, &merged.to_json())?;
+    }
+    if let Some(p) = &m.csv {
+        let csv = merged
+            .to_csv()
+            .map_err(|e| Error::invalid(format!("CSV: {e}")))?;
+        fsio::write_atomic(p, &csv)?;
+    }
+    let measured = merged
+        .trials
+        .iter()
+        .filter(|t| t.status != rr_engine::tune::Status::Skipped)
+        .count();
+    output::line(&format!(
+        "Merged {} shard(s): {} configuration(s), {measured} measured{}",
+        m.reports.len(),
+        merged.trials.len(),
+        match (&merged.best, merged.speedup) {
+            (Some(b), Some(s)) => format!(
+                "; best {} at {}: {s:.3}x the recorded configuration",
+                super::text::config_text(&b.config, &merged.defines),
+                super::text::ns(b.cost().unwrap_or(0.0))
+            ),
+            (Some(b), None) => format!(
+                "; best {}",
+                super::text::config_text(&b.config, &merged.defines)
+            ),
+            _ => "; none verified".into(),
+        }
+    ));
+    if let Some(p) = &m.export {
+        // The export's signature needs the instance: where the shards' reports say it is.
+        let inst = ReplayInstance::load(
+            std::path::Path::new(&merged.descriptor),
+            &Default::default(),
+        )?;
+        let segments = inst.descriptor.segments(inst.input_len);
+        if let Some(line) = super::export::write(p, &merged, &inst.descriptor, &segments)? {
+            output::line(&line);
+        }
+    }
+    Ok(if merged.best.is_some() { 0 } else { 1 })
+}
