@@ -81,6 +81,17 @@ pub fn merge(mut shards: Vec<TuneReport>) -> Result<TuneReport, String> {
     let Some(n) = first.shard.map(|s| s.n) else {
         return Err("the first report is no shard of a sweep (made without --shard)".into());
     };
+    // Read from files: held to what `--shard` accepts before anything is sized by them.
+    if let Some(s) = shards
+        .iter()
+        .filter_map(|r| r.shard)
+        .find(|s| s.k == 0 || s.k > s.n || s.n > MAX_SHARDS)
+    {
+        return Err(format!(
+            "a report says it is shard {}/{}, which no run makes",
+            s.k, s.n
+        ));
+    }
     let same = |a: &TuneReport, b: &TuneReport| {
         a.kernel == b.kernel
             && a.descriptor == b.descriptor
@@ -151,6 +162,24 @@ pub fn merge(mut shards: Vec<TuneReport>) -> Result<TuneReport, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reports_with_impossible_shards_are_refused() {
+        use crate::replay::timing::TimingPolicy;
+        use crate::tune::Config;
+        let c = Config {
+            grid: [1; 3],
+            block: [1; 3],
+            shared_mem: 0,
+            max_registers: None,
+            variant: None,
+        };
+        for (k, n) in [(0, 3), (4, 3), (1, u32::MAX)] {
+            let mut r = TuneReport::new("d".into(), "k".into(), c, TimingPolicy::fixed(1, true));
+            r.shard = Some(Shard { k, n });
+            assert!(merge(vec![r]).unwrap_err().contains("which no run makes"));
+        }
+    }
 
     #[test]
     fn shards_parse_partition_and_come_from_slurm() {
