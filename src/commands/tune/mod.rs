@@ -585,6 +585,13 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
         return Ok(Vec::new());
     };
     let previous = read_report(path, "--resume")?;
+    // Another part's results would pass for this part's.
+    if previous.shard != report.shard {
+        return Err(Error::invalid(format!(
+            "--json {}: holds another part of a sharded sweep (--shard differs); choose another file",
+            rr_format::text::visible_path(path)
+        )));
+    }
     // A configuration that faulted or was refused is measured again (the cause may be gone);
     // skips are decided again from this sweep's limits.
     previous

@@ -390,11 +390,6 @@ impl TuneReport {
                 rr_format::text::visible(&self.kernel)
             ));
         }
-        if self.shard != other.shard {
-            return Err(format!(
-                "{shown} holds another part of a sharded sweep (--shard differs); choose another --json file"
-            ));
-        }
         if self.source != other.source || self.defines != other.defines {
             return Err(format!(
                 "{shown} holds a sweep of other compile-time variants (source, its text, options or defines differ); choose another --json file"
