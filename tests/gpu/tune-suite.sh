@@ -144,3 +144,16 @@ print("speedup from %s: %.2fx in the sweep, %.2fx wall" % (list(res)[1], s2 / s1
 PY
   grep -q "speedup from" "$OUTDIR/tune-multi.txt" && ok "tune --devices on $NGPU GPUs" || bad "tune --devices"
 fi
+
+# Slurm-style parts of a sweep, measured one after the other, joined by `tune merge`: the same
+# configurations with the same outcomes as one run.
+SH="--grid 1..8 --block 32..256*2 --samples 3 --hot"
+"$RR" tune "$SAXPY" $SH --json "$W/sh-all.json" >>"$LOG" 2>&1
+for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_MIN=1 "$RR" tune "$SAXPY" $SH --json "$W/sh-$k.json" >>"$LOG" 2>&1; done
+expect "tune merge joins the parts of a Slurm array" 0 "Merged 3 shard" -- "$RR" tune merge "$W/sh-2.json" "$W/sh-1.json" "$W/sh-3.json" --json "$W/sh-merged.json"
+python3 - "$W/sh-all.json" "$W/sh-merged.json" <<'PY' && ok "tune merge: the same configurations and outcomes as one run" || bad "tune merge differs from one run"
+import json, sys
+rows = lambda p: [(t["grid"], t["block"], t["status"], t.get("recorded", False)) for t in json.load(open(p))["trials"]]
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert a == b, (a[:3], b[:3])
+PY
