@@ -517,4 +517,38 @@ fn shards_merge_into_the_unsharded_sweep() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("say where the merged report goes"));
+    // A hand-edited part: a configuration that is not its own is refused, naming the file.
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(at("part2.json")).unwrap()).unwrap();
+    v["trials"][0]["index"] = 0.into();
+    std::fs::write(at("edited.json"), v.to_string()).unwrap();
+    rr().args(["tune", "merge"])
+        .arg(at("part1.json"))
+        .arg(at("edited.json"))
+        .arg(at("part3.json"))
+        .arg("--json")
+        .arg(at("y.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("edited.json: "))
+        .stderr(predicate::str::contains(
+            "is not a configuration of part 2/3",
+        ));
+    std::os::unix::fs::symlink(at("part1.json"), at("again.json")).unwrap();
+    rr().args(["tune", "merge"])
+        .arg(at("part1.json"))
+        .arg(at("part2.json"))
+        .arg(at("part3.json"))
+        .arg(at("again.json"))
+        .arg("--json")
+        .arg(at("y.json"))
+        .assert()
+        .code(2);
+    // A part with no configuration of its own still writes its report.
+    simulated(&["--grid", "1", "--block", "32"], &sweep)
+        .args(["--shard", "3/3", "--json"])
+        .arg(at("empty.json"))
+        .assert()
+        .success();
+    assert!(at("empty.json").is_file());
 }

@@ -232,7 +232,11 @@ impl TuneArgs {
         if self.shard.is_some() || self.events {
             return Ok(self.shard);
         }
-        rr_engine::tune::shard::Shard::from_slurm(|v| std::env::var(v).ok()).transpose()
+        // Lossy: a value that is not UTF-8 is refused by the number parser, not ignored.
+        rr_engine::tune::shard::Shard::from_slurm(|v| {
+            std::env::var_os(v).map(|x| x.to_string_lossy().into_owned())
+        })
+        .transpose()
     }
 
     /// The descriptor (clap requires it unless a subcommand is given).

@@ -129,7 +129,8 @@ impl<'a> Collector<'a> {
             0.0
         };
         r.summarise();
-        if self.report.trials.is_empty() {
+        // A shard with no configuration of its own still says so: `tune merge` needs every part.
+        if self.report.trials.is_empty() && self.report.shard.is_none() {
             return Ok(());
         }
         self.save();

@@ -26,14 +26,51 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
             )));
         }
     }
+    if let (Some(j), Some(c)) = (&m.json, &m.csv) {
+        if j == c {
+            return Err(Error::invalid("--json and --csv name the same file"));
+        }
+    }
     if let Some(p) = &m.export {
         super::export::check(p, [m.json.as_deref(), m.csv.as_deref()])?;
     }
+    // The same file twice is refused before anything is read (each may be hundreds of MiB).
+    let mut files = std::collections::HashSet::new();
+    for p in &m.reports {
+        use std::os::unix::fs::MetadataExt;
+        let meta = fsio::regular_metadata(p)?;
+        if !files.insert((meta.dev(), meta.ino())) {
+            return Err(Error::invalid(format!(
+                "{} is given twice",
+                visible_path(p)
+            )));
+        }
+    }
     let mut reports = Vec::with_capacity(m.reports.len());
     for p in &m.reports {
-        reports.push(read_report(p, "tune merge")?);
+        reports.push((visible_path(p), read_report(p, "tune merge")?));
     }
     let merged = shard::merge(reports).map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
+    // The export's signature comes from the instance the parts name: it must be theirs, and
+    // is loaded before anything is written.
+    let instance = match &m.export {
+        Some(_) => {
+            let inst = ReplayInstance::load(
+                std::path::Path::new(&merged.descriptor),
+                &Default::default(),
+            )?;
+            let recorded = rr_engine::tune::Config::recorded(&inst.descriptor);
+            if inst.descriptor.name != merged.kernel || recorded != merged.recorded {
+                return Err(Error::invalid(format!(
+                    "tune merge: {} is not the instance the parts swept ({})",
+                    rr_format::text::visible(&merged.descriptor),
+                    rr_format::text::visible(&merged.kernel)
+                )));
+            }
+            Some(inst)
+        }
+        None => None,
+    };
     if let Some(p) = &m.json {
         fsio::write_atomic(p, &merged.to_json())?;
     }
@@ -65,12 +102,7 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
             _ => "; none verified".into(),
         }
     ));
-    if let Some(p) = &m.export {
-        // The export's signature needs the instance: where the shards' reports say it is.
-        let inst = ReplayInstance::load(
-            std::path::Path::new(&merged.descriptor),
-            &Default::default(),
-        )?;
+    if let (Some(p), Some(inst)) = (&m.export, &instance) {
         let segments = inst.descriptor.segments(inst.input_len);
         if let Some(line) = super::export::write(p, &merged, &inst.descriptor, &segments)? {
             output::line(&line);

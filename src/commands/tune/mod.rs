@@ -167,7 +167,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if let Some(table) = &simulated {
         table.label(&mut report);
     }
-    let resumed = load_previous(a, &report)?;
+    let mut resumed = load_previous(a, &report)?;
+    // A part resumes only its own configurations (the axes may have changed since).
+    for t in &mut resumed {
+        t.index = index_of(&space, &t.config);
+    }
+    if let Some(s) = shard {
+        resumed.retain(|t| t.recorded || t.index.is_some_and(|i| s.owns(i)));
+    }
     if let Some(p) = &a.export {
         export::check(p, [a.json.as_deref(), a.csv.as_deref()])?;
     }
@@ -315,7 +322,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     exported?;
     Ok(if interrupted {
         130
-    } else if report.best.is_some() {
+    } else if report.best.is_some() || (shard.is_some() && report.trials.is_empty()) {
         0
     } else {
         1

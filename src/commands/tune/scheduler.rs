@@ -145,9 +145,12 @@ impl Scheduler {
             None => space_len.saturating_sub(resumed) + u64::from(recorded_index.is_none()),
             Some(s) => {
                 let recorded_elsewhere = recorded_index.is_none_or(|i| !s.owns(i));
-                s.count(space_len).saturating_sub(resumed)
-                    - u64::from(recorded_index.is_some_and(|i| s.owns(i)) && s.k != 1)
-                    + u64::from(s.k == 1 && recorded_elsewhere)
+                s.count(space_len)
+                    .saturating_sub(resumed)
+                    .saturating_sub(u64::from(
+                        recorded_index.is_some_and(|i| s.owns(i)) && s.k != 1,
+                    ))
+                    .saturating_add(u64::from(s.k == 1 && recorded_elsewhere))
             }
         };
         budget.map_or(left, |b| b.min(left))

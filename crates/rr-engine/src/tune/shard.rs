@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashSet;
+
 use super::trial::{Trial, TuneReport, MAX_TRIALS};
 
 /// Shards one sweep is split into at most.
@@ -39,9 +41,11 @@ impl Shard {
         let count = var("SLURM_ARRAY_TASK_COUNT")?;
         let min = var("SLURM_ARRAY_TASK_MIN").unwrap_or_else(|| "0".into());
         let num = |name: &str, v: &str| {
-            v.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("{name}={v:?} is not a number"))
+            v.trim().parse::<u64>().map_err(|_| {
+                let mut shown = rr_format::text::visible(v).into_owned();
+                rr_format::text::cut_at_char(&mut shown, 40);
+                format!("{name}={shown:?} is not a number")
+            })
         };
         Some((|| {
             let (id, count, min) = (
@@ -73,24 +77,28 @@ impl Shard {
     }
 }
 
-/// The report one unsharded run writes, from the reports of shards `1/N` … `N/N` of one sweep.
-pub fn merge(mut shards: Vec<TuneReport>) -> Result<TuneReport, String> {
-    let Some(first) = shards.first() else {
+/// The report one unsharded run writes, from the reports of shards `1/N` … `N/N` of one sweep,
+/// each with the name it is shown by in messages.
+pub fn merge(mut shards: Vec<(String, TuneReport)>) -> Result<TuneReport, String> {
+    let Some((first_name, first)) = shards.first() else {
         return Err("no reports to merge".into());
     };
     let Some(n) = first.shard.map(|s| s.n) else {
-        return Err("the first report is no shard of a sweep (made without --shard)".into());
+        return Err(format!(
+            "{first_name}: no shard of a sweep (made without --shard)"
+        ));
     };
     // Read from files: held to what `--shard` accepts before anything is sized by them.
-    if let Some(s) = shards
-        .iter()
-        .filter_map(|r| r.shard)
-        .find(|s| s.k == 0 || s.k > s.n || s.n > MAX_SHARDS)
-    {
-        return Err(format!(
-            "a report says it is shard {}/{}, which no run makes",
-            s.k, s.n
-        ));
+    for (name, r) in &shards {
+        if let Some(s) = r
+            .shard
+            .filter(|s| s.k == 0 || s.k > s.n || s.n > MAX_SHARDS)
+        {
+            return Err(format!(
+                "{name}: says it is shard {}/{}, which no run makes",
+                s.k, s.n
+            ));
+        }
     }
     let same = |a: &TuneReport, b: &TuneReport| {
         a.kernel == b.kernel
@@ -98,6 +106,7 @@ pub fn merge(mut shards: Vec<TuneReport>) -> Result<TuneReport, String> {
             && a.recorded == b.recorded
             && a.axes == b.axes
             && a.verify == b.verify
+            && a.timing == b.timing
             && a.strategy == b.strategy
             && a.space_size == b.space_size
             && a.source == b.source
@@ -105,54 +114,80 @@ pub fn merge(mut shards: Vec<TuneReport>) -> Result<TuneReport, String> {
             && a.simulated_from.is_some() == b.simulated_from.is_some()
     };
     let mut seen = vec![false; n as usize];
-    for r in &shards {
+    for (name, r) in &shards {
         let Some(s) = r.shard.filter(|s| s.n == n) else {
             return Err(format!(
-                "the reports are shards of different splits (one of {n}, one {})",
+                "{name}: a shard of another split ({}; {first_name} is one of {n})",
                 r.shard
-                    .map(|s| format!("of {}", s.n))
+                    .map(|s| format!("one of {}", s.n))
                     .unwrap_or_else(|| "unsharded".into())
             ));
         };
         if !same(r, first) {
             return Err(format!(
-                "shard {}/{n} is of another sweep (instance, axes, verification, strategy or variants differ)",
+                "{name}: shard {}/{n} of another sweep than {first_name} (instance, axes, verification, timing, strategy or variants differ)",
                 s.k
             ));
         }
         if std::mem::replace(&mut seen[(s.k - 1) as usize], true) {
-            return Err(format!("shard {}/{n} is given twice", s.k));
+            return Err(format!("{name}: shard {}/{n} is given twice", s.k));
+        }
+        // What a run of this part can have written: its own indices, plausible times.
+        for t in &r.trials {
+            let own = t.index.is_some_and(|i| s.owns(i));
+            if !(own || t.recorded && s.k == 1) {
+                return Err(format!(
+                    "{name}: {} is not a configuration of part {}/{n}",
+                    t.config, s.k
+                ));
+            }
+            if t.kernel_ns.is_some_and(|k| !k.is_plausible()) {
+                return Err(format!("{name}: {} has implausible times", t.config));
+            }
         }
     }
     if let Some(k) = seen.iter().position(|s| !s) {
         return Err(format!("shard {}/{n} is missing", k + 1));
     }
-    let mut out = shards.swap_remove(0);
-    for r in shards {
+    let (_, mut out) = shards.swap_remove(0);
+    let mut devices: HashSet<(i32, String)> = out
+        .devices
+        .iter()
+        .map(|d| (d.ordinal, d.name.clone()))
+        .collect();
+    for (name, r) in shards {
         out.elapsed_s = out.elapsed_s.max(r.elapsed_s);
         out.engine_start_s = out.engine_start_s.max(r.engine_start_s);
         out.configs_per_s += r.configs_per_s;
-        out.skipped_unlisted += r.skipped_unlisted;
+        out.skipped_unlisted = out
+            .skipped_unlisted
+            .checked_add(r.skipped_unlisted)
+            .ok_or_else(|| format!("{name}: skipped_unlisted is implausible"))?;
         for d in r.devices {
-            if !out
-                .devices
-                .iter()
-                .any(|x| x.ordinal == d.ordinal && x.name == d.name)
-            {
+            if devices.insert((d.ordinal, d.name.clone())) {
                 out.devices.push(d);
             }
         }
-        out.trials.extend(r.trials);
-        if out.trials.len() > MAX_TRIALS {
-            return Err(format!("more than {MAX_TRIALS} trials in all"));
+        if out.trials.len() + r.trials.len() > MAX_TRIALS {
+            return Err(format!("{name}: more than {MAX_TRIALS} trials in all"));
         }
+        out.trials.extend(r.trials);
+    }
+    if !out.configs_per_s.is_finite() {
+        out.configs_per_s = 0.0;
     }
     // The unsharded order: the recorded configuration first, then by index.
     out.trials
         .sort_by_key(|t: &Trial| (!t.recorded, t.index.unwrap_or(u64::MAX)));
-    let mut configs = std::collections::HashSet::new();
-    if let Some(t) = out.trials.iter().find(|t| !configs.insert(t.config)) {
-        return Err(format!("{} was measured by two shards", t.config));
+    if out.trials.iter().filter(|t| t.recorded).count() > 1 {
+        return Err("more than one part holds the recorded configuration".into());
+    }
+    let mut configs = HashSet::new();
+    let mut indices = HashSet::new();
+    for t in &out.trials {
+        if !configs.insert(t.config) || t.index.is_some_and(|i| !indices.insert(i)) {
+            return Err(format!("{} was measured by two parts", t.config));
+        }
     }
     out.shard = None;
     out.summarise();
@@ -177,7 +212,9 @@ mod tests {
         for (k, n) in [(0, 3), (4, 3), (1, u32::MAX)] {
             let mut r = TuneReport::new("d".into(), "k".into(), c, TimingPolicy::fixed(1, true));
             r.shard = Some(Shard { k, n });
-            assert!(merge(vec![r]).unwrap_err().contains("which no run makes"));
+            assert!(merge(vec![("p.json".into(), r)])
+                .unwrap_err()
+                .contains("p.json: says it is shard"));
         }
     }
 

@@ -211,6 +211,7 @@ pub struct TuneReport {
     pub version: String,
     pub descriptor: String,
     pub kernel: String,
+    #[serde(deserialize_with = "super::bounded::at_most::<_, _, 1024>")]
     pub devices: Vec<DeviceInfo>,
     pub strategy: StrategyKind,
     pub seed: u64,
