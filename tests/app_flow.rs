@@ -1271,7 +1271,18 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
         "a missing file is refused in the prompt"
     );
     ctrl(&mut a, 'u');
-    typed(&mut a, &cand.display().to_string());
+    // Only the candidate's own flags may follow the file.
+    typed(&mut a, &format!("{} --repetitions 5", cand.display()));
+    key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_some(), "other flags are refused in the prompt");
+    ctrl(&mut a, 'u');
+    typed(
+        &mut a,
+        &format!(
+            "'{}' -D TILE=32 --nvrtc-opt=--use_fast_math",
+            cand.display()
+        ),
+    );
     key(&mut a, KeyCode::Enter);
     assert!(a.prompt.is_none(), "{}", status(&a));
     assert!(status(&a).contains("A/B against"), "{}", status(&a));
@@ -1280,7 +1291,10 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
     else {
         panic!("no replay started: {}", status(&a))
     };
-    assert_eq!(request.candidate.as_ref().unwrap().path, cand);
+    let spec = request.candidate.as_ref().unwrap();
+    assert_eq!(spec.path, cand);
+    assert_eq!(spec.defines[0].option(), "-DTILE=32");
+    assert_eq!(spec.options, ["--use_fast_math"]);
     assert!(request.repetitions >= ab::MIN_PAIRS as u32);
     assert!(request.to_args().contains(&"--candidate".to_string()));
     let run = request.run_id;

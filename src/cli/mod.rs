@@ -33,7 +33,7 @@ mod timing;
 mod tune;
 
 pub use replay::ReplayArgs;
-pub(crate) use replay::{parse_repetitions, MAX_REPETITIONS};
+pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;

@@ -156,6 +156,50 @@ impl ReplayArgs {
     }
 }
 
+/// The explorer's A/B prompt: `FILE [-D NAME[=VALUE]]… [--nvrtc-opt=OPT]… [--candidate-kernel
+/// NAME]`, split as a shell splits words and parsed by `replay`'s own flags (nothing else may
+/// follow the file).
+pub(crate) fn parse_candidate(text: &str) -> Result<Option<CandidateSpec>, String> {
+    let words = shell_words::split(text).map_err(|e| format!("{e} (quote paths with spaces)"))?;
+    let Some((file, flags)) = words.split_first() else {
+        return Ok(None);
+    };
+    let mut takes_value = false;
+    for w in flags {
+        let allowed = takes_value
+            || ["-D", "--define", "--candidate-kernel"].contains(&w.as_str())
+            || ["-D", "--define=", "--nvrtc-opt=", "--candidate-kernel="]
+                .iter()
+                .any(|p| w.starts_with(p) && w.len() > p.len());
+        if !allowed {
+            return Err(format!(
+                "{:?}: after the file come only -D NAME=VALUE, --nvrtc-opt=OPT and --candidate-kernel NAME",
+                rr_format::text::visible(w)
+            ));
+        }
+        takes_value =
+            !takes_value && ["-D", "--define", "--candidate-kernel"].contains(&w.as_str());
+    }
+    let argv = ["rr-tui", "replay", "x.json", "--candidate", file.as_str()]
+        .into_iter()
+        .map(String::from)
+        .chain(flags.iter().cloned());
+    match <super::Cli as clap::Parser>::try_parse_from(argv) {
+        Ok(super::Cli {
+            command: Some(super::Command::Replay(a)),
+            ..
+        }) => Ok(a.request().candidate),
+        Ok(_) => Err("not a candidate".into()),
+        Err(e) => Err(e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("not a candidate")
+            .trim_start_matches("error: ")
+            .to_string()),
+    }
+}
+
 /// `NAME` or `NAME=VALUE` (see [`Define::parse`]).
 pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
     Define::parse(s)

@@ -219,19 +219,16 @@ impl App {
                 })
             }
             PromptKind::Candidate => {
-                self.settings.candidate = match text {
-                    "" => None,
-                    // A regular file; the replay's own checks read it (on a worker) later.
-                    t => {
-                        rr_format::fsio::regular_metadata(std::path::Path::new(t))
-                            .map_err(|e| e.to_string())?;
-                        Some(std::path::PathBuf::from(t))
-                    }
-                };
+                let spec = crate::cli::parse_candidate(text)?;
+                // A regular file; the replay's own checks read it (on a worker) later.
+                if let Some(c) = &spec {
+                    rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
+                }
+                self.settings.candidate = spec;
                 Ok(match &self.settings.candidate {
-                    Some(p) => format!(
-                        "r and v replay A/B against {}",
-                        rr_format::text::visible_path(p)
+                    Some(c) => format!(
+                        "r and v check and replay A/B against {}",
+                        rr_format::text::visible_path(&c.path)
                     ),
                     None => "replays run the recorded kernel alone".into(),
                 })
@@ -434,7 +431,7 @@ impl App {
                 self.settings
                     .candidate
                     .as_ref()
-                    .map(|p| p.display().to_string())
+                    .map(|c| shell_words::join(c.to_args().iter().skip(1)))
                     .unwrap_or_default(),
             ),
             Action::EditImage => self.open_prompt(

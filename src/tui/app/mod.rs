@@ -192,7 +192,7 @@ pub struct ReplaySettings {
     /// What a legacy LLVM record lacks (`--image`, `--base-address`), for replays and sweeps.
     pub supplied: crate::cli::SuppliedArgs,
     /// An A/B candidate: replays then run it beside the recorded kernel (`--candidate`).
-    pub candidate: Option<std::path::PathBuf>,
+    pub candidate: Option<rr_engine::replay::candidate::CandidateSpec>,
 }
 
 /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint bar.

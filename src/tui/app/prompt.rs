@@ -34,7 +34,7 @@ impl PromptKind {
             PromptKind::Image => "device image FILE for legacy records (empty: recorded)",
             PromptKind::BaseAddress => "region start 0xADDRESS for LLVM 16–17 (empty: inferred)",
             PromptKind::Candidate => {
-                "A/B candidate FILE: cubin, fatbin, PTX or CUDA C++ *.cu (empty: no A/B)"
+                "A/B candidate FILE [-D N=V] [--nvrtc-opt=O] [--candidate-kernel K] (empty: no A/B)"
             }
         }
     }

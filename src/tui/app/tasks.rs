@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{checks, App, Cmd, Msg, OpenedPair, Pair, ReplayRun, Screen, Work};
-use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::{ab, ReplayRequest, Verify};
 use rr_engine::snapshot::Snapshot;
 use rr_format::inspect::Inspection;
@@ -103,11 +102,8 @@ impl App {
         request.overrides.grid = s.grid;
         request.overrides.block = s.block;
         request.supplied = s.supplied.supplied();
-        if let Some(path) = &s.candidate {
-            request.candidate = Some(CandidateSpec {
-                path: path.clone(),
-                ..Default::default()
-            });
+        if let Some(c) = &s.candidate {
+            request.candidate = Some(c.clone());
             // A verdict needs pairs: too few repetitions become the command's default.
             if request.repetitions < ab::MIN_PAIRS as u32 {
                 request.repetitions = ab::DEFAULT_PAIRS;

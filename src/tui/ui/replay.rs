@@ -142,7 +142,10 @@ fn settings_text(app: &App) -> String {
         text.push_str(&format!(" · start {addr:#x}"));
     }
     if let Some(c) = &s.candidate {
-        text.push_str(&format!(" · A/B {}", rr_format::text::visible_path(c)));
+        text.push_str(&format!(
+            " · A/B {}",
+            rr_format::text::visible_path(&c.path)
+        ));
     }
     text
 }
