@@ -14,6 +14,7 @@ use crate::tui::theme::Theme;
 use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::verify;
+use rr_engine::replay::VerifyOutcome;
 
 /// Most points the chart draws; longer series are decimated by striding.
 const MAX_CHART_POINTS: usize = 2000;
@@ -283,19 +284,13 @@ fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
             ),
             theme.ok,
         ))),
-        Some(v) => {
-            lines.push(Line::from(Span::styled(
-                format!("verification failed ({})", v.mode),
-                theme.error,
-            )));
-            for l in verify::describe(v) {
-                lines.push(Line::from(Span::styled(format!("  {l}"), theme.text)));
-            }
-            lines.push(Line::from(Span::styled(
-                "  3 then p shows recorded output vs replay output",
-                theme.dim,
-            )));
-        }
+        Some(v) => failed(
+            v,
+            format!("verification failed ({})", v.mode),
+            "  3 then p shows recorded output vs replay output",
+            theme,
+            &mut lines,
+        ),
         None if run.verify && run.phase == Phase::Running => lines.push(Line::from(Span::styled(
             "verification after the last repetition",
             theme.dim,
@@ -316,6 +311,21 @@ fn verdict(run: &ReplayRun, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
+/// A failed verification: its headline, what differs, and where to look.
+fn failed(
+    v: &VerifyOutcome,
+    headline: String,
+    hint: &'static str,
+    theme: &Theme,
+    lines: &mut Vec<Line<'static>>,
+) {
+    lines.push(Line::from(Span::styled(headline, theme.error)));
+    for l in verify::describe(v) {
+        lines.push(Line::from(Span::styled(format!("  {l}"), theme.text)));
+    }
+    lines.push(Line::from(Span::styled(hint, theme.dim)));
+}
+
 /// An A/B replay's candidate: what it is, whether it verified, and the verdict.
 fn candidate_lines(c: &CandidateRun, theme: &Theme, lines: &mut Vec<Line<'static>>) {
     lines.push(Line::from(Span::styled(
@@ -327,19 +337,13 @@ fn candidate_lines(c: &CandidateRun, theme: &Theme, lines: &mut Vec<Line<'static
             format!("candidate verified ({})", v.mode),
             theme.ok,
         ))),
-        Some(v) => {
-            lines.push(Line::from(Span::styled(
-                format!("the candidate's result differs ({})", v.mode),
-                theme.error,
-            )));
-            for l in verify::describe(v) {
-                lines.push(Line::from(Span::styled(format!("  {l}"), theme.text)));
-            }
-            lines.push(Line::from(Span::styled(
-                "  3 then p shows recorded output vs the candidate's",
-                theme.dim,
-            )));
-        }
+        Some(v) => failed(
+            v,
+            format!("the candidate's result differs ({})", v.mode),
+            "  3 then p shows recorded output vs the candidate's",
+            theme,
+            lines,
+        ),
         None => {}
     }
     if let Some(o) = &c.compare {
