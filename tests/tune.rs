@@ -552,3 +552,81 @@ fn shards_merge_into_the_unsharded_sweep() {
         .success();
     assert!(at("empty.json").is_file());
 }
+
+/// `tune DIR`: every instance of a recording (or those `--kernels` selects, or a Slurm part's)
+/// with the same axes; `--list` shows each without a GPU, and without one the sweep says so
+/// once, before creating anything.
+#[test]
+fn a_recording_is_swept_instance_by_instance() {
+    let dir = fixture("llvm-two-kernels");
+    let t = tempfile::tempdir().unwrap();
+    let list = |extra: &[&str]| {
+        let out = rr()
+            .current_dir(t.path())
+            .args(["tune", "--list", "--block", "64,128"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // The fixture holds two instances of each of two kernels.
+    let all = list(&[]);
+    assert!(all.contains("== instance 1/4: rr_saxpy"), "{all}");
+    assert!(all.contains("== instance 4/4: rr_scale_global"), "{all}");
+    assert_eq!(all.matches("2 configuration(s)").count(), 4, "{all}");
+    let scale = list(&["--kernels", "scale"]);
+    assert!(
+        scale.contains("== instance 2/2: rr_scale_global") && !scale.contains("saxpy"),
+        "{scale}"
+    );
+    // Part 2 of 2: the second and fourth instances.
+    let part = list(&["--shard", "2/2"]);
+    assert_eq!(part.matches("== instance").count(), 2, "{part}");
+    assert!(
+        part.contains("== instance 1/2: rr_saxpy")
+            && part.contains("== instance 2/2: rr_scale_global"),
+        "{part}"
+    );
+    for (args, message) in [
+        (vec!["--kernels", "("], "not a regular expression"),
+        (
+            vec!["--kernels", "nomatch"],
+            "no instance matches --kernels",
+        ),
+    ] {
+        rr().current_dir(t.path())
+            .args(["tune", "--block", "64"])
+            .arg(&dir)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+    rr().args(["tune", "--kernels", "x"])
+        .arg(saxpy())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("give its directory"));
+    if !std::path::Path::new("/dev/nvidiactl").exists() {
+        let out = rr()
+            .current_dir(t.path())
+            .args(["tune", "--block", "64"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0));
+        assert_eq!(stderr.matches("CUDA driver").count(), 1, "{stderr}");
+        assert!(
+            std::fs::read_dir(t.path()).unwrap().next().is_none(),
+            "nothing created"
+        );
+    }
+}

@@ -49,9 +49,20 @@ the best back as JSON and a C header (tuned.h).",
     )
 )]
 pub struct TuneArgs {
-    /// The instance's descriptor.
+    /// The instance's descriptor, or a recording's directory: every instance (or those
+    /// --kernels selects) swept with the same axes, one after the other, a report each in
+    /// --reports and a summary.
     #[arg(required = true)]
     pub descriptor: Option<PathBuf>,
+    /// With a directory: only kernels whose name (mangled or readable) matches this regular
+    /// expression.
+    #[arg(long, value_name = "REGEX", help_heading = "Recording")]
+    pub kernels: Option<String>,
+    /// With a directory: where each instance's report (<instance>.tune.json and .csv) and the
+    /// summary (summary.json, summary.csv) go [default: ./rr-tune-<directory's name>]; with
+    /// --resume, each instance continues its own.
+    #[arg(long, value_name = "DIR", help_heading = "Recording")]
+    pub reports: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<TuneCommand>,
     /// Measure this part of the sweep: the configurations whose index is K-1 modulo N, the
@@ -371,6 +382,11 @@ impl TuneArgs {
             self.source.as_ref().map(|p| p.display().to_string()),
         );
         opt("--source-kernel", self.source_kernel.clone());
+        opt("--kernels", self.kernels.clone());
+        opt(
+            "--reports",
+            self.reports.as_ref().map(|p| p.display().to_string()),
+        );
         for d in &self.defines {
             opt(
                 "--define",

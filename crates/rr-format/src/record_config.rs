@@ -136,21 +136,7 @@ impl Config {
         };
         let kernels = get("RR_TUI_RECORD_KERNELS").filter(|k| !k.is_empty());
         if let Some(k) = &kernels {
-            regex::Regex::new(k).map_err(|e| {
-                // regex's message spans lines (the pattern, a caret, the error): one line here.
-                let text = e.to_string();
-                let why = text
-                    .lines()
-                    .rev()
-                    .find_map(|l| l.trim().strip_prefix("error: "))
-                    .or_else(|| text.lines().last())
-                    .unwrap_or("invalid")
-                    .to_string();
-                format!(
-                    "RR_TUI_RECORD_KERNELS={:?}: not a regular expression: {why}",
-                    crate::text::visible(k)
-                )
-            })?;
+            kernel_pattern(k).map_err(|why| format!("RR_TUI_RECORD_KERNELS={why}"))?;
         }
         Ok(Config {
             dir: get("RR_TUI_RECORD_DIR")
@@ -230,6 +216,25 @@ impl Config {
             _ => self.dir.clone(),
         }
     }
+}
+
+/// A `--kernels` pattern (record's and `tune DIR`'s): the regular expression, or one line
+/// saying why it is none (regex's own message spans lines: the pattern, a caret, the error).
+pub fn kernel_pattern(pattern: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(pattern).map_err(|e| {
+        let text = e.to_string();
+        let why = text
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .or_else(|| text.lines().last())
+            .unwrap_or("invalid")
+            .to_string();
+        format!(
+            "{:?}: not a regular expression: {why}",
+            crate::text::visible(pattern)
+        )
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod engine_child;
 mod export;
 mod list;
 mod merge;
+mod recording;
 mod scheduler;
 mod simulate;
 mod text;
@@ -112,6 +113,14 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
 pub fn run(a: &TuneArgs) -> Result<i32> {
     if let Some(crate::cli::TuneCommand::Merge(m)) = &a.command {
         return merge::run(m);
+    }
+    if a.descriptor().is_dir() {
+        return recording::run_dir(a, a.descriptor());
+    }
+    if a.kernels.is_some() || a.reports.is_some() {
+        return Err(Error::invalid(
+            "--kernels and --reports choose instances of a recording: give its directory",
+        ));
     }
     let started = Instant::now();
     let (inst, space) = preflight(a)?;

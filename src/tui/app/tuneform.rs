@@ -445,6 +445,8 @@ impl TuneForm {
             descriptor: Some(descriptor),
             command: None,
             shard: None,
+            kernels: None,
+            reports: None,
             grid: axis(&self.grid),
             block: axis(&self.block),
             shared_mem: axis(&self.shared_mem),
