@@ -1150,11 +1150,23 @@ fn record_without_its_library_says_how_to_build_it() {
     let t = tempfile::tempdir().unwrap();
     let alone = t.path().join("rr-tui");
     std::fs::copy(env!("CARGO_BIN_EXE_rr-tui"), &alone).unwrap();
-    let out = std::process::Command::new(&alone)
-        .args(["record", "--", "true"])
-        .current_dir(t.path())
-        .output()
-        .unwrap();
+    // A copy just written may be busy for a moment (ETXTBSY: another test thread's fork held
+    // the write descriptor while it existed): try again.
+    let out = (0..20)
+        .find_map(|_| {
+            match std::process::Command::new(&alone)
+                .args(["record", "--", "true"])
+                .current_dir(t.path())
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copied binary stayed busy");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success()

@@ -505,6 +505,14 @@ fn shards_merge_into_the_unsharded_sweep() {
         .assert()
         .success()
         .stdout(predicate::str::contains("shard 2/3"));
+    // An adaptive strategy in a job array runs whole (only an explicit --shard is refused).
+    simulated(&axes, &sweep)
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "3")
+        .args(["--strategy", "tpe", "--budget", "5"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shard").not());
     simulated(&axes, &sweep)
         .args(["--shard", "1/2", "--strategy", "tpe"])
         .assert()
@@ -614,6 +622,21 @@ fn a_recording_is_swept_instance_by_instance() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("give its directory"));
+    rr().current_dir(t.path())
+        .args(["tune", "--block", "64", "--json", "x.json"])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--reports"));
+    // A job array with more tasks than instances: the surplus parts have nothing to do.
+    rr().current_dir(t.path())
+        .args(["tune", "--list", "--block", "64", "--shard", "7/8"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "part 7/8 holds none of the 4 instance(s)",
+        ));
     if !std::path::Path::new("/dev/nvidiactl").exists() {
         let out = rr()
             .current_dir(t.path())

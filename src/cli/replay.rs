@@ -167,13 +167,13 @@ pub(crate) fn parse_candidate(text: &str) -> Result<Option<CandidateSpec>, Strin
     let mut takes_value = false;
     for w in flags {
         let allowed = takes_value
-            || ["-D", "--define", "--candidate-kernel"].contains(&w.as_str())
+            || ["-D", "--define", "--candidate-kernel", "--nvrtc-opt"].contains(&w.as_str())
             || ["-D", "--define=", "--nvrtc-opt=", "--candidate-kernel="]
                 .iter()
                 .any(|p| w.starts_with(p) && w.len() > p.len());
         if !allowed {
             return Err(format!(
-                "{:?}: after the file come only -D NAME=VALUE, --nvrtc-opt=OPT and --candidate-kernel NAME",
+                "{:?}: after the file come only -D NAME=VALUE, --nvrtc-opt OPT and --candidate-kernel NAME",
                 rr_format::text::visible(w)
             ));
         }

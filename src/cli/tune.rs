@@ -207,6 +207,9 @@ pub struct TuneArgs {
     /// The run id the events carry (the explorer tells its sweeps apart by it).
     #[arg(long, hide = true, default_value_t = 1)]
     pub run_id: u64,
+    /// Set by `tune DIR` for each instance it sweeps whole: no Slurm default here.
+    #[arg(skip)]
+    pub whole: bool,
 }
 
 /// `tune`'s subcommands.
@@ -240,7 +243,24 @@ impl TuneArgs {
     /// The part of the sweep to measure: `--shard`, or a Slurm array task's (not for the
     /// explorer's sweeps, which run where it runs).
     pub fn shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {
-        if self.shard.is_some() || self.events {
+        use rr_engine::tune::StrategyKind;
+        // Adaptive strategies and budgets are not split: a job array runs them whole in every
+        // task unless told otherwise (a recording's instances are shared out whatever the
+        // strategy: `instances_shard`).
+        let splittable = matches!(
+            self.strategy,
+            StrategyKind::Exhaustive | StrategyKind::Random
+        ) && self.budget.is_none();
+        if !splittable && self.shard.is_none() {
+            return Ok(None);
+        }
+        self.instances_shard()
+    }
+
+    /// The part of a recording's instances to sweep (`tune DIR`): `--shard`, or a Slurm array
+    /// task's, whatever the strategy.
+    pub fn instances_shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {
+        if self.shard.is_some() || self.events || self.whole {
             return Ok(self.shard);
         }
         // Lossy: a value that is not UTF-8 is refused by the number parser, not ignored.

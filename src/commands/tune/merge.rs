@@ -51,6 +51,11 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         reports.push((visible_path(p), read_report(p, "tune merge")?));
     }
     let merged = shard::merge(reports).map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
+    if m.export.is_some() && merged.simulated_from.is_some() {
+        return Err(Error::invalid(
+            "tune merge: the parts were simulated, not measured: nothing to export",
+        ));
+    }
     // The export's signature comes from the instance the parts name: it must be theirs, and
     // is loaded before anything is written.
     let instance = match &m.export {

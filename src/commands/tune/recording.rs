@@ -46,13 +46,18 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             "--simulate answers one instance from its own sweep: give the instance's descriptor, not a directory",
         ));
     }
+    if a.json.is_some() || a.csv.is_some() {
+        return Err(Error::invalid(
+            "with a directory each instance's report goes to --reports DIR (<instance>.tune.json and .csv), not --json/--csv",
+        ));
+    }
     let pattern = a
         .kernels
         .as_deref()
         .map(rr_format::record_config::kernel_pattern)
         .transpose()
         .map_err(|e| Error::invalid(format!("--kernels {e}")))?;
-    let shard = a.shard().map_err(Error::invalid)?;
+    let shard = a.instances_shard().map_err(Error::invalid)?;
     let rec = RecordDir::open(dir)?;
     let mut selected = Vec::new();
     for (i, e) in rec.instances.iter().enumerate() {
@@ -71,6 +76,18 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         if wanted {
             selected.push((e.json_file.clone(), json, kernel));
         }
+    }
+    if selected.is_empty() && shard.is_some() && a.kernels.is_none() {
+        // A job array with more tasks than instances: the surplus tasks have nothing to do.
+        let s = shard.unwrap_or(rr_engine::tune::shard::Shard { k: 1, n: 1 });
+        output::line(&format!(
+            "part {}/{} holds none of the {} instance(s) of {}",
+            s.k,
+            s.n,
+            rec.instances.len(),
+            visible_path(dir)
+        ));
+        return Ok(0);
     }
     if selected.is_empty() {
         return Err(Error::invalid(format!(
@@ -111,6 +128,7 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         one.kernels = None;
         one.reports = None;
         one.shard = None;
+        one.whole = true;
         one.events = false;
         if !a.list {
             one.json = Some(report.clone());

@@ -237,9 +237,15 @@ impl Printer {
                 ns(rec)
             )),
             (Some(b), _, _) => output::line(&format!(
-                "Best: {} at {} (the recorded configuration did not verify)",
+                "Best: {} at {} ({})",
                 config_text(&b.config, &r.defines),
-                ns(b.cost().unwrap_or(0.0))
+                ns(b.cost().unwrap_or(0.0)),
+                match r.shard {
+                    Some(s) if s.k != 1 => {
+                        "the recorded configuration is part 1's: `tune merge` gives the speed-up"
+                    }
+                    _ => "the recorded configuration did not verify",
+                }
             )),
             _ => {}
         }

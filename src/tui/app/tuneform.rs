@@ -447,6 +447,7 @@ impl TuneForm {
             shard: None,
             kernels: None,
             reports: None,
+            whole: false,
             grid: axis(&self.grid),
             block: axis(&self.block),
             shared_mem: axis(&self.shared_mem),
