@@ -187,7 +187,12 @@ pub fn compile(source: &str, name: &str, options: &[String]) -> Result<Compiled,
 /// The include directory of the CUDA installation NVRTC came from (for headers beyond the ones
 /// NVRTC bundles), when there is one.
 pub fn cuda_include_dir() -> Option<PathBuf> {
-    crate::library::find_cuda_library("nvrtc")
-        .and_then(|lib| lib.parent()?.parent().map(|home| home.join("include")))
-        .filter(|dir| dir.join("cuda_runtime.h").is_file())
+    // Looked up once: every variant of a sweep asks.
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        crate::library::find_cuda_library("nvrtc")
+            .and_then(|lib| lib.parent()?.parent().map(|home| home.join("include")))
+            .filter(|dir| dir.join("cuda_runtime.h").is_file())
+    })
+    .clone()
 }

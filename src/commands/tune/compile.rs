@@ -124,30 +124,30 @@ impl Compiler {
         if self.usable(&path) {
             return (Ok(path), false);
         }
-        let out = candidate::compile(&self.job.spec.path, &self.job.text, &options)
+        let source = &self.job.spec.path;
+        let out = candidate::compile(source, &self.job.text, &options)
+            .and_then(|c| {
+                candidate::check_image(
+                    &c.image,
+                    source,
+                    "the compiled variant",
+                    &self.job.kernel,
+                    self.job.sm,
+                    "--source-kernel",
+                )?;
+                rr_format::fsio::write_atomic(&path, &c.image)?;
+                Ok(path)
+            })
             .map_err(|e| match e {
                 rr_engine::Error::Record(r) => r.problem(),
                 other => other.to_string(),
-            })
-            .and_then(|c| {
-                let info = image::identify(&c.image, &path).map_err(|e| e.to_string())?;
-                if info.has_kernel(&self.job.kernel) == Some(false) {
-                    return Err(format!(
-                        "the compiled variant has no kernel {} (name it with --source-kernel)",
-                        rr_format::text::visible(&self.job.kernel)
-                    ));
-                }
-                rr_format::fsio::write_atomic(&path, &c.image).map_err(|e| e.to_string())?;
-                Ok(path)
             });
         (out, true)
     }
 
     /// A cached image: ours alone, and one the loader knows.
     fn usable(&self, path: &Path) -> bool {
-        rr_format::cache::private(path, false)
-            && rr_format::fsio::read_limited(path, rr_format::fsio::MAX_IMAGE_BYTES, "variant")
-                .is_ok_and(|b| image::identify(&b, path).is_ok())
+        rr_format::cache::private(path, false) && image::read(path).is_ok()
     }
 
     /// The kernel every variant holds.

@@ -164,7 +164,7 @@ impl CandidateSpec {
             }
         }
         if let Some(k) = &self.kernel {
-            if k.is_empty() || k.chars().any(char::is_control) || k.contains('\0') {
+            if k.is_empty() || k.chars().any(char::is_control) {
                 return Err(Error::invalid(format!(
                     "{:?} is not a kernel name",
                     visible(k)
@@ -217,31 +217,14 @@ impl CandidateSpec {
                 (c.image, kind, Some(seconds), c.log)
             }
         };
-        let info = image::identify(&image, &self.path)?;
-        if let ImageKind::Cubin { sm: image_sm, .. } = info.kind {
-            if !image::sm_compatible(image_sm, sm) {
-                return Err(Error::format(
-                    &self.path,
-                    format!("the candidate is a cubin for sm_{image_sm}; this GPU is sm_{sm}"),
-                ));
-            }
-        }
-        if info.has_kernel(&kernel) == Some(false) {
-            let mut names: Vec<String> = info
-                .kernels
-                .iter()
-                .map(|k| visible(k).into_owned())
-                .collect();
-            names.truncate(20);
-            return Err(Error::format(
-                &self.path,
-                format!(
-                    "the candidate has no kernel {} (it has: {}); name another with --candidate-kernel",
-                    visible(&kernel),
-                    if names.is_empty() { "none".into() } else { names.join(", ") }
-                ),
-            ));
-        }
+        check_image(
+            &image,
+            &self.path,
+            "the candidate",
+            &kernel,
+            sm,
+            "--candidate-kernel",
+        )?;
         Ok(Candidate {
             image,
             kind,
@@ -265,6 +248,48 @@ impl CandidateSpec {
         o.extend(self.options.iter().cloned());
         o
     }
+}
+
+/// Whether a compiled `image` (`what`, of `path`) can run on architecture `sm` and holds
+/// `kernel`, where that can be seen; `flag` names the option that picks another kernel.
+pub fn check_image(
+    image: &[u8],
+    path: &Path,
+    what: &str,
+    kernel: &str,
+    sm: u32,
+    flag: &str,
+) -> Result<()> {
+    let info = image::identify(image, path)?;
+    if let ImageKind::Cubin { sm: image_sm, .. } = info.kind {
+        if !image::sm_compatible(image_sm, sm) {
+            return Err(Error::format(
+                path,
+                format!("{what} is a cubin for sm_{image_sm}; this GPU is sm_{sm}"),
+            ));
+        }
+    }
+    if info.has_kernel(kernel) == Some(false) {
+        let mut names: Vec<String> = info
+            .kernels
+            .iter()
+            .map(|k| visible(k).into_owned())
+            .collect();
+        names.truncate(20);
+        return Err(Error::format(
+            path,
+            format!(
+                "{what} has no kernel {} (it has: {}); name another with {flag}",
+                visible(kernel),
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Compile `text` (read from `path`) with NVRTC; a rejected source is an error naming the file

@@ -32,6 +32,9 @@ use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
 use crate::snapshot::open_recorded;
 
+/// Dynamic shared memory a kernel may use without opting in (CUDA's 48 KiB default).
+const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;
+
 /// Compiled variants a session keeps loaded at most.
 const MAX_PARKED: usize = 64;
 
@@ -390,7 +393,7 @@ impl Session {
             recorded_globals,
             kernel_name: d.name.clone(),
             reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
-            shared_allowed: 48 * 1024,
+            shared_allowed: DEFAULT_DYNAMIC_SHARED,
             read_buffer: None,
             memory,
             stream,
@@ -576,7 +579,7 @@ impl Session {
             &self.params,
             &self.recorded_globals,
         )?;
-        self.shared_allowed = 48 * 1024;
+        self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
         self.max_registers = limit;
         Ok(())
     }
@@ -594,7 +597,7 @@ impl Session {
         }
         let mut next = match (self.parked.remove(&want), variant) {
             (Some(k), _) => k,
-            (None, Some((path, name))) => (self.load_variant(path, name)?, 48 * 1024),
+            (None, Some((path, name))) => (self.load_variant(path, name)?, DEFAULT_DYNAMIC_SHARED),
             (None, None) => {
                 return Err(RunError::Other(Error::invalid(
                     "the recorded kernel was not kept",
@@ -622,15 +625,20 @@ impl Session {
         )
         .map_err(|e| RunError::Other(e.into()))?;
         let module = Module::load(&bytes).map_err(refused)?;
-        let mut notes = Vec::new();
+        self.bind_other(&module, name, &mut Vec::new())
+            .map_err(RunError::Other)
+    }
+
+    /// Bind kernel `name` of another image (a candidate, a variant): its parameters as the
+    /// recorded kernel's, the recorded globals where it has them (the rest said in `notes`).
+    fn bind_other(&self, module: &Module, name: &str, notes: &mut Vec<String>) -> Result<Kernel> {
         Kernel::bind_candidate(
-            &module,
+            module,
             name,
             &self.kernel.layout,
             &self.recorded_globals,
-            &mut notes,
+            notes,
         )
-        .map_err(RunError::Other)
     }
 
     /// Load an A/B candidate beside the recorded kernel (see [`super::ab`]); what differs in its
@@ -639,14 +647,8 @@ impl Session {
         let module = Module::load(&c.image)
             .map_err(|e| e.context("loading the candidate (is it built for this GPU?)"))?;
         let mut notes = Vec::new();
-        let kernel = Kernel::bind_candidate(
-            &module,
-            &c.kernel,
-            &self.kernel.layout,
-            &self.recorded_globals,
-            &mut notes,
-        )?;
-        self.candidate = Some((kernel, 48 * 1024));
+        let kernel = self.bind_other(&module, &c.kernel, &mut notes)?;
+        self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
         Ok(notes)
     }
 
