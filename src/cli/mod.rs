@@ -27,11 +27,13 @@ macro_rules! examples {
 }
 
 // After the macro: the subcommands' argument modules use `examples!`.
+mod profile;
 mod replay;
 mod supplied;
 mod timing;
 mod tune;
 
+pub use profile::{ProfileArgs, ProfileSet};
 pub use replay::ReplayArgs;
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
 pub use supplied::SuppliedArgs;
@@ -144,6 +146,26 @@ Never reads snapshot bytes.",
         "rr-tui replay $X.json --candidate faster.cu -D TILE=32 --tolerance f32:rtol=1e-5",
     ))]
     Replay(ReplayArgs),
+    /// Profile one replay with Nsight Compute: speed of light, occupancy, stalls, roofline.
+    #[command(
+        long_about = "Run Nsight Compute (ncu) on exactly one repetition of the replay (its NVTX \
+range and the recorded kernel's name select it: no other kernel is profiled) and print what an \
+engineer reads first: duration; compute and memory throughput as % of peak (Speed of Light); \
+achieved against theoretical occupancy and what limits it; DRAM bytes read and written; L1 and \
+L2 hit rates; the top warp-stall reasons; and the kernel's place on the roofline of its \
+precision (FLOP per DRAM byte against the GPU's peaks: memory- or compute-bound, and how far \
+below the roof). The full report is kept as <instance>.ncu-rep for ncu-ui. ncu runs with \
+--clock-control none: rr-tui never changes the GPU's clocks, so the figures are taken at the \
+clocks replays run at. Needs access to the GPU's performance counters (see NVIDIA's \
+ERR_NVGPUCTRPERM page when it is refused).",
+        after_help = examples!(
+            "rr-tui profile $X.json",
+            "rr-tui profile $X.json --set full --json",
+            "rr-tui profile $X.json --block 256 --grid 4096   # a tuned configuration",
+            "rr-tui profile $X.json --section MemoryWorkloadAnalysis --output-dir /tmp",
+        )
+    )]
+    Profile(ProfileArgs),
     /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.
     #[command(
         long_about = "Run APP with the rr-tui recorder loaded (a CUPTI injection library: nothing in APP is \

@@ -98,6 +98,17 @@ pub struct ReplayArgs {
         allow_hyphen_values = true
     )]
     pub nvrtc_opts: Vec<String>,
+    /// Energy per execution from NVML's energy counter (read only: clocks and power limits are
+    /// never changed): the kernel runs back to back for at least a second and ten counter
+    /// windows, before the timed repetitions; prints the energy, average power, its noise over
+    /// the windows, idle power, power limit and clocks.
+    #[arg(long, conflicts_with = "candidate")]
+    pub energy: bool,
+    /// Time with CUDA events alone: no blocking kernel before each launch and no clock probe
+    /// after it, so a profiler that serialises kernels (Nsight Compute) sees only the replayed
+    /// kernel. `rr-tui profile` sets it.
+    #[arg(long)]
+    pub events_only: bool,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -152,6 +163,8 @@ impl ReplayArgs {
                 defines: self.defines.clone(),
                 options: self.nvrtc_opts.clone(),
             }),
+            energy: self.energy,
+            events_only: self.events_only,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod diff;
 pub mod engine;
 pub mod inspect;
+pub mod profile;
 pub mod record;
 pub mod replay;
 pub mod report;

@@ -8,8 +8,10 @@
 # legacy LLVM 16–22 records (tests/gpu/legacy-suite.sh), runs the benchmark, the tuner
 # (tune-suite.sh), the recorder on sample programs (record-suite.sh) and on what modern stacks
 # run: CUDA graphs, host memory, textures (capture-suite.sh), A/B replays against candidates
-# (ab-suite.sh), model-sized processes (model-suite.sh), and ends with "N passed, N failed".
-# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_AB, SKIP_MODEL, SKIP_EXPLORER=1 leave a
+# (ab-suite.sh), profiles and energy (profile-suite.sh), model-sized processes (model-suite.sh),
+# and ends with "N passed, N failed".
+# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_AB, SKIP_PROFILE, SKIP_MODEL,
+# SKIP_EXPLORER=1 leave a
 # part out.
 # Logs go to $OUT (or /tmp/rr-suite).
 set -u
@@ -140,7 +142,7 @@ PY
 expect "address conflict" 1 "could not reserve recorded virtual address 0x10000" -- "$RR" replay "$F"
 # NVTX: Nsight Compute profiles only the kernel inside the range named "rr-tui rep 2".
 if command -v ncu >/dev/null; then
-  ncu --nvtx --nvtx-include "regex:rr-tui.rep.2/" "$RR" replay "$SAXPY" --repetitions 3 >"$W/ncu.txt" 2>&1; cat "$W/ncu.txt" >>"$LOG"
+  ncu --clock-control none --nvtx --nvtx-include "regex:rr-tui.rep.2/" "$RR" replay "$SAXPY" --repetitions 3 >"$W/ncu.txt" 2>&1; cat "$W/ncu.txt" >>"$LOG"
   n=$(grep -c '==PROF== Profiling "rr_saxpy"' "$W/ncu.txt")
   [ "$n" = 1 ] && ok "NVTX range per repetition (ncu filtered to rep 2: 1 kernel)" || bad "NVTX ranges" "ncu profiled $n kernel(s): $(grep -m2 -E 'ERR|error' "$W/ncu.txt" | tr '\n' ' ')"
 else
@@ -175,6 +177,7 @@ if [ -z "${SKIP_TUNE:-}" ]; then source tests/gpu/tune-suite.sh; fi
 if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
 if [ -z "${SKIP_CAPTURE:-}" ]; then source tests/gpu/capture-suite.sh; fi
 if [ -z "${SKIP_AB:-}" ]; then source tests/gpu/ab-suite.sh; fi
+if [ -z "${SKIP_PROFILE:-}" ]; then source tests/gpu/profile-suite.sh; fi
 if [ -z "${SKIP_MODEL:-}" ]; then source tests/gpu/model-suite.sh; fi
 
 echo "== explorer (tmux)" | tee -a "$LOG"

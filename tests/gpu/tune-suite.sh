@@ -157,3 +157,17 @@ rows = lambda p: [(t["grid"], t["block"], t["status"], t.get("recorded", False))
 a, b = rows(sys.argv[1]), rows(sys.argv[2])
 assert a == b, (a[:3], b[:3])
 PY
+
+# A whole recording: every instance of the two-kernel directory swept with the same axes, a
+# report each and a summary; the summary's rows name the instances and their best configurations.
+expect "tune DIR: every instance swept, a report each" 0 "Summary of [0-9]+ instance" -- "$RR" tune "$W/llvm" --block 64..512*2 --samples 3 --hot --reports "$W/dir-reports"
+python3 - "$W/dir-reports" <<'PY' && ok "tune DIR: reports and summary agree" || bad "tune DIR reports"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+rows = s
+reports = [f for f in os.listdir(d) if f.endswith(".json") and f != "summary.json"]
+print(len(rows), "summary rows,", len(reports), "reports")
+assert len(rows) == len(reports) >= 4, (len(rows), reports)
+assert all(r["outcome"] == "swept" and r["best"] and r["verified"] > 0 for r in rows), rows
+PY

@@ -91,6 +91,16 @@ impl Device {
         unsafe { result::device::get_attribute(self.handle, attr) }.call("cuDeviceGetAttribute")
     }
 
+    /// Where the device sits on the PCI bus: (domain, bus, device), as NVML reports it too.
+    pub fn pci_location(&self) -> Result<(u32, u32, u32)> {
+        use sys::CUdevice_attribute as A;
+        Ok((
+            self.attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
+            self.attribute(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
+            self.attribute(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
+        ))
+    }
+
     /// Whether exact-address replay is possible (virtual memory management).
     pub fn supports_vmm(&self) -> Result<bool> {
         Ok(self.attribute(

@@ -24,6 +24,7 @@ pub mod launch;
 pub mod library;
 pub mod memory;
 pub mod module;
+pub mod nvml;
 pub mod nvrtc;
 pub mod nvtx;
 pub mod objects;

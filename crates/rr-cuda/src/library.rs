@@ -14,10 +14,9 @@ pub fn present() -> bool {
     *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
 }
 
-/// The library directories of the CUDA installations this machine seems to have, most specific
-/// first: `$CUDA_HOME`, `$CUDA_PATH`, the one `nvcc` on `PATH` belongs to, `/usr/local/cuda`,
-/// then the distribution's own directory.
-pub fn cuda_library_dirs() -> Vec<PathBuf> {
+/// The CUDA installations this machine seems to have, most specific first: `$CUDA_HOME`,
+/// `$CUDA_PATH`, the one `nvcc` on `PATH` belongs to, then `/usr/local/cuda`.
+fn cuda_homes() -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
         .filter_map(std::env::var_os)
@@ -34,6 +33,39 @@ pub fn cuda_library_dirs() -> Vec<PathBuf> {
         }
     }
     homes.push(PathBuf::from("/usr/local/cuda"));
+    homes
+}
+
+/// A CUDA tool (`ncu`, …): on `PATH`, else in the `bin` of a CUDA installation
+/// ([`cuda_homes`]), else in the newest `/opt/nvidia/nsight-compute/<version>`.
+pub fn find_cuda_tool(name: &str) -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let in_homes = cuda_homes().into_iter().map(|h| h.join("bin").join(name));
+    let nsight = std::fs::read_dir("/opt/nvidia/nsight-compute")
+        .map(|d| {
+            let mut v: Vec<PathBuf> = d.flatten().map(|e| e.path().join(name)).collect();
+            v.sort();
+            v.reverse();
+            v
+        })
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain(in_homes)
+        .chain(nsight)
+        .find(|p| p.is_file())
+}
+
+/// The library directories of the CUDA installations ([`cuda_homes`]), then the distribution's
+/// own directory.
+pub fn cuda_library_dirs() -> Vec<PathBuf> {
+    let homes = cuda_homes();
     let mut dirs = Vec::new();
     for home in homes {
         for sub in [

@@ -196,10 +196,13 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     let mut session = open::session(
         &inst,
         &l,
-        launches > 1 || calibrate,
+        launches > 1 || calibrate || req.energy,
         kernel_timeout,
         printer,
     )?;
+    if req.events_only {
+        session.without_probes();
+    }
     let verify = match candidate {
         Some(_) => ab_verify(req),
         None => req.verify,
@@ -227,6 +230,13 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     };
     if let (Some(file), Some(spec)) = (candidate, &req.candidate) {
         return ab::run(&mut session, spec, file, &outputs, &cfg);
+    }
+    if req.energy {
+        // Before the timed repetitions: they restore the input the back-to-back launches left.
+        let meter = rr_engine::replay::energy::meter(&session)?;
+        let energy =
+            rr_engine::replay::energy::measure(&mut session, &cfg, &meter, &Default::default())?;
+        printer.emit(Event::Energy(energy));
     }
     let emit_rep =
         |index: u32, s: &Sample, kept: bool| printer.emit(Event::rep(index, s, !kept, false));

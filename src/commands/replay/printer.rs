@@ -105,6 +105,10 @@ impl Printer {
                 ));
                 output::line(&format!("{PREFIX} Verdict: {}", o.describe()));
             }
+            Event::Energy(e) => {
+                output::line(&format!("{PREFIX} Energy: {}", e.describe()));
+                output::line(&format!("{PREFIX} During the energy run: {}", e.conditions()));
+            }
             Event::Saved { path } => output::line(&format!("{PREFIX} Replay output saved to {path}")),
             Event::Error { kind, message } => {
                 let hint = match kind {

@@ -313,13 +313,4 @@ pub fn describe(t: &Trial, defines: &Defines) -> String {
     s
 }
 
-/// A duration in ns, in the unit that reads best.
-pub fn ns(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.3} ms", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.2} µs", v / 1e3)
-    } else {
-        format!("{v:.0} ns")
-    }
-}
+pub use rr_engine::replay::stats::ns_text as ns;

@@ -116,6 +116,7 @@ impl ReplayRun {
                 self.restore_ns.push(restore_ns);
             }
             Event::Summary { .. } => self.detail = "repetitions done".into(),
+            Event::Energy(e) => self.detail = format!("energy: {}", e.describe()),
             // Events of sweeps: a replay never emits them.
             Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
             Event::Verify(v) if v.candidate => self.candidate_mut().verification = Some(v),

@@ -150,6 +150,7 @@ impl TuneRun {
             | Event::Restore { .. }
             | Event::Rep { .. }
             | Event::Candidate { .. }
+            | Event::Energy(_)
             | Event::Compare(_)
             | Event::Summary { .. }
             | Event::Verify(_)

@@ -14,10 +14,12 @@ use super::session::{RunError, Sample, Session};
 use super::stats::Stats;
 use rr_cuda::LaunchConfig;
 
-/// Differences below 2 % are "the same" however quiet the kernels: the recorded image against
-/// itself measured ratios of 0.990–0.999 on an H100 (a bias of up to 1 % between two loaded
-/// copies of one kernel), so a finer line would call identical code faster.
-pub const MIN_THRESHOLD: f64 = 0.02;
+/// Differences below 3 % are "the same" however quiet the kernels: the recorded image against
+/// itself, 20 runs of 100 pairs each, measured ratios of 0.985–0.999 on one H100 and
+/// 1.009–1.017 on another (a bias of up to 1.7 % either way between two loaded copies of one
+/// kernel, steady within a run, with intervals about ±0.5 % wide), so a finer line would call
+/// identical code faster or slower.
+pub const MIN_THRESHOLD: f64 = 0.03;
 /// Fewer pairs give no interval worth a verdict.
 pub const MIN_PAIRS: usize = 6;
 /// Pairs when the user names no count.
@@ -26,12 +28,13 @@ pub const DEFAULT_PAIRS: u32 = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The whole interval lies below 1 and not within the threshold.
+    /// The whole interval lies below 1 by more than the threshold.
     Faster,
+    /// The whole interval lies above 1 by more than the threshold.
     Slower,
     /// The whole interval lies within the threshold of 1.
     Same,
-    /// The interval straddles 1 and reaches beyond the threshold: more pairs may decide.
+    /// The interval crosses the threshold: more pairs may decide.
     Undecided,
 }
 
@@ -117,12 +120,14 @@ pub fn judge(a: &[f64], b: &[f64]) -> Option<AbOutcome> {
     let ratio = median(&logs).exp();
     let noise = [relative_noise(a), relative_noise(b)];
     let threshold = noise[0].min(noise[1]).max(MIN_THRESHOLD);
-    let within = |r: f64| r >= 1.0 / (1.0 + threshold) && r <= 1.0 + threshold;
-    let verdict = if within(ci[0]) && within(ci[1]) {
+    let (low, high) = (1.0 / (1.0 + threshold), 1.0 + threshold);
+    // A difference smaller than the threshold is "the same" even when the interval is tight
+    // enough to tell it from 1: it is of the size identical code shows.
+    let verdict = if ci[0] >= low && ci[1] <= high {
         Verdict::Same
-    } else if ci[1] < 1.0 {
+    } else if ci[1] < low {
         Verdict::Faster
-    } else if ci[0] > 1.0 {
+    } else if ci[0] > high {
         Verdict::Slower
     } else {
         Verdict::Undecided
@@ -210,11 +215,16 @@ mod tests {
         assert!((faster.ratio - 0.8).abs() < 1e-9 && faster.ci[1] < 1.0);
         let slower = judge(&a, &series(1300.0, 100, 0.005)).unwrap();
         assert_eq!(slower.verdict, Verdict::Slower);
-        // 0.5 % slower on quiet kernels: below the 2 % floor, the same.
-        assert_eq!(
-            judge(&a, &series(1005.0, 100, 0.001)).unwrap().verdict,
-            Verdict::Same
-        );
+        // 0.5 % and 1.5 % slower on quiet kernels: tight intervals, but below the 3 % floor
+        // (what identical code loaded twice shows), the same.
+        for slower_by in [1005.0, 1015.0] {
+            let o = judge(&a, &series(slower_by, 100, 0.001)).unwrap();
+            assert_eq!(o.verdict, Verdict::Same, "{o:?}");
+        }
+        // An interval from 2 % to 4 % crosses the floor: undecided, not "slower".
+        let crossing: Vec<f64> = (0..100).map(|i| 1020.0 + (i % 21) as f64).collect();
+        let o = judge(&vec![1000.0; 100], &crossing).unwrap();
+        assert_eq!(o.verdict, Verdict::Undecided, "{o:?}");
         // Wildly noisy and few pairs, centred on 1: no decision.
         let noisy_a = [1000.0, 1400.0, 700.0, 1300.0, 800.0, 1200.0, 900.0];
         let noisy_b = [1300.0, 800.0, 1200.0, 700.0, 1400.0, 900.0, 1000.0];

@@ -10,6 +10,7 @@
 pub mod ab;
 pub mod candidate;
 pub mod child;
+pub mod energy;
 pub mod instance;
 pub mod launch;
 pub mod legacy;

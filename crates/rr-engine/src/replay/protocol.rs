@@ -107,6 +107,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         compile_seconds: Option<f64>,
     },
+    /// Energy per execution (`--energy`; before the `rep`s).
+    Energy(super::energy::Energy),
     /// An A/B replay's verdict (after the `rep`s, instead of `summary`).
     Compare(super::ab::AbOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the

@@ -105,6 +105,11 @@ pub struct ReplayRequest {
     pub kernel_timeout: f64,
     /// An A/B replay's candidate kernel ([`super::ab`]).
     pub candidate: Option<CandidateSpec>,
+    /// Measure energy per execution with NVML before the timed repetitions ([`super::energy`]).
+    pub energy: bool,
+    /// Time with CUDA events alone (no blocking kernel, no clock probe): for profilers that
+    /// serialise kernels.
+    pub events_only: bool,
 }
 
 /// The default of `--kernel-timeout`: far beyond any kernel a replay is used for, short enough
@@ -129,6 +134,8 @@ impl ReplayRequest {
             strict: false,
             kernel_timeout: DEFAULT_KERNEL_TIMEOUT,
             candidate: None,
+            energy: false,
+            events_only: false,
         }
     }
 
@@ -185,6 +192,8 @@ impl ReplayRequest {
             ("--verify-on-host", self.verify_on_host),
             ("--ignore-limits", o.ignore_limits),
             ("--strict", self.strict),
+            ("--energy", self.energy),
+            ("--events-only", self.events_only),
         ] {
             if on {
                 v.push(flag.into());

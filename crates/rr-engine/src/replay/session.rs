@@ -688,6 +688,46 @@ impl Session {
             .ok()
     }
 
+    /// Time with CUDA events alone: no blocking kernel ahead of each launch and no clock probe
+    /// after it, so a profiler that serialises kernels (Nsight Compute) sees only the replayed
+    /// kernel and nothing spins waiting for the host. Launch latency and clocks go unmeasured.
+    pub fn without_probes(&mut self) {
+        self.probes = None;
+    }
+
+    /// The CUDA device the session runs on.
+    pub fn cuda_device(&self) -> Result<rr_cuda::driver::Device> {
+        Ok(rr_cuda::driver::Device::get(self.device.ordinal)?)
+    }
+
+    /// Launch `cfg` `count` times back to back, with no restore between the launches, and
+    /// record an event after them; returns once they are queued. Memory drifts from the
+    /// recorded input: the next [`Session::launch`] restores it.
+    pub fn enqueue(
+        &mut self,
+        cfg: &LaunchConfig,
+        count: u32,
+    ) -> std::result::Result<CudaEvent, RunError> {
+        self.prepare(cfg)?;
+        for _ in 0..count {
+            self.dirty = true;
+            rr_cuda::launch::launch(&self.kernel.function, cfg, &self.stream, &mut self.params)
+                .map_err(|e| match e.is_launch_config() {
+                    true => refused(e),
+                    false => classify(e),
+                })?;
+        }
+        let mark = CudaEvent::new().map_err(classify)?;
+        mark.record(&self.stream).map_err(classify)?;
+        Ok(mark)
+    }
+
+    /// Restore the recorded input and wait for it (before back-to-back launches).
+    pub fn restore_and_wait(&mut self) -> std::result::Result<(), RunError> {
+        self.restore()?;
+        self.stream.synchronize().map_err(classify)
+    }
+
     /// Whether a register limit can be applied (the record holds PTX).
     pub fn has_ptx(&self) -> bool {
         self.ptx.is_some()

@@ -50,6 +50,17 @@ impl Stats {
     }
 }
 
+/// A duration in ns, in the unit that reads best.
+pub fn ns_text(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{v:.0} ns")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,403 @@
+//! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
+//! engineer reads first (see `rr_engine::profile`).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use rr_engine::profile::{self, raw, Profile};
+use rr_engine::replay::protocol::{Event, Tagged};
+use rr_format::text::visible;
+
+use crate::cli::{ProfileArgs, ProfileSet};
+use crate::error::{Error, Result};
+use crate::output;
+
+/// The NVTX range of the one repetition profiled (`Session::run` names them `rr-tui rep N`).
+const RANGE: &str = "regex:rr-tui.rep.1/";
+
+/// What `profile --json` prints.
+#[derive(serde::Serialize)]
+struct Printed<'a> {
+    descriptor: String,
+    report: String,
+    ncu: String,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem: u32,
+    profile: &'a Profile,
+}
+
+pub fn run(a: &ProfileArgs) -> Result<i32> {
+    let req = a.request();
+    // The replay's own checks first: nothing starts that `replay` would refuse.
+    let checked = super::replay::preflight(&req)?;
+    let ncu = match &a.ncu {
+        Some(p) if p.is_file() => p.clone(),
+        Some(p) => return Err(Error::invalid(format!("--ncu {}: no such file", p.display()))),
+        None => profile::find_ncu().ok_or_else(|| {
+            Error::Failed(
+                "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
+                 /opt/nvidia/nsight-compute: install it with the CUDA toolkit, or name it with --ncu PATH"
+                    .into(),
+            )
+        })?,
+    };
+    let (inst, l) = (&checked.inst, &checked.launch);
+    let mut report = inst.files.replay_output(
+        &inst.descriptor,
+        l.grid,
+        l.block,
+        l.shared_mem,
+        a.output_dir.as_deref(),
+    );
+    report.set_extension("ncu-rep");
+    refuse_link(&report)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
+    let mut cmd = Command::new(&ncu);
+    cmd.args(["--nvtx", "--nvtx-include", RANGE])
+        .args(["--kernel-name-base", "mangled", "--kernel-name"])
+        .arg(format!("regex:^{}$", regex_escape(&inst.descriptor.name)))
+        .args(["--launch-count", "1", "--clock-control", "none"]);
+    match (&a.set, a.sections.is_empty()) {
+        (_, false) => {
+            for s in &a.sections {
+                cmd.args(["--section", s]);
+            }
+        }
+        (ProfileSet::Basic, true) => {
+            cmd.args(["--set", "basic"]);
+        }
+        (ProfileSet::Full, true) => {
+            cmd.args(["--set", "full"]);
+        }
+    }
+    for s in profile::SECTIONS {
+        cmd.args(["--section", s]);
+    }
+    cmd.arg("--metrics")
+        .arg(profile::METRICS.join(","))
+        .arg("-f")
+        .arg("-o")
+        .arg(report.with_extension(""))
+        .arg(&exe)
+        .args(req.to_args());
+    if !a.json {
+        output::error_line(&format!(
+            "[rr-tui] Profiling {} with {} (one repetition; ncu replays the kernel once per pass)…",
+            rr_format::demangle(&inst.descriptor.name),
+            ncu.display()
+        ));
+    }
+    let ran = run_ncu(cmd, !a.json)?;
+    if !report.is_file() {
+        return Err(Error::Failed(explain_failure(&ran)));
+    }
+    let page = import_raw(&ncu, &report)?;
+    let kernels =
+        raw::parse(&page).map_err(|e| Error::invalid(format!("{}: {e}", report.display())))?;
+    let Some(k) = kernels.first() else {
+        return Err(Error::Failed(format!(
+            "{}: ncu profiled no kernel{}",
+            report.display(),
+            ran.replay_error
+                .as_ref()
+                .map(|e| format!(" (the replay failed: {e})"))
+                .unwrap_or_default()
+        )));
+    };
+    let p = Profile::from_raw(k);
+    if a.json {
+        output::json(&Printed {
+            descriptor: a.descriptor.display().to_string(),
+            report: report.display().to_string(),
+            ncu: ncu.display().to_string(),
+            grid: l.grid,
+            block: l.block,
+            shared_mem: l.shared_mem,
+            profile: &p,
+        });
+    } else {
+        output::lines(describe(&p, l.grid, l.block, &report));
+    }
+    Ok(0)
+}
+
+/// `report` must not be a link: ncu would write through it.
+fn refuse_link(report: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(report) {
+        Ok(m) if !m.file_type().is_file() => Err(Error::invalid(format!(
+            "{}: exists and is not a regular file; not overwritten (use --output-dir)",
+            report.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// ncu's `regex:` takes ECMAScript-like patterns: escape everything that is not a word
+/// character.
+fn regex_escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() * 2);
+    for c in name.chars() {
+        if !(c.is_ascii_alphanumeric() || c == '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What a run of ncu said: its own `==ERROR==`/`==WARNING==` lines and the replay's error.
+#[derive(Default)]
+struct Ran {
+    ncu_errors: Vec<String>,
+    replay_error: Option<String>,
+    status: Option<i32>,
+}
+
+/// Run ncu over the replay, reading both streams as they come (neither may fill and block).
+fn run_ncu(mut cmd: Command, progress: bool) -> Result<Ran> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::Failed(format!("cannot start ncu: {e}")))?;
+    let stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut s) = stderr {
+            let _ = s.by_ref().take(1 << 20).read_to_string(&mut text);
+            // Past the limit, read on and drop: a full pipe would stop ncu.
+            let _ = std::io::copy(&mut s, &mut std::io::sink());
+        }
+        text
+    });
+    let mut ran = Ran::default();
+    if let Some(mut out) = child.stdout.take() {
+        for line in BufReader::new(out.by_ref().take(64 << 20))
+            .lines()
+            .map_while(|l| l.ok())
+        {
+            // ncu's passes, as they come: a large kernel's take a while.
+            if progress && line.starts_with("==PROF== Profiling") {
+                output::error_line(&format!("[rr-tui] {}", visible(&line)));
+            }
+            take_line(&mut ran, &line);
+        }
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+    }
+    for line in errors.join().unwrap_or_default().lines() {
+        take_line(&mut ran, line);
+    }
+    ran.status = child.wait().ok().and_then(|s| s.code());
+    Ok(ran)
+}
+
+fn take_line(ran: &mut Ran, line: &str) {
+    if line.starts_with("==ERROR==") || line.starts_with("==WARNING==") {
+        ran.ncu_errors.push(visible(line).into_owned());
+    } else if let Ok(Tagged {
+        event: Event::Error { message, .. },
+        ..
+    }) = serde_json::from_str::<Tagged>(line)
+    {
+        ran.replay_error = Some(message);
+    }
+}
+
+/// One line on why no report came.
+fn explain_failure(ran: &Ran) -> String {
+    if ran
+        .ncu_errors
+        .iter()
+        .any(|l| l.contains("ERR_NVGPUCTRPERM"))
+    {
+        return "ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM): an \
+                administrator must allow it (NVreg_RestrictProfilingToAdminUsers=0), or run as root"
+            .into();
+    }
+    if let Some(e) = &ran.replay_error {
+        return format!("the replay under ncu failed: {e}");
+    }
+    let said = ran
+        .ncu_errors
+        .iter()
+        .find(|l| l.starts_with("==ERROR=="))
+        .or(ran.ncu_errors.first());
+    match said {
+        Some(l) => format!("ncu wrote no report: {l}"),
+        None => format!(
+            "ncu wrote no report (exit status {}): the kernel was not launched in the first repetition's NVTX range",
+            ran.status.map(|s| s.to_string()).unwrap_or_else(|| "unknown".into())
+        ),
+    }
+}
+
+/// The raw page of `report`, in base units.
+fn import_raw(ncu: &Path, report: &Path) -> Result<String> {
+    let out = Command::new(ncu)
+        .args(["--import"])
+        .arg(report)
+        .args(["--csv", "--page", "raw", "--print-units", "base"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            let mut text = String::new();
+            if let Some(o) = c.stdout.take() {
+                o.take(raw::MAX_RAW_BYTES as u64 + 1)
+                    .read_to_string(&mut text)?;
+            }
+            c.wait()?;
+            Ok(text)
+        })
+        .map_err(|e| Error::Failed(format!("ncu --import {}: {e}", report.display())))?;
+    if out.len() > raw::MAX_RAW_BYTES {
+        return Err(Error::invalid(format!(
+            "{}: the raw page is over {} MiB",
+            report.display(),
+            raw::MAX_RAW_BYTES >> 20
+        )));
+    }
+    Ok(out)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1} %")).unwrap_or_else(|| "–".into())
+}
+
+fn bytes(v: Option<f64>) -> String {
+    v.map(|v| humansize::format_size(v.max(0.0) as u64, humansize::DECIMAL))
+        .unwrap_or_else(|| "–".into())
+}
+
+/// The text summary.
+pub(crate) fn describe(p: &Profile, grid: [u32; 3], block: [u32; 3], report: &Path) -> Vec<String> {
+    let dims = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
+    let mut out = vec![
+        format!(
+            "Profile of {} (grid {}, block {}); the full report: {} (ncu-ui opens it)",
+            rr_format::demangle(&p.kernel),
+            dims(grid),
+            dims(block),
+            visible(&report.display().to_string())
+        ),
+        format!(
+            "  duration          {}",
+            p.duration_ns
+                .map(rr_engine::replay::stats::ns_text)
+                .unwrap_or_else(|| "–".into())
+        ),
+        format!(
+            "  speed of light    compute (SM) {}, memory {}, DRAM {} of peak",
+            pct(p.sm_throughput_pct),
+            pct(p.memory_throughput_pct),
+            pct(p.dram_throughput_pct)
+        ),
+        format!(
+            "  occupancy         achieved {} of a theoretical {}{}",
+            pct(p.achieved_occupancy_pct),
+            pct(p.theoretical_occupancy_pct),
+            match (&p.occupancy_limiter, p.blocks_per_sm_limit) {
+                (Some(l), Some(n)) => format!(", limited by {l} ({n:.0} blocks per SM)"),
+                _ => String::new(),
+            }
+        ),
+        format!(
+            "  registers         {} per thread; {} waves per SM",
+            p.registers_per_thread
+                .map(|r| format!("{r:.0}"))
+                .unwrap_or_else(|| "–".into()),
+            p.waves_per_sm
+                .map(|w| format!("{w:.2}"))
+                .unwrap_or_else(|| "–".into())
+        ),
+        format!(
+            "  DRAM              {} read, {} written",
+            bytes(p.dram_read_bytes),
+            bytes(p.dram_write_bytes)
+        ),
+        format!(
+            "  hit rates         L1 {}, L2 {}",
+            pct(p.l1_hit_pct),
+            pct(p.l2_hit_pct)
+        ),
+    ];
+    if !p.stalls.is_empty() {
+        let s: Vec<String> = p
+            .stalls
+            .iter()
+            .map(|(r, v)| format!("{r} {v:.1}"))
+            .collect();
+        out.push(format!(
+            "  warp stalls       {} (cycles per issued instruction)",
+            s.join(", ")
+        ));
+    }
+    match &p.roofline {
+        Some(r) => {
+            out.push(format!(
+                "  roofline ({})    {:.3} FLOP/byte, {:.1} GFLOP/s: {}-bound (ridge at {:.1} FLOP/byte), {:.1} % of the roof (peaks {:.0} GFLOP/s, {:.0} GB/s)",
+                r.precision,
+                r.intensity,
+                r.achieved_gflops,
+                r.bound,
+                r.ridge,
+                r.of_roof * 100.0,
+                r.peak_gflops,
+                r.peak_gbytes_per_s
+            ));
+            out.extend(
+                profile::roofline_chart(r, 60, 12)
+                    .into_iter()
+                    .map(|l| format!("    {l}")),
+            );
+        }
+        None => out.push(
+            "  roofline          – (no floating-point work or no DRAM traffic measured)".into(),
+        ),
+    }
+    if !p.missing.is_empty() {
+        out.push(format!(
+            "  not reported by this ncu: {}",
+            p.missing.join(", ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_names_are_escaped_for_ncus_regex() {
+        assert_eq!(regex_escape("rr_saxpy"), "rr_saxpy");
+        assert_eq!(regex_escape("_Z3fooPfi"), "_Z3fooPfi");
+        assert_eq!(regex_escape("a.b(c)*"), "a\\.b\\(c\\)\\*");
+    }
+
+    #[test]
+    fn failures_say_why() {
+        let mut r = Ran::default();
+        take_line(
+            &mut r,
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission",
+        );
+        assert!(explain_failure(&r).contains("performance counters"));
+        let mut r = Ran::default();
+        take_line(
+            &mut r,
+            r#"{"run":1,"event":"error","kind":"fault","message":"boom"}"#,
+        );
+        assert!(
+            explain_failure(&r).contains("boom"),
+            "{}",
+            explain_failure(&r)
+        );
+        assert!(explain_failure(&Ran::default()).contains("NVTX range"));
+    }
+}

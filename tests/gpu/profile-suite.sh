@@ -1,0 +1,57 @@
+# Profiles and energy (sourced by run-suite.sh): a program with a memory-bound and a
+# compute-bound kernel is recorded; `rr-tui profile` must call the first memory-bound with the
+# DRAM bytes its arguments imply (within 5 %) and the second compute-bound; `replay --energy`
+# measures the compute-bound kernel at two block sizes with noise under 5 %; a tune with
+# --objective energy keeps both time and energy and its Pareto front holds the fastest and the
+# most frugal configurations. Figures go to $OUTDIR/profile-bench.txt; ncu's raw pages to
+# $OUTDIR/ncu-*.csv.
+echo "== profile and energy" | tee -a "$LOG"
+PR=$W/prof
+nvcc -O3 -arch=sm_90 -o "$W/prof_prog" tests/gpu/samples/profile_kernels.cu >>"$LOG" 2>&1 || bad "nvcc profile_kernels"
+"$RR" record --dir "$PR" --kernels 'rr_triad|rr_fma_chain' -- "$W/prof_prog" >>"$LOG" 2>&1 || bad "record profile_kernels"
+pick() { python3 -c 'import json,os,sys
+for f in sorted(os.listdir(sys.argv[1])):
+    if f.endswith(".json") and sys.argv[2] in json.load(open(os.path.join(sys.argv[1], f))).get("Name", ""): print(os.path.join(sys.argv[1], f)); break' "$PR" "$1"; }
+TRIAD=$(pick rr_triad); FMA=$(pick rr_fma_chain)
+if command -v ncu >/dev/null; then
+  t0=$(date +%s.%N)
+  "$RR" profile "$TRIAD" --json >"$W/p-triad.json" 2>>"$LOG"; rc=$?
+  t1=$(date +%s.%N)
+  "$RR" profile "$FMA" >"$W/p-fma.txt" 2>&1; cat "$W/p-fma.txt" >>"$LOG"
+  ncu --import "${TRIAD%.json}.ncu-rep" --csv --page raw --print-units base >"$OUTDIR/ncu-triad.csv" 2>&1
+  python3 - "$W/p-triad.json" "$t0" "$t1" >"$W/p-check.txt" 2>&1 <<'PY' && ok "profile: the triad is memory-bound, DRAM bytes within 5 % of its arguments' 1.5 GiB" || bad "profile triad" "exit $rc: $(tail -c 300 "$W/p-check.txt")"
+import json, sys
+r = json.load(open(sys.argv[1])); p = r["profile"]; t = float(sys.argv[3]) - float(sys.argv[2])
+implied = 3 * (1 << 27) * 4
+dram = p["dram_read_bytes"] + p["dram_write_bytes"]
+print("profile of rr_triad: %.2f s wall (ncu included); duration %.1f us; DRAM %.1f MB read + %.1f MB written = %.4f x the %d bytes its arguments imply; SOL memory %.1f %%, compute %.1f %%; roofline %s-bound, %.1f %% of the roof; missing: %s" % (
+    t, p["duration_ns"] / 1e3, p["dram_read_bytes"] / 1e6, p["dram_write_bytes"] / 1e6, dram / implied, implied,
+    p["memory_throughput_pct"], p["sm_throughput_pct"], p["roofline"]["bound"], 100 * p["roofline"]["of_roof"], p["missing"]))
+assert p["roofline"]["bound"] == "memory", p["roofline"]
+assert abs(dram / implied - 1) < 0.05, dram / implied
+PY
+  cat "$W/p-check.txt" | tee -a "$OUTDIR/profile-bench.txt" >>"$LOG"
+  grep -q "compute-bound" "$W/p-fma.txt" && ok "profile: the FMA chain is compute-bound" || bad "profile fma" "$(grep -E 'roofline|Error' "$W/p-fma.txt" | head -3 | tr '\n' ' ')"
+  grep -E "roofline|speed of light|occupancy" "$W/p-fma.txt" | tee -a "$OUTDIR/profile-bench.txt" >/dev/null
+  expect "profile: a tuned configuration, another section" 0 "Profile of rr_fma_chain.*\(grid 1024×1×1, block 1024×1×1\)" -- "$RR" profile "$FMA" --grid 1024 --block 1024 --section MemoryWorkloadAnalysis --output-dir "$W"
+  expect "profile: a missing ncu is named" 2 "no such file" -- "$RR" profile "$FMA" --ncu /nonexistent/ncu
+else
+  echo "SKIP profile: ncu not installed" | tee -a "$LOG"
+fi
+# Energy at two block sizes (grid adjusted to cover the same threads).
+for cfg in "8192 128" "1024 1024"; do
+  set -- $cfg
+  "$RR" replay "$FMA" --grid "$1" --block "$2" --energy --verify --json >"$W/e-$2.jsonl" 2>>"$LOG"
+done
+python3 - "$W/e-128.jsonl" "$W/e-1024.jsonl" >"$W/e-check.txt" 2>&1 <<'PY' && ok "replay --energy: two block sizes, noise under 5 %, verified" || bad "replay --energy" "$(tail -c 400 "$W/e-check.txt") $(tail -n 2 "$W/e-128.jsonl" | tr '\n' ' ')"
+import json, sys
+for path in sys.argv[1:]:
+    ev = [json.loads(l) for l in open(path) if l.strip()]
+    e = [x for x in ev if x["event"] == "energy"][0]
+    v = [x for x in ev if x["event"] == "verify"][0]
+    print("energy of rr_fma_chain (%s): %.3f mJ per execution, %.1f W x %.1f us; noise %.2f %% over %d windows (%.2f s, counter every %.0f ms, polled every %.2f ms); idle %.1f W, limit %.0f W; SM %.0f MHz, memory %.0f MHz" % (
+        path.split("e-")[-1].split(".")[0] + " threads a block", e["joules"] * 1e3, e["power_w"], e["execution_ns"] / 1e3, 100 * e["noise"],
+        e["windows"], e["seconds"], e["counter_interval_ms"], e["poll_ms"], e["idle_power_w"], e["power_limit_w"], e["sm_clock_mhz"]["median"], e["memory_clock_mhz"]["median"]))
+    assert e["noise"] < 0.05 and e["windows"] >= 20 and v["passed"], (e, v)
+PY
+cat "$W/e-check.txt" | tee -a "$OUTDIR/profile-bench.txt" >>"$LOG"

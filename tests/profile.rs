@@ -1,0 +1,170 @@
+//! `rr-tui profile` without a GPU: a stand-in `ncu` (a shell script) writes the report file and
+//! answers `--import` with a raw page Nsight Compute 2025 printed on an H100, so everything but
+//! the profiling itself runs: finding ncu, the arguments it gets, reading the page, the
+//! summary, and the errors when ncu is missing, refused or writes nothing (exit 1: the tool
+//! failed; 2 is for what the input or the flags get wrong).
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+const RAW_PAGE: &str = "crates/rr-engine/tests/data/ncu-raw-fma-chain-h100.csv";
+
+fn rr() -> Command {
+    let mut c = Command::cargo_bin("rr-tui").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// A stand-in ncu in `dir`: `body` runs for the profiling call (its arguments in "$@"), the
+/// raw page is printed for `--import`; every call's arguments are appended to `dir/args`.
+fn fake_ncu(dir: &Path, body: &str) -> PathBuf {
+    let page = std::fs::canonicalize(RAW_PAGE).unwrap();
+    let path = dir.join("ncu");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{args}'\ncase \" $* \" in *' --import '*) cat '{page}'; exit 0;; esac\n{body}\n",
+            args = dir.join("args").display(),
+            page = page.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Writes `<-o value>.ncu-rep`, as ncu does.
+const WRITES_REPORT: &str =
+    "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then : > \"$2.ncu-rep\"; fi; shift; done";
+
+#[test]
+fn a_profile_is_read_from_ncus_raw_page() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(tools.path(), WRITES_REPORT);
+    let out = rr()
+        .args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("duration          581.28 µs"), "{text}");
+    assert!(text.contains("compute (SM) 94.2 %"), "{text}");
+    assert!(
+        text.contains("occupancy         achieved 89.5 % of a theoretical 100.0 %"),
+        "{text}"
+    );
+    assert!(text.contains("ncu-ui opens it"), "{text}");
+    // ncu was asked for one repetition's range, the recorded kernel by its mangled name, at the
+    // clocks as they are, and the replay times with events alone.
+    let args = std::fs::read_to_string(tools.path().join("args")).unwrap();
+    for want in [
+        "--nvtx-include regex:rr-tui.rep.1/",
+        "--kernel-name-base mangled --kernel-name regex:^rr_saxpy$",
+        "--clock-control none",
+        "--launch-count 1",
+        "--set basic",
+        "replay",
+        "--events-only",
+    ] {
+        assert!(args.contains(want), "{want} not in {args}");
+    }
+    // JSON carries the summary and where the report is.
+    let out = rr()
+        .args(["profile", "--json"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["profile"]["theoretical_occupancy_pct"], 100.0);
+    assert!(v["report"].as_str().unwrap().ends_with(".ncu-rep"));
+}
+
+#[test]
+fn ncu_missing_refused_or_silent_is_one_line() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    rr().args(["profile"])
+        .arg(&desc)
+        .args(["--ncu", "/nonexistent/ncu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--ncu /nonexistent/ncu: no such file",
+        ));
+    let tools = tempfile::tempdir().unwrap();
+    let refused = fake_ncu(
+        tools.path(),
+        "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters'; exit 1",
+    );
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&refused)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "performance counters (ERR_NVGPUCTRPERM)",
+        ));
+    let silent = fake_ncu(tools.path(), "exit 0");
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&silent)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ncu wrote no report"));
+}
+
+#[test]
+fn what_replay_refuses_profile_refuses_before_ncu() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(tools.path(), WRITES_REPORT);
+    rr().args(["profile"])
+        .arg(&desc)
+        .args(["--block", "100000"])
+        .arg("--ncu")
+        .arg(&ncu)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("ThreadsLimits").or(predicate::str::contains("limit")));
+    assert!(!tools.path().join("args").exists(), "ncu ran");
+    // A report path that is a link is not written through.
+    let report = desc.with_extension("ncu-rep");
+    let target = tools.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, &report).unwrap();
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a regular file"));
+    assert!(!target.exists());
+}
+
+#[test]
+fn energy_is_not_for_ab_replays() {
+    rr().args(["replay", "x.json", "--energy", "--candidate", "k.cu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
