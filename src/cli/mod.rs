@@ -34,8 +34,8 @@ mod timing;
 mod tune;
 
 pub use profile::{ProfileArgs, ProfileSet};
-pub use replay::ReplayArgs;
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
+pub use replay::{GeometryArgs, ReplayArgs};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;

@@ -3,7 +3,7 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use super::{parse_dim3, SuppliedArgs};
+use super::{GeometryArgs, SuppliedArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProfileSet {
@@ -11,6 +11,16 @@ pub enum ProfileSet {
     Basic,
     /// Every section ncu has (many more passes: slower).
     Full,
+}
+
+impl ProfileSet {
+    /// The set's name on ncu's command line.
+    pub fn ncu_name(self) -> &'static str {
+        match self {
+            ProfileSet::Basic => "basic",
+            ProfileSet::Full => "full",
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -32,18 +42,8 @@ pub struct ProfileArgs {
     /// Where to keep the report (`<instance>.ncu-rep`; default: beside the descriptor).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// The grid to profile instead of the recorded one: X,Y,Z (or XxYxZ).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub grid: Option<[u32; 3]>,
-    /// The block to profile: X,Y,Z (or XxYxZ).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub block: Option<[u32; 3]>,
-    /// The dynamic shared memory bytes to profile with.
-    #[arg(long)]
-    pub shared_mem: Option<u32>,
-    /// The CUDA device ordinal.
-    #[arg(long)]
-    pub device_id: Option<i32>,
+    #[command(flatten)]
+    pub geometry: GeometryArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
     /// Machine-readable output (JSON).
@@ -56,10 +56,7 @@ impl ProfileArgs {
     /// ncu to serialise behind).
     pub fn request(&self) -> rr_engine::replay::ReplayRequest {
         let mut r = rr_engine::replay::ReplayRequest::new(self.descriptor.clone());
-        r.overrides.grid = self.grid;
-        r.overrides.block = self.block;
-        r.overrides.shared_mem = self.shared_mem;
-        r.overrides.device_id = self.device_id;
+        r.overrides = self.geometry.overrides();
         r.supplied = self.supplied.supplied();
         r.output_dir = self.output_dir.clone();
         r.events_only = true;

@@ -47,18 +47,8 @@ pub struct ReplayArgs {
     /// ThreadsLimits.
     #[arg(long, conflicts_with = "block")]
     pub num_threads: Option<u32>,
-    /// Override the whole grid: X,Y,Z (or XxYxZ).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub grid: Option<[u32; 3]>,
-    /// Override the whole block: X,Y,Z (or XxYxZ).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
-    pub block: Option<[u32; 3]>,
-    /// Override the dynamic shared memory bytes.
-    #[arg(long)]
-    pub shared_mem: Option<u32>,
-    /// Override the CUDA device ordinal.
-    #[arg(long)]
-    pub device_id: Option<i32>,
+    #[command(flatten)]
+    pub geometry: GeometryArgs,
     /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
     #[arg(long)]
     pub ignore_limits: bool,
@@ -121,6 +111,36 @@ pub struct ReplayArgs {
     pub run_id: u64,
 }
 
+/// The launch a replay runs instead of the recorded one (`replay` and `profile`), checked
+/// against the record's limits like the recorded one.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GeometryArgs {
+    /// Override the whole grid: X,Y,Z (or XxYxZ).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub grid: Option<[u32; 3]>,
+    /// Override the whole block: X,Y,Z (or XxYxZ).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    pub block: Option<[u32; 3]>,
+    /// Override the dynamic shared memory bytes.
+    #[arg(long)]
+    pub shared_mem: Option<u32>,
+    /// Override the CUDA device ordinal.
+    #[arg(long)]
+    pub device_id: Option<i32>,
+}
+
+impl GeometryArgs {
+    pub fn overrides(&self) -> rr_engine::replay::Overrides {
+        rr_engine::replay::Overrides {
+            grid: self.grid,
+            block: self.block,
+            shared_mem: self.shared_mem,
+            device_id: self.device_id,
+            ..Default::default()
+        }
+    }
+}
+
 impl ReplayArgs {
     /// The typed request the engine performs.
     pub fn request(&self) -> rr_engine::replay::ReplayRequest {
@@ -129,13 +149,10 @@ impl ReplayArgs {
         ReplayRequest {
             descriptor: self.descriptor.clone(),
             overrides: Overrides {
-                grid: self.grid,
-                block: self.block,
                 num_teams: self.num_teams,
                 num_threads: self.num_threads,
-                shared_mem: self.shared_mem,
-                device_id: self.device_id,
                 ignore_limits: self.ignore_limits,
+                ..self.geometry.overrides()
             },
             supplied: self.supplied.supplied(),
             repetitions: self.repetitions.unwrap_or(match (&noise, &self.candidate) {

@@ -9,7 +9,7 @@ use rr_engine::profile::{self, raw, Profile};
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_format::text::visible;
 
-use crate::cli::{ProfileArgs, ProfileSet};
+use crate::cli::ProfileArgs;
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -60,20 +60,15 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
         .args(["--kernel-name-base", "mangled", "--kernel-name"])
         .arg(format!("regex:^{}$", regex_escape(&inst.descriptor.name)))
         .args(["--launch-count", "1", "--clock-control", "none"]);
-    match (&a.set, a.sections.is_empty()) {
-        (_, false) => {
-            for s in &a.sections {
-                cmd.args(["--section", s]);
-            }
-        }
-        (ProfileSet::Basic, true) => {
-            cmd.args(["--set", "basic"]);
-        }
-        (ProfileSet::Full, true) => {
-            cmd.args(["--set", "full"]);
-        }
+    if a.sections.is_empty() {
+        cmd.args(["--set", a.set.ncu_name()]);
     }
-    for s in profile::SECTIONS {
+    for s in a
+        .sections
+        .iter()
+        .map(String::as_str)
+        .chain(profile::SECTIONS)
+    {
         cmd.args(["--section", s]);
     }
     cmd.arg("--metrics")

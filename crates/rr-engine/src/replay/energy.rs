@@ -176,7 +176,7 @@ fn interval_ms(moves: &[(f64, u64)]) -> f64 {
 
 /// The NVML meter of the device `session` runs on.
 pub fn meter(session: &Session) -> Result<Meter, Error> {
-    Meter::open(&session.cuda_device()?).map_err(Error::invalid)
+    Meter::open(&session.cuda_device()?).map_err(Error::Failed)
 }
 
 fn cuda(e: rr_cuda::CudaError) -> RunError {
@@ -201,7 +201,7 @@ fn poll(meter: &Meter, stop: &AtomicBool, settled: &AtomicUsize, origin: Instant
             }
         }
         last = Some(value);
-        // A short pause: the counter moves every ~100 ms, a poll costs ~1 ms of NVML.
+        // A short pause: the counter moves every ~100 ms; a poll costs ~4 ms of NVML anyway.
         std::thread::sleep(Duration::from_micros(200));
     }
     trace.polled_seconds = origin.elapsed().as_secs_f64();
@@ -216,7 +216,7 @@ pub fn measure(
     meter: &Meter,
     policy: &EnergyPolicy,
 ) -> Result<Energy, RunError> {
-    let nvml = |e: String| RunError::Other(Error::invalid(e));
+    let nvml = |e: String| RunError::Other(Error::Failed(e));
     session.restore_and_wait()?;
     // How many launches make a batch: one timed launch tells.
     let started = Instant::now();
