@@ -122,6 +122,8 @@ fn ncu_missing_refused_or_silent_is_one_line() {
         .stderr(predicate::str::contains(
             "performance counters (ERR_NVGPUCTRPERM)",
         ));
+    // A report an earlier run left is not taken for this run's.
+    std::fs::write(desc.with_extension("ncu-rep"), b"stale").unwrap();
     let silent = fake_ncu(tools.path(), "exit 0");
     rr().args(["profile"])
         .arg(&desc)

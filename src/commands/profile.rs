@@ -53,6 +53,8 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
     );
     report.set_extension("ncu-rep");
     refuse_link(&report)?;
+    // A report left by an earlier run must not pass for this one's.
+    let earlier = modified(&report);
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
     let mut cmd = Command::new(&ncu);
@@ -86,7 +88,7 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
         ));
     }
     let ran = run_ncu(cmd, !a.json)?;
-    if !report.is_file() {
+    if !report.is_file() || modified(&report) == earlier {
         return Err(Error::Failed(explain_failure(&ran)));
     }
     let page = import_raw(&ncu, &report)?;
@@ -117,6 +119,11 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
         output::lines(describe(&p, l.grid, l.block, &report));
     }
     Ok(0)
+}
+
+/// When `path` was last written, if it exists.
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 /// `report` must not be a link: ncu would write through it.
