@@ -170,3 +170,52 @@ fn energy_is_not_for_ab_replays() {
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
 }
+
+/// The explorer's child: ncu's passes as `progress` events, then the profile (or the error),
+/// then `done`, every line a tagged event and nothing else on stdout.
+#[test]
+fn profile_events_stream_progress_then_the_profile_or_the_error() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let body = format!("echo '==PROF== Profiling \"rr_saxpy\" - 0: 0%....50%....100% - 18 passes'\n{WRITES_REPORT}");
+    let ncu = fake_ncu(tools.path(), &body);
+    let events = |ncu: &Path, code: i32| -> Vec<serde_json::Value> {
+        let out = rr()
+            .args(["profile"])
+            .arg(&desc)
+            .arg("--ncu")
+            .arg(ncu)
+            .arg("--output-dir")
+            .arg(out_dir.path())
+            .args(["--events", "--run-id", "9"])
+            .assert()
+            .code(code)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect(l))
+            .inspect(|v| assert_eq!(v["run"], 9))
+            .collect()
+    };
+    let ok = events(&ncu, 0);
+    let kinds: Vec<&str> = ok.iter().map(|v| v["event"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["phase", "profile", "done"], "{ok:?}");
+    assert!(ok[0]["detail"].as_str().unwrap().contains("18 passes"));
+    assert!(ok[1]["profile"]["duration_ns"].as_f64().unwrap() > 0.0);
+    assert!(ok[1]["report"].as_str().unwrap().ends_with(".ncu-rep"));
+    assert_eq!(ok[2]["ok"], true);
+    // ncu writes nothing: the error, then the end of the run.
+    let silent = fake_ncu(tools.path(), "exit 0");
+    let failed = events(&silent, 1);
+    let kinds: Vec<&str> = failed
+        .iter()
+        .map(|v| v["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["error", "done"], "{failed:?}");
+    assert!(failed[0]["message"].as_str().unwrap().contains("no report"));
+}

@@ -290,6 +290,108 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .stderr(predicate::str::contains("was simulated from"));
 }
 
+/// A sweep that measured energy: faster blocks cost more power, so the fastest configuration
+/// is not the most frugal one and the Pareto front has more than one point.
+fn energy_sweep(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(synthetic_sweep(dir)).unwrap()).unwrap();
+    v["energy"] = serde_json::json!({"min_seconds": 1.0, "min_windows": 5, "max_seconds": 3.0});
+    for t in v["trials"].as_array_mut().unwrap() {
+        let ns = t["kernel_ns"]["median"].as_f64().unwrap();
+        let block = t["block"][0].as_f64().unwrap();
+        // Power falls with the block size: 400 W at 32 threads, 150 W at 1024.
+        let watts = 400.0 - 250.0 * (block - 32.0) / 992.0;
+        t["energy"] = serde_json::json!({
+            "joules": watts * ns / 1e9, "power_w": watts, "noise": 0.01, "windows": 8
+        });
+    }
+    let path = dir.join("energy-sweep.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn objectives_pick_their_best_and_the_report_marks_the_pareto_front() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = energy_sweep(t.path());
+    let axes = ["--grid", "1..32", "--block", "32..1024:32"];
+    let mut bests = Vec::new();
+    for objective in ["time", "energy", "edp"] {
+        let (json, csv) = (
+            t.path().join(format!("{objective}.json")),
+            t.path().join(format!("{objective}.csv")),
+        );
+        simulated(&axes, &sweep)
+            .args(["--objective", objective, "--json"])
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "Pareto front of time against energy",
+            ));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["objective"], objective);
+        let trials = v["trials"].as_array().unwrap();
+        let front: Vec<usize> = v["pareto"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as usize)
+            .collect();
+        let measured: Vec<(usize, f64, f64)> = trials
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t["status"] == "ok")
+            .map(|(i, t)| {
+                let ns = t["kernel_ns"]["median"].as_f64().unwrap();
+                (i, ns, t["energy"]["joules"].as_f64().unwrap())
+            })
+            .collect();
+        let fastest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+        let frugal = measured.iter().min_by(|a, b| a.2.total_cmp(&b.2)).unwrap();
+        assert!(
+            front.contains(&fastest.0) && front.contains(&frugal.0),
+            "{front:?}"
+        );
+        assert!(front.len() >= 2, "{front:?}");
+        // Nothing on the front is dominated; everything off it is.
+        for &(i, ns, j) in &measured {
+            let dominated = measured
+                .iter()
+                .any(|&(_, n2, j2)| n2 <= ns && j2 <= j && (n2 < ns || j2 < j));
+            assert_eq!(front.contains(&i), !dominated, "trial {i}");
+            assert_eq!(trials[i]["pareto"].as_bool().unwrap_or(false), !dominated);
+        }
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        let header = csv.lines().next().unwrap();
+        assert!(
+            header.ends_with("Energy (mJ),Power (W),Energy noise (%),EDP (J*s),Pareto"),
+            "{header}"
+        );
+        let marked = csv.lines().skip(1).filter(|l| l.ends_with(",1")).count();
+        assert_eq!(marked, front.len());
+        bests.push(v["best"].clone());
+    }
+    // Time picks the fastest, energy the most frugal (a larger block), EDP between.
+    let block = |b: &serde_json::Value| b["block"][0].as_u64().unwrap();
+    assert_eq!(block(&bests[0]), 384);
+    assert!(block(&bests[1]) > block(&bests[0]), "{bests:?}");
+    let joules = |b: &serde_json::Value| b["energy"]["joules"].as_f64().unwrap();
+    assert!(joules(&bests[1]) <= joules(&bests[2]) && joules(&bests[2]) <= joules(&bests[0]));
+    // A sweep without energy cannot answer an energy objective.
+    simulated(&axes, &synthetic_sweep(t.path()))
+        .args(["--objective", "edp"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("measured no energy"));
+    rr().args(["tune", "x.json", "--energy-seconds", "0.01"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected seconds from 0.2 to 60"));
+}
+
 #[test]
 fn a_sweep_to_simulate_from_that_is_no_regular_file_is_refused_without_blocking() {
     let t = tempfile::tempdir().unwrap();

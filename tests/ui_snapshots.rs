@@ -11,9 +11,10 @@ use ratatui::Terminal;
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
+use rr_engine::tune::trial::TrialEnergy;
 use rr_engine::tune::{Config, Status, Trial};
 use rr_tui::cli::Theme as ThemeName;
-use rr_tui::tui::app::{App, Cmd, Msg};
+use rr_tui::tui::app::{App, Cmd, Field, Msg};
 use rr_tui::tui::theme::Theme;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -337,6 +338,13 @@ fn sweep_trials() -> Vec<Trial> {
 
 /// The tuning screen of rr_saxpy: the form typed in, then `trials` of the sweep (and its end).
 fn tuning(size: (u16, u16), trials: usize, done: bool) -> App {
+    tuning_by(size, trials, done, 0)
+}
+
+/// [`tuning`] with the form's objective field pressed `objective_presses` times (1: time with
+/// energy measured, 2: energy, 3: edp); then every verified trial has its energy (smaller
+/// blocks draw more power, so the fastest is not the most frugal).
+fn tuning_by(size: (u16, u16), trials: usize, done: bool, objective_presses: usize) -> App {
     let mut a = app(true, size);
     key(&mut a, 'u');
     // grid: 4..16*2, shared memory: 0,1024 (typed in the form like a user would).
@@ -353,6 +361,14 @@ fn tuning(size: (u16, u16), trials: usize, done: bool) -> App {
             key(&mut a, c);
         }
         a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    }
+    if objective_presses > 0 {
+        while a.tune_form.field() != Field::Objective {
+            key(&mut a, 'j');
+        }
+        for _ in 0..objective_presses {
+            a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+        }
     }
     let Some(Cmd::StartTune { run, .. }) = key(&mut a, 'r').into_iter().next() else {
         panic!("no sweep started: {:?}", a.status)
@@ -381,7 +397,16 @@ fn tuning(size: (u16, u16), trials: usize, done: bool) -> App {
             rated_clock_mhz: Some(1980.0),
         },
     ));
-    for t in all.into_iter().take(trials) {
+    for mut t in all.into_iter().take(trials) {
+        if let (true, Some(k)) = (objective_presses > 0, t.kernel_ns) {
+            let watts = 500.0 - 0.4 * t.config.block[0] as f64;
+            t.energy = Some(TrialEnergy {
+                joules: watts * k.median / 1e9,
+                power_w: watts,
+                noise: 0.004,
+                windows: 8,
+            });
+        }
         a.update(tune_ev(run, Event::Trial(Box::new(t))));
     }
     a.update(tune_ev(
@@ -411,6 +436,146 @@ fn tuning_form_running_and_done() {
     });
     at_every_size("tune_running", |size| tuning(size, 14, false));
     at_every_size("tune_done", |size| tuning(size, 36, true));
+}
+
+/// A sweep that measures energy: the table gains energy and power, marks the Pareto front
+/// and lists it on `p`; by the energy objective, the heatmap shows joules.
+#[test]
+fn tuning_by_energy_shows_joules_and_the_pareto_front() {
+    at_every_size("tune_energy_done", |size| tuning_by(size, 36, true, 2));
+    let mut a = tuning_by((200, 60), 36, true, 1);
+    key(&mut a, 'p');
+    insta::assert_snapshot!(
+        "tune_front_200x60",
+        render(&a, ThemeName::Dark).backend().to_string()
+    );
+    // Without energy, `p` says how to get it.
+    let mut plain = tuning((80, 24), 36, true);
+    key(&mut plain, 'p');
+    assert!(
+        plain
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("no energy measured")),
+        "{:?}",
+        plain.status
+    );
+}
+
+/// A profile of the real H100 raw page committed for the parser, under `grid`/`block`, scaled
+/// so that a second one differs.
+fn profile_result(
+    grid: [u32; 3],
+    block: [u32; 3],
+    faster: f64,
+) -> rr_engine::profile::ProfileResult {
+    let page =
+        std::fs::read_to_string("crates/rr-engine/tests/data/ncu-raw-fma-chain-h100.csv").unwrap();
+    let kernels = rr_engine::profile::raw::parse(&page).unwrap();
+    let mut profile = rr_engine::profile::Profile::from_raw(&kernels[0]);
+    profile.duration_ns = profile.duration_ns.map(|d| d / faster);
+    profile.achieved_occupancy_pct = profile
+        .achieved_occupancy_pct
+        .map(|o| (o * faster).min(100.0));
+    // The FMA chain moves no DRAM bytes: a roofline of a memory-bound kernel instead, so that
+    // the charts are drawn.
+    let intensity = 2.0 * faster;
+    let achieved = 3350.0 * intensity * 0.7;
+    profile.roofline = Some(rr_engine::profile::Roofline {
+        precision: "fp32".into(),
+        flops: 4e9,
+        dram_bytes: 4e9 / intensity,
+        intensity,
+        achieved_gflops: achieved,
+        peak_gflops: 60_000.0,
+        peak_gbytes_per_s: 3350.0,
+        ridge: 60_000.0 / 3350.0,
+        bound: "memory".into(),
+        of_roof: 0.7,
+    });
+    rr_engine::profile::ProfileResult {
+        descriptor: "x.json".into(),
+        report: "out/rr_saxpy.ncu-rep".into(),
+        ncu: "/usr/local/cuda/bin/ncu".into(),
+        grid,
+        block,
+        shared_mem: 0,
+        profile,
+    }
+}
+
+fn profile_ev(run: u64, event: Event) -> Msg {
+    Msg::Profile(rr_engine::replay::Tagged { run, event })
+}
+
+/// `P` profiles the selected instance in the background (its progress shown, `c` cancels);
+/// after a sweep, `P` on the tuning screen profiles its best beside the recorded one, every
+/// change marked.
+#[test]
+fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
+    at_every_size("profile_recorded", |size| {
+        let mut a = app(true, size);
+        let Some(Cmd::StartProfile { run, args, .. }) = key(&mut a, 'P').into_iter().next() else {
+            panic!("no profile started: {:?}", a.status)
+        };
+        assert_eq!(&args[..1], ["profile"]);
+        assert!(
+            args.contains(&"--events".to_string()) && args.contains(&"--output-dir".to_string()),
+            "{args:?}"
+        );
+        a.update(profile_ev(
+            run,
+            Event::Phase {
+                name: "progress".into(),
+                detail: "==PROF== Profiling \"rr_saxpy\" - 0: 0%....50%....100% - 18 passes".into(),
+            },
+        ));
+        a.update(profile_ev(
+            run,
+            Event::Profile(Box::new(profile_result([8, 1, 1], [128, 1, 1], 1.0))),
+        ));
+        a.update(profile_ev(run, Event::Done { ok: true }));
+        a
+    });
+    at_every_size("profile_side_by_side", |size| {
+        let mut a = tuning(size, 36, true);
+        key(&mut a, '1');
+        let Some(Cmd::StartProfile { run, .. }) = key(&mut a, 'P').into_iter().next() else {
+            panic!("no profile started: {:?}", a.status)
+        };
+        a.update(profile_ev(
+            run,
+            Event::Profile(Box::new(profile_result([8, 1, 1], [128, 1, 1], 1.0))),
+        ));
+        a.update(profile_ev(run, Event::Done { ok: true }));
+        key(&mut a, '5');
+        let Some(Cmd::StartProfile { run, args, .. }) = key(&mut a, 'P').into_iter().next() else {
+            panic!("no profile of the best started: {:?}", a.status)
+        };
+        assert!(
+            args.windows(2).any(|w| w == ["--block", "256,1,1"]),
+            "{args:?}"
+        );
+        a.update(profile_ev(
+            run,
+            Event::Profile(Box::new(profile_result([16, 1, 1], [256, 1, 1], 1.75))),
+        ));
+        a.update(profile_ev(run, Event::Done { ok: true }));
+        a
+    });
+    // One at a time, and cancellable.
+    let mut a = app(true, (80, 24));
+    key(&mut a, 'P');
+    assert!(key(&mut a, 'P').is_empty());
+    assert!(a
+        .status
+        .as_ref()
+        .is_some_and(|s| s.text.contains("a profile is running")));
+    assert!(matches!(key(&mut a, 'c').as_slice(), [Cmd::CancelProfile]));
+    assert!(
+        !key(&mut a, 'P').is_empty(),
+        "a new profile after the cancel"
+    );
 }
 
 /// A typo in an axis shows the engine parser's message while it is typed.

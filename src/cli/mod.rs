@@ -39,7 +39,7 @@ pub use replay::{GeometryArgs, ReplayArgs};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
-pub(crate) use tune::{parse_budget, parse_devices};
+pub(crate) use tune::{parse_budget, parse_devices, DEFAULT_ENERGY_SECONDS};
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
 #[derive(Debug, Parser)]

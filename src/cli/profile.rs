@@ -49,9 +49,41 @@ pub struct ProfileArgs {
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
+    /// Stream protocol events instead (the explorer's profile view): ncu's progress, then
+    /// `profile` or `error`, then `done`.
+    #[arg(long, hide = true, conflicts_with = "json")]
+    pub events: bool,
+    /// The run id the events carry.
+    #[arg(long, hide = true, default_value_t = 1)]
+    pub run_id: u64,
 }
 
 impl ProfileArgs {
+    /// `rr-tui profile …` as the explorer starts it: the descriptor, a configuration (None: the
+    /// recorded one), a legacy record's supplied pieces, events tagged `run`.
+    pub fn events_command(
+        descriptor: &std::path::Path,
+        geometry: Option<([u32; 3], [u32; 3], u32)>,
+        supplied: &SuppliedArgs,
+        run: u64,
+    ) -> Vec<String> {
+        let mut v = vec!["profile".to_string(), descriptor.display().to_string()];
+        if let Some((grid, block, smem)) = geometry {
+            let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+            v.extend([
+                "--grid".into(),
+                dims(grid),
+                "--block".into(),
+                dims(block),
+                "--shared-mem".into(),
+                smem.to_string(),
+            ]);
+        }
+        v.extend(supplied.to_args());
+        v.extend(["--events".into(), "--run-id".into(), run.to_string()]);
+        v
+    }
+
     /// The replay ncu runs: one repetition, timed with events alone (no blocking kernel for
     /// ncu to serialise behind).
     pub fn request(&self) -> rr_engine::replay::ReplayRequest {

@@ -154,6 +154,22 @@ pub struct TuneArgs {
     /// [default: the recorded device].
     #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
     pub devices: Option<Devices>,
+    /// What the best configuration minimises: time (the median kernel time), energy (joules
+    /// per execution) or edp (energy-delay product, joules × seconds). energy and edp measure
+    /// energy (--energy). Searches learn from it; the report keeps time and energy for every
+    /// configuration either way and marks the Pareto front of time against energy.
+    #[arg(long, default_value = "time", value_parser = parse_objective, help_heading = "Energy")]
+    pub objective: rr_engine::tune::Objective,
+    /// Measure every verified configuration's energy per execution with NVML's energy counter
+    /// (read only: clocks and power limits are never changed), running it back to back for
+    /// --energy-seconds after its timing; the report gains energy, power and noise per
+    /// configuration and the Pareto front of time against energy.
+    #[arg(long, help_heading = "Energy")]
+    pub energy: bool,
+    /// How long each configuration's energy is measured at least (and at least five ~100 ms
+    /// counter windows); longer is less noisy.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_ENERGY_SECONDS, value_parser = parse_energy_seconds, help_heading = "Energy")]
+    pub energy_seconds: f64,
     /// Exactly N kept samples per configuration instead of sampling to the noise target.
     #[arg(
         long,
@@ -327,10 +343,23 @@ impl TuneArgs {
         }
     }
 
+    /// Whether energy is measured: --energy, or an objective that needs it.
+    pub fn measures_energy(&self) -> bool {
+        self.energy || self.objective.needs_energy()
+    }
+
+    /// How long each configuration's energy is measured, when it is.
+    pub fn energy_policy(&self) -> Option<rr_engine::replay::energy::EnergyPolicy> {
+        self.measures_energy()
+            .then(|| rr_engine::replay::energy::EnergyPolicy::sweep(self.energy_seconds))
+    }
+
     /// An empty report of a sweep with these arguments (filled as trials come).
     pub fn report(&self, kernel: &str, recorded: Config, space_size: u64, seed: u64) -> TuneReport {
         TuneReport {
             strategy: self.strategy,
+            objective: self.objective,
+            energy: self.energy_policy(),
             seed,
             budget: self.budget,
             time_limit_s: self.time_limit,
@@ -376,6 +405,16 @@ impl TuneArgs {
             }),
         );
         opt("--samples", self.samples.map(|n| n.to_string()));
+        opt(
+            "--objective",
+            (self.objective != rr_engine::tune::Objective::Time)
+                .then(|| self.objective.name().into()),
+        );
+        opt(
+            "--energy-seconds",
+            (self.energy_seconds != DEFAULT_ENERGY_SECONDS)
+                .then(|| self.energy_seconds.to_string()),
+        );
         let t = &self.timing;
         opt("--max-noise", t.max_noise.map(|x| x.to_string()));
         opt("--min-samples", t.min_samples.map(|x| x.to_string()));
@@ -423,6 +462,7 @@ impl TuneArgs {
             ("--cold", t.cold),
             ("--hot", t.hot),
             ("--no-verify", self.no_verify),
+            ("--energy", self.energy),
             ("--strict", self.strict),
             ("--resume", self.resume),
             ("--events", self.events),
@@ -471,6 +511,22 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
     Ok(Devices(out))
 }
 
+fn parse_objective(s: &str) -> Result<rr_engine::tune::Objective, String> {
+    rr_engine::tune::Objective::parse(s)
+        .ok_or_else(|| format!("{s:?}: expected time, energy or edp"))
+}
+
+/// Energy is measured this long per configuration unless told otherwise.
+pub const DEFAULT_ENERGY_SECONDS: f64 = 1.0;
+
+/// Seconds of energy measurement per configuration: 0.2 to 60.
+fn parse_energy_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.2..=60.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?}: expected seconds from 0.2 to 60")),
+    }
+}
+
 fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
     StrategyKind::parse(s)
         .ok_or_else(|| format!("{s:?}: expected exhaustive, random, annealing or tpe"))
@@ -486,6 +542,9 @@ pub struct EngineArgs {
     pub tolerance: Option<rr_engine::diff::Comparison>,
     #[arg(long)]
     pub no_verify: bool,
+    /// Open NVML at the start (the sweep measures energy).
+    #[arg(long)]
+    pub energy: bool,
     #[arg(long, default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout)]
     pub kernel_timeout: f64,
     #[command(flatten)]
@@ -541,6 +600,10 @@ mod tests {
                 "--seed",
                 "9",
                 "--ignore-limits",
+                "--objective",
+                "edp",
+                "--energy-seconds",
+                "2.5",
             ][..],
             &[
                 "x.json",
@@ -560,6 +623,7 @@ mod tests {
                 "--strict",
                 "--kernel-timeout",
                 "2.5",
+                "--energy",
             ][..],
         ] {
             let a = tune_args(args);

@@ -74,6 +74,13 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
         (a.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(a.kernel_timeout));
     let mut session =
         open::session(&inst, &recorded, true, kernel_timeout, setup).map_err(setup_error)?;
+    // NVML is opened before `ready`: a GPU whose energy cannot be read is refused at the start
+    // of the sweep with NVML's reason, not once per configuration.
+    let meter = if a.energy {
+        Some(rr_engine::replay::energy::meter(&session).map_err(setup_error)?)
+    } else {
+        None
+    };
     setup.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),
@@ -93,15 +100,24 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             continue;
         }
         let command = Command::parse(&line).map_err(|m| (0, ErrorKind::Input, m))?;
-        let (id, config, policy, variant) = match command {
+        let (id, config, policy, variant, energy) = match command {
             Command::Quit => return Ok(()),
             Command::Measure {
                 id,
                 config,
                 policy,
                 variant,
-            } => (id, config, policy, variant),
+                energy,
+            } => (id, config, policy, variant, energy),
         };
+        if energy.is_some() && meter.is_none() {
+            return Err((
+                id,
+                ErrorKind::Input,
+                "energy asked of an engine started without --energy".into(),
+            ));
+        }
+        let energy = meter.as_ref().zip(energy.as_ref());
         match engine::measure(
             &mut session,
             &recorded,
@@ -109,6 +125,7 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             variant.as_ref(),
             &policy,
             expected.as_ref(),
+            energy,
         ) {
             Ok(trial) => Printer {
                 json: true,

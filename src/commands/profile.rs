@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use rr_engine::profile::{self, raw, Profile};
+use rr_engine::profile::{self, raw, Profile, ProfileResult};
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_format::text::visible;
 
@@ -16,19 +16,47 @@ use crate::output;
 /// The NVTX range of the one repetition profiled (`Session::run` names them `rr-tui rep N`).
 const RANGE: &str = "regex:rr-tui.rep.1/";
 
-/// What `profile --json` prints.
-#[derive(serde::Serialize)]
-struct Printed<'a> {
-    descriptor: String,
-    report: String,
-    ncu: String,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_mem: u32,
-    profile: &'a Profile,
+pub fn run(a: &ProfileArgs) -> Result<i32> {
+    if !a.events {
+        return profile(a, &|_| {}).map(|_| 0);
+    }
+    // The explorer's child: ncu's progress as events, then the profile or the error, then the
+    // end of the run — never text.
+    let emit = |event: Event| {
+        output::json_line(
+            &Tagged {
+                run: a.run_id,
+                event,
+            }
+            .to_line(),
+        )
+    };
+    let progress = |line: &str| {
+        emit(Event::Phase {
+            name: "progress".into(),
+            detail: line.to_string(),
+        })
+    };
+    let ok = match profile(a, &progress) {
+        Ok(result) => {
+            emit(Event::Profile(Box::new(result)));
+            true
+        }
+        Err(e) => {
+            emit(Event::Error {
+                kind: rr_engine::replay::session::error_kind(&e),
+                message: e.to_string(),
+            });
+            false
+        }
+    };
+    emit(Event::Done { ok });
+    Ok(if ok { 0 } else { 1 })
 }
 
-pub fn run(a: &ProfileArgs) -> Result<i32> {
+/// Profile as `a` says, printing (unless `--events`) as it goes; `progress` hears ncu's passes.
+fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
+    let text = !a.json && !a.events;
     let req = a.request();
     // The replay's own checks first: nothing starts that `replay` would refuse.
     let checked = super::replay::preflight(&req)?;
@@ -80,14 +108,19 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
         .arg(report.with_extension(""))
         .arg(&exe)
         .args(req.to_args());
-    if !a.json {
+    if text {
         output::error_line(&format!(
             "[rr-tui] Profiling {} with {} (one repetition; ncu replays the kernel once per pass)…",
             rr_format::demangle(&inst.descriptor.name),
             ncu.display()
         ));
     }
-    let ran = run_ncu(cmd, !a.json)?;
+    let ran = run_ncu(cmd, &|line: &str| {
+        if text {
+            output::error_line(&format!("[rr-tui] {line}"));
+        }
+        progress(line);
+    })?;
     if !report.is_file() || modified(&report) == earlier {
         return Err(Error::Failed(explain_failure(&ran)));
     }
@@ -104,21 +137,21 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
                 .unwrap_or_default()
         )));
     };
-    let p = Profile::from_raw(k);
+    let result = ProfileResult {
+        descriptor: a.descriptor.display().to_string(),
+        report: report.display().to_string(),
+        ncu: ncu.display().to_string(),
+        grid: l.grid,
+        block: l.block,
+        shared_mem: l.shared_mem,
+        profile: Profile::from_raw(k),
+    };
     if a.json {
-        output::json(&Printed {
-            descriptor: a.descriptor.display().to_string(),
-            report: report.display().to_string(),
-            ncu: ncu.display().to_string(),
-            grid: l.grid,
-            block: l.block,
-            shared_mem: l.shared_mem,
-            profile: &p,
-        });
-    } else {
-        output::lines(describe(&p, l.grid, l.block, &report));
+        output::json(&result);
+    } else if text {
+        output::lines(describe(&result.profile, l.grid, l.block, &report));
     }
-    Ok(0)
+    Ok(result)
 }
 
 /// When `path` was last written, if it exists.
@@ -158,8 +191,9 @@ struct Ran {
     status: Option<i32>,
 }
 
-/// Run ncu over the replay, reading both streams as they come (neither may fill and block).
-fn run_ncu(mut cmd: Command, progress: bool) -> Result<Ran> {
+/// Run ncu over the replay, reading both streams as they come (neither may fill and block);
+/// `progress` hears each of ncu's passes.
+fn run_ncu(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<Ran> {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -183,8 +217,8 @@ fn run_ncu(mut cmd: Command, progress: bool) -> Result<Ran> {
             .map_while(|l| l.ok())
         {
             // ncu's passes, as they come: a large kernel's take a while.
-            if progress && line.starts_with("==PROF== Profiling") {
-                output::error_line(&format!("[rr-tui] {}", visible(&line)));
+            if line.starts_with("==PROF== Profiling") {
+                progress(&visible(&line));
             }
             take_line(&mut ran, &line);
         }

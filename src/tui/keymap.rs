@@ -53,6 +53,11 @@ pub enum Action {
     HeatLeft,
     HeatRight,
     HeatAxes,
+    TuneFront,
+    ScreenProfile,
+    Profile,
+    ProfileBest,
+    ProfileCancel,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +68,7 @@ pub enum Scope {
     Snapshots,
     Replay,
     Tune,
+    Profile,
 }
 
 pub struct Binding {
@@ -149,6 +155,22 @@ pub static BINDINGS: &[Binding] = &[
         ScreenTune,
         "tuning",
         None
+    ),
+    b!(
+        Global,
+        [(KeyCode::Char('6'), NONE)],
+        "6",
+        ScreenProfile,
+        "profile",
+        None
+    ),
+    b!(
+        Global,
+        [(KeyCode::Char('P'), SHIFT), (KeyCode::Char('P'), NONE)],
+        "P",
+        Profile,
+        "profile the selected instance with Nsight Compute (one repetition, in the background)",
+        Some("profile")
     ),
     b!(
         Global,
@@ -533,6 +555,42 @@ pub static BINDINGS: &[Binding] = &[
         "heatmap: the next two axes that vary (grid, block, smem, regs, defines)",
         Some("axes")
     ),
+    b!(
+        Tune,
+        [(KeyCode::Char('p'), NONE)],
+        "p",
+        TuneFront,
+        "table: the best configurations ↔ the Pareto front of time against energy",
+        Some("front")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('P'), SHIFT), (KeyCode::Char('P'), NONE)],
+        "P",
+        ProfileBest,
+        "profile the sweep's best configuration beside the recorded one",
+        Some("profile best")
+    ),
+    b!(
+        Profile,
+        [
+            (KeyCode::Char('r'), NONE),
+            (KeyCode::Char('P'), SHIFT),
+            (KeyCode::Char('P'), NONE)
+        ],
+        "r/P",
+        Profile,
+        "profile the recorded configuration (again)",
+        Some("profile")
+    ),
+    b!(
+        Profile,
+        [(KeyCode::Char('c'), NONE)],
+        "c",
+        ProfileCancel,
+        "cancel the running profile",
+        Some("cancel")
+    ),
 ];
 
 /// The action for a key in a scope: scope bindings first, then global ones.
@@ -632,6 +690,7 @@ pub fn help_lines() -> Vec<HelpLine> {
         (Scope::Snapshots, "Snapshots"),
         (Scope::Replay, "Replay"),
         (Scope::Tune, "Tune"),
+        (Scope::Profile, "Profile"),
     ] {
         lines.push(HelpLine::Section(title));
         let repeats_global = |b: &Binding| {
@@ -782,6 +841,7 @@ mod tests {
             Scope::Snapshots,
             Scope::Replay,
             Scope::Tune,
+            Scope::Profile,
         ] {
             let h = hints(scope);
             let own = BINDINGS
@@ -840,6 +900,7 @@ mod tests {
             Scope::Snapshots,
             Scope::Replay,
             Scope::Tune,
+            Scope::Profile,
         ] {
             let mut seen = std::collections::HashSet::new();
             for b in BINDINGS.iter().filter(|b| b.scope == s) {

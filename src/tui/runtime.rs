@@ -54,6 +54,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     }
     let mut replay: Option<ChildRun> = None;
     let mut tune: Option<ChildRun> = None;
+    let mut profile: Option<ChildRun> = None;
     let mut index: Option<IndexJob> = None;
     let mut first_frame = true;
     let result = (|| -> Result<()> {
@@ -123,6 +124,25 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                             c.cancel();
                         }
                     }
+                    Cmd::StartProfile { run, args, .. } => {
+                        let exe = executable()?;
+                        let sink = tx.clone();
+                        match ChildRun::spawn(&exe, &args, run, "profile", move |tagged| {
+                            let _ = sink.send(Msg::Profile(tagged));
+                        }) {
+                            Ok(child) => profile = Some(child),
+                            Err(e) => {
+                                for m in failed_start(run, "profile", &e) {
+                                    app.update(Msg::Profile(m));
+                                }
+                            }
+                        }
+                    }
+                    Cmd::CancelProfile => {
+                        if let Some(c) = profile.take() {
+                            c.cancel();
+                        }
+                    }
                     Cmd::StartIndex { job, a, b } => {
                         let sink = tx.clone();
                         index = Some(IndexJob::spawn(
@@ -163,7 +183,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
         }
     })();
     stop.store(true, Ordering::Relaxed);
-    for c in [replay, tune].into_iter().flatten() {
+    for c in [replay, tune, profile].into_iter().flatten() {
         c.cancel();
     }
     drop(index);

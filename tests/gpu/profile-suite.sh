@@ -34,6 +34,19 @@ PY
   grep -q "compute-bound" "$W/p-fma.txt" && ok "profile: the FMA chain is compute-bound" || bad "profile fma" "$(grep -E 'roofline|Error' "$W/p-fma.txt" | head -3 | tr '\n' ' ')"
   grep -E "roofline|speed of light|occupancy" "$W/p-fma.txt" | tee -a "$OUTDIR/profile-bench.txt" >/dev/null
   expect "profile: a tuned configuration, another section" 0 "Profile of rr_fma_chain.*\(grid 1024×1×1, block 1024×1×1\)" -- "$RR" profile "$FMA" --grid 1024 --block 1024 --section MemoryWorkloadAnalysis --output-dir "$W"
+  # What the explorer's profile view runs: progress events, the profile, done.
+  timeout 120 "$RR" profile "$FMA" --grid 1024 --block 1024 --events --run-id 7 --output-dir "$W" >"$W/p-events.jsonl" 2>>"$LOG" </dev/null
+  python3 - "$W/p-events.jsonl" >"$W/pe-check.txt" 2>&1 <<'PY' && ok "profile --events (the explorer's child): progress, the profile, done" || bad "profile --events" "$(tail -c 300 "$W/pe-check.txt")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+kinds = [e["event"] for e in ev]
+assert all(e["run"] == 7 for e in ev), ev
+assert kinds[-2:] == ["profile", "done"] and ev[-1]["ok"] and "phase" in kinds, kinds
+p = ev[-2]
+assert p["block"] == [1024, 1, 1] and p["profile"]["duration_ns"] > 0, p
+print("profile --events: %d progress event(s), duration %.1f us" % (kinds.count("phase"), p["profile"]["duration_ns"] / 1e3))
+PY
+  cat "$W/pe-check.txt" >>"$LOG"
   expect "profile: a missing ncu is named" 2 "no such file" -- "$RR" profile "$FMA" --ncu /nonexistent/ncu
 else
   echo "SKIP profile: ncu not installed" | tee -a "$LOG"
@@ -55,3 +68,30 @@ for path in sys.argv[1:]:
     assert e["noise"] < 0.05 and e["windows"] >= 20 and v["passed"], (e, v)
 PY
 cat "$W/e-check.txt" | tee -a "$OUTDIR/profile-bench.txt" >>"$LOG"
+# A sweep by energy: time and energy per configuration, the Pareto front holding the fastest
+# and the most frugal (block sizes of the FMA chain, the grid covering the recorded threads).
+t0=$(date +%s.%N)
+"$RR" tune "$FMA" --block 64..1024*2 --grid cover --objective energy --samples 20 --json "$W/te.json" --csv "$W/te.csv" >"$W/te.txt" 2>&1; rc=$?
+t1=$(date +%s.%N)
+cat "$W/te.txt" >>"$LOG"; cp "$W/te.json" "$W/te.csv" "$OUTDIR/" 2>/dev/null
+python3 - "$W/te.json" "$W/te.csv" "$t0" "$t1" >"$W/te-check.txt" 2>&1 <<'PY' && ok "tune --objective energy: time and energy per configuration, the front holds the fastest and the most frugal" || bad "tune --objective energy" "exit $rc: $(tail -c 400 "$W/te-check.txt") $(tail -n 3 "$W/te.txt" | tr '\n' ' ')"
+import csv, json, sys
+r = json.load(open(sys.argv[1])); t = float(sys.argv[4]) - float(sys.argv[3])
+ok = [(i, x) for i, x in enumerate(r["trials"]) if x["status"] == "ok"]
+assert r["objective"] == "energy" and len(ok) >= 4, (r["objective"], len(ok))
+assert all("energy" in x and x["energy"]["joules"] > 0 for _, x in ok), "a verified configuration without energy"
+fastest = min(ok, key=lambda p: p[1]["kernel_ns"]["median"])[0]
+frugal = min(ok, key=lambda p: p[1]["energy"]["joules"])[0]
+front = r["pareto"]
+assert fastest in front and frugal in front, (fastest, frugal, front)
+assert r["best"]["energy"]["joules"] == r["trials"][frugal]["energy"]["joules"], r["best"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert sum(row["Pareto"] == "1" for row in rows) == len(front)
+print("tune --objective energy of rr_fma_chain: %d configurations in %.1f s (energy ~%.1f s each); Pareto front %d: %s" % (
+    len(ok), t, t / max(len(ok), 1), len(front),
+    "; ".join("block %d: %.3f us, %.3f mJ, %.0f W, noise %.1f %%" % (r["trials"][i]["block"][0], r["trials"][i]["kernel_ns"]["median"] / 1e3,
+        r["trials"][i]["energy"]["joules"] * 1e3, r["trials"][i]["energy"]["power_w"], 100 * r["trials"][i]["energy"]["noise"]) for i in front)))
+for i, x in ok:
+    print("  block %4d: %.3f us, %.3f mJ, %.0f W%s" % (x["block"][0], x["kernel_ns"]["median"] / 1e3, x["energy"]["joules"] * 1e3, x["energy"]["power_w"], " (Pareto)" if i in front else ""))
+PY
+cat "$W/te-check.txt" | tee -a "$OUTDIR/profile-bench.txt" >>"$LOG"

@@ -118,7 +118,11 @@ impl Printer {
                 output::error_line(&format!("{PREFIX} Error: {message}{hint}"))
             }
             // Events of sweeps: a replay never emits them.
-            Event::Done { .. } | Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
+            Event::Done { .. }
+            | Event::Ready { .. }
+            | Event::Sweep { .. }
+            | Event::Trial(_)
+            | Event::Profile(_) => {}
         }
     }
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
+use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
@@ -55,6 +56,9 @@ impl EngineChild {
         }
         if args.no_verify {
             cmd.arg("--no-verify");
+        }
+        if args.energy {
+            cmd.arg("--energy");
         }
         cmd.args(["--kernel-timeout", &args.kernel_timeout.to_string()]);
         cmd.args(args.supplied.to_args());
@@ -162,6 +166,7 @@ impl EngineChild {
         config: Config,
         variant: Option<VariantImage>,
         policy: TimingPolicy,
+        energy: Option<EnergyPolicy>,
         watchdog: Duration,
     ) -> Reply {
         let id = self.next_id;
@@ -171,6 +176,7 @@ impl EngineChild {
             config,
             policy,
             variant,
+            energy,
         }
         .to_line();
         if self

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use rr_engine::replay::candidate::{CandidateFile, CandidateSpec};
+use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::ReplayInstance;
 use rr_engine::tune::defines::{Defines, GeometryExpr};
@@ -135,6 +136,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         inst.verify_blobs()?;
     }
     let policy = a.policy();
+    let energy = a.energy_policy();
     let seed = a.seed.unwrap_or_else(|| fastrand::u64(..) >> 16);
     let printer = text::Printer::new(a.events, a.run_id);
     if a.seed.is_some() && a.strategy == rr_engine::tune::StrategyKind::Exhaustive {
@@ -243,10 +245,13 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let scheduler = Arc::new(Mutex::new(Scheduler::new(
         space,
         search,
+        a.objective,
         &report.trials,
-        a.budget,
-        deadline,
-        stop.clone(),
+        scheduler::Limits {
+            budget: a.budget,
+            deadline,
+            stop: stop.clone(),
+        },
         shard,
     )));
     let exe = std::env::current_exe()
@@ -260,16 +265,18 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             device_id: Some(device),
             tolerance: a.tolerance,
             no_verify: a.no_verify,
+            energy: energy.is_some(),
             kernel_timeout: a.kernel_timeout,
             supplied: a.supplied.clone(),
         };
         let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
         let compiler = compiler.clone();
+        let measure = Measurement { policy, energy };
         workers.push(std::thread::spawn(move || {
             work(
                 &exe,
                 &engine_args,
-                policy,
+                measure,
                 &scheduler,
                 compiler.as_deref(),
                 &tx,
@@ -375,11 +382,18 @@ fn start_compiler(
     compile::Compiler::start(job, threads).map_err(Error::Failed)
 }
 
+/// How each configuration is measured: its timing, and its energy when asked.
+#[derive(Clone, Copy)]
+struct Measurement {
+    policy: TimingPolicy,
+    energy: Option<EnergyPolicy>,
+}
+
 /// One GPU: keep an engine running and feed it configurations until the scheduler is done.
 fn work(
     exe: &Path,
     args: &EngineArgs,
-    policy: TimingPolicy,
+    Measurement { policy, energy }: Measurement,
     scheduler: &Mutex<Scheduler>,
     compiler: Option<&compile::Compiler>,
     tx: &Sender<Msg>,
@@ -387,8 +401,10 @@ fn work(
     let device = args.device_id.unwrap_or(0);
     let mut engine: Option<EngineChild> = None;
     let mut failures = 0;
-    // A reply may wait for a whole sampling timeout, then one slow sample more.
-    let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0);
+    // A reply may wait for a whole sampling timeout, then one slow sample more, and the
+    // longest energy run.
+    let energy_s = energy.map_or(0.0, |e| e.max_seconds);
+    let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0 + energy_s);
     loop {
         if engine.is_none() {
             match EngineChild::start(exe, args) {
@@ -445,7 +461,7 @@ fn work(
             _ => None,
         };
         let Some(e) = engine.as_mut() else { continue };
-        let mut trial = match e.measure(config, variant, policy, watchdog) {
+        let mut trial = match e.measure(config, variant, policy, energy, watchdog) {
             Reply::Trial(t) => *t,
             Reply::Lost(why) => {
                 engine = None;
@@ -471,7 +487,7 @@ pub(crate) fn finish(
 ) -> bool {
     trial.index = index;
     if let Ok(mut s) = scheduler.lock() {
-        s.report(index, trial.cost());
+        s.report(index, &trial);
     }
     tx.send(Msg::Done(Box::new(trial))).is_ok()
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use rr_engine::tune::shard::Shard;
 use rr_engine::tune::trial::index_of;
-use rr_engine::tune::{Config, Search, Space, Status, Trial};
+use rr_engine::tune::{Config, Objective, Search, Space, Status, Trial};
 
 pub enum Work {
     Measure {
@@ -24,9 +24,19 @@ pub enum Work {
     Done,
 }
 
+/// When a sweep stops handing out configurations: after `budget` measured, at `deadline`, or
+/// when `stop` is set (a signal).
+pub struct Limits {
+    pub budget: Option<u64>,
+    pub deadline: Option<Instant>,
+    pub stop: Arc<AtomicBool>,
+}
+
 pub struct Scheduler {
     space: Space,
     search: Search,
+    /// What the search minimises.
+    objective: Objective,
     /// The recorded configuration, until a worker takes it.
     recorded: Option<Config>,
     recorded_index: Option<u64>,
@@ -44,10 +54,13 @@ impl Scheduler {
     pub fn new(
         space: Space,
         search: Search,
+        objective: Objective,
         done: &[Trial],
-        budget: Option<u64>,
-        deadline: Option<Instant>,
-        stop: Arc<AtomicBool>,
+        Limits {
+            budget,
+            deadline,
+            stop,
+        }: Limits,
         shard: Option<Shard>,
     ) -> Scheduler {
         let recorded_config = space.rules.recorded;
@@ -55,6 +68,7 @@ impl Scheduler {
         let mut s = Scheduler {
             space,
             search,
+            objective,
             recorded: Some(recorded_config),
             recorded_index,
             budget,
@@ -68,7 +82,7 @@ impl Scheduler {
                 s.recorded = None;
             }
             if let Some(i) = index_of(&s.space, &t.config) {
-                s.search.known(i, t.cost());
+                s.search.known(i, objective.of(t));
             }
         }
         if let (Some(i), Some(_)) = (recorded_index, s.recorded) {
@@ -126,9 +140,10 @@ impl Scheduler {
         }
     }
 
-    pub fn report(&mut self, index: Option<u64>, cost: Option<f64>) {
+    /// A finished configuration's cost (by the objective) goes to the search.
+    pub fn report(&mut self, index: Option<u64>, trial: &Trial) {
         if let Some(i) = index {
-            self.search.report(i, cost);
+            self.search.report(i, self.objective.of(trial));
         }
     }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crossbeam_channel::Sender;
+use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::trial::{index_of, DeviceInfo};
 use rr_engine::tune::{Config, Space, Status, Trial, TuneReport};
@@ -25,6 +26,8 @@ pub struct Table {
     /// The sweep's verification and timing policy (what its answers mean).
     verify: String,
     timing: TimingPolicy,
+    /// Whether (and how long) the sweep measured energy.
+    energy: Option<EnergyPolicy>,
 }
 
 /// A trial message kept from a sweep is cut to this many bytes.
@@ -50,10 +53,17 @@ impl Table {
             sm: 0,
             rated_clock_mhz: 0.0,
         });
-        let (verify, timing) = (sweep.verify.clone(), sweep.timing);
-        // Verification is the sweep's, whatever this run's flags say.
+        let (verify, timing, energy) = (sweep.verify.clone(), sweep.timing, sweep.energy);
+        if run.objective.needs_energy() && energy.is_none() {
+            return Err(Error::invalid(format!(
+                "--simulate {source}: that sweep measured no energy, and --objective {} needs it: simulate from a sweep run with --energy",
+                run.objective.name()
+            )));
+        }
+        // Verification and energy are the sweep's, whatever this run's flags say.
         let expected = TuneReport {
             verify: verify.clone(),
+            energy,
             ..run.clone()
         };
         let trials = sweep
@@ -77,6 +87,7 @@ impl Table {
             source,
             verify,
             timing,
+            energy,
         })
     }
 
@@ -85,6 +96,7 @@ impl Table {
         report.simulated_from = Some(self.source.clone());
         report.verify = self.verify.clone();
         report.timing = self.timing;
+        report.energy = self.energy;
     }
 
     /// What the sweep measured for `config`, or a skip saying it did not.
@@ -159,6 +171,7 @@ mod tests {
             source: "s.json".into(),
             verify: "bytes".into(),
             timing: TimingPolicy::fixed(1, true),
+            energy: None,
         };
         let a = table.answer(config(2));
         assert_eq!((a.status, a.recorded), (Status::Ok, false));

@@ -1,17 +1,20 @@
 //! What a sweep shows: one line per configuration as it completes and a summary (text), or
 //! protocol events for the explorer's tuning screen (`--events`).
 
+use rr_engine::replay::energy::joules_text;
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::tune::defines::Defines;
 use rr_engine::tune::space::dim;
 use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::{Config, Status, StrategyKind, Trial, TuneReport};
+use rr_engine::tune::{Config, Objective, Status, StrategyKind, Trial, TuneReport};
 use rr_format::demangle;
 
 use crate::output;
 
 /// How many of the best configurations the summary lists.
 const TOP: usize = 5;
+/// How many configurations of the Pareto front it lists.
+const PARETO_SHOWN: usize = 10;
 
 /// What a sweep is about to do, for its header.
 pub struct Plan<'a> {
@@ -120,6 +123,13 @@ impl Printer {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        if let Some(e) = &r.energy {
+            output::line(&format!(
+                "  energy: each verified configuration run back to back for at least {} s (NVML's energy counter, read only); objective: {}",
+                e.min_seconds,
+                r.objective.name()
+            ));
+        }
         if plan.resumed > 0 {
             output::line(&format!(
                 "  resumed: {} configuration(s) already measured",
@@ -224,14 +234,52 @@ impl Printer {
             output::line("No configuration verified.");
             return;
         }
-        output::line(&format!("Fastest {}:", best.len()));
+        output::line(&format!(
+            "{} {}:",
+            match r.objective {
+                Objective::Time => "Fastest",
+                Objective::Energy => "Most frugal",
+                Objective::Edp => "Lowest energy-delay product",
+            },
+            best.len()
+        ));
         for (i, t) in best.iter().enumerate() {
             output::line(&format!("  {}. {}", i + 1, describe(t, &r.defines)));
         }
+        if let Some(note) = within_energy_noise(r.objective, &best) {
+            output::line(&note);
+        }
+        if !r.pareto.is_empty() {
+            output::line(&format!(
+                "Pareto front of time against energy ({} configuration(s), fastest first):",
+                r.pareto.len()
+            ));
+            for &i in r.pareto.iter().take(PARETO_SHOWN) {
+                output::line(&format!("  {}", describe(&r.trials[i], &r.defines)));
+            }
+            if r.pareto.len() > PARETO_SHOWN {
+                output::line(&format!(
+                    "  … and {} more (--csv and --json mark them all)",
+                    r.pareto.len() - PARETO_SHOWN
+                ));
+            }
+        }
         let recorded = r.trials.iter().find(|t| t.recorded);
+        let energy = match (r.best.as_ref().and_then(Trial::joules), r.energy_ratio) {
+            (Some(j), Some(ratio)) => format!(
+                "; {} per execution, {ratio:.3}x less energy than the recorded one",
+                joules_text(j)
+            ),
+            (Some(j), None) => format!("; {} per execution", joules_text(j)),
+            _ => String::new(),
+        };
         match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
             (Some(b), Some(rec), Some(s)) => output::line(&format!(
-                "Best: {} at {}: {s:.3}x the recorded configuration ({})",
+                "Best{}: {} at {}: {s:.3}x the recorded configuration ({}){energy}",
+                match r.objective {
+                    Objective::Time => String::new(),
+                    o => format!(" by {}", o.name()),
+                },
                 config_text(&b.config, &r.defines),
                 ns(b.cost().unwrap_or(0.0)),
                 ns(rec)
@@ -253,6 +301,24 @@ impl Printer {
             output::line(n);
         }
     }
+}
+
+/// By energy (or EDP), the best and the runner-up may differ by less than their energy's noise:
+/// then the ranking is not to be trusted, and the line says so.
+fn within_energy_noise(objective: Objective, best: &[&Trial]) -> Option<String> {
+    let [first, second, ..] = best else {
+        return None;
+    };
+    let (a, b) = (objective.of(first)?, objective.of(second)?);
+    let noise = first.energy?.noise.max(second.energy?.noise);
+    let apart = (b - a).abs() / a.abs().max(f64::MIN_POSITIVE);
+    (objective.needs_energy() && apart < noise).then(|| {
+        format!(
+            "Note: 1. and 2. differ by {:.2} %, less than their energy's noise ({:.1} %): measure longer (--energy-seconds) to tell them apart.",
+            apart * 100.0,
+            noise * 100.0
+        )
+    })
 }
 
 /// A configuration in words, its variant as its define values (`TILE=16 grid …`).
@@ -303,9 +369,20 @@ pub fn describe(t: &Trial, defines: &Defines) -> String {
             s.push_str(&format!(" ({} throttled)", t.discarded));
         }
     }
+    if let Some(e) = &t.energy {
+        s.push_str(&format!(
+            " {} {:.0} W ±{:.1}%",
+            joules_text(e.joules),
+            e.power_w,
+            e.noise * 100.0
+        ));
+    }
     s.push_str(&format!("  {}", t.status.label()));
     if t.recorded {
         s.push_str(" (recorded)");
+    }
+    if t.pareto {
+        s.push_str(" (Pareto)");
     }
     if let Some(m) = &t.message {
         s.push_str(&format!(": {m}"));
@@ -314,3 +391,45 @@ pub fn describe(t: &Trial, defines: &Defines) -> String {
 }
 
 pub use rr_engine::replay::stats::ns_text as ns;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rr_engine::replay::stats::Stats;
+    use rr_engine::tune::trial::TrialEnergy;
+
+    fn trial(joules: f64, noise: f64) -> Trial {
+        let mut t = Trial::new(
+            Config {
+                grid: [1, 1, 1],
+                block: [64, 1, 1],
+                shared_mem: 0,
+                max_registers: None,
+                variant: None,
+            },
+            Status::Ok,
+        );
+        t.kernel_ns = Some(Stats::of(&[1000.0]));
+        t.energy = Some(TrialEnergy {
+            joules,
+            power_w: 400.0,
+            noise,
+            windows: 8,
+        });
+        t
+    }
+
+    #[test]
+    fn a_ranking_inside_the_energy_noise_is_called_so() {
+        let (a, b, far) = (
+            trial(0.2480, 0.012),
+            trial(0.2482, 0.010),
+            trial(0.30, 0.01),
+        );
+        assert!(within_energy_noise(Objective::Energy, &[&a, &b])
+            .is_some_and(|n| n.contains("0.08 %") && n.contains("1.2 %")));
+        assert_eq!(within_energy_noise(Objective::Energy, &[&a, &far]), None);
+        assert_eq!(within_energy_noise(Objective::Time, &[&a, &b]), None);
+        assert_eq!(within_energy_noise(Objective::Energy, &[&a]), None);
+    }
+}

@@ -292,7 +292,12 @@ impl App {
         match a {
             Action::Quit => {
                 self.quit = true;
-                return vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit];
+                return vec![
+                    Cmd::CancelReplay,
+                    Cmd::CancelTune,
+                    Cmd::CancelProfile,
+                    Cmd::Quit,
+                ];
             }
             Action::Help => {
                 self.help = true;
@@ -312,6 +317,7 @@ impl App {
             Action::ScreenSnapshots => return self.switch(Screen::Snapshots),
             Action::ScreenReplay => return self.switch(Screen::Replay),
             Action::ScreenTune | Action::OpenTune => return self.switch(Screen::Tune),
+            Action::ScreenProfile => return self.switch(Screen::Profile),
             Action::NextScreen | Action::PrevScreen => {
                 let n = Screen::ALL.len();
                 let i = Screen::ALL
@@ -460,6 +466,10 @@ impl App {
             Action::HeatLeft => self.scroll_heat(0, -1),
             Action::HeatRight => self.scroll_heat(0, 1),
             Action::HeatAxes => self.cycle_heat_axes(),
+            Action::TuneFront => self.toggle_front(),
+            Action::Profile => return self.start_profile(),
+            Action::ProfileBest => return self.start_best_profile(),
+            Action::ProfileCancel => return self.cancel_profile(),
         }
         vec![]
     }
@@ -604,6 +614,7 @@ impl App {
                 .min(last);
             }
             Screen::Tune => self.tune_scroll(a),
+            Screen::Profile => {}
             Screen::Snapshots => {
                 let rows = self.snapshot_rows();
                 if let Some(s) = self.snap.as_mut() {

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use rr_engine::tune::defines::Defines;
-use rr_engine::tune::{Config, Status, Trial};
+use rr_engine::tune::{Config, Objective, Status, Trial};
 
 /// An axis the heatmap can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,7 +77,8 @@ pub const LEVELS: usize = 4;
 /// One grid × block cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct HeatCell {
-    /// The fastest verified median of the cell's configurations.
+    /// The best value (by the objective: median time, energy or EDP) of the cell's verified
+    /// configurations.
     pub best: Option<f64>,
     /// The most serious failure among them, shown when none verified.
     pub failure: Option<Status>,
@@ -106,8 +107,10 @@ pub struct Heatmap {
     pub rows: Vec<HeatKey>,
     pub cols: Vec<HeatKey>,
     cells: HashMap<(HeatKey, HeatKey), HeatCell>,
-    /// The fastest and slowest cell medians (the ends of the colour scale).
+    /// The best and worst cell values (the ends of the colour scale).
     range: Option<(f64, f64)>,
+    /// What a cell's value is: the sweep's objective (time, energy or EDP).
+    pub objective: Objective,
 }
 
 impl Default for Heatmap {
@@ -131,12 +134,23 @@ impl Heatmap {
             cols: Vec::new(),
             cells: HashMap::new(),
             range: None,
+            objective: Objective::Time,
         }
     }
 
+    /// The same map valued by `objective`.
+    pub fn by(self, objective: Objective) -> Heatmap {
+        Heatmap { objective, ..self }
+    }
+
     /// The same sweep shown on other axes.
-    pub fn rebuilt(axes: (HeatAxis, HeatAxis), defines: Defines, trials: &[Trial]) -> Heatmap {
-        let mut h = Heatmap::new(axes, defines);
+    pub fn rebuilt(
+        axes: (HeatAxis, HeatAxis),
+        defines: Defines,
+        objective: Objective,
+        trials: &[Trial],
+    ) -> Heatmap {
+        let mut h = Heatmap::new(axes, defines).by(objective);
         for t in trials {
             h.add(t);
         }
@@ -191,7 +205,7 @@ impl Heatmap {
         let cell = self.cells.entry((r, c)).or_default();
         cell.trials += 1;
         cell.recorded |= t.recorded;
-        match t.cost() {
+        match self.objective.of(t) {
             Some(c) => {
                 let old = cell.best;
                 if old.is_none_or(|o| c < o) {
@@ -313,6 +327,7 @@ mod tests {
         let s = Heatmap::rebuilt(
             (HeatAxis::SharedMem, HeatAxis::Block),
             Defines::default(),
+            Objective::Time,
             &trials,
         );
         assert_eq!(labels(&s.rows), ["0", "1024"]);
@@ -339,6 +354,7 @@ mod tests {
         let h = Heatmap::rebuilt(
             (HeatAxis::Define(0), HeatAxis::Define(1)),
             defines.clone(),
+            Objective::Time,
             &trials,
         );
         let labels = |v: &[HeatKey]| v.iter().map(|k| k.label.clone()).collect::<Vec<_>>();

@@ -10,6 +10,7 @@ pub mod descriptors;
 mod export;
 pub mod heatmap;
 pub mod instances;
+pub mod profiles;
 pub mod prompt;
 pub mod replays;
 pub mod rowlayout;
@@ -59,6 +60,8 @@ pub enum Msg {
     Replay(Tagged),
     /// An event of a sweep (`rr-tui tune --events`), dropped likewise when its run is over.
     Tune(Tagged),
+    /// An event of a profile (`rr-tui profile --events`), likewise.
+    Profile(Tagged),
     /// Rows read by a worker after the first frame (index, row).
     RowsLoaded(Vec<(usize, Row)>),
     /// `replay`'s own checks of a replay asked for (`preflight`), done on a worker.
@@ -137,6 +140,14 @@ pub enum Cmd {
     },
     /// Kill the running sweep (and its engine processes).
     CancelTune,
+    /// Start `rr-tui ARGS…` (a `profile … --events --run-id RUN`), its events as `Msg::Profile`.
+    StartProfile {
+        instance: usize,
+        run: u64,
+        args: Vec<String>,
+    },
+    /// Kill the running profile (ncu and the replay under it).
+    CancelProfile,
     StartIndex {
         job: u64,
         a: Arc<Snapshot>,
@@ -153,15 +164,17 @@ pub enum Screen {
     Snapshots,
     Replay,
     Tune,
+    Profile,
 }
 
 impl Screen {
-    pub const ALL: [Screen; 5] = [
+    pub const ALL: [Screen; 6] = [
         Screen::Instances,
         Screen::Descriptor,
         Screen::Snapshots,
         Screen::Replay,
         Screen::Tune,
+        Screen::Profile,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -170,6 +183,7 @@ impl Screen {
             Screen::Snapshots => "Snapshots",
             Screen::Replay => "Replay",
             Screen::Tune => "Tune",
+            Screen::Profile => "Profile",
         }
     }
     pub fn scope(self) -> Scope {
@@ -179,6 +193,7 @@ impl Screen {
             Screen::Snapshots => Scope::Snapshots,
             Screen::Replay => Scope::Replay,
             Screen::Tune => Scope::Tune,
+            Screen::Profile => Scope::Profile,
         }
     }
 }
@@ -245,6 +260,13 @@ pub struct App {
     pub tuning: Option<usize>,
     /// First row and column of the heatmap on screen.
     pub heat_scroll: (usize, usize),
+    /// The tuning table lists the Pareto front of time against energy instead of the best.
+    pub show_front: bool,
+    /// Nsight Compute profiles by instance, kept for the session: the recorded configuration's
+    /// and a sweep's best.
+    pub profiles: HashMap<usize, profiles::Profiles>,
+    /// The profile running (one at a time: ncu serialises the GPU).
+    pub profiling: Option<(usize, profiles::Target)>,
     /// `Err(why)` when replay cannot run here (no CUDA driver).
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
@@ -302,6 +324,9 @@ impl App {
             tunes: HashMap::new(),
             tuning: None,
             heat_scroll: (0, 0),
+            show_front: false,
+            profiles: HashMap::new(),
+            profiling: None,
             gpu,
             output_dir,
             export_dir: PathBuf::from("."),
@@ -421,7 +446,12 @@ impl App {
             Msg::RowsLoaded(rows) => self.on_rows_loaded(rows),
             Msg::Quit => {
                 self.quit = true;
-                vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit]
+                vec![
+                    Cmd::CancelReplay,
+                    Cmd::CancelTune,
+                    Cmd::CancelProfile,
+                    Cmd::Quit,
+                ]
             }
             Msg::Replay(tagged) => {
                 self.on_replay_event(tagged);
@@ -429,6 +459,10 @@ impl App {
             }
             Msg::Tune(tagged) => {
                 self.on_tune_event(tagged);
+                vec![]
+            }
+            Msg::Profile(tagged) => {
+                self.on_profile_event(tagged);
                 vec![]
             }
             Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),

@@ -117,8 +117,8 @@ impl ReplayRun {
             }
             Event::Summary { .. } => self.detail = "repetitions done".into(),
             Event::Energy(e) => self.detail = format!("energy: {}", e.describe()),
-            // Events of sweeps: a replay never emits them.
-            Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) => {}
+            // Events of sweeps and profiles: a replay never emits them.
+            Event::Ready { .. } | Event::Sweep { .. } | Event::Trial(_) | Event::Profile(_) => {}
             Event::Verify(v) if v.candidate => self.candidate_mut().verification = Some(v),
             Event::Verify(v) => self.verification = Some(v),
             Event::Candidate {

@@ -81,6 +81,13 @@ impl App {
             self.set_status("a replay is already running (c cancels it)", true);
             return vec![];
         }
+        if self.profiling.is_some() {
+            self.set_status(
+                "a profile is running: let it finish or cancel it (6, then c)",
+                true,
+            );
+            return vec![];
+        }
         if self.tuning.is_some() {
             // Both would use the GPU: the sweep's timings would mean nothing.
             self.set_status(

@@ -64,6 +64,32 @@ impl App {
         }
     }
 
+    /// The table: the best configurations, or the Pareto front of time against energy (a
+    /// sweep that measures energy: the form's objective field).
+    pub(super) fn toggle_front(&mut self) {
+        let front = self
+            .current()
+            .and_then(|i| self.tunes.get(&i))
+            .map(|run| (run.report.energy.is_some(), run.front().len()));
+        match front {
+            Some((true, n)) => {
+                self.show_front = !self.show_front;
+                self.set_status(
+                    if self.show_front {
+                        format!("table: the Pareto front of time against energy ({n} configuration(s), fastest first; p for the best)")
+                    } else {
+                        "table: the best configurations by the objective (p for the Pareto front)".into()
+                    },
+                    false,
+                );
+            }
+            _ => self.set_status(
+                "no energy measured: set the form's objective to time (+ energy), energy or edp, then r",
+                true,
+            ),
+        }
+    }
+
     /// Show the heatmap on the next pair of axes whose values vary in the sweep (grid × block
     /// first), rebuilt from the configurations measured so far.
     pub(super) fn cycle_heat_axes(&mut self) {
@@ -103,7 +129,7 @@ impl App {
         }
         let at = pairs.iter().position(|p| *p == run.heat.axes).unwrap_or(0);
         let next = pairs[(at + 1) % pairs.len()];
-        run.heat = Heatmap::rebuilt(next, defines, trials);
+        run.heat = Heatmap::rebuilt(next, defines, run.report.objective, trials);
         let (r, c) = run.heat.axis_names();
         self.heat_scroll = (0, 0);
         self.set_status(
@@ -165,6 +191,13 @@ impl App {
         if self.running.is_some() {
             self.set_status(
                 "a replay is running: let it finish or cancel it (4, then c)",
+                true,
+            );
+            return vec![];
+        }
+        if self.profiling.is_some() {
+            self.set_status(
+                "a profile is running: let it finish or cancel it (6, then c)",
                 true,
             );
             return vec![];
@@ -294,9 +327,22 @@ impl App {
                     .speedup
                     .map(|s| format!(", {s:.2}× the recorded one"))
                     .unwrap_or_default();
+                let energy = best
+                    .joules()
+                    .map(|j| {
+                        format!(
+                            ", {} per execution",
+                            rr_engine::replay::energy::joules_text(j)
+                        )
+                    })
+                    .unwrap_or_default();
+                let by = match r.report.objective {
+                    rr_engine::tune::Objective::Time => String::new(),
+                    o => format!(" by {}", o.name()),
+                };
                 (
                     format!(
-                        "sweep of {name} done: best {} at {time}{speedup}",
+                        "sweep of {name} done: best{by} {} at {time}{speedup}{energy}",
                         best.config
                     ),
                     false,

@@ -9,7 +9,7 @@ use rr_engine::diff::Comparison;
 use rr_engine::replay::timing::NoiseTarget;
 use rr_engine::tune::defines::{DefineAxis, Defines, GeometryExpr};
 use rr_engine::tune::space::{self, GridChoice, MAX_CONFIGS};
-use rr_engine::tune::StrategyKind;
+use rr_engine::tune::{Objective, StrategyKind};
 
 use super::prompt::{Edit, LineEditor};
 use crate::cli::{TimingArgs, TuneArgs};
@@ -34,11 +34,13 @@ pub enum Field {
     Devices,
     TimeLimit,
     Seed,
+    /// What the sweep minimises, and whether energy is measured (`--objective`, `--energy`).
+    Objective,
 }
 
 impl Field {
     /// In the order the form shows them (the axes, then how to search and measure).
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 16] = [
         Field::Grid,
         Field::Block,
         Field::SharedMem,
@@ -47,6 +49,7 @@ impl Field {
         Field::Devices,
         Field::Verify,
         Field::Strategy,
+        Field::Objective,
         Field::Budget,
         Field::TimeLimit,
         Field::Seed,
@@ -73,12 +76,16 @@ impl Field {
             Field::Seed => "seed",
             Field::Source => "source",
             Field::Defines => "defines",
+            Field::Objective => "objective",
         }
     }
 
     /// Choices cycle on Enter; the other fields are typed.
     pub fn is_choice(self) -> bool {
-        matches!(self, Field::Strategy | Field::Cache | Field::Limits)
+        matches!(
+            self,
+            Field::Strategy | Field::Cache | Field::Limits | Field::Objective
+        )
     }
 
     /// What the field holds when it is empty.
@@ -94,7 +101,7 @@ impl Field {
             Field::Seed => "random",
             Field::Source => "the recorded image",
             Field::Defines => "none (e.g. TILE=1,2,4 UNROLL=1..8*2)",
-            Field::Strategy | Field::Cache | Field::Limits => "",
+            Field::Strategy | Field::Cache | Field::Limits | Field::Objective => "",
         }
     }
 
@@ -157,7 +164,7 @@ impl Field {
                 let d = parse_defines(text)?;
                 Ok(format!("{} variant(s)", d.variants()))
             }
-            Field::Strategy | Field::Cache | Field::Limits => Ok(String::new()),
+            Field::Strategy | Field::Cache | Field::Limits | Field::Objective => Ok(String::new()),
         }
     }
 }
@@ -238,6 +245,9 @@ pub struct TuneForm {
     pub seed: String,
     pub source: String,
     pub defines: String,
+    /// What the sweep minimises, and whether energy is measured beside time.
+    pub objective: Objective,
+    pub energy: bool,
     /// The field under the cursor (index into [`Field::ALL`]).
     pub cursor: usize,
     pub editing: Option<FieldEdit>,
@@ -263,6 +273,8 @@ impl Default for TuneForm {
             seed: String::new(),
             source: String::new(),
             defines: String::new(),
+            objective: Objective::Time,
+            energy: false,
             cursor: 0,
             editing: None,
         }
@@ -297,6 +309,10 @@ impl TuneForm {
             Field::Seed => self.seed.clone(),
             Field::Source => self.source.clone(),
             Field::Defines => self.defines.clone(),
+            Field::Objective => match (self.objective, self.energy) {
+                (Objective::Time, true) => "time (+ energy)".into(),
+                (o, _) => o.name().into(),
+            },
         }
     }
 
@@ -324,7 +340,7 @@ impl TuneForm {
             Field::Seed => self.seed = text,
             Field::Source => self.source = text,
             Field::Defines => self.defines = text,
-            Field::Strategy | Field::Cache | Field::Limits => {}
+            Field::Strategy | Field::Cache | Field::Limits | Field::Objective => {}
         }
     }
 
@@ -354,6 +370,20 @@ impl TuneForm {
                     "limits ignored: configurations outside the recorded TeamsLimits/ThreadsLimits are tried too".into()
                 } else {
                     "limits: the recorded TeamsLimits/ThreadsLimits bound the axes".into()
+                })
+            }
+            Field::Objective => {
+                // time → time and energy → energy → edp → time.
+                (self.objective, self.energy) = match (self.objective, self.energy) {
+                    (Objective::Time, false) => (Objective::Time, true),
+                    (Objective::Time, true) => (Objective::Energy, true),
+                    (Objective::Energy, _) => (Objective::Edp, true),
+                    (Objective::Edp, _) => (Objective::Time, false),
+                };
+                Some(match (self.objective, self.energy) {
+                    (Objective::Time, false) => "objective time: the fastest verified configuration wins".into(),
+                    (Objective::Time, true) => "objective time, energy measured too (NVML, ~1 s per configuration): the Pareto front of time against energy".into(),
+                    (o, _) => format!("objective {}: energy measured with NVML (~1 s per configuration); the best by {} wins", o.name(), o.name()),
                 })
             }
             Field::Cache => {
@@ -484,6 +514,9 @@ impl TuneForm {
                 .axes,
             nvrtc_opts: vec![],
             source_kernel: None,
+            objective: self.objective,
+            energy: self.energy,
+            energy_seconds: crate::cli::DEFAULT_ENERGY_SECONDS,
         })
     }
 }

@@ -58,6 +58,9 @@ pub struct TuneRun {
     /// trials arrive, so that a frame never scans or sorts a sweep of a million configurations.
     counts: [usize; 5],
     ranked: Vec<Trial>,
+    /// The Pareto front of time against energy so far, fastest first (sweeps measuring energy
+    /// take a second or more per configuration, so recomputing it per trial is cheap).
+    front: Vec<Trial>,
 }
 
 /// The fastest configurations the screen can list (the export has them all).
@@ -83,11 +86,12 @@ impl TuneRun {
             report: args.report(kernel, recorded, 0, 0),
             planned: None,
             warnings: vec![],
-            heat: Heatmap::default(),
+            heat: Heatmap::default().by(args.objective),
             clock: RunClock::default(),
             recorded_cost: None,
             counts: [0; 5],
             ranked: Vec::new(),
+            front: Vec::new(),
         }
     }
 
@@ -101,7 +105,7 @@ impl TuneRun {
                 defines,
                 ..
             } => {
-                self.heat = Heatmap::new(self.heat.axes, defines.clone());
+                self.heat = Heatmap::new(self.heat.axes, defines.clone()).by(self.report.objective);
                 self.report.defines = defines;
                 self.report.space_size = configs;
                 self.planned = Some(planned);
@@ -151,6 +155,7 @@ impl TuneRun {
             | Event::Rep { .. }
             | Event::Candidate { .. }
             | Event::Energy(_)
+            | Event::Profile(_)
             | Event::Compare(_)
             | Event::Summary { .. }
             | Event::Verify(_)
@@ -166,18 +171,27 @@ impl TuneRun {
             self.recorded_cost = t.cost();
         }
         self.counts[status_index(t.status)] += 1;
-        // The ranking, the best and the speedup, kept up to date without rescanning.
-        if let Some(c) = t.cost() {
+        // The ranking by the objective, the best and the speedup, kept up to date without
+        // rescanning.
+        let objective = self.report.objective;
+        if let Some(c) = objective.of(&t) {
             let at = self
                 .ranked
-                .partition_point(|r| r.cost().is_some_and(|rc| rc <= c));
+                .partition_point(|r| objective.of(r).is_some_and(|rc| rc <= c));
             if at < RANKED {
                 self.ranked.insert(at, t.clone());
                 self.ranked.truncate(RANKED);
             }
         }
         self.report.best = self.ranked.first().cloned();
+        let on_front = t.cost().is_some() && t.joules().is_some();
         self.report.trials.push(t);
+        if on_front {
+            self.front = rr_engine::tune::objective::pareto_front(&self.report.trials)
+                .into_iter()
+                .map(|i| self.report.trials[i].clone())
+                .collect();
+        }
         let best = self.report.best.as_ref().and_then(Trial::cost);
         self.report.speedup = match (self.recorded_cost, best) {
             (Some(r), Some(b)) if b > 0.0 => Some(r / b),
@@ -199,9 +213,14 @@ impl TuneRun {
         self.counts[status_index(s)]
     }
 
-    /// The fastest verified configurations, fastest first (at most [`RANKED`]).
+    /// The best verified configurations by the objective, best first (at most [`RANKED`]).
     pub fn ranking(&self) -> &[Trial] {
         &self.ranked
+    }
+
+    /// The Pareto front of time against energy, fastest first (empty without energy).
+    pub fn front(&self) -> &[Trial] {
+        &self.front
     }
 
     /// Launched configurations per second of wall time.

@@ -1,5 +1,6 @@
 //! The heatmap of a sweep: rows of one axis × columns of another (grid × block unless `a` picks
-//! others), each cell the best median of its configurations. The scale is a shade *and* a colour (fast ░ ▒ ▓ █ slow), so it reads in the
+//! others), each cell the best value of its configurations by the sweep's objective (median
+//! time, energy or energy-delay product). The scale is a shade *and* a colour (fast ░ ▒ ▓ █ slow), so it reads in the
 //! monochrome theme too; cells wide enough also show the time. Failures have marks of their
 //! own; ◆ marks the recorded configuration, ★ the best. Too many columns: cells drop the time,
 //! then the map scrolls (h/l, PgUp/PgDn), and the legend says which part is on screen.
@@ -16,7 +17,7 @@ use crate::tui::app::heatmap::{HeatCell, LEVELS};
 use crate::tui::app::tunelayout::{corner, first, HeatGeometry};
 use crate::tui::app::TuneRun;
 use crate::tui::theme::Theme;
-use rr_engine::tune::Status;
+use rr_engine::tune::{Objective, Status};
 
 /// Fastest to slowest.
 pub const SHADES: [char; LEVELS] = ['░', '▒', '▓', '█'];
@@ -39,9 +40,48 @@ fn failure_style(s: Status, theme: &Theme) -> Style {
     }
 }
 
-/// A time in at most six columns: `950ns`, `1.02µs`, `10.2ms`.
-fn compact(ns: f64) -> String {
-    duration_ns(ns).replace(' ', "")
+/// A cell's value in at most seven columns: a time (`950ns`, `1.02µs`, `10.2ms`), joules
+/// (`4.20mJ`) or an energy-delay product (`1.2e-9`).
+fn compact(v: f64, objective: Objective) -> String {
+    match objective {
+        Objective::Time => duration_ns(v).replace(' ', ""),
+        Objective::Energy => {
+            let (x, unit) = if v >= 1.0 {
+                (v, "J")
+            } else if v >= 1e-3 {
+                (v * 1e3, "mJ")
+            } else {
+                (v * 1e6, "µJ")
+            };
+            // Three significant digits.
+            let digits = if x >= 100.0 {
+                0
+            } else if x >= 10.0 {
+                1
+            } else {
+                2
+            };
+            format!("{x:.digits$}{unit}")
+        }
+        Objective::Edp => format!("{v:.1e}"),
+    }
+}
+
+/// A cell's value in full, for the legend.
+fn full(v: f64, objective: Objective) -> String {
+    match objective {
+        Objective::Time => duration_ns(v),
+        o => o.describe(v),
+    }
+}
+
+/// The ends of the scale in words.
+fn scale_words(objective: Objective) -> (&'static str, &'static str) {
+    match objective {
+        Objective::Time => ("fast", "slow"),
+        Objective::Energy => ("frugal", "costly"),
+        Objective::Edp => ("low EDP", "high"),
+    }
 }
 
 pub fn draw(run: &TuneRun, scroll: (usize, usize), theme: &Theme, f: &mut Frame, area: Rect) {
@@ -129,7 +169,11 @@ fn cell_spans<'a>(
             let level = run.heat.level(t);
             let shade = SHADES[level];
             // The shade fills what the time leaves: the map reads as a map, times and all.
-            let time = if wide { compact(t) } else { String::new() };
+            let time = if wide {
+                compact(t, run.heat.objective)
+            } else {
+                String::new()
+            };
             let fill = rest.saturating_sub(time.chars().count()).max(1);
             let text = format!("{}{time}", shade.to_string().repeat(fill));
             Span::styled(text, theme.heat[level])
@@ -192,18 +236,24 @@ fn legend<'a>(
         );
     }
     if let Some((lo, hi)) = heat.range() {
+        let o = heat.objective;
+        let (good, bad) = scale_words(o);
         push(
             &mut spans,
-            if long { "fast ".into() } else { String::new() },
+            if long {
+                format!("{good} ")
+            } else {
+                String::new()
+            },
             theme.dim,
         );
         for (level, shade) in SHADES.iter().enumerate() {
             push(&mut spans, shade.to_string(), theme.heat[level]);
         }
         let ends = if long {
-            format!(" slow ({} – {}) ", duration_ns(lo), duration_ns(hi))
+            format!(" {bad} ({} – {}) ", full(lo, o), full(hi, o))
         } else {
-            format!(" {}–{} ", compact(lo), compact(hi))
+            format!(" {}–{} ", compact(lo, o), compact(hi, o))
         };
         push(&mut spans, ends, theme.dim);
     }

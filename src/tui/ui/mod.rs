@@ -6,6 +6,7 @@ pub mod format;
 mod heatmap;
 mod help;
 mod instances;
+mod profile;
 mod replay;
 mod snapshots;
 mod statusbar;
@@ -35,6 +36,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Screen::Snapshots => snapshots::draw(app, theme, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
         Screen::Tune => tuning::draw(app, theme, f, main),
+        Screen::Profile => profile::draw(app, theme, f, main),
     }
     statusbar::draw_status(app, theme, f, status);
     statusbar::draw_hints(app, theme, f, hints);

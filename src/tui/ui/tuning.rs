@@ -14,6 +14,7 @@ use crate::tui::app::replays::Phase;
 use crate::tui::app::tunelayout;
 use crate::tui::app::{App, Field, TuneForm, TuneRun};
 use crate::tui::theme::Theme;
+use rr_engine::replay::energy::joules_text;
 use rr_engine::tune::Status;
 
 /// The label column of the form.
@@ -41,7 +42,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     draw_progress(run, theme, f, l.progress);
     draw_notes(run, theme, f, l.notes);
     heatmap::draw(run, app.heat_scroll, theme, f, l.heat);
-    draw_best(run, theme, f, l.table);
+    draw_best(run, app.show_front, theme, f, l.table);
 }
 
 /// Two columns of fields: the axes, then how to search and measure. The field under the
@@ -262,22 +263,37 @@ fn draw_notes(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), area);
 }
 
-/// The fastest verified configurations: time, noise, samples, clock and speedup over the
-/// recorded configuration (◆ marks it).
-fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
+/// The best verified configurations by the objective (or the Pareto front of time against
+/// energy, `front`): time, noise, samples, clock — or energy and power when measured — and
+/// speedup over the recorded configuration (◆ marks it, ⬦ the front).
+fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rect) {
     if area.height == 0 {
         return;
     }
     let [title, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let n = (area.height as usize).saturating_sub(1);
-    let ranked = &run.ranking()[..n.min(run.ranking().len())];
+    let energy = run.report.energy.is_some();
+    let front = front && energy;
+    let listed = if front { run.front() } else { run.ranking() };
+    let ranked = &listed[..n.min(listed.len())];
     let verified = run.count(Status::Ok);
+    let objective = run.report.objective;
     let text = match (verified, &run.phase) {
         (0, Phase::Running) => "best configurations: none verified yet".to_string(),
         (0, _) => "best configurations: none verified".to_string(),
+        (_, _) if front => format!(
+            "Pareto front of time against energy: {} configuration(s), fastest first (p: the best)",
+            run.front().len()
+        ),
         (v, _) => format!(
-            "best configurations ({v} verified of {}; speedup over the recorded one ◆)",
-            run.report.trials.len()
+            "best by {} ({v} verified of {}; speedup over the recorded one ◆{})",
+            objective.name(),
+            run.report.trials.len(),
+            if energy {
+                format!("; ⬦ Pareto front: {}, p lists it", run.front().len())
+            } else {
+                String::new()
+            }
         ),
     };
     f.render_widget(
@@ -305,9 +321,11 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         .enumerate()
         .map(|(i, t)| {
             let k = t.kernel_ns.unwrap_or_default();
+            let on_front = energy && run.front().iter().any(|p| p.config == t.config);
             let mut cells = vec![right(format!(
-                "{}{}",
+                "{}{}{}",
                 if t.recorded { "◆" } else { "" },
+                if on_front { "⬦" } else { "" },
                 i + 1
             ))];
             if !defines.is_empty() {
@@ -331,16 +349,25 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
                     t.noise()
                         .map_or("–".to_string(), |n| format!("{:.2}%", n * 100.0)),
                 ),
-                right(k.count.to_string()),
-                right(
-                    t.clock_mhz
-                        .map_or("–".to_string(), |c| format!("{:.0}", c.median)),
-                ),
-                right(match (recorded, t.cost()) {
-                    (Some(r), Some(c)) if c > 0.0 => format!("{:.2}×", r / c),
-                    _ => "–".to_string(),
-                }),
             ]);
+            if energy {
+                cells.extend([
+                    right(t.joules().map_or("–".into(), joules_text)),
+                    right(t.energy.map_or("–".into(), |e| format!("{:.0}", e.power_w))),
+                ]);
+            } else {
+                cells.extend([
+                    right(k.count.to_string()),
+                    right(
+                        t.clock_mhz
+                            .map_or("–".to_string(), |c| format!("{:.0}", c.median)),
+                    ),
+                ]);
+            }
+            cells.extend([right(match (recorded, t.cost()) {
+                (Some(r), Some(c)) if c > 0.0 => format!("{:.2}×", r / c),
+                _ => "–".to_string(),
+            })]);
             let row = Row::new(cells);
             if t.recorded {
                 row.style(theme.accent)
@@ -383,14 +410,25 @@ fn draw_best(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         header.push("regs");
         widths.push(Constraint::Length(4));
     }
-    header.extend(["median", "noise", "n", "MHz", "speedup"]);
-    widths.extend([
-        Constraint::Length(8),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(7),
-    ]);
+    if energy {
+        header.extend(["median", "noise", "energy", "W", "speedup"]);
+        widths.extend([
+            Constraint::Length(8),
+            Constraint::Length(6),
+            Constraint::Length(9),
+            Constraint::Length(4),
+            Constraint::Length(7),
+        ]);
+    } else {
+        header.extend(["median", "noise", "n", "MHz", "speedup"]);
+        widths.extend([
+            Constraint::Length(8),
+            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(7),
+        ]);
+    }
     let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
         if i < 3 {
             Cell::from(h)

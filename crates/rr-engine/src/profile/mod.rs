@@ -99,6 +99,20 @@ pub struct Profile {
     pub missing: Vec<String>,
 }
 
+/// One profile as `profile --json` prints it and the explorer receives it (`Event::Profile`):
+/// what was profiled, under which geometry, where the full report is, and the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileResult {
+    pub descriptor: String,
+    /// The ncu report kept for `ncu-ui`.
+    pub report: String,
+    pub ncu: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem: u32,
+    pub profile: Profile,
+}
+
 /// Where the kernel sits on the roofline of its precision (FP64 when it does more FP64 than
 /// FP32 work).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,7 +24,7 @@ use super::stats::Stats;
 use crate::error::Error;
 
 /// How long a measurement runs at least, and at most.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EnergyPolicy {
     /// At least this long (seconds)…
     pub min_seconds: f64,
@@ -32,6 +32,18 @@ pub struct EnergyPolicy {
     pub min_windows: usize,
     /// …but never longer than this.
     pub max_seconds: f64,
+}
+
+impl EnergyPolicy {
+    /// A sweep's: each configuration at least `seconds` and five counter windows (~0.5 s),
+    /// at most three times as long.
+    pub fn sweep(seconds: f64) -> EnergyPolicy {
+        EnergyPolicy {
+            min_seconds: seconds,
+            min_windows: 5,
+            max_seconds: (seconds * 3.0).max(seconds + 1.0),
+        }
+    }
 }
 
 impl Default for EnergyPolicy {

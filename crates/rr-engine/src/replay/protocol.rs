@@ -109,6 +109,8 @@ pub enum Event {
     },
     /// Energy per execution (`--energy`; before the `rep`s).
     Energy(super::energy::Energy),
+    /// `rr-tui profile --events`: Nsight Compute's summary of one repetition.
+    Profile(Box<crate::profile::ProfileResult>),
     /// An A/B replay's verdict (after the `rep`s, instead of `summary`).
     Compare(super::ab::AbOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the

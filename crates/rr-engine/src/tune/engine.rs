@@ -11,8 +11,9 @@ use rr_format::text::visible;
 use serde::{Deserialize, Serialize};
 
 use super::space::Config;
-use super::trial::{Status, Trial};
+use super::trial::{Status, Trial, TrialEnergy};
 use crate::diff::Comparison;
+use crate::replay::energy::{self, EnergyPolicy};
 use crate::replay::instance::ReplayInstance;
 use crate::replay::launch::Launch;
 use crate::replay::session::{RunError, Session};
@@ -32,6 +33,9 @@ pub enum Command {
         /// The compiled variant the configuration runs (None: the recorded image).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         variant: Option<VariantImage>,
+        /// Measure its energy per execution too, for this long (after verifying).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        energy: Option<EnergyPolicy>,
     },
     /// Finish: release the GPU and exit 0 (end of input does the same).
     Quit,
@@ -76,7 +80,8 @@ pub struct Expected<'a> {
     pub instance: &'a ReplayInstance,
 }
 
-/// Measure one configuration in an open session. Refused launches (too many resources, a
+/// Measure one configuration in an open session (its energy too when `energy` holds NVML's
+/// meter of the session's device and how long). Refused launches (too many resources, a
 /// register limit on a cubin) come back as `invalid` trials and the session goes on; a fault
 /// is an error, and the caller's process must end.
 pub fn measure(
@@ -86,6 +91,7 @@ pub fn measure(
     variant: Option<&VariantImage>,
     policy: &TimingPolicy,
     expected: Option<&Expected<'_>>,
+    energy: Option<(&rr_cuda::nvml::Meter, &EnergyPolicy)>,
 ) -> Result<Trial, RunError> {
     let refused = |e: RunError| -> Result<Trial, RunError> {
         match e {
@@ -150,6 +156,15 @@ pub fn measure(
         exp.output.check_intact().map_err(RunError::Other)?;
         trial.verify_ms = Some(t.elapsed().as_secs_f64() * 1e3);
     }
+    // After verifying: the energy run launches back to back without restoring, and a
+    // configuration that computes the wrong thing is worth no joules.
+    if let (Some((meter, energy_policy)), Status::Ok) = (energy, trial.status) {
+        match energy::measure(session, &cfg, meter, energy_policy) {
+            Ok(e) => trial.energy = Some(TrialEnergy::of(&e)),
+            Err(e @ RunError::Fault(_)) => return Err(e),
+            Err(e) => trial.message = Some(format!("energy: {}", visible(&e.to_string()))),
+        }
+    }
     trial.engine_ms = Some(started.elapsed().as_secs_f64() * 1e3);
     Ok(trial)
 }
@@ -174,6 +189,7 @@ mod tests {
                 path: "/cache/ab.cubin".into(),
                 kernel: "k".into(),
             }),
+            energy: Some(EnergyPolicy::sweep(1.0)),
         };
         let line = c.to_line();
         assert_eq!(line.matches('\n').count(), 1);

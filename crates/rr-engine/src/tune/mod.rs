@@ -7,12 +7,14 @@ pub mod bounded;
 pub mod defines;
 pub mod engine;
 pub mod export;
+pub mod objective;
 pub mod shard;
 pub mod space;
 pub mod strategy;
 mod tpe;
 pub mod trial;
 
+pub use objective::Objective;
 pub use space::{Config, Space};
 pub use strategy::{Search, StrategyKind};
 pub use trial::{Status, Trial, TuneReport};

@@ -108,6 +108,8 @@ pub fn merge(mut shards: Vec<(String, TuneReport)>) -> Result<TuneReport, String
             && a.verify == b.verify
             && a.timing == b.timing
             && a.strategy == b.strategy
+            && a.objective == b.objective
+            && a.energy == b.energy
             && a.space_size == b.space_size
             && a.source == b.source
             && a.defines == b.defines
@@ -125,7 +127,7 @@ pub fn merge(mut shards: Vec<(String, TuneReport)>) -> Result<TuneReport, String
         };
         if !same(r, first) {
             return Err(format!(
-                "{name}: shard {}/{n} of another sweep than {first_name} (instance, axes, verification, timing, strategy or variants differ)",
+                "{name}: shard {}/{n} of another sweep than {first_name} (instance, axes, verification, timing, strategy, objective, energy or variants differ)",
                 s.k
             ));
         }
@@ -141,7 +143,9 @@ pub fn merge(mut shards: Vec<(String, TuneReport)>) -> Result<TuneReport, String
                     t.config, s.k
                 ));
             }
-            if t.kernel_ns.is_some_and(|k| !k.is_plausible()) {
+            if t.kernel_ns.is_some_and(|k| !k.is_plausible())
+                || t.energy.is_some_and(|e| !e.is_plausible())
+            {
                 return Err(format!("{name}: {} has implausible times", t.config));
             }
         }

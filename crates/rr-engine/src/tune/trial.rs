@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::defines::Defines;
+use super::objective::Objective;
 use super::space::{Config, Space};
 use super::strategy::StrategyKind;
 use crate::replay::stats::Stats;
@@ -83,6 +84,44 @@ pub struct Trial {
     /// Its position in the sweep's space (`tune merge` puts shards in this order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u64>,
+    /// Energy per execution (`tune --energy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<TrialEnergy>,
+    /// On the Pareto front of time against energy (set by [`TuneReport::summarise`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pareto: bool,
+}
+
+/// What NVML measured for one configuration: the part of [`crate::replay::energy::Energy`] a
+/// sweep keeps per row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrialEnergy {
+    /// Joules per execution.
+    pub joules: f64,
+    /// Average power while it ran back to back (W).
+    pub power_w: f64,
+    /// Relative spread of the power over groups of counter windows.
+    pub noise: f64,
+    /// Counter windows measured.
+    pub windows: usize,
+}
+
+impl TrialEnergy {
+    pub fn of(e: &crate::replay::energy::Energy) -> TrialEnergy {
+        TrialEnergy {
+            joules: e.joules,
+            power_w: e.power_w,
+            noise: e.noise,
+            windows: e.windows,
+        }
+    }
+
+    /// Finite, non-negative values (a report read back may hold anything).
+    pub fn is_plausible(&self) -> bool {
+        [self.joules, self.power_w, self.noise]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0)
+    }
 }
 
 /// A [`Trial`] as its JSON holds it: the configuration's fields inline, unknown fields
@@ -121,6 +160,10 @@ struct TrialWire {
     recorded: bool,
     #[serde(default)]
     index: Option<u64>,
+    #[serde(default)]
+    energy: Option<TrialEnergy>,
+    #[serde(default)]
+    pareto: bool,
 }
 
 impl From<TrialWire> for Trial {
@@ -146,6 +189,8 @@ impl From<TrialWire> for Trial {
             verify_ms: w.verify_ms,
             recorded: w.recorded,
             index: w.index,
+            energy: w.energy,
+            pareto: w.pareto,
         }
     }
 }
@@ -168,6 +213,8 @@ impl Trial {
             verify_ms: None,
             recorded: false,
             index: None,
+            energy: None,
+            pareto: false,
         }
     }
 
@@ -185,6 +232,11 @@ impl Trial {
             (Status::Ok, Some(k)) if k.count > 0 => Some(k.median),
             _ => None,
         }
+    }
+
+    /// Joules per execution, when measured.
+    pub fn joules(&self) -> Option<f64> {
+        self.energy.map(|e| e.joules)
     }
 
     /// Relative standard deviation of the kernel time.
@@ -220,6 +272,12 @@ pub struct TuneReport {
     #[serde(default)]
     pub time_limit_s: Option<f64>,
     pub timing: TimingPolicy,
+    /// What `best` minimises (`--objective`).
+    #[serde(default)]
+    pub objective: Objective,
+    /// Whether every configuration's energy is measured (`--energy`), and for how long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::replay::energy::EnergyPolicy>,
     /// "bytes", a typed comparison, or "off".
     pub verify: String,
     pub axes: Axes,
@@ -233,6 +291,16 @@ pub struct TuneReport {
     /// Recorded median / best median.
     #[serde(default)]
     pub speedup: Option<f64>,
+    /// Recorded energy per execution / best's (with `--energy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_ratio: Option<f64>,
+    /// The Pareto front of time against energy, as indices into `trials`, fastest first.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "super::bounded::at_most::<_, _, MAX_TRIALS>"
+    )]
+    pub pareto: Vec<usize>,
     #[serde(default)]
     pub elapsed_s: f64,
     /// Measured configurations per second of this run (resumed ones not counted), from the
@@ -318,6 +386,8 @@ impl TuneReport {
             budget: None,
             time_limit_s: None,
             timing,
+            objective: Objective::Time,
+            energy: None,
             verify: "bytes".into(),
             axes: Axes::default(),
             space_size: 0,
@@ -325,6 +395,8 @@ impl TuneReport {
             trials: Vec::new(),
             best: None,
             speedup: None,
+            energy_ratio: None,
+            pareto: Vec::new(),
             elapsed_s: 0.0,
             configs_per_s: 0.0,
             engine_start_s: 0.0,
@@ -337,39 +409,48 @@ impl TuneReport {
         }
     }
 
-    /// Recompute `best` and `speedup` from the trials.
+    /// Recompute `best` (by the objective), `speedup`, `energy_ratio` and the Pareto front from
+    /// the trials.
     pub fn summarise(&mut self) {
-        self.best = self
-            .trials
-            .iter()
-            .filter(|t| t.cost().is_some())
-            .min_by(|a, b| {
-                a.cost()
-                    .unwrap_or(f64::MAX)
-                    .total_cmp(&b.cost().unwrap_or(f64::MAX))
-            })
-            .cloned();
-        let recorded = self
-            .trials
-            .iter()
-            .find(|t| t.recorded)
-            .and_then(Trial::cost);
-        self.speedup = match (recorded, self.best.as_ref().and_then(Trial::cost)) {
+        self.best = self.ranking(1).first().map(|t| (*t).clone());
+        let recorded = self.trials.iter().find(|t| t.recorded);
+        let ratio = |r: Option<f64>, b: Option<f64>| match (r, b) {
             (Some(r), Some(b)) if b > 0.0 => Some(r / b),
             _ => None,
         };
+        let best = self.best.as_ref();
+        self.speedup = ratio(recorded.and_then(Trial::cost), best.and_then(Trial::cost));
+        self.energy_ratio = ratio(
+            recorded.and_then(Trial::joules),
+            best.and_then(Trial::joules),
+        );
+        self.pareto = super::objective::pareto_front(&self.trials);
+        for t in &mut self.trials {
+            t.pareto = false;
+        }
+        for &i in &self.pareto {
+            self.trials[i].pareto = true;
+        }
+        if let Some(b) = self.best.as_mut() {
+            b.pareto = self
+                .pareto
+                .iter()
+                .any(|&i| self.trials[i].config == b.config);
+        }
     }
 
-    /// The best `n` verified trials, fastest first.
+    /// The best `n` trials by the objective, best first (verified ones whose objective was
+    /// measured).
     pub fn ranking(&self, n: usize) -> Vec<&Trial> {
-        let mut ok: Vec<&Trial> = self.trials.iter().filter(|t| t.cost().is_some()).collect();
-        ok.sort_by(|a, b| {
-            a.cost()
-                .unwrap_or(f64::MAX)
-                .total_cmp(&b.cost().unwrap_or(f64::MAX))
-        });
+        let o = self.objective;
+        let mut ok: Vec<(&Trial, f64)> = self
+            .trials
+            .iter()
+            .filter_map(|t| Some((t, o.of(t)?)))
+            .collect();
+        ok.sort_by(|a, b| a.1.total_cmp(&b.1));
         ok.truncate(n);
-        ok
+        ok.into_iter().map(|(t, _)| t).collect()
     }
 
     /// Whether a report read back for `--resume` belongs to this sweep.
@@ -416,9 +497,13 @@ impl TuneReport {
             .into_iter()
             .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed))
             .filter(|t| t.kernel_ns.is_some_and(|k| k.is_plausible()))
+            // A sweep measuring energy measures again what was measured without (or forged).
+            .filter(|t| other.energy.is_none() || t.energy.is_some_and(|e| e.is_plausible()))
             .filter(|t| seen.insert(t.config))
             .map(|mut t| {
                 t.recorded = t.config == recorded;
+                // Decided again over this sweep's trials (`summarise`).
+                t.pareto = false;
                 t
             })
             .collect())
@@ -463,7 +548,7 @@ pub const MAX_SKIPPED_LISTED: usize = 10_000;
 /// Reports with more trials are written without indentation (a third of the size).
 const COMPACT_ABOVE: usize = 10_000;
 
-pub const CSV_HEADER: [&str; 25] = [
+pub const CSV_HEADER: [&str; 30] = [
     "Kernel-Name",
     "GridDim-X",
     "BlockDim-X",
@@ -489,6 +574,11 @@ pub const CSV_HEADER: [&str; 25] = [
     "Status",
     "Device",
     "Recorded",
+    "Energy (mJ)",
+    "Power (W)",
+    "Energy noise (%)",
+    "EDP (J*s)",
+    "Pareto",
 ];
 
 fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
@@ -498,6 +588,7 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
             .unwrap_or_default()
     };
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    let energy = |f: fn(&TrialEnergy) -> String| t.energy.as_ref().map(f).unwrap_or_default();
     let c = &t.config;
     vec![
         kernel.to_string(),
@@ -531,6 +622,14 @@ fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
         t.status.label().to_string(),
         t.device.map(|d| d.to_string()).unwrap_or_default(),
         if t.recorded { "1" } else { "0" }.to_string(),
+        energy(|e| format!("{:.6}", e.joules * 1e3)),
+        energy(|e| format!("{:.2}", e.power_w)),
+        energy(|e| format!("{:.3}", e.noise * 100.0)),
+        Objective::Edp
+            .of(t)
+            .map(|v| format!("{v:.6e}"))
+            .unwrap_or_default(),
+        if t.pareto { "1" } else { "0" }.to_string(),
     ]
 }
 

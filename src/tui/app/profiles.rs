@@ -1,0 +1,265 @@
+//! Nsight Compute profiles kept per instance for the session: the recorded configuration's
+//! (`P` anywhere) and a sweep's best (`P` on the tuning screen), each run by a `rr-tui profile
+//! --events` child in the background — the same command and checks as on the command line —
+//! and cancellable. The profile screen shows one, or the two side by side with the differences
+//! marked.
+
+use rr_engine::profile::ProfileResult;
+use rr_engine::replay::{Event, Tagged};
+
+use super::replays::Phase;
+use super::{App, Cmd, Screen};
+use crate::cli::ProfileArgs;
+
+/// Which configuration of an instance a profile is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// As recorded.
+    Recorded,
+    /// The best configuration of the instance's sweep.
+    Best,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileRun {
+    /// The run id its events carry.
+    pub run: u64,
+    pub phase: Phase,
+    /// What was profiled, in words ("recorded", "best: grid 64x1x1 block 256x1x1 smem 0").
+    pub label: String,
+    /// ncu's passes so far, and the last one's line.
+    pub passes: usize,
+    pub progress: Option<String>,
+    pub result: Option<Box<ProfileResult>>,
+}
+
+impl ProfileRun {
+    fn new(run: u64, label: String) -> ProfileRun {
+        ProfileRun {
+            run,
+            phase: Phase::Running,
+            label,
+            passes: 0,
+            progress: None,
+            result: None,
+        }
+    }
+
+    /// Apply one event of its child.
+    pub fn apply(&mut self, event: Event) {
+        match event {
+            Event::Phase { name, detail } if name == "progress" => {
+                self.passes += 1;
+                self.progress = Some(detail);
+            }
+            Event::Profile(result) => self.result = Some(result),
+            Event::Error { message, .. } => self.phase = Phase::Failed(message),
+            Event::Done { .. } if self.phase == Phase::Running => {
+                self.phase = if self.result.is_some() {
+                    Phase::Done
+                } else {
+                    Phase::Failed("the profile ended without a result".into())
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An instance's profiles.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Profiles {
+    pub recorded: Option<ProfileRun>,
+    pub best: Option<ProfileRun>,
+}
+
+impl Profiles {
+    pub fn get(&self, t: Target) -> Option<&ProfileRun> {
+        match t {
+            Target::Recorded => self.recorded.as_ref(),
+            Target::Best => self.best.as_ref(),
+        }
+    }
+
+    fn slot(&mut self, t: Target) -> &mut Option<ProfileRun> {
+        match t {
+            Target::Recorded => &mut self.recorded,
+            Target::Best => &mut self.best,
+        }
+    }
+}
+
+impl App {
+    /// Why the GPU cannot take a profile now (a replay, sweep or profile runs), if it cannot.
+    fn profile_refused(&self, i: usize) -> Option<String> {
+        if let Some(why) = &self.rows[i].unreplayable {
+            return Some(format!(
+                "this instance cannot be replayed, nor profiled: {why}"
+            ));
+        }
+        if let Err(why) = &self.gpu {
+            return Some(format!("cannot profile here: {why}"));
+        }
+        if self.profiling.is_some() {
+            return Some("a profile is running (c on the profile screen cancels it)".into());
+        }
+        if self.running.is_some() {
+            return Some("a replay is running: let it finish or cancel it (4, then c)".into());
+        }
+        if self.tuning.is_some() {
+            return Some("a sweep is running: let it finish or cancel it (5, then c)".into());
+        }
+        None
+    }
+
+    /// `P`: profile the selected instance as recorded.
+    pub(super) fn start_profile(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        self.start_profile_of(i, Target::Recorded, None, "recorded".into())
+    }
+
+    /// `P` on the tuning screen: profile the sweep's best configuration.
+    pub(super) fn start_best_profile(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        let Some(best) = self.tunes.get(&i).and_then(|r| r.report.best.clone()) else {
+            self.set_status(
+                "no best configuration yet: r starts a sweep of this instance",
+                true,
+            );
+            return vec![];
+        };
+        let c = best.config;
+        if c.variant.is_some() || c.max_registers.is_some() {
+            self.set_status(
+                "the best configuration is a compiled variant or a register limit, which profile cannot replay: profile it with `rr-tui profile` after exporting it",
+                true,
+            );
+            return vec![];
+        }
+        let label = format!("best: {c}");
+        self.start_profile_of(
+            i,
+            Target::Best,
+            Some((c.grid, c.block, c.shared_mem)),
+            label,
+        )
+    }
+
+    fn start_profile_of(
+        &mut self,
+        i: usize,
+        target: Target,
+        geometry: Option<([u32; 3], [u32; 3], u32)>,
+        label: String,
+    ) -> Vec<Cmd> {
+        if let Some(why) = self.profile_refused(i) {
+            self.set_status(why, true);
+            return vec![];
+        }
+        self.next_run += 1;
+        let run = self.next_run;
+        let mut args = ProfileArgs::events_command(
+            &self.rows[i].json_path,
+            geometry,
+            &self.settings.supplied,
+            run,
+        );
+        // Record directories are never written: the report goes where replays write.
+        args.extend(["--output-dir".into(), self.output_dir.display().to_string()]);
+        let name = self.rows[i].demangled.clone();
+        self.set_status(
+            format!("profiling {name} ({label}) with Nsight Compute… (c cancels)"),
+            false,
+        );
+        *self.profiles.entry(i).or_default().slot(target) = Some(ProfileRun::new(run, label));
+        self.profiling = Some((i, target));
+        self.screen = Screen::Profile;
+        vec![Cmd::StartProfile {
+            instance: i,
+            run,
+            args,
+        }]
+    }
+
+    pub(super) fn cancel_profile(&mut self) -> Vec<Cmd> {
+        let Some((i, target)) = self.profiling.take() else {
+            self.set_status("nothing to cancel: no profile is running", false);
+            return vec![];
+        };
+        if let Some(r) = self
+            .profiles
+            .get_mut(&i)
+            .and_then(|p| p.slot(target).as_mut())
+        {
+            r.phase = Phase::Cancelled;
+        }
+        self.set_status("profile cancelled", false);
+        vec![Cmd::CancelProfile]
+    }
+
+    pub(super) fn on_profile_event(&mut self, Tagged { run, event }: Tagged) {
+        // Only the running profile's events count: a cancelled child may still be talking.
+        let Some((i, target)) = self.profiling else {
+            return;
+        };
+        let done = matches!(event, Event::Done { .. });
+        let Some(r) = self
+            .profiles
+            .get_mut(&i)
+            .and_then(|p| p.slot(target).as_mut())
+            .filter(|r| r.run == run)
+        else {
+            return;
+        };
+        r.apply(event);
+        if !done {
+            return;
+        }
+        self.profiling = None;
+        let (text, error) = match (&r.phase, &r.result) {
+            (Phase::Failed(m), _) => (format!("profile failed: {m}"), true),
+            (_, Some(p)) => (
+                format!(
+                    "profiled {} ({}): the full report is {} (ncu-ui opens it)",
+                    self.rows[i].demangled, r.label, p.report
+                ),
+                false,
+            ),
+            _ => ("profile ended without a result".into(), true),
+        };
+        self.set_status(text, error);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_takes_progress_then_its_result_or_its_error() {
+        let mut r = ProfileRun::new(3, "recorded".into());
+        r.apply(Event::Phase {
+            name: "progress".into(),
+            detail: "==PROF== Profiling \"k\": 0%....50%....100% - 18 passes".into(),
+        });
+        assert_eq!(r.passes, 1);
+        r.apply(Event::Done { ok: false });
+        assert_eq!(
+            r.phase,
+            Phase::Failed("the profile ended without a result".into())
+        );
+        let mut r = ProfileRun::new(4, "recorded".into());
+        r.apply(Event::Error {
+            kind: rr_engine::replay::ErrorKind::Setup,
+            message: "ncu was not found".into(),
+        });
+        r.apply(Event::Done { ok: false });
+        assert_eq!(r.phase, Phase::Failed("ncu was not found".into()));
+    }
+}
