@@ -219,3 +219,60 @@ fn profile_events_stream_progress_then_the_profile_or_the_error() {
     assert_eq!(kinds, ["error", "done"], "{failed:?}");
     assert!(failed[0]["message"].as_str().unwrap().contains("no report"));
 }
+
+/// A hung ncu is stopped at `--timeout`, the replay under it with it (its process group).
+#[test]
+fn a_hung_ncu_is_stopped_at_the_time_limit() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(tools.path(), "sleep 60 & wait");
+    let started = std::time::Instant::now();
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .args(["--timeout", "1"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("did not finish within 1 s"));
+    assert!(started.elapsed().as_secs() < 20);
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(tools.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a file"));
+}
+
+/// ncu's output is read in bounded lines, leniently decoded: a flood without newlines or bytes
+/// that are not UTF-8 neither stop the progress nor grow the events.
+#[test]
+fn floods_and_broken_text_from_ncu_stay_bounded() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "head -c 1000000 /dev/zero | tr '\\0' x; echo; printf '\\377\\376 not utf-8\\n'; echo '==PROF== Profiling \"k\": 100% - 3 passes'\n{WRITES_REPORT}"
+    );
+    let ncu = fake_ncu(tools.path(), &body);
+    let out = rr()
+        .args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .arg("--output-dir")
+        .arg(out_dir.path())
+        .args(["--events", "--run-id", "2"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.lines().all(|l| l.len() < 70_000), "a line too long");
+    assert!(text.contains("3 passes"), "{text}");
+}

@@ -456,7 +456,7 @@ fn tuning_by_energy_shows_joules_and_the_pareto_front() {
         plain
             .status
             .as_ref()
-            .is_some_and(|s| s.text.contains("no energy measured")),
+            .is_some_and(|s| s.text.contains("measured no energy")),
         "{:?}",
         plain.status
     );

@@ -46,6 +46,10 @@ pub struct ProfileArgs {
     pub geometry: GeometryArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
+    /// Stop ncu (and the replay under it) when it has not finished after SECONDS: a profile
+    /// with many passes over a large replay takes minutes, a hung one for ever.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = super::timing::positive_f64)]
+    pub timeout: f64,
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,

@@ -89,9 +89,9 @@ pub struct ReplayArgs {
     )]
     pub nvrtc_opts: Vec<String>,
     /// Energy per execution from NVML's energy counter (read only: clocks and power limits are
-    /// never changed): the kernel runs back to back for at least a second and ten counter
-    /// windows, before the timed repetitions; prints the energy, average power, its noise over
-    /// the windows, idle power, power limit and clocks.
+    /// never changed): the kernel runs back to back for at least 2 s and 20 counter windows
+    /// (~100 ms each), before the timed repetitions; prints the energy, average power, its
+    /// noise over half-second groups of windows, idle power, power limit and clocks.
     #[arg(long, conflicts_with = "candidate")]
     pub energy: bool,
     /// Time with CUDA events alone: no blocking kernel before each launch and no clock probe

@@ -167,7 +167,7 @@ pub struct TuneArgs {
     #[arg(long, help_heading = "Energy")]
     pub energy: bool,
     /// How long each configuration's energy is measured at least (and at least five ~100 ms
-    /// counter windows); longer is less noisy.
+    /// counter windows), 0.2 to 60; longer is less noisy.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_ENERGY_SECONDS, value_parser = parse_energy_seconds, help_heading = "Energy")]
     pub energy_seconds: f64,
     /// Exactly N kept samples per configuration instead of sampling to the noise target.

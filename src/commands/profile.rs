@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use rr_engine::profile::{self, raw, Profile, ProfileResult};
 use rr_engine::replay::protocol::{Event, Tagged};
@@ -37,21 +38,25 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
             detail: line.to_string(),
         })
     };
-    let ok = match profile(a, &progress) {
+    // The exit status as without --events: 2 for what the input or the flags get wrong.
+    let code = match profile(a, &progress) {
         Ok(result) => {
             emit(Event::Profile(Box::new(result)));
-            true
+            0
         }
         Err(e) => {
             emit(Event::Error {
                 kind: rr_engine::replay::session::error_kind(&e),
-                message: e.to_string(),
+                message: visible(&e.to_string()).into_owned(),
             });
-            false
+            match e {
+                Error::Record(rr_format::Error::Invalid(_)) => 2,
+                _ => 1,
+            }
         }
     };
-    emit(Event::Done { ok });
-    Ok(if ok { 0 } else { 1 })
+    emit(Event::Done { ok: code == 0 });
+    Ok(code)
 }
 
 /// Profile as `a` says, printing (unless `--events`) as it goes; `progress` hears ncu's passes.
@@ -62,7 +67,18 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     let checked = super::replay::preflight(&req)?;
     let ncu = match &a.ncu {
         Some(p) if p.is_file() => p.clone(),
-        Some(p) => return Err(Error::invalid(format!("--ncu {}: no such file", p.display()))),
+        Some(p) if p.exists() => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: not a file (give the ncu executable)",
+                visible(&p.display().to_string())
+            )))
+        }
+        Some(p) => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: no such file",
+                visible(&p.display().to_string())
+            )))
+        }
         None => profile::find_ncu().ok_or_else(|| {
             Error::Failed(
                 "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
@@ -115,18 +131,27 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
             ncu.display()
         ));
     }
-    let ran = run_ncu(cmd, &|line: &str| {
+    let limit =
+        std::time::Duration::try_from_secs_f64(a.timeout).unwrap_or(std::time::Duration::MAX);
+    let ran = run_ncu(cmd, limit, &|line: &str| {
         if text {
             output::error_line(&format!("[rr-tui] {line}"));
         }
         progress(line);
     })?;
+    if ran.timed_out {
+        return Err(Error::Failed(format!(
+            "ncu did not finish within {} s (--timeout): it and the replay under it were stopped",
+            a.timeout
+        )));
+    }
     if !report.is_file() || modified(&report) == earlier {
         return Err(Error::Failed(explain_failure(&ran)));
     }
     let page = import_raw(&ncu, &report)?;
+    // ncu's own output that cannot be read is ncu's failure, not the user's input.
     let kernels =
-        raw::parse(&page).map_err(|e| Error::invalid(format!("{}: {e}", report.display())))?;
+        raw::parse(&page).map_err(|e| Error::Failed(format!("{}: {e}", report.display())))?;
     let Some(k) = kernels.first() else {
         return Err(Error::Failed(format!(
             "{}: ncu profiled no kernel{}",
@@ -189,17 +214,34 @@ struct Ran {
     ncu_errors: Vec<String>,
     replay_error: Option<String>,
     status: Option<i32>,
+    /// Stopped at the time limit.
+    timed_out: bool,
 }
 
 /// Run ncu over the replay, reading both streams as they come (neither may fill and block);
 /// `progress` hears each of ncu's passes.
-fn run_ncu(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<Ran> {
+fn run_ncu(mut cmd: Command, limit: Duration, progress: &dyn Fn(&str)) -> Result<Ran> {
+    use std::os::unix::process::CommandExt;
+    // A process group of its own: stopping ncu at the time limit stops the replay under it.
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| Error::Failed(format!("cannot start ncu: {e}")))?;
+    let (finished, until_finished) = crossbeam_channel::bounded::<()>(1);
+    let group = rustix::process::Pid::from_raw(child.id() as i32);
+    let watchdog = std::thread::spawn(move || {
+        let late = matches!(
+            until_finished.recv_timeout(limit),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout)
+        );
+        if let (true, Some(group)) = (late, group) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        late
+    });
     let stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {
         let mut text = String::new();
@@ -211,24 +253,57 @@ fn run_ncu(mut cmd: Command, progress: &dyn Fn(&str)) -> Result<Ran> {
         text
     });
     let mut ran = Ran::default();
-    if let Some(mut out) = child.stdout.take() {
-        for line in BufReader::new(out.by_ref().take(64 << 20))
-            .lines()
-            .map_while(|l| l.ok())
-        {
+    if let Some(out) = child.stdout.take() {
+        let mut out = BufReader::new(out);
+        // Lines of at most MAX_LINE bytes (the rest of a longer one is dropped), decoded
+        // leniently: neither a flood without newlines nor bytes that are not UTF-8 stop the
+        // reading (ncu would block on a full pipe) or grow memory.
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match (&mut out).take(MAX_LINE).read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if !buf.ends_with(b"\n") && buf.len() as u64 == MAX_LINE {
+                skip_line(&mut out);
+            }
+            let line = String::from_utf8_lossy(&buf);
+            let line = line.trim_end();
             // ncu's passes, as they come: a large kernel's take a while.
             if line.starts_with("==PROF== Profiling") {
-                progress(&visible(&line));
+                progress(&visible(line));
             }
-            take_line(&mut ran, &line);
+            take_line(&mut ran, line);
         }
-        let _ = std::io::copy(&mut out, &mut std::io::sink());
     }
     for line in errors.join().unwrap_or_default().lines() {
         take_line(&mut ran, line);
     }
     ran.status = child.wait().ok().and_then(|s| s.code());
+    let _ = finished.send(());
+    ran.timed_out = watchdog.join().unwrap_or(false);
     Ok(ran)
+}
+
+/// A line ncu prints is read up to this many bytes.
+const MAX_LINE: u64 = 64 << 10;
+
+/// Skip to the end of the current line without holding it.
+fn skip_line(r: &mut impl BufRead) {
+    loop {
+        let (used, found) = match r.fill_buf() {
+            Ok([]) | Err(_) => return,
+            Ok(b) => match b.iter().position(|&c| c == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (b.len(), false),
+            },
+        };
+        r.consume(used);
+        if found {
+            return;
+        }
+    }
 }
 
 fn take_line(ran: &mut Ran, line: &str) {

@@ -106,18 +106,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         }
                     }
                     Cmd::StartTune { run, args, .. } => {
-                        let exe = executable()?;
-                        let sink = tx.clone();
-                        match ChildRun::spawn(&exe, &args, run, "tune", move |tagged| {
-                            let _ = sink.send(Msg::Tune(tagged));
-                        }) {
-                            Ok(child) => tune = Some(child),
-                            Err(e) => {
-                                for m in failed_start(run, "tune", &e) {
-                                    app.update(Msg::Tune(m));
-                                }
-                            }
-                        }
+                        tune = start_child(&mut app, &tx, &args, run, "tune", Msg::Tune)?;
                     }
                     Cmd::CancelTune => {
                         if let Some(c) = tune.take() {
@@ -125,18 +114,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         }
                     }
                     Cmd::StartProfile { run, args, .. } => {
-                        let exe = executable()?;
-                        let sink = tx.clone();
-                        match ChildRun::spawn(&exe, &args, run, "profile", move |tagged| {
-                            let _ = sink.send(Msg::Profile(tagged));
-                        }) {
-                            Ok(child) => profile = Some(child),
-                            Err(e) => {
-                                for m in failed_start(run, "profile", &e) {
-                                    app.update(Msg::Profile(m));
-                                }
-                            }
-                        }
+                        profile = start_child(&mut app, &tx, &args, run, "profile", Msg::Profile)?;
                     }
                     Cmd::CancelProfile => {
                         if let Some(c) = profile.take() {
@@ -206,6 +184,31 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
 fn executable() -> Result<std::path::PathBuf> {
     std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
+}
+
+/// Start `rr-tui ARGS…` printing tagged events of `run`, each sent as `wrap(event)`; one that
+/// cannot start ends its run at once with the reason.
+fn start_child(
+    app: &mut App,
+    tx: &Sender<Msg>,
+    args: &[String],
+    run: u64,
+    what: &'static str,
+    wrap: fn(rr_engine::replay::Tagged) -> Msg,
+) -> Result<Option<ChildRun>> {
+    let exe = executable()?;
+    let sink = tx.clone();
+    match ChildRun::spawn(&exe, args, run, what, move |tagged| {
+        let _ = sink.send(wrap(tagged));
+    }) {
+        Ok(child) => Ok(Some(child)),
+        Err(e) => {
+            for m in failed_start(run, what, &e) {
+                app.update(wrap(m));
+            }
+            Ok(None)
+        }
+    }
 }
 
 /// What a child that could not even start says: an error, then the end of its run.

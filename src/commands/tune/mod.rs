@@ -177,6 +177,21 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         .transpose()?;
     if let Some(table) = &simulated {
         table.label(&mut report);
+        // Nothing runs: what only measuring means is said to do nothing, not silently ignored.
+        for (given, flag) in [
+            (a.energy, "--energy"),
+            (
+                a.energy_seconds != crate::cli::DEFAULT_ENERGY_SECONDS,
+                "--energy-seconds",
+            ),
+            (a.devices.is_some(), "--devices"),
+        ] {
+            if given {
+                printer.warning(&format!(
+                    "{flag} has no effect with --simulate: every answer, energy included, comes from the simulated sweep"
+                ));
+            }
+        }
     }
     let mut resumed = load_previous(a, &report)?;
     // A part resumes only its own configurations (the axes may have changed since).

@@ -123,12 +123,17 @@ impl Printer {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        if let Some(e) = &r.energy {
-            output::line(&format!(
+        match (&r.energy, &r.simulated_from) {
+            (Some(_), Some(from)) => output::line(&format!(
+                "  energy: as {from} measured it; objective: {}",
+                r.objective.name()
+            )),
+            (Some(e), None) => output::line(&format!(
                 "  energy: each verified configuration run back to back for at least {} s (NVML's energy counter, read only); objective: {}",
                 e.min_seconds,
                 r.objective.name()
-            ));
+            )),
+            _ => {}
         }
         if plan.resumed > 0 {
             output::line(&format!(
@@ -266,16 +271,21 @@ impl Printer {
         }
         let recorded = r.trials.iter().find(|t| t.recorded);
         let energy = match (r.best.as_ref().and_then(Trial::joules), r.energy_ratio) {
-            (Some(j), Some(ratio)) => format!(
-                "; {} per execution, {ratio:.3}x less energy than the recorded one",
-                joules_text(j)
+            (Some(j), Some(ratio)) if ratio > 0.0 => format!(
+                "; {} per execution, {:.3}x the recorded configuration's energy",
+                joules_text(j),
+                1.0 / ratio
             ),
-            (Some(j), None) => format!("; {} per execution", joules_text(j)),
+            (Some(j), _) => format!("; {} per execution", joules_text(j)),
             _ => String::new(),
+        };
+        let energy = match (r.objective, r.best.as_ref().and_then(|b| r.objective.of(b))) {
+            (Objective::Edp, Some(v)) => format!("{energy}; EDP {}", Objective::Edp.describe(v)),
+            _ => energy,
         };
         match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
             (Some(b), Some(rec), Some(s)) => output::line(&format!(
-                "Best{}: {} at {}: {s:.3}x the recorded configuration ({}){energy}",
+                "Best{}: {} at {}: {s:.3}x the recorded configuration's speed ({}){energy}",
                 match r.objective {
                     Objective::Time => String::new(),
                     o => format!(" by {}", o.name()),

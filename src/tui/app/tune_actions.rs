@@ -72,6 +72,10 @@ impl App {
             .and_then(|i| self.tunes.get(&i))
             .map(|run| (run.report.energy.is_some(), run.front().len()));
         match front {
+            None => self.set_status(
+                "no sweep of this instance yet: r starts one (an objective other than time measures energy too)",
+                true,
+            ),
             Some((true, n)) => {
                 self.show_front = !self.show_front;
                 self.set_status(
@@ -83,8 +87,8 @@ impl App {
                     false,
                 );
             }
-            _ => self.set_status(
-                "no energy measured: set the form's objective to time (+ energy), energy or edp, then r",
+            Some(_) => self.set_status(
+                "this sweep measured no energy: set the form's objective to time (+ energy), energy or edp, then r",
                 true,
             ),
         }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rr_engine::replay::Event;
 use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::{Config, Status, Trial, TuneReport};
+use rr_engine::tune::{Config, Objective, Status, Trial, TuneReport};
 
 use super::heatmap::Heatmap;
 use super::replays::Phase;
@@ -174,10 +174,12 @@ impl TuneRun {
         // The ranking by the objective, the best and the speedup, kept up to date without
         // rescanning.
         let objective = self.report.objective;
-        if let Some(c) = objective.of(&t) {
-            let at = self
-                .ranked
-                .partition_point(|r| objective.of(r).is_some_and(|rc| rc <= c));
+        if let Some(c) = objective.rank(&t) {
+            let at = self.ranked.partition_point(|r| {
+                objective
+                    .rank(r)
+                    .is_some_and(|rc| Objective::cmp_rank(rc, c).is_le())
+            });
             if at < RANKED {
                 self.ranked.insert(at, t.clone());
                 self.ranked.truncate(RANKED);

@@ -48,6 +48,13 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled(" rr-tui ", theme.accent)];
     let mut used = 8;
+    // Every tab with a gap after it, unless that does not fit (80 columns): then without.
+    let tabs_w: usize = Screen::ALL.iter().map(|s| s.title().len() + 5).sum();
+    let gap = if used + tabs_w < area.width as usize {
+        " "
+    } else {
+        ""
+    };
     for (i, s) in Screen::ALL.iter().enumerate() {
         let style = if *s == app.screen {
             theme.tab_active
@@ -55,9 +62,9 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.dim
         };
         let tab = format!(" {} {} ", i + 1, s.title());
-        used += tab.chars().count() + 1;
+        used += tab.chars().count() + gap.len();
         spans.push(Span::styled(tab, style));
-        spans.push(Span::raw(" "));
+        spans.push(Span::raw(gap));
     }
     let dir = rr_format::text::visible_path(&app.dir);
     let room = (area.width as usize).saturating_sub(used + 1);
@@ -66,6 +73,19 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A screen's frame: a top rule titled ` {title} ` (cut to the width); returns the area inside.
+pub(crate) fn titled(title: &str, theme: &Theme, f: &mut Frame, area: Rect) -> Rect {
+    let block = ratatui::widgets::Block::default()
+        .borders(ratatui::widgets::Borders::TOP)
+        .title(ratatui::text::Span::styled(
+            fit(&format!(" {title} "), area.width as usize),
+            theme.header,
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
 }
 
 /// Truncate to `w` columns with an ellipsis.

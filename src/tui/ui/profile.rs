@@ -6,7 +6,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::fit;
@@ -21,15 +21,12 @@ const MARKED_CHANGE: f64 = 0.05;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        fit(
-            &format!(" Profile · {} ", app.rows[cur].demangled),
-            area.width as usize,
-        ),
-        theme.header,
-    ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    let inner = super::titled(
+        &format!("Profile · {}", app.rows[cur].demangled),
+        theme,
+        f,
+        area,
+    );
     let w = inner.width as usize;
     let Some(p) = app
         .profiles

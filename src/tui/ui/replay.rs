@@ -21,15 +21,12 @@ const MAX_CHART_POINTS: usize = 2000;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        fit(
-            &format!(" Replay · {} ", app.rows[cur].demangled),
-            area.width as usize,
-        ),
-        theme.header,
-    ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    let inner = super::titled(
+        &format!("Replay · {}", app.rows[cur].demangled),
+        theme,
+        f,
+        area,
+    );
     let [settings_area, inner] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     f.render_widget(

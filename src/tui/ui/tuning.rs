@@ -4,7 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::format::duration_ns;
@@ -22,15 +22,12 @@ const LABEL_W: usize = 12;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        fit(
-            &format!(" Tune · {} ", app.rows[cur].demangled),
-            area.width as usize,
-        ),
-        theme.header,
-    ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    let inner = super::titled(
+        &format!("Tune · {}", app.rows[cur].demangled),
+        theme,
+        f,
+        area,
+    );
     let run = app.tunes.get(&cur);
     let l = tunelayout::layout(inner, run);
     draw_form(&app.tune_form, theme, f, l.form);
@@ -136,11 +133,18 @@ fn draw_info(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
         None => match form.space_size() {
             Ok(n) => (
                 format!(
-                    "{n} configuration(s) · {} · {} · {} samples · verify {}",
+                    "{n} configuration(s) · {} · {} · {} samples · verify {}{}",
                     form.strategy.name(),
                     if form.cold { "cold" } else { "hot" },
                     form.shown(Field::Samples).0,
-                    form.shown(Field::Verify).0
+                    form.shown(Field::Verify).0,
+                    match (form.objective, form.energy) {
+                        (rr_engine::tune::Objective::Time, false) => String::new(),
+                        _ => format!(
+                            " · objective {} (energy ~1 s a configuration)",
+                            form.text(Field::Objective)
+                        ),
+                    }
                 ),
                 theme.dim,
             ),
@@ -410,25 +414,14 @@ fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rec
         header.push("regs");
         widths.push(Constraint::Length(4));
     }
-    if energy {
-        header.extend(["median", "noise", "energy", "W", "speedup"]);
-        widths.extend([
-            Constraint::Length(8),
-            Constraint::Length(6),
-            Constraint::Length(9),
-            Constraint::Length(4),
-            Constraint::Length(7),
-        ]);
+    // Measuring energy, joules and watts take the place of the samples and the clock.
+    let ((c3, w3), (c4, w4)) = if energy {
+        (("energy", 9), ("W", 4))
     } else {
-        header.extend(["median", "noise", "n", "MHz", "speedup"]);
-        widths.extend([
-            Constraint::Length(8),
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(7),
-        ]);
-    }
+        (("n", 5), ("MHz", 5))
+    };
+    header.extend(["median", "noise", c3, c4, "speedup"]);
+    widths.extend([8, 6, w3, w4, 7].map(Constraint::Length));
     let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
         if i < 3 {
             Cell::from(h)

@@ -236,6 +236,14 @@ fn roofline(k: &RawKernel, duration_ns: Option<f64>) -> Option<Roofline> {
     let achieved = flops / seconds;
     let ridge = peak_flops / peak_bw;
     let roof = peak_flops.min(intensity * peak_bw);
+    let of_roof = if roof > 0.0 { achieved / roof } else { 0.0 };
+    // Tiny divisors of a damaged page: no roofline rather than infinities.
+    if ![intensity, achieved, ridge, roof, of_roof]
+        .iter()
+        .all(|v| v.is_finite())
+    {
+        return None;
+    }
     Some(Roofline {
         precision: precision.into(),
         flops,
@@ -251,7 +259,7 @@ fn roofline(k: &RawKernel, duration_ns: Option<f64>) -> Option<Roofline> {
             "compute"
         }
         .into(),
-        of_roof: if roof > 0.0 { achieved / roof } else { 0.0 },
+        of_roof,
     })
 }
 

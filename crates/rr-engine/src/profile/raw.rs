@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 
 /// The longest raw page read (a `--set full` page of one kernel is ~100 KiB).
 pub const MAX_RAW_BYTES: usize = 16 << 20;
+/// Kernel rows read from a page (`profile` asks ncu for one).
+const MAX_KERNELS: usize = 16;
+/// The largest metric value taken, in base units.
+const MAX_VALUE: f64 = 1e30;
 
 /// One profiled kernel's metrics.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -120,9 +124,19 @@ pub fn parse(text: &str) -> Result<Vec<RawKernel>, String> {
                 continue;
             };
             let factor = scale(units.get(i).unwrap_or_default().trim()).unwrap_or(1.0);
-            k.metrics.insert(name.clone(), v * factor);
+            // No real metric comes near 1e30 in base units; beyond it (or overflowing when
+            // scaled) a value would turn the summary's arithmetic into infinities.
+            let v = v * factor;
+            if v.is_finite() && v.abs() <= MAX_VALUE {
+                k.metrics.insert(name.clone(), v);
+            }
         }
         kernels.push(k);
+        // One kernel is profiled; a page of thousands of rows (each holding every metric's
+        // name) is not one of ours and must not cost memory.
+        if kernels.len() == MAX_KERNELS {
+            break;
+        }
     }
     Ok(kernels)
 }
@@ -130,6 +144,19 @@ pub fn parse(text: &str) -> Result<Vec<RawKernel>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values that overflow when scaled, or beyond any real metric, are left out; a page of
+    /// many kernel rows is read to its first few.
+    #[test]
+    fn hostile_pages_cost_neither_infinities_nor_memory() {
+        let mut page = String::from("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"x\"\n\"\",\"\",\"Tbyte/nsecond\",\"\"\n");
+        for i in 0..1000 {
+            page.push_str(&format!("\"{i}\",\"k\",\"1e300\",\"1e31\"\n"));
+        }
+        let kernels = parse(&page).unwrap();
+        assert_eq!(kernels.len(), MAX_KERNELS);
+        assert!(kernels[0].metrics.is_empty(), "{:?}", kernels[0].metrics);
+    }
 
     #[test]
     fn units_become_base_units() {

@@ -46,6 +46,15 @@ impl EnergyPolicy {
     }
 }
 
+impl EnergyPolicy {
+    /// A policy a run can have (one read from a report may hold anything).
+    pub fn is_plausible(&self) -> bool {
+        (0.2..=3600.0).contains(&self.min_seconds)
+            && (self.min_seconds..=36_000.0).contains(&self.max_seconds)
+            && self.min_windows <= 100_000
+    }
+}
+
 impl Default for EnergyPolicy {
     fn default() -> Self {
         // Twenty windows of ~100 ms: the span's ends are known to one poll (~4 ms), 0.2 % of

@@ -52,6 +52,17 @@ impl Objective {
         }
     }
 
+    /// How `t` ranks: by the objective, ties by time (of two configurations equally frugal,
+    /// the faster is better, and on the Pareto front).
+    pub fn rank(self, t: &Trial) -> Option<(f64, f64)> {
+        Some((self.of(t)?, t.cost()?))
+    }
+
+    /// Whether rank `a` comes before (or with) rank `b`.
+    pub fn cmp_rank(a: (f64, f64), b: (f64, f64)) -> std::cmp::Ordering {
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    }
+
     /// `v` (a value of [`Objective::of`]) as the report prints it.
     pub fn describe(self, v: f64) -> String {
         match self {
@@ -141,5 +152,12 @@ mod tests {
             assert_eq!(Objective::parse(o.name()), Some(o));
         }
         assert_eq!(Objective::parse("power"), None);
+        // Equally frugal: the faster ranks first.
+        let slow = trial(64, 3e6, Some(0.5), Status::Ok);
+        let (a, b) = (
+            Objective::Energy.rank(&t).unwrap(),
+            Objective::Energy.rank(&slow).unwrap(),
+        );
+        assert!(Objective::cmp_rank(a, b).is_lt());
     }
 }

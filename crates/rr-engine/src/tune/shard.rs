@@ -143,6 +143,9 @@ pub fn merge(mut shards: Vec<(String, TuneReport)>) -> Result<TuneReport, String
                     t.config, s.k
                 ));
             }
+            if r.energy.is_some_and(|e| !e.is_plausible()) {
+                return Err(format!("{name}: its energy settings are implausible"));
+            }
             if t.kernel_ns.is_some_and(|k| !k.is_plausible())
                 || t.energy.is_some_and(|e| !e.is_plausible())
             {

@@ -116,11 +116,15 @@ impl TrialEnergy {
         }
     }
 
-    /// Finite, non-negative values (a report read back may hold anything).
+    /// Values a measurement can give (a report read back may hold anything): a positive
+    /// energy up to a megajoule per execution, a power up to a megawatt, a noise up to 100 times
+    /// the mean — beyond, the report's arithmetic would run into infinities.
     pub fn is_plausible(&self) -> bool {
-        [self.joules, self.power_w, self.noise]
-            .iter()
-            .all(|v| v.is_finite() && *v >= 0.0)
+        let within = |v: f64, lo: f64, hi: f64| v.is_finite() && v >= lo && v <= hi;
+        self.joules > 0.0
+            && within(self.joules, 0.0, 1e6)
+            && within(self.power_w, 0.0, 1e6)
+            && within(self.noise, 0.0, 100.0)
     }
 }
 
@@ -443,12 +447,12 @@ impl TuneReport {
     /// measured).
     pub fn ranking(&self, n: usize) -> Vec<&Trial> {
         let o = self.objective;
-        let mut ok: Vec<(&Trial, f64)> = self
+        let mut ok: Vec<(&Trial, (f64, f64))> = self
             .trials
             .iter()
-            .filter_map(|t| Some((t, o.of(t)?)))
+            .filter_map(|t| Some((t, o.rank(t)?)))
             .collect();
-        ok.sort_by(|a, b| a.1.total_cmp(&b.1));
+        ok.sort_by(|a, b| Objective::cmp_rank(a.1, b.1));
         ok.truncate(n);
         ok.into_iter().map(|(t, _)| t).collect()
     }
@@ -477,6 +481,20 @@ impl TuneReport {
                 "{shown} holds a sweep of other compile-time variants (source, its text, options or defines differ); choose another --json file"
             ));
         }
+        if let Some(e) = self.energy.filter(|e| !e.is_plausible()) {
+            return Err(format!(
+                "{shown} says energy was measured for {} to {} s a configuration, which no run does",
+                e.min_seconds, e.max_seconds
+            ));
+        }
+        if let (Some(was), Some(now)) = (self.energy, other.energy) {
+            if was != now {
+                return Err(format!(
+                    "{shown} measured energy for at least {} s a configuration and this sweep does for {} s: give the same --energy-seconds, or choose another --json file",
+                    was.min_seconds, now.min_seconds
+                ));
+            }
+        }
         if self.verify != other.verify {
             return Err(format!(
                 "{shown} was verified as {} and this sweep verifies as {}: choose another --json file",
@@ -497,13 +515,22 @@ impl TuneReport {
             .into_iter()
             .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed))
             .filter(|t| t.kernel_ns.is_some_and(|k| k.is_plausible()))
-            // A sweep measuring energy measures again what was measured without (or forged).
-            .filter(|t| other.energy.is_none() || t.energy.is_some_and(|e| e.is_plausible()))
+            // A sweep measuring energy measures again a verified configuration measured without
+            // (or with forged values); one that failed to verify has no energy to measure.
+            .filter(|t| {
+                other.energy.is_none()
+                    || t.status != Status::Ok
+                    || t.energy.is_some_and(|e| e.is_plausible())
+            })
             .filter(|t| seen.insert(t.config))
             .map(|mut t| {
                 t.recorded = t.config == recorded;
                 // Decided again over this sweep's trials (`summarise`).
                 t.pareto = false;
+                // Forged, or measured while this sweep measures none: not this report's.
+                if other.energy.is_none() || t.energy.is_some_and(|e| !e.is_plausible()) {
+                    t.energy = None;
+                }
                 t
             })
             .collect())
@@ -730,6 +757,48 @@ mod tests {
             1,
             "a duplicate and an implausible time are dropped"
         );
+    }
+
+    /// A sweep measuring energy keeps a configuration that failed to verify (it has no energy
+    /// to measure) and measures again a verified one measured without energy or with forged
+    /// values; a report's Pareto flags are never taken as they are.
+    #[test]
+    fn resuming_with_energy_keeps_failures_and_remeasures_what_lacks_energy() {
+        let mut with = trial(512, Status::Ok, 800.0, false);
+        with.energy = Some(TrialEnergy {
+            joules: 0.2,
+            power_w: 300.0,
+            noise: 0.01,
+            windows: 5,
+        });
+        with.pareto = true;
+        let mut forged = trial(1024, Status::Ok, 700.0, false);
+        forged.energy = Some(TrialEnergy {
+            joules: -1.0,
+            ..with.energy.unwrap()
+        });
+        let previous = report(vec![
+            trial(128, Status::Ok, 2000.0, true),
+            trial(256, Status::VerifyFailed, 500.0, false),
+            with,
+            forged,
+        ]);
+        let mut energy = previous.clone();
+        energy.energy = Some(crate::replay::energy::EnergyPolicy::sweep(1.0));
+        let kept = previous
+            .clone()
+            .resumable_trials(&energy, Path::new("t.json"))
+            .unwrap();
+        let blocks: Vec<u32> = kept.iter().map(|t| t.config.block[0]).collect();
+        assert_eq!(blocks, [256, 512]);
+        assert!(kept.iter().all(|t| !t.pareto));
+        // Without energy, everything measured is kept, forged energy dropped.
+        let kept = previous
+            .clone()
+            .resumable_trials(&previous, Path::new("t.json"))
+            .unwrap();
+        assert_eq!(kept.len(), 4);
+        assert_eq!(kept[3].energy, None);
     }
 
     #[test]
