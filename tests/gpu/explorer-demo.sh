@@ -38,6 +38,14 @@ sleep 1; cap explorer-tuning-live.txt
 for _ in $(seq 600); do "$TMUX" capture-pane -pt $S | grep -q "verified of" && "$TMUX" capture-pane -pt $S | grep -qw "done" && break; sleep 0.1; done
 "$TMUX" capture-pane -pt $S | grep -q "verified of" || { echo "tuning screen: no verified configuration"; rc=1; }
 cap explorer-tuning-done.txt
+# The profile screen: the recorded configuration (P from the instance list), then the sweep's
+# best (P on the tuning screen), side by side with the changes marked.
+"$TMUX" send-keys -t $S 1 P
+wait_for "recorded: done; ncu-ui opens" || rc=1
+"$TMUX" send-keys -t $S 5 P
+wait_for "best: .*done; ncu-ui opens" || rc=1
+wait_for "change" || rc=1
+cap explorer-profile.txt
 "$TMUX" send-keys -t $S q
 sleep 0.5
 "$TMUX" has-session -t $S 2>/dev/null && { echo "explorer did not quit"; rc=1; }

@@ -78,10 +78,15 @@ fn status_line<'a>(r: &ProfileRun, w: usize, theme: &Theme) -> Line<'a> {
         ),
         (Phase::Failed(m), _) => (format!("{}: failed: {m}", r.label), theme.error),
         (Phase::Cancelled, _) => (format!("{}: cancelled", r.label), theme.dim),
-        (Phase::Done, Some(res)) => (
-            format!("{}: {} (ncu-ui opens it)", r.label, res.report),
-            theme.dim,
-        ),
+        (Phase::Done, Some(res)) => {
+            // The path's middle gives way first: its file name is what tells reports apart.
+            let head = format!("{}: done; ncu-ui opens ", r.label);
+            let room = w.saturating_sub(head.chars().count());
+            (
+                format!("{head}{}", super::fit_middle(&res.report, room)),
+                theme.dim,
+            )
+        }
         (Phase::Done, None) => (format!("{}: no result", r.label), theme.error),
     };
     Line::from(Span::styled(fit(&text, w), style))
