@@ -54,6 +54,8 @@ pub enum Action {
     HeatRight,
     HeatAxes,
     TuneFront,
+    TunePickUp,
+    TunePickDown,
     ScreenProfile,
     Profile,
     ProfileBest,
@@ -565,11 +567,27 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b!(
         Tune,
+        [(KeyCode::Char('['), NONE)],
+        "[",
+        TunePickUp,
+        "table: pick the configuration above (P profiles it)",
+        None
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char(']'), NONE)],
+        "]",
+        TunePickDown,
+        "table: pick the configuration below (P profiles it)",
+        Some("pick")
+    ),
+    b!(
+        Tune,
         [(KeyCode::Char('P'), SHIFT), (KeyCode::Char('P'), NONE)],
         "P",
         ProfileBest,
-        "profile the sweep's best configuration beside the recorded one",
-        Some("profile best")
+        "profile the picked configuration (the best unless [/] picked another) beside the recorded one",
+        Some("profile")
     ),
     b!(
         Profile,

@@ -468,7 +468,9 @@ impl App {
             Action::HeatAxes => self.cycle_heat_axes(),
             Action::TuneFront => self.toggle_front(),
             Action::Profile => return self.start_profile(),
-            Action::ProfileBest => return self.start_best_profile(),
+            Action::ProfileBest => return self.start_tuned_profile(),
+            Action::TunePickUp => self.pick_tuned(-1),
+            Action::TunePickDown => self.pick_tuned(1),
             Action::ProfileCancel => return self.cancel_profile(),
         }
         vec![]

@@ -262,6 +262,8 @@ pub struct App {
     pub heat_scroll: (usize, usize),
     /// The tuning table lists the Pareto front of time against energy instead of the best.
     pub show_front: bool,
+    /// The row of the tuning table `P` profiles (0: the best).
+    pub tune_pick: usize,
     /// Nsight Compute profiles by instance, kept for the session: the recorded configuration's
     /// and a sweep's best.
     pub profiles: HashMap<usize, profiles::Profiles>,
@@ -325,6 +327,7 @@ impl App {
             tuning: None,
             heat_scroll: (0, 0),
             show_front: false,
+            tune_pick: 0,
             profiles: HashMap::new(),
             profiling: None,
             gpu,

@@ -1,5 +1,6 @@
 //! Nsight Compute profiles kept per instance for the session: the recorded configuration's
-//! (`P` anywhere) and a sweep's best (`P` on the tuning screen), each run by a `rr-tui profile
+//! (`P` anywhere) and one of a sweep's configurations (`P` on the tuning screen: the best, or
+//! the row picked with `[`/`]`), each run by a `rr-tui profile
 //! --events` child in the background — the same command and checks as on the command line —
 //! and cancellable. The profile screen shows one, or the two side by side with the differences
 //! marked.
@@ -16,8 +17,8 @@ use crate::cli::ProfileArgs;
 pub enum Target {
     /// As recorded.
     Recorded,
-    /// The best configuration of the instance's sweep.
-    Best,
+    /// A configuration of the instance's sweep (its best unless another row was picked).
+    Tuned,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -70,21 +71,21 @@ impl ProfileRun {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Profiles {
     pub recorded: Option<ProfileRun>,
-    pub best: Option<ProfileRun>,
+    pub tuned: Option<ProfileRun>,
 }
 
 impl Profiles {
     pub fn get(&self, t: Target) -> Option<&ProfileRun> {
         match t {
             Target::Recorded => self.recorded.as_ref(),
-            Target::Best => self.best.as_ref(),
+            Target::Tuned => self.tuned.as_ref(),
         }
     }
 
     fn slot(&mut self, t: Target) -> &mut Option<ProfileRun> {
         match t {
             Target::Recorded => &mut self.recorded,
-            Target::Best => &mut self.best,
+            Target::Tuned => &mut self.tuned,
         }
     }
 }
@@ -121,31 +122,41 @@ impl App {
         self.start_profile_of(i, Target::Recorded, None, "recorded".into())
     }
 
-    /// `P` on the tuning screen: profile the sweep's best configuration.
-    pub(super) fn start_best_profile(&mut self) -> Vec<Cmd> {
+    /// `P` on the tuning screen: profile the configuration picked in its table (`[`/`]`; the
+    /// best unless another row was picked).
+    pub(super) fn start_tuned_profile(&mut self) -> Vec<Cmd> {
         let Some(i) = self.current() else {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        let Some(best) = self.tunes.get(&i).and_then(|r| r.report.best.clone()) else {
+        let picked = self.tunes.get(&i).and_then(|r| {
+            let listed = r.listed(self.show_front);
+            let at = self.tune_pick.min(listed.len().checked_sub(1)?);
+            Some((at, listed[at].clone()))
+        });
+        let Some((at, trial)) = picked else {
             self.set_status(
-                "no best configuration yet: r starts a sweep of this instance",
+                "no verified configuration yet: r starts a sweep of this instance",
                 true,
             );
             return vec![];
         };
-        let c = best.config;
+        let c = trial.config;
         if c.variant.is_some() || c.max_registers.is_some() {
             self.set_status(
-                "the best configuration is a compiled variant or a register limit, which profile cannot replay: profile it with `rr-tui profile` after exporting it",
+                "that configuration is a compiled variant or a register limit, which profile cannot replay: profile it with `rr-tui profile` after exporting it",
                 true,
             );
             return vec![];
         }
-        let label = format!("best: {c}");
+        let label = match (at, self.show_front) {
+            (0, false) => format!("best: {c}"),
+            (n, false) => format!("#{}: {c}", n + 1),
+            (n, true) => format!("front #{}: {c}", n + 1),
+        };
         self.start_profile_of(
             i,
-            Target::Best,
+            Target::Tuned,
             Some((c.grid, c.block, c.shared_mem)),
             label,
         )

@@ -64,6 +64,24 @@ impl App {
         }
     }
 
+    /// `[`/`]`: the row of the table `P` profiles.
+    pub(super) fn pick_tuned(&mut self, delta: isize) {
+        let n = self
+            .current()
+            .and_then(|i| self.tunes.get(&i))
+            .map_or(0, |r| r.listed(self.show_front).len());
+        if n == 0 {
+            self.set_status("no verified configuration to pick yet", true);
+            return;
+        }
+        self.tune_pick =
+            (self.tune_pick.min(n - 1) as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.set_status(
+            format!("row {} picked: P profiles it", self.tune_pick + 1),
+            false,
+        );
+    }
+
     /// The table: the best configurations, or the Pareto front of time against energy (a
     /// sweep that measures energy: the form's objective field).
     pub(super) fn toggle_front(&mut self) {
@@ -78,6 +96,7 @@ impl App {
             ),
             Some((true, n)) => {
                 self.show_front = !self.show_front;
+                self.tune_pick = 0;
                 self.set_status(
                     if self.show_front {
                         format!("table: the Pareto front of time against energy ({n} configuration(s), fastest first; p for the best)")

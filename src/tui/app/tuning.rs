@@ -220,6 +220,15 @@ impl TuneRun {
         &self.ranked
     }
 
+    /// What the table lists: the Pareto front (`front`, when energy was measured) or the best.
+    pub fn listed(&self, front: bool) -> &[Trial] {
+        if front && self.report.energy.is_some() {
+            &self.front
+        } else {
+            &self.ranked
+        }
+    }
+
     /// The Pareto front of time against energy, fastest first (empty without energy).
     pub fn front(&self) -> &[Trial] {
         &self.front

@@ -31,12 +31,12 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(p) = app
         .profiles
         .get(&cur)
-        .filter(|p| p.recorded.is_some() || p.best.is_some())
+        .filter(|p| p.recorded.is_some() || p.tuned.is_some())
     else {
         let intro = [
             "No profile of this instance in this session.",
             "P profiles it with Nsight Compute (ncu): one repetition of the replay, in the background;",
-            "c cancels. On the tuning screen, P profiles the sweep's best configuration, shown here",
+            "c cancels. On the tuning screen, P profiles the sweep's best (or the row [ and ] pick), shown here",
             "beside the recorded one with every change marked. The full report is kept for ncu-ui.",
         ];
         let lines: Vec<Line> = intro
@@ -46,7 +46,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         f.render_widget(Paragraph::new(lines), inner);
         return;
     };
-    let runs: Vec<&ProfileRun> = [p.recorded.as_ref(), p.best.as_ref()]
+    let runs: Vec<&ProfileRun> = [p.recorded.as_ref(), p.tuned.as_ref()]
         .into_iter()
         .flatten()
         .collect();
@@ -168,7 +168,7 @@ fn metrics(p: &Profile) -> Vec<Metric> {
 }
 
 fn table_height(p: &Profiles) -> u16 {
-    let n = [p.recorded.as_ref(), p.best.as_ref()]
+    let n = [p.recorded.as_ref(), p.tuned.as_ref()]
         .into_iter()
         .flatten()
         .filter_map(|r| r.result.as_ref())
@@ -207,7 +207,7 @@ fn draw_table(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     let a = p.recorded.as_ref().and_then(|r| r.result.as_deref());
-    let b = p.best.as_ref().and_then(|r| r.result.as_deref());
+    let b = p.tuned.as_ref().and_then(|r| r.result.as_deref());
     let right = |s: String, style: Style| Cell::from(Text::from(s).right_aligned()).style(style);
     let (rows, header, widths): (Vec<Row>, Vec<&str>, Vec<Constraint>) = match (a, b) {
         (Some(a), Some(b)) => {
@@ -229,7 +229,7 @@ fn draw_table(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
                 .collect();
             (
                 rows,
-                vec!["  metric", "recorded", "best", "change"],
+                vec!["  metric", "recorded", "tuned", "change"],
                 vec![
                     Constraint::Length(24),
                     Constraint::Length(22),
@@ -241,7 +241,7 @@ fn draw_table(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
         (one, other) => {
             let (Some(r), label) = (
                 one.or(other),
-                if one.is_some() { "recorded" } else { "best" },
+                if one.is_some() { "recorded" } else { "tuned" },
             ) else {
                 return;
             };
@@ -275,7 +275,7 @@ fn draw_table(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
 /// The roofline of each profile, side by side.
 fn draw_charts(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
     let with_roof: Vec<(&str, &rr_engine::profile::Roofline)> =
-        [p.recorded.as_ref(), p.best.as_ref()]
+        [p.recorded.as_ref(), p.tuned.as_ref()]
             .into_iter()
             .flatten()
             .filter_map(|r| {

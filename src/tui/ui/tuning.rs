@@ -39,7 +39,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     draw_progress(run, theme, f, l.progress);
     draw_notes(run, theme, f, l.notes);
     heatmap::draw(run, app.heat_scroll, theme, f, l.heat);
-    draw_best(run, app.show_front, theme, f, l.table);
+    draw_best(run, app.show_front, app.tune_pick, theme, f, l.table);
 }
 
 /// Two columns of fields: the axes, then how to search and measure. The field under the
@@ -270,7 +270,7 @@ fn draw_notes(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
 /// The best verified configurations by the objective (or the Pareto front of time against
 /// energy, `front`): time, noise, samples, clock — or energy and power when measured — and
 /// speedup over the recorded configuration (◆ marks it, ⬦ the front).
-fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rect) {
+fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Frame, area: Rect) {
     if area.height == 0 {
         return;
     }
@@ -278,7 +278,7 @@ fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rec
     let n = (area.height as usize).saturating_sub(1);
     let energy = run.report.energy.is_some();
     let front = front && energy;
-    let listed = if front { run.front() } else { run.ranking() };
+    let listed = run.listed(front);
     let ranked = &listed[..n.min(listed.len())];
     let verified = run.count(Status::Ok);
     let objective = run.report.objective;
@@ -326,8 +326,10 @@ fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rec
         .map(|(i, t)| {
             let k = t.kernel_ns.unwrap_or_default();
             let on_front = energy && run.front().iter().any(|p| p.config == t.config);
+            let picked = i == pick.min(ranked.len().saturating_sub(1));
             let mut cells = vec![right(format!(
-                "{}{}{}",
+                "{}{}{}{}",
+                if picked { "›" } else { "" },
                 if t.recorded { "◆" } else { "" },
                 if on_front { "⬦" } else { "" },
                 i + 1
@@ -393,7 +395,7 @@ fn draw_best(run: &TuneRun, front: bool, theme: &Theme, f: &mut Frame, area: Rec
         .unwrap_or(0)
         .max(5) as u16;
     let mut header = vec!["#"];
-    let mut widths = vec![Constraint::Length(3)];
+    let mut widths = vec![Constraint::Length(4)];
     if !defines.is_empty() {
         let w = ranked
             .iter()
