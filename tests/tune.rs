@@ -50,6 +50,23 @@ fn list_shows_the_space_and_what_a_limit_skips() {
         text.ends_with("6 configuration(s), 2 skipped by a limit\n"),
         "{text}"
     );
+    // A part of a sharded sweep lists its own configurations; the recorded one is part 1's.
+    let part = |k: &str| {
+        let out = rr()
+            .args(["tune", "--list", "--grid", "1..10", "--shard", k])
+            .arg(saxpy())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let (one, two) = (part("1/3"), part("2/3"));
+    assert!(one.starts_with("recorded: ") && !two.starts_with("recorded: "), "{two}");
+    assert!(one.contains("grid 1x1x1 ") && one.contains("grid 4x1x1 ") && !one.contains("grid 2x1x1 "), "{one}");
+    assert!(two.ends_with("3 configuration(s) of part 2/3 (of 10 in all), 0 skipped by a limit\n"), "{two}");
 }
 
 #[test]
@@ -380,6 +397,14 @@ fn objectives_pick_their_best_and_the_report_marks_the_pareto_front() {
     assert!(block(&bests[1]) > block(&bests[0]), "{bests:?}");
     let joules = |b: &serde_json::Value| b["energy"]["joules"].as_f64().unwrap();
     assert!(joules(&bests[1]) <= joules(&bests[2]) && joules(&bests[2]) <= joules(&bests[0]));
+    // What only measuring means says it does nothing here.
+    simulated(&axes, &sweep)
+        .args(["--energy", "--samples", "3", "--no-verify"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("--energy: no effect with --simulate"))
+        .stderr(predicate::str::contains("the timing flags: no effect"))
+        .stderr(predicate::str::contains("--tolerance/--no-verify: no effect"));
     // A sweep without energy cannot answer an energy objective.
     simulated(&axes, &synthetic_sweep(t.path()))
         .args(["--objective", "edp"])

@@ -143,6 +143,8 @@ for label, devs in [("1 GPU", "0"), ("%d GPUs" % len(devices.split(",")), device
 print("speedup from %s: %.2fx in the sweep, %.2fx wall" % (list(res)[1], s2 / s1, a2 / a1))
 PY
   grep -q "speedup from" "$OUTDIR/tune-multi.txt" && ok "tune --devices on $NGPU GPUs" || bad "tune --devices"
+  bash tests/gpu/scaling.sh "$RR" "$OUTDIR" >"$OUTDIR/scaling.txt" 2>&1 && ok "two GPUs: a 30 s sweep at 1.9x wall or more; Slurm-style parts merge into the one-GPU run" || bad "scaling" "$(tail -n 3 "$OUTDIR/scaling.txt" | tr '\n' ' ')"
+  cat "$OUTDIR/scaling.txt" >>"$LOG"
 fi
 
 # Slurm-style parts of a sweep, measured one after the other, joined by `tune merge`: the same

@@ -1,6 +1,7 @@
 //! `tune --list`: the configurations the axes span and which the limits skip, without a GPU;
 //! and the count of skipped ones for a sweep's header.
 
+use rr_engine::tune::shard::Shard;
 use rr_engine::tune::space::dim;
 use rr_engine::tune::Space;
 
@@ -28,20 +29,26 @@ pub fn skipped(space: &Space) -> Option<(u64, String)> {
     Some((n, first.unwrap_or_default()))
 }
 
-pub fn print(space: &Space) {
+/// The configurations `--list` shows: all, or with `--shard K/N` that part's (the recorded one
+/// is part 1's).
+pub fn print(space: &Space, shard: Option<Shard>) {
     let r = &space.rules.recorded;
-    output::line(&format!(
-        "recorded: grid {} block {} smem {} (measured first, as the baseline)",
-        dim(r.grid),
-        dim(r.block),
-        r.shared_mem
-    ));
+    if shard.is_none_or(|s| s.k == 1) {
+        output::line(&format!(
+            "recorded: grid {} block {} smem {} (measured first, as the baseline)",
+            dim(r.grid),
+            dim(r.block),
+            r.shared_mem
+        ));
+    }
     let mut skipped = 0u64;
-    for i in 0..space.len() {
+    let mut listed = 0u64;
+    for i in (0..space.len()).filter(|&i| shard.is_none_or(|s| s.owns(i))) {
         let c = space.config(i);
         let why = space.rules.skip_reason(&c);
         skipped += u64::from(why.is_some());
-        if i < LIST_LIMIT {
+        listed += 1;
+        if listed <= LIST_LIMIT {
             output::line(&format!(
                 "{}{}",
                 super::text::config_text(&c, &space.defines),
@@ -49,12 +56,14 @@ pub fn print(space: &Space) {
             ));
         }
     }
-    if space.len() > LIST_LIMIT {
-        output::line(&format!("… and {} more", space.len() - LIST_LIMIT));
+    if listed > LIST_LIMIT {
+        output::line(&format!("… and {} more", listed - LIST_LIMIT));
     }
+    let part = shard
+        .map(|s| format!(" of part {}/{} (of {} in all)", s.k, s.n, space.len()))
+        .unwrap_or_default();
     output::line(&format!(
-        "{} configuration(s), {skipped} skipped by a limit{}",
-        space.len(),
+        "{listed} configuration(s){part}, {skipped} skipped by a limit{}",
         if space.from_source {
             format!(
                 "; {} variant(s) to compile from the source",

@@ -128,7 +128,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let shard = a.shard().map_err(Error::invalid)?;
     let d = &inst.descriptor;
     if a.list {
-        list::print(&space);
+        list::print(&space, shard);
         return Ok(0);
     }
     // Once for the sweep, here: the engines load the instance without reading its blobs again.
@@ -185,10 +185,21 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
                 "--energy-seconds",
             ),
             (a.devices.is_some(), "--devices"),
+            (
+                a.samples.is_some()
+                    || a.timing.max_noise.is_some()
+                    || a.timing.min_samples.is_some()
+                    || a.timing.min_time.is_some()
+                    || a.timing.timeout.is_some()
+                    || a.timing.cold
+                    || a.timing.hot,
+                "the timing flags",
+            ),
+            (a.tolerance.is_some() || a.no_verify, "--tolerance/--no-verify"),
         ] {
             if given {
                 printer.warning(&format!(
-                    "{flag} has no effect with --simulate: every answer, energy included, comes from the simulated sweep"
+                    "{flag}: no effect with --simulate; every answer (timing, verification, energy) is the simulated sweep's"
                 ));
             }
         }
