@@ -64,9 +64,18 @@ fn list_shows_the_space_and_what_a_limit_skips() {
         String::from_utf8(out).unwrap()
     };
     let (one, two) = (part("1/3"), part("2/3"));
-    assert!(one.starts_with("recorded: ") && !two.starts_with("recorded: "), "{two}");
-    assert!(one.contains("grid 1x1x1 ") && one.contains("grid 4x1x1 ") && !one.contains("grid 2x1x1 "), "{one}");
-    assert!(two.ends_with("3 configuration(s) of part 2/3 (of 10 in all), 0 skipped by a limit\n"), "{two}");
+    assert!(
+        one.starts_with("recorded: ") && !two.starts_with("recorded: "),
+        "{two}"
+    );
+    assert!(
+        one.contains("grid 1x1x1 ") && one.contains("grid 4x1x1 ") && !one.contains("grid 2x1x1 "),
+        "{one}"
+    );
+    assert!(
+        two.ends_with("3 configuration(s) of part 2/3 (of 10 in all), 0 skipped by a limit\n"),
+        "{two}"
+    );
 }
 
 #[test]
@@ -402,9 +411,13 @@ fn objectives_pick_their_best_and_the_report_marks_the_pareto_front() {
         .args(["--energy", "--samples", "3", "--no-verify"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("--energy: no effect with --simulate"))
+        .stderr(predicate::str::contains(
+            "--energy: no effect with --simulate",
+        ))
         .stderr(predicate::str::contains("the timing flags: no effect"))
-        .stderr(predicate::str::contains("--tolerance/--no-verify: no effect"));
+        .stderr(predicate::str::contains(
+            "--tolerance/--no-verify: no effect",
+        ));
     // A sweep without energy cannot answer an energy objective.
     simulated(&axes, &synthetic_sweep(t.path()))
         .args(["--objective", "edp"])

@@ -570,9 +570,19 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
         panic!("no profile of the picked row: {:?}", a.status)
     };
     let second = a.tunes.values().next().unwrap().ranking()[1].config;
-    let block = format!("{},{},{}", second.block[0], second.block[1], second.block[2]);
-    assert!(args.windows(2).any(|w| w == ["--block", block.as_str()]), "{args:?}");
-    assert!(a.status.as_ref().is_some_and(|s| s.text.contains("#2:")), "{:?}", a.status);
+    let block = format!(
+        "{},{},{}",
+        second.block[0], second.block[1], second.block[2]
+    );
+    assert!(
+        args.windows(2).any(|w| w == ["--block", block.as_str()]),
+        "{args:?}"
+    );
+    assert!(
+        a.status.as_ref().is_some_and(|s| s.text.contains("#2:")),
+        "{:?}",
+        a.status
+    );
     // One at a time, and cancellable.
     let mut a = app(true, (80, 24));
     key(&mut a, 'P');

@@ -195,7 +195,10 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
                     || a.timing.hot,
                 "the timing flags",
             ),
-            (a.tolerance.is_some() || a.no_verify, "--tolerance/--no-verify"),
+            (
+                a.tolerance.is_some() || a.no_verify,
+                "--tolerance/--no-verify",
+            ),
         ] {
             if given {
                 printer.warning(&format!(
