@@ -171,6 +171,25 @@ fn energy_is_not_for_ab_replays() {
         .stderr(predicate::str::contains("cannot be used with"));
 }
 
+/// `profile DESC --ncu NCU --output-dir OUT --events --run-id RUN`: its exit status must be
+/// `code`; its standard output.
+fn profile_events(desc: &Path, ncu: &Path, out_dir: &Path, run: u64, code: i32) -> String {
+    let out = rr()
+        .args(["profile"])
+        .arg(desc)
+        .arg("--ncu")
+        .arg(ncu)
+        .arg("--output-dir")
+        .arg(out_dir)
+        .args(["--events", "--run-id", &run.to_string()])
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
 /// The explorer's child: ncu's passes as `progress` events, then the profile (or the error),
 /// then `done`, every line a tagged event and nothing else on stdout.
 #[test]
@@ -182,21 +201,7 @@ fn profile_events_stream_progress_then_the_profile_or_the_error() {
     let body = format!("echo '==PROF== Profiling \"rr_saxpy\" - 0: 0%....50%....100% - 18 passes'\n{WRITES_REPORT}");
     let ncu = fake_ncu(tools.path(), &body);
     let events = |ncu: &Path, code: i32| -> Vec<serde_json::Value> {
-        let out = rr()
-            .args(["profile"])
-            .arg(&desc)
-            .arg("--ncu")
-            .arg(ncu)
-            .arg("--output-dir")
-            .arg(out_dir.path())
-            .args(["--events", "--run-id", "9"])
-            .assert()
-            .code(code)
-            .get_output()
-            .stdout
-            .clone();
-        String::from_utf8(out)
-            .unwrap()
+        profile_events(&desc, ncu, out_dir.path(), 9, code)
             .lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).expect(l))
             .inspect(|v| assert_eq!(v["run"], 9))
@@ -259,20 +264,7 @@ fn floods_and_broken_text_from_ncu_stay_bounded() {
         "head -c 1000000 /dev/zero | tr '\\0' x; echo; printf '\\377\\376 not utf-8\\n'; echo '==PROF== Profiling \"k\": 100% - 3 passes'\n{WRITES_REPORT}"
     );
     let ncu = fake_ncu(tools.path(), &body);
-    let out = rr()
-        .args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&ncu)
-        .arg("--output-dir")
-        .arg(out_dir.path())
-        .args(["--events", "--run-id", "2"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = profile_events(&desc, &ncu, out_dir.path(), 2, 0);
     assert!(text.lines().all(|l| l.len() < 70_000), "a line too long");
     assert!(text.contains("3 passes"), "{text}");
 }
