@@ -268,3 +268,53 @@ fn floods_and_broken_text_from_ncu_stay_bounded() {
     assert!(text.lines().all(|l| l.len() < 70_000), "a line too long");
     assert!(text.contains("3 passes"), "{text}");
 }
+
+/// `--candidate`: ncu profiles the A/B candidate's first repetition (its NVTX range, no kernel
+/// name: the candidate's may differ), and the report goes beside the recorded kernel's.
+#[test]
+fn a_candidate_is_profiled_in_its_own_range_and_report() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(tools.path(), WRITES_REPORT);
+    let source = std::fs::canonicalize("tests/gpu/samples/ab_kernel.cu").unwrap();
+    let out = rr()
+        .args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .arg("--output-dir")
+        .arg(out_dir.path())
+        .arg("--candidate")
+        .arg(&source)
+        .args(["-D", "SLOW=0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        v["report"]
+            .as_str()
+            .unwrap()
+            .ends_with(".candidate.ncu-rep"),
+        "{v}"
+    );
+    assert!(
+        v["candidate"].as_str().unwrap().ends_with("ab_kernel.cu"),
+        "{v}"
+    );
+    let args = std::fs::read_to_string(tools.path().join("args")).unwrap();
+    let profiling = args.lines().next().unwrap();
+    assert!(
+        profiling.contains("regex:rr-tui.rep.1.candidate/"),
+        "{profiling}"
+    );
+    assert!(!profiling.contains("--kernel-name "), "{profiling}");
+    assert!(
+        profiling.contains("--candidate") && profiling.contains("SLOW=0"),
+        "{profiling}"
+    );
+}

@@ -500,6 +500,7 @@ fn profile_result(
         grid,
         block,
         shared_mem: 0,
+        candidate: None,
         profile,
     }
 }
@@ -582,6 +583,30 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
         a.status.as_ref().is_some_and(|s| s.text.contains("#2:")),
         "{:?}",
         a.status
+    );
+    // `b` on the profile screen profiles the A/B candidate the replay screen's `C` set.
+    let mut a = app(true, (80, 24));
+    key(&mut a, '6');
+    assert!(key(&mut a, 'b').is_empty());
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("no A/B candidate")),
+        "{:?}",
+        a.status
+    );
+    a.settings.candidate = Some(rr_engine::replay::candidate::CandidateSpec {
+        path: "faster.cu".into(),
+        kernel: None,
+        defines: vec![],
+        options: vec![],
+    });
+    let Some(Cmd::StartProfile { args, .. }) = key(&mut a, 'b').into_iter().next() else {
+        panic!("no profile of the candidate: {:?}", a.status)
+    };
+    assert!(
+        args.windows(2).any(|w| w == ["--candidate", "faster.cu"]),
+        "{args:?}"
     );
     // One at a time, and cancellable.
     let mut a = app(true, (80, 24));

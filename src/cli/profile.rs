@@ -45,6 +45,8 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub geometry: GeometryArgs,
     #[command(flatten)]
+    pub ab: super::replay::CandidateArgs,
+    #[command(flatten)]
     pub supplied: SuppliedArgs,
     /// Stop ncu (and the replay under it) when it has not finished after SECONDS: a profile
     /// with many passes over a large replay takes minutes, a hung one for ever.
@@ -64,11 +66,13 @@ pub struct ProfileArgs {
 
 impl ProfileArgs {
     /// `rr-tui profile …` as the explorer starts it: the descriptor, a configuration (None: the
-    /// recorded one), a legacy record's supplied pieces, events tagged `run`.
+    /// recorded one), a legacy record's supplied pieces, an A/B candidate to profile instead of
+    /// the recorded kernel, events tagged `run`.
     pub fn events_command(
         descriptor: &std::path::Path,
         geometry: Option<([u32; 3], [u32; 3], u32)>,
         supplied: &SuppliedArgs,
+        candidate: Option<&rr_engine::replay::candidate::CandidateSpec>,
         run: u64,
     ) -> Vec<String> {
         let mut v = vec!["profile".to_string(), descriptor.display().to_string()];
@@ -84,6 +88,9 @@ impl ProfileArgs {
             ]);
         }
         v.extend(supplied.to_args());
+        if let Some(c) = candidate {
+            v.extend(c.to_args());
+        }
         v.extend(["--events".into(), "--run-id".into(), run.to_string()]);
         v
     }
@@ -96,6 +103,8 @@ impl ProfileArgs {
         r.supplied = self.supplied.supplied();
         r.output_dir = self.output_dir.clone();
         r.events_only = true;
+        // One pair: the candidate's first repetition is the one profiled.
+        r.candidate = self.ab.spec();
         r
     }
 }

@@ -61,33 +61,8 @@ pub struct ReplayArgs {
     /// limit.
     #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout)]
     pub kernel_timeout: f64,
-    /// A/B replay: run FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source
-    /// *.cu compiled here with NVRTC for this GPU) beside the recorded one, on the recorded
-    /// input at the recorded addresses. Its parameter layout must match the recorded kernel's;
-    /// its result is verified against the recorded output (bytes, or --tolerance); both are timed
-    /// in alternating pairs (--repetitions pairs, default 100) and compared: faster, slower,
-    /// same within noise, or undecided, with the ratio and its 95 % interval. Exit status 1 when
-    /// the candidate does not verify. With --save-output, the candidate's memory is written as
-    /// `.candidate_output` beside where `.replay_output` would go.
-    #[arg(long, value_name = "FILE")]
-    pub candidate: Option<PathBuf>,
-    /// The candidate's kernel, when it is not named as the recorded one (a mangled name, as
-    /// `rr-tui inspect` shows the recorded one).
-    #[arg(long, value_name = "NAME", requires = "candidate")]
-    pub candidate_kernel: Option<String>,
-    /// A macro for compiling a source candidate: NAME or NAME=VALUE (repeatable).
-    #[arg(long = "define", short = 'D', value_name = "NAME[=VALUE]", requires = "candidate", value_parser = parse_define)]
-    pub defines: Vec<rr_engine::replay::candidate::Define>,
-    /// A further NVRTC option for a source candidate, e.g. --nvrtc-opt=--use_fast_math
-    /// (repeatable; the architecture, -I of the source's directory and of the CUDA headers are
-    /// given already).
-    #[arg(
-        long = "nvrtc-opt",
-        value_name = "OPTION",
-        requires = "candidate",
-        allow_hyphen_values = true
-    )]
-    pub nvrtc_opts: Vec<String>,
+    #[command(flatten)]
+    pub ab: CandidateArgs,
     /// Energy per execution from NVML's energy counter (read only: clocks and power limits are
     /// never changed): the kernel runs back to back for at least 2 s and 20 counter windows
     /// (~100 ms each), before the timed repetitions; prints the energy, average power, its
@@ -155,11 +130,13 @@ impl ReplayArgs {
                 ..self.geometry.overrides()
             },
             supplied: self.supplied.supplied(),
-            repetitions: self.repetitions.unwrap_or(match (&noise, &self.candidate) {
-                (Some(_), _) => 10_000,
-                (None, Some(_)) => rr_engine::replay::ab::DEFAULT_PAIRS,
-                (None, None) => 1,
-            }),
+            repetitions: self
+                .repetitions
+                .unwrap_or(match (&noise, &self.ab.candidate) {
+                    (Some(_), _) => 10_000,
+                    (None, Some(_)) => rr_engine::replay::ab::DEFAULT_PAIRS,
+                    (None, None) => 1,
+                }),
             warmup: self.warmup,
             cold: self.timing.cold(false),
             noise,
@@ -174,15 +151,55 @@ impl ReplayArgs {
             run_id: self.run_id,
             strict: self.strict,
             kernel_timeout: self.kernel_timeout,
-            candidate: self.candidate.as_ref().map(|path| CandidateSpec {
-                path: path.clone(),
-                kernel: self.candidate_kernel.clone(),
-                defines: self.defines.clone(),
-                options: self.nvrtc_opts.clone(),
-            }),
+            candidate: self.ab.spec(),
             energy: self.energy,
             events_only: self.events_only,
         }
+    }
+}
+
+/// An A/B candidate: the flags `replay` and `profile` share.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CandidateArgs {
+    /// A/B: FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source
+    /// *.cu compiled here with NVRTC for this GPU) beside the recorded one, on the recorded
+    /// input at the recorded addresses. Its parameter layout must match the recorded kernel's;
+    /// its result is verified against the recorded output (bytes, or --tolerance); both are timed
+    /// in alternating pairs (--repetitions pairs, default 100) and compared: faster, slower,
+    /// same within noise, or undecided, with the ratio and its 95 % interval. Exit status 1 when
+    /// the candidate does not verify. With --save-output, the candidate's memory is written as
+    /// `.candidate_output` beside where `.replay_output` would go. `profile` profiles the
+    /// candidate's first repetition instead of the recorded kernel's.
+    #[arg(long, value_name = "FILE")]
+    pub candidate: Option<PathBuf>,
+    /// The candidate's kernel, when it is not named as the recorded one (a mangled name, as
+    /// `rr-tui inspect` shows the recorded one).
+    #[arg(long, value_name = "NAME", requires = "candidate")]
+    pub candidate_kernel: Option<String>,
+    /// A macro for compiling a source candidate: NAME or NAME=VALUE (repeatable).
+    #[arg(long = "define", short = 'D', value_name = "NAME[=VALUE]", requires = "candidate", value_parser = parse_define)]
+    pub defines: Vec<rr_engine::replay::candidate::Define>,
+    /// A further NVRTC option for a source candidate, e.g. --nvrtc-opt=--use_fast_math
+    /// (repeatable; the architecture, -I of the source's directory and of the CUDA headers are
+    /// given already).
+    #[arg(
+        long = "nvrtc-opt",
+        value_name = "OPTION",
+        requires = "candidate",
+        allow_hyphen_values = true
+    )]
+    pub nvrtc_opts: Vec<String>,
+}
+
+impl CandidateArgs {
+    /// The candidate as the engine takes it.
+    pub fn spec(&self) -> Option<CandidateSpec> {
+        self.candidate.as_ref().map(|path| CandidateSpec {
+            path: path.clone(),
+            kernel: self.candidate_kernel.clone(),
+            defines: self.defines.clone(),
+            options: self.nvrtc_opts.clone(),
+        })
     }
 }
 

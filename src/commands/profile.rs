@@ -16,6 +16,10 @@ use crate::output;
 
 /// The NVTX range of the one repetition profiled (`Session::run` names them `rr-tui rep N`).
 const RANGE: &str = "regex:rr-tui.rep.1/";
+/// An A/B replay's candidate's first repetition (`ab::run_pairs`: `rr-tui rep N candidate`):
+/// the only launch inside that range, so no kernel name is needed (the candidate's may be
+/// another).
+const CANDIDATE_RANGE: &str = "regex:rr-tui.rep.1.candidate/";
 
 pub fn run(a: &ProfileArgs) -> Result<i32> {
     if !a.events {
@@ -95,17 +99,26 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         l.shared_mem,
         a.output_dir.as_deref(),
     );
-    report.set_extension("ncu-rep");
+    // A candidate's report beside the recorded kernel's, not over it.
+    report.set_extension(if a.ab.candidate.is_some() {
+        "candidate.ncu-rep"
+    } else {
+        "ncu-rep"
+    });
     refuse_link(&report)?;
     // A report left by an earlier run must not pass for this one's.
     let earlier = modified(&report);
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
     let mut cmd = Command::new(&ncu);
-    cmd.args(["--nvtx", "--nvtx-include", RANGE])
-        .args(["--kernel-name-base", "mangled", "--kernel-name"])
-        .arg(format!("regex:^{}$", regex_escape(&inst.descriptor.name)))
-        .args(["--launch-count", "1", "--clock-control", "none"]);
+    if a.ab.candidate.is_some() {
+        cmd.args(["--nvtx", "--nvtx-include", CANDIDATE_RANGE]);
+    } else {
+        cmd.args(["--nvtx", "--nvtx-include", RANGE])
+            .args(["--kernel-name-base", "mangled", "--kernel-name"])
+            .arg(format!("regex:^{}$", regex_escape(&inst.descriptor.name)));
+    }
+    cmd.args(["--launch-count", "1", "--clock-control", "none"]);
     if a.sections.is_empty() {
         cmd.args(["--set", a.set.ncu_name()]);
     }
@@ -169,12 +182,17 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         grid: l.grid,
         block: l.block,
         shared_mem: l.shared_mem,
+        candidate: a
+            .ab
+            .candidate
+            .as_ref()
+            .map(|c| visible(&c.display().to_string()).into_owned()),
         profile: Profile::from_raw(k),
     };
     if a.json {
         output::json(&result);
     } else if text {
-        output::lines(describe(&result.profile, l.grid, l.block, &report));
+        output::lines(describe(&result, &report));
     }
     Ok(result)
 }
@@ -386,14 +404,19 @@ fn bytes(v: Option<f64>) -> String {
 }
 
 /// The text summary.
-pub(crate) fn describe(p: &Profile, grid: [u32; 3], block: [u32; 3], report: &Path) -> Vec<String> {
+pub(crate) fn describe(r: &ProfileResult, report: &Path) -> Vec<String> {
+    let p = &r.profile;
     let dims = |v: [u32; 3]| format!("{}×{}×{}", v[0], v[1], v[2]);
     let mut out = vec![
         format!(
-            "Profile of {} (grid {}, block {}); the full report: {} (ncu-ui opens it)",
+            "Profile of {} (grid {}, block {}{}); the full report: {} (ncu-ui opens it)",
             rr_format::demangle(&p.kernel),
-            dims(grid),
-            dims(block),
+            dims(r.grid),
+            dims(r.block),
+            r.candidate
+                .as_ref()
+                .map(|c| format!("; the A/B candidate {c}"))
+                .unwrap_or_default(),
             visible(&report.display().to_string())
         ),
         format!(

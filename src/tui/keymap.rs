@@ -60,6 +60,7 @@ pub enum Action {
     Profile,
     ProfileBest,
     ProfileCancel,
+    ProfileCandidate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -608,6 +609,14 @@ pub static BINDINGS: &[Binding] = &[
         ProfileCancel,
         "cancel the running profile",
         Some("cancel")
+    ),
+    b!(
+        Profile,
+        [(KeyCode::Char('b'), NONE)],
+        "b",
+        ProfileCandidate,
+        "profile the A/B candidate (C on the replay screen) beside the recorded kernel",
+        Some("candidate")
     ),
 ];
 

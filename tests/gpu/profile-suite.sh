@@ -47,6 +47,22 @@ assert p["block"] == [1024, 1, 1] and p["profile"]["duration_ns"] > 0, p
 print("profile --events: %d progress event(s), duration %.1f us" % (kinds.count("phase"), p["profile"]["duration_ns"] / 1e3))
 PY
   cat "$W/pe-check.txt" >>"$LOG"
+  # A vs B: the A/B part's recorded ab_scale (SLOW=4) and its source without SLOW as the
+  # candidate, each profiled; the candidate's own range, its own report, a shorter duration.
+  if [ -n "${ABJ:-}" ]; then
+    timeout 300 "$RR" profile "$ABJ" --json >"$W/pa.json" 2>>"$LOG" </dev/null
+    timeout 300 "$RR" profile "$ABJ" --candidate tests/gpu/samples/ab_kernel.cu -D SLOW=0 --json >"$W/pb.json" 2>>"$LOG" </dev/null
+    python3 - "$W/pa.json" "$W/pb.json" >"$W/pab-check.txt" 2>&1 <<'PY' && ok "profile --candidate: A vs B, the candidate in its own range and report, faster" || bad "profile --candidate" "$(tail -c 300 "$W/pab-check.txt")"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+da, db = a["profile"]["duration_ns"], b["profile"]["duration_ns"]
+assert b["candidate"].endswith("ab_kernel.cu") and b["report"].endswith(".candidate.ncu-rep") and a["report"] != b["report"], (a["report"], b["report"])
+print("profile A vs B (ab_scale SLOW=4 recorded, the source with SLOW=0 as candidate): %.2f us vs %.2f us = %.3fx; SM %.1f %% vs %.1f %%, memory %.1f %% vs %.1f %%" % (
+    da / 1e3, db / 1e3, db / da, a["profile"]["sm_throughput_pct"], b["profile"]["sm_throughput_pct"], a["profile"]["memory_throughput_pct"], b["profile"]["memory_throughput_pct"]))
+assert db < 0.97 * da, (da, db)
+PY
+    cat "$W/pab-check.txt" | tee -a "$OUTDIR/profile-bench.txt" >>"$LOG"
+  fi
   expect "profile: a missing ncu is named" 2 "no such file" -- "$RR" profile "$FMA" --ncu /nonexistent/ncu
 else
   echo "SKIP profile: ncu not installed" | tee -a "$LOG"

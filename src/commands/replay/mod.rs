@@ -196,7 +196,8 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     let mut session = open::session(
         &inst,
         &l,
-        launches > 1 || calibrate || req.energy,
+        // An A/B replay launches each side at least twice (a warm-up, then the pairs).
+        launches > 1 || calibrate || req.energy || req.candidate.is_some(),
         kernel_timeout,
         printer,
     )?;

@@ -472,6 +472,7 @@ impl App {
             Action::TunePickUp => self.pick_tuned(-1),
             Action::TunePickDown => self.pick_tuned(1),
             Action::ProfileCancel => return self.cancel_profile(),
+            Action::ProfileCandidate => return self.start_candidate_profile(),
         }
         vec![]
     }

@@ -119,7 +119,25 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        self.start_profile_of(i, Target::Recorded, None, "recorded".into())
+        self.start_profile_of(i, Target::Recorded, None, None, "recorded".into())
+    }
+
+    /// `b` on the profile screen: profile the A/B candidate (`C` on the replay screen) in the
+    /// second place, beside the recorded kernel.
+    pub(super) fn start_candidate_profile(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        let Some(c) = self.settings.candidate.clone() else {
+            self.set_status(
+                "no A/B candidate: set one with C on the replay screen (4), then b here",
+                true,
+            );
+            return vec![];
+        };
+        let label = format!("candidate: {}", rr_format::text::visible_path(&c.path));
+        self.start_profile_of(i, Target::Tuned, None, Some(c), label)
     }
 
     /// `P` on the tuning screen: profile the configuration picked in its table (`[`/`]`; the
@@ -158,6 +176,7 @@ impl App {
             i,
             Target::Tuned,
             Some((c.grid, c.block, c.shared_mem)),
+            None,
             label,
         )
     }
@@ -167,6 +186,7 @@ impl App {
         i: usize,
         target: Target,
         geometry: Option<([u32; 3], [u32; 3], u32)>,
+        candidate: Option<rr_engine::replay::candidate::CandidateSpec>,
         label: String,
     ) -> Vec<Cmd> {
         if let Some(why) = self.profile_refused(i) {
@@ -179,6 +199,7 @@ impl App {
             &self.rows[i].json_path,
             geometry,
             &self.settings.supplied,
+            candidate.as_ref(),
             run,
         );
         // Record directories are never written: the report goes where replays write.

@@ -227,9 +227,15 @@ fn draw_table(p: &Profiles, theme: &Theme, f: &mut Frame, area: Rect) {
                     ])
                 })
                 .collect();
+            // The second column says what it is: "best", "#2", "front #1", "candidate".
+            let second = p
+                .tuned
+                .as_ref()
+                .and_then(|r| r.label.split(':').next())
+                .unwrap_or("tuned");
             (
                 rows,
-                vec!["  metric", "recorded", "tuned", "change"],
+                vec!["  metric", "recorded", second, "change"],
                 vec![
                     Constraint::Length(24),
                     Constraint::Length(22),

@@ -110,6 +110,9 @@ pub struct ProfileResult {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_mem: u32,
+    /// The A/B candidate profiled instead of the recorded kernel (its file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<String>,
     pub profile: Profile,
 }
 
