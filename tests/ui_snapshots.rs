@@ -895,3 +895,60 @@ fn empty_states_say_why() {
         "`y` does nothing on the Instances screen (? lists the keys)"
     );
 }
+
+/// `M` marks several instances; `R` on the tuning screen sweeps them one after the other, each
+/// started when the one before is done (a marked instance the command refuses is passed over),
+/// and `c` cancels the rest.
+#[test]
+fn marked_instances_are_swept_one_after_the_other() {
+    let mut a = app(true, (80, 24));
+    key(&mut a, 'M');
+    key(&mut a, 'j');
+    key(&mut a, 'j');
+    key(&mut a, 'M');
+    assert_eq!(a.sweep_marks.len(), 2);
+    let screen = render(&a, ThemeName::Dark).backend().to_string();
+    assert_eq!(screen.matches('●').count(), 2, "{screen}");
+    key(&mut a, '5');
+    let start = |cmds: Vec<Cmd>, a: &App| match cmds.into_iter().next() {
+        Some(Cmd::StartTune {
+            instance,
+            run,
+            args,
+        }) => (instance, run, args),
+        _ => panic!("no sweep started: {:?}", a.status),
+    };
+    let cmds = key(&mut a, 'R');
+    let (first, run, args) = start(cmds, &a);
+    let marked: Vec<usize> = a.sweep_marks.iter().copied().collect();
+    assert_eq!(first, marked[0]);
+    assert!(
+        args.contains(&a.rows[first].json_path.display().to_string()),
+        "{args:?}"
+    );
+    // Done: the second starts by itself.
+    let next = a.update_inline(tune_ev(run, Event::Done { ok: true }));
+    let (second, run2, _) = start(next, &a);
+    assert_eq!(second, marked[1]);
+    assert_ne!(run, run2);
+    assert!(a.tune_queue.is_empty());
+    assert!(a
+        .update_inline(tune_ev(run2, Event::Done { ok: true }))
+        .is_empty());
+    // Cancelled with one still queued: the rest is not started.
+    let cmds = key(&mut a, 'R');
+    let (_, run, _) = start(cmds, &a);
+    assert!(key(&mut a, 'c')
+        .iter()
+        .any(|c| matches!(c, Cmd::CancelTune)));
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.text.contains("1 marked instance(s) not swept")),
+        "{:?}",
+        a.status
+    );
+    assert!(a
+        .update_inline(tune_ev(run, Event::Done { ok: false }))
+        .is_empty());
+}

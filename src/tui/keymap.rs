@@ -61,6 +61,8 @@ pub enum Action {
     ProfileBest,
     ProfileCancel,
     ProfileCandidate,
+    MarkSweep,
+    TuneStartMarked,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -317,6 +319,14 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b!(
         Instances,
+        [(KeyCode::Char('M'), SHIFT), (KeyCode::Char('M'), NONE)],
+        "M",
+        MarkSweep,
+        "mark / unmark for a sweep of several instances (R on the tuning screen)",
+        None
+    ),
+    b!(
+        Instances,
         [(KeyCode::Char('u'), NONE)],
         "u",
         OpenTune,
@@ -517,6 +527,14 @@ pub static BINDINGS: &[Binding] = &[
         TuneStart,
         "start the sweep",
         Some("start")
+    ),
+    b!(
+        Tune,
+        [(KeyCode::Char('R'), SHIFT), (KeyCode::Char('R'), NONE)],
+        "R",
+        TuneStartMarked,
+        "sweep every instance marked with M, one after the other, with this form",
+        None
     ),
     b!(
         Tune,

@@ -375,6 +375,8 @@ impl App {
                 self.set_status(names, false);
             }
             Action::Mark => return self.toggle_mark(),
+            Action::MarkSweep => self.toggle_sweep_mark(),
+            Action::TuneStartMarked => return self.start_marked_tunes(),
             Action::NextDiff | Action::PrevDiff => self.jump_to_difference(a == Action::NextDiff),
             Action::Goto => {
                 if self.snap.is_some() {
@@ -475,6 +477,19 @@ impl App {
             Action::ProfileCandidate => return self.start_candidate_profile(),
         }
         vec![]
+    }
+
+    /// `M`: mark or unmark the selection for a sweep of several instances.
+    fn toggle_sweep_mark(&mut self) {
+        let Some(i) = self.current() else { return };
+        if !self.sweep_marks.remove(&i) {
+            self.sweep_marks.insert(i);
+        }
+        let n = self.sweep_marks.len();
+        self.set_status(
+            format!("{n} instance(s) marked for a sweep (●): R on the tuning screen sweeps them one after the other"),
+            false,
+        );
     }
 
     fn toggle_mark(&mut self) -> Vec<Cmd> {

@@ -264,6 +264,10 @@ pub struct App {
     pub show_front: bool,
     /// The row of the tuning table `P` profiles (0: the best).
     pub tune_pick: usize,
+    /// Instances marked (`M`) for a sweep one after the other (`R` on the tuning screen), and
+    /// those of such a sweep not started yet.
+    pub sweep_marks: std::collections::BTreeSet<usize>,
+    pub tune_queue: std::collections::VecDeque<usize>,
     /// Nsight Compute profiles by instance, kept for the session: the recorded configuration's
     /// and a sweep's best.
     pub profiles: HashMap<usize, profiles::Profiles>,
@@ -328,6 +332,8 @@ impl App {
             heat_scroll: (0, 0),
             show_front: false,
             tune_pick: 0,
+            sweep_marks: Default::default(),
+            tune_queue: Default::default(),
             profiles: HashMap::new(),
             profiling: None,
             gpu,
@@ -460,10 +466,7 @@ impl App {
                 self.on_replay_event(tagged);
                 vec![]
             }
-            Msg::Tune(tagged) => {
-                self.on_tune_event(tagged);
-                vec![]
-            }
+            Msg::Tune(tagged) => self.on_tune_event(tagged),
             Msg::Profile(tagged) => {
                 self.on_profile_event(tagged);
                 vec![]

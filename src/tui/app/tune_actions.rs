@@ -195,6 +195,44 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
+        self.tune_queue.clear();
+        self.start_tune_of(i)
+    }
+
+    /// `R`: sweep every instance marked with `M`, one after the other, with the form's axes
+    /// and settings (as `rr-tui tune DIR` sweeps a recording's instances); each keeps its own
+    /// results, as if swept alone.
+    pub(super) fn start_marked_tunes(&mut self) -> Vec<Cmd> {
+        if self.sweep_marks.is_empty() {
+            self.set_status(
+                "no instance marked for a sweep: M on the instance list marks them (several)",
+                true,
+            );
+            return vec![];
+        }
+        if self.tuning.is_some() {
+            self.set_status("a sweep is running (c cancels it)", true);
+            return vec![];
+        }
+        self.tune_queue = self.sweep_marks.iter().copied().collect();
+        self.next_marked_tune()
+    }
+
+    /// The next marked instance's sweep, if any are left.
+    fn next_marked_tune(&mut self) -> Vec<Cmd> {
+        let Some(i) = self.tune_queue.pop_front() else {
+            return vec![];
+        };
+        let left = self.tune_queue.len();
+        let cmds = self.start_tune_of(i);
+        if cmds.is_empty() && left > 0 {
+            // Refused (its reason is on the status line only until the next one starts).
+            return self.next_marked_tune();
+        }
+        cmds
+    }
+
+    fn start_tune_of(&mut self, i: usize) -> Vec<Cmd> {
         if let Some(why) = &self.rows[i].unreplayable {
             self.set_status(
                 format!("this instance cannot be replayed, nor tuned: {why}"),
@@ -264,8 +302,14 @@ impl App {
         let args = match result {
             Ok(a) => *a,
             Err(why) => {
-                self.set_status(format!("cannot tune: {why}"), true);
-                return vec![];
+                let name = self
+                    .rows
+                    .get(i)
+                    .map(|r| r.demangled.clone())
+                    .unwrap_or_default();
+                self.set_status(format!("cannot tune {name}: {why}"), true);
+                // A marked instance the command refuses: the next one goes on.
+                return self.next_marked_tune();
             }
         };
         if self.tuning.is_some() || self.running.is_some() || i >= self.rows.len() {
@@ -307,6 +351,7 @@ impl App {
     }
 
     pub(super) fn cancel_tune(&mut self) -> Vec<Cmd> {
+        let queued = std::mem::take(&mut self.tune_queue).len();
         let Some(i) = self.tuning.take() else {
             self.set_status("nothing to cancel: no sweep is running", false);
             return vec![];
@@ -317,23 +362,30 @@ impl App {
             r.report.trials.len()
         });
         self.set_status(
-            format!("sweep cancelled; {kept} configuration(s) kept (x exports them)"),
+            format!(
+                "sweep cancelled; {kept} configuration(s) kept (x exports them){}",
+                if queued > 0 {
+                    format!("; {queued} marked instance(s) not swept")
+                } else {
+                    String::new()
+                }
+            ),
             false,
         );
         vec![Cmd::CancelTune]
     }
 
-    pub(super) fn on_tune_event(&mut self, Tagged { run, event }: Tagged) {
+    pub(super) fn on_tune_event(&mut self, Tagged { run, event }: Tagged) -> Vec<Cmd> {
         let Some(i) = super::replays::waiting_for(&self.tunes, run) else {
-            return;
+            return vec![];
         };
         let done = matches!(event, Event::Done { .. });
         let Some(r) = self.tunes.get_mut(&i) else {
-            return;
+            return vec![];
         };
         r.apply(event);
         if !done || self.tuning != Some(i) {
-            return;
+            return vec![];
         }
         self.tuning = None;
         let name = self.rows[i].demangled.clone();
@@ -373,6 +425,9 @@ impl App {
             }
         };
         self.set_status(text, error);
+        // Marked instances swept one after the other: the next starts (its status replaces
+        // this one; each instance keeps its results).
+        self.next_marked_tune()
     }
 
     pub(super) fn export_tune(&mut self) -> Vec<Cmd> {

@@ -181,7 +181,13 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .map(|(k, &i)| {
             let r = &app.rows[i];
             let (badge, style) = badge(app, theme, i);
-            let mark = if app.mark == Some(i) { "◆" } else { " " };
+            let mark = if app.mark == Some(i) {
+                "◆"
+            } else if app.sweep_marks.contains(&i) {
+                "●"
+            } else {
+                " "
+            };
             let row = Row::new(vec![
                 Cell::from(format!("{mark}{:>w$}", i + 1, w = number_w - 1)),
                 Cell::from(fit(&name_of(app, r), kernel_w)),
