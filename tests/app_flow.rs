@@ -1093,7 +1093,7 @@ fn the_form_refuses_what_the_command_refuses() {
     key(&mut a, KeyCode::Enter);
     assert!(key(&mut a, KeyCode::Char('r')).is_empty(), "nothing starts");
     assert!(
-        status(&a).contains("cannot tune: --registers needs a record holding PTX"),
+        status(&a).contains("cannot tune rr_saxpy: --registers needs a record holding PTX"),
         "{}",
         status(&a)
     );
