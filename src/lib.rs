@@ -30,10 +30,7 @@ pub fn run(cli: Cli) -> i32 {
         Ok(code) => code,
         Err(e) => {
             output::error_line(&format!("rr-tui: {e}"));
-            match e {
-                error::Error::Record(rr_format::Error::Invalid(_)) => 2,
-                _ => 1,
-            }
+            e.exit_status()
         }
     }
 }

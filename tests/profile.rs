@@ -42,6 +42,13 @@ fn fake_ncu(dir: &Path, body: &str) -> PathBuf {
 const WRITES_REPORT: &str =
     "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then : > \"$2.ncu-rep\"; fi; shift; done";
 
+/// `rr-tui profile DESC --ncu NCU`, more arguments to follow.
+fn profile(desc: &Path, ncu: &Path) -> Command {
+    let mut c = rr();
+    c.args(["profile"]).arg(desc).arg("--ncu").arg(ncu);
+    c
+}
+
 #[test]
 fn a_profile_is_read_from_ncus_raw_page() {
     let (_tmp, dir) = fixture_copy("llvm-two-kernels");
@@ -113,10 +120,7 @@ fn ncu_missing_refused_or_silent_is_one_line() {
         tools.path(),
         "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters'; exit 1",
     );
-    rr().args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&refused)
+    profile(&desc, &refused)
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
@@ -125,10 +129,7 @@ fn ncu_missing_refused_or_silent_is_one_line() {
     // A report an earlier run left is not taken for this run's.
     std::fs::write(desc.with_extension("ncu-rep"), b"stale").unwrap();
     let silent = fake_ncu(tools.path(), "exit 0");
-    rr().args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&silent)
+    profile(&desc, &silent)
         .assert()
         .code(1)
         .stderr(predicate::str::contains("ncu wrote no report"));
@@ -153,10 +154,7 @@ fn what_replay_refuses_profile_refuses_before_ncu() {
     let report = desc.with_extension("ncu-rep");
     let target = tools.path().join("elsewhere");
     std::os::unix::fs::symlink(&target, &report).unwrap();
-    rr().args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&ncu)
+    profile(&desc, &ncu)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("not a regular file"));
@@ -174,11 +172,7 @@ fn energy_is_not_for_ab_replays() {
 /// `profile DESC --ncu NCU --output-dir OUT --events --run-id RUN`: its exit status must be
 /// `code`; its standard output.
 fn profile_events(desc: &Path, ncu: &Path, out_dir: &Path, run: u64, code: i32) -> String {
-    let out = rr()
-        .args(["profile"])
-        .arg(desc)
-        .arg("--ncu")
-        .arg(ncu)
+    let out = profile(desc, ncu)
         .arg("--output-dir")
         .arg(out_dir)
         .args(["--events", "--run-id", &run.to_string()])
@@ -233,20 +227,14 @@ fn a_hung_ncu_is_stopped_at_the_time_limit() {
     let tools = tempfile::tempdir().unwrap();
     let ncu = fake_ncu(tools.path(), "sleep 60 & wait");
     let started = std::time::Instant::now();
-    rr().args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&ncu)
+    profile(&desc, &ncu)
         .args(["--timeout", "1"])
         .timeout(std::time::Duration::from_secs(30))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("did not finish within 1 s"));
     assert!(started.elapsed().as_secs() < 20);
-    rr().args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(tools.path())
+    profile(&desc, tools.path())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("not a file"));
@@ -279,11 +267,7 @@ fn a_candidate_is_profiled_in_its_own_range_and_report() {
     let out_dir = tempfile::tempdir().unwrap();
     let ncu = fake_ncu(tools.path(), WRITES_REPORT);
     let source = std::fs::canonicalize("tests/gpu/samples/ab_kernel.cu").unwrap();
-    let out = rr()
-        .args(["profile"])
-        .arg(&desc)
-        .arg("--ncu")
-        .arg(&ncu)
+    let out = profile(&desc, &ncu)
         .arg("--output-dir")
         .arg(out_dir.path())
         .arg("--candidate")

@@ -53,10 +53,7 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
                 kind: rr_engine::replay::session::error_kind(&e),
                 message: visible(&e.to_string()).into_owned(),
             });
-            match e {
-                Error::Record(rr_format::Error::Invalid(_)) => 2,
-                _ => 1,
-            }
+            e.exit_status()
         }
     };
     emit(Event::Done { ok: code == 0 });

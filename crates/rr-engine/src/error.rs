@@ -29,6 +29,15 @@ impl Error {
     pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Error {
         Error::Record(rr_format::Error::io(path, source))
     }
+    /// The exit status a command ends with on this error: 2 for what the input or the flags
+    /// get wrong, 1 for everything else.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            Error::Record(rr_format::Error::Invalid(_)) => 2,
+            _ => 1,
+        }
+    }
+
     /// The CUDA context of this process is poisoned: it must end.
     pub fn is_sticky(&self) -> bool {
         matches!(self, Error::Cuda(e) if e.is_sticky())

@@ -181,7 +181,14 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         repetitions: req.repetitions,
         warmup: req.warmup,
     });
-    let launches = req.repetitions.saturating_add(req.warmup);
+    // An A/B replay launches each side at least twice: a warm-up, then the pairs.
+    let launches = match req.candidate {
+        Some(_) => req
+            .repetitions
+            .saturating_add(req.warmup.max(1))
+            .saturating_mul(2),
+        None => req.repetitions.saturating_add(req.warmup),
+    };
     let calibrate = std::env::var_os("RR_TUI_CALIBRATE").is_some();
     let kernel_timeout =
         (req.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(req.kernel_timeout));
@@ -196,8 +203,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     let mut session = open::session(
         &inst,
         &l,
-        // An A/B replay launches each side at least twice (a warm-up, then the pairs).
-        launches > 1 || calibrate || req.energy || req.candidate.is_some(),
+        launches > 1 || calibrate || req.energy,
         kernel_timeout,
         printer,
     )?;

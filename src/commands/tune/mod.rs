@@ -186,13 +186,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             ),
             (a.devices.is_some(), "--devices"),
             (
-                a.samples.is_some()
-                    || a.timing.max_noise.is_some()
-                    || a.timing.min_samples.is_some()
-                    || a.timing.min_time.is_some()
-                    || a.timing.timeout.is_some()
-                    || a.timing.cold
-                    || a.timing.hot,
+                a.samples.is_some() || a.timing.adaptive() || a.timing.cold || a.timing.hot,
                 "the timing flags",
             ),
             (
