@@ -154,6 +154,28 @@ pub struct TuneArgs {
     /// [default: the recorded device].
     #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
     pub devices: Option<Devices>,
+    /// Run the engines through an engine hub listening on the Unix socket SOCKET instead of
+    /// on this machine's GPUs: the Python package's Ray sweep (`python -m rr_tui.ray`) is one,
+    /// running each engine on a GPU of its cluster. The recording must be at the same path
+    /// there. A configuration whose engine the hub loses goes to another engine. Needs
+    /// --engines.
+    #[arg(
+        long,
+        value_name = "SOCKET",
+        help_heading = "Search",
+        requires = "engines",
+        conflicts_with_all = ["devices", "simulate"]
+    )]
+    pub engine_hub: Option<PathBuf>,
+    /// With --engine-hub: how many engines to run at once (one per GPU the hub has).
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Search",
+        requires = "engine_hub",
+        value_parser = clap::value_parser!(u16).range(1..=1024)
+    )]
+    pub engines: Option<u16>,
     /// What the best configuration minimises: time (the median kernel time), energy (joules
     /// per execution) or edp (energy-delay product, joules × seconds). energy and edp measure
     /// energy (--energy). Searches learn from it; the report keeps time and energy for every
@@ -404,6 +426,11 @@ impl TuneArgs {
                 list.join(",")
             }),
         );
+        opt(
+            "--engine-hub",
+            self.engine_hub.as_ref().map(|p| p.display().to_string()),
+        );
+        opt("--engines", self.engines.map(|n| n.to_string()));
         opt("--samples", self.samples.map(|n| n.to_string()));
         opt(
             "--objective",
@@ -549,6 +576,23 @@ pub struct EngineArgs {
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
+    /// Answer from a finished sweep of this instance (a `tune --json` report) instead of a
+    /// GPU: a simulated engine, so that what drives engines (`tune --engine-hub`, the Python
+    /// package's Ray sweep) runs and is tested where there is no GPU.
+    #[arg(long, value_name = "SWEEP.json")]
+    pub simulate: Option<PathBuf>,
+    /// With --simulate: take this many times the engine time the sweep spent on each answer
+    /// (0: answer at once).
+    #[arg(long, default_value_t = 1.0, requires = "simulate", value_parser = parse_pace)]
+    pub pace: f64,
+}
+
+/// A simulated engine's pace: a factor from 0 to 100.
+fn parse_pace(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s:?}: expected a factor from 0 to 100")),
+    }
 }
 
 /// `NAME=VALUES` (see [`rr_engine::tune::defines::DefineAxis::parse`]).

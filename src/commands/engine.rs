@@ -2,9 +2,12 @@
 //! session at the recorded addresses, says `ready`, then measures each configuration it is
 //! sent on stdin (one JSON command per line) and answers with a `trial` event tagged with the
 //! command's id. A fault ends it after an `error` event: its CUDA context is unusable, and the
-//! tuner starts a new engine for the next configuration.
+//! tuner starts a new engine for the next configuration. With `--simulate SWEEP.json` it
+//! answers from a finished sweep instead of a GPU (for testing what drives engines).
 
 use std::io::{BufRead, Read};
+use std::path::Path;
+use std::time::Duration;
 
 use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError};
@@ -13,8 +16,10 @@ use rr_engine::snapshot::open_recorded;
 use rr_engine::tune::engine::{self, Command, Expected};
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
+use rr_format::Descriptor;
 
 use super::replay::{open, printer::Printer};
+use super::tune::simulate::Table;
 use crate::cli::EngineArgs;
 use crate::error::{Error, Result};
 
@@ -28,7 +33,11 @@ pub fn run(a: &EngineArgs) -> Result<i32> {
         protocol: PROTOCOL_VERSION,
         descriptor: a.descriptor.display().to_string(),
     });
-    match serve(a, &setup) {
+    let served = match &a.simulate {
+        Some(sweep) => serve_simulated(a, sweep, &setup),
+        None => serve(a, &setup),
+    };
+    match served {
         Ok(()) => Ok(0),
         Err((run, kind, message)) => {
             Printer { json: true, run }.emit(Event::Error { kind, message });
@@ -85,30 +94,17 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),
     });
-    let mut stdin = std::io::stdin().lock();
-    let mut line = String::new();
+    let mut commands = Commands::new();
     loop {
-        line.clear();
-        let n = Read::by_ref(&mut stdin)
-            .take(MAX_COMMAND)
-            .read_line(&mut line)
-            .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
-        if n == 0 {
-            return Ok(());
-        }
-        if line.trim().is_empty() {
-            continue;
-        }
-        let command = Command::parse(&line).map_err(|m| (0, ErrorKind::Input, m))?;
-        let (id, config, policy, variant, energy) = match command {
-            Command::Quit => return Ok(()),
-            Command::Measure {
+        let (id, config, policy, variant, energy) = match commands.next()? {
+            None | Some(Command::Quit) => return Ok(()),
+            Some(Command::Measure {
                 id,
                 config,
                 policy,
                 variant,
                 energy,
-            } => (id, config, policy, variant, energy),
+            }) => (id, config, policy, variant, energy),
         };
         if energy.is_some() && meter.is_none() {
             return Err((
@@ -135,5 +131,95 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             Err(e @ RunError::Fault(_)) => return Err((id, ErrorKind::Fault, e.to_string())),
             Err(e) => return Err((id, e.kind(), e.to_string())),
         }
+    }
+}
+
+/// The commands on stdin, one JSON object a line (each line bounded).
+struct Commands {
+    stdin: std::io::StdinLock<'static>,
+    line: String,
+}
+
+impl Commands {
+    fn new() -> Commands {
+        Commands {
+            stdin: std::io::stdin().lock(),
+            line: String::new(),
+        }
+    }
+
+    /// The next command; None at the end of input.
+    fn next(&mut self) -> std::result::Result<Option<Command>, Failure> {
+        loop {
+            self.line.clear();
+            let n = Read::by_ref(&mut self.stdin)
+                .take(MAX_COMMAND)
+                .read_line(&mut self.line)
+                .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            if !self.line.trim().is_empty() {
+                return Command::parse(&self.line)
+                    .map(Some)
+                    .map_err(|m| (0, ErrorKind::Input, m));
+            }
+        }
+    }
+}
+
+/// The longest a simulated answer waits, whatever the sweep and pace say.
+const MAX_PACE_WAIT: Duration = Duration::from_secs(60);
+
+/// A simulated engine: every configuration is answered with what the sweep in `sweep`
+/// measured for it (a skip where it has none), after the engine time the sweep spent on it
+/// times `--pace`.
+fn serve_simulated(
+    a: &EngineArgs,
+    sweep: &Path,
+    setup: &Printer,
+) -> std::result::Result<(), Failure> {
+    let d = Descriptor::read(&a.descriptor).map_err(|e| setup_error(e.into()))?;
+    let table = Table::for_engine(sweep, &d).map_err(setup_error)?;
+    let device = table.device();
+    setup.emit(Event::Device {
+        name: device.name.clone(),
+        sm: device.sm,
+        ordinal: a.device_id.unwrap_or(0),
+        rated_clock_mhz: Some(device.rated_clock_mhz),
+    });
+    setup.emit(Event::Ready {
+        rated_clock_mhz: device.rated_clock_mhz,
+        ptx: false,
+    });
+    let mut commands = Commands::new();
+    loop {
+        let (id, config, energy) = match commands.next()? {
+            None | Some(Command::Quit) => return Ok(()),
+            Some(Command::Measure {
+                id, config, energy, ..
+            }) => (id, config, energy),
+        };
+        if energy.is_some() && !table.has_energy() {
+            return Err((
+                id,
+                ErrorKind::Input,
+                "energy asked of a simulated engine whose sweep measured none".into(),
+            ));
+        }
+        let mut trial = table.answer(config);
+        trial.device = a.device_id;
+        if energy.is_none() {
+            trial.energy = None;
+        }
+        let spent = trial.engine_ms.unwrap_or(0.0) * a.pace / 1e3;
+        std::thread::sleep(
+            Duration::try_from_secs_f64(spent).map_or(Duration::ZERO, |d| d.min(MAX_PACE_WAIT)),
+        );
+        Printer {
+            json: true,
+            run: id,
+        }
+        .emit(Event::Trial(Box::new(trial)));
     }
 }

@@ -38,6 +38,15 @@ line = ("scaling: %d configurations x %d samples (cold); one GPU %.1f s wall (sw
     len(one["trials"]), samples, one_wall, sweep1, one["engine_start_s"], two_wall, sweep2, two["engine_start_s"], used,
     one_wall / two_wall, sweep1 / sweep2))
 print(line)
+# Where the two-GPU run's time went, GPU by GPU: configurations, engine time per configuration.
+for dev in used:
+    mine = [t for t in two["trials"] if t.get("device") == dev and t.get("engine_ms")]
+    ms = sorted(t["engine_ms"] for t in mine)
+    print("scaling:   GPU %s: %d configurations, engine time per configuration median %.1f ms, total %.1f s" % (
+        dev, len(mine), ms[len(ms) // 2] if ms else 0, sum(ms) / 1e3))
+ms1 = sorted(t["engine_ms"] for t in one["trials"] if t.get("engine_ms"))
+print("scaling:   one GPU: engine time per configuration median %.1f ms, total %.1f s; elapsed %.1f s" % (
+    ms1[len(ms1) // 2] if ms1 else 0, sum(ms1) / 1e3, one["elapsed_s"]))
 ok = one_wall >= 30 and one_wall / two_wall >= 1.9 and used == [0, 1]
 # The parts of a Slurm array, one per GPU at the same time, then merged.
 procs = []

@@ -145,6 +145,13 @@ PY
   grep -q "speedup from" "$OUTDIR/tune-multi.txt" && ok "tune --devices on $NGPU GPUs" || bad "tune --devices"
   bash tests/gpu/scaling.sh "$RR" "$OUTDIR" >"$OUTDIR/scaling.txt" 2>&1 && ok "two GPUs: a 30 s sweep at 1.9x wall or more; Slurm-style parts merge into the one-GPU run" || bad "scaling" "$(tail -n 3 "$OUTDIR/scaling.txt" | tr '\n' ' ')"
   cat "$OUTDIR/scaling.txt" >>"$LOG"
+  # The Ray sweep on a cluster of two one-GPU nodes, where Ray and the package import.
+  if python3 -c "import ray, rr_tui" 2>/dev/null; then
+    bash tests/gpu/ray-scaling.sh "$RR" "$OUTDIR" >"$OUTDIR/ray.txt" 2>&1 && ok "Ray: two one-GPU nodes at 1.9x wall or more, rows equal" || bad "ray scaling" "$(grep '^ray-scaling' "$OUTDIR/ray.txt" | tail -n 2 | tr '\n' ' ')"
+    grep '^ray-scaling' "$OUTDIR/ray.txt" >>"$LOG"
+  else
+    echo "SKIP Ray sweep: Ray or the rr_tui package is not importable (carry .whl/, see README)" | tee -a "$LOG"
+  fi
 fi
 
 # Slurm-style parts of a sweep, measured one after the other, joined by `tune merge`: the same

@@ -1,18 +1,26 @@
-//! One engine process (`rr-tui engine`) on one GPU, seen from the tuner: start it, wait until
-//! it is ready, send it `measure` commands and wait for the replies, with a watchdog for
-//! kernels that never finish. A fault, a crash or a timeout ends the process; the caller starts
-//! a new one.
+//! One engine (`rr-tui engine`) on one GPU, seen from the tuner: start it (a child process
+//! here, or a connection to an engine hub that runs it elsewhere), wait until it is ready, send
+//! it `measure` commands and wait for the replies, with a watchdog for kernels that never
+//! finish. A fault, a crash or a timeout ends the engine; the caller starts a new one.
+//!
+//! An engine hub (`tune --engine-hub SOCKET`, served by the Python package's Ray sweep) takes
+//! one connection per engine. The tuner sends one line first, `{"hub":1,"cwd":…,"engine":[…]}`
+//! (the directory and `rr-tui engine` arguments to run it with), then the engine protocol
+//! flows both ways unchanged. An `error` event of kind `lost` says the engine's machine or
+//! process was lost through no fault of the configuration, which then goes to another engine.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use rr_engine::replay::energy::EnergyPolicy;
-use rr_engine::replay::protocol::{Event, Tagged};
+use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
 use rr_engine::tune::trial::DeviceInfo;
@@ -25,9 +33,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(300);
 /// Stderr lines kept to explain a death.
 const STDERR_LINES: usize = 4;
 
+/// How the tuner reaches an engine.
+enum Link {
+    /// An `rr-tui engine` child of this process.
+    Local(Child),
+    /// A connection to an engine hub, which runs the engine where it likes.
+    Hub(UnixStream),
+}
+
 pub struct EngineChild {
-    child: Child,
-    stdin: ChildStdin,
+    link: Link,
+    input: Box<dyn Write + Send>,
     events: Receiver<Option<Tagged>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     pub info: DeviceInfo,
@@ -41,28 +57,40 @@ pub enum Reply {
     Trial(Box<Trial>),
     /// The engine ended (fault, crash, timeout): it must be replaced.
     Lost(String),
+    /// The hub lost the engine's machine or process before it answered: the configuration was
+    /// not at fault and goes to another engine; this one must be replaced.
+    Unrun(String),
+}
+
+/// The `rr-tui engine` arguments (after the program) for `args`.
+fn engine_argv(args: &EngineArgs) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["engine".into(), args.descriptor.clone().into()];
+    let mut push = |flag: &str, value: String| {
+        v.push(flag.into());
+        v.push(value.into());
+    };
+    if let Some(d) = args.device_id {
+        push("--device-id", d.to_string());
+    }
+    if let Some(t) = &args.tolerance {
+        push("--tolerance", t.to_spec());
+    }
+    push("--kernel-timeout", args.kernel_timeout.to_string());
+    if args.no_verify {
+        v.push("--no-verify".into());
+    }
+    if args.energy {
+        v.push("--energy".into());
+    }
+    v.extend(args.supplied.to_args().into_iter().map(OsString::from));
+    v
 }
 
 impl EngineChild {
-    /// Start an engine for `args` and wait until it is ready.
+    /// Start an engine for `args` as a child of this process and wait until it is ready.
     pub fn start(exe: &Path, args: &EngineArgs) -> Result<EngineChild, String> {
-        let mut cmd = Command::new(exe);
-        cmd.arg("engine").arg(&args.descriptor);
-        if let Some(d) = args.device_id {
-            cmd.args(["--device-id", &d.to_string()]);
-        }
-        if let Some(t) = &args.tolerance {
-            cmd.args(["--tolerance", &t.to_spec()]);
-        }
-        if args.no_verify {
-            cmd.arg("--no-verify");
-        }
-        if args.energy {
-            cmd.arg("--energy");
-        }
-        cmd.args(["--kernel-timeout", &args.kernel_timeout.to_string()]);
-        cmd.args(args.supplied.to_args());
-        let mut child = cmd
+        let mut child = Command::new(exe)
+            .args(engine_argv(args))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -74,45 +102,57 @@ impl EngineChild {
             let _ = child.kill();
             return Err("the engine's pipes could not be opened".into());
         };
-        let (tx, events) = crossbeam_channel::unbounded();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(t) = Tagged::parse(&line) {
-                    if tx.send(Some(t)).is_err() {
-                        return;
-                    }
-                }
-            }
-            let _ = tx.send(None);
-        });
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let keep = tail.clone();
-        std::thread::spawn(move || {
-            // Bounded lines: a flood of stderr cannot grow memory.
-            let mut r = BufReader::new(stderr);
-            // Bytes, decoded leniently: text that is not UTF-8 must not end the reader (the
-            // engine would then die on a closed stderr).
-            let mut line = Vec::new();
-            while (&mut r)
-                .take(4096)
-                .read_until(b'\n', &mut line)
-                .is_ok_and(|n| n > 0)
-            {
-                if let Ok(mut q) = keep.lock() {
-                    if q.len() == STDERR_LINES {
-                        q.pop_front();
-                    }
-                    q.push_back(String::from_utf8_lossy(&line).trim_end().to_string());
-                }
-                line.clear();
-            }
-        });
-        let mut engine = EngineChild {
-            child,
-            stdin,
-            events,
-            stderr: tail,
+        let stderr_tail = keep_tail(stderr);
+        let engine = EngineChild::new(Link::Local(child), Box::new(stdin), stdout, args);
+        engine.with_stderr(stderr_tail).ready()
+    }
+
+    /// Have the engine hub at `hub` run an engine for `args`, and wait until it is ready.
+    pub fn connect(hub: &Path, args: &EngineArgs) -> Result<EngineChild, String> {
+        let shown = rr_format::text::visible_path(hub);
+        let mut stream = UnixStream::connect(hub)
+            .map_err(|e| format!("cannot reach the engine hub {shown}: {e}"))?;
+        let text = |o: OsString| {
+            o.into_string().map_err(|o| {
+                format!(
+                    "{}: the engine hub takes UTF-8 paths only",
+                    rr_format::text::visible(&o.to_string_lossy())
+                )
+            })
+        };
+        let engine = engine_argv(args)
+            .into_iter()
+            .map(text)
+            .collect::<Result<Vec<String>, String>>()?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("the current directory: {e}"))
+            .and_then(|d| text(d.into_os_string()))?;
+        let mut hello =
+            serde_json::json!({ "hub": HUB_VERSION, "cwd": cwd, "engine": engine }).to_string();
+        hello.push('\n');
+        let reader = stream
+            .try_clone()
+            .map_err(|e| format!("the engine hub {shown}: {e}"))?;
+        stream
+            .write_all(hello.as_bytes())
+            .map_err(|e| format!("the engine hub {shown} does not listen: {e}"))?;
+        let input = stream
+            .try_clone()
+            .map_err(|e| format!("the engine hub {shown}: {e}"))?;
+        EngineChild::new(Link::Hub(stream), Box::new(input), reader, args).ready()
+    }
+
+    fn new(
+        link: Link,
+        input: Box<dyn Write + Send>,
+        output: impl Read + Send + 'static,
+        args: &EngineArgs,
+    ) -> EngineChild {
+        EngineChild {
+            link,
+            input,
+            events: read_events(output),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
             info: DeviceInfo {
                 ordinal: args.device_id.unwrap_or(0),
                 name: String::new(),
@@ -121,9 +161,17 @@ impl EngineChild {
             },
             ptx: false,
             next_id: 1,
-        };
-        engine.wait_ready()?;
-        Ok(engine)
+        }
+    }
+
+    fn with_stderr(mut self, tail: Arc<Mutex<VecDeque<String>>>) -> EngineChild {
+        self.stderr = tail;
+        self
+    }
+
+    fn ready(mut self) -> Result<EngineChild, String> {
+        self.wait_ready()?;
+        Ok(self)
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
@@ -150,7 +198,7 @@ impl EngineChild {
                 },
                 Ok(None) => return Err(self.death("the engine ended before it was ready")),
                 Err(_) => {
-                    let _ = self.child.kill();
+                    self.kill();
                     return Err(format!(
                         "the engine was not ready after {} s",
                         START_TIMEOUT.as_secs()
@@ -180,9 +228,9 @@ impl EngineChild {
         }
         .to_line();
         if self
-            .stdin
+            .input
             .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
+            .and_then(|()| self.input.flush())
             .is_err()
         {
             return Reply::Lost(self.death("the engine stopped reading commands"));
@@ -191,8 +239,15 @@ impl EngineChild {
             match self.events.recv_timeout(watchdog) {
                 Ok(Some(t)) if t.run == id => match t.event {
                     Event::Trial(trial) => return Reply::Trial(trial),
+                    Event::Error {
+                        kind: ErrorKind::Lost,
+                        message,
+                    } => {
+                        self.kill();
+                        return Reply::Unrun(message);
+                    }
                     Event::Error { message, .. } => {
-                        let _ = self.child.wait();
+                        self.wait();
                         return Reply::Lost(message);
                     }
                     _ => {}
@@ -200,8 +255,7 @@ impl EngineChild {
                 Ok(Some(_)) => {}
                 Ok(None) => return Reply::Lost(self.death("the engine ended")),
                 Err(RecvTimeoutError::Timeout) => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
+                    self.kill();
                     return Reply::Lost(format!(
                         "no result after {:.0} s (the kernel may never finish); the engine was stopped",
                         watchdog.as_secs_f64()
@@ -214,9 +268,34 @@ impl EngineChild {
         }
     }
 
-    /// Why the process ended: its exit status and last stderr lines.
+    /// End the engine now (a child is killed; a hub's connection is closed, and the hub
+    /// stops the engine).
+    fn kill(&mut self) {
+        match &mut self.link {
+            Link::Local(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Link::Hub(stream) => {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+
+    /// Wait for an engine that said it ends.
+    fn wait(&mut self) {
+        if let Link::Local(child) = &mut self.link {
+            let _ = child.wait();
+        }
+    }
+
+    /// Why the engine ended: a child's exit status and last stderr lines.
     fn death(&mut self, what: &str) -> String {
-        let status = match self.child.wait() {
+        let child = match &mut self.link {
+            Link::Local(child) => child,
+            Link::Hub(_) => return format!("{what} (the engine hub closed the connection)"),
+        };
+        let status = match child.wait() {
             Ok(s) if s.code().is_none() => "killed by a signal".to_string(),
             Ok(s) => format!("exit status {}", s.code().unwrap_or(-1)),
             Err(e) => format!("cannot be waited for: {e}"),
@@ -236,20 +315,85 @@ impl EngineChild {
     }
 }
 
+/// The version of the hub's first line.
+const HUB_VERSION: u32 = 1;
+
+/// The engine's events, one a line, as they come; None when its output ends.
+fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Tagged>> {
+    let (tx, events) = crossbeam_channel::unbounded();
+    std::thread::spawn(move || {
+        // Bounded lines: an engine (or a hub) cannot grow memory without end.
+        let mut r = BufReader::new(output);
+        let mut line = Vec::new();
+        while (&mut r)
+            .take(MAX_EVENT)
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|n| n > 0)
+        {
+            if let Ok(t) = Tagged::parse(&String::from_utf8_lossy(&line)) {
+                if tx.send(Some(t)).is_err() {
+                    return;
+                }
+            }
+            line.clear();
+        }
+        let _ = tx.send(None);
+    });
+    events
+}
+
+/// An event line longer than this is not one of ours (a trial is a few KiB).
+const MAX_EVENT: u64 = 1 << 20;
+
+/// The last lines of a child's stderr, kept to explain its death.
+fn keep_tail(stderr: impl Read + Send + 'static) -> Arc<Mutex<VecDeque<String>>> {
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let keep = tail.clone();
+    std::thread::spawn(move || {
+        // Bounded lines: a flood of stderr cannot grow memory.
+        let mut r = BufReader::new(stderr);
+        // Bytes, decoded leniently: text that is not UTF-8 must not end the reader (the
+        // engine would then die on a closed stderr).
+        let mut line = Vec::new();
+        while (&mut r)
+            .take(4096)
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|n| n > 0)
+        {
+            if let Ok(mut q) = keep.lock() {
+                if q.len() == STDERR_LINES {
+                    q.pop_front();
+                }
+                q.push_back(String::from_utf8_lossy(&line).trim_end().to_string());
+            }
+            line.clear();
+        }
+    });
+    tail
+}
+
 impl Drop for EngineChild {
     fn drop(&mut self) {
         let _ = self
-            .stdin
+            .input
             .write_all(EngineCommand::Quit.to_line().as_bytes());
-        let _ = self.stdin.flush();
+        let _ = self.input.flush();
+        let child = match &mut self.link {
+            Link::Local(child) => child,
+            // The hub ends the engine when its connection closes.
+            Link::Hub(stream) => {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        };
         // A clean quit releases the GPU promptly; a stuck engine is killed.
         for _ in 0..50 {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

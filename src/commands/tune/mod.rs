@@ -12,10 +12,10 @@ mod list;
 mod merge;
 mod recording;
 mod scheduler;
-mod simulate;
+pub(crate) mod simulate;
 mod text;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,6 +48,8 @@ pub(crate) enum Msg {
     Ready(DeviceInfo),
     Done(Box<Trial>),
     Gone(i32, String),
+    /// An engine hub lost a worker's engine; its configuration goes to another.
+    Lost(i32, String),
 }
 
 /// Everything `tune` refuses before it looks for a GPU: the instance's files, the axes against
@@ -217,13 +219,20 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         printer.warning(&rr_format::memory::describe_outside(d, &w));
     }
     // Said once, before any header, rather than once per GPU by every engine.
-    if simulated.is_none() {
+    if simulated.is_none() && a.engine_hub.is_none() {
         rr_engine::replay::driver_usable()?;
     }
-    let devices = a
-        .devices
-        .as_ref()
-        .map_or_else(|| vec![d.device_id], |l| l.0.clone());
+    // Through a hub, the numbers only name its engines.
+    let devices = match (a.engines, &a.devices) {
+        (Some(n), _) => (0..i32::from(n)).collect(),
+        (None, Some(l)) => l.0.clone(),
+        (None, None) => vec![d.device_id],
+    };
+    if source.is_some() && a.engine_hub.is_some() {
+        return Err(Error::invalid(
+            "--source compiles for this machine's GPUs: it does not go with --engine-hub",
+        ));
+    }
     let compiler = match (source, &simulated) {
         (Some((spec, text)), None) => Some(start_compiler(spec, text, &space, &devices, d)?),
         _ => None,
@@ -291,13 +300,19 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             energy: energy.is_some(),
             kernel_timeout: a.kernel_timeout,
             supplied: a.supplied.clone(),
+            simulate: None,
+            pace: 1.0,
         };
-        let (exe, tx, scheduler) = (exe.clone(), tx.clone(), scheduler.clone());
+        let (tx, scheduler) = (tx.clone(), scheduler.clone());
+        let origin = match &a.engine_hub {
+            Some(hub) => Origin::Hub(hub.clone()),
+            None => Origin::Local(exe.clone()),
+        };
         let compiler = compiler.clone();
         let measure = Measurement { policy, energy };
         workers.push(std::thread::spawn(move || {
             work(
-                &exe,
+                &origin,
                 &engine_args,
                 measure,
                 &scheduler,
@@ -321,6 +336,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             // The worker told the strategy already, before asking for its next configuration.
             Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
+            Msg::Lost(device, why) => printer.warning(&format!(
+                "engine {device} was lost ({why}); its configuration goes to another engine"
+            )),
         }
     }
     for w in workers {
@@ -412,9 +430,26 @@ struct Measurement {
     energy: Option<EnergyPolicy>,
 }
 
+/// Where a worker's engines run.
+enum Origin {
+    /// Child processes of this one, started from this executable.
+    Local(PathBuf),
+    /// Wherever the engine hub at this socket runs them.
+    Hub(PathBuf),
+}
+
+impl Origin {
+    fn start(&self, args: &EngineArgs) -> std::result::Result<EngineChild, String> {
+        match self {
+            Origin::Local(exe) => EngineChild::start(exe, args),
+            Origin::Hub(socket) => EngineChild::connect(socket, args),
+        }
+    }
+}
+
 /// One GPU: keep an engine running and feed it configurations until the scheduler is done.
 fn work(
-    exe: &Path,
+    origin: &Origin,
     args: &EngineArgs,
     Measurement { policy, energy }: Measurement,
     scheduler: &Mutex<Scheduler>,
@@ -430,7 +465,7 @@ fn work(
     let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0 + energy_s);
     loop {
         if engine.is_none() {
-            match EngineChild::start(exe, args) {
+            match origin.start(args) {
                 Ok(e) => {
                     failures = 0;
                     let _ = tx.send(Msg::Ready(e.info.clone()));
@@ -489,6 +524,24 @@ fn work(
             Reply::Lost(why) => {
                 engine = None;
                 Trial::refused(config, Status::Fault, why)
+            }
+            Reply::Unrun(why) => {
+                engine = None;
+                let _ = tx.send(Msg::Lost(device, why.clone()));
+                let again = scheduler
+                    .lock()
+                    .is_ok_and(|mut s| s.give_back(index, config, recorded));
+                if again {
+                    continue;
+                }
+                Trial::refused(
+                    config,
+                    Status::Fault,
+                    format!(
+                        "its engine was lost {} times, the last: {why}",
+                        scheduler::MAX_RETURNS
+                    ),
+                )
             }
         };
         trial.recorded = recorded;

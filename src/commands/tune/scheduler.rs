@@ -3,6 +3,7 @@
 //! strategy learns from. Configurations over a limit come out as skipped trials without
 //! reaching an engine (and without using the budget).
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,7 +47,15 @@ pub struct Scheduler {
     stop: Arc<AtomicBool>,
     /// `--shard K/N`: only the configurations this part of the sweep measures.
     shard: Option<Shard>,
+    /// Configurations handed out whose engine was lost before it answered (an engine hub's
+    /// machine or process): handed out again first, to whichever engine asks.
+    returned: VecDeque<(Option<u64>, Config, bool)>,
+    /// How often each configuration came back so.
+    returns: HashMap<Config, u32>,
 }
+
+/// A configuration whose engine was lost this often is not handed out again.
+pub const MAX_RETURNS: u32 = 3;
 
 impl Scheduler {
     /// `done`: trials of a resumed run (never measured again). The recorded configuration is
@@ -76,6 +85,8 @@ impl Scheduler {
             deadline,
             stop,
             shard,
+            returned: VecDeque::new(),
+            returns: HashMap::new(),
         };
         for t in done {
             if t.recorded || t.config == recorded_config {
@@ -105,6 +116,14 @@ impl Scheduler {
     pub fn next(&mut self) -> Work {
         if self.stopped() {
             return Work::Done;
+        }
+        if let Some((index, config, recorded)) = self.returned.pop_front() {
+            self.measured += 1;
+            return Work::Measure {
+                index,
+                config,
+                recorded,
+            };
         }
         if let Some(config) = self.recorded.take() {
             self.measured += 1;
@@ -138,6 +157,19 @@ impl Scheduler {
             config,
             recorded: false,
         }
+    }
+
+    /// A configuration handed out came back unmeasured (its engine was lost through no fault
+    /// of its own): it is handed out again, unless that happened [`MAX_RETURNS`] times (false).
+    pub fn give_back(&mut self, index: Option<u64>, config: Config, recorded: bool) -> bool {
+        let n = self.returns.entry(config).or_insert(0);
+        *n += 1;
+        if *n >= MAX_RETURNS {
+            return false;
+        }
+        self.measured = self.measured.saturating_sub(1);
+        self.returned.push_back((index, config, recorded));
+        true
     }
 
     /// A finished configuration's cost (by the objective) goes to the search.

@@ -46,6 +46,40 @@ impl Table {
     /// plausible times, each configuration once) inside this run's space, messages cut short.
     pub fn load(path: &Path, run: &TuneReport, space: &Space) -> Result<Table> {
         let sweep = super::read_report(path, "--simulate")?;
+        if run.objective.needs_energy() && sweep.energy.is_none() {
+            return Err(Error::invalid(format!(
+                "--simulate {}: that sweep measured no energy, and --objective {} needs it: simulate from a sweep run with --energy",
+                rr_format::text::visible_path(path),
+                run.objective.name()
+            )));
+        }
+        // The recorded configuration is measured first wherever it lies.
+        Table::of_sweep(sweep, path, run, |c| {
+            index_of(space, c).is_some() || *c == run.recorded
+        })
+    }
+
+    /// What a simulated engine (`rr-tui engine --simulate`) answers for the instance of
+    /// `descriptor`: the sweep must be of that kernel and recorded configuration.
+    pub fn for_engine(path: &Path, descriptor: &rr_format::Descriptor) -> Result<Table> {
+        let sweep = super::read_report(path, "--simulate")?;
+        let expected = TuneReport {
+            kernel: descriptor.name.clone(),
+            recorded: Config::recorded(descriptor),
+            trials: Vec::new(),
+            ..sweep.clone()
+        };
+        Table::of_sweep(sweep, path, &expected, |_| true)
+    }
+
+    /// The measured trials of `sweep` (read from `path`) that `run` may be answered with and
+    /// `keep` takes.
+    fn of_sweep(
+        sweep: TuneReport,
+        path: &Path,
+        run: &TuneReport,
+        keep: impl Fn(&Config) -> bool,
+    ) -> Result<Table> {
         let source = rr_format::text::visible_path(path);
         let device = sweep.devices.first().cloned().unwrap_or(DeviceInfo {
             ordinal: 0,
@@ -54,12 +88,6 @@ impl Table {
             rated_clock_mhz: 0.0,
         });
         let (verify, timing, energy) = (sweep.verify.clone(), sweep.timing, sweep.energy);
-        if run.objective.needs_energy() && energy.is_none() {
-            return Err(Error::invalid(format!(
-                "--simulate {source}: that sweep measured no energy, and --objective {} needs it: simulate from a sweep run with --energy",
-                run.objective.name()
-            )));
-        }
         // Verification and energy are the sweep's, whatever this run's flags say.
         let expected = TuneReport {
             verify: verify.clone(),
@@ -70,7 +98,7 @@ impl Table {
             .resumable_trials(&expected, path)
             .map_err(|e| Error::invalid(format!("--simulate: {e}")))?
             .into_iter()
-            .filter(|t| index_of(space, &t.config).is_some())
+            .filter(|t| keep(&t.config))
             .map(|mut t| {
                 if let Some(m) = t.message.as_mut() {
                     cut(m, MAX_MESSAGE);
@@ -91,6 +119,16 @@ impl Table {
         })
     }
 
+    /// The simulated device.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    /// Whether the sweep measured energy (an engine asked for energy needs it).
+    pub fn has_energy(&self) -> bool {
+        self.energy.is_some()
+    }
+
     /// Mark `report` as answered from this sweep, with the sweep's verification and timing.
     pub fn label(&self, report: &mut TuneReport) {
         report.simulated_from = Some(self.source.clone());
@@ -100,7 +138,7 @@ impl Table {
     }
 
     /// What the sweep measured for `config`, or a skip saying it did not.
-    fn answer(&self, config: Config) -> Trial {
+    pub fn answer(&self, config: Config) -> Trial {
         match self.trials.get(&config) {
             Some(t) => Trial {
                 recorded: false,

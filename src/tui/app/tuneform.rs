@@ -489,6 +489,8 @@ impl TuneForm {
             seed: self.seed.trim().parse().ok(),
             simulate: None,
             devices: crate::cli::parse_devices(self.devices.trim()).ok(),
+            engine_hub: None,
+            engines: None,
             list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,
             timing: TimingArgs {

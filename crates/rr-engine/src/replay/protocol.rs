@@ -32,6 +32,9 @@ pub enum ErrorKind {
     Address,
     /// Anything else (no driver, no device, out of memory, a crashed child).
     Setup,
+    /// An engine hub lost the engine's machine or process (a Ray actor or node) through no
+    /// fault of the request, which can go to another engine.
+    Lost,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

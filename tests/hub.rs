@@ -1,0 +1,295 @@
+//! `tune --engine-hub`: the tuner's engines reached through a hub (the Python package's Ray
+//! sweep is one), here a hub of the test's own that runs simulated engines
+//! (`rr-tui engine --simulate`), so the whole path runs without a GPU. A sweep through the hub
+//! must equal the same sweep answered in-process (`--simulate`), also when the hub loses an
+//! engine in the middle of a configuration.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+
+fn saxpy() -> PathBuf {
+    descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy")
+}
+
+/// A synthetic exhaustive sweep of saxpy over grid 1..`grid_max` (tests/tools/synthetic_sweep.py).
+fn sweep(dir: &Path, grid_max: u32) -> PathBuf {
+    let out = dir.join("sweep.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/synthetic_sweep.py");
+    let ok = Process::new("python3")
+        .arg(script)
+        .arg(&out)
+        .arg(grid_max.to_string())
+        .status()
+        .expect("python3 runs")
+        .success();
+    assert!(ok, "synthetic_sweep.py failed");
+    out
+}
+
+/// A hub on `socket`: every connection runs `rr-tui engine … --simulate sweep --pace 0` and
+/// passes the protocol through. The `lose_at`-th command (counted over all connections) is
+/// answered with a `lost` error instead, as a hub whose actor died would.
+fn serve_hub(socket: &Path, sweep: PathBuf, lose_at: Option<usize>) -> Arc<AtomicUsize> {
+    let listener = UnixListener::bind(socket).unwrap();
+    let commands = Arc::new(AtomicUsize::new(0));
+    let counted = commands.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let (sweep, counted) = (sweep.clone(), counted.clone());
+            std::thread::spawn(move || relay(conn, &sweep, &counted, lose_at));
+        }
+    });
+    commands
+}
+
+fn relay(conn: UnixStream, sweep: &Path, counted: &AtomicUsize, lose_at: Option<usize>) {
+    let mut from_tuner = BufReader::new(conn.try_clone().unwrap());
+    let mut to_tuner = conn;
+    let mut hello = String::new();
+    from_tuner.read_line(&mut hello).unwrap();
+    let hello: serde_json::Value = serde_json::from_str(&hello).unwrap();
+    assert_eq!(hello["hub"], 1);
+    let argv: Vec<String> = hello["engine"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(argv[0], "engine");
+    let mut engine = Process::new(assert_cmd::cargo::cargo_bin("rr-tui"))
+        .args(&argv)
+        .arg("--simulate")
+        .arg(sweep)
+        .args(["--pace", "0"])
+        .current_dir(hello["cwd"].as_str().unwrap())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_engine = engine.stdin.take().unwrap();
+    let from_engine = BufReader::new(engine.stdout.take().unwrap());
+    let mut out = to_tuner.try_clone().unwrap();
+    let pump = std::thread::spawn(move || {
+        for line in from_engine.lines() {
+            let Ok(line) = line else { return };
+            if writeln!(out, "{line}").is_err() {
+                return;
+            }
+        }
+    });
+    let mut line = String::new();
+    while from_tuner.read_line(&mut line).is_ok_and(|n| n > 0) {
+        let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+        if Some(n) == lose_at {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let id = &v["measure"]["id"];
+            let _ = writeln!(
+                to_tuner,
+                r#"{{"run":{id},"event":"error","kind":"lost","message":"test hub: the node went away"}}"#
+            );
+            let _ = to_tuner.shutdown(std::net::Shutdown::Both);
+            let _ = engine.kill();
+            break;
+        }
+        if to_engine.write_all(line.as_bytes()).is_err() {
+            break;
+        }
+        line.clear();
+    }
+    drop(to_engine);
+    let _ = engine.wait();
+    let _ = pump.join();
+}
+
+/// The rows of a report, in configuration order: grid, block, status, median.
+fn rows(json: &Path) -> Vec<(String, String, String, String)> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let mut rows: Vec<_> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["grid"].to_string(),
+                t["block"].to_string(),
+                t["status"].to_string(),
+                t["kernel_ns"]["median"].to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn best(json: &Path) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let b = &v["best"];
+    serde_json::json!([b["grid"], b["block"]])
+}
+
+const AXES: [&str; 4] = ["--grid", "1..6", "--block", "32..1024:32"];
+
+/// The same sweep answered in-process: what the hub's runs must equal.
+fn simulated(dir: &Path, sweep: &Path) -> PathBuf {
+    let json = dir.join("simulated.json");
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(saxpy())
+        .args(AXES)
+        .arg("--simulate")
+        .arg(sweep)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    json
+}
+
+fn through_hub(socket: &Path, json: &Path, engines: u32) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(saxpy())
+        .args(AXES)
+        .arg("--engine-hub")
+        .arg(socket)
+        .args(["--engines", &engines.to_string()])
+        .arg("--json")
+        .arg(json)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+}
+
+#[test]
+fn a_sweep_through_an_engine_hub_equals_the_same_sweep_in_process() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 8);
+    let want = simulated(t.path(), &sweep);
+    let socket = t.path().join("hub.sock");
+    let commands = serve_hub(&socket, sweep, None);
+    let got = t.path().join("hub.json");
+    through_hub(&socket, &got, 3).success();
+    assert_eq!(rows(&got), rows(&want));
+    // The space, and the recorded configuration (grid 8) outside it.
+    assert_eq!(rows(&got).len(), 6 * 32 + 1);
+    assert_eq!(best(&got), best(&want));
+    // Every configuration went through the hub (quits included).
+    assert!(commands.load(Ordering::SeqCst) >= 6 * 32);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&got).unwrap()).unwrap();
+    let used: std::collections::BTreeSet<i64> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["device"].as_i64().unwrap())
+        .collect();
+    assert_eq!(used.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+}
+
+#[test]
+fn a_configuration_whose_engine_the_hub_loses_goes_to_another_engine() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 8);
+    let want = simulated(t.path(), &sweep);
+    let socket = t.path().join("hub.sock");
+    serve_hub(&socket, sweep, Some(10));
+    let got = t.path().join("hub.json");
+    through_hub(&socket, &got, 2)
+        .success()
+        .stderr(predicate::str::contains(
+            "was lost (test hub: the node went away)",
+        ));
+    // Nothing lost, nothing measured twice: the same rows as the sweep in-process.
+    assert_eq!(rows(&got), rows(&want));
+    assert_eq!(best(&got), best(&want));
+}
+
+#[test]
+fn an_engine_hub_that_is_not_there_is_said_and_the_sweep_fails() {
+    let t = tempfile::tempdir().unwrap();
+    through_hub(&t.path().join("none.sock"), &t.path().join("x.json"), 2)
+        .failure()
+        .stderr(predicate::str::contains("cannot reach the engine hub"))
+        .stderr(predicate::str::contains("no GPU could run the sweep"));
+}
+
+#[test]
+fn the_engine_hub_needs_a_count_of_engines_and_excludes_devices() {
+    let rr = || {
+        let mut c = Command::cargo_bin("rr-tui").unwrap();
+        c.arg("tune").arg(saxpy());
+        c
+    };
+    rr().args(["--engine-hub", "/tmp/x.sock"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--engines"));
+    rr().args([
+        "--engine-hub",
+        "/tmp/x.sock",
+        "--engines",
+        "2",
+        "--devices",
+        "0,1",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("cannot be used with"));
+    rr().args(["--engines", "0", "--engine-hub", "/tmp/x.sock"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn a_simulated_engine_answers_from_the_sweep_and_refuses_another_instance() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 2);
+    let command = r#"{"measure":{"id":7,"config":{"grid":[2,1,1],"block":[64,1,1],"shared_mem":0},"policy":{"cold":true,"target":{"max_noise":null,"min_samples":1,"min_gpu_time":0.0,"timeout":60.0},"max_samples":1,"throttle":0.75}}}"#;
+    let out = Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("engine")
+        .arg(saxpy())
+        .args(["--device-id", "4", "--simulate"])
+        .arg(&sweep)
+        .args(["--pace", "0"])
+        .write_stdin(format!("{command}\n\"quit\"\n"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains(r#""event":"ready""#), "{text}");
+    let trial = text
+        .lines()
+        .find(|l| l.contains(r#""event":"trial""#))
+        .expect("a trial");
+    let v: serde_json::Value = serde_json::from_str(trial).unwrap();
+    assert_eq!(v["run"], 7);
+    assert_eq!(v["device"], 4);
+    assert_eq!(v["status"], "ok");
+    // 1000 + 10 × ((2 − 24)² + (64/32 − 12)²)
+    assert_eq!(v["kernel_ns"]["median"], 6840.0);
+    // The sweep is of saxpy: another kernel's instance is refused at the start.
+    let other = descriptor_of(&fixture("llvm-two-kernels"), "rr_scale_global");
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("engine")
+        .arg(other)
+        .arg("--simulate")
+        .arg(&sweep)
+        .write_stdin("\"quit\"\n")
+        .assert()
+        .stdout(predicate::str::contains("sweep of another instance"));
+}
