@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod lines;
 pub mod output;
 pub mod tui;
 

@@ -195,6 +195,10 @@ fn a_sweep_through_an_engine_hub_equals_the_same_sweep_in_process() {
         .map(|t| t["device"].as_i64().unwrap())
         .collect();
     assert_eq!(used.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    // Simulated engines' answers are no measurements, and the report says so.
+    assert!(v["simulated_from"]
+        .as_str()
+        .is_some_and(|s| s.ends_with("sweep.json")));
 }
 
 #[test]
@@ -218,10 +222,25 @@ fn a_configuration_whose_engine_the_hub_loses_goes_to_another_engine() {
 #[test]
 fn an_engine_hub_that_is_not_there_is_said_and_the_sweep_fails() {
     let t = tempfile::tempdir().unwrap();
+    // No socket: refused before anything starts.
     through_hub(&t.path().join("none.sock"), &t.path().join("x.json"), 2)
+        .code(2)
+        .stderr(predicate::str::contains("is the hub running?"));
+    let file = t.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    through_hub(&file, &t.path().join("x.json"), 2)
+        .code(2)
+        .stderr(predicate::str::contains("not a socket"));
+    // A socket nobody listens on any more: every engine tries, then the sweep fails.
+    let dead = t.path().join("dead.sock");
+    drop(UnixListener::bind(&dead).unwrap());
+    through_hub(&dead, &t.path().join("x.json"), 2)
         .failure()
         .stderr(predicate::str::contains("cannot reach the engine hub"))
-        .stderr(predicate::str::contains("no GPU could run the sweep"));
+        .stderr(predicate::str::contains("engine 1 given up"))
+        .stderr(predicate::str::contains(
+            "no engine of the hub could run the sweep",
+        ));
 }
 
 #[test]
@@ -291,5 +310,126 @@ fn a_simulated_engine_answers_from_the_sweep_and_refuses_another_instance() {
         .arg(&sweep)
         .write_stdin("\"quit\"\n")
         .assert()
-        .stdout(predicate::str::contains("sweep of another instance"));
+        .stdout(predicate::str::contains(
+            "sweep of another kernel (rr_saxpy)",
+        ));
+}
+
+/// A hub of its own that says it is ready, then answers each `measure` with `answer(id,
+/// config)`: lines that a hostile hub could send.
+fn serve_fake_hub(socket: &Path, answer: fn(u64, &serde_json::Value) -> String) {
+    let listener = UnixListener::bind(socket).unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            std::thread::spawn(move || {
+                let mut from_tuner = BufReader::new(conn.try_clone().unwrap());
+                let mut to_tuner = conn;
+                let mut line = String::new();
+                from_tuner.read_line(&mut line).unwrap();
+                let ready = r#"{"run":0,"event":"ready","rated_clock_mhz":1980.0,"ptx":false}"#;
+                if writeln!(to_tuner, "{ready}").is_err() {
+                    return;
+                }
+                line.clear();
+                while from_tuner.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+                    if let Some(m) = v.get("measure") {
+                        let id = m["id"].as_u64().unwrap();
+                        if to_tuner
+                            .write_all(answer(id, &m["config"]).as_bytes())
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+}
+
+/// A trial line for `config` (fields as the engine writes them) with a median of `ns`.
+fn trial_line(id: u64, config: &serde_json::Value, ns: f64) -> String {
+    let mut t = config.clone();
+    t["status"] = "ok".into();
+    t["kernel_ns"] = serde_json::json!({"count": 3, "min": ns, "median": ns, "mean": ns, "stddev": 0.0, "max": ns});
+    t["discarded"] = 0.into();
+    t["run"] = id.into();
+    t["event"] = "trial".into();
+    format!("{t}\n")
+}
+
+fn hostile_sweep(
+    answer: fn(u64, &serde_json::Value) -> String,
+) -> (assert_cmd::assert::Assert, PathBuf, tempfile::TempDir) {
+    let t = tempfile::tempdir().unwrap();
+    let socket = t.path().join("hub.sock");
+    serve_fake_hub(&socket, answer);
+    let json = t.path().join("out.json");
+    let assert = Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(saxpy())
+        .args(["--grid", "1..2", "--block", "32..64:32", "--samples", "3"])
+        .arg("--engine-hub")
+        .arg(&socket)
+        .args(["--engines", "1", "--json"])
+        .arg(&json)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert();
+    (assert, json, t)
+}
+
+#[test]
+fn a_hub_answering_another_configuration_is_not_believed() {
+    let (assert, json, _t) = hostile_sweep(|id, _| {
+        let other = serde_json::json!({"grid": [4294967295u32, 65535, 65535], "block": [1, 1, 1], "shared_mem": 0});
+        trial_line(id, &other, 1.0)
+    });
+    assert.failure().stdout(predicate::str::contains(
+        "answered for another configuration",
+    ));
+    // Nothing it said became a result.
+    if json.exists() {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(v["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] != "ok"));
+    }
+}
+
+#[test]
+fn a_hub_answering_implausible_times_or_lines_that_are_no_events_is_not_believed() {
+    // A negative time.
+    let (assert, _json, _t) = hostile_sweep(|id, config| trial_line(id, config, -5.0));
+    assert
+        .failure()
+        .stdout(predicate::str::contains("without a plausible time"));
+    // A line for the run that is not an event: said at once, not after the watchdog.
+    let started = std::time::Instant::now();
+    let (assert, _json, _t) = hostile_sweep(|id, _| {
+        format!("{{\"run\":{id},\"event\":\"trial\",\"status\":\"verified_lol\"}}\n")
+    });
+    assert
+        .failure()
+        .stdout(predicate::str::contains("not an engine event"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    // A line over 1 MiB whose tail would be a trial: the tail is never taken for one.
+    let (assert, json, _t) = hostile_sweep(|id, config| {
+        let mut s = "x".repeat(1 << 20);
+        s.push_str(&trial_line(id, config, 1.0));
+        s.push_str(&trial_line(id, config, 2000.0));
+        s
+    });
+    assert.success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["kernel_ns"]["median"] == 2000.0));
 }

@@ -39,7 +39,7 @@ fn a_sweep_runs_on_a_local_multi_node_ray_cluster_and_survives_a_lost_node() {
             .join("\n")
     );
     assert!(
-        results.iter().any(|l| l.contains("3 passed, 0 failed")),
+        results.iter().any(|l| l.contains("4 passed, 0 failed")),
         "{stdout}"
     );
 }

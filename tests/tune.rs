@@ -302,7 +302,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "holds a sweep of another instance (another_kernel)",
+            "holds a sweep of another kernel (another_kernel)",
         ));
     // What a simulated sweep wrote says so, and is never resumed or simulated from.
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&all).unwrap()).unwrap();

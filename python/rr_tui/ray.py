@@ -23,7 +23,9 @@ import argparse
 import collections
 import json
 import os
+import re
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +41,8 @@ __all__ = ["tune", "release", "Hub", "main"]
 MAX_LINE = 1 << 20
 # How long an actor may take to be placed and start its engine.
 START_TIMEOUT_S = 300.0
+# How long the actors of a new hub may take to be placed and import this module.
+PLACE_TIMEOUT_S = 60.0
 # How often a waiting hub looks whether the tuner closed the connection.
 POLL_S = 0.5
 
@@ -145,6 +149,18 @@ class Engine:
             self.tail.append(line.decode(errors="replace").rstrip())
 
 
+class HubError(Exception):
+    """The hub cannot run the sweep's engines (said in one line)."""
+
+
+def _first_line(e):
+    """What an error says in one line: the Python exception it carries (an actor's failed
+    creation ends with it), else its first line."""
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    raised = [l for l in lines if re.match(r"^[\w.]+(Error|Exception): ", l)]
+    return (raised[-1] if raised else lines[0] if lines else type(e).__name__)[:300]
+
+
 def _error(run, kind, message):
     return json.dumps({"run": run, "event": "error", "kind": kind, "message": message}) + "\n"
 
@@ -172,14 +188,40 @@ class Hub:
         # to start, which a session of many sweeps pays once.
         self.pool = _POOL.setdefault((exe, self.ray.get_runtime_context().get_job_id()), [])
         self.idle = [self.pool.pop() for _ in range(min(engines, len(self.pool)))]
-        while len(self.idle) < engines:
-            self.idle.append(self.Actor.remote(exe))
+        fresh = [self.Actor.remote(exe) for _ in range(engines - len(self.idle))]
+        self.idle += fresh
+        self._check_placed(fresh)
         self.dir = tempfile.mkdtemp(prefix="rr-tui-hub-")
         self.path = os.path.join(self.dir, "hub.sock")
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(self.path)
         self.server.listen(engines + 4)
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def _check_placed(self, actors):
+        """Wait until new actors run, so that a node that cannot import this module, or a
+        cluster without the GPUs, is said at once rather than by an engine that never starts."""
+        if not actors:
+            return
+        pending = {a.where.remote(): a for a in actors}
+        done, waiting = self.ray.wait(list(pending), num_returns=len(pending), timeout=PLACE_TIMEOUT_S)
+        for ref in done:
+            try:
+                self.ray.get(ref)
+            except self.ray.exceptions.RayError as e:
+                self._abandon()
+                raise HubError("a Ray actor for an engine could not start (is the rr_tui package "
+                               "installed in the Python of every node?): %s" % _first_line(e))
+        if waiting:
+            self._abandon()
+            raise HubError("%d of %d engine actors found no free GPU in %.0f s (the cluster has %g GPU(s) free)"
+                           % (len(waiting), len(actors), PLACE_TIMEOUT_S,
+                              self.ray.available_resources().get("GPU", 0)))
+
+    def _abandon(self):
+        for actor in self.idle:
+            self.ray.kill(actor)
+        self.idle = []
 
     def close(self):
         """Stop serving; the actors wait for this driver's next sweep (Ray ends them, and
@@ -276,7 +318,7 @@ class Hub:
             lost = actor
             actor = None
             self.ray.kill(lost)
-            message = "the Ray actor running the engine was lost: %s" % str(e).splitlines()[0][:300]
+            message = "the Ray actor running the engine was lost: %s" % _first_line(e)
             try:
                 conn.sendall(_error(run, "lost", message).encode())
             except OSError:
@@ -343,16 +385,34 @@ def tune(descriptor, *args, address=None, engines=None, simulate=None, pace=1.0,
 
 
 def _tune(ray, descriptor, args, engines, simulate, pace, exe):
-    if engines is None:
-        engines = int(ray.cluster_resources().get("GPU", 0))
-    if engines < 1:
-        sys.stderr.write("rr_tui.ray: the Ray cluster has no GPU (ray start --num-gpus N on each node)\n")
+    free = int(ray.available_resources().get("GPU", 0))
+    where = ray.get_runtime_context().gcs_address
+    if free < 1:
+        sys.stderr.write("rr_tui.ray: the Ray cluster at %s has no free GPU (ray start --num-gpus N on each node%s)\n"
+                         % (where, "; with --simulate, GPUs that are only declared will do" if simulate else ""))
         return 2
+    if engines is None:
+        engines = free
+    elif engines > free:
+        sys.stderr.write("rr_tui.ray: --engines %d, but the Ray cluster at %s has %d free GPU(s): running %d engine(s)\n"
+                         % (engines, where, free, free))
+        engines = free
     exe = exe or executable()
-    hub = Hub(engines, exe=exe, simulate=simulate, pace=pace)
+    try:
+        hub = Hub(engines, exe=exe, simulate=simulate, pace=pace)
+    except HubError as e:
+        sys.stderr.write("rr_tui.ray: %s\n" % e)
+        return 1
     try:
         cmd = [exe, "tune", str(descriptor), *map(str, args), "--engine-hub", hub.path, "--engines", str(engines)]
-        return subprocess.call(cmd)
+        child = subprocess.Popen(cmd)
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                # The tuner stops cleanly on SIGINT (its summary, the results kept, exit 130):
+                # pass it on (a terminal's Ctrl-C reached it already) and wait for it.
+                child.send_signal(signal.SIGINT)
     finally:
         hub.close()
 
@@ -362,7 +422,9 @@ def main(argv=None):
         prog="python -m rr_tui.ray",
         description="Tune a recorded kernel on a Ray cluster: rr-tui tune's strategy here, one engine per GPU of the cluster.",
         epilog="Every argument after the options goes to `rr-tui tune` (rr-tui tune --help). "
-        "Example: python -m rr_tui.ray --address auto X.json --block 32..1024*2 --json sweep.json",
+        "Example: python -m rr_tui.ray --address auto X.json --block 32..1024*2 --json sweep.json. "
+        "Engines are capped at the cluster's free GPUs; each node's Python must import rr_tui and Ray. "
+        "Ctrl-C stops the sweep as rr-tui tune does (the results so far kept, exit 130).",
     )
     p.add_argument("--address", help="the Ray cluster (default: RAY_ADDRESS, a running local one, else a new local one)")
     p.add_argument("--engines", type=int, help="engines to run at once (default: the cluster's GPUs)")
@@ -371,6 +433,10 @@ def main(argv=None):
     p.add_argument("descriptor", help="the instance's descriptor (X.json), at the same path on every node")
     p.add_argument("tune_args", nargs=argparse.REMAINDER, help="rr-tui tune's arguments")
     a = p.parse_args(argv)
+    for mine in ("--address", "--engines", "--pace", "--simulate"):
+        if any(t == mine or t.startswith(mine + "=") for t in a.tune_args):
+            p.error("%s comes before the descriptor: the arguments after it go to rr-tui tune "
+                    "(which runs its engines through this hub)" % mine)
     simulate = os.path.abspath(a.simulate) if a.simulate else None
     return tune(a.descriptor, *a.tune_args, address=a.address, engines=a.engines, simulate=simulate, pace=a.pace)
 

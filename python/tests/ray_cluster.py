@@ -96,6 +96,12 @@ def remove_a_node_with_an_engine(cluster, after_s, said):
                 return
 
 
+def wrapper(cluster, *args):
+    """`python -m rr_tui.ray --address CLUSTER ARGS…` as its own driver process."""
+    return [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import rr_tui.ray as r; "
+            "sys.exit(r.main(sys.argv[1:]))" % os.path.join(ROOT, "python"), "--address", cluster.address, *args]
+
+
 def main():
     w = tempfile.mkdtemp(prefix="rr-tui-ray-")
     sweep = os.path.join(w, "sweep.json")
@@ -136,15 +142,25 @@ def main():
               "the actors are kept for the next sweep (GPUs free: %g of 3) and release() gives their GPUs back (%g free)"
               % (held, ray.available_resources().get("GPU", 0)))
 
+        # More engines asked than the cluster has GPUs: capped, said, and the sweep the same.
+        got = os.path.join(w, "capped.json")
+        p = subprocess.run(wrapper(cluster, "--engines", "5", "--simulate", sweep, "--pace", "0.2",
+                                   desc, *AXES, "--json", got),
+                           env=dict(os.environ, RR_TUI=RR), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        capped = "--engines 5, but the Ray cluster" in p.stderr and "running 3 engine(s)" in p.stderr
+        got_rows, _ = rows(got) if os.path.exists(got) else ([], None)
+        check(p.returncode == 0 and capped and got_rows == want_rows,
+              "--engines 5 on 3 free GPUs: capped to 3 and said (%s), %d rows %s the in-process sweep's (exit %d)"
+              % ("yes" if capped else "NO", len(got_rows), "equal to" if got_rows == want_rows else "NOT equal to",
+                 p.returncode))
+
         # 2. A node lost in the middle.
         got = os.path.join(w, "lost.json")
         removed = []
         killer = threading.Thread(target=remove_a_node_with_an_engine, args=(cluster, 1.5, removed))
         killer.start()
-        p = subprocess.Popen([sys.executable, "-c", "import sys; sys.path.insert(0, %r); import rr_tui.ray as r; "
-                              "sys.exit(r.main(sys.argv[1:]))" % os.path.join(ROOT, "python"),
-                              "--address", cluster.address, "--engines", "2", "--simulate", sweep,
-                              desc, *AXES, "--json", got],
+        p = subprocess.Popen(wrapper(cluster, "--engines", "2", "--simulate", sweep, desc, *AXES, "--json", got),
                              env=dict(os.environ, RR_TUI=RR), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, err = p.communicate(timeout=300)
         killer.join()
@@ -158,7 +174,7 @@ def main():
     finally:
         ray.shutdown()
         cluster.shutdown()
-    print("ray: %d passed, %d failed" % (3 - len(failures), len(failures)))
+    print("ray: %d passed, %d failed" % (4 - len(failures), len(failures)))
     return 1 if failures else 0
 
 

@@ -583,7 +583,13 @@ pub struct EngineArgs {
     pub simulate: Option<PathBuf>,
     /// With --simulate: take this many times the engine time the sweep spent on each answer
     /// (0: answer at once).
-    #[arg(long, default_value_t = 1.0, requires = "simulate", value_parser = parse_pace)]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        requires = "simulate",
+        allow_hyphen_values = true,
+        value_parser = parse_pace
+    )]
     pub pace: f64,
 }
 

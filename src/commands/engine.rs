@@ -5,7 +5,7 @@
 //! tuner starts a new engine for the next configuration. With `--simulate SWEEP.json` it
 //! answers from a finished sweep instead of a GPU (for testing what drives engines).
 
-use std::io::{BufRead, Read};
+use crate::lines::Line;
 use std::path::Path;
 use std::time::Duration;
 
@@ -93,6 +93,7 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
     setup.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),
+        simulated_from: None,
     });
     let mut commands = Commands::new();
     loop {
@@ -137,33 +138,45 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
 /// The commands on stdin, one JSON object a line (each line bounded).
 struct Commands {
     stdin: std::io::StdinLock<'static>,
-    line: String,
+    line: Vec<u8>,
 }
 
 impl Commands {
     fn new() -> Commands {
         Commands {
             stdin: std::io::stdin().lock(),
-            line: String::new(),
+            line: Vec::new(),
         }
     }
 
     /// The next command; None at the end of input.
     fn next(&mut self) -> std::result::Result<Option<Command>, Failure> {
         loop {
-            self.line.clear();
-            let n = Read::by_ref(&mut self.stdin)
-                .take(MAX_COMMAND)
-                .read_line(&mut self.line)
+            let line = crate::lines::next(&mut self.stdin, MAX_COMMAND, &mut self.line)
                 .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
-            if n == 0 {
-                return Ok(None);
+            let text = String::from_utf8_lossy(&self.line);
+            match line {
+                None => return Ok(None),
+                Some(Line::Cut) => {
+                    return Err((
+                        0,
+                        ErrorKind::Input,
+                        format!("a command line longer than {MAX_COMMAND} bytes"),
+                    ))
+                }
+                Some(Line::Whole) if text.trim().is_empty() => continue,
+                Some(Line::Whole) => {}
             }
-            if !self.line.trim().is_empty() {
-                return Command::parse(&self.line)
-                    .map(Some)
-                    .map_err(|m| (0, ErrorKind::Input, m));
-            }
+            return match Command::parse(&text) {
+                // Run 0 is the setup's: a command's answer must not be taken for it.
+                Ok(Command::Measure { id: 0, .. }) => Err((
+                    0,
+                    ErrorKind::Input,
+                    "command ids start at 1 (0 is the setup's)".into(),
+                )),
+                Ok(c) => Ok(Some(c)),
+                Err(m) => Err((0, ErrorKind::Input, m)),
+            };
         }
     }
 }
@@ -191,6 +204,7 @@ fn serve_simulated(
     setup.emit(Event::Ready {
         rated_clock_mhz: device.rated_clock_mhz,
         ptx: false,
+        simulated_from: Some(table.source().to_string()),
     });
     let mut commands = Commands::new();
     loop {

@@ -1,7 +1,7 @@
 //! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
 //! engineer reads first (see `rr_engine::profile`).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -274,15 +274,7 @@ fn run_ncu(mut cmd: Command, limit: Duration, progress: &dyn Fn(&str)) -> Result
         // leniently: neither a flood without newlines nor bytes that are not UTF-8 stop the
         // reading (ncu would block on a full pipe) or grow memory.
         let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match (&mut out).take(MAX_LINE).read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if !buf.ends_with(b"\n") && buf.len() as u64 == MAX_LINE {
-                skip_line(&mut out);
-            }
+        while let Ok(Some(_)) = crate::lines::next(&mut out, MAX_LINE, &mut buf) {
             let line = String::from_utf8_lossy(&buf);
             let line = line.trim_end();
             // ncu's passes, as they come: a large kernel's take a while.
@@ -305,22 +297,6 @@ fn run_ncu(mut cmd: Command, limit: Duration, progress: &dyn Fn(&str)) -> Result
 const MAX_LINE: u64 = 64 << 10;
 
 /// Skip to the end of the current line without holding it.
-fn skip_line(r: &mut impl BufRead) {
-    loop {
-        let (used, found) = match r.fill_buf() {
-            Ok([]) | Err(_) => return,
-            Ok(b) => match b.iter().position(|&c| c == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (b.len(), false),
-            },
-        };
-        r.consume(used);
-        if found {
-            return;
-        }
-    }
-}
-
 fn take_line(ran: &mut Ran, line: &str) {
     if line.starts_with("==ERROR==") || line.starts_with("==WARNING==") {
         ran.ncu_errors.push(visible(line).into_owned());

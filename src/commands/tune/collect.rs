@@ -54,8 +54,12 @@ impl<'a> Collector<'a> {
         }
     }
 
-    pub fn ready(&mut self, info: DeviceInfo) {
+    pub fn ready(&mut self, info: DeviceInfo, simulated_from: Option<String>) {
         self.first_ready.get_or_insert_with(Instant::now);
+        // Answers of a simulated engine are no measurements: never resumed or simulated from.
+        if let Some(from) = simulated_from {
+            self.report.simulated_from.get_or_insert(from);
+        }
         if !self
             .report
             .devices
@@ -69,8 +73,17 @@ impl<'a> Collector<'a> {
 
     pub fn gone(&mut self, device: i32, why: &str) {
         self.printer
-            .warning(&format!("GPU {device} given up: {why}"));
+            .warning(&format!("{} {device} given up: {why}", self.unit()));
         self.gone.push(device);
+    }
+
+    /// What a worker drives: a GPU here, or an engine through a hub.
+    fn unit(&self) -> &'static str {
+        if self.args.engine_hub.is_some() {
+            "engine"
+        } else {
+            "GPU"
+        }
     }
 
     pub fn trial(&mut self, trial: Trial) {

@@ -11,20 +11,21 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
 use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::{Config, Trial};
+use rr_engine::tune::{Config, Status, Trial};
 
 use crate::cli::EngineArgs;
 
@@ -44,11 +45,13 @@ enum Link {
 pub struct EngineChild {
     link: Link,
     input: Box<dyn Write + Send>,
-    events: Receiver<Option<Tagged>>,
+    events: Receiver<Option<Line>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     pub info: DeviceInfo,
     /// The image is PTX: register limits can be applied.
     pub ptx: bool,
+    /// A simulated engine's sweep: the report must say its answers are not measurements.
+    pub simulated_from: Option<String>,
     next_id: u64,
 }
 
@@ -60,6 +63,8 @@ pub enum Reply {
     /// The hub lost the engine's machine or process before it answered: the configuration was
     /// not at fault and goes to another engine; this one must be replaced.
     Unrun(String),
+    /// The sweep was stopped (a signal) while waiting: the engine was ended.
+    Interrupted,
 }
 
 /// The `rr-tui engine` arguments (after the program) for `args`.
@@ -160,6 +165,7 @@ impl EngineChild {
                 rated_clock_mhz: 0.0,
             },
             ptx: false,
+            simulated_from: None,
             next_id: 1,
         }
     }
@@ -175,9 +181,11 @@ impl EngineChild {
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
+        // One deadline: events that are not `ready` never extend it.
+        let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            match self.events.recv_timeout(START_TIMEOUT) {
-                Ok(Some(t)) => match t.event {
+            match self.events.recv_deadline(deadline) {
+                Ok(Some(Line::Event(t))) => match t.event {
                     Event::Device {
                         name, sm, ordinal, ..
                     } => {
@@ -188,27 +196,36 @@ impl EngineChild {
                     Event::Ready {
                         rated_clock_mhz,
                         ptx,
+                        simulated_from,
                     } => {
                         self.info.rated_clock_mhz = rated_clock_mhz;
                         self.ptx = ptx;
+                        self.simulated_from = simulated_from;
                         return Ok(());
                     }
-                    Event::Error { message, .. } => return Err(message),
+                    Event::Error { message, .. } => {
+                        self.kill();
+                        return Err(self.said(&message));
+                    }
                     _ => {}
                 },
-                Ok(None) => return Err(self.death("the engine ended before it was ready")),
-                Err(_) => {
+                Ok(Some(Line::Bad { .. })) => {}
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.death("the engine ended before it was ready"))
+                }
+                Err(RecvTimeoutError::Timeout) => {
                     self.kill();
-                    return Err(format!(
+                    return Err(self.said(&format!(
                         "the engine was not ready after {} s",
                         START_TIMEOUT.as_secs()
-                    ));
+                    )));
                 }
             }
         }
     }
 
-    /// Measure one configuration; `watchdog` bounds the wait for the reply.
+    /// Measure one configuration; `watchdog` bounds the wait for the reply, and `stop` (a
+    /// signal) ends the wait and the engine.
     pub fn measure(
         &mut self,
         config: Config,
@@ -216,7 +233,18 @@ impl EngineChild {
         policy: TimingPolicy,
         energy: Option<EnergyPolicy>,
         watchdog: Duration,
+        stop: &AtomicBool,
     ) -> Reply {
+        // Whatever came before the command is no answer to it.
+        loop {
+            match self.events.try_recv() {
+                Ok(Some(_)) => {}
+                Ok(None) | Err(TryRecvError::Disconnected) => {
+                    return self.ended("the engine ended")
+                }
+                Err(TryRecvError::Empty) => break,
+            }
+        }
         let id = self.next_id;
         self.next_id += 1;
         let line = EngineCommand::Measure {
@@ -233,12 +261,26 @@ impl EngineChild {
             .and_then(|()| self.input.flush())
             .is_err()
         {
-            return Reply::Lost(self.death("the engine stopped reading commands"));
+            return self.ended("the engine stopped reading commands");
         }
+        // One deadline: events for other runs never extend it.
+        let deadline = Instant::now() + watchdog;
         loop {
-            match self.events.recv_timeout(watchdog) {
-                Ok(Some(t)) if t.run == id => match t.event {
-                    Event::Trial(trial) => return Reply::Trial(trial),
+            if stop.load(Ordering::Relaxed) {
+                self.kill();
+                return Reply::Interrupted;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                self.kill();
+                return Reply::Lost(format!(
+                    "no result after {:.0} s (the kernel may never finish); the engine was stopped",
+                    watchdog.as_secs_f64()
+                ));
+            }
+            match self.events.recv_timeout((deadline - now).min(STOP_POLL)) {
+                Ok(Some(Line::Event(t))) if t.run == id => match t.event {
+                    Event::Trial(trial) => return self.checked(*trial, &config),
                     Event::Error {
                         kind: ErrorKind::Lost,
                         message,
@@ -252,19 +294,67 @@ impl EngineChild {
                     }
                     _ => {}
                 },
-                Ok(Some(_)) => {}
-                Ok(None) => return Reply::Lost(self.death("the engine ended")),
-                Err(RecvTimeoutError::Timeout) => {
+                Ok(Some(Line::Bad {
+                    run: Some(run),
+                    text,
+                })) if run == id => {
                     self.kill();
-                    return Reply::Lost(format!(
-                        "no result after {:.0} s (the kernel may never finish); the engine was stopped",
-                        watchdog.as_secs_f64()
-                    ));
+                    return Reply::Lost(self.said(&format!(
+                        "the engine answered with a line that is not an engine event: {text}"
+                    )));
                 }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Reply::Lost(self.death("the engine ended"))
+                Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    return self.ended("the engine ended")
                 }
             }
+        }
+    }
+
+    /// A trial is the answer only when it is for the configuration sent and its time could
+    /// have been measured; times it adds for information are dropped when they could not.
+    fn checked(&mut self, mut trial: Trial, sent: &Config) -> Reply {
+        if trial.config != *sent {
+            self.kill();
+            return Reply::Lost(self.said(&format!(
+                "the engine answered for another configuration ({}) than the one sent ({})",
+                trial.config, sent
+            )));
+        }
+        let measured = matches!(trial.status, Status::Ok | Status::VerifyFailed);
+        if measured && !trial.kernel_ns.is_some_and(|k| k.is_plausible()) {
+            self.kill();
+            return Reply::Lost(
+                self.said("the engine answered a measured configuration without a plausible time"),
+            );
+        }
+        let plausible = |x: &Option<f64>| x.is_some_and(|v| v.is_finite() && v >= 0.0);
+        if !plausible(&trial.engine_ms) {
+            trial.engine_ms = None;
+        }
+        if !plausible(&trial.verify_ms) {
+            trial.verify_ms = None;
+        }
+        if trial.energy.is_some_and(|e| !e.is_plausible()) {
+            trial.energy = None;
+        }
+        Reply::Trial(Box::new(trial))
+    }
+
+    /// The engine's stream ended before its answer: through a hub, the hub or its
+    /// connection went away (no fault of the configuration); here, the process died.
+    fn ended(&mut self, what: &str) -> Reply {
+        match self.link {
+            Link::Hub(_) => Reply::Unrun(format!("{what}: the engine hub closed the connection")),
+            Link::Local(_) => Reply::Lost(self.death(what)),
+        }
+    }
+
+    /// A message about the engine, saying where it ran when through a hub.
+    fn said(&self, message: &str) -> String {
+        match self.link {
+            Link::Hub(_) => format!("{message} (through the engine hub)"),
+            Link::Local(_) => message.to_string(),
         }
     }
 
@@ -293,7 +383,7 @@ impl EngineChild {
     fn death(&mut self, what: &str) -> String {
         let child = match &mut self.link {
             Link::Local(child) => child,
-            Link::Hub(_) => return format!("{what} (the engine hub closed the connection)"),
+            Link::Hub(_) => return format!("{what}: the engine hub closed the connection"),
         };
         let status = match child.wait() {
             Ok(s) if s.code().is_none() => "killed by a signal".to_string(),
@@ -318,24 +408,41 @@ impl EngineChild {
 /// The version of the hub's first line.
 const HUB_VERSION: u32 = 1;
 
+/// One line of an engine's output.
+enum Line {
+    Event(Tagged),
+    /// Not an event of the protocol: the run it names, if any, and its start (made visible).
+    Bad {
+        run: Option<u64>,
+        text: String,
+    },
+}
+
 /// The engine's events, one a line, as they come; None when its output ends.
-fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Tagged>> {
+fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Line>> {
     let (tx, events) = crossbeam_channel::unbounded();
     std::thread::spawn(move || {
         // Bounded lines: an engine (or a hub) cannot grow memory without end.
         let mut r = BufReader::new(output);
-        let mut line = Vec::new();
-        while (&mut r)
-            .take(MAX_EVENT)
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|n| n > 0)
-        {
-            if let Ok(t) = Tagged::parse(&String::from_utf8_lossy(&line)) {
-                if tx.send(Some(t)).is_err() {
-                    return;
+        let mut buf = Vec::new();
+        while let Ok(Some(_)) = crate::lines::next(&mut r, MAX_EVENT, &mut buf) {
+            let text = String::from_utf8_lossy(&buf);
+            let line = match Tagged::parse(&text) {
+                Ok(t) => Line::Event(t),
+                Err(_) => {
+                    let run = serde_json::from_str::<serde_json::Value>(&text)
+                        .ok()
+                        .and_then(|v| v.get("run").and_then(serde_json::Value::as_u64));
+                    let mut shown = rr_format::text::visible(text.trim_end()).into_owned();
+                    if rr_format::text::cut_at_char(&mut shown, 200) {
+                        shown.push('…');
+                    }
+                    Line::Bad { run, text: shown }
                 }
+            };
+            if tx.send(Some(line)).is_err() {
+                return;
             }
-            line.clear();
         }
         let _ = tx.send(None);
     });
@@ -344,29 +451,26 @@ fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Tagged>> {
 
 /// An event line longer than this is not one of ours (a trial is a few KiB).
 const MAX_EVENT: u64 = 1 << 20;
+/// How often a wait for a reply looks whether the sweep was stopped.
+const STOP_POLL: Duration = Duration::from_millis(200);
 
 /// The last lines of a child's stderr, kept to explain its death.
 fn keep_tail(stderr: impl Read + Send + 'static) -> Arc<Mutex<VecDeque<String>>> {
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let keep = tail.clone();
     std::thread::spawn(move || {
-        // Bounded lines: a flood of stderr cannot grow memory.
+        // Bounded lines: a flood of stderr cannot grow memory. Bytes, decoded leniently:
+        // text that is not UTF-8 must not end the reader (the engine would then die on a
+        // closed stderr).
         let mut r = BufReader::new(stderr);
-        // Bytes, decoded leniently: text that is not UTF-8 must not end the reader (the
-        // engine would then die on a closed stderr).
         let mut line = Vec::new();
-        while (&mut r)
-            .take(4096)
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|n| n > 0)
-        {
+        while let Ok(Some(_)) = crate::lines::next(&mut r, 4096, &mut line) {
             if let Ok(mut q) = keep.lock() {
                 if q.len() == STDERR_LINES {
                     q.pop_front();
                 }
                 q.push_back(String::from_utf8_lossy(&line).trim_end().to_string());
             }
-            line.clear();
         }
     });
     tail

@@ -45,11 +45,14 @@ const MAX_REPORT: u64 = 512 << 20;
 const MAX_START_FAILURES: u32 = 3;
 
 pub(crate) enum Msg {
-    Ready(DeviceInfo),
+    /// An engine is ready (and, when simulated, answers from this sweep).
+    Ready(DeviceInfo, Option<String>),
     Done(Box<Trial>),
     Gone(i32, String),
     /// An engine hub lost a worker's engine; its configuration goes to another.
     Lost(i32, String),
+    /// Something to say that ends nothing.
+    Warn(String),
 }
 
 /// Everything `tune` refuses before it looks for a GPU: the instance's files, the axes against
@@ -127,6 +130,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     let started = Instant::now();
     let (inst, space) = preflight(a)?;
+    if let Some(hub) = &a.engine_hub {
+        check_hub(hub)?;
+    }
     let shard = a.shard().map_err(Error::invalid)?;
     let d = &inst.descriptor;
     if a.list {
@@ -223,7 +229,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         rr_engine::replay::driver_usable()?;
     }
     // Through a hub, the numbers only name its engines.
-    let devices = match (a.engines, &a.devices) {
+    let mut devices: Vec<i32> = match (a.engines, &a.devices) {
         (Some(n), _) => (0..i32::from(n)).collect(),
         (None, Some(l)) => l.0.clone(),
         (None, None) => vec![d.device_id],
@@ -251,6 +257,10 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         index_of(&space, &space.rules.recorded),
         shard,
     );
+    // A hub's engine holds a GPU of its cluster: no more engines than configurations.
+    if a.engine_hub.is_some() {
+        devices.truncate(usize::try_from(planned.max(1)).unwrap_or(usize::MAX));
+    }
     printer.start(
         &report,
         &text::Plan {
@@ -258,6 +268,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             recorded_in_space,
             skipped: list::skipped(&space),
             devices: &devices,
+            hub: a.engine_hub.as_deref(),
             seed_chosen: a.seed.is_none(),
             resumed: resumed.len(),
         },
@@ -303,7 +314,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             simulate: None,
             pace: 1.0,
         };
-        let (tx, scheduler) = (tx.clone(), scheduler.clone());
+        let (tx, scheduler, stop) = (tx.clone(), scheduler.clone(), stop.clone());
         let origin = match &a.engine_hub {
             Some(hub) => Origin::Hub(hub.clone()),
             None => Origin::Local(exe.clone()),
@@ -318,6 +329,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
                 &scheduler,
                 compiler.as_deref(),
                 &tx,
+                &stop,
             )
         }));
     }
@@ -332,10 +344,11 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let mut results = collect::Collector::new(a, report, &printer, planned);
     for msg in rx {
         match msg {
-            Msg::Ready(info) => results.ready(info),
+            Msg::Ready(info, simulated) => results.ready(info, simulated),
             // The worker told the strategy already, before asking for its next configuration.
             Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
+            Msg::Warn(text) => printer.warning(&text),
             Msg::Lost(device, why) => printer.warning(&format!(
                 "engine {device} was lost ({why}); its configuration goes to another engine"
             )),
@@ -351,9 +364,14 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let saved = results.finish(started);
     let report = &results.report;
     if results.gone.len() == devices.len() && results.measured == 0 && report.best.is_none() {
-        return Err(Error::Failed(
-            "no GPU could run the sweep (see the messages above)".into(),
-        ));
+        return Err(Error::Failed(format!(
+            "no {} could run the sweep (see the messages above)",
+            if a.engine_hub.is_some() {
+                "engine of the hub"
+            } else {
+                "GPU"
+            }
+        )));
     }
     let interrupted = stop.load(Ordering::Relaxed);
     // A failed export is said after the summary (the report is saved either way).
@@ -384,6 +402,22 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// `--engine-hub`: a socket that is there (a hub that is not listening is said by the first
+/// engine that tries it).
+fn check_hub(hub: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let shown = rr_format::text::visible_path(hub);
+    match std::fs::metadata(hub) {
+        Ok(m) if m.file_type().is_socket() => Ok(()),
+        Ok(_) => Err(Error::invalid(format!(
+            "--engine-hub {shown}: not a socket (the hub, e.g. python -m rr_tui.ray, makes one and passes it)"
+        ))),
+        Err(e) => Err(Error::invalid(format!(
+            "--engine-hub {shown}: {e} (is the hub running?)"
+        ))),
+    }
 }
 
 /// Compile `--source`'s variants for the sweep's GPUs (which must share one architecture) on
@@ -439,6 +473,14 @@ enum Origin {
 }
 
 impl Origin {
+    /// What a worker drives, in messages.
+    fn unit(&self) -> &'static str {
+        match self {
+            Origin::Local(_) => "GPU",
+            Origin::Hub(_) => "engine",
+        }
+    }
+
     fn start(&self, args: &EngineArgs) -> std::result::Result<EngineChild, String> {
         match self {
             Origin::Local(exe) => EngineChild::start(exe, args),
@@ -455,6 +497,7 @@ fn work(
     scheduler: &Mutex<Scheduler>,
     compiler: Option<&compile::Compiler>,
     tx: &Sender<Msg>,
+    stop: &AtomicBool,
 ) {
     let device = args.device_id.unwrap_or(0);
     let mut engine: Option<EngineChild> = None;
@@ -468,7 +511,7 @@ fn work(
             match origin.start(args) {
                 Ok(e) => {
                     failures = 0;
-                    let _ = tx.send(Msg::Ready(e.info.clone()));
+                    let _ = tx.send(Msg::Ready(e.info.clone(), e.simulated_from.clone()));
                     engine = Some(e);
                 }
                 Err(why) => {
@@ -477,6 +520,13 @@ fn work(
                         let _ = tx.send(Msg::Gone(device, why));
                         return;
                     }
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let _ = tx.send(Msg::Warn(format!(
+                        "{} {device} did not start (attempt {failures} of {MAX_START_FAILURES}): {why}",
+                        origin.unit()
+                    )));
                     continue;
                 }
             }
@@ -519,8 +569,10 @@ fn work(
             _ => None,
         };
         let Some(e) = engine.as_mut() else { continue };
-        let mut trial = match e.measure(config, variant, policy, energy, watchdog) {
+        let mut trial = match e.measure(config, variant, policy, energy, watchdog, stop) {
             Reply::Trial(t) => *t,
+            // Stopped by a signal: the scheduler hands out nothing more.
+            Reply::Interrupted => return,
             Reply::Lost(why) => {
                 engine = None;
                 Trial::refused(config, Status::Fault, why)

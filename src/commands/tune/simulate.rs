@@ -119,6 +119,11 @@ impl Table {
         })
     }
 
+    /// The sweep's file, as shown.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
     /// The simulated device.
     pub fn device(&self) -> &DeviceInfo {
         &self.device
@@ -155,7 +160,7 @@ impl Table {
 
 /// A simulated GPU: answers the scheduler's configurations from the table until it is done.
 pub fn work(table: &Table, scheduler: &Mutex<Scheduler>, tx: &Sender<Msg>) {
-    if tx.send(Msg::Ready(table.device.clone())).is_err() {
+    if tx.send(Msg::Ready(table.device.clone(), None)).is_err() {
         return;
     }
     loop {

@@ -23,6 +23,8 @@ pub struct Plan<'a> {
     /// How many configurations a limit skips and the first reason (None: not counted).
     pub skipped: Option<(u64, String)>,
     pub devices: &'a [i32],
+    /// The engines run through this hub (`--engine-hub`): `devices` only number them.
+    pub hub: Option<&'a std::path::Path>,
     pub seed_chosen: bool,
     pub resumed: usize,
 }
@@ -81,7 +83,7 @@ impl Printer {
                 t.target.timeout
             )
         } else {
-            format!("{} samples", t.max_samples)
+            rr_engine::diff::text::plural(u64::from(t.max_samples), "sample", "samples")
         };
         let seed = r.seed;
         output::line(&format!("Tuning {}", demangle(&r.kernel)));
@@ -109,19 +111,28 @@ impl Printer {
                 "  {n} of them break a limit and will be skipped (first: {why}; --list shows all)"
             ));
         }
+        let devices = plan
+            .devices
+            .iter()
+            .map(i32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         output::line(&format!(
-            "  timing: {}, {timing}; verification: {}; GPU(s) {}",
+            "  timing: {}, {timing}; verification: {}; {}",
             if t.cold {
                 "cold (L2 flushed before each sample)"
             } else {
                 "hot"
             },
             r.verify,
-            plan.devices
-                .iter()
-                .map(i32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            match plan.hub {
+                Some(hub) => format!(
+                    "{} engine(s) through the hub {}",
+                    plan.devices.len(),
+                    rr_format::text::visible_path(hub)
+                ),
+                None => format!("GPU(s) {devices}"),
+            }
         ));
         match (&r.energy, &r.simulated_from) {
             (Some(_), Some(from)) => output::line(&format!(

@@ -121,6 +121,9 @@ pub enum Event {
     Ready {
         rated_clock_mhz: f64,
         ptx: bool,
+        /// A simulated engine's sweep (`engine --simulate`): its answers are that sweep's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        simulated_from: Option<String>,
     },
     /// A sweep starts: how many configurations the axes span and how many it plans to measure.
     Sweep {

@@ -10,14 +10,20 @@ pub struct Stats {
     pub max: f64,
 }
 
+/// No measured value is larger (in nanoseconds, about 11.6 days; in any unit, nothing a
+/// measurement produces).
+const MAX_PLAUSIBLE: f64 = 1e15;
+
 impl Stats {
     /// Finite, non-negative, ordered: what a measurement can produce (a report read back may
     /// hold anything).
     pub fn is_plausible(&self) -> bool {
         let v = [self.min, self.median, self.mean, self.stddev, self.max];
-        v.iter().all(|x| x.is_finite() && *x >= 0.0)
+        v.iter().all(|x| x.is_finite() && *x >= 0.0 && *x <= MAX_PLAUSIBLE)
             && self.min <= self.median
             && self.median <= self.max
+            // No measured kernel takes no time.
+            && self.median > 0.0
             && self.count > 0
     }
 

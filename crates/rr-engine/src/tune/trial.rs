@@ -470,10 +470,18 @@ impl TuneReport {
                 rr_format::text::visible(from)
             ));
         }
-        if self.kernel != other.kernel || self.recorded != other.recorded {
+        if self.kernel != other.kernel {
             return Err(format!(
-                "{shown} holds a sweep of another instance ({}); choose another --json file",
+                "{shown} holds a sweep of another kernel ({}); choose another --json file",
                 rr_format::text::visible(&self.kernel)
+            ));
+        }
+        if self.recorded != other.recorded {
+            let c = &self.recorded;
+            return Err(format!(
+                "{shown} holds a sweep of another instance of {} (recorded at grid {}x{}x{}, block {}x{}x{}); choose another --json file",
+                rr_format::text::visible(&self.kernel),
+                c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]
             ));
         }
         if self.source != other.source || self.defines != other.defines {
