@@ -180,7 +180,10 @@ fn a_sweep_through_an_engine_hub_equals_the_same_sweep_in_process() {
     let socket = t.path().join("hub.sock");
     let commands = serve_hub(&socket, sweep, None);
     let got = t.path().join("hub.json");
-    through_hub(&socket, &got, 3).success();
+    through_hub(&socket, &got, 3)
+        .success()
+        .stdout(predicate::str::contains("3 engine(s) through the hub"))
+        .stdout(predicate::str::contains("  engine 2: simulated from"));
     assert_eq!(rows(&got), rows(&want));
     // The space, and the recorded configuration (grid 8) outside it.
     assert_eq!(rows(&got).len(), 6 * 32 + 1);
@@ -195,6 +198,16 @@ fn a_sweep_through_an_engine_hub_equals_the_same_sweep_in_process() {
         .map(|t| t["device"].as_i64().unwrap())
         .collect();
     assert_eq!(used.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+    // Each engine of the hub is listed under its number, and said as an engine.
+    let devices: Vec<i64> = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["ordinal"].as_i64().unwrap())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(devices, [0, 1, 2]);
     // Simulated engines' answers are no measurements, and the report says so.
     assert!(v["simulated_from"]
         .as_str()

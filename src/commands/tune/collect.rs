@@ -66,7 +66,7 @@ impl<'a> Collector<'a> {
             .iter()
             .any(|x| x.ordinal == info.ordinal)
         {
-            self.printer.device(&info);
+            self.printer.device(&info, self.unit());
             self.report.devices.push(info);
         }
     }

@@ -511,7 +511,12 @@ fn work(
             match origin.start(args) {
                 Ok(e) => {
                     failures = 0;
-                    let _ = tx.send(Msg::Ready(e.info.clone(), e.simulated_from.clone()));
+                    let mut info = e.info.clone();
+                    // A hub's engines all see their one GPU as device 0: named by their number.
+                    if let Origin::Hub(_) = origin {
+                        info.ordinal = device;
+                    }
+                    let _ = tx.send(Msg::Ready(info, e.simulated_from.clone()));
                     engine = Some(e);
                 }
                 Err(why) => {

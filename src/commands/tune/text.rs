@@ -154,7 +154,8 @@ impl Printer {
         }
     }
 
-    pub fn device(&self, d: &DeviceInfo) {
+    /// A GPU (or a hub's engine, `unit`) is ready.
+    pub fn device(&self, d: &DeviceInfo, unit: &str) {
         if self.events {
             self.emit(Event::Device {
                 name: d.name.clone(),
@@ -164,7 +165,7 @@ impl Printer {
             });
         } else {
             output::line(&format!(
-                "  GPU {}: {} (sm_{}), rated SM clock {:.0} MHz",
+                "  {unit} {}: {} (sm_{}), rated SM clock {:.0} MHz",
                 d.ordinal, d.name, d.sm, d.rated_clock_mhz
             ));
         }
