@@ -312,7 +312,11 @@ impl Outputs<'_> {
     ) -> std::result::Result<bool, Failure> {
         let (inst, req, printer) = (self.inst, self.req, self.printer);
         let d = &inst.descriptor;
-        if self.on_device && session.equal_on_device(inst)? {
+        let differing = match self.on_device {
+            true => session.differing_on_device(inst)?,
+            false => None,
+        };
+        if differing.as_ref().is_some_and(|d| d.is_empty()) {
             let mut outcome = verify::equal_on_device(inst.input_len, verify.typed());
             outcome.candidate = candidate;
             printer.emit(Event::Verify(outcome));
@@ -322,6 +326,17 @@ impl Outputs<'_> {
         let save = req.save_output && candidate == req.candidate.is_some();
         if !verify.is_on() && !save {
             return Ok(true);
+        }
+        // Only the chunks that differ come back, and only they are compared (unless the whole
+        // result is saved).
+        let map = MemoryMap::new(d, inst.input_len);
+        if let (Some(ranges), false) = (&differing, save) {
+            let expected = open_recorded(&inst.files, d, Side::Output)?;
+            let replayed = session.read_back_differing()?;
+            let outcome =
+                verify::verify_within(&map, expected.bytes(), replayed, ranges, verify.typed());
+            expected.check_intact()?;
+            return Ok(self.said(outcome, candidate));
         }
         let replayed = session.read_back()?;
         if save {
@@ -345,12 +360,20 @@ impl Outputs<'_> {
             return Ok(true);
         }
         let expected = open_recorded(&inst.files, d, Side::Output)?;
-        let map = MemoryMap::new(d, inst.input_len);
-        let mut outcome = verify::verify(&map, expected.bytes(), &replayed, verify.typed());
+        let outcome = verify::verify(&map, expected.bytes(), &replayed, verify.typed());
         expected.check_intact()?;
+        Ok(self.said(outcome, candidate))
+    }
+
+    /// Say a verification's outcome (tagged as the candidate's when it is); whether it passed.
+    fn said(
+        &self,
+        mut outcome: rr_engine::replay::protocol::VerifyOutcome,
+        candidate: bool,
+    ) -> bool {
         outcome.candidate = candidate;
         let passed = outcome.passed;
-        printer.emit(Event::Verify(outcome));
-        Ok(passed)
+        self.printer.emit(Event::Verify(outcome));
+        passed
     }
 }

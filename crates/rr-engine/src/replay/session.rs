@@ -151,6 +151,8 @@ pub struct Session {
     shared_allowed: u32,
     /// Where sweeps read the replayed memory back (allocated at the first read-back).
     read_buffer: Option<PinnedBuffer>,
+    /// The device chunks `(addr, offset, len)` the last fingerprint comparison found to differ.
+    differing_chunks: Vec<(u64, usize, usize)>,
     memory: ExactMemory,
     stream: Stream,
     copies: Vec<(u64, usize, usize)>,
@@ -395,6 +397,7 @@ impl Session {
             reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
             shared_allowed: DEFAULT_DYNAMIC_SHARED,
             read_buffer: None,
+            differing_chunks: Vec::new(),
             memory,
             stream,
             copies,
@@ -760,6 +763,19 @@ impl Session {
     /// memory back ([`super::verify_device`]). `false` means "not shown": something differs,
     /// or the record lacks what it needs; the caller then compares on the host.
     pub fn equal_on_device(&mut self, inst: &ReplayInstance) -> Result<bool> {
+        Ok(self
+            .differing_on_device(inst)?
+            .is_some_and(|chunks| chunks.is_empty()))
+    }
+
+    /// Where the replayed memory may differ from the recorded output, told on the device:
+    /// the file ranges `(offset, len)` of the device chunks whose fingerprints differ (empty:
+    /// equal). `None` when it cannot be told (the record lacks what it needs, or a host
+    /// segment or array differs): the caller compares everything on the host.
+    pub fn differing_on_device(
+        &mut self,
+        inst: &ReplayInstance,
+    ) -> Result<Option<Vec<(u64, u64)>>> {
         if self.verifier.is_none() {
             let input_at = match &self.pristine {
                 Pristine::Device(buf) => {
@@ -773,31 +789,72 @@ impl Session {
             });
         }
         let Some(Some((verifier, output))) = &mut self.verifier else {
-            return Ok(false);
+            return Ok(None);
         };
-        if !verifier
-            .device_equal(&self.memory, &self.copies)
-            .unwrap_or(false)
-        {
-            return Ok(false);
-        }
+        let Some(chunks) = verifier.differing(&self.memory).ok().flatten() else {
+            return Ok(None);
+        };
         // Host segments and arrays are small: compared on the host.
         for &(addr, off, len) in &self.host_copies {
             let mut now = vec![0u8; len];
             self.host.read(addr, &mut now)?;
             if now != output.window(off as u64, len) {
-                return Ok(false);
+                return Ok(None);
             }
         }
         for (array, off, len) in &self.objects.arrays {
             let mut now = vec![0u8; *len];
             array.download(&mut now)?;
             if now != output.window(*off as u64, *len) {
-                return Ok(false);
+                return Ok(None);
             }
         }
         output.check_intact()?;
-        Ok(true)
+        self.differing_chunks = chunks.clone();
+        Ok(Some(
+            chunks
+                .into_iter()
+                .map(|(_, off, len)| (off as u64, len as u64))
+                .collect(),
+        ))
+    }
+
+    /// The replayed bytes of the chunks [`Self::differing_on_device`] found last, and
+    /// [`super::verify::WIDEN`] bytes either side within their device range, into the
+    /// page-locked buffer [`Self::read_back_pinned`] fills (nothing else of it is written).
+    pub fn read_back_differing(&mut self) -> std::result::Result<&[u8], RunError> {
+        if self.read_buffer.is_none() {
+            let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
+            b.as_mut_slice().fill(0);
+            self.read_buffer = Some(b);
+        }
+        let mut buf = self.read_buffer.take().unwrap_or_else(|| unreachable!());
+        let copied = self.download_chunks(buf.as_mut_slice());
+        let buf = self.read_buffer.insert(buf);
+        copied?;
+        Ok(buf.as_slice())
+    }
+
+    fn download_chunks(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
+        let widen = super::verify::WIDEN as usize;
+        for &(addr, off, len) in &self.differing_chunks {
+            // The device range holding the chunk: widened reads stay inside it.
+            let Some(&(base, base_off, base_len)) = self
+                .copies
+                .iter()
+                .find(|c| c.1 <= off && off + len <= c.1 + c.2)
+            else {
+                continue;
+            };
+            let start = off.saturating_sub(widen).max(base_off);
+            let end = (off + len + widen).min(base_off + base_len);
+            let at = base + (start - base_off) as u64;
+            debug_assert_eq!(addr, base + (off - base_off) as u64);
+            self.memory
+                .download(at, &mut out[start..end])
+                .map_err(classify)?;
+        }
+        Ok(())
     }
 
     /// Get ready to verify on the device while the recorded input is still in place: call

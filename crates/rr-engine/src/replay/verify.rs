@@ -59,6 +59,110 @@ pub fn verify(
     }
 }
 
+/// What [`verify`] says when only `ranges` (sorted file ranges `(offset, length)`, each
+/// inside the snapshot) may differ, every other byte shown equal on the device: `replayed`
+/// holds the replay's bytes in those ranges (and anything elsewhere), and only they are read.
+/// A range is widened to whole elements of the regions it touches, so it must have been read
+/// back with [`WIDEN`] bytes either side (clipped to its device range).
+pub fn verify_within(
+    map: &MemoryMap,
+    expected: &[u8],
+    replayed: &[u8],
+    ranges: &[(u64, u64)],
+    typed: Option<&Comparison>,
+) -> VerifyOutcome {
+    let cmp = typed.copied().unwrap_or_else(Comparison::bytes);
+    let sweep = Sweep::new(&cmp, KEEP);
+    let len = expected.len() as u64;
+    let mut differing_bytes = 0;
+    let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+    for &(off, n) in ranges {
+        let (s, e) = (off as usize, off.saturating_add(n).min(len) as usize);
+        let out = diff::index_slices(
+            &expected[s..e],
+            &replayed[s..e],
+            diff::index::DEFAULT_MERGE_GAP,
+        );
+        differing_bytes += out.index.differing_bytes();
+        for r in out.index.ranges {
+            let r = r.start + off..r.end + off;
+            match merged.last_mut() {
+                Some(last) if r.start <= last.end + diff::index::DEFAULT_MERGE_GAP => {
+                    last.end = last.end.max(r.end)
+                }
+                _ => merged.push(r),
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    for region in regions::regions(map, len) {
+        let size = cmp.dtype.size() as u64;
+        let mut result: Option<crate::diff::range::RangeReport> = None;
+        for &(off, n) in ranges {
+            let (start, end) = (off.max(region.file_start), (off + n).min(region.file_end));
+            if start >= end {
+                continue;
+            }
+            // Whole elements of the region (its element grid starts at its first byte).
+            let start = region.file_start + (start - region.file_start) / size * size;
+            let end = (region.file_start + (end - region.file_start).div_ceil(size) * size)
+                .min(region.file_end);
+            let Ok(part) = crate::diff::range::compare_range(
+                expected,
+                replayed,
+                start,
+                end,
+                &sweep,
+                &mut |_| {},
+            ) else {
+                continue;
+            };
+            match &mut result {
+                None => result = Some(part),
+                Some(r) => {
+                    r.differing_bytes += part.differing_bytes;
+                    r.tail_bytes += part.tail_bytes;
+                    r.tail_differing_bytes += part.tail_differing_bytes;
+                    r.elements.merge(part.elements, KEEP);
+                }
+            }
+        }
+        if let Some(mut result) = result {
+            result.bytes = region.file_end - region.file_start;
+            reports.push(RegionReport { region, result });
+        }
+    }
+    let passed = match typed {
+        Some(_) => reports.iter().all(|r| r.result.equal()),
+        None => differing_bytes == 0,
+    };
+    VerifyOutcome {
+        passed,
+        mode: typed
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "bytes".into()),
+        expected_len: len,
+        replayed_len: len,
+        missing_bytes: 0,
+        differing_bytes,
+        differing_ranges: merged.len(),
+        first_ranges: merged
+            .iter()
+            .take(KEEP)
+            .map(|r| [r.start, r.end - r.start])
+            .collect(),
+        regions: reports
+            .into_iter()
+            .filter(|r| !r.result.identical())
+            .collect(),
+        on_device: false,
+        candidate: false,
+    }
+}
+
+/// How far a range read back for [`verify_within`] reaches past its ends: the widest element.
+pub const WIDEN: u64 = 16;
+
 /// The outcome of a replay shown equal to the recorded output on the device (`len` bytes).
 pub fn equal_on_device(len: u64, typed: Option<&Comparison>) -> VerifyOutcome {
     VerifyOutcome {
@@ -116,6 +220,76 @@ pub fn describe(v: &VerifyOutcome) -> Vec<String> {
 mod tests {
     use super::*;
     use rr_format::descriptor::Segment;
+
+    /// Verifying only the ranges that may differ says what verifying everything says, for
+    /// bytes and typed comparisons, however the ranges cut the segments.
+    #[test]
+    fn verifying_within_the_differing_ranges_says_what_verifying_everything_says() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let map = MemoryMap::from_parts(
+            vec![
+                Segment::device(0x1000, 4099, 0),
+                Segment::device(0x9000, 8192, 4099),
+            ],
+            &[],
+        );
+        let len = 4099 + 8192;
+        for round in 0..200 {
+            let expected: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+            let mut replayed = expected.clone();
+            // Differences in a few chunks of 1 KiB.
+            const CHUNK: u64 = 1024;
+            let mut chunks = std::collections::BTreeSet::new();
+            for _ in 0..rng.usize(0..6) {
+                let at = rng.usize(..len);
+                replayed[at] ^= 1 << rng.u8(0..8);
+                if round % 3 == 0 {
+                    // A float nudged by an ulp: within a typed tolerance.
+                    replayed[at & !3] ^= 1;
+                }
+                chunks.insert(at as u64 / CHUNK);
+            }
+            let ranges: Vec<(u64, u64)> = chunks
+                .iter()
+                .map(|c| (c * CHUNK, CHUNK.min(len as u64 - c * CHUNK)))
+                .collect();
+            // Bytes outside the ranges are never read: make them garbage.
+            let mut partial = vec![0xAAu8; len];
+            for &(o, n) in &ranges {
+                let (s, e) = (
+                    o.saturating_sub(WIDEN) as usize,
+                    ((o + n + WIDEN) as usize).min(len),
+                );
+                partial[s..e].copy_from_slice(&replayed[s..e]);
+            }
+            let typed = Comparison::parse_spec("f32:rtol=1e-3").unwrap();
+            for cmp in [None, Some(&typed)] {
+                let whole = verify(&map, &expected, &replayed, cmp);
+                let within = verify_within(&map, &expected, &partial, &ranges, cmp);
+                assert_eq!(within.passed, whole.passed, "round {round}");
+                assert_eq!(
+                    within.differing_bytes, whole.differing_bytes,
+                    "round {round}"
+                );
+                assert_eq!(within.first_ranges, whole.first_ranges, "round {round}");
+                let key = |v: &VerifyOutcome| {
+                    v.regions
+                        .iter()
+                        .map(|r| {
+                            (
+                                r.region.label.clone(),
+                                r.result.differing_bytes,
+                                r.result.elements.beyond_tolerance,
+                                r.result.elements.within_tolerance,
+                                r.result.equal(),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(key(&within), key(&whole), "round {round}");
+            }
+        }
+    }
 
     fn map(size: u64) -> MemoryMap {
         MemoryMap::from_parts(vec![Segment::device(0x1000, size, 0)], &[])

@@ -17,17 +17,37 @@ use rr_cuda::{DeviceBuffer, ExactMemory};
 
 use crate::snapshot::Snapshot;
 
-/// The expected fingerprints of a session's device ranges, computed once.
+/// Device ranges are fingerprinted in chunks of this many bytes, so that a result that differs
+/// is copied back and compared only where it does.
+pub const CHUNK: usize = 64 << 20;
+
+/// The expected fingerprints of a session's device ranges, chunk by chunk, computed once.
 pub struct DeviceVerifier {
     fingerprinter: Fingerprinter,
+    /// Per chunk: its device address, file offset and length.
+    chunks: Vec<(u64, usize, usize)>,
     expected: Vec<u128>,
 }
 
+/// The chunks of the device ranges `(addr, offset, len)`, in order.
+fn chunks_of(copies: &[(u64, usize, usize)]) -> Vec<(u64, usize, usize)> {
+    let mut out = Vec::new();
+    for &(addr, off, len) in copies {
+        let mut at = 0;
+        while at < len {
+            let n = CHUNK.min(len - at);
+            out.push((addr + at as u64, off + at, n));
+            at += n;
+        }
+    }
+    out
+}
+
 impl DeviceVerifier {
-    /// Fingerprint the recorded output of each device range `(addr, offset, len)`: where
-    /// `unchanged`, the recorded input at device address `input_at[i]` (the range itself before
-    /// any launch, or its place in the pristine copy), else uploaded from `output`. `None`
-    /// when a range cannot be fingerprinted.
+    /// Fingerprint the recorded output of each device range `(addr, offset, len)`, chunk by
+    /// chunk: where `unchanged`, the recorded input at device address `input_at[i]` (the range
+    /// itself before any launch, or its place in the pristine copy), else uploaded from
+    /// `output`. `None` when a range cannot be fingerprinted.
     pub fn new(
         copies: &[(u64, usize, usize)],
         unchanged: &[bool],
@@ -47,55 +67,58 @@ impl DeviceVerifier {
         } else {
             None
         };
-        let mut expected = Vec::with_capacity(copies.len());
-        let mut same = Vec::new();
+        let mut expected = Vec::new();
         for ((&(_, off, len), &unchanged), &at) in copies.iter().zip(unchanged).zip(input_at) {
-            if unchanged {
-                same.push((at, len as u64));
-                continue;
-            }
-            let Some(scratch) = &scratch else {
-                return Ok(None);
-            };
-            scratch.upload(0, output.window(off as u64, len))?;
-            match fingerprinter.fingerprints(&[(scratch.ptr(), len as u64)])?[0] {
-                Some(p) => expected.push((off, p)),
-                None => return Ok(None),
-            }
-        }
-        let same_prints = fingerprinter.fingerprints(&same)?;
-        let mut same_prints = same_prints.into_iter();
-        let mut changed = expected.into_iter();
-        let mut all = Vec::with_capacity(copies.len());
-        for &unchanged in unchanged {
-            let p = if unchanged {
-                same_prints.next().flatten()
+            // The expected bytes of this range are at `from` on the device.
+            let from = if unchanged {
+                at
             } else {
-                changed.next().map(|(_, p)| p)
+                let Some(scratch) = &scratch else {
+                    return Ok(None);
+                };
+                scratch.upload(0, output.window(off as u64, len))?;
+                scratch.ptr()
             };
-            match p {
-                Some(p) => all.push(p),
-                None => return Ok(None),
+            let ranges: Vec<(u64, u64)> = chunks_of(&[(from, 0, len)])
+                .into_iter()
+                .map(|(a, _, n)| (a, n as u64))
+                .collect();
+            for p in fingerprinter.fingerprints(&ranges)? {
+                match p {
+                    Some(p) => expected.push(p),
+                    None => return Ok(None),
+                }
             }
         }
         Ok(Some(DeviceVerifier {
             fingerprinter,
-            expected: all,
+            chunks: chunks_of(copies),
+            expected,
         }))
     }
 
-    /// Whether every device range of `memory` holds its recorded output now.
-    pub fn device_equal(
+    /// The chunks of `memory`'s device ranges that do not hold their recorded output now, as
+    /// `(addr, file offset, len)`: empty when all do. `None` when that cannot be told.
+    pub fn differing(
         &mut self,
         memory: &ExactMemory,
-        copies: &[(u64, usize, usize)],
-    ) -> rr_cuda::Result<bool> {
-        let ranges: Vec<(u64, u64)> = copies.iter().map(|&(a, _, l)| (a, l as u64)).collect();
+    ) -> rr_cuda::Result<Option<Vec<(u64, usize, usize)>>> {
+        let ranges: Vec<(u64, u64)> = self.chunks.iter().map(|&(a, _, l)| (a, l as u64)).collect();
         if ranges.iter().any(|&(a, l)| !memory.owns(a, l)) {
-            return Ok(false);
+            return Ok(None);
         }
         let now = self.fingerprinter.fingerprints(&ranges)?;
-        Ok(now.len() == self.expected.len()
-            && now.iter().zip(&self.expected).all(|(n, e)| *n == Some(*e)))
+        if now.len() != self.expected.len() {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for ((n, e), chunk) in now.iter().zip(&self.expected).zip(&self.chunks) {
+            match n {
+                None => return Ok(None),
+                Some(n) if n != e => out.push(*chunk),
+                Some(_) => {}
+            }
+        }
+        Ok(Some(out))
     }
 }

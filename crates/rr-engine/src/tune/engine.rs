@@ -137,21 +137,32 @@ pub fn measure(
         let t = Instant::now();
         // Equal memory passes any comparison: shown by fingerprints on the GPU when it can be,
         // else read back; the detailed walk only runs on differences.
-        let shown_equal = session
-            .equal_on_device(exp.instance)
+        let differing = session
+            .differing_on_device(exp.instance)
             .map_err(RunError::Other)?;
-        let replayed: &[u8] = if shown_equal {
-            &[]
-        } else {
-            session.read_back_pinned()?
-        };
         let want = exp.output.bytes();
-        if !shown_equal && want != replayed {
-            let outcome = verify::verify(&exp.map, want, replayed, exp.typed.as_ref());
-            if !outcome.passed {
-                trial.status = Status::VerifyFailed;
-                trial.message = Some(verify::describe(&outcome).join("; "));
+        let outcome = match differing {
+            Some(ranges) if ranges.is_empty() => None,
+            // Only the chunks that differ come back, and only they are compared.
+            Some(ranges) => {
+                let replayed = session.read_back_differing()?;
+                Some(verify::verify_within(
+                    &exp.map,
+                    want,
+                    replayed,
+                    &ranges,
+                    exp.typed.as_ref(),
+                ))
             }
+            None => {
+                let replayed = session.read_back_pinned()?;
+                (want != replayed)
+                    .then(|| verify::verify(&exp.map, want, replayed, exp.typed.as_ref()))
+            }
+        };
+        if let Some(outcome) = outcome.filter(|o| !o.passed) {
+            trial.status = Status::VerifyFailed;
+            trial.message = Some(verify::describe(&outcome).join("; "));
         }
         exp.output.check_intact().map_err(RunError::Other)?;
         trial.verify_ms = Some(t.elapsed().as_secs_f64() * 1e3);
