@@ -38,25 +38,41 @@ pub fn verify(
     let regions: Vec<RegionReport> = all.into_iter().filter(|r| !r.result.identical()).collect();
     VerifyOutcome {
         passed,
-        mode: typed
-            .map(|c| c.describe())
-            .unwrap_or_else(|| "bytes".into()),
-        expected_len: expected.len() as u64,
-        replayed_len: replayed.len() as u64,
         missing_bytes: out.missing_bytes(),
         differing_bytes: out.index.differing_bytes(),
         differing_ranges: out.index.ranges.len(),
-        first_ranges: out
-            .index
-            .ranges
-            .iter()
-            .take(KEEP)
-            .map(|r| [r.start, r.end - r.start])
-            .collect(),
+        first_ranges: first(&out.index.ranges),
         regions,
+        ..blank(typed, expected.len() as u64, replayed.len() as u64)
+    }
+}
+
+/// An outcome with nothing found (yet): the comparison `typed` names, and the two lengths.
+fn blank(typed: Option<&Comparison>, expected_len: u64, replayed_len: u64) -> VerifyOutcome {
+    VerifyOutcome {
+        passed: true,
+        mode: typed
+            .map(|c| c.describe())
+            .unwrap_or_else(|| "bytes".into()),
+        expected_len,
+        replayed_len,
+        missing_bytes: 0,
+        differing_bytes: 0,
+        differing_ranges: 0,
+        first_ranges: vec![],
+        regions: vec![],
         on_device: false,
         candidate: false,
     }
+}
+
+/// The first differing ranges, as `[offset, length]`.
+fn first(ranges: &[std::ops::Range<u64>]) -> Vec<[u64; 2]> {
+    ranges
+        .iter()
+        .take(KEEP)
+        .map(|r| [r.start, r.end - r.start])
+        .collect()
 }
 
 /// What [`verify`] says when only `ranges` (sorted file ranges `(offset, length)`, each
@@ -146,25 +162,14 @@ pub fn verify_within(
     };
     VerifyOutcome {
         passed,
-        mode: typed
-            .map(|c| c.describe())
-            .unwrap_or_else(|| "bytes".into()),
-        expected_len: len,
-        replayed_len: len,
-        missing_bytes: 0,
         differing_bytes,
         differing_ranges: merged.len(),
-        first_ranges: merged
-            .iter()
-            .take(KEEP)
-            .map(|r| [r.start, r.end - r.start])
-            .collect(),
+        first_ranges: first(&merged),
         regions: reports
             .into_iter()
             .filter(|r| !r.result.identical())
             .collect(),
-        on_device: false,
-        candidate: false,
+        ..blank(typed, len, len)
     }
 }
 
@@ -174,19 +179,8 @@ pub const WIDEN: u64 = 16;
 /// The outcome of a replay shown equal to the recorded output on the device (`len` bytes).
 pub fn equal_on_device(len: u64, typed: Option<&Comparison>) -> VerifyOutcome {
     VerifyOutcome {
-        passed: true,
-        mode: typed
-            .map(|c| c.describe())
-            .unwrap_or_else(|| "bytes".into()),
-        expected_len: len,
-        replayed_len: len,
-        missing_bytes: 0,
-        differing_bytes: 0,
-        differing_ranges: 0,
-        first_ranges: vec![],
-        regions: vec![],
         on_device: true,
-        candidate: false,
+        ..blank(typed, len, len)
     }
 }
 
