@@ -446,3 +446,37 @@ fn a_hub_answering_implausible_times_or_lines_that_are_no_events_is_not_believed
         .iter()
         .all(|t| t["kernel_ns"]["median"] == 2000.0));
 }
+
+#[test]
+fn a_hub_that_never_says_ready_is_given_up_after_one_wait() {
+    let t = tempfile::tempdir().unwrap();
+    let socket = t.path().join("hub.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            // Accepted, and never answered.
+            held.push(conn);
+        }
+    });
+    let started = std::time::Instant::now();
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(saxpy())
+        .args(["--grid", "1..2", "--engines", "1", "--engine-hub"])
+        .arg(&socket)
+        .env("RR_TUI_START_TIMEOUT", "2")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "the engine was not ready after 2 s (RR_TUI_START_TIMEOUT allows more) (through the engine hub)",
+        ));
+    // One wait, not three.
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

@@ -29,8 +29,16 @@ use rr_engine::tune::{Config, Status, Trial};
 
 use crate::cli::EngineArgs;
 
-/// How long an engine may take to open its session (driver start, reservation, restore).
-const START_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long an engine may take to open its session (driver start, reservation, restore; through
+/// a hub, its placement too): 300 s, or `RR_TUI_START_TIMEOUT` seconds (1 to 86400: a large
+/// recording on slow disks, or a cluster that must first start a node).
+pub fn start_timeout() -> Duration {
+    std::env::var("RR_TUI_START_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| (1..=86_400).contains(s))
+        .map_or(Duration::from_secs(300), Duration::from_secs)
+}
 /// Stderr lines kept to explain a death.
 const STDERR_LINES: usize = 4;
 
@@ -182,7 +190,8 @@ impl EngineChild {
 
     fn wait_ready(&mut self) -> Result<(), String> {
         // One deadline: events that are not `ready` never extend it.
-        let deadline = Instant::now() + START_TIMEOUT;
+        let timeout = start_timeout();
+        let deadline = Instant::now() + timeout;
         loop {
             match self.events.recv_deadline(deadline) {
                 Ok(Some(Line::Event(t))) => match t.event {
@@ -216,8 +225,8 @@ impl EngineChild {
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();
                     return Err(self.said(&format!(
-                        "the engine was not ready after {} s",
-                        START_TIMEOUT.as_secs()
+                        "the engine was not ready after {} s (RR_TUI_START_TIMEOUT allows more)",
+                        timeout.as_secs()
                     )));
                 }
             }

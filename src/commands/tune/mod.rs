@@ -508,6 +508,7 @@ fn work(
     let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0 + energy_s);
     loop {
         if engine.is_none() {
+            let started = Instant::now();
             match origin.start(args) {
                 Ok(e) => {
                     failures = 0;
@@ -521,7 +522,11 @@ fn work(
                 }
                 Err(why) => {
                     failures += 1;
-                    if failures >= MAX_START_FAILURES {
+                    // An engine that was not ready in all that time will not be the next time
+                    // either: given up at once rather than after as long again, twice.
+                    if failures >= MAX_START_FAILURES
+                        || started.elapsed() >= engine_child::start_timeout()
+                    {
                         let _ = tx.send(Msg::Gone(device, why));
                         return;
                     }
