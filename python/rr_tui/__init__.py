@@ -14,14 +14,17 @@ __all__ = ["executable"]
 
 
 def executable() -> str:
-    """The rr-tui program to run: $RR_TUI when set, else the one this package installed, else
-    the first on the PATH."""
+    """The rr-tui program to run: $RR_TUI when set, else the one this package installed (in the
+    environment's scripts, or in bin/ beside the package with `pip install --target`), else the
+    first on the PATH."""
     given = os.environ.get("RR_TUI")
     if given:
         return given
-    installed = os.path.join(sysconfig.get_path("scripts"), "rr-tui")
-    if os.path.isfile(installed) and os.access(installed, os.X_OK):
-        return installed
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # Installed into an environment's scripts, or beside the package (`pip install --target`).
+    for installed in (os.path.join(sysconfig.get_path("scripts"), "rr-tui"), os.path.join(here, "bin", "rr-tui")):
+        if os.path.isfile(installed) and os.access(installed, os.X_OK):
+            return installed
     found = shutil.which("rr-tui")
     if found:
         return found
