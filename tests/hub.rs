@@ -21,7 +21,8 @@ fn saxpy() -> PathBuf {
     descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy")
 }
 
-/// A synthetic exhaustive sweep of saxpy over grid 1..`grid_max` (tests/tools/synthetic_sweep.py).
+/// A synthetic exhaustive sweep of saxpy over grid 1..`grid_max` (tests/tools/synthetic_sweep.py),
+/// 20 ms of engine time each: long enough for every engine to start before the sweep ends.
 fn sweep(dir: &Path, grid_max: u32) -> PathBuf {
     let out = dir.join("sweep.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/synthetic_sweep.py");
@@ -29,6 +30,7 @@ fn sweep(dir: &Path, grid_max: u32) -> PathBuf {
         .arg(script)
         .arg(&out)
         .arg(grid_max.to_string())
+        .arg("20")
         .status()
         .expect("python3 runs")
         .success();
@@ -36,7 +38,7 @@ fn sweep(dir: &Path, grid_max: u32) -> PathBuf {
     out
 }
 
-/// A hub on `socket`: every connection runs `rr-tui engine … --simulate sweep --pace 0` and
+/// A hub on `socket`: every connection runs `rr-tui engine … --simulate sweep` and
 /// passes the protocol through. The `lose_at`-th command (counted over all connections) is
 /// answered with a `lost` error instead, as a hub whose actor died would.
 fn serve_hub(socket: &Path, sweep: PathBuf, lose_at: Option<usize>) -> Arc<AtomicUsize> {
@@ -71,7 +73,6 @@ fn relay(conn: UnixStream, sweep: &Path, counted: &AtomicUsize, lose_at: Option<
         .args(&argv)
         .arg("--simulate")
         .arg(sweep)
-        .args(["--pace", "0"])
         .current_dir(hello["cwd"].as_str().unwrap())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
