@@ -481,3 +481,25 @@ fn a_hub_that_never_says_ready_is_given_up_after_one_wait() {
     assert_eq!(connections.load(Ordering::SeqCst), 1);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn a_simulated_engine_refuses_a_sweep_that_is_no_regular_file_without_blocking() {
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("sweep.json");
+    let made = Process::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here
+    }
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("engine")
+        .arg(saxpy())
+        .arg("--simulate")
+        .arg(&fifo)
+        .write_stdin("\"quit\"\n")
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(r#""event":"error""#))
+        .stdout(predicate::str::contains("regular file"));
+}

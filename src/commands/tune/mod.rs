@@ -49,8 +49,6 @@ pub(crate) enum Msg {
     Ready(DeviceInfo, Option<String>),
     Done(Box<Trial>),
     Gone(i32, String),
-    /// An engine hub lost a worker's engine; its configuration goes to another.
-    Lost(i32, String),
     /// Something to say that ends nothing.
     Warn(String),
 }
@@ -349,9 +347,6 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
             Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
             Msg::Warn(text) => printer.warning(&text),
-            Msg::Lost(device, why) => printer.warning(&format!(
-                "engine {device} was lost ({why}); its configuration goes to another engine"
-            )),
         }
     }
     for w in workers {
@@ -589,7 +584,9 @@ fn work(
             }
             Reply::Unrun(why) => {
                 engine = None;
-                let _ = tx.send(Msg::Lost(device, why.clone()));
+                let _ = tx.send(Msg::Warn(format!(
+                    "engine {device} was lost ({why}); its configuration goes to another engine"
+                )));
                 let again = scheduler
                     .lock()
                     .is_ok_and(|mut s| s.give_back(index, config, recorded));

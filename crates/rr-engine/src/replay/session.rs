@@ -823,16 +823,7 @@ impl Session {
     /// [`super::verify::WIDEN`] bytes either side within their device range, into the
     /// page-locked buffer [`Self::read_back_pinned`] fills (nothing else of it is written).
     pub fn read_back_differing(&mut self) -> std::result::Result<&[u8], RunError> {
-        if self.read_buffer.is_none() {
-            let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
-            b.as_mut_slice().fill(0);
-            self.read_buffer = Some(b);
-        }
-        let mut buf = self.read_buffer.take().unwrap_or_else(|| unreachable!());
-        let copied = self.download_chunks(buf.as_mut_slice());
-        let buf = self.read_buffer.insert(buf);
-        copied?;
-        Ok(buf.as_slice())
+        self.fill_read_buffer(Self::download_chunks)
     }
 
     fn download_chunks(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
@@ -904,13 +895,24 @@ impl Session {
     /// after every configuration, and pinned memory copies at full link speed without a fresh
     /// allocation each time. Bytes outside the recorded segments stay zero.
     pub fn read_back_pinned(&mut self) -> std::result::Result<&[u8], RunError> {
-        if self.read_buffer.is_none() {
-            let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
-            b.as_mut_slice().fill(0);
-            self.read_buffer = Some(b);
-        }
-        let mut buf = self.read_buffer.take().unwrap_or_else(|| unreachable!());
-        let copied = self.download_into(buf.as_mut_slice());
+        self.fill_read_buffer(Self::download_into)
+    }
+
+    /// The kept page-locked buffer (allocated and zeroed at the first read-back), after `fill`
+    /// has copied the replayed memory it wants into it.
+    fn fill_read_buffer(
+        &mut self,
+        fill: fn(&Self, &mut [u8]) -> std::result::Result<(), RunError>,
+    ) -> std::result::Result<&[u8], RunError> {
+        let mut buf = match self.read_buffer.take() {
+            Some(b) => b,
+            None => {
+                let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
+                b.as_mut_slice().fill(0);
+                b
+            }
+        };
+        let copied = fill(self, buf.as_mut_slice());
         let buf = self.read_buffer.insert(buf);
         copied?;
         Ok(buf.as_slice())
