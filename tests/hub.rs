@@ -503,3 +503,75 @@ fn a_simulated_engine_refuses_a_sweep_that_is_no_regular_file_without_blocking()
         .stdout(predicate::str::contains(r#""event":"error""#))
         .stdout(predicate::str::contains("regular file"));
 }
+
+/// An engine started by a thread that then ends lives on (`tune DIR` hands engines from one
+/// instance's worker threads to the next's), answers on, and a simulated one refuses to go on
+/// to another instance; an engine whose tuner process is gone ends by itself, even with its
+/// commands' pipe still open.
+#[test]
+fn an_engine_outlives_the_thread_that_started_it_but_not_its_parent_process() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 2);
+    let rr = assert_cmd::cargo::cargo_bin("rr-tui");
+    let (rr2, sweep2) = (rr.clone(), sweep.clone());
+    let mut engine = std::thread::spawn(move || {
+        Process::new(rr2)
+            .arg("engine")
+            .arg(saxpy())
+            .arg("--simulate")
+            .arg(sweep2)
+            .args(["--pace", "0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(
+        engine.try_wait().unwrap().is_none(),
+        "the engine ended with the thread that started it"
+    );
+    let mut to_engine = engine.stdin.take().unwrap();
+    writeln!(
+        to_engine,
+        r#"{{"load":{{"id":3,"descriptor":"other.json"}}}}"#
+    )
+    .unwrap();
+    let out = BufReader::new(engine.stdout.take().unwrap());
+    let answer = out
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains(r#""run":3"#))
+        .expect("an answer to the load");
+    assert!(
+        answer.contains(r#""event":"error""#) && answer.contains("simulated engine"),
+        "{answer}"
+    );
+    let _ = engine.wait();
+
+    // The parent (a shell) exits while the engine's stdin stays open here.
+    let mut shell = Process::new("sh")
+        .arg("-c")
+        .arg(r#"exec 3<&0; "$0" engine "$1" --simulate "$2" <&3 >/dev/null & echo $!"#)
+        .arg(&rr)
+        .arg(saxpy())
+        .arg(&sweep)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    BufReader::new(shell.stdout.take().unwrap())
+        .read_line(&mut pid)
+        .unwrap();
+    let pid: u32 = pid.trim().parse().unwrap();
+    let _ = shell.wait();
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    });
+    let _keep_open = shell.stdin.take();
+    assert!(gone, "the engine (pid {pid}) outlived its parent by 5 s");
+}

@@ -63,6 +63,11 @@ pub struct TuneArgs {
     /// --resume, each instance continues its own.
     #[arg(long, value_name = "DIR", help_heading = "Recording")]
     pub reports: Option<PathBuf>,
+    /// With a directory: start new engines for every instance. By default a GPU's engine goes
+    /// on to the next instance and keeps on the GPU the memory the two share (a model's
+    /// weights are loaded once, not once per instance).
+    #[arg(long, help_heading = "Recording")]
+    pub fresh_engines: bool,
     #[command(subcommand)]
     pub command: Option<TuneCommand>,
     /// Measure this part of the sweep: the configurations whose index is K-1 modulo N, the

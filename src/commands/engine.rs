@@ -6,11 +6,11 @@
 //! answers from a finished sweep instead of a GPU (for testing what drives engines).
 
 use crate::lines::Line;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
-use rr_engine::replay::session::{error_kind, RunError};
+use rr_engine::replay::session::{error_kind, RunError, Session, Switched};
 use rr_engine::replay::{launch, Overrides, ReplayInstance, Verify};
 use rr_engine::snapshot::open_recorded;
 use rr_engine::tune::engine::{self, Command, Expected};
@@ -53,7 +53,44 @@ fn setup_error(e: Error) -> Failure {
 }
 
 fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
-    let inst = ReplayInstance::load(&a.descriptor, &a.supplied.supplied()).map_err(setup_error)?;
+    let mut commands = Commands::new();
+    let mut session = None;
+    let mut meter = None;
+    // The instance to serve and the command that asked for it (run 0: the start's).
+    let mut next = (a.descriptor.clone(), setup.run);
+    loop {
+        let (descriptor, run) = next;
+        let served = Served {
+            session: &mut session,
+            meter: &mut meter,
+        };
+        match serve_instance(a, &descriptor, run, served, &mut commands)? {
+            Some(other) => next = other,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// What an engine keeps from one instance to the next: the session (its memory stays on the
+/// GPU) and NVML's meter.
+struct Served<'a> {
+    session: &'a mut Option<Session>,
+    meter: &'a mut Option<rr_engine::replay::energy::Meter>,
+}
+
+/// Serve one instance: open the session (or switch the one open to it), say `ready` tagged
+/// with `run`, then measure until the end of input (None) or a `load` command (the next
+/// instance, with the command's id).
+fn serve_instance(
+    a: &EngineArgs,
+    descriptor: &Path,
+    run: u64,
+    served: Served<'_>,
+    commands: &mut Commands,
+) -> std::result::Result<Option<(PathBuf, u64)>, Failure> {
+    let printer = Printer { json: true, run };
+    let failed = |e: Error| (run, error_kind(&e), e.to_string());
+    let inst = ReplayInstance::load(descriptor, &a.supplied.supplied()).map_err(failed)?;
     let d = &inst.descriptor;
     // The recorded launch only supplies the device, cluster shape and cooperativeness: the
     // tuner checks each configuration's limits itself.
@@ -62,43 +99,57 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
         ignore_limits: true,
         ..Overrides::default()
     };
-    let recorded = launch::resolve(d, &overrides).map_err(setup_error)?;
+    let recorded = launch::resolve(d, &overrides).map_err(failed)?;
     let verify = match (a.no_verify, a.tolerance) {
         (true, _) => Verify::No,
         (false, Some(c)) => Verify::Typed(c),
         (false, None) => Verify::Bytes,
     };
-    inst.check_verifiable(&verify).map_err(setup_error)?;
+    inst.check_verifiable(&verify).map_err(failed)?;
     let expected = if verify.is_on() {
         Some(Expected {
             map: MemoryMap::new(d, inst.input_len),
-            output: open_recorded(&inst.files, d, Side::Output).map_err(setup_error)?,
+            output: open_recorded(&inst.files, d, Side::Output).map_err(failed)?,
             typed: verify.typed().copied(),
             instance: &inst,
         })
     } else {
         None
     };
-    let kernel_timeout =
-        (a.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(a.kernel_timeout));
-    let mut session =
-        open::session(&inst, &recorded, true, kernel_timeout, setup).map_err(setup_error)?;
-    // NVML is opened before `ready`: a GPU whose energy cannot be read is refused at the start
-    // of the sweep with NVML's reason, not once per configuration.
-    let meter = if a.energy {
-        Some(rr_engine::replay::energy::meter(&session).map_err(setup_error)?)
-    } else {
-        None
+    let session = match served.session {
+        Some(session) => {
+            let switched = session
+                .switch_to(&inst, &mut |e| printer.emit(e))
+                .map_err(failed)?;
+            printer.emit(Event::Phase {
+                name: "switched".into(),
+                detail: describe_switch(&switched),
+            });
+            session
+        }
+        None => {
+            let kernel_timeout = (a.kernel_timeout > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(a.kernel_timeout));
+            let opened =
+                open::session(&inst, &recorded, true, kernel_timeout, &printer).map_err(failed)?;
+            served.session.insert(opened)
+        }
     };
-    setup.emit(Event::Ready {
+    // NVML is opened before the first `ready`: a GPU whose energy cannot be read is refused at
+    // the start of the sweep with NVML's reason, not once per configuration.
+    if a.energy && served.meter.is_none() {
+        *served.meter = Some(rr_engine::replay::energy::meter(session).map_err(failed)?);
+    }
+    let meter = served.meter.as_ref();
+    printer.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),
         simulated_from: None,
     });
-    let mut commands = Commands::new();
     loop {
         let (id, config, policy, variant, energy) = match commands.next()? {
-            None | Some(Command::Quit) => return Ok(()),
+            None | Some(Command::Quit) => return Ok(None),
+            Some(Command::Load { id, descriptor }) => return Ok(Some((descriptor, id))),
             Some(Command::Measure {
                 id,
                 config,
@@ -114,9 +165,9 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
                 "energy asked of an engine started without --energy".into(),
             ));
         }
-        let energy = meter.as_ref().zip(energy.as_ref());
+        let energy = meter.zip(energy.as_ref());
         match engine::measure(
-            &mut session,
+            session,
             &recorded,
             &config,
             variant.as_ref(),
@@ -133,6 +184,18 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
             Err(e) => return Err((id, e.kind(), e.to_string())),
         }
     }
+}
+
+/// The `switched` phase: what stayed on the GPU and what was loaded.
+fn describe_switch(s: &Switched) -> String {
+    let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+    format!(
+        "{} of {} kept on the GPU, {} read and uploaded, in {:.3} s",
+        size(s.kept),
+        size(s.total),
+        size(s.uploaded),
+        s.seconds
+    )
 }
 
 /// The commands on stdin, one JSON object a line (each line bounded).
@@ -169,7 +232,7 @@ impl Commands {
             }
             return match Command::parse(&text) {
                 // Run 0 is the setup's: a command's answer must not be taken for it.
-                Ok(Command::Measure { id: 0, .. }) => Err((
+                Ok(Command::Measure { id: 0, .. } | Command::Load { id: 0, .. }) => Err((
                     0,
                     ErrorKind::Input,
                     "command ids start at 1 (0 is the setup's)".into(),
@@ -210,6 +273,13 @@ fn serve_simulated(
     loop {
         let (id, config, energy) = match commands.next()? {
             None | Some(Command::Quit) => return Ok(()),
+            Some(Command::Load { id, .. }) => {
+                return Err((
+                    id,
+                    ErrorKind::Input,
+                    "a simulated engine answers for the one instance its sweep measured".into(),
+                ))
+            }
             Some(Command::Measure {
                 id, config, energy, ..
             }) => (id, config, energy),

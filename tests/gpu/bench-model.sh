@@ -19,21 +19,28 @@ rm -rf "$W" && mkdir -p "$W"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
-echo "== limits of this machine"
-# The disk's write rate as the recorder meets it: GIB GiB of non-zero data through the page
-# cache into one file, closed (no fsync: the recorder does not either).
-python3 - "$W/disk-probe" "$GIB" <<'PY'
+# The disk's write rate: GIB GiB of non-zero data into one file, closed, through the page cache
+# as the recorder writes (no fsync), and with fdatasync at the end: the rate the disk itself
+# sustains, which is what a recording meets once earlier recordings' dirty pages fill the
+# cache (`disk_probe GIB synced`).
+disk_probe() {
+python3 - "$W/disk-probe" "$@" <<'PY'
 import os, sys, time
-path, gib = sys.argv[1], int(sys.argv[2])
+path, gib, synced = sys.argv[1], int(sys.argv[2]), len(sys.argv) > 3
 block = os.urandom(64 << 20)
 t = time.perf_counter()
 with open(path, "wb", buffering=0) as f:
     for _ in range(gib * 16):
         f.write(block)
+    if synced:
+        os.fdatasync(f.fileno())
 s = time.perf_counter() - t
 os.remove(path)
-print(f"limit: disk write {gib * 2**30 / s / 1e9:.2f} GB/s over {gib} GiB")
+print(f"limit: disk write{' (synced)' if synced else ''} {gib * 2**30 / s / 1e9:.2f} GB/s over {gib} GiB")
 PY
+}
+echo "== limits of this machine"
+disk_probe "$GIB"
 echo "== plain run ($GIB GiB resident)"
 for change in 0 10; do
     t=$(now); out=$(python3 "$PY" "$GIB" "$change"); echo "change=$change wall_s=$(since "$t") $out"
@@ -84,17 +91,38 @@ PY
     for pass in 2 3; do
         echo "pass $pass, --verify: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify)"
     done
-    for n in 4 8 16; do
-        echo "load threads $n: $(RR_TUI_LOAD_THREADS=$n XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1)"
+    # A wrong result (one block): compared only in the chunks whose GPU fingerprints differ,
+    # against copying everything back and comparing on the host.
+    echo "different result, chunked: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify --num-teams 1)"
+    echo "different result, on host: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify --num-teams 1 --verify-on-host)"
+    if [ -z "${BENCH_SKIP_THREADS:-}" ]; then
+        for n in 4 8 16; do
+            echo "load threads $n: $(RR_TUI_LOAD_THREADS=$n XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1)"
+        done
+    fi
+    # Every instance swept (the recorded configuration, 5 samples): engines kept from one
+    # instance to the next against fresh ones.
+    local flags mode t
+    for mode in kept fresh; do
+        flags=""; [ "$mode" = fresh ] && flags=--fresh-engines
+        t=$(now)
+        XDG_CACHE_HOME=$cache "$RR" tune "$dir" --samples 5 --hot --reports "$W/tune-$mode" $flags >"$W/tune-$mode.txt" 2>&1
+        echo "tune DIR, $mode engines: rc=$? wall_s=$(since "$t") instances=$(grep -c '^== instance' "$W/tune-$mode.txt")"
+        grep "engine kept from the last instance" "$W/tune-$mode.txt" | sed 's/^ */  /'
     done
-    rm -rf "$cache"
+    rm -rf "$cache" "$W"/tune-*
 }
 
 record r0 0
 replay_case r0
 rm -rf "$W/r0"
-record r0-copy 0 --no-fingerprints
-rm -rf "$W/r0-copy"
+if [ -z "${BENCH_SKIP_COPY:-}" ]; then
+    record r0-copy 0 --no-fingerprints
+    rm -rf "$W/r0-copy"
+fi
+echo "== limits before the 10 % case"
+disk_probe "$GIB"
+disk_probe 8 synced
 record r10 10
-replay_case r10
+[ -z "${BENCH_SKIP_R10_REPLAY:-}" ] && replay_case r10
 rm -rf "$W"

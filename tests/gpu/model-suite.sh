@@ -64,4 +64,33 @@ print("%s differing bytes; the replay with chunked verification %.2f s, with --v
     a.get("differing_bytes"), wall_a, wall_b))
 sys.exit(0 if same else 1)
 PY
+# tune DIR: a GPU's engine goes on from one instance to the next, keeping the resident memory
+# on the GPU; with --fresh-engines every instance starts its own. Same verdicts; the times of
+# one run each.
+tune_dir() { # NAME FLAGS...
+  local name=$1; shift
+  local t0; t0=$(date +%s.%N)
+  "$RR" tune "$M" --block 128 --samples 5 --hot --reports "$W/$name" "$@" >"$W/$name.txt" 2>&1; local rc=$?
+  cat "$W/$name.txt" >>"$LOG"
+  echo "$rc $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
+}
+read -r rc_keep s_keep < <(tune_dir tune-kept)
+read -r rc_fresh s_fresh < <(tune_dir tune-fresh --fresh-engines)
+kept=$(grep -c "engine kept from the last instance: 2 GiB of 2.00 GiB kept" "$W/tune-kept.txt")
+# The first instance (torch.rand filling the first tensor) ran before the second was allocated.
+moved=$(grep -c "could not go on (cannot switch to this instance: its memory lies at other addresses)" "$W/tune-kept.txt")
+fresh_kept=$(grep -c "engine kept from the last instance" "$W/tune-fresh.txt")
+swept=$(grep -c "^== instance " "$W/tune-kept.txt")
+grep -E "engine kept from the last instance|could not go on" "$W/tune-kept.txt" | sed 's/^ */  /' | tee -a "$OUTDIR/model-tune-dir.txt"
+echo "tune DIR over $swept instance(s): kept engines ${s_keep} s, fresh engines ${s_fresh} s" | tee -a "$OUTDIR/model-tune-dir.txt"
+[ "$rc_keep" -eq 0 ] && [ "$rc_fresh" -eq 0 ] && [ "$kept" -ge $((swept - 2)) ] && [ $((kept + moved)) -eq $((swept - 1)) ] && [ "$fresh_kept" -eq 0 ] \
+  && ok "tune DIR: engines go on to the next instance keeping the resident 2 GiB on the GPU ($kept of $((swept - 1)) switches; ${s_keep} s, fresh engines ${s_fresh} s)" \
+  || bad "tune DIR kept engines" "exit $rc_keep/$rc_fresh, $kept kept and $moved moved of $((swept - 1)) switches, $fresh_kept with --fresh-engines"
+python3 - "$W/tune-kept/summary.json" "$W/tune-fresh/summary.json" <<'PY' && ok "tune DIR: kept and fresh engines give the same verdicts" || bad "tune DIR: verdicts differ between kept and fresh engines"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+rows = lambda s: [(r["instance"], r["outcome"], r["verified"], r["failed"]) for r in (s["instances"] if isinstance(s, dict) else s)]
+print(rows(a)); print(rows(b))
+sys.exit(0 if rows(a) == rows(b) and all(r[1] == "swept" and r[2] > 0 for r in rows(a)) else 1)
+PY
 expect "check resident" 0 "0 error" -- "$RR" check "$M"

@@ -54,7 +54,12 @@ impl<'a> Collector<'a> {
         }
     }
 
-    pub fn ready(&mut self, info: DeviceInfo, simulated_from: Option<String>) {
+    pub fn ready(
+        &mut self,
+        info: DeviceInfo,
+        simulated_from: Option<String>,
+        carried: Option<&super::Carried>,
+    ) {
         self.first_ready.get_or_insert_with(Instant::now);
         // Answers of a simulated engine are no measurements: never resumed or simulated from.
         if let Some(from) = simulated_from {
@@ -66,7 +71,7 @@ impl<'a> Collector<'a> {
             .iter()
             .any(|x| x.ordinal == info.ordinal)
         {
-            self.printer.device(&info, self.unit());
+            self.printer.device(&info, self.unit(), carried);
             self.report.devices.push(info);
         }
     }

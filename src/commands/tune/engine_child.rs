@@ -60,6 +60,8 @@ pub struct EngineChild {
     pub ptx: bool,
     /// A simulated engine's sweep: the report must say its answers are not measurements.
     pub simulated_from: Option<String>,
+    /// What the last [`EngineChild::switch`] kept on the GPU, in words.
+    pub switched: Option<String>,
     next_id: u64,
 }
 
@@ -78,6 +80,14 @@ pub enum Reply {
 /// The `rr-tui engine` arguments (after the program) for `args`.
 fn engine_argv(args: &EngineArgs) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec!["engine".into(), args.descriptor.clone().into()];
+    v.extend(settings(args));
+    v
+}
+
+/// The engine arguments but the instance: engines with the same settings can serve each
+/// other's instances ([`EngineChild::switch`]).
+pub fn settings(args: &EngineArgs) -> Vec<OsString> {
+    let mut v: Vec<OsString> = Vec::new();
     let mut push = |flag: &str, value: String| {
         v.push(flag.into());
         v.push(value.into());
@@ -174,6 +184,7 @@ impl EngineChild {
             },
             ptx: false,
             simulated_from: None,
+            switched: None,
             next_id: 1,
         }
     }
@@ -186,6 +197,31 @@ impl EngineChild {
     fn ready(mut self) -> Result<EngineChild, String> {
         self.wait_ready()?;
         Ok(self)
+    }
+
+    /// Have the engine serve `descriptor`, another instance of the recording it serves, and
+    /// wait until it is ready again: what the two instances share stays on its GPU. An engine
+    /// that cannot switch (its instance maps other addresses, …) has ended: start a new one.
+    pub fn switch(&mut self, descriptor: &Path) -> Result<(), String> {
+        // Whatever came before the command is no answer to it.
+        while let Ok(Some(_)) = self.events.try_recv() {}
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = EngineCommand::Load {
+            id,
+            descriptor: descriptor.to_path_buf(),
+        }
+        .to_line();
+        if self
+            .input
+            .write_all(line.as_bytes())
+            .and_then(|()| self.input.flush())
+            .is_err()
+        {
+            return Err("the engine stopped reading commands".into());
+        }
+        self.switched = None;
+        self.wait_ready()
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
@@ -211,6 +247,9 @@ impl EngineChild {
                         self.ptx = ptx;
                         self.simulated_from = simulated_from;
                         return Ok(());
+                    }
+                    Event::Phase { name, detail } if name == "switched" => {
+                        self.switched = Some(detail);
                     }
                     Event::Error { message, .. } => {
                         self.kill();

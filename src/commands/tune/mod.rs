@@ -10,6 +10,7 @@ mod engine_child;
 mod export;
 mod list;
 mod merge;
+mod pool;
 mod recording;
 mod scheduler;
 pub(crate) mod simulate;
@@ -45,12 +46,25 @@ const MAX_REPORT: u64 = 512 << 20;
 const MAX_START_FAILURES: u32 = 3;
 
 pub(crate) enum Msg {
-    /// An engine is ready (and, when simulated, answers from this sweep).
-    Ready(DeviceInfo, Option<String>),
+    /// An engine is ready: when simulated, it answers from this sweep; `carried` says whether
+    /// the last instance's engine of `tune DIR` went on to this one.
+    Ready {
+        info: DeviceInfo,
+        simulated_from: Option<String>,
+        carried: Option<Carried>,
+    },
     Done(Box<Trial>),
     Gone(i32, String),
     /// Something to say that ends nothing.
     Warn(String),
+}
+
+/// Whether the engine of a GPU went on from the last instance of `tune DIR` to this one.
+pub(crate) enum Carried {
+    /// It did: what stayed on the GPU and what was loaded, in words.
+    Kept(String),
+    /// It could not (why); a new engine serves this instance.
+    Refused(String),
 }
 
 /// Everything `tune` refuses before it looks for a GPU: the instance's files, the axes against
@@ -121,9 +135,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if a.descriptor().is_dir() {
         return recording::run_dir(a, a.descriptor());
     }
-    if a.kernels.is_some() || a.reports.is_some() {
+    if a.kernels.is_some() || a.reports.is_some() || a.fresh_engines {
         return Err(Error::invalid(
-            "--kernels and --reports choose instances of a recording: give its directory",
+            "--kernels, --reports and --fresh-engines are about the instances of a recording: give its directory",
         ));
     }
     let started = Instant::now();
@@ -342,7 +356,11 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let mut results = collect::Collector::new(a, report, &printer, planned);
     for msg in rx {
         match msg {
-            Msg::Ready(info, simulated) => results.ready(info, simulated),
+            Msg::Ready {
+                info,
+                simulated_from,
+                carried,
+            } => results.ready(info, simulated_from, carried.as_ref()),
             // The worker told the strategy already, before asking for its next configuration.
             Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
@@ -496,12 +514,31 @@ fn work(
 ) {
     let device = args.device_id.unwrap_or(0);
     let mut engine: Option<EngineChild> = None;
+    // Why the last instance's engine could not go on to this one (said with the new engine).
+    let mut refused = None;
     let mut failures = 0;
     // A reply may wait for a whole sampling timeout, then one slow sample more, and the
     // longest energy run.
     let energy_s = energy.map_or(0.0, |e| e.max_seconds);
     let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0 + energy_s);
     loop {
+        if engine.is_none() {
+            // An engine kept from the last instance of `tune DIR` keeps what the two share on
+            // its GPU; one that cannot switch has ended, and a fresh one starts.
+            if let Some(mut e) = pool::take(args) {
+                match e.switch(&args.descriptor) {
+                    Ok(()) => {
+                        let _ = tx.send(Msg::Ready {
+                            info: e.info.clone(),
+                            simulated_from: None,
+                            carried: Some(Carried::Kept(e.switched.take().unwrap_or_default())),
+                        });
+                        engine = Some(e);
+                    }
+                    Err(why) => refused = Some(Carried::Refused(why)),
+                }
+            }
+        }
         if engine.is_none() {
             let started = Instant::now();
             match origin.start(args) {
@@ -512,7 +549,11 @@ fn work(
                     if let Origin::Hub(_) = origin {
                         info.ordinal = device;
                     }
-                    let _ = tx.send(Msg::Ready(info, e.simulated_from.clone()));
+                    let _ = tx.send(Msg::Ready {
+                        info,
+                        simulated_from: e.simulated_from.clone(),
+                        carried: refused.take(),
+                    });
                     engine = Some(e);
                 }
                 Err(why) => {
@@ -541,7 +582,14 @@ fn work(
             Err(_) => return,
         };
         let (index, config, recorded) = match next {
-            Work::Done => return,
+            Work::Done => {
+                // Kept for the next instance when `tune DIR` keeps engines (a hub's engines
+                // end with their connection).
+                if let (Some(e), Origin::Local(_)) = (engine.take(), origin) {
+                    pool::put(args, e);
+                }
+                return;
+            }
             Work::Skip { index, trial } => {
                 if !finish(scheduler, tx, Some(index), *trial) {
                     return;

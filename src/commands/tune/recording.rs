@@ -112,6 +112,8 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             )));
         }
     }
+    // Engines go on from one instance to the next (quitting when this returns).
+    let _keeping = (!a.fresh_engines && !a.list).then(super::pool::keep);
     let mut rows = Vec::with_capacity(selected.len());
     let n = selected.len();
     for (i, (name, json, kernel)) in selected.into_iter().enumerate() {
@@ -127,6 +129,7 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         one.descriptor = Some(json);
         one.kernels = None;
         one.reports = None;
+        one.fresh_engines = false;
         one.shard = None;
         one.whole = true;
         one.events = false;

@@ -160,7 +160,12 @@ impl Table {
 
 /// A simulated GPU: answers the scheduler's configurations from the table until it is done.
 pub fn work(table: &Table, scheduler: &Mutex<Scheduler>, tx: &Sender<Msg>) {
-    if tx.send(Msg::Ready(table.device.clone(), None)).is_err() {
+    let ready = Msg::Ready {
+        info: table.device.clone(),
+        simulated_from: None,
+        carried: None,
+    };
+    if tx.send(ready).is_err() {
         return;
     }
     loop {

@@ -9,6 +9,7 @@ use rr_engine::tune::trial::DeviceInfo;
 use rr_engine::tune::{Config, Objective, Status, StrategyKind, Trial, TuneReport};
 use rr_format::demangle;
 
+use super::Carried;
 use crate::output;
 
 /// How many of the best configurations the summary lists.
@@ -154,8 +155,19 @@ impl Printer {
         }
     }
 
-    /// A GPU (or a hub's engine, `unit`) is ready.
-    pub fn device(&self, d: &DeviceInfo, unit: &str) {
+    /// A GPU (or a hub's engine, `unit`) is ready; `carried` says whether the last instance's
+    /// engine went on to this one (`tune DIR`).
+    pub fn device(&self, d: &DeviceInfo, unit: &str, carried: Option<&Carried>) {
+        let carried = carried.map(|c| match c {
+            Carried::Kept(s) => (
+                "switched",
+                format!("engine kept from the last instance: {s}"),
+            ),
+            Carried::Refused(why) => (
+                "warning",
+                format!("a new engine: the last instance's could not go on ({why})"),
+            ),
+        });
         if self.events {
             self.emit(Event::Device {
                 name: d.name.clone(),
@@ -163,11 +175,20 @@ impl Printer {
                 ordinal: d.ordinal,
                 rated_clock_mhz: Some(d.rated_clock_mhz),
             });
+            if let Some((name, s)) = carried {
+                self.emit(Event::Phase {
+                    name: name.into(),
+                    detail: format!("{unit} {}: {s}", d.ordinal),
+                });
+            }
         } else {
             output::line(&format!(
                 "  {unit} {}: {} (sm_{}), rated SM clock {:.0} MHz",
                 d.ordinal, d.name, d.sm, d.rated_clock_mhz
             ));
+            if let Some((_, s)) = carried {
+                output::line(&format!("    {s}"));
+            }
         }
     }
 

@@ -477,6 +477,7 @@ impl TuneForm {
             shard: None,
             kernels: None,
             reports: None,
+            fresh_engines: false,
             whole: false,
             grid: axis(&self.grid),
             block: axis(&self.block),

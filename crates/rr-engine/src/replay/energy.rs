@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use rr_cuda::nvml::Meter;
+pub use rr_cuda::nvml::Meter;
 use rr_cuda::LaunchConfig;
 
 use super::session::{RunError, Session};

@@ -44,20 +44,74 @@ impl UploadSource for SnapshotSource<'_> {
     }
 }
 
+/// A device range of an instance with the input blob it holds once restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resident {
+    pub addr: u64,
+    /// Where the range lies in that instance's snapshot.
+    pub offset: usize,
+    pub len: usize,
+    pub blob: String,
+}
+
+/// The device ranges of an instance (`copies`) with their input blobs (`ids`); empty when the
+/// record names none.
+pub fn resident(copies: &[(u64, usize, usize)], ids: Option<&[&str]>) -> Vec<Resident> {
+    let Some(ids) = ids.filter(|ids| ids.len() == copies.len()) else {
+        return Vec::new();
+    };
+    copies
+        .iter()
+        .zip(ids)
+        .map(|(&(addr, offset, len), &id)| Resident {
+            addr,
+            offset,
+            len,
+            blob: id.to_string(),
+        })
+        .collect()
+}
+
+/// The ranges of the instance on the device that the next one needs as they are: the same
+/// address, length and input blob.
+pub fn kept(now: &[Resident], next: &[Resident]) -> Vec<Resident> {
+    let wanted: std::collections::HashSet<(u64, usize, &str)> = next
+        .iter()
+        .map(|r| (r.addr, r.len, r.blob.as_str()))
+        .collect();
+    now.iter()
+        .filter(|r| wanted.contains(&(r.addr, r.len, r.blob.as_str())))
+        .cloned()
+        .collect()
+}
+
 /// The ranges to upload, and the device-to-device copies that fill the others: a range whose
-/// input blob (`ids[i]`, same length) an earlier range holds already is copied from it on the
-/// device instead of read and sent again. Without ids every range is uploaded.
+/// input blob (`ids[i]`, same length) an earlier range or a range already on the device
+/// (`on_device`: in place, never overwritten) holds is copied from it on the device instead of
+/// read and sent again, and a range that already holds its blob is left alone. Without ids
+/// every range is uploaded.
 #[allow(clippy::type_complexity)]
 pub fn dedupe(
     copies: &[(u64, usize, usize)],
     ids: Option<&[&str]>,
+    on_device: &[Resident],
 ) -> (Vec<(u64, usize, usize)>, Vec<(u64, u64, usize)>) {
     let Some(ids) = ids.filter(|ids| ids.len() == copies.len()) else {
         return (copies.to_vec(), Vec::new());
     };
-    let mut first: std::collections::HashMap<(&str, usize), u64> = Default::default();
+    let mut first: std::collections::HashMap<(&str, usize), u64> = on_device
+        .iter()
+        .map(|r| ((r.blob.as_str(), r.len), r.addr))
+        .collect();
+    let in_place: std::collections::HashSet<(u64, usize, &str)> = on_device
+        .iter()
+        .map(|r| (r.addr, r.len, r.blob.as_str()))
+        .collect();
     let (mut upload, mut device) = (Vec::new(), Vec::new());
     for (&(addr, off, len), &id) in copies.iter().zip(ids) {
+        if in_place.contains(&(addr, len, id)) {
+            continue;
+        }
         match first.get(&(id, len)) {
             Some(&src) => device.push((addr, src, len)),
             None => {
@@ -150,19 +204,53 @@ mod tests {
             (0x3000, 128, 32),
             (0x4000, 160, 64),
         ];
-        let (up, dev) = dedupe(&copies, Some(&["a", "b", "a", "a"]));
+        let (up, dev) = dedupe(&copies, Some(&["a", "b", "a", "a"]), &[]);
         assert_eq!(
             up,
             [(0x1000, 0, 64), (0x2000, 64, 64), (0x3000, 128, 32)],
             "another length is another blob"
         );
         assert_eq!(dev, [(0x4000, 0x1000, 64)]);
-        assert_eq!(dedupe(&copies, None).0, copies);
+        assert_eq!(dedupe(&copies, None, &[]).0, copies);
         assert_eq!(
-            dedupe(&copies, Some(&["a"])).0,
+            dedupe(&copies, Some(&["a"]), &[]).0,
             copies,
             "ids that do not match the ranges are ignored"
         );
+    }
+
+    #[test]
+    fn a_switch_uploads_only_what_the_device_does_not_hold() {
+        // The instance on the device: a, b, c at 0x1000, 0x2000, 0x3000.
+        let now = resident(
+            &[(0x1000, 0, 64), (0x2000, 64, 64), (0x3000, 128, 64)],
+            Some(&["a", "b", "c"]),
+        );
+        // The next: a unchanged; b replaced by d; c moved into 0x3000's place as "a"; and a
+        // range whose blob b is gone from the device (overwritten by d) must be uploaded.
+        let copies = [
+            (0x1000, 0, 64),
+            (0x2000, 64, 64),
+            (0x3000, 128, 64),
+            (0x4000, 192, 64),
+        ];
+        let ids = ["a", "d", "a", "c"];
+        let next = resident(&copies, Some(&ids));
+        let kept = kept(&now, &next);
+        assert_eq!(
+            kept.iter().map(|k| k.addr).collect::<Vec<_>>(),
+            [0x1000],
+            "only a range with the same address, length and blob stays"
+        );
+        let (up, dev) = dedupe(&copies, Some(&ids), &kept);
+        assert_eq!(up, [(0x2000, 64, 64), (0x4000, 192, 64)]);
+        assert_eq!(dev, [(0x3000, 0x1000, 64)], "copied from the kept range");
+        // Nothing kept (no blob ids): everything uploaded, as a fresh load.
+        assert!(resident(&copies, None).is_empty());
+        assert_eq!(dedupe(&copies, None, &kept).0, copies);
+        // The same instance again: nothing to move.
+        let (up, dev) = dedupe(&copies, Some(&ids), &next);
+        assert!(up.is_empty() && dev.is_empty());
     }
 
     #[test]

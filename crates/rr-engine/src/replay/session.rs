@@ -24,13 +24,15 @@ use rr_format::text::visible;
 
 use super::instance::ReplayInstance;
 use super::launch;
+use super::loading::Resident;
 use super::objects::{self, ReplayObjects};
+use super::plan::Plan;
 use super::protocol::{ErrorKind, Event};
 use super::timing::{Measurement, TimingPolicy};
 use super::verify_device::DeviceVerifier;
 use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
-use crate::snapshot::open_recorded;
+use crate::snapshot::{open_recorded, Snapshot};
 
 /// Dynamic shared memory a kernel may use without opting in (CUDA's 48 KiB default).
 const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;
@@ -154,6 +156,11 @@ pub struct Session {
     /// The device chunks `(addr, offset, len)` the last fingerprint comparison found to differ.
     differing_chunks: Vec<(u64, usize, usize)>,
     memory: ExactMemory,
+    /// The reservations and mappings of `memory` (an instance with others cannot switch in).
+    plan: Plan,
+    /// The device ranges with the input blob each holds once restored (empty: the record
+    /// names no blobs): what a switch to another instance need not upload again.
+    resident: Vec<Resident>,
     stream: Stream,
     copies: Vec<(u64, usize, usize)>,
     input_len: u64,
@@ -180,7 +187,6 @@ impl Session {
         kernel_timeout: Option<Duration>,
         progress: &mut dyn FnMut(Event),
     ) -> Result<Session> {
-        let d = &inst.descriptor;
         placeholders.release_all();
         rr_cuda::driver::load()?;
         let count = Device::count()?;
@@ -228,128 +234,32 @@ impl Session {
         let host_mem = HostMemory::map(&inst.host, placeholders).map_err(reserve_error)?;
 
         // 2. Module, kernel, parameters, globals.
-        let (image_bytes, image_info) = image::read(&inst.image)?;
-        if let ImageKind::Cubin { sm: image_sm, .. } = image_info.kind {
-            if !image::sm_compatible(image_sm, device.sm) {
-                return Err(Error::format(
-                    &inst.image,
-                    format!(
-                        "the image is for sm_{image_sm} but {} is sm_{}; a cubin runs only on its own major architecture \
-                         (re-record on this GPU, or record PTX)",
-                        device.name, device.sm
-                    ),
-                ));
-            }
-        }
-        progress(Event::Phase {
-            name: "load".into(),
-            detail: format!(
-                "{} ({})",
-                visible(&inst.image.to_string_lossy()),
-                image_info.kind.describe()
-            ),
-        });
-        let module = Module::load(&image_bytes).map_err(|e| {
-            e.context(format!(
-                "loading the device image {}",
-                visible(&inst.image.to_string_lossy())
-            ))
-        })?;
-        let (buf, slots) = launch::parameters(d);
-        let json = inst.files.json();
-        let mut params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
-        let objects = objects::create(inst, &mut params)?;
-        for note in &objects.notes {
-            progress(Event::Phase {
-                name: "note".into(),
-                detail: note.clone(),
-            });
-        }
-        let recorded_globals = inst.globals.clone();
-        let kernel = Kernel::bind(&module, &d.name, &params, &recorded_globals, inst)?;
-        let ptx = matches!(image_info.kind, ImageKind::Ptx { .. }).then_some(image_bytes);
+        let bound = bind_instance(inst, &info, progress)?;
         let stream = Stream::new()?;
 
         // 3. Recorded input into pinned host memory, then onto the device.
-        let input = open_recorded(&inst.files, d, Side::Input)?;
-        progress(Event::Phase {
-            name: "read".into(),
-            detail: format!(
-                "{} ({} bytes)",
-                visible(&input.path().to_string_lossy()),
-                inst.input_len
-            ),
-        });
-        if input.len() != inst.input_len {
-            return Err(Error::format(
-                input.path(),
-                format!(
-                    "changed size while opening (now {} bytes, was {})",
-                    input.len(),
-                    inst.input_len
-                ),
-            ));
-        }
+        let input = read_input(inst, progress)?;
         let copies = inst.copies();
         let host_copies = inst.host_copies();
         let bytes = input.bytes();
         let side_input: Vec<(usize, Vec<u8>)> = host_copies
             .iter()
             .map(|&(_, off, len)| (off, len))
-            .chain(objects.arrays.iter().map(|&(_, off, len)| (off, len)))
+            .chain(bound.objects.arrays.iter().map(|&(_, off, len)| (off, len)))
             .map(|(off, len)| (off, bytes[off..off + len].to_vec()))
             .collect();
         let t = Instant::now();
-        let inputs = inst.copy_inputs();
-        let (upload, on_device) = super::loading::dedupe(&copies, inputs.as_deref());
-        let total = upload.iter().map(|c| c.2 as u64).sum();
-        let mut loading = super::loading::Loading::new(total, progress);
-        memory
-            .upload_streamed(
-                &stream,
-                &upload,
-                &super::loading::SnapshotSource(&input),
-                super::loading::threads(),
-                &mut |done| loading.done(done),
-            )
-            .map_err(|e| match e {
-                UploadError::Cuda(e) => Error::Cuda(e),
-                UploadError::Source(e) => e,
-            })?;
-        memory.copy_within(&stream, &on_device)?;
-        input.check_intact()?;
+        let resident = resident_of(inst);
+        upload_input(&memory, &stream, inst, &input, &[], progress)?;
         let first_restore = t.elapsed().as_secs_f64();
-        restore_side(&host_mem, &host_copies, &objects, &side_input)?;
-        let pristine = if !keep_pristine || inst.input_len == 0 {
-            Pristine::None
+        restore_side(&host_mem, &host_copies, &bound.objects, &side_input)?;
+        let pristine = if keep_pristine {
+            keep_copy(&context, &memory, &stream, &input, &copies)?
         } else {
-            let (free, _) = context.mem_info()?;
-            if free > inst.input_len as usize + PRISTINE_MARGIN {
-                let buf = DeviceBuffer::new(inst.input_len as usize)?;
-                memory.save_to(&stream, &buf, &copies)?;
-                Pristine::Device(buf)
-            } else {
-                let host = PinnedBuffer::copy_of(input.bytes())?;
-                input.check_intact()?;
-                Pristine::Host(host)
-            }
+            Pristine::None
         };
         drop(input);
-        progress(Event::Restore {
-            bytes: inst.input_len,
-            seconds: first_restore,
-            gb_per_s: if first_restore > 0.0 {
-                inst.input_len as f64 / first_restore / 1e9
-            } else {
-                0.0
-            },
-            between_reps: match pristine {
-                Pristine::Device(_) => "device",
-                Pristine::Host(_) => "host",
-                Pristine::None => "none",
-            }
-            .into(),
-        });
+        progress(restored(inst.input_len, first_restore, &pristine));
         // The timing probes are PTX compiled by the driver; without them timing falls back to
         // plain events (said once, as a phase).
         let probes = match Probes::new(device.l2_cache_bytes()?) {
@@ -374,6 +284,14 @@ impl Session {
             };
             Watchdog::start(limit, what)
         });
+        let Bound {
+            params,
+            objects,
+            kernel,
+            ptx,
+            recorded_globals,
+            kernel_name,
+        } = bound;
         Ok(Session {
             device: info,
             watchdog,
@@ -393,18 +311,125 @@ impl Session {
             ptx,
             max_registers: None,
             recorded_globals,
-            kernel_name: d.name.clone(),
+            kernel_name,
             reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
             shared_allowed: DEFAULT_DYNAMIC_SHARED,
             read_buffer: None,
             differing_chunks: Vec::new(),
             memory,
+            plan: inst.plan.clone(),
+            resident,
             stream,
             copies,
             input_len: inst.input_len,
             dirty: false,
             verifier: None,
             context,
+        })
+    }
+
+    /// Why this session cannot become `inst`'s (None: it can): [`Session::switch_to`] keeps
+    /// the memory mapped at the recorded addresses, so the instance must map the same ranges,
+    /// and it recreates nothing that a fresh process numbers or maps (host memory, texture and
+    /// surface objects, CUDA arrays).
+    pub fn unswitchable(&self, inst: &ReplayInstance) -> Option<&'static str> {
+        let has_objects = |i: &ReplayInstance| {
+            !i.arrays().is_empty()
+                || i.descriptor
+                    .cuda
+                    .as_ref()
+                    .is_some_and(|c| !c.objects.is_empty())
+        };
+        if inst.plan != self.plan {
+            Some("its memory lies at other addresses")
+        } else if !inst.host.is_empty()
+            || !self.host_copies.is_empty()
+            || !self.side_input.is_empty()
+        {
+            Some("it or the instance before uses page-locked host memory or CUDA arrays")
+        } else if has_objects(inst) || !self.objects.objects.is_empty() {
+            Some("it or the instance before uses texture or surface objects")
+        } else if matches!(self.pristine, Pristine::None) && self.input_len > 0 {
+            Some("this session was opened for a single launch")
+        } else {
+            None
+        }
+    }
+
+    /// Become the session of `inst`, another instance of the same recording, keeping the
+    /// device memory: ranges that already hold `inst`'s input blob stay as they are, the rest
+    /// is uploaded (or copied on the device from a range holding the same blob); the kernel,
+    /// parameters, globals and pristine copy become `inst`'s. Refused (nothing changed) when
+    /// [`Session::unswitchable`] says why; after any other error the session must be dropped.
+    pub fn switch_to(
+        &mut self,
+        inst: &ReplayInstance,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Switched> {
+        if let Some(why) = self.unswitchable(inst) {
+            return Err(Error::invalid(format!(
+                "cannot switch to this instance: {why}"
+            )));
+        }
+        let t = Instant::now();
+        let bound = bind_instance(inst, &self.device, progress)?;
+        let input = read_input(inst, progress)?;
+        // Put back what stays, then upload the rest over it.
+        let next = resident_of(inst);
+        let kept = super::loading::kept(&self.resident, &next);
+        if self.dirty {
+            let old: Vec<(u64, usize, usize)> =
+                kept.iter().map(|k| (k.addr, k.offset, k.len)).collect();
+            match &self.pristine {
+                Pristine::Device(buf) => self.memory.restore_from(&self.stream, buf, &old)?,
+                Pristine::Host(host) => self
+                    .memory
+                    .upload(&self.stream, &host_slices(&old, host.as_slice()))?,
+                Pristine::None => {}
+            }
+        }
+        // The old copy goes before the new one is made: both may not fit.
+        self.pristine = Pristine::None;
+        self.verifier = None;
+        self.differing_chunks.clear();
+        let uploaded = upload_input(&self.memory, &self.stream, inst, &input, &kept, progress)?;
+        let copies = inst.copies();
+        self.pristine = keep_copy(&self.context, &self.memory, &self.stream, &input, &copies)?;
+        drop(input);
+        let seconds = t.elapsed().as_secs_f64();
+        progress(restored(inst.input_len, seconds, &self.pristine));
+        let Bound {
+            params,
+            objects,
+            kernel,
+            ptx,
+            recorded_globals,
+            kernel_name,
+        } = bound;
+        // The old kernel and its variants go with their modules.
+        self.candidate = None;
+        self.parked.clear();
+        self.active_variant = None;
+        self.kernel = kernel;
+        self.params = params;
+        self.objects = objects;
+        self.ptx = ptx;
+        self.max_registers = None;
+        self.recorded_globals = recorded_globals;
+        self.kernel_name = kernel_name;
+        self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
+        self.resident = next;
+        self.copies = copies;
+        if self.input_len != inst.input_len {
+            self.read_buffer = None;
+        }
+        self.input_len = inst.input_len;
+        self.dirty = false;
+        Ok(Switched {
+            kept: kept.iter().map(|k| k.len as u64).sum(),
+            uploaded,
+            total: inst.input_len,
+            seconds,
         })
     }
 
@@ -985,6 +1010,189 @@ impl Session {
     /// Device memory `(free, total)`.
     pub fn mem_info(&self) -> rr_cuda::Result<(usize, usize)> {
         self.context.mem_info()
+    }
+}
+
+/// What [`Session::switch_to`] did: bytes that stayed on the device, bytes read and uploaded
+/// (the rest was copied on the device), the instance's bytes, and how long it took.
+#[derive(Debug, Clone, Copy)]
+pub struct Switched {
+    pub kept: u64,
+    pub uploaded: u64,
+    pub total: u64,
+    pub seconds: f64,
+}
+
+/// The parts of a session that come from its instance's descriptor and image.
+struct Bound {
+    params: Params,
+    objects: ReplayObjects,
+    kernel: Kernel,
+    /// The image, kept when it is PTX (a register limit recompiles it).
+    ptx: Option<Vec<u8>>,
+    recorded_globals: Globals,
+    kernel_name: String,
+}
+
+/// Load `inst`'s image on `device` and bind its kernel, parameters, objects and globals.
+fn bind_instance(
+    inst: &ReplayInstance,
+    device: &DeviceInfo,
+    progress: &mut dyn FnMut(Event),
+) -> Result<Bound> {
+    let d = &inst.descriptor;
+    let (image_bytes, image_info) = image::read(&inst.image)?;
+    if let ImageKind::Cubin { sm: image_sm, .. } = image_info.kind {
+        if !image::sm_compatible(image_sm, device.sm) {
+            return Err(Error::format(
+                &inst.image,
+                format!(
+                    "the image is for sm_{image_sm} but {} is sm_{}; a cubin runs only on its own major architecture \
+                     (re-record on this GPU, or record PTX)",
+                    device.name, device.sm
+                ),
+            ));
+        }
+    }
+    progress(Event::Phase {
+        name: "load".into(),
+        detail: format!(
+            "{} ({})",
+            visible(&inst.image.to_string_lossy()),
+            image_info.kind.describe()
+        ),
+    });
+    let module = Module::load(&image_bytes).map_err(|e| {
+        e.context(format!(
+            "loading the device image {}",
+            visible(&inst.image.to_string_lossy())
+        ))
+    })?;
+    let (buf, slots) = launch::parameters(d);
+    let json = inst.files.json();
+    let mut params = Params::new(buf, slots).map_err(|m| Error::format(&json, m))?;
+    let objects = objects::create(inst, &mut params)?;
+    for note in &objects.notes {
+        progress(Event::Phase {
+            name: "note".into(),
+            detail: note.clone(),
+        });
+    }
+    let recorded_globals = inst.globals.clone();
+    let kernel = Kernel::bind(&module, &d.name, &params, &recorded_globals, inst)?;
+    Ok(Bound {
+        params,
+        objects,
+        kernel,
+        ptx: matches!(image_info.kind, ImageKind::Ptx { .. }).then_some(image_bytes),
+        recorded_globals,
+        kernel_name: d.name.clone(),
+    })
+}
+
+/// The recorded input of `inst`, opened and checked against the size the instance was
+/// planned with.
+fn read_input(inst: &ReplayInstance, progress: &mut dyn FnMut(Event)) -> Result<Snapshot> {
+    let input = open_recorded(&inst.files, &inst.descriptor, Side::Input)?;
+    progress(Event::Phase {
+        name: "read".into(),
+        detail: format!(
+            "{} ({} bytes)",
+            visible(&input.path().to_string_lossy()),
+            inst.input_len
+        ),
+    });
+    if input.len() != inst.input_len {
+        return Err(Error::format(
+            input.path(),
+            format!(
+                "changed size while opening (now {} bytes, was {})",
+                input.len(),
+                inst.input_len
+            ),
+        ));
+    }
+    Ok(input)
+}
+
+/// `inst`'s device ranges with their input blobs.
+fn resident_of(inst: &ReplayInstance) -> Vec<Resident> {
+    super::loading::resident(&inst.copies(), inst.copy_inputs().as_deref())
+}
+
+/// Put `inst`'s device ranges in place from `input` (read by several threads, with progress),
+/// except those `on_device` already holds; returns the bytes read and uploaded.
+fn upload_input(
+    memory: &ExactMemory,
+    stream: &Stream,
+    inst: &ReplayInstance,
+    input: &Snapshot,
+    on_device: &[Resident],
+    progress: &mut dyn FnMut(Event),
+) -> Result<u64> {
+    let copies = inst.copies();
+    let inputs = inst.copy_inputs();
+    let (upload, within) = super::loading::dedupe(&copies, inputs.as_deref(), on_device);
+    let total = upload.iter().map(|c| c.2 as u64).sum();
+    let mut loading = super::loading::Loading::new(total, progress);
+    memory
+        .upload_streamed(
+            stream,
+            &upload,
+            &super::loading::SnapshotSource(input),
+            super::loading::threads(),
+            &mut |done| loading.done(done),
+        )
+        .map_err(|e| match e {
+            UploadError::Cuda(e) => Error::Cuda(e),
+            UploadError::Source(e) => e,
+        })?;
+    memory.copy_within(stream, &within)?;
+    input.check_intact()?;
+    Ok(total)
+}
+
+/// A copy of the input just put in place, for the launches that follow: on the device when it
+/// fits beside everything else, else page-locked on the host.
+fn keep_copy(
+    context: &Context,
+    memory: &ExactMemory,
+    stream: &Stream,
+    input: &Snapshot,
+    copies: &[(u64, usize, usize)],
+) -> Result<Pristine> {
+    let len = input.len() as usize;
+    if len == 0 {
+        return Ok(Pristine::None);
+    }
+    let (free, _) = context.mem_info()?;
+    if free > len + PRISTINE_MARGIN {
+        let buf = DeviceBuffer::new(len)?;
+        memory.save_to(stream, &buf, copies)?;
+        Ok(Pristine::Device(buf))
+    } else {
+        let host = PinnedBuffer::copy_of(input.bytes())?;
+        input.check_intact()?;
+        Ok(Pristine::Host(host))
+    }
+}
+
+/// The `restore` event of a load of `bytes` that took `seconds`.
+fn restored(bytes: u64, seconds: f64, pristine: &Pristine) -> Event {
+    Event::Restore {
+        bytes,
+        seconds,
+        gb_per_s: if seconds > 0.0 {
+            bytes as f64 / seconds / 1e9
+        } else {
+            0.0
+        },
+        between_reps: match pristine {
+            Pristine::Device(_) => "device",
+            Pristine::Host(_) => "host",
+            Pristine::None => "none",
+        }
+        .into(),
     }
 }
 

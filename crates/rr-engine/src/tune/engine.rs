@@ -37,6 +37,13 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         energy: Option<EnergyPolicy>,
     },
+    /// Become the engine of another instance of the same recording, keeping on the GPU what
+    /// the two share (`tune DIR`); reply `ready` tagged with `id`, or `error` and exit when the
+    /// instance cannot be switched to (the tuner then starts a fresh engine for it).
+    Load {
+        id: u64,
+        descriptor: std::path::PathBuf,
+    },
     /// Finish: release the GPU and exit 0 (end of input does the same).
     Quit,
 }
@@ -60,15 +67,26 @@ pub struct VariantImage {
     pub kernel: String,
 }
 
-/// Have the kernel end this process when the tuner that started it dies (even by SIGKILL):
-/// an engine left behind would hold its GPU, and a hung kernel would hold it for ever. Linux
-/// only; elsewhere engines end when their stdin closes.
+/// End this process when the tuner that started it dies (even by SIGKILL): an engine left
+/// behind would hold its GPU, and a hung kernel would hold it for ever. A thread watches for
+/// the parent to change (the orphan is handed to another process) and kills the process, hung
+/// kernel or not. Not a death signal (`PR_SET_PDEATHSIG`): that fires when the *thread* that
+/// started the engine ends, and `tune DIR`'s worker threads end with each instance's sweep
+/// while their engines go on to the next instance.
 pub fn end_with_parent() {
-    #[cfg(target_os = "linux")]
-    {
-        let _ =
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    }
+    let parent = rustix::process::getppid();
+    let watch = move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if rustix::process::getppid() != parent {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::KILL,
+            );
+        }
+    };
+    let _ = std::thread::Builder::new()
+        .name("parent watch".into())
+        .spawn(watch);
 }
 
 /// What verification compares against: the recorded output and how, and the instance (whose
@@ -206,6 +224,16 @@ mod tests {
         assert_eq!(line.matches('\n').count(), 1);
         assert_eq!(Command::parse(&line).unwrap(), c);
         assert_eq!(Command::parse("\"quit\"").unwrap(), Command::Quit);
+        let load = Command::Load {
+            id: 2,
+            descriptor: "rec/k.json".into(),
+        };
+        assert_eq!(
+            load.to_line(),
+            "{\"load\":{\"id\":2,\"descriptor\":\"rec/k.json\"}}\n",
+            "externally tagged with its id first, as the engine hub reads run ids"
+        );
+        assert_eq!(Command::parse(&load.to_line()).unwrap(), load);
         assert!(Command::parse("{\"measure\":{}}").is_err());
     }
 }

@@ -1,0 +1,131 @@
+//! Engines kept between the instances of `tune DIR`. A sweep's engine, once the sweep is done,
+//! waits here instead of quitting; the next instance's sweep on the same GPU with the same
+//! settings takes it and has it switch instances, so the device memory the two instances share
+//! (a model's weights, most of a recording) stays on the GPU instead of being read and uploaded
+//! again. Nothing is kept unless [`keep`] was called, and everything kept quits when its guard
+//! goes.
+
+use std::ffi::OsString;
+use std::sync::Mutex;
+
+use super::engine_child::{self, EngineChild};
+use crate::cli::EngineArgs;
+
+/// An idle engine with the settings (engine arguments but the instance) it was started with.
+type Idle = (Vec<OsString>, EngineChild);
+
+/// The idle engines; None while engines are not kept.
+static IDLE: Mutex<Option<Vec<Idle>>> = Mutex::new(None);
+
+/// While this lives, finished sweeps leave their engines for the next ones.
+pub struct Keeping(());
+
+/// Keep engines between sweeps until the guard is dropped (the kept ones then quit).
+pub fn keep() -> Keeping {
+    *lock() = Some(Vec::new());
+    Keeping(())
+}
+
+impl Drop for Keeping {
+    fn drop(&mut self) {
+        // Taken out first: engines quit (and are waited for) without the lock held.
+        let idle = lock().take();
+        drop(idle);
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Vec<Idle>>> {
+    IDLE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A kept engine started with the same settings as `args` (its GPU among them), whatever
+/// instance it served.
+pub fn take(args: &EngineArgs) -> Option<EngineChild> {
+    let want = engine_child::settings(args);
+    let mut idle = lock();
+    let list = idle.as_mut()?;
+    let i = list.iter().position(|(s, _)| *s == want)?;
+    Some(list.swap_remove(i).1)
+}
+
+/// Leave `engine` (started with `args`) for the next sweep; it quits now when engines are not
+/// kept.
+pub fn put(args: &EngineArgs, engine: EngineChild) {
+    let mut idle = lock();
+    match idle.as_mut() {
+        Some(list) => list.push((engine_child::settings(args), engine)),
+        None => {
+            drop(idle);
+            drop(engine);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::{Path, PathBuf};
+
+    /// A stand-in engine: ready at once; `load` of an instance named `moved*` is refused as a
+    /// real engine refuses an instance at other addresses, any other is switched to.
+    const ENGINE: &str = r#"#!/bin/sh
+echo '{"run":0,"event":"ready","rated_clock_mhz":1000.0,"ptx":false}'
+while read -r line; do
+  case "$line" in
+    *'"load"'*)
+      id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+      case "$line" in
+        *moved*)
+          echo "{\"run\":$id,\"event\":\"error\",\"kind\":\"setup\",\"message\":\"cannot switch to this instance: its memory lies at other addresses\"}"
+          exit 1;;
+      esac
+      echo "{\"run\":$id,\"event\":\"phase\",\"name\":\"switched\",\"detail\":\"1 GiB of 1 GiB kept\"}"
+      echo "{\"run\":$id,\"event\":\"ready\",\"rated_clock_mhz\":1000.0,\"ptx\":false}";;
+    *quit*) exit 0;;
+  esac
+done
+"#;
+
+    fn args(descriptor: &str, device: i32) -> EngineArgs {
+        EngineArgs {
+            descriptor: PathBuf::from(descriptor),
+            device_id: Some(device),
+            tolerance: None,
+            no_verify: false,
+            energy: false,
+            kernel_timeout: 10.0,
+            supplied: Default::default(),
+            simulate: None,
+            pace: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_kept_engine_serves_the_next_instance_with_the_same_settings_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("engine.sh");
+        std::fs::write(&exe, ENGINE).unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let keeping = keep();
+        let first = EngineChild::start(&exe, &args("a.json", 0)).unwrap();
+        put(&args("a.json", 0), first);
+        assert!(take(&args("b.json", 1)).is_none(), "another GPU's engine");
+        let mut other = args("b.json", 0);
+        other.no_verify = true;
+        assert!(take(&other).is_none(), "other settings");
+
+        let mut e = take(&args("b.json", 0)).expect("kept for the next instance");
+        e.switch(Path::new("b.json")).unwrap();
+        assert_eq!(e.switched.as_deref(), Some("1 GiB of 1 GiB kept"));
+        let refused = e.switch(Path::new("moved.json")).unwrap_err();
+        assert!(refused.contains("other addresses"), "{refused}");
+        assert!(take(&args("c.json", 0)).is_none(), "taken once");
+
+        // Not keeping: a finished engine quits.
+        drop(keeping);
+        let e = EngineChild::start(&exe, &args("a.json", 0)).unwrap();
+        put(&args("a.json", 0), e);
+        assert!(take(&args("b.json", 0)).is_none());
+    }
+}
