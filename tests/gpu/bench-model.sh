@@ -45,12 +45,14 @@ echo "== plain run ($GIB GiB resident)"
 for change in 0 10; do
     t=$(now); out=$(python3 "$PY" "$GIB" "$change"); echo "change=$change wall_s=$(since "$t") $out"
 done
+t=$(now); out=$(python3 "$PY" "$GIB" 10 one); echo "change=10 one allocation wall_s=$(since "$t") $out"
 
-record() { # NAME CHANGE FLAGS...
-    local name=$1 change=$2; shift 2
+record() { # NAME CHANGE FLAGS... (a NAME ending in -one: the GiB are one allocation)
+    local name=$1 change=$2 one=""; shift 2
+    [ "${name%-one}" != "$name" ] && one=one
     echo "== record $name (change $change %${*:+, $*})"
     local t; t=$(now)
-    "$RR" record --dir "$W/$name" "$@" -- python3 "$PY" "$GIB" "$change" >"$W/$name.out" 2>"$W/$name.err"
+    "$RR" record --dir "$W/$name" "$@" -- python3 "$PY" "$GIB" "$change" $one >"$W/$name.out" 2>"$W/$name.err"
     echo "rc=$? wall_s=$(since "$t") $(cat "$W/$name.out")"
     grep -E "instance\(s\) from|snapshot cost|^rr-tui record:   " "$W/$name.err" | sed 's/^rr-tui record: //'
     echo "disk_used=$(du -s --block-size=1M "$W/$name" | cut -f1) MiB"
@@ -91,10 +93,22 @@ PY
     for pass in 2 3; do
         echo "pass $pass, --verify: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify)"
     done
-    # A wrong result (one block): compared only in the chunks whose GPU fingerprints differ,
-    # against copying everything back and comparing on the host.
-    echo "different result, chunked: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify --num-teams 1)"
-    echo "different result, on host: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1 --verify --num-teams 1 --verify-on-host)"
+    # A wrong result (an elementwise kernel of many blocks replayed with one): compared only in
+    # the chunks whose GPU fingerprints differ, against copying everything back and comparing
+    # on the host.
+    local wide
+    wide=$(python3 - "$dir" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    d = json.load(open(f))
+    if d.get("Grid", [0])[0] >= 64 and "elementwise" in d.get("Name", ""):
+        print(f); break
+PY
+)
+    if [ -n "$wide" ]; then
+        echo "different result ($(basename "$wide"), one block), chunked: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$wide" --repetitions 1 --verify --num-teams 1)"
+        echo "different result, on host: $(XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$wide" --repetitions 1 --verify --num-teams 1 --verify-on-host)"
+    fi
     if [ -z "${BENCH_SKIP_THREADS:-}" ]; then
         for n in 4 8 16; do
             echo "load threads $n: $(RR_TUI_LOAD_THREADS=$n XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1)"
@@ -125,4 +139,8 @@ disk_probe "$GIB"
 disk_probe 8 synced
 record r10 10
 [ -z "${BENCH_SKIP_R10_REPLAY:-}" ] && replay_case r10
+rm -rf "$W/r10"
+# The same with the GiB in one allocation (tensors are views into it): stored in 64 MiB chunks,
+# each instance writes only what changed, as with separate tensors.
+record r10-one 10
 rm -rf "$W"

@@ -202,6 +202,9 @@ impl Descriptor {
                         if let Some(out) = &content.output {
                             o.insert("Output".into(), out.clone().into());
                         }
+                        if content.continues {
+                            o.insert("Continues".into(), true.into());
+                        }
                     }
                     Value::Object(o)
                 })
@@ -367,9 +370,32 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
                     "Segments[{i}] has no Input blob (format version 2)"
                 ))
             })?;
+            let continues = match s.get("Continues") {
+                None | Some(Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(_) => {
+                    return Err(err(format!(
+                        "Segments[{i}].Continues must be true or false"
+                    )))
+                }
+            };
+            // A chunk continues the allocation of the segment right before it, in memory and in
+            // the snapshot (so joining them never overlaps or reorders anything).
+            let follows = segments.last().is_some_and(|p: &Segment| {
+                p.kind == SegmentKind::Device
+                    && seg.kind == SegmentKind::Device
+                    && p.end() == seg.addr
+                    && p.offset + p.size == seg.offset
+            });
+            if continues && !follows {
+                return Err(err(format!(
+                    "Segments[{i}] continues an allocation, but no device segment ends right where it starts"
+                )));
+            }
             content.push(SegmentContent {
                 input,
                 output: blob("Output")?,
+                continues,
             });
         }
         file_end = seg
@@ -750,5 +776,93 @@ mod tests {
         assert_eq!(back, d);
         assert_eq!(back.arguments()[0].word, Some(0x7f00_0000_0000));
         assert_eq!(back.arguments()[1].word, None);
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    use crate::descriptor::{CudaLaunch, ParamSlot, Segment, SegmentContent};
+    use crate::memory::MemoryMap;
+    use crate::Descriptor;
+    use std::path::Path;
+
+    const ID: &str = "0123456789abcdef0123456789abcdef";
+
+    /// Two chunks of one allocation at 0x10000 (the second continuing the first), then another
+    /// allocation; the kernel's one argument points at the first chunk.
+    fn chunked(second: Segment) -> Descriptor {
+        let content = |continues| SegmentContent {
+            input: ID.into(),
+            output: None,
+            continues,
+        };
+        Descriptor::from_cuda(
+            "k".into(),
+            0,
+            0,
+            CudaLaunch {
+                grid: [1, 1, 1],
+                block: [1, 1, 1],
+                param_buffer: 0x10000u64.to_le_bytes().to_vec(),
+                param_layout: vec![ParamSlot { offset: 0, size: 8 }],
+                segments: vec![
+                    Segment::device(0x10000, 4096, 0),
+                    second,
+                    Segment::device(0x40000, 100, 12288),
+                ],
+                cluster_dim: None,
+                cooperative: false,
+                occurrence: 0,
+                image_file: "images/k.cubin".into(),
+                content: Some(vec![content(false), content(true), content(false)]),
+                objects: vec![],
+                from_graph: false,
+                outside: None,
+                unreplayable: None,
+            },
+        )
+    }
+
+    #[test]
+    fn chunks_of_one_allocation_are_joined_for_labels_and_kept_apart_for_storage() {
+        let d = chunked(Segment::device(0x11000, 8192, 4096));
+        let json = d.to_json();
+        assert!(json.contains("\"Continues\":true"), "{json}");
+        let back = Descriptor::parse(json.as_bytes(), Path::new("k.json")).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(
+            back.segments(0).len(),
+            3,
+            "stored and replayed chunk by chunk"
+        );
+        let joined = back.allocations(0);
+        assert_eq!(
+            joined,
+            [
+                Segment::device(0x10000, 12288, 0),
+                Segment::device(0x40000, 100, 12288)
+            ]
+        );
+        // The argument's buffer runs to the end of its allocation, not of its first chunk.
+        let map = MemoryMap::new(&back, 12388);
+        assert_eq!(map.arg_region(0).map(|a| a.file_end), Some(12288));
+    }
+
+    #[test]
+    fn a_chunk_that_does_not_follow_its_allocation_is_refused() {
+        // A gap in memory, and a gap in the snapshot.
+        for second in [
+            Segment::device(0x12000, 4096, 4096),
+            Segment::device(0x11000, 4096, 8192),
+        ] {
+            let json = chunked(second).to_json();
+            let e = Descriptor::parse(json.as_bytes(), Path::new("k.json")).unwrap_err();
+            assert!(e.to_string().contains("continues an allocation"), "{e}");
+        }
+        let bad = chunked(Segment::device(0x11000, 8192, 4096))
+            .to_json()
+            .replace("\"Continues\":true", "\"Continues\":1");
+        let e = Descriptor::parse(bad.as_bytes(), Path::new("k.json")).unwrap_err();
+        assert!(e.to_string().contains("true or false"), "{e}");
     }
 }

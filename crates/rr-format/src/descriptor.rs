@@ -160,11 +160,15 @@ pub struct CudaLaunch {
 
 /// Where a segment's bytes are stored in a version-2 record: blob ids (32 lowercase hex digits
 /// of XXH3-128) in `blobs/`, before and after the kernel. `output` is `None` when the output was
-/// not recorded.
+/// not recorded. `continues`: the segment is a chunk of the allocation the previous segment
+/// starts (the recorder stores device memory in chunks of at most
+/// [`crate::store::CHUNK_BYTES`]); it lies right after it, in memory and in the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SegmentContent {
     pub input: String,
     pub output: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub continues: bool,
 }
 
 /// Whether `s` is a blob id: exactly 32 lowercase hex digits (so it is a safe file name).
@@ -293,6 +297,32 @@ impl Descriptor {
             Some(c) => c.segments.clone(),
             None => vec![Segment::device(self.valloc_addr, input_len, 0)],
         }
+    }
+
+    /// The recorded memory as the program allocated it: the segments, with the chunks of one
+    /// allocation ([`SegmentContent::continues`]) joined into one (what labels, argument extents
+    /// and diffs speak of; replay, storage and verification go by the segments themselves).
+    pub fn allocations(&self, input_len: u64) -> Vec<Segment> {
+        let mut segments = self.segments(input_len);
+        let Some(content) = self.cuda.as_ref().and_then(|c| c.content.as_ref()) else {
+            return segments;
+        };
+        let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+        for (s, c) in segments.drain(..).zip(
+            content
+                .iter()
+                .map(|c| c.continues)
+                .chain(std::iter::repeat(false)),
+        ) {
+            match out.last_mut() {
+                // The parser checked that a continuing chunk follows its allocation exactly.
+                Some(last) if c && last.end() == s.addr && last.offset + last.size == s.offset => {
+                    last.size += s.size;
+                }
+                _ => out.push(s),
+            }
+        }
+        out
     }
 
     /// The length the recorded snapshots must have, when the descriptor says (rr-tui records:

@@ -52,7 +52,7 @@ impl MemoryMap {
         } else {
             vec![]
         };
-        MemoryMap::from_parts(d.segments(input_len), &arguments)
+        MemoryMap::from_parts(d.allocations(input_len), &arguments)
     }
 
     /// Build from segments (in file order) and the launch arguments.

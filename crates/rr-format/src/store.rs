@@ -19,6 +19,21 @@ use crate::limits::SEGMENT_ALIGN;
 pub const BLOB_DIR: &str = "blobs";
 const PAGE: usize = 4096;
 
+/// The recorder stores device memory in pieces of at most this many bytes: an allocation larger
+/// than this is recorded as consecutive segments, one per chunk (the last shorter), so a partly
+/// changed allocation costs only its changed chunks, and a replay uploads, keeps and verifies
+/// each chunk on its own.
+pub const CHUNK_BYTES: u64 = 64 << 20;
+
+/// `[addr, addr + size)` cut into consecutive pieces of at most [`CHUNK_BYTES`] (none for an
+/// empty range).
+pub fn chunks(addr: u64, size: u64) -> impl Iterator<Item = (u64, u64)> {
+    (0..size.div_ceil(CHUNK_BYTES)).map(move |i| {
+        let at = i * CHUNK_BYTES;
+        (addr + at, CHUNK_BYTES.min(size - at))
+    })
+}
+
 /// The blob id of some bytes.
 pub fn blob_id(bytes: &[u8]) -> String {
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
@@ -408,6 +423,18 @@ mod tests {
         // python3 -c "import xxhash; print(xxhash.xxh3_128_hexdigest(b'abc'))"
         assert_eq!(blob_id(b"abc"), "06b05ab6733a618578af5f94892f3950");
         assert!(crate::descriptor::is_blob_id(&blob_id(b"")));
+    }
+
+    #[test]
+    fn ranges_are_cut_into_whole_chunks_and_a_shorter_last_one() {
+        let c = CHUNK_BYTES;
+        assert_eq!(chunks(0x1000, 10).collect::<Vec<_>>(), [(0x1000, 10)]);
+        assert_eq!(chunks(0x1000, c).collect::<Vec<_>>(), [(0x1000, c)]);
+        assert_eq!(
+            chunks(0x1000, 2 * c + 5).collect::<Vec<_>>(),
+            [(0x1000, c), (0x1000 + c, c), (0x1000 + 2 * c, 5)]
+        );
+        assert_eq!(chunks(0x1000, 0).count(), 0);
     }
 
     #[test]

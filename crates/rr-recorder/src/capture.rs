@@ -9,6 +9,7 @@ use std::time::Instant;
 use rr_cuda::cupti::{self, CapturedResource};
 use rr_format::objects::{ObjectArg, OutsideWord, Resource, SegmentKind};
 use rr_format::report::ReportRow;
+use rr_format::store::chunks;
 
 use crate::config::Snapshot;
 use crate::launch::{LaunchSpec, Pending};
@@ -68,26 +69,27 @@ impl Recorder {
             }
         };
         let outside = outside_words(&words, &memory, &passed.objects);
-        let mut sources: Vec<Source> = memory
-            .iter()
-            .map(|l| Source::Memory {
-                addr: l.addr,
-                size: l.size,
-            })
-            .collect();
-        let mut kinds: Vec<SegmentKind> = memory
-            .iter()
-            .map(|l| {
-                if l.host {
-                    SegmentKind::Host
-                } else {
-                    SegmentKind::Device
-                }
-            })
-            .collect();
+        // Device memory in chunks: a partly changed allocation costs only its changed chunks.
+        let mut sources = Vec::new();
+        let mut kinds = Vec::new();
+        let mut continues = Vec::new();
+        for l in &memory {
+            let (pieces, kind): (Vec<(u64, u64)>, _) = if l.host {
+                (vec![(l.addr, l.size)], SegmentKind::Host)
+            } else {
+                (chunks(l.addr, l.size).collect(), SegmentKind::Device)
+            };
+            for (k, (addr, size)) in pieces.into_iter().enumerate() {
+                sources.push(Source::Memory { addr, size });
+                kinds.push(kind);
+                continues.push(k > 0);
+            }
+        }
+        let memory_segments = sources.len();
         for a in &passed.arrays {
             if let Source::Array { desc, .. } = a {
                 kinds.push(SegmentKind::Array(*desc));
+                continues.push(false);
             }
             sources.push(*a);
         }
@@ -97,7 +99,7 @@ impl Recorder {
             .into_iter()
             .map(|mut o| {
                 if let Resource::Array { segment } = &mut o.resource {
-                    *segment += memory.len();
+                    *segment += memory_segments;
                 }
                 o
             })
@@ -118,6 +120,7 @@ impl Recorder {
             device,
             sources,
             kinds,
+            continues,
             inputs: input.ids,
             cost: input.cost,
             image,
@@ -164,6 +167,7 @@ impl Recorder {
                 cooperative: p.spec.cooperative,
                 occurrence: p.spec.occurrence,
                 segments: &segments,
+                continues: &p.continues,
                 inputs: &p.inputs,
                 outputs: outputs.as_deref(),
                 image: &p.image.bytes,

@@ -33,6 +33,8 @@ pub struct Pending {
     pub(crate) device: i32,
     pub(crate) sources: Vec<Source>,
     pub(crate) kinds: Vec<SegmentKind>,
+    /// Whether each source continues the allocation of the one before (a chunk after the first).
+    pub(crate) continues: Vec<bool>,
     pub(crate) inputs: Vec<String>,
     /// What the input snapshot cost.
     pub(crate) cost: Cost,

@@ -25,6 +25,8 @@ pub struct Instance<'a> {
     pub occurrence: u64,
     /// `(addr, size, kind)` of each segment, with its input and output blob ids.
     pub segments: &'a [(u64, u64, SegmentKind)],
+    /// Whether each segment is a chunk continuing the allocation of the one before.
+    pub continues: &'a [bool],
     pub inputs: &'a [String],
     pub outputs: Option<&'a [String]>,
     /// The device image and its file name (`images/<id>.cubin`).
@@ -69,6 +71,7 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
         .map(|(i, id)| SegmentContent {
             input: id.clone(),
             output: inst.outputs.and_then(|o| o.get(i)).cloned(),
+            continues: inst.continues.get(i).copied().unwrap_or(false),
         })
         .collect();
     let d = Descriptor::from_cuda(
@@ -166,6 +169,7 @@ mod tests {
                     (0x7f00_0000_0000, 1000, SegmentKind::Device),
                     (0x7f00_0010_0000, 1000, SegmentKind::Host),
                 ],
+                continues: &[false, false],
                 inputs: &ids,
                 outputs: Some(&ids),
                 image: &cubin,

@@ -334,7 +334,7 @@ impl Outputs<'_> {
             let expected = open_recorded(&inst.files, d, Side::Output)?;
             let replayed = session.read_back_differing()?;
             let outcome =
-                verify::verify_within(&map, expected.bytes(), replayed, ranges, verify.typed());
+                verify::verify_within(&map, expected.bytes(), &replayed, ranges, verify.typed());
             expected.check_intact()?;
             return Ok(self.said(outcome, candidate));
         }

@@ -3,9 +3,11 @@ change, then five small elementwise kernels. With CHANGE > 0, that percentage of
 memory is rewritten before each small kernel (whole 1 GiB tensors, rounded), as weights
 updated between steps would be.
 
-    python3 resident.py GIB CHANGE
+    python3 resident.py GIB CHANGE [one]
 
-Prints the kernel phase's time and checksums that a recorded run must reproduce."""
+With `one`, the GIB GiB are one allocation (the tensors are views into it), as a caching
+allocator's large segment or a model's flat weight buffer holds many tensors. Prints the kernel
+phase's time and checksums that a recorded run must reproduce."""
 import sys
 import time
 
@@ -14,8 +16,13 @@ import torch
 gib = int(sys.argv[1])
 change = float(sys.argv[2])
 # 1 GiB each, every one different (constant tensors would make a changed one equal another).
+one = len(sys.argv) > 3 and sys.argv[3] == "one"
 g = torch.Generator(device="cuda").manual_seed(20)
-big = [torch.rand((1 << 28,), device="cuda", generator=g) for _ in range(gib)]
+if one:
+    flat = torch.rand((gib << 28,), device="cuda", generator=g)
+    big = list(flat.split(1 << 28))
+else:
+    big = [torch.rand((1 << 28,), device="cuda", generator=g) for _ in range(gib)]
 x = torch.arange(1 << 16, device="cuda", dtype=torch.float32)
 torch.cuda.synchronize()
 per_step = round(gib * change / 100)

@@ -19,7 +19,7 @@ use crate::snapshot::Snapshot;
 
 /// Device ranges are fingerprinted in chunks of this many bytes, so that a result that differs
 /// is copied back and compared only where it does.
-pub const CHUNK: usize = 64 << 20;
+pub const CHUNK: usize = rr_format::store::CHUNK_BYTES as usize;
 
 /// The expected fingerprints of a session's device ranges, chunk by chunk, computed once.
 pub struct DeviceVerifier {

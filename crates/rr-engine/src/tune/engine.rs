@@ -167,7 +167,7 @@ pub fn measure(
                 Some(verify::verify_within(
                     &exp.map,
                     want,
-                    replayed,
+                    &replayed,
                     &ranges,
                     exp.typed.as_ref(),
                 ))
