@@ -240,6 +240,20 @@ fn an_engine_hub_that_is_not_there_is_said_and_the_sweep_fails() {
     through_hub(&t.path().join("none.sock"), &t.path().join("x.json"), 2)
         .code(2)
         .stderr(predicate::str::contains("is the hub running?"));
+    // A whole recording too: said once, before any instance (and no CUDA driver is needed
+    // here, the hub's engines run where its GPUs are).
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(fixture("llvm-two-kernels"))
+        .arg("--engine-hub")
+        .arg(t.path().join("none.sock"))
+        .args(["--engines", "1", "--reports"])
+        .arg(t.path().join("reports"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is the hub running?"))
+        .stderr(predicate::str::contains("CUDA").not());
     let file = t.path().join("file");
     std::fs::write(&file, "").unwrap();
     through_hub(&file, &t.path().join("x.json"), 2)
@@ -574,4 +588,22 @@ fn an_engine_outlives_the_thread_that_started_it_but_not_its_parent_process() {
     });
     let _keep_open = shell.stdin.take();
     assert!(gone, "the engine (pid {pid}) outlived its parent by 5 s");
+
+    // A tuner that died before its engine could look: the engine's parent is not the tuner
+    // it was started for, and it ends at once.
+    let mut orphan = Process::new(&rr)
+        .arg("engine")
+        .arg(saxpy())
+        .arg("--simulate")
+        .arg(&sweep)
+        .env("RR_TUI_TUNER_PID", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ended = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        orphan.try_wait().unwrap().is_some()
+    });
+    assert!(ended, "an engine whose tuner is gone went on");
 }

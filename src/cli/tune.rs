@@ -46,6 +46,7 @@ the best back as JSON and a C header (tuned.h).",
         "rr-tui tune $X.json --grid 1..64 --strategy tpe --budget 8 --simulate all.json",
         "rr-tui tune $X.json --block 32..1024*2 --json sweep.json --resume",
         "rr-tui tune $X.json --block 32..1024*2 --devices 0,1 --samples 10",
+        "rr-tui tune $D --kernels saxpy --block 64..512*2 --reports tuned   # every instance",
     )
 )]
 pub struct TuneArgs {
@@ -63,9 +64,13 @@ pub struct TuneArgs {
     /// --resume, each instance continues its own.
     #[arg(long, value_name = "DIR", help_heading = "Recording")]
     pub reports: Option<PathBuf>,
-    /// With a directory: start new engines for every instance. By default a GPU's engine goes
-    /// on to the next instance and keeps on the GPU the memory the two share (a model's
-    /// weights are loaded once, not once per instance).
+    /// With a directory: start a new engine process for every instance. By default a GPU's
+    /// engine goes on to the next instance and keeps on the GPU every range that holds the same
+    /// recorded bytes at the same address (a model's weights are loaded once, not once per
+    /// instance); an instance whose memory lies elsewhere, or that uses page-locked host memory,
+    /// CUDA arrays, textures or surfaces, gets a new engine anyway, and the output says why.
+    /// Results do not depend on it (the GPU suite checks the verdicts); use it to rule out
+    /// anything carried over from one instance to the next.
     #[arg(long, help_heading = "Recording")]
     pub fresh_engines: bool,
     #[command(subcommand)]

@@ -302,7 +302,7 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
         .get("Segments")
         .and_then(Value::as_array)
         .ok_or_else(|| err("failed to read JSON array Segments".into()))?;
-    let mut segments = Vec::with_capacity(segs_v.len());
+    let mut segments: Vec<Segment> = Vec::with_capacity(segs_v.len());
     let mut content = Vec::new();
     let mut file_end = 0u64;
     for (i, s) in segs_v.iter().enumerate() {
@@ -373,24 +373,38 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
             let continues = match s.get("Continues") {
                 None | Some(Value::Bool(false)) => false,
                 Some(Value::Bool(true)) => true,
-                Some(_) => {
+                Some(v) => {
                     return Err(err(format!(
-                        "Segments[{i}].Continues must be true or false"
-                    )))
+                        "Segments[{i}].Continues must be true or false, not {}",
+                        // At most a few words of whatever was there.
+                        crate::text::visible(&v.to_string().chars().take(40).collect::<String>())
+                    )));
                 }
             };
             // A chunk continues the allocation of the segment right before it, in memory and in
             // the snapshot (so joining them never overlaps or reorders anything).
-            let follows = segments.last().is_some_and(|p: &Segment| {
-                p.kind == SegmentKind::Device
-                    && seg.kind == SegmentKind::Device
-                    && p.end() == seg.addr
-                    && p.offset + p.size == seg.offset
-            });
-            if continues && !follows {
-                return Err(err(format!(
-                    "Segments[{i}] continues an allocation, but no device segment ends right where it starts"
-                )));
+            if continues {
+                let why = match segments.last() {
+                    None => Some("it is the first segment".to_string()),
+                    Some(p) if p.kind != SegmentKind::Device || seg.kind != SegmentKind::Device => {
+                        Some("only device memory is recorded in chunks".to_string())
+                    }
+                    Some(p) if p.end() != seg.addr || p.offset + p.size != seg.offset => Some(format!(
+                        "it starts at {:#x} (file offset {:#x}) where Segments[{}] ends at {:#x} (file offset {:#x})",
+                        seg.addr,
+                        seg.offset,
+                        i - 1,
+                        p.end(),
+                        p.offset + p.size
+                    )),
+                    Some(_) if seg.size == 0 => Some("it is empty".to_string()),
+                    Some(_) => None,
+                };
+                if let Some(why) = why {
+                    return Err(err(format!(
+                        "Segments[{i}] continues the allocation of the segment before it, but {why}"
+                    )));
+                }
             }
             content.push(SegmentContent {
                 input,
@@ -781,7 +795,7 @@ mod tests {
 
 #[cfg(test)]
 mod chunk_tests {
-    use crate::descriptor::{CudaLaunch, ParamSlot, Segment, SegmentContent};
+    use crate::descriptor::{Chunks, CudaLaunch, ParamSlot, Segment, SegmentContent};
     use crate::memory::MemoryMap;
     use crate::Descriptor;
     use std::path::Path;
@@ -839,13 +853,23 @@ mod chunk_tests {
         assert_eq!(
             joined,
             [
-                Segment::device(0x10000, 12288, 0),
-                Segment::device(0x40000, 100, 12288)
+                (
+                    Chunks { first: 0, count: 2 },
+                    Segment::device(0x10000, 12288, 0)
+                ),
+                (
+                    Chunks { first: 2, count: 1 },
+                    Segment::device(0x40000, 100, 12288)
+                )
             ]
         );
-        // The argument's buffer runs to the end of its allocation, not of its first chunk.
+        // The argument's buffer runs to the end of its allocation, not of its first chunk, and
+        // memory is named by the descriptor's segments, as `check` names it.
         let map = MemoryMap::new(&back, 12388);
         assert_eq!(map.arg_region(0).map(|a| a.file_end), Some(12288));
+        assert_eq!(map.segment_name(0), "segment 0–1 (2 chunks)");
+        assert_eq!(map.segment_name(1), "segment 2");
+        assert_eq!(map.label(12300), "seg2+0xc");
     }
 
     #[test]
@@ -857,12 +881,19 @@ mod chunk_tests {
         ] {
             let json = chunked(second).to_json();
             let e = Descriptor::parse(json.as_bytes(), Path::new("k.json")).unwrap_err();
-            assert!(e.to_string().contains("continues an allocation"), "{e}");
+            assert!(e.to_string().contains("starts at 0x"), "{e}");
         }
         let bad = chunked(Segment::device(0x11000, 8192, 4096))
             .to_json()
             .replace("\"Continues\":true", "\"Continues\":1");
         let e = Descriptor::parse(bad.as_bytes(), Path::new("k.json")).unwrap_err();
-        assert!(e.to_string().contains("true or false"), "{e}");
+        assert!(e.to_string().contains("true or false, not 1"), "{e}");
+        // The first segment continues nothing.
+        let mut first = chunked(Segment::device(0x11000, 8192, 4096));
+        if let Some(c) = first.cuda.as_mut().and_then(|c| c.content.as_mut()) {
+            c[0].continues = true;
+        }
+        let e = Descriptor::parse(first.to_json().as_bytes(), Path::new("k.json")).unwrap_err();
+        assert!(e.to_string().contains("it is the first segment"), "{e}");
     }
 }

@@ -163,6 +163,24 @@ pub struct CudaLaunch {
 /// not recorded. `continues`: the segment is a chunk of the allocation the previous segment
 /// starts (the recorder stores device memory in chunks of at most
 /// [`crate::store::CHUNK_BYTES`]); it lies right after it, in memory and in the snapshot.
+/// Which of a descriptor's segments an allocation joins ([`Descriptor::allocations`]): `count`
+/// consecutive ones from index `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Chunks {
+    pub first: usize,
+    pub count: usize,
+}
+
+impl Chunks {
+    /// `segment 4`, or `segment 4–19 (16 chunks)`.
+    pub fn name(&self) -> String {
+        match self.count {
+            0 | 1 => format!("segment {}", self.first),
+            n => format!("segment {}–{} ({n} chunks)", self.first, self.first + n - 1),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SegmentContent {
     pub input: String,
@@ -301,25 +319,27 @@ impl Descriptor {
 
     /// The recorded memory as the program allocated it: the segments, with the chunks of one
     /// allocation ([`SegmentContent::continues`]) joined into one (what labels, argument extents
-    /// and diffs speak of; replay, storage and verification go by the segments themselves).
-    pub fn allocations(&self, input_len: u64) -> Vec<Segment> {
-        let mut segments = self.segments(input_len);
-        let Some(content) = self.cuda.as_ref().and_then(|c| c.content.as_ref()) else {
-            return segments;
-        };
-        let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
-        for (s, c) in segments.drain(..).zip(
-            content
-                .iter()
-                .map(|c| c.continues)
-                .chain(std::iter::repeat(false)),
-        ) {
+    /// and diffs speak of; replay, storage and verification go by the segments themselves),
+    /// each with the descriptor's segments it joins (so it is named by the first of them).
+    pub fn allocations(&self, input_len: u64) -> Vec<(Chunks, Segment)> {
+        let continues = self
+            .cuda
+            .as_ref()
+            .and_then(|c| c.content.as_ref())
+            .map(|c| c.iter().map(|c| c.continues).collect::<Vec<_>>())
+            .unwrap_or_default();
+        let mut out: Vec<(Chunks, Segment)> = Vec::new();
+        for (i, s) in self.segments(input_len).into_iter().enumerate() {
+            let c = continues.get(i).copied().unwrap_or(false);
             match out.last_mut() {
                 // The parser checked that a continuing chunk follows its allocation exactly.
-                Some(last) if c && last.end() == s.addr && last.offset + last.size == s.offset => {
+                Some((n, last))
+                    if c && last.end() == s.addr && last.offset + last.size == s.offset =>
+                {
                     last.size += s.size;
+                    n.count += 1;
                 }
-                _ => out.push(s),
+                _ => out.push((Chunks { first: i, count: 1 }, s)),
             }
         }
         out

@@ -102,7 +102,10 @@ pub struct Inspection {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub shared_memory_bytes: u32,
+    /// The memory as allocated: an allocation recorded in chunks is one segment here.
     pub segments: Vec<Segment>,
+    /// The descriptor's segments each of `segments` joins (its name: `segment 4–19`).
+    pub chunks: Vec<crate::descriptor::Chunks>,
     pub arguments: Vec<ArgInfo>,
     pub globals: Vec<GlobalInfo>,
     /// False when the record's generation records no globals (LLVM 16–17) and it has none.
@@ -226,10 +229,11 @@ fn describe_argument(d: &Descriptor, map: &MemoryMap, a: &Argument, last: usize)
         let seg = map.segments[r.segment];
         let (offset, extent) = (r.addr - seg.addr, r.file_end - r.file_start);
         info.kind = ArgKind::Pointer;
-        (info.segment, info.offset, info.extent) = (Some(r.segment), Some(offset), Some(extent));
+        let number = map.segment_number(r.segment);
+        (info.segment, info.offset, info.extent) = (Some(number), Some(offset), Some(extent));
         info.meaning = format!(
-            "→ segment {} + {offset:#x} ({} up to the next argument)",
-            r.segment,
+            "→ {} + {offset:#x} ({} up to the next argument)",
+            map.segment_name(r.segment),
             human(extent)
         );
         return info;
@@ -373,6 +377,7 @@ impl Inspection {
             block,
             shared_memory_bytes: d.shared_memory_size,
             segments: map.segments.clone(),
+            chunks: map.chunks.clone(),
             arguments,
             globals,
             globals_recorded,
@@ -477,11 +482,12 @@ impl Inspection {
             ));
         }
         for (i, s) in self.segments.iter().enumerate() {
+            let name = self.segment_name(i);
             if d.region_known() {
-                out.push(format!("  segment {i}  {}", segment_text(s)));
+                out.push(format!("  {name}  {}", segment_text(s)));
             } else {
                 out.push(format!(
-                    "  segment {i}  device address unknown, {}  (file offset {:#x})",
+                    "  {name}  device address unknown, {}  (file offset {:#x})",
                     human(s.size),
                     s.offset
                 ));
@@ -600,7 +606,7 @@ impl Inspection {
                 crate::objects::SegmentKind::Device => human(s.size),
                 kind => format!("{}, {}", kind.label(), human(s.size)),
             };
-            push(format!("segment {i}"), value);
+            push(self.segment_name(i), value);
         }
         push("arguments".into(), self.arguments.len().to_string());
         for a in &self.arguments {
@@ -653,6 +659,15 @@ fn limits(l: [u32; 2]) -> String {
         "unrestricted".to_string()
     } else {
         format!("[{}, {}]", l[0], l[1])
+    }
+}
+
+impl Inspection {
+    /// How segment `i` of [`Inspection::segments`] is named (by the descriptor's segments).
+    fn segment_name(&self, i: usize) -> String {
+        self.chunks
+            .get(i)
+            .map_or_else(|| format!("segment {i}"), |c| c.name())
     }
 }
 

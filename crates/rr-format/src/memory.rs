@@ -9,7 +9,7 @@
 //! Everything is built in O(n log n) and looked up by binary search: a hostile descriptor may
 //! list 300 000 arguments, and the explorer labels every visible row on every frame.
 
-use super::descriptor::{Descriptor, Segment};
+use super::descriptor::{Chunks, Descriptor, Segment};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ArgRegion {
@@ -23,8 +23,11 @@ pub struct ArgRegion {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoryMap {
-    /// In file order (file offsets are consecutive from 0).
+    /// In file order (file offsets are consecutive from 0): allocations, the chunks of one
+    /// joined ([`Descriptor::allocations`]).
     pub segments: Vec<Segment>,
+    /// The descriptor's segments each of `segments` joins (what it is named by).
+    pub chunks: Vec<Chunks>,
     /// Sorted by argument index.
     pub args: Vec<ArgRegion>,
     /// Indices into `segments`, sorted by device address.
@@ -52,7 +55,29 @@ impl MemoryMap {
         } else {
             vec![]
         };
-        MemoryMap::from_parts(d.allocations(input_len), &arguments)
+        let (chunks, segments) = d.allocations(input_len).into_iter().unzip();
+        MemoryMap {
+            chunks,
+            ..MemoryMap::from_parts(segments, &arguments)
+        }
+    }
+
+    /// How segment `si` is named: by the descriptor's segment it starts at (`segment 4`, or
+    /// `segment 4–19 (16 chunks)` for an allocation recorded in chunks).
+    pub fn segment_name(&self, si: usize) -> String {
+        self.chunks
+            .get(si)
+            .copied()
+            .unwrap_or(Chunks {
+                first: si,
+                count: 1,
+            })
+            .name()
+    }
+
+    /// The descriptor's index of segment `si`'s first chunk.
+    pub fn segment_number(&self, si: usize) -> usize {
+        self.chunks.get(si).map_or(si, |c| c.first)
     }
 
     /// Build from segments (in file order) and the launch arguments.
@@ -106,6 +131,9 @@ impl MemoryMap {
         by_offset.sort_by_key(|&i| (args[i].file_start, args[i].arg));
         by_offset.dedup_by_key(|i| args[*i].file_start);
         MemoryMap {
+            chunks: (0..segments.len())
+                .map(|first| Chunks { first, count: 1 })
+                .collect(),
             segments,
             args,
             by_addr,
@@ -171,7 +199,8 @@ impl MemoryMap {
                     crate::objects::SegmentKind::Array(_) => "array",
                 };
                 format!(
-                    "{prefix}{segment}+{:#x}",
+                    "{prefix}{}+{:#x}",
+                    self.segment_number(segment),
                     addr - self.segments[segment].addr
                 )
             }

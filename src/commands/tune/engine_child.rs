@@ -114,6 +114,10 @@ impl EngineChild {
     pub fn start(exe: &Path, args: &EngineArgs) -> Result<EngineChild, String> {
         let mut child = Command::new(exe)
             .args(engine_argv(args))
+            .env(
+                rr_engine::tune::engine::TUNER_PID_ENV,
+                std::process::id().to_string(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -211,7 +215,7 @@ impl EngineChild {
             id,
             descriptor: descriptor.to_path_buf(),
         }
-        .to_line();
+        .to_line()?;
         if self
             .input
             .write_all(line.as_bytes())
@@ -295,14 +299,18 @@ impl EngineChild {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let line = EngineCommand::Measure {
+        let line = match (EngineCommand::Measure {
             id,
             config,
             policy,
             variant,
             energy,
-        }
-        .to_line();
+        })
+        .to_line()
+        {
+            Ok(line) => line,
+            Err(why) => return Reply::Lost(why),
+        };
         if self
             .input
             .write_all(line.as_bytes())
@@ -528,7 +536,7 @@ impl Drop for EngineChild {
     fn drop(&mut self) {
         let _ = self
             .input
-            .write_all(EngineCommand::Quit.to_line().as_bytes());
+            .write_all(EngineCommand::Quit.to_line().unwrap_or_default().as_bytes());
         let _ = self.input.flush();
         let child = match &mut self.link {
             Link::Local(child) => child,

@@ -135,10 +135,25 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if a.descriptor().is_dir() {
         return recording::run_dir(a, a.descriptor());
     }
-    if a.kernels.is_some() || a.reports.is_some() || a.fresh_engines {
-        return Err(Error::invalid(
-            "--kernels, --reports and --fresh-engines are about the instances of a recording: give its directory",
-        ));
+    let for_directories: Vec<&str> = [
+        (a.kernels.is_some(), "--kernels"),
+        (a.reports.is_some(), "--reports"),
+        (a.fresh_engines, "--fresh-engines"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if !for_directories.is_empty() {
+        return Err(Error::invalid(format!(
+            "{} {}: give its directory, not one instance ({})",
+            for_directories.join(" and "),
+            if for_directories.len() == 1 {
+                "is about the instances of a recording"
+            } else {
+                "are about the instances of a recording"
+            },
+            rr_format::text::visible_path(a.descriptor())
+        )));
     }
     let started = Instant::now();
     let (inst, space) = preflight(a)?;

@@ -102,8 +102,12 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
     }
     let reports = a.reports.clone().unwrap_or_else(|| default_reports(dir));
     if !a.list {
-        // Said once here, not once per instance, and before anything is created.
-        rr_engine::replay::driver_usable()?;
+        // Said once here, not once per instance, and before anything is created: a hub's
+        // engines run where its GPUs are, so this machine needs no driver then.
+        match &a.engine_hub {
+            Some(hub) => super::check_hub(hub)?,
+            None => rr_engine::replay::driver_usable()?,
+        }
         std::fs::create_dir_all(&reports).map_err(|e| Error::io(&reports, e))?;
         if !std::fs::symlink_metadata(&reports).is_ok_and(|m| m.is_dir()) {
             return Err(Error::invalid(format!(
@@ -117,10 +121,13 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
     let mut rows = Vec::with_capacity(selected.len());
     let n = selected.len();
     for (i, (name, json, kernel)) in selected.into_iter().enumerate() {
+        let shown = match kernel.as_str() {
+            "" => "kernel unknown".into(),
+            k => visible(&demangle(k)).into_owned(),
+        };
         output::line(&format!(
-            "== instance {}/{n}: {} ({})",
+            "== instance {}/{n}: {shown} ({})",
             i + 1,
-            visible(&demangle(&kernel)),
             visible(&name)
         ));
         let stem = name.trim_end_matches(".json").replace('/', "_");

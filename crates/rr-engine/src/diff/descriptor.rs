@@ -243,8 +243,8 @@ fn show_argument(arg: &Argument, map: &MemoryMap) -> Shown {
             .arg_region(arg.index)
             .map(|r| {
                 format!(
-                    " (segment {} + {:#x})",
-                    r.segment,
+                    " ({} + {:#x})",
+                    map.segment_name(r.segment),
                     r.addr - map.segments[r.segment].addr
                 )
             })

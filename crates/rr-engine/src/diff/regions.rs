@@ -54,7 +54,7 @@ pub fn regions(map: &MemoryMap, longest: u64) -> Vec<Region> {
         args.dedup_by_key(|a| a.file_start);
         for a in args {
             if a.file_start > cursor {
-                out.push(region(format!("segment {si}"), None, cursor, a.file_start));
+                out.push(region(map.segment_name(si), None, cursor, a.file_start));
             }
             out.push(region(
                 format!("argument {}", a.arg),
@@ -65,7 +65,7 @@ pub fn regions(map: &MemoryMap, longest: u64) -> Vec<Region> {
             cursor = a.file_end;
         }
         if cursor < seg_end {
-            out.push(region(format!("segment {si}"), None, cursor, seg_end));
+            out.push(region(map.segment_name(si), None, cursor, seg_end));
         }
     }
     if longest > map_end {

@@ -419,10 +419,16 @@ impl Session {
         self.kernel_name = kernel_name;
         self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
         self.resident = next;
-        self.copies = copies;
+        // The kept read-back buffer must be zero outside the new instance's ranges (as the
+        // recorded output is): cleared when they moved, dropped when the length changed.
         if self.input_len != inst.input_len {
             self.read_buffer = None;
+        } else if self.copies != copies {
+            if let Some(b) = self.read_buffer.as_mut() {
+                b.as_mut_slice().fill(0);
+            }
         }
+        self.copies = copies;
         self.input_len = inst.input_len;
         self.dirty = false;
         Ok(Switched {
@@ -857,23 +863,19 @@ impl Session {
     }
 
     fn download_chunks(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
-        let widen = super::verify::WIDEN as usize;
-        for &(addr, off, len) in &self.differing_chunks {
-            // The device range holding the chunk: widened reads stay inside it.
-            let Some(&(base, base_off, base_len)) = self
-                .copies
-                .iter()
-                .find(|c| c.1 <= off && off + len <= c.1 + c.2)
-            else {
+        for &(_, off, len) in &self.differing_chunks {
+            let Some((start, end)) = super::verify::widened(&self.copies, off, len) else {
                 continue;
             };
-            let start = off.saturating_sub(widen).max(base_off);
-            let end = (off + len + widen).min(base_off + base_len);
-            let at = base + (start - base_off) as u64;
-            debug_assert_eq!(addr, base + (off - base_off) as u64);
-            self.memory
-                .download(at, &mut out[start..end])
-                .map_err(classify)?;
+            // The widened range may reach into the chunks either side: read from each.
+            for &(addr, c_off, c_len) in &self.copies {
+                let (s, e) = (start.max(c_off), end.min(c_off + c_len));
+                if s < e {
+                    self.memory
+                        .download(addr + (s - c_off) as u64, &mut out[s..e])
+                        .map_err(classify)?;
+                }
+            }
         }
         Ok(())
     }

@@ -176,6 +176,33 @@ pub fn verify_within(
 /// How far a range read back for [`verify_within`] reaches past its ends: the widest element.
 pub const WIDEN: u64 = 16;
 
+/// The file range to read back around a range `(off, len)` that may differ, for
+/// [`verify_within`]: [`WIDEN`] bytes either side, within the run of device ranges
+/// (`copies`: address, file offset, length) that continue one another in memory and in the
+/// file, as the chunks of one allocation do (an element of a region may straddle a chunk's
+/// edge). None when no range holds it.
+pub fn widened(copies: &[(u64, usize, usize)], off: usize, len: usize) -> Option<(usize, usize)> {
+    let i = copies
+        .iter()
+        .position(|c| c.1 <= off && off + len <= c.1 + c.2)?;
+    let joined = |a: &(u64, usize, usize), b: &(u64, usize, usize)| {
+        a.0.checked_add(a.2 as u64) == Some(b.0) && a.1 + a.2 == b.1
+    };
+    let mut first = i;
+    while first > 0 && joined(&copies[first - 1], &copies[first]) {
+        first -= 1;
+    }
+    let mut last = i;
+    while last + 1 < copies.len() && joined(&copies[last], &copies[last + 1]) {
+        last += 1;
+    }
+    let w = WIDEN as usize;
+    Some((
+        off.saturating_sub(w).max(copies[first].1),
+        (off + len + w).min(copies[last].1 + copies[last].2),
+    ))
+}
+
 /// The outcome of a replay shown equal to the recorded output on the device (`len` bytes).
 pub fn equal_on_device(len: u64, typed: Option<&Comparison>) -> VerifyOutcome {
     VerifyOutcome {
@@ -224,28 +251,61 @@ mod tests {
     use rr_format::descriptor::Segment;
 
     /// Verifying only the ranges that may differ says what verifying everything says, for
-    /// bytes and typed comparisons, however the ranges cut the segments.
+    /// bytes and typed comparisons, however the ranges cut the segments, reading back what a
+    /// session reads ([`widened`]): two separate allocations, whose second starts at an odd
+    /// offset; and one allocation recorded as three chunks, whose argument starts 2 bytes in
+    /// (its elements straddle the chunks' edges).
     #[test]
     fn verifying_within_the_differing_ranges_says_what_verifying_everything_says() {
-        let mut rng = fastrand::Rng::with_seed(7);
-        let map = MemoryMap::from_parts(
-            vec![
-                Segment::device(0x1000, 4099, 0),
-                Segment::device(0x9000, 8192, 4099),
-            ],
-            &[],
+        use rr_format::descriptor::Argument;
+        let separate = (
+            MemoryMap::from_parts(
+                vec![
+                    Segment::device(0x1000, 4099, 0),
+                    Segment::device(0x9000, 8192, 4099),
+                ],
+                &[],
+            ),
+            vec![(0x1000, 0, 4099), (0x9000, 4099, 8192)],
+            5120,
         );
-        let len = 4099 + 8192;
+        let pointer = Argument {
+            index: 0,
+            bytes: 0x1002u64.to_le_bytes().to_vec(),
+            word: Some(0x1002),
+        };
+        let chunked = (
+            MemoryMap::from_parts(vec![Segment::device(0x1000, 12288, 0)], &[pointer]),
+            vec![
+                (0x1000, 0, 4096),
+                (0x2000, 4096, 4096),
+                (0x3000, 8192, 4096),
+            ],
+            4096,
+        );
+        for (layout, (map, copies, edge)) in [separate, chunked].into_iter().enumerate() {
+            within_says_what_whole_says(layout, &map, &copies, edge);
+        }
+    }
+
+    fn within_says_what_whole_says(
+        layout: usize,
+        map: &MemoryMap,
+        copies: &[(u64, usize, usize)],
+        edge: usize,
+    ) {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let len = copies.iter().map(|c| c.1 + c.2).max().unwrap_or(0);
         for round in 0..200 {
             let expected: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
             let mut replayed = expected.clone();
             // Differences in a few chunks of 1 KiB, some on the element that straddles the
-            // boundary of two chunks (segment 1 starts at an odd offset).
+            // boundary of two chunks at `edge`.
             const CHUNK: u64 = 1024;
             let mut chunks = std::collections::BTreeSet::new();
             for k in 0..rng.usize(0..6) {
                 let at = if k == 0 && round % 2 == 1 {
-                    5120 + rng.usize(0..2)
+                    edge + rng.usize(0..2)
                 } else {
                     rng.usize(..len)
                 };
@@ -265,29 +325,31 @@ mod tests {
                     chunks.insert(at as u64 / CHUNK - 1);
                 }
             }
+            // Chunks are cut at the copies' edges, as a session's fingerprints are.
             let ranges: Vec<(u64, u64)> = chunks
                 .iter()
-                .map(|c| (c * CHUNK, CHUNK.min(len as u64 - c * CHUNK)))
+                .flat_map(|c| {
+                    let (s, e) = (c * CHUNK, ((c + 1) * CHUNK).min(len as u64));
+                    copies.iter().filter_map(move |&(_, o, n)| {
+                        let (s, e) = (s.max(o as u64), e.min((o + n) as u64));
+                        (s < e).then(|| (s, e - s))
+                    })
+                })
                 .collect();
-            // Bytes outside the ranges are never read: make them garbage.
+            // Bytes outside what is read back are never used: make them garbage.
             let mut partial = vec![0xAAu8; len];
             for &(o, n) in &ranges {
-                let (s, e) = (
-                    o.saturating_sub(WIDEN) as usize,
-                    ((o + n + WIDEN) as usize).min(len),
-                );
+                let (s, e) = widened(copies, o as usize, n as usize).expect("inside a copy");
                 partial[s..e].copy_from_slice(&replayed[s..e]);
             }
             let typed = Comparison::parse_spec("f32:rtol=1e-3").unwrap();
             for cmp in [None, Some(&typed)] {
-                let whole = verify(&map, &expected, &replayed, cmp);
-                let within = verify_within(&map, &expected, &partial, &ranges, cmp);
-                assert_eq!(within.passed, whole.passed, "round {round}");
-                assert_eq!(
-                    within.differing_bytes, whole.differing_bytes,
-                    "round {round}"
-                );
-                assert_eq!(within.first_ranges, whole.first_ranges, "round {round}");
+                let whole = verify(map, &expected, &replayed, cmp);
+                let within = verify_within(map, &expected, &partial, &ranges, cmp);
+                let at = format!("layout {layout}, round {round}");
+                assert_eq!(within.passed, whole.passed, "{at}");
+                assert_eq!(within.differing_bytes, whole.differing_bytes, "{at}");
+                assert_eq!(within.first_ranges, whole.first_ranges, "{at}");
                 let key = |v: &VerifyOutcome| {
                     v.regions
                         .iter()
@@ -302,9 +364,23 @@ mod tests {
                         })
                         .collect::<Vec<_>>()
                 };
-                assert_eq!(key(&within), key(&whole), "round {round}");
+                assert_eq!(key(&within), key(&whole), "{at}");
             }
         }
+    }
+
+    #[test]
+    fn reads_back_widen_within_the_chunks_of_one_allocation_only() {
+        let copies = [
+            (0x1000, 0, 4096),
+            (0x2000, 4096, 4096),
+            (0x9000, 8192, 4096),
+        ];
+        // Into the chunk before (the same allocation), not into the next allocation.
+        assert_eq!(widened(&copies, 4096, 4096), Some((4080, 8192)));
+        assert_eq!(widened(&copies, 8192, 1024), Some((8192, 9232)));
+        assert_eq!(widened(&copies, 0, 10), Some((0, 26)));
+        assert_eq!(widened(&copies, 12288, 1), None, "outside every copy");
     }
 
     fn map(size: u64) -> MemoryMap {

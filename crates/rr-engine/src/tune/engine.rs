@@ -49,10 +49,14 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn to_line(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "\"quit\"".into());
+    /// The command as one line; an error when it names a path that is not UTF-8 (JSON cannot
+    /// carry it).
+    pub fn to_line(&self) -> Result<String, String> {
+        let mut s = serde_json::to_string(self).map_err(|_| {
+            "a path that is not UTF-8 cannot be sent to an engine (rename it)".to_string()
+        })?;
         s.push('\n');
-        s
+        Ok(s)
     }
 
     pub fn parse(line: &str) -> Result<Command, String> {
@@ -67,22 +71,31 @@ pub struct VariantImage {
     pub kernel: String,
 }
 
+/// The environment variable a tuner sets to its process id when it starts an engine, so that
+/// an engine whose tuner died before the engine could look ends at once.
+pub const TUNER_PID_ENV: &str = "RR_TUI_TUNER_PID";
+
 /// End this process when the tuner that started it dies (even by SIGKILL): an engine left
 /// behind would hold its GPU, and a hung kernel would hold it for ever. A thread watches for
 /// the parent to change (the orphan is handed to another process) and kills the process, hung
-/// kernel or not. Not a death signal (`PR_SET_PDEATHSIG`): that fires when the *thread* that
+/// kernel or not; a parent other than the tuner named in [`TUNER_PID_ENV`] means it is gone
+/// already. Not a death signal (`PR_SET_PDEATHSIG`): that fires when the *thread* that
 /// started the engine ends, and `tune DIR`'s worker threads end with each instance's sweep
 /// while their engines go on to the next instance.
 pub fn end_with_parent() {
-    let parent = rustix::process::getppid();
+    let named = std::env::var(TUNER_PID_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .and_then(rustix::process::Pid::from_raw);
+    let parent = named.or_else(rustix::process::getppid);
     let watch = move || loop {
-        std::thread::sleep(std::time::Duration::from_millis(200));
         if rustix::process::getppid() != parent {
             let _ = rustix::process::kill_process(
                 rustix::process::getpid(),
                 rustix::process::Signal::KILL,
             );
         }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     };
     let _ = std::thread::Builder::new()
         .name("parent watch".into())
@@ -220,7 +233,7 @@ mod tests {
             }),
             energy: Some(EnergyPolicy::sweep(1.0)),
         };
-        let line = c.to_line();
+        let line = c.to_line().unwrap();
         assert_eq!(line.matches('\n').count(), 1);
         assert_eq!(Command::parse(&line).unwrap(), c);
         assert_eq!(Command::parse("\"quit\"").unwrap(), Command::Quit);
@@ -229,11 +242,18 @@ mod tests {
             descriptor: "rec/k.json".into(),
         };
         assert_eq!(
-            load.to_line(),
+            load.to_line().unwrap(),
             "{\"load\":{\"id\":2,\"descriptor\":\"rec/k.json\"}}\n",
             "externally tagged with its id first, as the engine hub reads run ids"
         );
-        assert_eq!(Command::parse(&load.to_line()).unwrap(), load);
+        assert_eq!(Command::parse(&load.to_line().unwrap()).unwrap(), load);
+        // A path JSON cannot carry is refused, not sent as something else.
+        use std::os::unix::ffi::OsStrExt;
+        let odd = Command::Load {
+            id: 3,
+            descriptor: std::ffi::OsStr::from_bytes(b"rec/\xff.json").into(),
+        };
+        assert!(odd.to_line().unwrap_err().contains("not UTF-8"));
         assert!(Command::parse("{\"measure\":{}}").is_err());
     }
 }
