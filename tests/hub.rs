@@ -516,6 +516,17 @@ fn a_simulated_engine_refuses_a_sweep_that_is_no_regular_file_without_blocking()
         .code(1)
         .stdout(predicate::str::contains(r#""event":"error""#))
         .stdout(predicate::str::contains("regular file"));
+    // The instance an engine serves (at its start, or by `load`) is read by the same reader:
+    // a FIFO is refused before anything waits on it, GPU or not.
+    Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("engine")
+        .arg(&fifo)
+        .write_stdin("\"quit\"\n")
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("not a regular file"));
 }
 
 /// An engine started by a thread that then ends lives on (`tune DIR` hands engines from one

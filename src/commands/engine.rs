@@ -60,32 +60,23 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
     let mut next = (a.descriptor.clone(), setup.run);
     loop {
         let (descriptor, run) = next;
-        let served = Served {
-            session: &mut session,
-            meter: &mut meter,
-        };
-        match serve_instance(a, &descriptor, run, served, &mut commands)? {
+        match serve_instance(a, &descriptor, run, &mut session, &mut meter, &mut commands)? {
             Some(other) => next = other,
             None => return Ok(()),
         }
     }
 }
 
-/// What an engine keeps from one instance to the next: the session (its memory stays on the
-/// GPU) and NVML's meter.
-struct Served<'a> {
-    session: &'a mut Option<Session>,
-    meter: &'a mut Option<rr_engine::replay::energy::Meter>,
-}
-
-/// Serve one instance: open the session (or switch the one open to it), say `ready` tagged
-/// with `run`, then measure until the end of input (None) or a `load` command (the next
-/// instance, with the command's id).
+/// Serve one instance: open the session (or switch the one open to it: `session` and NVML's
+/// `meter` go on from one instance to the next), say `ready` tagged with `run`, then measure
+/// until the end of input (None) or a `load` command (the next instance, with the command's
+/// id).
 fn serve_instance(
     a: &EngineArgs,
     descriptor: &Path,
     run: u64,
-    served: Served<'_>,
+    session: &mut Option<Session>,
+    meter: &mut Option<rr_engine::replay::energy::Meter>,
     commands: &mut Commands,
 ) -> std::result::Result<Option<(PathBuf, u64)>, Failure> {
     let printer = Printer { json: true, run };
@@ -116,7 +107,7 @@ fn serve_instance(
     } else {
         None
     };
-    let session = match served.session {
+    let session = match session {
         Some(session) => {
             let switched = session
                 .switch_to(&inst, &mut |e| printer.emit(e))
@@ -132,15 +123,15 @@ fn serve_instance(
                 .then(|| std::time::Duration::from_secs_f64(a.kernel_timeout));
             let opened =
                 open::session(&inst, &recorded, true, kernel_timeout, &printer).map_err(failed)?;
-            served.session.insert(opened)
+            session.insert(opened)
         }
     };
     // NVML is opened before the first `ready`: a GPU whose energy cannot be read is refused at
     // the start of the sweep with NVML's reason, not once per configuration.
-    if a.energy && served.meter.is_none() {
-        *served.meter = Some(rr_engine::replay::energy::meter(session).map_err(failed)?);
+    if a.energy && meter.is_none() {
+        *meter = Some(rr_engine::replay::energy::meter(session).map_err(failed)?);
     }
-    let meter = served.meter.as_ref();
+    let meter = meter.as_ref();
     printer.emit(Event::Ready {
         rated_clock_mhz: session.reference_clock_mhz(),
         ptx: session.has_ptx(),

@@ -172,6 +172,15 @@ pub struct Chunks {
 }
 
 impl Chunks {
+    /// Entry `i` of `chunks`; a segment of its own past their end (memory not from a
+    /// descriptor).
+    pub fn of(chunks: &[Chunks], i: usize) -> Chunks {
+        chunks
+            .get(i)
+            .copied()
+            .unwrap_or(Chunks { first: i, count: 1 })
+    }
+
     /// `segment 4`, or `segment 4–19 (16 chunks)`.
     pub fn name(&self) -> String {
         match self.count {

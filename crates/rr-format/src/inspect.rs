@@ -665,9 +665,7 @@ fn limits(l: [u32; 2]) -> String {
 impl Inspection {
     /// How segment `i` of [`Inspection::segments`] is named (by the descriptor's segments).
     fn segment_name(&self, i: usize) -> String {
-        self.chunks
-            .get(i)
-            .map_or_else(|| format!("segment {i}"), |c| c.name())
+        crate::descriptor::Chunks::of(&self.chunks, i).name()
     }
 }
 

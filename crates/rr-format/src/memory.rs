@@ -65,19 +65,12 @@ impl MemoryMap {
     /// How segment `si` is named: by the descriptor's segment it starts at (`segment 4`, or
     /// `segment 4–19 (16 chunks)` for an allocation recorded in chunks).
     pub fn segment_name(&self, si: usize) -> String {
-        self.chunks
-            .get(si)
-            .copied()
-            .unwrap_or(Chunks {
-                first: si,
-                count: 1,
-            })
-            .name()
+        Chunks::of(&self.chunks, si).name()
     }
 
     /// The descriptor's index of segment `si`'s first chunk.
     pub fn segment_number(&self, si: usize) -> usize {
-        self.chunks.get(si).map_or(si, |c| c.first)
+        Chunks::of(&self.chunks, si).first
     }
 
     /// Build from segments (in file order) and the launch arguments.
