@@ -84,6 +84,11 @@ pub struct ReplayArgs {
     /// The run id every JSON event carries (set by the explorer and `tune`).
     #[arg(long, default_value_t = 1, hide = true)]
     pub run_id: u64,
+    /// After this replay, read more from stdin (one JSON array of arguments a line) and keep
+    /// the memory on the GPU when the next instance maps the same ranges (the explorer's
+    /// replay process).
+    #[arg(long, requires = "json", hide = true)]
+    pub serve: bool,
 }
 
 /// The launch a replay runs instead of the recorded one (`replay` and `profile`), checked

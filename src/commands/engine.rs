@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
-use rr_engine::replay::session::{error_kind, RunError, Session, Switched};
+use rr_engine::replay::session::{error_kind, RunError, Session};
 use rr_engine::replay::{launch, Overrides, ReplayInstance, Verify};
 use rr_engine::snapshot::open_recorded;
 use rr_engine::tune::engine::{self, Command, Expected};
@@ -114,7 +114,7 @@ fn serve_instance(
                 .map_err(failed)?;
             printer.emit(Event::Phase {
                 name: "switched".into(),
-                detail: describe_switch(&switched),
+                detail: switched.to_string(),
             });
             session
         }
@@ -175,18 +175,6 @@ fn serve_instance(
             Err(e) => return Err((id, e.kind(), e.to_string())),
         }
     }
-}
-
-/// The `switched` phase: what stayed on the GPU and what was loaded.
-fn describe_switch(s: &Switched) -> String {
-    let size = |b: u64| humansize::format_size(b, humansize::BINARY);
-    format!(
-        "{} of {} kept on the GPU, {} read and uploaded, in {:.3} s",
-        size(s.kept),
-        size(s.total),
-        size(s.uploaded),
-        s.seconds
-    )
 }
 
 /// The commands on stdin, one JSON object a line (each line bounded).

@@ -19,6 +19,9 @@ use rr_engine::diff::job::IndexJob;
 use rr_engine::replay::child::ChildRun;
 
 const TICK: Duration = Duration::from_millis(250);
+/// How long the last replay's process (and the instance's memory on the GPU) is kept for the
+/// next replay.
+const REPLAY_KEPT_FOR: Duration = Duration::from_secs(300);
 
 /// Undo what set-up did, ignoring failures: when the terminal has gone away (hang-up) every
 /// write fails with EIO, and `ratatui::restore` would report that with `eprintln!`, which
@@ -86,10 +89,21 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             for cmd in cmds {
                 match cmd {
                     Cmd::StartReplay { request, .. } => {
+                        // The last replay's process, still waiting, takes it: a neighbouring
+                        // instance switches in with the memory already on the GPU.
+                        if replay
+                            .as_ref()
+                            .is_some_and(|c| c.replay_next(&request).is_ok())
+                        {
+                            continue;
+                        }
+                        if let Some(c) = replay.take() {
+                            c.cancel();
+                        }
                         let exe = executable()?;
                         let sink = tx.clone();
                         let run = request.run_id;
-                        match ChildRun::replay(&exe, &request, move |tagged| {
+                        match ChildRun::serve_replays(&exe, &request, move |tagged| {
                             let _ = sink.send(Msg::Replay(tagged));
                         }) {
                             Ok(child) => replay = Some(child),
@@ -106,6 +120,10 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         }
                     }
                     Cmd::StartTune { run, args, .. } => {
+                        // Its engines need the GPU memory the last replay still holds.
+                        if let Some(c) = replay.take() {
+                            c.cancel();
+                        }
                         tune = start_child(&mut app, &tx, &args, run, "tune", Msg::Tune)?;
                     }
                     Cmd::CancelTune => {
@@ -114,6 +132,9 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                         }
                     }
                     Cmd::StartProfile { run, args, .. } => {
+                        if let Some(c) = replay.take() {
+                            c.cancel();
+                        }
                         profile = start_child(&mut app, &tx, &args, run, "profile", Msg::Profile)?;
                     }
                     Cmd::CancelProfile => {
@@ -148,6 +169,16 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             }
             if app.quit {
                 return Ok(());
+            }
+            // A replay process kept for the next replay gives its GPU memory back after a while.
+            if replay
+                .as_ref()
+                .and_then(ChildRun::idle_for)
+                .is_some_and(|idle| idle > REPLAY_KEPT_FOR)
+            {
+                if let Some(c) = replay.take() {
+                    c.cancel();
+                }
             }
             // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
             // the open pair on every turn (two fstat calls).

@@ -114,6 +114,10 @@ PY
             echo "load threads $n: $(RR_TUI_LOAD_THREADS=$n XDG_CACHE_HOME=$cache python3 tests/gpu/probes/first_rep.py "$RR" "$json" --repetitions 1)"
         done
     fi
+    # The explorer's replays of every instance, one after the other: one serving process
+    # against a fresh process each.
+    echo "explorer replays (verify, 1 repetition):"
+    XDG_CACHE_HOME=$cache python3 tests/gpu/probes/serve_replays.py "$RR" "$dir" --repetitions 1 --verify | sed 's/^/  /'
     # Every instance swept (the recorded configuration, 5 samples): engines kept from one
     # instance to the next against fresh ones.
     local flags mode t

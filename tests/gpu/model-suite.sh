@@ -126,4 +126,12 @@ rows = lambda s: [(r["instance"], r["outcome"], r["verified"], r["failed"]) for 
 print(rows(a)); print(rows(b))
 sys.exit(0 if rows(a) == rows(b) and all(r[1] == "swept" and r[2] > 0 for r in rows(a)) else 1)
 PY
+# The explorer's replays: one serving process takes the next instance on stdin and keeps the
+# resident memory on the GPU; the same verdicts as a fresh process per replay.
+python3 tests/gpu/probes/serve_replays.py "$RR" "$M" --repetitions 3 --verify >"$W/serve.txt" 2>&1; rc=$?
+cat "$W/serve.txt" | tee -a "$OUTDIR/model-serve.txt" >>"$LOG"
+served=$(tail -n 1 "$W/serve.txt")
+[ "$rc" -eq 0 ] && grep -q "2 GiB of 2.00 GiB kept on the GPU" "$W/serve.txt" \
+  && ok "explorer replays: the next instance switches into the served process ($served)" \
+  || bad "explorer replays through one process" "exit $rc: $served"
 expect "check resident" 0 "0 error" -- "$RR" check "$M"

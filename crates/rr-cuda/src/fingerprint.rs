@@ -19,15 +19,21 @@ use crate::error::{check, teardown, Call, CudaError, Result};
 pub const LEAF: u64 = 1 << 20;
 /// Threads per block (the kernel's `__launch_bounds__`).
 const THREADS: u32 = 256;
+/// Streams the launches are spread over. Memory is recorded in 64 MiB chunks, one launch of 64
+/// blocks each: on a single stream those run one after another on half of an H100's 132 SMs
+/// (0.06 s for 24 GiB, against 0.02 s for one launch over a whole allocation). Sixteen
+/// streams keep up to 1 024 blocks in flight, which fills the GPU; the values do not change,
+/// since each launch hashes its own range.
+const STREAMS: usize = 16;
 /// The kernel, compiled from `kernels/leaf_hash.cu` by `tests/gpu/make_ptx.sh`.
 const PTX: &str = include_str!("../kernels/leaf_hash.ptx");
 
-/// The kernel loaded into the context current when it was made, with its own stream and
+/// The kernel loaded into the context current when it was made, with its own streams and
 /// output buffer.
 pub struct Fingerprinter {
     module: sys::CUmodule,
     function: sys::CUfunction,
-    stream: sys::CUstream,
+    streams: Vec<sys::CUstream>,
     out: sys::CUdeviceptr,
     out_len: usize,
 }
@@ -47,15 +53,18 @@ impl Fingerprinter {
         let mut f = Fingerprinter {
             module,
             function: std::ptr::null_mut(),
-            stream: std::ptr::null_mut(),
+            streams: Vec::with_capacity(STREAMS),
             out: 0,
             out_len: 0,
         };
         // SAFETY: `module` is live and the name NUL-terminated.
         f.function = unsafe { result::module::get_function(module, c"rr_leaf_hash".into()) }
             .call("cuModuleGetFunction")?;
-        f.stream = result::stream::create(result::stream::StreamKind::NonBlocking)
-            .call("cuStreamCreate")?;
+        for _ in 0..STREAMS {
+            let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+                .call("cuStreamCreate")?;
+            f.streams.push(stream);
+        }
         Ok(f)
     }
 
@@ -75,15 +84,30 @@ impl Fingerprinter {
             .map_err(|_| too_large("the fingerprints of these ranges"))?;
         self.reserve(bytes)?;
         let mut at = 0u64;
+        let mut launched = 0usize;
         for (&(addr, len), n) in ranges.iter().zip(&leaves) {
             let Some(n) = *n else { continue };
             if n > 0 {
-                self.launch(addr, len, n as u32, self.out + at * 16)?;
+                let stream = self.streams[launched % self.streams.len()];
+                let launch = self.launch(stream, addr, len, n as u32, self.out + at * 16);
+                launched += 1;
+                if let Err(e) = launch {
+                    // Nothing may still write the output buffer when it is reused or freed.
+                    self.synchronize_all(launched);
+                    return Err(e);
+                }
             }
             at += n;
         }
-        // SAFETY: `stream` is ours and live.
-        unsafe { result::stream::synchronize(self.stream) }.call("cuStreamSynchronize")?;
+        // Every stream that was given work must have finished before the sums are read: the
+        // copy below is on the legacy stream, which does not wait for non-blocking streams, and
+        // a sum read early would make changed memory look stored already.
+        for (i, &stream) in self.streams.iter().enumerate().take(launched) {
+            // SAFETY: `stream` is ours and live.
+            unsafe { result::stream::synchronize(stream) }
+                .call("cuStreamSynchronize")
+                .map_err(|e| e.context(format!("waiting for fingerprint stream {i}")))?;
+        }
         let mut sums = vec![0u8; bytes];
         if bytes > 0 {
             // SAFETY: `out` holds at least `bytes` bytes (reserved above); synchronous copy.
@@ -124,7 +148,22 @@ impl Fingerprinter {
         }
     }
 
-    fn launch(&self, addr: u64, len: u64, leaves: u32, out: u64) -> Result<()> {
+    /// Waits, ignoring errors, for the streams the first `launched` launches went to.
+    fn synchronize_all(&self, launched: usize) {
+        for &stream in self.streams.iter().take(launched) {
+            // SAFETY: `stream` is ours and live.
+            teardown(unsafe { result::stream::synchronize(stream) }.call("cuStreamSynchronize"));
+        }
+    }
+
+    fn launch(
+        &self,
+        stream: sys::CUstream,
+        addr: u64,
+        len: u64,
+        leaves: u32,
+        out: u64,
+    ) -> Result<()> {
         let mut words = [addr, len, LEAF, out];
         let mut ptrs: Vec<*mut c_void> = words
             .iter_mut()
@@ -144,7 +183,7 @@ impl Fingerprinter {
                 1,
                 1,
                 0,
-                self.stream,
+                stream,
                 ptrs.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -156,11 +195,11 @@ impl Fingerprinter {
 impl Drop for Fingerprinter {
     fn drop(&mut self) {
         self.release_out();
-        // SAFETY: the stream and module made in `new`, destroyed once (a context destroyed
+        // SAFETY: the streams and module made in `new`, destroyed once (a context destroyed
         // meanwhile makes these calls fail harmlessly).
         unsafe {
-            if !self.stream.is_null() {
-                teardown(result::stream::destroy(self.stream).call("cuStreamDestroy"));
+            for &stream in &self.streams {
+                teardown(result::stream::destroy(stream).call("cuStreamDestroy"));
             }
             teardown(result::module::unload(self.module).call("cuModuleUnload"));
         }

@@ -16,23 +16,37 @@ use rr_format::memory::MemoryMap;
 use crate::cli::{ReplayArgs, MAX_REPETITIONS};
 use crate::error::{Error, Result};
 use crate::output;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 mod ab;
 pub(crate) mod open;
 pub(crate) mod printer;
+mod serve;
 
 use printer::{Printer, PREFIX};
 
 pub fn run(a: &ReplayArgs) -> Result<i32> {
+    if a.serve {
+        return serve::run(a);
+    }
     let req = a.request();
     let printer = Printer {
         json: a.json,
         run: req.run_id,
     };
-    match replay(&req, &printer) {
+    Ok(finish(replay(&req, &printer), &printer))
+}
+
+/// Say how a replay ended (`done`, after the `error` when it failed); the exit status.
+fn finish(outcome: std::result::Result<bool, Failure>, printer: &Printer) -> i32 {
+    match outcome {
         Ok(ok) => {
             printer.emit(Event::Done { ok });
-            Ok(if ok { 0 } else { 1 })
+            if ok {
+                0
+            } else {
+                1
+            }
         }
         Err(e) => {
             let (kind, message) = match &e {
@@ -41,7 +55,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
             };
             printer.emit(Event::Error { kind, message });
             printer.emit(Event::Done { ok: false });
-            Ok(1)
+            1
         }
     }
 }
@@ -144,11 +158,21 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         protocol: PROTOCOL_VERSION,
         descriptor: req.descriptor.display().to_string(),
     });
-    let Checked {
-        inst,
-        launch: l,
-        candidate,
-    } = preflight(req)?;
+    let checked = preflight(req)?;
+    announce(req, &checked, printer)?;
+    let mut session = open_session(req, &checked, printer)?;
+    run_on(req, checked, &mut session, printer)
+}
+
+/// What is said, and refused, between the checks and the GPU: the instance's blobs against
+/// their names, a legacy replay's inferences, arguments pointing outside the recorded memory
+/// (refused under `--strict`), a usable driver; then the launch.
+fn announce(
+    req: &ReplayRequest,
+    checked: &Checked,
+    printer: &Printer,
+) -> std::result::Result<(), Failure> {
+    let (inst, l) = (&checked.inst, &checked.launch);
     inst.verify_blobs()?;
     let d = &inst.descriptor;
     // What a legacy replay inferred is said before anything can fail on the GPU side.
@@ -181,6 +205,18 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         repetitions: req.repetitions,
         warmup: req.warmup,
     });
+    Ok(())
+}
+
+/// The run id a hung kernel is reported under: the replay being served.
+static HUNG_RUN: AtomicU64 = AtomicU64::new(0);
+
+/// Open the session of `checked`'s instance (see [`open::session`]).
+fn open_session(
+    req: &ReplayRequest,
+    checked: &Checked,
+    printer: &Printer,
+) -> std::result::Result<Session, Failure> {
     // An A/B replay launches each side at least twice: a warm-up, then the pairs.
     let launches = match req.candidate {
         Some(_) => req
@@ -189,11 +225,17 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
             .saturating_mul(2),
         None => req.repetitions.saturating_add(req.warmup),
     };
-    let calibrate = std::env::var_os("RR_TUI_CALIBRATE").is_some();
+    // A served replay keeps its input copy: the next replay may be as long as it likes.
+    let keep_pristine = launches > 1 || calibrating() || req.energy || serving();
     let kernel_timeout =
         (req.kernel_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(req.kernel_timeout));
-    let hang = *printer;
+    HUNG_RUN.store(printer.run, Ordering::Relaxed);
+    let json = printer.json;
     rr_engine::replay::watchdog::on_hang(Box::new(move |message| {
+        let hang = Printer {
+            json,
+            run: HUNG_RUN.load(Ordering::Relaxed),
+        };
         hang.emit(Event::Error {
             kind: rr_engine::replay::protocol::ErrorKind::Fault,
             message: message.to_string(),
@@ -201,15 +243,39 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         hang.emit(Event::Done { ok: false });
     }));
     let mut session = open::session(
-        &inst,
-        &l,
-        launches > 1 || calibrate || req.energy,
+        &checked.inst,
+        &checked.launch,
+        keep_pristine,
         kernel_timeout,
         printer,
     )?;
     if req.events_only {
         session.without_probes();
     }
+    Ok(session)
+}
+
+fn calibrating() -> bool {
+    std::env::var_os("RR_TUI_CALIBRATE").is_some()
+}
+
+fn serving() -> bool {
+    serve::SERVING.load(Ordering::Relaxed)
+}
+
+/// Time, verify and save the replay of `checked` in `session`, opened (or switched) for it.
+fn run_on(
+    req: &ReplayRequest,
+    checked: Checked,
+    session: &mut Session,
+    printer: &Printer,
+) -> std::result::Result<bool, Failure> {
+    let Checked {
+        inst,
+        launch: l,
+        candidate,
+    } = checked;
+    HUNG_RUN.store(printer.run, Ordering::Relaxed);
     let verify = match candidate {
         Some(_) => ab_verify(req),
         None => req.verify,
@@ -220,7 +286,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         // on the device needs.
         session.prepare_device_verification(&inst)?;
     }
-    if calibrate {
+    if calibrating() {
         let detail = session.calibrate(&inst)?;
         printer.emit(Event::Phase {
             name: "calibration".into(),
@@ -236,13 +302,13 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         printer,
     };
     if let (Some(file), Some(spec)) = (candidate, &req.candidate) {
-        return ab::run(&mut session, spec, file, &outputs, &cfg);
+        return ab::run(session, spec, file, &outputs, &cfg);
     }
     if req.energy {
         // Before the timed repetitions: they restore the input the back-to-back launches left.
-        let meter = rr_engine::replay::energy::meter(&session)?;
+        let meter = rr_engine::replay::energy::meter(session)?;
         let energy =
-            rr_engine::replay::energy::measure(&mut session, &cfg, &meter, &Default::default())?;
+            rr_engine::replay::energy::measure(session, &cfg, &meter, &Default::default())?;
         printer.emit(Event::Energy(energy));
     }
     let emit_rep =
@@ -278,7 +344,7 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
         reference_clock_mhz: Some(session.reference_clock_mhz()),
     });
 
-    let ok = outputs.check(&mut session, req.verify, false)?;
+    let ok = outputs.check(session, req.verify, false)?;
     if !printer.json && req.verify == Verify::No {
         output::line(&format!("{PREFIX} Replay done, verification skipped"));
     }

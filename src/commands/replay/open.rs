@@ -8,6 +8,7 @@ use rr_engine::replay::{Placeholders, ReplayInstance, Session};
 
 use super::printer::Printer;
 use crate::error::Error;
+use std::ffi::OsString;
 
 /// How many times a replay re-executes itself when its own mappings sit on recorded ranges.
 const MAX_FRESH_PROCESSES: u32 = 3;
@@ -72,20 +73,23 @@ pub(crate) fn session(
 
 /// Replace this process with a fresh copy of itself (new address-space layout under ASLR).
 fn reexec(attempt: u32) -> Error {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    exec_fresh(&args, &[(REEXEC_ENV, &attempt.to_string())])
+}
+
+/// Replace this process with a copy of the executable running `args`, with `env` added (and no
+/// count of earlier attempts unless `env` sets one). Returns only when that fails, with why.
+pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
     use std::os::unix::process::CommandExt;
     let exe = match std::env::current_exe() {
         Ok(e) => e,
-        Err(e) => {
-            return Error::invalid(format!(
-                "cannot re-execute to free recorded address ranges: {e}"
-            ))
-        }
+        Err(e) => return Error::invalid(format!("cannot start a fresh replay process: {e}")),
     };
-    let err = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(REEXEC_ENV, attempt.to_string())
-        .exec();
-    Error::invalid(format!(
-        "cannot re-execute to free recorded address ranges: {err}"
-    ))
+    let mut command = std::process::Command::new(exe);
+    command.args(args).env_remove(REEXEC_ENV);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let err = command.exec();
+    Error::invalid(format!("cannot start a fresh replay process: {err}"))
 }

@@ -1,7 +1,7 @@
 """A model-sized process (issue 20): GIB GiB of data resident on the GPU that the kernels do not
 change, then five small elementwise kernels. With CHANGE > 0, that percentage of the resident
-memory is rewritten before each small kernel (whole 1 GiB tensors, rounded), as weights
-updated between steps would be.
+memory is rewritten before each small kernel (whole 1 GiB tensors, rounded; below 1 GiB, the
+start of one tensor), as weights updated between steps would be.
 
     python3 resident.py GIB CHANGE [one]
 
@@ -26,6 +26,8 @@ else:
 x = torch.arange(1 << 16, device="cuda", dtype=torch.float32)
 torch.cuda.synchronize()
 per_step = round(gib * change / 100)
+# Less than a GiB a step: that many elements at the start of one tensor (a different one a step).
+part = 0 if per_step or change <= 0 else max(1, round(gib * change / 100 * (1 << 28)))
 ops = [
     lambda a: a * 2.0,
     lambda a: a + 1.0,
@@ -37,10 +39,12 @@ t0 = time.perf_counter()
 for k, op in enumerate(ops):
     for j in range(per_step):
         big[(k * per_step + j) % gib].add_(1.0)
+    if part:
+        big[k % gib][:part].add_(1.0)
     x = op(x)
 torch.cuda.synchronize()
 t1 = time.perf_counter()
 print(
-    f"kernel_phase_s={t1 - t0:.3f} changed_per_step_gib={per_step} "
+    f"kernel_phase_s={t1 - t0:.3f} changed_per_step_gib={per_step or part / (1 << 28):.3g} "
     f"checksum={x.double().sum().item():.9e} resident={sum(b[0].item() for b in big):.3f}"
 )

@@ -1,11 +1,12 @@
 //! Drive a child process of the `rr-tui` binary that streams protocol events (`replay --json`,
 //! `tune --events`) and hand them to a sink.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::protocol::{ErrorKind, Event, Tagged};
 use super::request::ReplayRequest;
@@ -17,17 +18,70 @@ const STDERR_TAIL: usize = 3;
 #[derive(Clone)]
 pub struct ChildRun {
     child: Arc<Mutex<Option<Child>>>,
+    /// The run being served: events of other runs are dropped.
+    state: Arc<Mutex<RunState>>,
+    /// A serving replay child's stdin, where further requests go ([`ChildRun::replay_next`]).
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+}
+
+struct RunState {
     run: u64,
+    /// When its `done` came (None: still running).
+    done_at: Option<Instant>,
+    /// The child's output has ended: it serves nothing more.
+    ended: bool,
 }
 
 impl ChildRun {
-    /// Start `exe replay … --json --run-id N` (see [`ChildRun::spawn`]).
-    pub fn replay(
+    /// Start `exe replay … --json --serve`: a replay child that, once `request` is done, takes
+    /// further replays through [`ChildRun::replay_next`] and keeps the memory on the GPU from
+    /// one to the next when it can. Events of each run go to `sink` as with
+    /// [`ChildRun::spawn`]; a death without `done` ends the run being served.
+    pub fn serve_replays(
         exe: &Path,
         request: &ReplayRequest,
         sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
-        ChildRun::spawn(exe, &request.to_args(), request.run_id, "replay", sink)
+        let mut args = request.to_args();
+        args.push("--serve".into());
+        ChildRun::start(exe, &args, request.run_id, "replay", true, sink)
+    }
+
+    /// Hand `request` to a serving child whose last run is done. Refused (nothing sent) when
+    /// the child serves nothing more or is still busy: then start another.
+    pub fn replay_next(&self, request: &ReplayRequest) -> std::io::Result<()> {
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?;
+        if state.ended || state.done_at.is_none() {
+            return Err(std::io::Error::other("the replay process is not waiting"));
+        }
+        let mut stdin = self
+            .stdin
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?;
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(std::io::Error::other(
+                "the replay process takes no requests",
+            ));
+        };
+        let mut line = serde_json::to_vec(&request.to_args()).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        // Under the state's lock: the reader cannot end a run between the switch of run ids and
+        // the request reaching the child, so a child that died meanwhile fails the write here
+        // (the caller starts another) or fails the new run there, never both.
+        pipe.write_all(&line)?;
+        pipe.flush()?;
+        state.run = request.run_id;
+        state.done_at = None;
+        Ok(())
+    }
+
+    /// How long a serving child has waited since its last run was done (None: busy or gone).
+    pub fn idle_for(&self) -> Option<Duration> {
+        let state = self.state.lock().ok()?;
+        (!state.ended).then_some(state.done_at?.elapsed())
     }
 
     /// Start `exe ARGS…`, a command that prints protocol events tagged with run id `run` (one
@@ -45,11 +99,26 @@ impl ChildRun {
         args: &[String],
         run: u64,
         what: &'static str,
+        sink: impl FnMut(Tagged) + Send + 'static,
+    ) -> std::io::Result<ChildRun> {
+        ChildRun::start(exe, args, run, what, false, sink)
+    }
+
+    fn start(
+        exe: &Path,
+        args: &[String],
+        run: u64,
+        what: &'static str,
+        serving: bool,
         mut sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let mut child = Command::new(exe)
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(if serving {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -63,46 +132,59 @@ impl ChildRun {
             .take()
             .ok_or_else(|| std::io::Error::other("no stderr"))?;
         let handle = ChildRun {
+            stdin: Arc::new(Mutex::new(child.stdin.take())),
             child: Arc::new(Mutex::new(Some(child))),
-            run,
+            state: Arc::new(Mutex::new(RunState {
+                run,
+                done_at: None,
+                ended: false,
+            })),
         };
-        let waiter = handle.clone();
+        // Not the whole handle: the child's stdin must close when the last handle goes.
+        let (child, state) = (handle.child.clone(), handle.state.clone());
         std::thread::Builder::new()
             .name(format!("{what}-run-{run}"))
             .spawn(move || {
-                let err_thread = std::thread::spawn(move || {
-                    // Bounded: a child that floods stderr cannot grow our memory.
-                    let mut s = String::new();
-                    let _ = (&mut stderr).take(1 << 20).read_to_string(&mut s);
-                    let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-                    s
-                });
-                let mut done = false;
-                let tag = |event| Tagged { run, event };
+                let err_thread = std::thread::spawn(move || stderr_end(&mut stderr));
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { break };
                     if line.trim().is_empty() {
                         continue;
                     }
+                    let Ok(mut state) = state.lock() else {
+                        break;
+                    };
+                    if state.done_at.is_some() {
+                        continue; // between runs nothing is expected
+                    }
+                    let run = state.run;
                     match Tagged::parse(&line) {
                         Ok(t) if t.run == run => {
-                            done |= matches!(t.event, Event::Done { .. });
+                            if matches!(t.event, Event::Done { .. }) {
+                                state.done_at = Some(Instant::now());
+                            }
                             sink(t);
                         }
                         Ok(_) => {}
-                        Err(msg) => sink(tag(Event::Phase {
-                            name: "output".into(),
-                            detail: msg,
-                        })),
+                        Err(msg) => sink(Tagged {
+                            run,
+                            event: Event::Phase {
+                                name: "output".into(),
+                                detail: msg,
+                            },
+                        }),
                     }
                 }
                 let stderr_text = err_thread.join().unwrap_or_default();
-                let status = waiter
-                    .child
+                let status = child
                     .lock()
                     .ok()
                     .and_then(|mut c| c.as_mut().and_then(|c| c.wait().ok()));
-                if !done {
+                let Ok(mut state) = state.lock() else {
+                    return;
+                };
+                state.ended = true;
+                if state.done_at.is_none() {
                     let why = match status {
                         Some(s) if s.code().is_none() => {
                             format!("the {what} process was killed (cancelled or crashed)")
@@ -113,21 +195,28 @@ impl ChildRun {
                         ),
                         None => format!("the {what} process could not be waited for"),
                     };
-                    sink(tag(Event::Error {
-                        kind: ErrorKind::Setup,
-                        message: match stderr_tail(&stderr_text) {
-                            Some(tail) => format!("{why}: {tail}"),
-                            None => why,
+                    let run = state.run;
+                    sink(Tagged {
+                        run,
+                        event: Event::Error {
+                            kind: ErrorKind::Setup,
+                            message: match stderr_tail(&stderr_text) {
+                                Some(tail) => format!("{why}: {tail}"),
+                                None => why,
+                            },
                         },
-                    }));
-                    sink(tag(Event::Done { ok: false }));
+                    });
+                    sink(Tagged {
+                        run,
+                        event: Event::Done { ok: false },
+                    });
                 }
             })?;
         Ok(handle)
     }
 
     pub fn run_id(&self) -> u64 {
-        self.run
+        self.state.lock().map_or(0, |s| s.run)
     }
 
     /// Kill the child and the processes it started.
@@ -144,6 +233,28 @@ impl ChildRun {
             }
         }
     }
+}
+
+/// What a child wrote on stderr: the last MiB of it (a long-lived child that keeps writing
+/// cannot grow our memory, and its last words are the ones that explain its end).
+fn stderr_end(stderr: &mut impl Read) -> String {
+    const KEEP: usize = 1 << 20;
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match stderr.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > 2 * KEEP {
+                    kept.drain(..kept.len() - KEEP);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&kept).into_owned()
 }
 
 /// The last lines of a child's stderr, joined, or None when it wrote nothing.
@@ -249,5 +360,76 @@ mod tests {
             "{rest:?}"
         );
         assert_eq!(rest[1], Event::Done { ok: false });
+    }
+
+    /// A serving child takes the next request once its run is done, on stdin; stale events of
+    /// the last run are dropped; its death without `done` ends the run being served, and after
+    /// that it takes nothing.
+    #[test]
+    fn a_serving_child_takes_runs_one_after_another() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let script = r#"
+            echo '{"run":1,"event":"done","ok":true}'
+            read line
+            case "$line" in
+              '["replay","x.json","--json","--run-id","2",'*) ;;
+              *) echo "unexpected request: $line" >&2; exit 9 ;;
+            esac
+            echo '{"run":1,"event":"phase","name":"stale","detail":""}'
+            echo '{"run":2,"event":"phase","name":"switched","detail":"kept"}'
+            while [ ! -e "$0" ]; do sleep 0.01; done
+            echo '{"run":2,"event":"done","ok":true}'
+            read line
+            echo 'gone' >&2
+            exit 3
+        "#;
+        // Run 2 finishes once this file exists.
+        let go = std::env::temp_dir().join(format!("rr-tui-serve-test-{}", std::process::id()));
+        let _ = std::fs::remove_file(&go);
+        let args = vec![
+            "-c".to_string(),
+            script.to_string(),
+            go.display().to_string(),
+        ];
+        let child = ChildRun::start(Path::new("/bin/sh"), &args, 1, "replay", true, move |t| {
+            let _ = tx.send(t);
+        })
+        .unwrap();
+        let next = || rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(next().event, Event::Done { ok: true });
+        let mut request = ReplayRequest::new("x.json".into());
+        request.run_id = 2;
+        // The reader marks the run done right after handing it over: wait for that.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while child.idle_for().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.replay_next(&request).unwrap();
+        assert_eq!(child.idle_for(), None, "busy with run 2");
+        request.run_id = 3;
+        assert!(child.replay_next(&request).is_err(), "refused while busy");
+        let t = next();
+        assert_eq!(t.run, 2);
+        assert!(matches!(t.event, Event::Phase { name, .. } if name == "switched"));
+        std::fs::write(&go, b"").unwrap();
+        assert_eq!(next().event, Event::Done { ok: true });
+        let _ = std::fs::remove_file(&go);
+        while child.idle_for().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.replay_next(&request).unwrap();
+        let t = next();
+        assert_eq!(t.run, 3);
+        assert!(
+            matches!(&t.event, Event::Error { message, .. } if message == "the replay process exited with status 3 without finishing: gone"),
+            "{t:?}"
+        );
+        assert_eq!(next().event, Event::Done { ok: false });
+        request.run_id = 4;
+        assert!(
+            child.replay_next(&request).is_err(),
+            "an ended child takes nothing"
+        );
+        assert_eq!(child.idle_for(), None);
     }
 }

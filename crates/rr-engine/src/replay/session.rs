@@ -1021,6 +1021,21 @@ pub struct Switched {
     pub seconds: f64,
 }
 
+/// As the `switched` phase says it: what stayed on the GPU and what was loaded.
+impl std::fmt::Display for Switched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+        write!(
+            f,
+            "{} of {} kept on the GPU, {} read and uploaded, in {:.3} s",
+            size(self.kept),
+            size(self.total),
+            size(self.uploaded),
+            self.seconds
+        )
+    }
+}
+
 /// The parts of a session that come from its instance's descriptor and image.
 struct Bound {
     params: Params,
