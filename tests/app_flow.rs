@@ -1431,3 +1431,48 @@ fn the_heatmap_picks_its_axes_among_those_that_vary() {
         "round and back"
     );
 }
+
+/// A replay of an instance with more than a GiB of memory writes no `.replay_output` (it is
+/// verified on the GPU, and the kept replay process takes the next instance in a fraction of a
+/// second instead of writing tens of GiB); the output → replay pair then says how to get it.
+#[test]
+fn a_large_instances_replay_keeps_no_output_and_says_so() {
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let stem = dir.join("12965991079383468724_4571022325904014944");
+    let size = 3u64 << 29; // 1.5 GiB, sparse
+    for side in ["record_input", "record_output"] {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(stem.with_extension(side))
+            .unwrap();
+        f.set_len(size).unwrap();
+    }
+    let json = stem.with_extension("json");
+    let text = std::fs::read_to_string(&json)
+        .unwrap()
+        .replace("\"VAllocSize\":268435456", "\"VAllocSize\":2147483648");
+    std::fs::write(&json, text).unwrap();
+    let mut a = rr_tui::tui::load_app(dir, Ok(()), std::env::temp_dir()).unwrap();
+    let i = (0..a.rows.len())
+        .find(|&i| a.rows[i].json_path == json)
+        .unwrap();
+    while a.current() != Some(i) {
+        key(&mut a, KeyCode::Down);
+    }
+    let cmds = key(&mut a, KeyCode::Char('v'));
+    let Some(Cmd::StartReplay { request, .. }) = cmds.into_iter().next() else {
+        panic!("no replay started: {}", status(&a))
+    };
+    assert!(
+        !request.save_output,
+        "1.5 GiB: verified on the GPU, not saved"
+    );
+    a.update(ev(request.run_id, Event::Done { ok: true }));
+    key(&mut a, KeyCode::Char('3'));
+    key(&mut a, KeyCode::Char('p'));
+    let said = status(&a);
+    assert!(
+        said.contains("keeps no replay output over 1 GiB") && said.contains("--save-output"),
+        "{said}"
+    );
+}

@@ -12,6 +12,12 @@ use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
 use rr_format::{Descriptor, InstanceFiles};
 
+/// Replays of instances with more memory than this write no `.replay_output`: they are verified
+/// on the GPU (only differing chunks come back), so a neighbouring instance's replay in the
+/// kept process takes a fraction of a second, not the minute of reading back and writing tens
+/// of GiB into the session directory.
+pub const SAVED_OUTPUT_LIMIT: u64 = 1 << 30;
+
 impl App {
     /// Ask a worker to inspect the selected (and the marked) instance, once each.
     pub fn ensure_inspection(&mut self) -> Vec<Cmd> {
@@ -47,6 +53,21 @@ impl App {
                 .or_else(|| self.rows[i].old_replay_output.clone())
             {
                 Some(p) => Some(p),
+                None if self.replays.contains_key(&i)
+                    && self.rows[i]
+                        .input_len
+                        .is_some_and(|n| n > SAVED_OUTPUT_LIMIT) =>
+                {
+                    self.set_status(
+                        format!(
+                            "the explorer keeps no replay output over {}: `rr-tui replay {} --verify --save-output` writes it",
+                            humansize::format_size(SAVED_OUTPUT_LIMIT, humansize::BINARY),
+                            rr_format::text::visible_path(&self.rows[i].json_path)
+                        ),
+                        true,
+                    );
+                    return vec![];
+                }
                 None => {
                     self.set_status(
                         "no replay output for this instance yet: press v to replay and verify",
@@ -122,7 +143,10 @@ impl App {
         vec![Cmd::Work(Work::new(move || Msg::ReplayChecked {
             instance: i,
             result: crate::commands::replay::preflight(&request)
-                .map(|_| Box::new(request))
+                .map(|checked| {
+                    request.save_output = checked.inst.input_len <= SAVED_OUTPUT_LIMIT;
+                    Box::new(request)
+                })
                 .map_err(|e| e.to_string()),
         }))]
     }
