@@ -7,7 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod error;
-pub mod lines;
+pub use rr_engine::lines;
 pub mod output;
 pub mod tui;
 

@@ -1476,3 +1476,52 @@ fn a_large_instances_replay_keeps_no_output_and_says_so() {
         "{said}"
     );
 }
+
+/// A kept replay process says what it did with the last replay's memory on a line of its own
+/// that later events do not overwrite; `c` with no replay running ends a kept process.
+#[test]
+fn the_kept_replay_process_is_shown_and_c_ends_it() {
+    let mut a = app("llvm-two-kernels", true);
+    let cmds = key(&mut a, KeyCode::Char('v'));
+    let Some(Cmd::StartReplay { instance, request }) = cmds.into_iter().next() else {
+        panic!("no replay started")
+    };
+    let run = request.run_id;
+    let switched = "2.00 GiB of 2.00 GiB kept on the GPU, 2.00 MiB read and uploaded, in 0.087 s";
+    a.update(ev(
+        run,
+        Event::Phase {
+            name: "switched".into(),
+            detail: switched.into(),
+        },
+    ));
+    a.update(ev(
+        run,
+        Event::Summary {
+            kernel_ns: Default::default(),
+            host_ns: Default::default(),
+            restore_ns: Default::default(),
+            clock_mhz: None,
+            discarded: 0,
+            reference_clock_mhz: None,
+        },
+    ));
+    a.update(ev(run, Event::Done { ok: true }));
+    assert_eq!(
+        a.replays[&instance].memory.as_deref(),
+        Some(format!("memory kept from the last replay: {switched}").as_str())
+    );
+    assert_eq!(a.replays[&instance].detail, "repetitions done");
+
+    // Nothing kept: nothing to cancel. Kept (the runtime says so): `c` ends it.
+    assert!(key(&mut a, KeyCode::Char('c')).is_empty());
+    assert!(status(&a).contains("nothing to cancel"), "{}", status(&a));
+    a.replay_kept = true;
+    let cmds = key(&mut a, KeyCode::Char('c'));
+    assert!(matches!(cmds.as_slice(), [Cmd::CancelReplay]));
+    assert!(
+        status(&a).contains("its GPU memory is free"),
+        "{}",
+        status(&a)
+    );
+}

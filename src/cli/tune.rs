@@ -67,8 +67,9 @@ pub struct TuneArgs {
     /// With a directory: start a new engine process for every instance. By default a GPU's
     /// engine goes on to the next instance and keeps on the GPU every range that holds the same
     /// recorded bytes at the same address (a model's weights are loaded once, not once per
-    /// instance); an instance whose memory lies elsewhere, or that uses page-locked host memory,
-    /// CUDA arrays, textures or surfaces, gets a new engine anyway, and the output says why.
+    /// instance); an instance whose memory is laid out differently (the program allocated or
+    /// freed memory in between), or that uses page-locked host memory, CUDA arrays, textures or
+    /// surfaces, gets a new engine anyway, and the output says why.
     /// Results do not depend on it (the GPU suite checks the verdicts); use it to rule out
     /// anything carried over from one instance to the next.
     #[arg(long, help_heading = "Recording")]

@@ -266,7 +266,7 @@ pub static BINDINGS: &[Binding] = &[
         [(KeyCode::Char('c'), NONE)],
         "c",
         Cancel,
-        "cancel the running replay",
+        "cancel the running replay, or end the kept one (frees GPU memory)",
         None
     ),
     b!(
@@ -436,7 +436,7 @@ pub static BINDINGS: &[Binding] = &[
         [(KeyCode::Char('c'), NONE)],
         "c",
         Cancel,
-        "cancel the running replay",
+        "cancel the running replay, or end the kept one (frees GPU memory)",
         Some("cancel")
     ),
     b!(

@@ -22,6 +22,9 @@ const TICK: Duration = Duration::from_millis(250);
 /// How long the last replay's process (and the instance's memory on the GPU) is kept for the
 /// next replay.
 const REPLAY_KEPT_FOR: Duration = Duration::from_secs(300);
+/// The longest the explorer waits for a killed replay process to be gone before a sweep or a
+/// profile starts (the driver frees its memory as it exits; typically well under a second).
+const FREEING_LIMIT: Duration = Duration::from_secs(10);
 
 /// Undo what set-up did, ignoring failures: when the terminal has gone away (hang-up) every
 /// write fails with EIO, and `ratatui::restore` would report that with `eprintln!`, which
@@ -62,6 +65,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     let mut first_frame = true;
     let result = (|| -> Result<()> {
         loop {
+            app.replay_kept = replay.as_ref().is_some_and(|c| c.idle_for().is_some());
             terminal
                 .draw(|f| super::ui::draw(&app, &theme, f))
                 .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
@@ -122,7 +126,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                     Cmd::StartTune { run, args, .. } => {
                         // Its engines need the GPU memory the last replay still holds.
                         if let Some(c) = replay.take() {
-                            c.cancel();
+                            c.cancel_and_wait(FREEING_LIMIT);
                         }
                         tune = start_child(&mut app, &tx, &args, run, "tune", Msg::Tune)?;
                     }
@@ -133,7 +137,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                     }
                     Cmd::StartProfile { run, args, .. } => {
                         if let Some(c) = replay.take() {
-                            c.cancel();
+                            c.cancel_and_wait(FREEING_LIMIT);
                         }
                         profile = start_child(&mut app, &tx, &args, run, "profile", Msg::Profile)?;
                     }
@@ -178,6 +182,13 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
             {
                 if let Some(c) = replay.take() {
                     c.cancel();
+                    app.set_status(
+                        format!(
+                            "the kept replay process ended after {} idle minutes: its GPU memory is free",
+                            REPLAY_KEPT_FOR.as_secs() / 60
+                        ),
+                        false,
+                    );
                 }
             }
             // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check

@@ -109,12 +109,12 @@ tune_dir() { # NAME FLAGS...
 }
 read -r rc_keep s_keep < <(tune_dir tune-kept)
 read -r rc_fresh s_fresh < <(tune_dir tune-fresh --fresh-engines)
-kept=$(grep -c "engine kept from the last instance: 2 GiB of 2.00 GiB kept" "$W/tune-kept.txt")
+kept=$(grep -c "engine kept from the last instance: 2.00 GiB of 2.00 GiB kept" "$W/tune-kept.txt")
 # The first instance (torch.rand filling the first tensor) ran before the second was allocated.
-moved=$(grep -c "could not go on (cannot switch to this instance: its memory lies at other addresses)" "$W/tune-kept.txt")
+moved=$(grep -c "a new engine: its memory is laid out differently" "$W/tune-kept.txt")
 fresh_kept=$(grep -c "engine kept from the last instance" "$W/tune-fresh.txt")
 swept=$(grep -c "^== instance " "$W/tune-kept.txt")
-grep -E "engine kept from the last instance|could not go on" "$W/tune-kept.txt" | sed 's/^ */  /' | tee -a "$OUTDIR/model-tune-dir.txt"
+grep -E "engine kept from the last instance|a new engine" "$W/tune-kept.txt" | sed 's/^ */  /' | tee -a "$OUTDIR/model-tune-dir.txt"
 echo "tune DIR over $swept instance(s): kept engines ${s_keep} s, fresh engines ${s_fresh} s" | tee -a "$OUTDIR/model-tune-dir.txt"
 [ "$rc_keep" -eq 0 ] && [ "$rc_fresh" -eq 0 ] && [ "$kept" -ge $((swept - 2)) ] && [ $((kept + moved)) -eq $((swept - 1)) ] && [ "$fresh_kept" -eq 0 ] \
   && ok "tune DIR: engines go on to the next instance keeping the resident 2 GiB on the GPU ($kept of $((swept - 1)) switches; ${s_keep} s, fresh engines ${s_fresh} s)" \
@@ -131,7 +131,7 @@ PY
 python3 tests/gpu/probes/serve_replays.py "$RR" "$M" --repetitions 3 --verify >"$W/serve.txt" 2>&1; rc=$?
 cat "$W/serve.txt" | tee -a "$OUTDIR/model-serve.txt" >>"$LOG"
 served=$(tail -n 1 "$W/serve.txt")
-[ "$rc" -eq 0 ] && grep -q "2 GiB of 2.00 GiB kept on the GPU" "$W/serve.txt" \
+[ "$rc" -eq 0 ] && grep -q "2.00 GiB of 2.00 GiB kept on the GPU" "$W/serve.txt" \
   && ok "explorer replays: the next instance switches into the served process ($served)" \
   || bad "explorer replays through one process" "exit $rc: $served"
 expect "check resident" 0 "0 error" -- "$RR" check "$M"

@@ -102,12 +102,19 @@ impl Fingerprinter {
         // Every stream that was given work must have finished before the sums are read: the
         // copy below is on the legacy stream, which does not wait for non-blocking streams, and
         // a sum read early would make changed memory look stored already.
+        let mut waited = Ok(());
         for (i, &stream) in self.streams.iter().enumerate().take(launched) {
             // SAFETY: `stream` is ours and live.
-            unsafe { result::stream::synchronize(stream) }
+            let r = unsafe { result::stream::synchronize(stream) }
                 .call("cuStreamSynchronize")
-                .map_err(|e| e.context(format!("waiting for fingerprint stream {i}")))?;
+                .map_err(|e| e.context(format!("waiting for fingerprint stream {i}")));
+            // Every stream is waited for, even after one failed: none may still write `out`
+            // when it is reused or freed.
+            if waited.is_ok() {
+                waited = r;
+            }
         }
+        waited?;
         let mut sums = vec![0u8; bytes];
         if bytes > 0 {
             // SAFETY: `out` holds at least `bytes` bytes (reserved above); synchronous copy.
@@ -194,6 +201,8 @@ impl Fingerprinter {
 
 impl Drop for Fingerprinter {
     fn drop(&mut self) {
+        // Nothing may write the output buffer once it is freed.
+        self.synchronize_all(self.streams.len());
         self.release_out();
         // SAFETY: the streams and module made in `new`, destroyed once (a context destroyed
         // meanwhile makes these calls fail harmlessly).

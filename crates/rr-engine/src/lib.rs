@@ -5,6 +5,7 @@
 
 pub mod diff;
 pub mod error;
+pub mod lines;
 pub mod profile;
 pub mod replay;
 pub mod snapshot;

@@ -77,16 +77,24 @@ fn reexec(attempt: u32) -> Error {
     exec_fresh(&args, &[(REEXEC_ENV, &attempt.to_string())])
 }
 
-/// Replace this process with a copy of the executable running `args`, with `env` added (and no
-/// count of earlier attempts unless `env` sets one). Returns only when that fails, with why.
+/// Set on the fresh copy of a serving replay process: why the replay it runs could not switch
+/// in (`commands::replay::serve`).
+pub(crate) const FRESH_REASON_ENV: &str = "RR_TUI_SERVE_FRESH";
+
+/// Replace this process with a copy of the executable running `args`, with `env` added (and
+/// neither a count of earlier attempts nor a reason for a fresh copy unless `env` sets them).
+/// Returns only when that fails, with why.
 pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
     use std::os::unix::process::CommandExt;
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return Error::invalid(format!("cannot start a fresh replay process: {e}")),
-    };
-    let mut command = std::process::Command::new(exe);
-    command.args(args).env_remove(REEXEC_ENV);
+    // This very binary, even when its file has been replaced or deleted since it started.
+    let mut command = std::process::Command::new("/proc/self/exe");
+    if let Some(arg0) = std::env::args_os().next() {
+        command.arg0(arg0);
+    }
+    command
+        .args(args)
+        .env_remove(REEXEC_ENV)
+        .env_remove(FRESH_REASON_ENV);
     for (k, v) in env {
         command.env(k, v);
     }

@@ -11,12 +11,15 @@
 //! next replay. The end of input ends it.
 
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use rr_engine::replay::protocol::{Event, PROTOCOL_VERSION};
 use rr_engine::replay::{ReplayRequest, Session};
 
+use super::open::FRESH_REASON_ENV;
 use super::printer::Printer;
 use super::{announce, finish, open, open_session, preflight, run_on, Checked, Failure};
 use crate::cli::{Cli, Command, ReplayArgs};
@@ -28,9 +31,6 @@ pub(super) static SERVING: AtomicBool = AtomicBool::new(false);
 
 /// A request line longer than this is not one of ours.
 const MAX_REQUEST: u64 = 1 << 20;
-
-/// Set on the fresh copy of a serving process: why the replay it runs could not switch in.
-const FRESH_REASON_ENV: &str = "RR_TUI_SERVE_FRESH";
 
 /// The open session and what it was opened with that a switch cannot change.
 struct Held {
@@ -44,44 +44,79 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     SERVING.store(true, Ordering::Relaxed);
     let mut request = a.request();
     let mut held: Option<Held> = None;
-    let mut stdin = std::io::stdin().lock();
+    // Whether this process has served a replay (a later one without a session needs a fresh
+    // process: this one's state after a failure is not to be trusted).
+    let mut served = false;
+    let mut stdin = BufReader::with_capacity(1, UnbufferedStdin);
     let mut line = Vec::new();
+    let mut status;
     loop {
         let printer = Printer {
             json: true,
             run: request.run_id,
         };
-        match serve_one(&request, &printer, &mut held) {
-            Served::Finished(outcome) => {
-                let failed = outcome.is_err();
-                let status = finish(outcome, &printer);
-                if failed && held.is_none() {
-                    return Ok(status);
-                }
-            }
-            Served::Fresh { why, args } => {
+        match serve_one(&request, &printer, &mut held, served) {
+            Served::Finished(outcome) => status = finish(outcome, &printer),
+            Served::Fresh(why) => {
+                let mut args: Vec<OsString> =
+                    request.to_args().into_iter().map(OsString::from).collect();
+                args.push("--serve".into());
                 // Freed here, not by exec: the device memory must be free for the copy.
                 drop(held.take());
                 return Err(open::exec_fresh(&args, &[(FRESH_REASON_ENV, &why)]));
             }
         }
-        match next_request(&mut stdin, &mut line)? {
-            Some(next) => request = next,
-            None => return Ok(0),
-        }
+        served = true;
+        // The process goes on after a failure too, until the end of input: a `done` is never
+        // followed by an exit that would drop the next request on the floor.
+        request = loop {
+            match next_request(&mut stdin, &mut line) {
+                Ok(Some(next)) => break next,
+                Ok(None) => return Ok(status),
+                Err((Some(run), e)) => {
+                    // A request whose run is known gets its answer; the session stays.
+                    let printer = Printer { json: true, run };
+                    printer.emit(Event::Start {
+                        protocol: PROTOCOL_VERSION,
+                        descriptor: String::new(),
+                    });
+                    status = finish(Err(e.into()), &printer);
+                }
+                Err((None, e)) => return Err(e),
+            }
+        };
+    }
+}
+
+/// Stdin read without read-ahead (through a one-byte buffer): a process that replaces itself
+/// leaves the requests after the one it read in the pipe, for its successor.
+struct UnbufferedStdin;
+
+impl Read for UnbufferedStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        rustix::io::read(std::io::stdin().as_fd(), buf).map_err(std::io::Error::from)
     }
 }
 
 enum Served {
-    /// The replay ran (or failed: then `held` is emptied unless nothing was touched).
+    /// The replay ran, or failed (then `held` is emptied unless nothing was touched).
     Finished(std::result::Result<bool, Failure>),
-    /// It needs a process of its own: `why`, and the arguments to run it with.
-    Fresh { why: String, args: Vec<OsString> },
+    /// It needs a process of its own, for this reason.
+    Fresh(String),
 }
 
-/// Serve `req`: in a new session when none is held, in the held one when it can switch.
-fn serve_one(req: &ReplayRequest, printer: &Printer, held: &mut Option<Held>) -> Served {
+/// Serve `req`: in a new session when none is held (and this process served none before), in
+/// the held one when it can switch, else in a fresh process.
+fn serve_one(
+    req: &ReplayRequest,
+    printer: &Printer,
+    held: &mut Option<Held>,
+    served: bool,
+) -> Served {
     let Some(h) = held.as_mut() else {
+        if served {
+            return Served::Fresh("the last replay process could not go on".into());
+        }
         let opened = first(req, printer);
         return Served::Finished(opened.map(|(ok, h)| {
             *held = Some(h);
@@ -97,13 +132,13 @@ fn serve_one(req: &ReplayRequest, printer: &Printer, held: &mut Option<Held>) ->
         }
     };
     if let Some(why) = cannot_switch(h, req, &checked) {
-        let mut args: Vec<OsString> = req.to_args().into_iter().map(OsString::from).collect();
-        args.push("--serve".into());
-        return Served::Fresh { why, args };
+        return Served::Fresh(why);
     }
     start(req, printer);
+    if let Err(e) = announce(req, &checked, printer) {
+        return Served::Finished(Err(e)); // refused before the GPU: the session stays
+    }
     let outcome = (|| {
-        announce(req, &checked, printer)?;
         let switched = h
             .session
             .switch_to(&checked.inst, &mut |e| printer.emit(e))?;
@@ -165,26 +200,31 @@ fn cannot_switch(held: &Held, req: &ReplayRequest, checked: &Checked) -> Option<
     } else if req.events_only != held.events_only {
         Some("another timing method (events only) is asked for".into())
     } else {
-        held.session
-            .unswitchable(&checked.inst)
-            .map(|why| format!("the last replay's memory cannot be reused: {why}"))
+        held.session.unswitchable(&checked.inst).map(str::to_string)
     }
 }
 
+/// A request that cannot be served, with its run id when the line names one.
+type Refused = (Option<u64>, Error);
+
 /// The next request on stdin; None at the end of input.
 fn next_request(
-    stdin: &mut std::io::StdinLock<'static>,
+    stdin: &mut impl BufRead,
     line: &mut Vec<u8>,
-) -> Result<Option<ReplayRequest>> {
+) -> std::result::Result<Option<ReplayRequest>, Refused> {
     loop {
-        match crate::lines::next(stdin, MAX_REQUEST, line)
-            .map_err(|e| Error::invalid(format!("reading replay requests: {e}")))?
-        {
+        match crate::lines::next(stdin, MAX_REQUEST, line).map_err(|e| {
+            (
+                None,
+                Error::invalid(format!("reading replay requests: {e}")),
+            )
+        })? {
             None => return Ok(None),
             Some(Line::Cut) => {
-                return Err(Error::invalid(format!(
-                    "a replay request longer than {MAX_REQUEST} bytes"
-                )))
+                return Err((
+                    None,
+                    Error::invalid(format!("a replay request longer than {MAX_REQUEST} bytes")),
+                ))
             }
             Some(Line::Whole) if line.trim_ascii().is_empty() => continue,
             Some(Line::Whole) => return parse_request(line).map(Some),
@@ -193,25 +233,35 @@ fn next_request(
 }
 
 /// A request line: a JSON array of the arguments of `rr-tui replay … --json`.
-fn parse_request(line: &[u8]) -> Result<ReplayRequest> {
+fn parse_request(line: &[u8]) -> std::result::Result<ReplayRequest, Refused> {
     let args: Vec<String> = serde_json::from_slice(line).map_err(|e| {
-        Error::invalid(format!(
-            "a replay request is a JSON array of rr-tui's arguments: {e}"
-        ))
+        let why = format!("a replay request is a JSON array of rr-tui's arguments: {e}");
+        (None, Error::invalid(why))
     })?;
+    let run = args
+        .iter()
+        .position(|a| a == "--run-id")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok());
     let cli =
         Cli::try_parse_from(std::iter::once("rr-tui".to_string()).chain(args)).map_err(|e| {
-            let said = e.to_string();
-            let first = said.lines().next().unwrap_or_default();
-            Error::invalid(format!(
-                "a replay request's arguments: {}",
-                first.trim_start_matches("error: ")
-            ))
+            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+            let why = match e.kind() {
+                DisplayHelp | DisplayVersion => "--help and --version are not replays".into(),
+                _ => {
+                    let said = e.to_string();
+                    let first = said.lines().next().unwrap_or_default();
+                    first.trim_start_matches("error: ").to_string()
+                }
+            };
+            let why = format!("a replay request's arguments: {why}");
+            (run, Error::invalid(why))
         })?;
     match cli.command {
         Some(Command::Replay(a)) if a.json => Ok(a.request()),
-        _ => Err(Error::invalid(
-            "a replay request must be the arguments of `replay … --json`",
+        _ => Err((
+            run,
+            Error::invalid("a replay request must be the arguments of `replay … --json`"),
         )),
     }
 }
@@ -226,22 +276,58 @@ mod tests {
         want.run_id = 7;
         want.repetitions = 5;
         let line = serde_json::to_vec(&want.to_args()).unwrap();
-        assert_eq!(parse_request(&line).unwrap(), want);
+        assert_eq!(parse_request(&line).map_err(|e| e.1).unwrap(), want);
     }
 
     #[test]
-    fn anything_else_is_refused_with_the_reason() {
-        for (line, says) in [
-            (&b"{\"replay\": 1}"[..], "JSON array"),
+    fn anything_else_is_refused_with_the_reason_and_the_run_when_it_is_named() {
+        let cases: [(&[u8], Option<u64>, &str); 6] = [
+            (br#"{"replay": 1}"#, None, "JSON array"),
             (
-                b"[\"replay\", \"x.json\", \"--repetitions\", \"0x\"]",
+                br#"["replay", "x.json", "--repetitions", "0x"]"#,
+                None,
                 "arguments",
             ),
-            (b"[\"replay\", \"x.json\"]", "--json"),
-            (b"[\"inspect\", \"x.json\"]", "--json"),
-        ] {
-            let e = parse_request(line).unwrap_err().to_string();
-            assert!(e.contains(says), "{e}");
+            (
+                br#"["replay", "x.json", "--run-id", "4", "--repetitions", "0x"]"#,
+                Some(4),
+                "invalid value",
+            ),
+            (
+                br#"["replay", "x.json", "--help"]"#,
+                None,
+                "--help and --version are not replays",
+            ),
+            (
+                br#"["replay", "x.json", "--run-id", "9"]"#,
+                Some(9),
+                "--json",
+            ),
+            (br#"["inspect", "x.json"]"#, None, "--json"),
+        ];
+        for (line, run, says) in cases {
+            let (got, e) = parse_request(line).unwrap_err();
+            assert_eq!(got, run);
+            assert!(e.to_string().contains(says), "{e}");
         }
+    }
+
+    /// Requests are read a byte at a time: nothing after the first line is taken from the pipe
+    /// (a process that replaces itself leaves the rest to its successor).
+    #[test]
+    fn a_request_is_read_without_taking_the_next_one() {
+        let mut want = ReplayRequest::new("x.json".into());
+        want.run_id = 3;
+        let mut pipe = serde_json::to_vec(&want.to_args()).unwrap();
+        pipe.extend_from_slice(b"\n[\"next\"]\n");
+        let mut reader = BufReader::with_capacity(1, &pipe[..]);
+        let mut line = Vec::new();
+        let got = next_request(&mut reader, &mut line)
+            .map_err(|e| e.1)
+            .unwrap();
+        assert_eq!(got, Some(want));
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, b"[\"next\"]\n");
     }
 }

@@ -68,7 +68,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     /// A stand-in engine: ready at once; `load` of an instance named `moved*` is refused as a
-    /// real engine refuses an instance at other addresses, any other is switched to.
+    /// real engine refuses an instance laid out differently, any other is switched to.
     const ENGINE: &str = r#"#!/bin/sh
 echo '{"run":0,"event":"ready","rated_clock_mhz":1000.0,"ptx":false}'
 while read -r line; do
@@ -77,7 +77,7 @@ while read -r line; do
       id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
       case "$line" in
         *moved*)
-          echo "{\"run\":$id,\"event\":\"error\",\"kind\":\"setup\",\"message\":\"cannot switch to this instance: its memory lies at other addresses\"}"
+          echo "{\"run\":$id,\"event\":\"error\",\"kind\":\"setup\",\"message\":\"cannot switch to this instance: its memory is laid out differently\"}"
           exit 1;;
       esac
       echo "{\"run\":$id,\"event\":\"phase\",\"name\":\"switched\",\"detail\":\"1 GiB of 1 GiB kept\"}"
@@ -119,7 +119,7 @@ done
         e.switch(Path::new("b.json")).unwrap();
         assert_eq!(e.switched.as_deref(), Some("1 GiB of 1 GiB kept"));
         let refused = e.switch(Path::new("moved.json")).unwrap_err();
-        assert!(refused.contains("other addresses"), "{refused}");
+        assert!(refused.contains("laid out differently"), "{refused}");
         assert!(take(&args("c.json", 0)).is_none(), "taken once");
 
         // Not keeping: a finished engine quits.

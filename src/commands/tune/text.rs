@@ -3,6 +3,7 @@
 
 use rr_engine::replay::energy::joules_text;
 use rr_engine::replay::protocol::{Event, Tagged};
+use rr_engine::replay::session::SWITCH_REFUSED;
 use rr_engine::tune::defines::Defines;
 use rr_engine::tune::space::dim;
 use rr_engine::tune::trial::DeviceInfo;
@@ -165,7 +166,10 @@ impl Printer {
             ),
             Carried::Refused(why) => (
                 "warning",
-                format!("a new engine: the last instance's could not go on ({why})"),
+                format!(
+                    "a new engine: {}",
+                    why.strip_prefix(SWITCH_REFUSED).unwrap_or(why)
+                ),
             ),
         });
         if self.events {

@@ -595,6 +595,13 @@ impl App {
 
     fn cancel_replay(&mut self) -> Vec<Cmd> {
         let Some(i) = self.running.take() else {
+            if std::mem::take(&mut self.replay_kept) {
+                self.set_status(
+                    "the kept replay process ended: its GPU memory is free",
+                    false,
+                );
+                return vec![Cmd::CancelReplay];
+            }
             self.set_status("nothing to cancel: no replay is running", false);
             return vec![];
         };

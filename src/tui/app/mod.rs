@@ -249,6 +249,9 @@ pub struct App {
     next_run: u64,
     pub replays: HashMap<usize, ReplayRun>,
     pub running: Option<usize>,
+    /// The last replay's process waits for the next replay, holding its instance's memory on
+    /// the GPU (set by the runtime, which owns the process).
+    pub replay_kept: bool,
     pub settings: ReplaySettings,
     /// Number of repetitions shown while the chart is frozen.
     pub frozen: Option<usize>,
@@ -317,6 +320,7 @@ impl App {
             next_run: 0,
             replays: HashMap::new(),
             running: None,
+            replay_kept: false,
             settings: ReplaySettings {
                 repetitions: 20,
                 grid: None,

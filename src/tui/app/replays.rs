@@ -46,6 +46,9 @@ pub struct ReplayRun {
     pub restore_gbps: Option<f64>,
     pub verification: Option<VerifyOutcome>,
     pub saved: Option<String>,
+    /// What a kept replay process did with the last replay's memory: kept it (`switched`) or
+    /// could not (`fresh`, why).
+    pub memory: Option<String>,
     /// An A/B replay's candidate: what it is, its times, its verification and the verdict.
     pub candidate: Option<CandidateRun>,
 }
@@ -75,6 +78,7 @@ impl ReplayRun {
             restore_gbps: None,
             verification: None,
             saved: None,
+            memory: None,
             candidate: None,
         }
     }
@@ -88,7 +92,16 @@ impl ReplayRun {
                 self.device = Some(format!("{name} (sm_{sm})"));
                 self.detail = "reserving recorded addresses".into();
             }
-            Event::Phase { name, detail } => self.detail = format!("{name}: {detail}"),
+            Event::Phase { name, detail } => {
+                match name.as_str() {
+                    "switched" => {
+                        self.memory = Some(format!("memory kept from the last replay: {detail}"))
+                    }
+                    "fresh" => self.memory = Some(detail.clone()),
+                    _ => {}
+                }
+                self.detail = format!("{name}: {detail}");
+            }
             Event::Restore {
                 gb_per_s,
                 between_reps,

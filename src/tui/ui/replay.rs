@@ -49,7 +49,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // the rest.
     let verdict_height = (verdict_lines.len() as u16 + 1).min(8);
     let [head, charts, stats, verdict] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(2 + u16::from(run.memory.is_some())),
         Constraint::Min(6),
         Constraint::Length(3),
         Constraint::Length(verdict_height),
@@ -145,6 +145,9 @@ fn settings_text(app: &App) -> String {
             rr_format::text::visible_path(&c.path)
         ));
     }
+    if app.replay_kept && app.running.is_none() {
+        text.push_str(" · replay process kept, holding its memory on the GPU (c frees it)");
+    }
     text
 }
 
@@ -163,7 +166,7 @@ fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rec
     } else {
         ""
     };
-    let lines = vec![
+    let mut lines = vec![
         Line::from(vec![
             Span::styled(format!("{state}{frozen}"), style),
             Span::styled(
@@ -181,6 +184,9 @@ fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rec
         ]),
         Line::from(Span::styled(run.detail.clone(), theme.dim)),
     ];
+    if let Some(memory) = &run.memory {
+        lines.push(Line::from(Span::styled(memory.clone(), theme.dim)));
+    }
     f.render_widget(Paragraph::new(lines), area);
 }
 

@@ -54,10 +54,17 @@ p = subprocess.Popen([rr, *args(descriptors[0], 1), "--serve"], stdin=subprocess
 for run, desc in enumerate(descriptors, 1):
     if run > 1:
         start = time.perf_counter()
-        p.stdin.write(json.dumps(args(desc, run)) + "\n")
-        p.stdin.flush()
+        try:
+            p.stdin.write(json.dumps(args(desc, run)) + "\n")
+            p.stdin.flush()
+        except BrokenPipeError:
+            served.append((None, 0.0, None, False, {"error": "the served process is gone"}))
+            continue
     served.append(follow(p.stdout, run, start))
-p.stdin.close()
+try:
+    p.stdin.close()
+except BrokenPipeError:
+    pass
 rc_served = p.wait()
 
 fresh = []

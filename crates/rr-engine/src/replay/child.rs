@@ -1,7 +1,7 @@
 //! Drive a child process of the `rr-tui` binary that streams protocol events (`replay --json`,
 //! `tune --events`) and hand them to a sink.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{ErrorKind, Event, Tagged};
 use super::request::ReplayRequest;
+use crate::lines::Line;
 
 /// Stderr lines quoted when a child dies without `done`.
 const STDERR_TAIL: usize = 3;
@@ -22,6 +23,7 @@ pub struct ChildRun {
     state: Arc<Mutex<RunState>>,
     /// A serving replay child's stdin, where further requests go ([`ChildRun::replay_next`]).
     stdin: Arc<Mutex<Option<ChildStdin>>>,
+    stderr: Arc<Mutex<StderrTail>>,
 }
 
 struct RunState {
@@ -30,7 +32,39 @@ struct RunState {
     done_at: Option<Instant>,
     /// The child's output has ended: it serves nothing more.
     ended: bool,
+    /// How many bytes of stderr came before this run: only what follows explains its end.
+    stderr_mark: u64,
 }
+
+/// The end of what a child wrote on stderr: the last MiB at most (a long-lived child that keeps
+/// writing cannot grow our memory), and how much it wrote in all.
+#[derive(Default)]
+struct StderrTail {
+    kept: Vec<u8>,
+    total: u64,
+}
+
+impl StderrTail {
+    const KEEP: usize = 1 << 20;
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.kept.extend_from_slice(bytes);
+        self.total += bytes.len() as u64;
+        if self.kept.len() > 2 * Self::KEEP {
+            self.kept.drain(..self.kept.len() - Self::KEEP);
+        }
+    }
+
+    /// What was written after the first `mark` bytes (as much of it as is kept).
+    fn since(&self, mark: u64) -> String {
+        let after = usize::try_from(self.total.saturating_sub(mark)).unwrap_or(usize::MAX);
+        let from = self.kept.len().saturating_sub(after);
+        String::from_utf8_lossy(&self.kept[from..]).into_owned()
+    }
+}
+
+/// An event line longer than this is not one of ours (a sweep's largest events are KiB).
+const MAX_EVENT_LINE: u64 = 16 << 20;
 
 impl ChildRun {
     /// Start `exe replay … --json --serve`: a replay child that, once `request` is done, takes
@@ -75,6 +109,7 @@ impl ChildRun {
         pipe.flush()?;
         state.run = request.run_id;
         state.done_at = None;
+        state.stderr_mark = self.stderr.lock().map_or(0, |t| t.total);
         Ok(())
     }
 
@@ -138,85 +173,115 @@ impl ChildRun {
                 run,
                 done_at: None,
                 ended: false,
+                stderr_mark: 0,
             })),
+            stderr: Arc::new(Mutex::new(StderrTail::default())),
         };
         // Not the whole handle: the child's stdin must close when the last handle goes.
-        let (child, state) = (handle.child.clone(), handle.state.clone());
+        let (child, state, tail) = (
+            handle.child.clone(),
+            handle.state.clone(),
+            handle.stderr.clone(),
+        );
         std::thread::Builder::new()
             .name(format!("{what}-run-{run}"))
             .spawn(move || {
-                let err_thread = std::thread::spawn(move || stderr_end(&mut stderr));
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
+                let err_tail = tail.clone();
+                let err_thread = std::thread::spawn(move || drain_stderr(&mut stderr, &err_tail));
+                let mut out = BufReader::new(stdout);
+                let mut buf = Vec::new();
+                // Never stops before the end of stdout: a child whose output is not read blocks.
+                while let Ok(Some(shape)) = crate::lines::next(&mut out, MAX_EVENT_LINE, &mut buf) {
+                    let line = String::from_utf8_lossy(&buf);
                     if line.trim().is_empty() {
                         continue;
                     }
-                    let Ok(mut state) = state.lock() else {
-                        break;
-                    };
-                    if state.done_at.is_some() {
-                        continue; // between runs nothing is expected
-                    }
-                    let run = state.run;
-                    match Tagged::parse(&line) {
-                        Ok(t) if t.run == run => {
-                            if matches!(t.event, Event::Done { .. }) {
-                                state.done_at = Some(Instant::now());
-                            }
-                            sink(t);
+                    // Decided under the lock, handed over after it: a sink may call back.
+                    let handed = {
+                        let Ok(mut state) = state.lock() else { break };
+                        if state.done_at.is_some() {
+                            continue; // between runs nothing is expected
                         }
-                        Ok(_) => {}
-                        Err(msg) => sink(Tagged {
-                            run,
-                            event: Event::Phase {
-                                name: "output".into(),
-                                detail: msg,
-                            },
-                        }),
+                        let run = state.run;
+                        match (shape, Tagged::parse(&line)) {
+                            (Line::Whole, Ok(t)) if t.run == run => {
+                                if matches!(t.event, Event::Done { .. }) {
+                                    state.done_at = Some(Instant::now());
+                                }
+                                Some(t)
+                            }
+                            (Line::Whole, Ok(_)) => None,
+                            (Line::Whole, Err(msg)) => Some(output_note(run, msg)),
+                            (Line::Cut, _) => Some(output_note(
+                                run,
+                                format!("a line longer than {MAX_EVENT_LINE} bytes, dropped"),
+                            )),
+                        }
+                    };
+                    if let Some(t) = handed {
+                        sink(t);
                     }
                 }
-                let stderr_text = err_thread.join().unwrap_or_default();
+                let _ = err_thread.join();
                 let status = child
                     .lock()
                     .ok()
                     .and_then(|mut c| c.as_mut().and_then(|c| c.wait().ok()));
-                let Ok(mut state) = state.lock() else {
-                    return;
+                let (run, mark) = {
+                    let Ok(mut state) = state.lock() else { return };
+                    state.ended = true;
+                    if state.done_at.is_some() {
+                        return;
+                    }
+                    (state.run, state.stderr_mark)
                 };
-                state.ended = true;
-                if state.done_at.is_none() {
-                    let why = match status {
-                        Some(s) if s.code().is_none() => {
-                            format!("the {what} process was killed (cancelled or crashed)")
-                        }
-                        Some(s) => format!(
-                            "the {what} process exited with status {} without finishing",
-                            s.code().unwrap_or(-1)
-                        ),
-                        None => format!("the {what} process could not be waited for"),
-                    };
-                    let run = state.run;
-                    sink(Tagged {
-                        run,
-                        event: Event::Error {
-                            kind: ErrorKind::Setup,
-                            message: match stderr_tail(&stderr_text) {
-                                Some(tail) => format!("{why}: {tail}"),
-                                None => why,
-                            },
+                let why = match status {
+                    Some(s) if s.code().is_none() => {
+                        format!("the {what} process was killed (cancelled or crashed)")
+                    }
+                    Some(s) => format!(
+                        "the {what} process exited with status {} without finishing",
+                        s.code().unwrap_or(-1)
+                    ),
+                    None => format!("the {what} process could not be waited for"),
+                };
+                let said = tail.lock().map(|t| t.since(mark)).unwrap_or_default();
+                sink(Tagged {
+                    run,
+                    event: Event::Error {
+                        kind: ErrorKind::Setup,
+                        message: match stderr_tail(&said) {
+                            Some(tail) => format!("{why}: {tail}"),
+                            None => why,
                         },
-                    });
-                    sink(Tagged {
-                        run,
-                        event: Event::Done { ok: false },
-                    });
-                }
+                    },
+                });
+                sink(Tagged {
+                    run,
+                    event: Event::Done { ok: false },
+                });
             })?;
         Ok(handle)
     }
 
     pub fn run_id(&self) -> u64 {
         self.state.lock().map_or(0, |s| s.run)
+    }
+
+    /// Kill the child and wait, at most `limit`, until it is gone (its GPU memory free for what
+    /// starts next); whether it went in time.
+    pub fn cancel_and_wait(&self, limit: Duration) -> bool {
+        self.cancel();
+        let until = Instant::now() + limit;
+        loop {
+            if self.state.lock().map_or(true, |s| s.ended) {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Kill the child and the processes it started.
@@ -235,26 +300,32 @@ impl ChildRun {
     }
 }
 
-/// What a child wrote on stderr: the last MiB of it (a long-lived child that keeps writing
-/// cannot grow our memory, and its last words are the ones that explain its end).
-fn stderr_end(stderr: &mut impl Read) -> String {
-    const KEEP: usize = 1 << 20;
-    let mut kept = Vec::new();
+/// Read a child's stderr to its end into `tail`.
+fn drain_stderr(stderr: &mut impl Read, tail: &Mutex<StderrTail>) {
     let mut buf = [0u8; 8192];
     loop {
         match stderr.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > 2 * KEEP {
-                    kept.drain(..kept.len() - KEEP);
+                if let Ok(mut t) = tail.lock() {
+                    t.push(&buf[..n]);
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
     }
-    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// A line of a child's stdout that is not an event, said as an `output` phase of `run`.
+fn output_note(run: u64, detail: String) -> Tagged {
+    Tagged {
+        run,
+        event: Event::Phase {
+            name: "output".into(),
+            detail,
+        },
+    }
 }
 
 /// The last lines of a child's stderr, joined, or None when it wrote nothing.

@@ -341,14 +341,15 @@ impl Session {
                     .is_some_and(|c| !c.objects.is_empty())
         };
         if inst.plan != self.plan {
-            Some("its memory lies at other addresses")
-        } else if !inst.host.is_empty()
-            || !self.host_copies.is_empty()
-            || !self.side_input.is_empty()
-        {
-            Some("it or the instance before uses page-locked host memory or CUDA arrays")
-        } else if has_objects(inst) || !self.objects.objects.is_empty() {
-            Some("it or the instance before uses texture or surface objects")
+            Some("its memory is laid out differently (the program allocated or freed memory in between)")
+        } else if !inst.host.is_empty() {
+            Some("this instance uses page-locked host memory or CUDA arrays")
+        } else if !self.host_copies.is_empty() || !self.side_input.is_empty() {
+            Some("the last instance used page-locked host memory or CUDA arrays")
+        } else if has_objects(inst) {
+            Some("this instance uses texture or surface objects")
+        } else if !self.objects.objects.is_empty() {
+            Some("the last instance used texture or surface objects")
         } else if matches!(self.pristine, Pristine::None) && self.input_len > 0 {
             Some("this session was opened for a single launch")
         } else {
@@ -367,9 +368,7 @@ impl Session {
         progress: &mut dyn FnMut(Event),
     ) -> Result<Switched> {
         if let Some(why) = self.unswitchable(inst) {
-            return Err(Error::invalid(format!(
-                "cannot switch to this instance: {why}"
-            )));
+            return Err(Error::invalid(format!("{SWITCH_REFUSED}{why}")));
         }
         let t = Instant::now();
         let bound = bind_instance(inst, &self.device, progress)?;
@@ -397,7 +396,8 @@ impl Session {
         self.pristine = keep_copy(&self.context, &self.memory, &self.stream, &input, &copies)?;
         drop(input);
         let seconds = t.elapsed().as_secs_f64();
-        progress(restored(inst.input_len, seconds, &self.pristine));
+        // What was written to the device, not what was already there: its rate is a real one.
+        progress(restored(uploaded, seconds, &self.pristine));
         let Bound {
             params,
             objects,
@@ -431,6 +431,13 @@ impl Session {
         self.copies = copies;
         self.input_len = inst.input_len;
         self.dirty = false;
+        // A switch keeps the device: said again, as a new session would, for whoever follows.
+        progress(Event::Device {
+            name: self.device.name.clone(),
+            sm: self.device.sm,
+            ordinal: self.device.ordinal,
+            rated_clock_mhz: Some(self.reference_clock_mhz),
+        });
         Ok(Switched {
             kept: kept.iter().map(|k| k.len as u64).sum(),
             uploaded,
@@ -1011,6 +1018,9 @@ impl Session {
     }
 }
 
+/// How [`Session::switch_to`]'s refusal starts (the reason follows).
+pub const SWITCH_REFUSED: &str = "cannot switch to this instance: ";
+
 /// What [`Session::switch_to`] did: bytes that stayed on the device, bytes read and uploaded
 /// (the rest was copied on the device), the instance's bytes, and how long it took.
 #[derive(Debug, Clone, Copy)]
@@ -1021,18 +1031,35 @@ pub struct Switched {
     pub seconds: f64,
 }
 
-/// As the `switched` phase says it: what stayed on the GPU and what was loaded.
+/// As the `switched` phase says it: what stayed on the GPU, what was loaded, and the rest
+/// (copied on the GPU from a range holding the same blob, or cleared).
 impl std::fmt::Display for Switched {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+        // Two decimals throughout ("24.00 GiB of 24.00 GiB"), whole bytes below a KiB.
+        let size = |b: u64| match b {
+            0..1024 => format!("{b} B"),
+            _ => humansize::format_size(
+                b,
+                humansize::FormatSizeOptions::from(humansize::BINARY)
+                    .decimal_places(2)
+                    .decimal_zeroes(2),
+            ),
+        };
         write!(
             f,
-            "{} of {} kept on the GPU, {} read and uploaded, in {:.3} s",
+            "{} of {} kept on the GPU, {} read and uploaded",
             size(self.kept),
             size(self.total),
             size(self.uploaded),
-            self.seconds
-        )
+        )?;
+        let rest = self
+            .total
+            .saturating_sub(self.kept)
+            .saturating_sub(self.uploaded);
+        if rest > 0 {
+            write!(f, ", {} copied or cleared on the GPU", size(rest))?;
+        }
+        write!(f, ", in {:.3} s", self.seconds)
     }
 }
 
@@ -1385,5 +1412,35 @@ impl Drop for Held<'_> {
         if let Some(p) = self.0 {
             p.release();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Switched;
+
+    #[test]
+    fn a_switch_says_every_size_alike_and_what_was_neither_kept_nor_uploaded() {
+        let gib = 1u64 << 30;
+        let s = Switched {
+            kept: 24 * gib,
+            uploaded: 2 << 20,
+            total: 24 * gib + (4 << 20),
+            seconds: 0.1424,
+        };
+        assert_eq!(
+            s.to_string(),
+            "24.00 GiB of 24.00 GiB kept on the GPU, 2.00 MiB read and uploaded, 2.00 MiB copied or cleared on the GPU, in 0.142 s"
+        );
+        let all = Switched {
+            kept: 0,
+            uploaded: 512,
+            total: 512,
+            seconds: 0.0,
+        };
+        assert_eq!(
+            all.to_string(),
+            "0 B of 512 B kept on the GPU, 512 B read and uploaded, in 0.000 s"
+        );
     }
 }
