@@ -10,6 +10,8 @@ cmp -s "$W/committed.ptx" "$W/rebuilt.ptx" && ok "committed leaf_hash.ptx is wha
   || bad "committed leaf_hash.ptx is stale (run tests/gpu/make_ptx.sh and commit)"
 
 M=$W/model
+# 2 GiB resident; before each small kernel 10 % of it (0.2 GiB at the start of one tensor) is
+# rewritten: chunks partly changed, most memory the same from instance to instance.
 plain=$(python3 tests/gpu/samples/resident.py 2 10 2>>"$LOG" | grep -o "checksum=.*")
 "$RR" record --dir "$M" -- python3 tests/gpu/samples/resident.py 2 10 >"$W/model.out" 2>"$W/model.err"; rc=$?
 cat "$W/model.err" >>"$LOG"
@@ -97,8 +99,8 @@ print("%s differing bytes; the replay with chunked verification %.2f s, with --v
     a.get("differing_bytes"), wall_a, wall_b))
 sys.exit(0 if same else 1)
 PY
-# tune DIR: a GPU's engine goes on from one instance to the next, keeping the resident memory
-# on the GPU; with --fresh-engines every instance starts its own. Same verdicts; the times of
+# tune DIR: a GPU's engine goes on from one instance to the next, keeping on the GPU the chunks
+# that did not change (the rest uploaded); with --fresh-engines every instance starts its own. Same verdicts; the times of
 # one run each.
 tune_dir() { # NAME FLAGS...
   local name=$1; shift
@@ -109,7 +111,7 @@ tune_dir() { # NAME FLAGS...
 }
 read -r rc_keep s_keep < <(tune_dir tune-kept)
 read -r rc_fresh s_fresh < <(tune_dir tune-fresh --fresh-engines)
-kept=$(grep -c "engine kept from the last instance: 2.00 GiB of 2.00 GiB kept" "$W/tune-kept.txt")
+kept=$(grep -c "engine kept from the last instance: " "$W/tune-kept.txt")
 # The first instance (torch.rand filling the first tensor) ran before the second was allocated.
 moved=$(grep -c "a new engine: its memory is laid out differently" "$W/tune-kept.txt")
 fresh_kept=$(grep -c "engine kept from the last instance" "$W/tune-fresh.txt")
@@ -117,7 +119,7 @@ swept=$(grep -c "^== instance " "$W/tune-kept.txt")
 grep -E "engine kept from the last instance|a new engine" "$W/tune-kept.txt" | sed 's/^ */  /' | tee -a "$OUTDIR/model-tune-dir.txt"
 echo "tune DIR over $swept instance(s): kept engines ${s_keep} s, fresh engines ${s_fresh} s" | tee -a "$OUTDIR/model-tune-dir.txt"
 [ "$rc_keep" -eq 0 ] && [ "$rc_fresh" -eq 0 ] && [ "$kept" -ge $((swept - 2)) ] && [ $((kept + moved)) -eq $((swept - 1)) ] && [ "$fresh_kept" -eq 0 ] \
-  && ok "tune DIR: engines go on to the next instance keeping the resident 2 GiB on the GPU ($kept of $((swept - 1)) switches; ${s_keep} s, fresh engines ${s_fresh} s)" \
+  && ok "tune DIR: engines go on to the next instance keeping unchanged memory on the GPU ($kept of $((swept - 1)) switches; ${s_keep} s, fresh engines ${s_fresh} s)" \
   || bad "tune DIR kept engines" "exit $rc_keep/$rc_fresh, $kept kept and $moved moved of $((swept - 1)) switches, $fresh_kept with --fresh-engines"
 python3 - "$W/tune-kept/summary.json" "$W/tune-fresh/summary.json" <<'PY' && ok "tune DIR: kept and fresh engines give the same verdicts" || bad "tune DIR: verdicts differ between kept and fresh engines"
 import json, sys
@@ -131,7 +133,7 @@ PY
 python3 tests/gpu/probes/serve_replays.py "$RR" "$M" --repetitions 3 --verify >"$W/serve.txt" 2>&1; rc=$?
 cat "$W/serve.txt" | tee -a "$OUTDIR/model-serve.txt" >>"$LOG"
 served=$(tail -n 1 "$W/serve.txt")
-[ "$rc" -eq 0 ] && grep -q "2.00 GiB of 2.00 GiB kept on the GPU" "$W/serve.txt" \
+[ "$rc" -eq 0 ] \
   && ok "explorer replays: the next instance switches into the served process ($served)" \
   || bad "explorer replays through one process" "exit $rc: $served"
 expect "check resident" 0 "0 error" -- "$RR" check "$M"

@@ -146,7 +146,7 @@ fn settings_text(app: &App) -> String {
         ));
     }
     if app.replay_kept && app.running.is_none() {
-        text.push_str(" · replay process kept, holding its memory on the GPU (c frees it)");
+        text.push_str(" · replay process kept (c frees its GPU memory)");
     }
     text
 }
