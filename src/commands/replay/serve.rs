@@ -4,11 +4,13 @@
 //! command line's own parser), and keeps its session from one to the next: a neighbouring
 //! instance of the same recording switches in with the memory already on the GPU
 //! ([`Session::switch_to`]), so a replay of a 24 GiB model's next kernel uploads what changed,
-//! not everything. A replay that cannot switch (other addresses, another GPU or kernel timeout,
-//! host memory, textures, an A/B candidate) gets a fresh process: this one replaces itself
-//! with a copy running the new arguments, on the same pipes. A failure after the checks ends
-//! the process (a fault leaves the context unusable); the explorer starts another for the
-//! next replay. The end of input ends it.
+//! not everything. A replay that cannot switch (memory laid out differently, another GPU or
+//! kernel timeout, host memory, textures, an A/B candidate) gets a fresh process: this one
+//! replaces itself with a copy running the new arguments, on the same pipes (requests are read
+//! a byte at a time, so those queued behind are left for the copy). A failure after the checks
+//! drops the session (a fault leaves the context unusable) and the next request gets a fresh
+//! process; a refusal by the checks keeps it. Only the end of input, or a line that is no
+//! request, ends the process.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
@@ -115,7 +117,7 @@ fn serve_one(
 ) -> Served {
     let Some(h) = held.as_mut() else {
         if served {
-            return Served::Fresh("the last replay process could not go on".into());
+            return Served::Fresh("the last replay failed in the process before".into());
         }
         let opened = first(req, printer);
         return Served::Finished(opened.map(|(ok, h)| {
