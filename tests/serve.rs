@@ -1,0 +1,140 @@
+//! The explorer's kept replay process (`replay --json --serve`) end to end, on a stand-in CUDA
+//! driver (`tests/tools/fake_libcuda.c`: every call succeeds, nothing is computed): the next
+//! instance switches in with the memory it shares, one that cannot switch gets a fresh copy of
+//! the process, requests queued behind that copy are still served, a refused request is
+//! answered under its run id, and the end of input ends the process.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The stand-in driver, built into a temporary directory as `libcuda.so.1`.
+fn fake_driver() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/fake_libcuda.c");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.path().join("libcuda.so.1"))
+        .arg(&source)
+        .status()
+        .expect("a C compiler (cc) builds the stand-in driver");
+    assert!(built.success());
+    std::os::unix::fs::symlink("libcuda.so.1", dir.path().join("libcuda.so")).unwrap();
+    dir
+}
+
+fn descriptors() -> (PathBuf, PathBuf) {
+    let dir = fixture("rrtui-v2-stencil3d");
+    let mut json: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    json.sort();
+    (json[0].clone(), json[1].clone())
+}
+
+fn request(desc: &Path, run: u64, extra: &[&str]) -> String {
+    let mut args = vec![
+        "replay".to_string(),
+        desc.display().to_string(),
+        "--json".into(),
+        "--run-id".into(),
+        run.to_string(),
+        "--events-only".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    serde_json::to_string(&args).unwrap()
+}
+
+#[test]
+fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
+    let driver = fake_driver();
+    let (d, e) = descriptors();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["replay"])
+        .arg(&d)
+        .args(["--json", "--run-id", "1", "--events-only", "--serve"])
+        .env("LD_LIBRARY_PATH", driver.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // All requests at once: those behind the fresh copy (run 3) must survive its exec.
+    let lines = [
+        request(&e, 2, &[]),
+        request(&d, 3, &["--kernel-timeout", "10"]),
+        r#"["replay", "x.json", "--run-id", "4", "--repetitions", "0x"]"#.to_string(),
+        request(&d, 5, &["--kernel-timeout", "10"]),
+        request(
+            Path::new("/nonexistent/x.json"),
+            6,
+            &["--kernel-timeout", "10"],
+        ),
+        request(&e, 7, &["--kernel-timeout", "10"]),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for l in &lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let of = |run: u64| -> Vec<&Value> { events.iter().filter(|e| e["run"] == run).collect() };
+    let phase = |run: u64, name: &str| -> Option<String> {
+        of(run)
+            .into_iter()
+            .find(|e| e["event"] == "phase" && e["name"] == name)
+            .map(|e| e["detail"].as_str().unwrap_or_default().to_string())
+    };
+    let done = |run: u64| -> Option<bool> {
+        let run_events = of(run);
+        let last = run_events.last()?;
+        (last["event"] == "done").then(|| last["ok"].as_bool().unwrap_or(false))
+    };
+    for run in 1..=7 {
+        assert_eq!(
+            of(run).first().map(|e| e["event"].clone()),
+            Some("start".into()),
+            "run {run} starts: {events:?} {stderr}"
+        );
+    }
+    assert_eq!(done(1), Some(true), "{stderr}");
+    // The other instance keeps what the two share and uploads the rest.
+    let switched = phase(2, "switched").expect("run 2 switched in");
+    assert!(
+        switched.starts_with("16.25 KiB of 32.25 KiB kept on the GPU, 16.00 KiB read and uploaded"),
+        "{switched}"
+    );
+    assert_eq!(done(2), Some(true));
+    // Another kernel timeout: a fresh copy of the process, which says why.
+    assert_eq!(
+        phase(3, "fresh").as_deref(),
+        Some("a new replay process: another kernel timeout is asked for")
+    );
+    assert_eq!(done(3), Some(true));
+    // A request the parser refuses, answered under the run it names.
+    assert!(of(4)
+        .iter()
+        .any(|e| e["event"] == "error" && e["message"].as_str().unwrap().contains("'0x'")));
+    assert_eq!(done(4), Some(false));
+    // The fresh copy goes on: the same instance again keeps everything.
+    assert!(phase(5, "switched")
+        .unwrap()
+        .starts_with("32.25 KiB of 32.25 KiB kept on the GPU, 0 B read and uploaded"));
+    assert_eq!(done(5), Some(true));
+    // A missing descriptor is refused by the checks; the session stays for the next one.
+    assert_eq!(done(6), Some(false));
+    assert!(phase(7, "switched").is_some(), "{events:?}");
+    assert_eq!(done(7), Some(true));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

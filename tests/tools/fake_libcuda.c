@@ -1,0 +1,98 @@
+/* A stand-in for the CUDA driver (libcuda.so.1), for tests of the replay process's protocol on
+ * machines without a GPU (tests/serve.rs builds it with `cc -shared`): every call the replay path
+ * makes succeeds, device memory is address arithmetic, copies and launches do nothing, and every
+ * event is 10 µs apart. Replays must run with --events-only (no clock probe). Nothing it
+ * "computes" means anything: it exercises the process around the GPU, never the GPU. */
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef int CUresult;
+static uint64_t next_ptr = 0x7e0000000000ull;
+static uint64_t fake(size_t n){ uint64_t p = next_ptr; next_ptr += (n + 0x200000) & ~0x1fffffull; return p; }
+static void *handle(void){ static uintptr_t h = 0x1000; h += 16; return (void*)h; }
+CUresult cuDriverGetVersion(int *v){ *v = 13000; return 0; }
+CUresult cuInit(unsigned f){ return 0; }
+CUresult cuDeviceGetCount(int *c){ *c = 1; return 0; }
+CUresult cuDeviceGet(int *d, int o){ *d = o; return 0; }
+CUresult cuDeviceGetName(char *n, int len, int d){ strncpy(n, "Fake GPU", len); return 0; }
+CUresult cuDeviceGetAttribute(int *v, int a, int d){
+  switch(a){
+    case 1: *v=1024; break; case 2: *v=1024; break; case 3: *v=1024; break; case 4: *v=64; break;
+    case 5: *v=2147483647; break; case 6: *v=65535; break; case 7: *v=65535; break;
+    case 8: *v=49152; break; case 10: *v=32; break; case 13: *v=1980000; break; case 16: *v=132; break;
+    case 38: *v=50*1024*1024; break; case 75: *v=9; break; case 76: *v=0; break; case 97: *v=227*1024; break;
+    default: *v=1;
+  }
+  return 0;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, int d){ *b = 80ull<<30; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void **c, int d){ *c = (void*)0x42; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d){ return 0; }
+CUresult cuCtxSetCurrent(void *c){ return 0; }
+CUresult cuCtxGetCurrent(void **c){ *c=(void*)0x42; return 0; }
+CUresult cuCtxPushCurrent_v2(void *c){ return 0; }
+CUresult cuCtxPopCurrent_v2(void **c){ if(c)*c=(void*)0x42; return 0; }
+CUresult cuCtxSynchronize(void){ return 0; }
+CUresult cuCtxGetDevice(int *d){ *d=0; return 0; }
+CUresult cuMemGetAllocationGranularity(size_t *g, void *p, int o){ *g = 2u<<20; return 0; }
+CUresult cuMemAddressReserve(uint64_t *p, size_t s, size_t al, uint64_t addr, unsigned long long f){ *p = addr ? addr : fake(s); return 0; }
+CUresult cuMemAddressFree(uint64_t p, size_t s){ return 0; }
+CUresult cuMemCreate(uint64_t *h, size_t s, void *prop, unsigned long long f){ static uint64_t n=1; *h = n++; return 0; }
+CUresult cuMemRelease(uint64_t h){ return 0; }
+CUresult cuMemMap(uint64_t p, size_t s, size_t o, uint64_t h, unsigned long long f){ return 0; }
+CUresult cuMemUnmap(uint64_t p, size_t s){ return 0; }
+CUresult cuMemSetAccess(uint64_t p, size_t s, void *d, size_t c){ return 0; }
+CUresult cuMemAlloc_v2(uint64_t *p, size_t s){ *p = fake(s); return 0; }
+CUresult cuMemFree_v2(uint64_t p){ return 0; }
+CUresult cuMemGetInfo_v2(size_t *f, size_t *t){ *f = 70ull<<30; *t = 80ull<<30; return 0; }
+CUresult cuMemAllocHost_v2(void **p, size_t s){ *p = calloc(1, s ? s : 1); return 0; }
+CUresult cuMemHostAlloc(void **p, size_t s, unsigned f){ *p = calloc(1, s ? s : 1); return 0; }
+CUresult cuMemFreeHost(void *p){ free(p); return 0; }
+CUresult cuMemHostRegister_v2(void *p, size_t s, unsigned f){ return 0; }
+CUresult cuMemHostUnregister(void *p){ return 0; }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n){ return 0; }
+CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st){ return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n){ return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st){ return 0; }
+CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n){ return 0; }
+CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st){ return 0; }
+CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n){ return 0; }
+CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st){ return 0; }
+CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, void *st){ return 0; }
+CUresult cuModuleLoadData(void **m, const void *img){ *m = handle(); return 0; }
+CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **ov){ *m = handle(); return 0; }
+CUresult cuModuleUnload(void *m){ return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); return 0; }
+CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *n_){ size_t n = strcmp(n_, "c_bias")==0 ? 32 : 4; if(p)*p = fake(n); if(s)*s = n; return 0; }
+static const size_t offs[] = {0,8,16,24,28,32}, sizes[] = {8,8,8,4,4,4};
+CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s){ if(i>=6) return 1; if(o)*o=offs[i]; if(s)*s=sizes[i]; return 0; }
+CUresult cuFuncGetAttribute(int *v, int a, void *f){ *v = (a==0)?1024:32; return 0; }
+CUresult cuFuncSetAttribute(void *f, int a, int v){ return 0; }
+CUresult cuFuncGetName(const char **n, void *f){ *n = "rr_stencil3d"; return 0; }
+CUresult cuStreamCreate(void **s, unsigned f){ *s = handle(); return 0; }
+CUresult cuStreamDestroy_v2(void *s){ return 0; }
+CUresult cuStreamSynchronize(void *s){ return 0; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned f){ return 0; }
+CUresult cuEventCreate(void **e, unsigned f){ *e = handle(); return 0; }
+CUresult cuEventDestroy_v2(void *e){ return 0; }
+CUresult cuEventRecord(void *e, void *s){ return 0; }
+CUresult cuEventSynchronize(void *e){ return 0; }
+CUresult cuEventQuery(void *e){ return 0; }
+CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){ return 0; }
+CUresult cuLaunchKernelEx(void *cfg, void *f, void **p, void **e){ return 0; }
+CUresult cuGetErrorString(int e, const char **s){ *s = "fake error"; return 0; }
+CUresult cuGetErrorName(int e, const char **s){ *s = "CUDA_ERROR_FAKE"; return 0; }
+CUresult cuMemHostGetDevicePointer_v2(uint64_t *d, void *p, unsigned f){ *d = (uint64_t)(uintptr_t)p; return 0; }
+CUresult cuMemHostGetFlags(unsigned *f, void *p){ *f = 0; return 0; }
+CUresult cuPointerGetAttribute(void *d, int a, uint64_t p){ memset(d, 0, 8); return 0; }
+CUresult cuStreamQuery(void *s){ return 0; }
+CUresult cuDeviceGetUuid_v2(char *u, int d){ memset(u, 1, 16); return 0; }
+CUresult cuDeviceGetUuid(char *u, int d){ memset(u, 1, 16); return 0; }
+CUresult cuDeviceGetPCIBusId(char *b, int len, int d){ strncpy(b, "0000:01:00.0", len); return 0; }
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int b, size_t s){ *n = 4; return 0; }
+CUresult cuCtxGetLimit(size_t *v, int l){ *v = 1024; return 0; }
+CUresult cuCtxSetLimit(int l, size_t v){ return 0; }
