@@ -21,8 +21,15 @@ const MAX_CHART_POINTS: usize = 2000;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
+    // The instance too: a model's recording holds many instances of one kernel.
+    let row = &app.rows[cur];
+    let stem = row
+        .json_path
+        .file_stem()
+        .map(|s| rr_format::text::visible(&s.to_string_lossy()).into_owned())
+        .unwrap_or_default();
     let inner = super::titled(
-        &format!("Replay · {}", app.rows[cur].demangled),
+        &format!("Replay · {} · {stem}", row.demangled),
         theme,
         f,
         area,
