@@ -12,6 +12,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// A blob of the fixture's second instance that the first does not share.
+const UNSHARED_BLOB: &str = "d4be75aac440b64aba550cf6f6c6147f";
+
 /// The stand-in driver, built into a temporary directory as `libcuda.so.1`.
 fn fake_driver() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -55,6 +58,13 @@ fn request(desc: &Path, run: u64, extra: &[&str]) -> String {
 fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
     let driver = fake_driver();
     let (d, e) = descriptors();
+    // A copy whose blob of the second instance holds other bytes than its name says.
+    let (_copy, copied) = fixture_copy("rrtui-v2-stencil3d");
+    let bad_e = copied.join(e.file_name().unwrap());
+    let blob = copied.join("blobs").join(UNSHARED_BLOB);
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
         .args(["replay"])
         .arg(&d)
@@ -77,6 +87,10 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
             &["--kernel-timeout", "10"],
         ),
         request(&e, 7, &["--kernel-timeout", "10"]),
+        // Refused before the GPU although it could not have switched (another timeout): the
+        // session stays, and the next one switches in.
+        request(&bad_e, 8, &[]),
+        request(&d, 9, &["--kernel-timeout", "10"]),
     ];
     let mut stdin = child.stdin.take().unwrap();
     for l in &lines {
@@ -101,7 +115,7 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
         let last = run_events.last()?;
         (last["event"] == "done").then(|| last["ok"].as_bool().unwrap_or(false))
     };
-    for run in 1..=7 {
+    for run in 1..=9 {
         assert_eq!(
             of(run).first().map(|e| e["event"].clone()),
             Some("start".into()),
@@ -136,5 +150,15 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
     assert_eq!(done(6), Some(false));
     assert!(phase(7, "switched").is_some(), "{events:?}");
     assert_eq!(done(7), Some(true));
+    assert!(of(8)
+        .iter()
+        .any(|e| e["event"] == "error" && e["message"].as_str().unwrap().contains("other bytes")));
+    assert_eq!(phase(8, "fresh"), None, "refused, not started afresh");
+    assert_eq!(done(8), Some(false));
+    assert!(
+        phase(9, "switched").is_some(),
+        "the session stayed: {events:?}"
+    );
+    assert_eq!(done(9), Some(true));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }

@@ -164,48 +164,69 @@ fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, F
     run_on(req, checked, &mut session, printer)
 }
 
-/// What is said, and refused, between the checks and the GPU: the instance's blobs against
-/// their names, a legacy replay's inferences, arguments pointing outside the recorded memory
-/// (refused under `--strict`), a usable driver; then the launch.
+/// What is said, and refused, between the checks and the GPU (see [`screen`]); then the launch.
 fn announce(
     req: &ReplayRequest,
     checked: &Checked,
     printer: &Printer,
 ) -> std::result::Result<(), Failure> {
-    let (inst, l) = (&checked.inst, &checked.launch);
-    inst.verify_blobs()?;
+    let (said, verdict) = screen(req, checked);
+    for e in said {
+        printer.emit(e);
+    }
+    verdict?;
+    printer.emit(launch_event(req, checked));
+    Ok(())
+}
+
+/// Between the checks and the GPU: the instance's blobs against their names, a legacy replay's
+/// inferences, arguments pointing outside the recorded memory (refused under `--strict`), a
+/// usable driver. The phases to say (before the refusal, which they explain) and the verdict.
+fn screen(
+    req: &ReplayRequest,
+    checked: &Checked,
+) -> (Vec<Event>, std::result::Result<(), Failure>) {
+    let inst = &checked.inst;
+    if let Err(e) = inst.verify_blobs() {
+        return (vec![], Err(e.into()));
+    }
     let d = &inst.descriptor;
     // What a legacy replay inferred is said before anything can fail on the GPU side.
-    for note in &inst.notes {
-        printer.emit(Event::Phase {
+    let mut said: Vec<Event> = inst
+        .notes
+        .iter()
+        .map(|note| Event::Phase {
             name: "note".into(),
             detail: note.clone(),
-        });
-    }
+        })
+        .collect();
     let outside = rr_format::memory::outside_words(d);
-    for w in &outside {
-        printer.emit(Event::Phase {
-            name: "warning".into(),
-            detail: rr_format::memory::describe_outside(d, w),
-        });
-    }
+    said.extend(outside.iter().map(|w| Event::Phase {
+        name: "warning".into(),
+        detail: rr_format::memory::describe_outside(d, w),
+    }));
     if req.strict && !outside.is_empty() {
-        return Err(Error::invalid(format!(
+        let refused = Error::invalid(format!(
             "{} kernel argument(s) point outside the recorded memory (above); --strict refuses to run it",
             outside.len()
-        ))
-        .into());
+        ));
+        return (said, Err(refused.into()));
     }
-    rr_engine::replay::driver_usable()?;
-    printer.emit(Event::Launch {
-        kernel: d.name.clone(),
+    let usable = rr_engine::replay::driver_usable().map_err(Failure::from);
+    (said, usable)
+}
+
+/// The `launch` event of a checked replay.
+fn launch_event(req: &ReplayRequest, checked: &Checked) -> Event {
+    let l = &checked.launch;
+    Event::Launch {
+        kernel: checked.inst.descriptor.name.clone(),
         grid: l.grid,
         block: l.block,
         shared_mem: l.shared_mem,
         repetitions: req.repetitions,
         warmup: req.warmup,
-    });
-    Ok(())
+    }
 }
 
 /// The run id a hung kernel is reported under: the replay being served.
@@ -232,6 +253,13 @@ fn open_session(
     HUNG_RUN.store(printer.run, Ordering::Relaxed);
     let json = printer.json;
     rr_engine::replay::watchdog::on_hang(Box::new(move |message| {
+        // A kept replay process says it on stderr and ends without `done`: a `done` would let
+        // the next request be sent to a process about to exit. Its reader ends the run, quoting
+        // the message.
+        if serving() {
+            output::error_line(&format!("rr-tui: error: {message}"));
+            return;
+        }
         let hang = Printer {
             json,
             run: HUNG_RUN.load(Ordering::Relaxed),

@@ -23,7 +23,9 @@ use rr_engine::replay::{ReplayRequest, Session};
 
 use super::open::FRESH_REASON_ENV;
 use super::printer::Printer;
-use super::{announce, finish, open, open_session, preflight, run_on, Checked, Failure};
+use super::{
+    announce, finish, launch_event, open, open_session, preflight, run_on, screen, Checked, Failure,
+};
 use crate::cli::{Cli, Command, ReplayArgs};
 use crate::error::{Error, Result};
 use crate::lines::Line;
@@ -46,9 +48,9 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     SERVING.store(true, Ordering::Relaxed);
     let mut request = a.request();
     let mut held: Option<Held> = None;
-    // Whether this process has served a replay (a later one without a session needs a fresh
-    // process: this one's state after a failure is not to be trusted).
-    let mut served = false;
+    // Whether this process has opened a session (a later replay without one needs a fresh
+    // process: this one's state after a failure on the GPU is not to be trusted).
+    let mut opened = false;
     let mut stdin = BufReader::with_capacity(1, UnbufferedStdin);
     let mut line = Vec::new();
     let mut status;
@@ -57,7 +59,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
             json: true,
             run: request.run_id,
         };
-        match serve_one(&request, &printer, &mut held, served) {
+        match serve_one(&request, &printer, &mut held, &mut opened) {
             Served::Finished(outcome) => status = finish(outcome, &printer),
             Served::Fresh(why) => {
                 let mut args: Vec<OsString> =
@@ -68,7 +70,6 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
                 return Err(open::exec_fresh(&args, &[(FRESH_REASON_ENV, &why)]));
             }
         }
-        served = true;
         // The process goes on after a failure too, until the end of input: a `done` is never
         // followed by an exit that would drop the next request on the floor.
         request = loop {
@@ -107,39 +108,48 @@ enum Served {
     Fresh(String),
 }
 
-/// Serve `req`: in a new session when none is held (and this process served none before), in
-/// the held one when it can switch, else in a fresh process.
+/// Serve `req`: in a new session when none is held (and this process never opened one), in the
+/// held one when it can switch, else in a fresh process. Whatever is refused before the GPU is
+/// refused here, keeping the session, whether or not it could have switched.
 fn serve_one(
     req: &ReplayRequest,
     printer: &Printer,
     held: &mut Option<Held>,
-    served: bool,
+    opened: &mut bool,
 ) -> Served {
     let Some(h) = held.as_mut() else {
-        if served {
-            return Served::Fresh("the last replay failed in the process before".into());
+        if *opened {
+            return Served::Fresh("the last replay failed on the GPU in the process before".into());
         }
-        let opened = first(req, printer);
-        return Served::Finished(opened.map(|(ok, h)| {
+        let first = first(req, printer, opened);
+        return Served::Finished(first.map(|(ok, h)| {
             *held = Some(h);
             ok
         }));
     };
+    let refused = |e: Failure, said: Vec<Event>| {
+        start(req, printer);
+        for e in said {
+            printer.emit(e);
+        }
+        Served::Finished(Err(e))
+    };
     let checked = match preflight(req) {
         Ok(c) => c,
-        Err(e) => {
-            // Refused before anything was touched: the session stays for the next replay.
-            start(req, printer);
-            return Served::Finished(Err(e.into()));
-        }
+        Err(e) => return refused(e.into(), vec![]),
     };
+    let (said, verdict) = screen(req, &checked);
+    if let Err(e) = verdict {
+        return refused(e, said);
+    }
     if let Some(why) = cannot_switch(h, req, &checked) {
         return Served::Fresh(why);
     }
     start(req, printer);
-    if let Err(e) = announce(req, &checked, printer) {
-        return Served::Finished(Err(e)); // refused before the GPU: the session stays
+    for e in said {
+        printer.emit(e);
     }
+    printer.emit(launch_event(req, &checked));
     let outcome = (|| {
         let switched = h
             .session
@@ -156,8 +166,13 @@ fn serve_one(
     Served::Finished(outcome)
 }
 
-/// The first replay: as `replay` runs it, keeping the session.
-fn first(req: &ReplayRequest, printer: &Printer) -> std::result::Result<(bool, Held), Failure> {
+/// The first replay: as `replay` runs it, keeping the session (`opened` once it tries to open
+/// one).
+fn first(
+    req: &ReplayRequest,
+    printer: &Printer,
+    opened: &mut bool,
+) -> std::result::Result<(bool, Held), Failure> {
     start(req, printer);
     if let Ok(why) = std::env::var(FRESH_REASON_ENV) {
         printer.emit(Event::Phase {
@@ -167,6 +182,7 @@ fn first(req: &ReplayRequest, printer: &Printer) -> std::result::Result<(bool, H
     }
     let checked = preflight(req)?;
     announce(req, &checked, printer)?;
+    *opened = true;
     let mut session = open_session(req, &checked, printer)?;
     let device_id = checked.launch.device_id;
     let ok = run_on(req, checked, &mut session, printer)?;
@@ -242,8 +258,12 @@ fn parse_request(line: &[u8]) -> std::result::Result<ReplayRequest, Refused> {
     })?;
     let run = args
         .iter()
-        .position(|a| a == "--run-id")
-        .and_then(|i| args.get(i + 1))
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--run-id") {
+            Some("") => args.get(i + 1).map(String::as_str),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        })
         .and_then(|v| v.parse().ok());
     let cli =
         Cli::try_parse_from(std::iter::once("rr-tui".to_string()).chain(args)).map_err(|e| {
@@ -283,7 +303,7 @@ mod tests {
 
     #[test]
     fn anything_else_is_refused_with_the_reason_and_the_run_when_it_is_named() {
-        let cases: [(&[u8], Option<u64>, &str); 6] = [
+        let cases: [(&[u8], Option<u64>, &str); 7] = [
             (br#"{"replay": 1}"#, None, "JSON array"),
             (
                 br#"["replay", "x.json", "--repetitions", "0x"]"#,
@@ -305,6 +325,7 @@ mod tests {
                 Some(9),
                 "--json",
             ),
+            (br#"["replay", "x.json", "--run-id=8"]"#, Some(8), "--json"),
             (br#"["inspect", "x.json"]"#, None, "--json"),
         ];
         for (line, run, says) in cases {

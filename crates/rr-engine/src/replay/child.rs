@@ -105,11 +105,13 @@ impl ChildRun {
         // Under the state's lock: the reader cannot end a run between the switch of run ids and
         // the request reaching the child, so a child that died meanwhile fails the write here
         // (the caller starts another) or fails the new run there, never both.
+        // Taken before the child can read the request: all it writes about it comes after.
+        let mark = self.stderr.lock().map_or(0, |t| t.total);
         pipe.write_all(&line)?;
         pipe.flush()?;
         state.run = request.run_id;
         state.done_at = None;
-        state.stderr_mark = self.stderr.lock().map_or(0, |t| t.total);
+        state.stderr_mark = mark;
         Ok(())
     }
 

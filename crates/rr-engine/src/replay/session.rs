@@ -51,7 +51,7 @@ pub enum RunError {
     InvalidLaunch(CudaError),
     /// A sticky fault: the context is poisoned; this process must end.
     #[error(
-        "the kernel failed: {0}; a faulting kernel leaves the CUDA context unusable, so this process stops here"
+        "the kernel failed: {0}; a faulting kernel leaves the CUDA context unusable, so this replay stops here"
     )]
     Fault(CudaError),
     #[error(transparent)]

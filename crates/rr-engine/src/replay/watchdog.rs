@@ -44,7 +44,7 @@ impl Watchdog {
                     let waited = epoch.elapsed().saturating_sub(Duration::from_millis(s - 1));
                     if waited >= limit {
                         let message = format!(
-                            "the kernel has not finished after {:.0} s{what}; this process stops here (--kernel-timeout sets the limit)",
+                            "the kernel has not finished after {:.0} s{what}; this replay stops here (--kernel-timeout sets the limit)",
                             limit.as_secs_f64()
                         );
                         match HANDLER.get() {
