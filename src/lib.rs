@@ -13,6 +13,17 @@ pub mod tui;
 
 use cli::{Cli, Command};
 
+/// This very binary, to start or become a copy of: `/proc/self/exe`, which stays right after the
+/// file was rebuilt or removed (`current_exe` then names a path that is gone, or another build);
+/// `current_exe` where there is no such link.
+pub(crate) fn this_binary() -> std::io::Result<std::path::PathBuf> {
+    let this = std::path::Path::new("/proc/self/exe");
+    if this.exists() {
+        return Ok(this.to_path_buf());
+    }
+    std::env::current_exe()
+}
+
 /// Run the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {

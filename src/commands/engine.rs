@@ -193,32 +193,28 @@ impl Commands {
 
     /// The next command; None at the end of input.
     fn next(&mut self) -> std::result::Result<Option<Command>, Failure> {
-        loop {
-            let line = crate::lines::next(&mut self.stdin, MAX_COMMAND, &mut self.line)
-                .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
-            let text = String::from_utf8_lossy(&self.line);
-            match line {
-                None => return Ok(None),
-                Some(Line::Cut) => {
-                    return Err((
-                        0,
-                        ErrorKind::Input,
-                        format!("a command line longer than {MAX_COMMAND} bytes"),
-                    ))
-                }
-                Some(Line::Whole) if text.trim().is_empty() => continue,
-                Some(Line::Whole) => {}
-            }
-            return match Command::parse(&text) {
-                // Run 0 is the setup's: a command's answer must not be taken for it.
-                Ok(Command::Measure { id: 0, .. } | Command::Load { id: 0, .. }) => Err((
+        let line = crate::lines::next_nonblank(&mut self.stdin, MAX_COMMAND, &mut self.line)
+            .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
+        match line {
+            None => return Ok(None),
+            Some(Line::Cut) => {
+                return Err((
                     0,
                     ErrorKind::Input,
-                    "command ids start at 1 (0 is the setup's)".into(),
-                )),
-                Ok(c) => Ok(Some(c)),
-                Err(m) => Err((0, ErrorKind::Input, m)),
-            };
+                    format!("a command line longer than {MAX_COMMAND} bytes"),
+                ))
+            }
+            Some(Line::Whole) => {}
+        }
+        match Command::parse(&String::from_utf8_lossy(&self.line)) {
+            // Run 0 is the setup's: a command's answer must not be taken for it.
+            Ok(Command::Measure { id: 0, .. } | Command::Load { id: 0, .. }) => Err((
+                0,
+                ErrorKind::Input,
+                "command ids start at 1 (0 is the setup's)".into(),
+            )),
+            Ok(c) => Ok(Some(c)),
+            Err(m) => Err((0, ErrorKind::Input, m)),
         }
     }
 }

@@ -224,13 +224,7 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
 }
 
 fn executable() -> Result<std::path::PathBuf> {
-    // This very binary, even after its file was rebuilt or removed (`current_exe` then names a
-    // path that is gone, or another build).
-    let this = std::path::Path::new("/proc/self/exe");
-    if this.exists() {
-        return Ok(this.to_path_buf());
-    }
-    std::env::current_exe()
+    crate::this_binary()
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
 }
 

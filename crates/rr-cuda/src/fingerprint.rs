@@ -93,7 +93,7 @@ impl Fingerprinter {
                 launched += 1;
                 if let Err(e) = launch {
                     // Nothing may still write the output buffer when it is reused or freed.
-                    self.synchronize_all(launched);
+                    teardown(self.wait_for(launched));
                     return Err(e);
                 }
             }
@@ -102,19 +102,7 @@ impl Fingerprinter {
         // Every stream that was given work must have finished before the sums are read: the
         // copy below is on the legacy stream, which does not wait for non-blocking streams, and
         // a sum read early would make changed memory look stored already.
-        let mut waited = Ok(());
-        for (i, &stream) in self.streams.iter().enumerate().take(launched) {
-            // SAFETY: `stream` is ours and live.
-            let r = unsafe { result::stream::synchronize(stream) }
-                .call("cuStreamSynchronize")
-                .map_err(|e| e.context(format!("waiting for fingerprint stream {i}")));
-            // Every stream is waited for, even after one failed: none may still write `out`
-            // when it is reused or freed.
-            if waited.is_ok() {
-                waited = r;
-            }
-        }
-        waited?;
+        self.wait_for(launched)?;
         let mut sums = vec![0u8; bytes];
         if bytes > 0 {
             // SAFETY: `out` holds at least `bytes` bytes (reserved above); synchronous copy.
@@ -155,12 +143,20 @@ impl Fingerprinter {
         }
     }
 
-    /// Waits, ignoring errors, for the streams the first `launched` launches went to.
-    fn synchronize_all(&self, launched: usize) {
-        for &stream in self.streams.iter().take(launched) {
+    /// Wait for the streams the first `launched` launches went to, every one even after one
+    /// failed (none may still write `out` when it is reused or freed); the first error.
+    fn wait_for(&self, launched: usize) -> Result<()> {
+        let mut waited = Ok(());
+        for (i, &stream) in self.streams.iter().enumerate().take(launched) {
             // SAFETY: `stream` is ours and live.
-            teardown(unsafe { result::stream::synchronize(stream) }.call("cuStreamSynchronize"));
+            let r = unsafe { result::stream::synchronize(stream) }
+                .call("cuStreamSynchronize")
+                .map_err(|e| e.context(format!("waiting for fingerprint stream {i}")));
+            if waited.is_ok() {
+                waited = r;
+            }
         }
+        waited
     }
 
     fn launch(
@@ -202,7 +198,7 @@ impl Fingerprinter {
 impl Drop for Fingerprinter {
     fn drop(&mut self) {
         // Nothing may write the output buffer once it is freed.
-        self.synchronize_all(self.streams.len());
+        teardown(self.wait_for(self.streams.len()));
         self.release_out();
         // SAFETY: the streams and module made in `new`, destroyed once (a context destroyed
         // meanwhile makes these calls fail harmlessly).

@@ -9,6 +9,7 @@ pub mod lines;
 pub mod profile;
 pub mod replay;
 pub mod snapshot;
+pub mod stderr_tail;
 pub mod tune;
 
 pub use error::{Error, Result};

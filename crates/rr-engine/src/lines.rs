@@ -45,9 +45,40 @@ fn skip_rest(r: &mut impl BufRead) {
     }
 }
 
+/// [`next`], skipping blank lines (a stream of one command a line: an engine's, a kept replay
+/// process's).
+pub fn next_nonblank(
+    r: &mut impl BufRead,
+    max: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<Line>> {
+    loop {
+        match next(r, max, buf)? {
+            Some(Line::Whole) if buf.trim_ascii().is_empty() => continue,
+            line => return Ok(line),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blank_lines_are_skipped_and_long_ones_still_cut() {
+        let mut r = io::BufReader::new(&b"\n  \r\n{\"a\":1}\n\nxxxxxxxxxxxx\n"[..]);
+        let mut buf = Vec::new();
+        assert_eq!(
+            next_nonblank(&mut r, 10, &mut buf).unwrap(),
+            Some(Line::Whole)
+        );
+        assert_eq!(buf, b"{\"a\":1}\n");
+        assert_eq!(
+            next_nonblank(&mut r, 10, &mut buf).unwrap(),
+            Some(Line::Cut)
+        );
+        assert_eq!(next_nonblank(&mut r, 10, &mut buf).unwrap(), None);
+    }
 
     #[test]
     fn a_long_line_is_cut_and_its_rest_never_becomes_the_next_line() {

@@ -153,15 +153,38 @@ fn ab_verify(req: &ReplayRequest) -> Verify {
     }
 }
 
-fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
+/// The `start` event: first of every run.
+fn start(printer: &Printer, descriptor: &std::path::Path) {
     printer.emit(Event::Start {
         protocol: PROTOCOL_VERSION,
-        descriptor: req.descriptor.display().to_string(),
+        descriptor: descriptor.display().to_string(),
     });
+}
+
+fn replay(req: &ReplayRequest, printer: &Printer) -> std::result::Result<bool, Failure> {
+    in_new_session(req, printer, None, &mut false).map(|(ok, _, _)| ok)
+}
+
+/// A replay from its `start` (then `note`, when given) to its result, in a session opened for
+/// it: whether it passed, the session and its device. `opened` is set once it tries to open one
+/// (what failed before that touched nothing).
+fn in_new_session(
+    req: &ReplayRequest,
+    printer: &Printer,
+    note: Option<Event>,
+    opened: &mut bool,
+) -> std::result::Result<(bool, Session, i32), Failure> {
+    start(printer, &req.descriptor);
+    if let Some(e) = note {
+        printer.emit(e);
+    }
     let checked = preflight(req)?;
     announce(req, &checked, printer)?;
+    *opened = true;
     let mut session = open_session(req, &checked, printer)?;
-    run_on(req, checked, &mut session, printer)
+    let device = checked.launch.device_id;
+    let ok = run_on(req, checked, &mut session, printer)?;
+    Ok((ok, session, device))
 }
 
 /// What is said, and refused, between the checks and the GPU (see [`screen`]); then the launch.

@@ -86,8 +86,11 @@ pub(crate) const FRESH_REASON_ENV: &str = "RR_TUI_SERVE_FRESH";
 /// Returns only when that fails, with why.
 pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
     use std::os::unix::process::CommandExt;
-    // This very binary, even when its file has been replaced or deleted since it started.
-    let mut command = std::process::Command::new("/proc/self/exe");
+    let exe = match crate::this_binary() {
+        Ok(e) => e,
+        Err(e) => return Error::invalid(format!("cannot start a fresh replay process: {e}")),
+    };
+    let mut command = std::process::Command::new(exe);
     if let Some(arg0) = std::env::args_os().next() {
         command.arg0(arg0);
     }

@@ -18,13 +18,13 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
-use rr_engine::replay::protocol::{Event, PROTOCOL_VERSION};
+use rr_engine::replay::protocol::Event;
 use rr_engine::replay::{ReplayRequest, Session};
 
 use super::open::FRESH_REASON_ENV;
 use super::printer::Printer;
 use super::{
-    announce, finish, launch_event, open, open_session, preflight, run_on, screen, Checked, Failure,
+    finish, in_new_session, launch_event, open, preflight, run_on, screen, start, Checked, Failure,
 };
 use crate::cli::{Cli, Command, ReplayArgs};
 use crate::error::{Error, Result};
@@ -79,10 +79,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
                 Err((Some(run), e)) => {
                     // A request whose run is known gets its answer; the session stays.
                     let printer = Printer { json: true, run };
-                    printer.emit(Event::Start {
-                        protocol: PROTOCOL_VERSION,
-                        descriptor: String::new(),
-                    });
+                    start(&printer, std::path::Path::new(""));
                     status = finish(Err(e.into()), &printer);
                 }
                 Err((None, e)) => return Err(e),
@@ -128,7 +125,7 @@ fn serve_one(
         }));
     };
     let refused = |e: Failure, said: Vec<Event>| {
-        start(req, printer);
+        start(printer, &req.descriptor);
         for e in said {
             printer.emit(e);
         }
@@ -145,7 +142,7 @@ fn serve_one(
     if let Some(why) = cannot_switch(h, req, &checked) {
         return Served::Fresh(why);
     }
-    start(req, printer);
+    start(printer, &req.descriptor);
     for e in said {
         printer.emit(e);
     }
@@ -167,25 +164,19 @@ fn serve_one(
 }
 
 /// The first replay: as `replay` runs it, keeping the session (`opened` once it tries to open
-/// one).
+/// one), after saying why this process is a fresh copy when it is one.
 fn first(
     req: &ReplayRequest,
     printer: &Printer,
     opened: &mut bool,
 ) -> std::result::Result<(bool, Held), Failure> {
-    start(req, printer);
-    if let Ok(why) = std::env::var(FRESH_REASON_ENV) {
-        printer.emit(Event::Phase {
+    let fresh = std::env::var(FRESH_REASON_ENV)
+        .ok()
+        .map(|why| Event::Phase {
             name: "fresh".into(),
             detail: format!("a new replay process: {why}"),
         });
-    }
-    let checked = preflight(req)?;
-    announce(req, &checked, printer)?;
-    *opened = true;
-    let mut session = open_session(req, &checked, printer)?;
-    let device_id = checked.launch.device_id;
-    let ok = run_on(req, checked, &mut session, printer)?;
+    let (ok, session, device_id) = in_new_session(req, printer, fresh, opened)?;
     Ok((
         ok,
         Held {
@@ -195,13 +186,6 @@ fn first(
             events_only: req.events_only,
         },
     ))
-}
-
-fn start(req: &ReplayRequest, printer: &Printer) {
-    printer.emit(Event::Start {
-        protocol: PROTOCOL_VERSION,
-        descriptor: req.descriptor.display().to_string(),
-    });
 }
 
 /// Why the held session cannot serve `req` (None: it can).
@@ -230,23 +214,17 @@ fn next_request(
     stdin: &mut impl BufRead,
     line: &mut Vec<u8>,
 ) -> std::result::Result<Option<ReplayRequest>, Refused> {
-    loop {
-        match crate::lines::next(stdin, MAX_REQUEST, line).map_err(|e| {
-            (
-                None,
-                Error::invalid(format!("reading replay requests: {e}")),
-            )
-        })? {
-            None => return Ok(None),
-            Some(Line::Cut) => {
-                return Err((
-                    None,
-                    Error::invalid(format!("a replay request longer than {MAX_REQUEST} bytes")),
-                ))
-            }
-            Some(Line::Whole) if line.trim_ascii().is_empty() => continue,
-            Some(Line::Whole) => return parse_request(line).map(Some),
-        }
+    let read = crate::lines::next_nonblank(stdin, MAX_REQUEST, line).map_err(|e| {
+        let why = format!("reading replay requests: {e}");
+        (None, Error::invalid(why))
+    })?;
+    match read {
+        None => Ok(None),
+        Some(Line::Cut) => Err((
+            None,
+            Error::invalid(format!("a replay request longer than {MAX_REQUEST} bytes")),
+        )),
+        Some(Line::Whole) => parse_request(line).map(Some),
     }
 }
 

@@ -9,7 +9,6 @@
 //! flows both ways unchanged. An `error` event of kind `lost` says the engine's machine or
 //! process was lost through no fault of the configuration, which then goes to another engine.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -23,6 +22,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::stderr_tail::StderrTail;
 use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
 use rr_engine::tune::trial::DeviceInfo;
 use rr_engine::tune::{Config, Status, Trial};
@@ -54,7 +54,8 @@ pub struct EngineChild {
     link: Link,
     input: Box<dyn Write + Send>,
     events: Receiver<Option<Line>>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// What a local engine wrote on stderr, kept to explain its death.
+    stderr: Arc<Mutex<StderrTail>>,
     pub info: DeviceInfo,
     /// The image is PTX: register limits can be applied.
     pub ptx: bool,
@@ -129,7 +130,7 @@ impl EngineChild {
             let _ = child.kill();
             return Err("the engine's pipes could not be opened".into());
         };
-        let stderr_tail = keep_tail(stderr);
+        let (stderr_tail, _) = StderrTail::drain(stderr);
         let engine = EngineChild::new(Link::Local(child), Box::new(stdin), stdout, args);
         engine.with_stderr(stderr_tail).ready()
     }
@@ -179,7 +180,7 @@ impl EngineChild {
             link,
             input,
             events: read_events(output),
-            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            stderr: Arc::default(),
             info: DeviceInfo {
                 ordinal: args.device_id.unwrap_or(0),
                 name: String::new(),
@@ -193,7 +194,7 @@ impl EngineChild {
         }
     }
 
-    fn with_stderr(mut self, tail: Arc<Mutex<VecDeque<String>>>) -> EngineChild {
+    fn with_stderr(mut self, tail: Arc<Mutex<StderrTail>>) -> EngineChild {
         self.stderr = tail;
         self
     }
@@ -448,15 +449,14 @@ impl EngineChild {
         };
         // The stderr thread may still be reading the last lines.
         std::thread::sleep(Duration::from_millis(20));
-        let tail = self
+        match self
             .stderr
             .lock()
-            .map(|q| q.iter().cloned().collect::<Vec<_>>().join(" | "))
-            .unwrap_or_default();
-        if tail.is_empty() {
-            format!("{what} ({status})")
-        } else {
-            format!("{what} ({status}): {tail}")
+            .ok()
+            .and_then(|t| t.last_lines(0, STDERR_LINES))
+        {
+            Some(tail) => format!("{what} ({status}): {tail}"),
+            None => format!("{what} ({status})"),
         }
     }
 }
@@ -509,28 +509,6 @@ fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Line>> {
 const MAX_EVENT: u64 = 1 << 20;
 /// How often a wait for a reply looks whether the sweep was stopped.
 const STOP_POLL: Duration = Duration::from_millis(200);
-
-/// The last lines of a child's stderr, kept to explain its death.
-fn keep_tail(stderr: impl Read + Send + 'static) -> Arc<Mutex<VecDeque<String>>> {
-    let tail = Arc::new(Mutex::new(VecDeque::new()));
-    let keep = tail.clone();
-    std::thread::spawn(move || {
-        // Bounded lines: a flood of stderr cannot grow memory. Bytes, decoded leniently:
-        // text that is not UTF-8 must not end the reader (the engine would then die on a
-        // closed stderr).
-        let mut r = BufReader::new(stderr);
-        let mut line = Vec::new();
-        while let Ok(Some(_)) = crate::lines::next(&mut r, 4096, &mut line) {
-            if let Ok(mut q) = keep.lock() {
-                if q.len() == STDERR_LINES {
-                    q.pop_front();
-                }
-                q.push_back(String::from_utf8_lossy(&line).trim_end().to_string());
-            }
-        }
-    });
-    tail
-}
 
 impl Drop for EngineChild {
     fn drop(&mut self) {

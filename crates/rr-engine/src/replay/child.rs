@@ -1,7 +1,7 @@
 //! Drive a child process of the `rr-tui` binary that streams protocol events (`replay --json`,
 //! `tune --events`) and hand them to a sink.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::protocol::{ErrorKind, Event, Tagged};
 use super::request::ReplayRequest;
 use crate::lines::Line;
+use crate::stderr_tail::StderrTail;
 
 /// Stderr lines quoted when a child dies without `done`.
 const STDERR_TAIL: usize = 3;
@@ -34,33 +35,6 @@ struct RunState {
     ended: bool,
     /// How many bytes of stderr came before this run: only what follows explains its end.
     stderr_mark: u64,
-}
-
-/// The end of what a child wrote on stderr: the last MiB at most (a long-lived child that keeps
-/// writing cannot grow our memory), and how much it wrote in all.
-#[derive(Default)]
-struct StderrTail {
-    kept: Vec<u8>,
-    total: u64,
-}
-
-impl StderrTail {
-    const KEEP: usize = 1 << 20;
-
-    fn push(&mut self, bytes: &[u8]) {
-        self.kept.extend_from_slice(bytes);
-        self.total += bytes.len() as u64;
-        if self.kept.len() > 2 * Self::KEEP {
-            self.kept.drain(..self.kept.len() - Self::KEEP);
-        }
-    }
-
-    /// What was written after the first `mark` bytes (as much of it as is kept).
-    fn since(&self, mark: u64) -> String {
-        let after = usize::try_from(self.total.saturating_sub(mark)).unwrap_or(usize::MAX);
-        let from = self.kept.len().saturating_sub(after);
-        String::from_utf8_lossy(&self.kept[from..]).into_owned()
-    }
 }
 
 /// An event line longer than this is not one of ours (a sweep's largest events are KiB).
@@ -106,7 +80,7 @@ impl ChildRun {
         // the request reaching the child, so a child that died meanwhile fails the write here
         // (the caller starts another) or fails the new run there, never both.
         // Taken before the child can read the request: all it writes about it comes after.
-        let mark = self.stderr.lock().map_or(0, |t| t.total);
+        let mark = self.stderr.lock().map_or(0, |t| t.total());
         pipe.write_all(&line)?;
         pipe.flush()?;
         state.run = request.run_id;
@@ -164,11 +138,13 @@ impl ChildRun {
             .stdout
             .take()
             .ok_or_else(|| std::io::Error::other("no stdout"))?;
-        let mut stderr = child
+        let stderr = child
             .stderr
             .take()
             .ok_or_else(|| std::io::Error::other("no stderr"))?;
+        let (tail, err_thread) = StderrTail::drain(stderr);
         let handle = ChildRun {
+            stderr: tail,
             stdin: Arc::new(Mutex::new(child.stdin.take())),
             child: Arc::new(Mutex::new(Some(child))),
             state: Arc::new(Mutex::new(RunState {
@@ -177,7 +153,6 @@ impl ChildRun {
                 ended: false,
                 stderr_mark: 0,
             })),
-            stderr: Arc::new(Mutex::new(StderrTail::default())),
         };
         // Not the whole handle: the child's stdin must close when the last handle goes.
         let (child, state, tail) = (
@@ -188,8 +163,6 @@ impl ChildRun {
         std::thread::Builder::new()
             .name(format!("{what}-run-{run}"))
             .spawn(move || {
-                let err_tail = tail.clone();
-                let err_thread = std::thread::spawn(move || drain_stderr(&mut stderr, &err_tail));
                 let mut out = BufReader::new(stdout);
                 let mut buf = Vec::new();
                 // Never stops before the end of stdout: a child whose output is not read blocks.
@@ -247,12 +220,15 @@ impl ChildRun {
                     ),
                     None => format!("the {what} process could not be waited for"),
                 };
-                let said = tail.lock().map(|t| t.since(mark)).unwrap_or_default();
+                let said = tail
+                    .lock()
+                    .ok()
+                    .and_then(|t| t.last_lines(mark, STDERR_TAIL));
                 sink(Tagged {
                     run,
                     event: Event::Error {
                         kind: ErrorKind::Setup,
-                        message: match stderr_tail(&said) {
+                        message: match said {
                             Some(tail) => format!("{why}: {tail}"),
                             None => why,
                         },
@@ -302,23 +278,6 @@ impl ChildRun {
     }
 }
 
-/// Read a child's stderr to its end into `tail`.
-fn drain_stderr(stderr: &mut impl Read, tail: &Mutex<StderrTail>) {
-    let mut buf = [0u8; 8192];
-    loop {
-        match stderr.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                if let Ok(mut t) = tail.lock() {
-                    t.push(&buf[..n]);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
-        }
-    }
-}
-
 /// A line of a child's stdout that is not an event, said as an `output` phase of `run`.
 fn output_note(run: u64, detail: String) -> Tagged {
     Tagged {
@@ -328,17 +287,6 @@ fn output_note(run: u64, detail: String) -> Tagged {
             detail,
         },
     }
-}
-
-/// The last lines of a child's stderr, joined, or None when it wrote nothing.
-fn stderr_tail(text: &str) -> Option<String> {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let tail = &lines[lines.len().saturating_sub(STDERR_TAIL)..];
-    (!tail.is_empty()).then(|| tail.join(" | "))
 }
 
 #[cfg(test)]
