@@ -206,21 +206,27 @@ fn hostile_objects_and_segment_kinds_are_one_line_errors() {
     }
 }
 
-/// `record` preloads the recorder unless told to use CUPTI alone; a program that never uses
-/// CUDA runs unchanged either way (no GPU here), and bad values are refused by clap.
+/// `record` preloads the recorder unless told to use CUPTI alone, and makes CUDA inject it only
+/// where CUPTI is used (being injected costs every driver call); a program that never uses CUDA
+/// runs unchanged either way (no GPU here), and bad values are refused by clap.
 #[test]
 fn record_preloads_the_recorder_without_disturbing_the_program() {
     let t = tempfile::tempdir().unwrap();
-    for hooks in ["interpose", "cupti"] {
+    // (hooks, preloaded, injected)
+    for (hooks, preloaded, injected) in [
+        ("interpose", true, false),
+        ("mixed", true, true),
+        ("cupti", false, true),
+    ] {
         let dir = t.path().join(hooks);
         let out = rr()
-            .args(["record", "--launch-hooks", hooks, "--dir"])
+            .args(["record", "--hooks", hooks, "--dir"])
             .arg(&dir)
             .args([
                 "--",
                 "sh",
                 "-c",
-                "echo \"preload=$LD_PRELOAD\"; python3 -c 'import ctypes'",
+                "echo \"preload=$LD_PRELOAD\"; echo \"inject=$CUDA_INJECTION64_PATH\"; python3 -c 'import ctypes'",
             ])
             .output()
             .unwrap();
@@ -230,13 +236,23 @@ fn record_preloads_the_recorder_without_disturbing_the_program() {
             String::from_utf8_lossy(&out.stderr)
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            stdout.contains("librr_recorder.so"),
-            hooks == "interpose",
-            "{hooks}: {stdout}"
-        );
+        let line = |key: &str| {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_default()
+                .contains("librr_recorder.so")
+        };
+        assert_eq!(line("preload="), preloaded, "{hooks}: {stdout}");
+        assert_eq!(line("inject="), injected, "{hooks}: {stdout}");
     }
-    rr().args(["record", "--launch-hooks", "ptrace", "--", "true"])
+    // The flag's earlier name still works.
+    rr().args(["record", "--launch-hooks", "cupti", "--dir"])
+        .arg(t.path().join("alias"))
+        .args(["--", "true"])
+        .assert()
+        .success();
+    rr().args(["record", "--hooks", "ptrace", "--", "true"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("interpose"));

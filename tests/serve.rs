@@ -15,21 +15,6 @@ use std::process::{Command, Stdio};
 /// A blob of the fixture's second instance that the first does not share.
 const UNSHARED_BLOB: &str = "d4be75aac440b64aba550cf6f6c6147f";
 
-/// The stand-in driver, built into a temporary directory as `libcuda.so.1`.
-fn fake_driver() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/fake_libcuda.c");
-    let built = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(dir.path().join("libcuda.so.1"))
-        .arg(&source)
-        .status()
-        .expect("a C compiler (cc) builds the stand-in driver");
-    assert!(built.success());
-    std::os::unix::fs::symlink("libcuda.so.1", dir.path().join("libcuda.so")).unwrap();
-    dir
-}
-
 fn descriptors() -> (PathBuf, PathBuf) {
     let dir = fixture("rrtui-v2-stencil3d");
     let mut json: Vec<PathBuf> = std::fs::read_dir(&dir)

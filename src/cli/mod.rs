@@ -168,8 +168,8 @@ ERR_NVGPUCTRPERM page when it is refused).",
     Profile(ProfileArgs),
     /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.
     #[command(
-        long_about = "Run APP with the rr-tui recorder loaded (a CUPTI injection library: nothing in APP is \
-rebuilt or changed) and write its kernel launches as rr-tui records into --dir: by default the \
+        long_about = "Run APP with the rr-tui recorder preloaded (LD_PRELOAD, see --hooks: nothing in APP \
+is rebuilt or changed) and write its kernel launches as rr-tui records into --dir: by default the \
 first launch of each kernel and launch configuration, with the device memory of every live \
 allocation before and after the kernel, the kernel's parameters, launch attributes, module \
 globals and device image. Works for nvcc-built programs (static cudart), programs using the \
@@ -183,8 +183,8 @@ fingerprints computed on the GPU and not copied), the launches seen, selected an
 with each reason others were not, and warnings about instances a replay would stumble on \
 (`rr-tui check DIR` lists them again).\n\n\
 For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
-variables and CUDA_INJECTION64_PATH yourself (README, \"Recording CUDA programs\"); each MPI \
-rank writes DIR/rank-N.",
+variables and LD_PRELOAD=librr_recorder.so yourself (README, \"Recording CUDA programs\"); each \
+MPI rank writes DIR/rank-N.",
         after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024          # into ./rr-records\n  \
 rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
 rr-tui record --dir big --snapshot args --budget 20G -- ./big_app\n\
@@ -249,11 +249,22 @@ pub struct RecordArgs {
     /// The recorder library (default: librr_recorder.so next to this executable).
     #[arg(long, value_name = "PATH")]
     pub library: Option<PathBuf>,
-    /// How the recorder sees kernel launches: `interpose` preloads the library (LD_PRELOAD) so
-    /// that launches reach its own driver entry points (fastest); `cupti` uses CUPTI's launch
-    /// callbacks only (for programs that reset LD_PRELOAD or dislike preloading).
-    #[arg(long, value_enum, default_value_t = LaunchHooks::Interpose)]
-    pub launch_hooks: LaunchHooks,
+    /// How the recorder sees what the program does. `interpose` (default) preloads the library
+    /// (LD_PRELOAD) so that launches, allocations, module loads, graphs and texture objects
+    /// reach its own driver entry points; CUPTI stays out of the program until a kernel from a
+    /// fatbin or PTX image is recorded (nothing measurable to pay while recording nothing).
+    /// `mixed` sees launches that way and the rest through CUPTI's callbacks, and has CUDA
+    /// inject the library too (CUDA_INJECTION64_PATH), so children that clear LD_PRELOAD are
+    /// still recorded (3–4 % on a storm of 3 µs launches). `cupti` uses CUPTI's callbacks only,
+    /// nothing preloaded (6–8 %).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = Hooks::Interpose,
+        alias = "launch-hooks",
+        env = "RR_TUI_RECORD_HOOKS"
+    )]
+    pub hooks: Hooks,
     /// The program to record and its arguments (after `--`).
     #[arg(
         required = true,
@@ -265,8 +276,9 @@ pub struct RecordArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LaunchHooks {
+pub enum Hooks {
     Interpose,
+    Mixed,
     Cupti,
 }
 

@@ -65,3 +65,35 @@ pub fn write_report(dir: &Path, trailer: &str) {
     let text = rr_format::report::render("/tmp/recorded/here", &rows) + trailer;
     std::fs::write(dir.join("report.txt"), text).unwrap();
 }
+
+/// A C file of `tests/tools` built with `cc` into `dir` (`-shared` for a library).
+pub fn build_c(source: &str, dir: &Path, output: &str, flags: &[&str]) -> PathBuf {
+    let out = dir.join(output);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tools")
+        .join(source);
+    let built = std::process::Command::new("cc")
+        .args(flags)
+        .args(["-O1", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .arg("-ldl")
+        .status()
+        .expect("a C compiler (cc) builds the test's helper");
+    assert!(built.success(), "cc {}", source.display());
+    out
+}
+
+/// The stand-in driver (`tests/tools/fake_libcuda.c`), built into a temporary directory as
+/// `libcuda.so.1` (with `libcuda.so` beside it): put the directory on `LD_LIBRARY_PATH`.
+pub fn fake_driver() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    build_c(
+        "fake_libcuda.c",
+        dir.path(),
+        "libcuda.so.1",
+        &["-shared", "-fPIC"],
+    );
+    std::os::unix::fs::symlink("libcuda.so.1", dir.path().join("libcuda.so")).unwrap();
+    dir
+}

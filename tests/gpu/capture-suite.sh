@@ -92,13 +92,15 @@ expect "replay --strict refuses it" 1 "refuses to run" -- "$RR" replay "$G" --st
 WJ=$(ls "$W"/cap-wait/*.json 2>/dev/null | head -1)
 expect "watchdog ends a replay whose kernel waits for a thread that is not there" 1 "has not finished after 3 s: it may be waiting for host memory" -- timeout 60 "$RR" replay "$WJ" --kernel-timeout 3
 
-# Both ways of seeing launches record the same instances.
-"$RR" record --dir "$W/cap-cupti-torch" --launch-hooks cupti -- python3 "$SAMPLES/torch_ops.py" >/dev/null 2>>"$LOG"
+# Both ways of seeing the program record the same instances from the same images.
+"$RR" record --dir "$W/cap-cupti-torch" --hooks cupti -- python3 "$SAMPLES/torch_ops.py" >/dev/null 2>>"$LOG"
 "$RR" record --dir "$W/cap-interpose-torch" -- python3 "$SAMPLES/torch_ops.py" >/dev/null 2>>"$LOG"
 a=$(ls "$W"/cap-cupti-torch/*.json 2>/dev/null | xargs -n1 basename | sort | tr '\n' ' '); b=$(ls "$W"/cap-interpose-torch/*.json 2>/dev/null | xargs -n1 basename | sort | tr '\n' ' ')
-[ -n "$a" ] && [ "$a" = "$b" ] && ok "interposed entry points and CUPTI callbacks record the same instances (PyTorch + cuBLAS + Triton)" || bad "launch hooks differ" "cupti: $a; interpose: $b"
-grep -h "launches were seen" "$W"/cap-interpose-torch/report.txt "$W"/cap-cupti-torch/report.txt >>"$LOG" 2>&1
-grep -q "own driver entry points" "$W/cap-interpose-torch/report.txt" && ok "rr-tui record preloads the recorder (interposed launches)" || bad "interposition not active" "$(grep -h 'launches were seen' "$W"/cap-interpose-torch/report.txt)"
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "interposed entry points and CUPTI callbacks record the same instances (PyTorch + cuBLAS + Triton)" || bad "hooks differ" "cupti: $a; interpose: $b"
+a=$(ls "$W"/cap-cupti-torch/images 2>/dev/null | tr '\n' ' '); b=$(ls "$W"/cap-interpose-torch/images 2>/dev/null | tr '\n' ' ')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "the same device images (cubins named by content) both ways" || bad "images differ" "cupti: $a; interpose: $b"
+grep -h "were seen\|kept as the program loaded" "$W"/cap-interpose-torch/report.txt "$W"/cap-cupti-torch/report.txt >>"$LOG" 2>&1
+grep -q "everything was seen through the recorder's own driver entry points" "$W/cap-interpose-torch/report.txt" && ok "rr-tui record preloads the recorder (every hook interposed, CUPTI not injected)" || bad "interposition not active" "$(grep -h 'were seen' "$W"/cap-interpose-torch/report.txt)"
 
 echo "== recorder: launch-storm overhead" | tee -a "$LOG"
 # A storm's time moves by up to a third between identical runs on the GPU machine (a virtual
@@ -108,7 +110,7 @@ echo "== recorder: launch-storm overhead" | tee -a "$LOG"
   echo "launch-bound: 200000 launches of a ~3 us kernel, recorder loaded and recording nothing, 31 interleaved rounds"
   python3 tests/gpu/probes/storm.py 31 "$W/samples/bench_record" 200000 4096 plain=: \
     "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --" \
-    "rr-tui-cupti=:$RR record --dir $W/storm --overwrite --launch-hooks cupti --kernels ^nothing$ --"
+    "rr-tui-mixed=:$RR record --dir $W/storm --overwrite --hooks mixed --kernels ^nothing$ --"
   echo "GPU-bound: 50000 launches of a ~20 us kernel, 5 interleaved rounds"
   python3 tests/gpu/probes/storm.py 5 "$W/samples/bench_record" 50000 8388608 plain=: \
     "rr-tui=:$RR record --dir $W/storm --overwrite --kernels ^nothing$ --"

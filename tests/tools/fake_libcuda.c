@@ -1,8 +1,9 @@
-/* A stand-in for the CUDA driver (libcuda.so.1), for tests of the replay process's protocol on
- * machines without a GPU (tests/serve.rs builds it with `cc -shared`): every call the replay path
- * makes succeeds, device memory is address arithmetic, copies and launches do nothing, and every
- * event is 10 µs apart. Replays must run with --events-only (no clock probe). Nothing it
- * "computes" means anything: it exercises the process around the GPU, never the GPU. */
+/* A stand-in for the CUDA driver (libcuda.so.1), for tests of the replay process's protocol and
+ * of the preloaded recorder on machines without a GPU (tests/serve.rs and tests/interposed.rs
+ * build it with `cc -shared`): every call the replay and recording paths make succeeds, device
+ * memory is address arithmetic, copies and launches do nothing, and every event is 10 µs apart.
+ * Replays must run with --events-only (no clock probe). Nothing it "computes" means anything: it
+ * exercises the process around the GPU, never the GPU. */
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -61,10 +62,14 @@ CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st){ retur
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n){ return 0; }
 CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st){ return 0; }
 CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, void *st){ return 0; }
-CUresult cuModuleLoadData(void **m, const void *img){ *m = handle(); return 0; }
-CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **ov){ *m = handle(); return 0; }
+static void *last_module;
+CUresult cuModuleLoadData(void **m, const void *img){ *m = last_module = handle(); return 0; }
+CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **ov){ *m = last_module = handle(); return 0; }
 CUresult cuModuleUnload(void *m){ return 0; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); return 0; }
+/* Which module each function handle belongs to (what cuFuncGetModule answers). */
+static struct { void *f, *m; } owners[64];
+static void own(void *f, void *m){ static int n; owners[n++ % 64].f = f; owners[(n - 1) % 64].m = m; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); own(*f, m); return 0; }
 CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *n_){ size_t n = strcmp(n_, "c_bias")==0 ? 32 : 4; if(p)*p = fake(n); if(s)*s = n; return 0; }
 static const size_t offs[] = {0,8,16,24,28,32}, sizes[] = {8,8,8,4,4,4};
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s){ if(i>=6) return 1; if(o)*o=offs[i]; if(s)*s=sizes[i]; return 0; }
@@ -96,3 +101,28 @@ CUresult cuDeviceGetPCIBusId(char *b, int len, int d){ strncpy(b, "0000:01:00.0"
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int b, size_t s){ *n = 4; return 0; }
 CUresult cuCtxGetLimit(size_t *v, int l){ *v = 1024; return 0; }
 CUresult cuCtxSetLimit(int l, size_t v){ return 0; }
+/* What the recorder asks of a launch. */
+CUresult cuFuncGetModule(void **m, void *f){
+  *m = last_module;
+  for (int i = 0; i < 64; i++) if (owners[i].f == f) *m = owners[i].m;
+  return 0;
+}
+CUresult cuFuncLoad(void *f){ return 0; }
+CUresult cuStreamIsCapturing(void *s, int *status){ *status = 0; return 0; }
+/* A library's module is the handle after the library's own. */
+CUresult cuLibraryLoadData(void **l, const void *code, void *o, void **ov, unsigned n, void *lo, void **lov, unsigned ln){ *l = handle(); last_module = handle(); return 0; }
+CUresult cuLibraryUnload(void *l){ return 0; }
+CUresult cuLibraryGetKernel(void **k, void *l, const char *n){ *k = handle(); own(*k, (char *)l + 16); return 0; }
+CUresult cuKernelGetFunction(void **f, void *k){ *f = k; return 0; }
+/* cuGetProcAddress: the functions above by name (the versioned symbol where there is one). */
+CUresult cuGetProcAddress_v2(const char *name, void **pfn, int version, unsigned long long flags, int *status){
+  static const struct { const char *name; void *f; } table[] = {
+    {"cuInit", (void *)cuInit}, {"cuMemAlloc", (void *)cuMemAlloc_v2}, {"cuMemFree", (void *)cuMemFree_v2},
+    {"cuModuleLoadData", (void *)cuModuleLoadData}, {"cuModuleGetFunction", (void *)cuModuleGetFunction},
+    {"cuLaunchKernel", (void *)cuLaunchKernel}, {"cuLibraryLoadData", (void *)cuLibraryLoadData},
+    {"cuCtxSynchronize", (void *)cuCtxSynchronize}, {"cuGetProcAddress", (void *)cuGetProcAddress_v2},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+    if (!strcmp(name, table[i].name)) { *pfn = table[i].f; if (status) *status = 0; return 0; }
+  *pfn = NULL; if (status) *status = 1; return 500; /* CUDA_ERROR_NOT_FOUND */
+}

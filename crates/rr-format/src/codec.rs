@@ -349,7 +349,7 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
                 seg.offset
             )));
         }
-        if version >= 2 && (seg.offset < file_end || seg.offset % SEGMENT_ALIGN != 0) {
+        if version >= 2 && (seg.offset < file_end || !seg.offset.is_multiple_of(SEGMENT_ALIGN)) {
             return Err(err(format!(
                 "Segments[{i}] starts at offset {} but must start at a multiple of {SEGMENT_ALIGN} at or after {file_end}",
                 seg.offset

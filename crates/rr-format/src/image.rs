@@ -8,9 +8,9 @@ use object::{Endianness, Object, ObjectSymbol, SymbolKind};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::image_extent::FATBIN_MAGIC;
 
 pub const EM_CUDA: u16 = 190;
-const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 /// LLVM bitcode (`BC\xC0\xDE`): what LLVM 18–19 saved as `.image` for JIT-compiled kernels.
 const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
 /// `STO_CUDA_ENTRY` in `st_other`: the function is a kernel entry point.

@@ -15,6 +15,7 @@ pub mod fsio;
 pub mod globals;
 pub mod hash;
 pub mod image;
+pub mod image_extent;
 pub mod inspect;
 pub mod instance;
 pub mod legacy;

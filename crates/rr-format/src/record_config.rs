@@ -15,14 +15,35 @@ pub enum Snapshot {
     Args,
 }
 
-/// How the recorder sees kernel launches.
+/// How the recorder sees what the program does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaunchHooks {
-    /// Its own driver entry points, when the library is preloaded (`LD_PRELOAD`); CUPTI's
-    /// callbacks otherwise.
+pub enum Hooks {
+    /// Everything (launches, memory, modules, graphs, objects) through its own driver entry
+    /// points, when the library is preloaded (`LD_PRELOAD`): CUPTI is not initialised unless a
+    /// kernel from a fatbin or PTX image is recorded. Not preloaded: as `Cupti`.
     Interpose,
-    /// CUPTI's launch callbacks (slower per launch; no preloading involved).
+    /// Launches through its own entry points, the rest through CUPTI's callbacks.
+    Mixed,
+    /// CUPTI's callbacks only (slower per launch; no preloading involved).
     Cupti,
+}
+
+impl Hooks {
+    pub const NAMES: &'static str = "interpose, mixed or cupti";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Hooks::Interpose => "interpose",
+            Hooks::Mixed => "mixed",
+            Hooks::Cupti => "cupti",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Hooks> {
+        [Hooks::Interpose, Hooks::Mixed, Hooks::Cupti]
+            .into_iter()
+            .find(|h| h.name() == s.trim())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -61,8 +82,9 @@ pub struct Config {
     pub parent_pid: Option<u32>,
     /// `RR_TUI_CUPTI`: libcupti to load when it is not on the loader path.
     pub cupti: Option<PathBuf>,
-    /// `RR_TUI_RECORD_LAUNCH_HOOKS`: `interpose` (default) or `cupti`.
-    pub launch_hooks: LaunchHooks,
+    /// `RR_TUI_RECORD_HOOKS` (earlier `RR_TUI_RECORD_LAUNCH_HOOKS`): `interpose` (default),
+    /// `mixed` or `cupti`.
+    pub hooks: Hooks,
     /// `RR_TUI_RECORD_FINGERPRINTS`: tell device memory already stored by fingerprints computed
     /// on the GPU (default); off, every segment is copied to the host to be compared.
     pub fingerprints: bool,
@@ -188,10 +210,13 @@ impl Config {
             progress: get("RR_TUI_RECORD_PROGRESS").map(PathBuf::from),
             parent_pid: get("RR_TUI_RECORD_PARENT_PID").and_then(|v| v.trim().parse().ok()),
             cupti: get("RR_TUI_CUPTI").map(PathBuf::from),
-            launch_hooks: match get("RR_TUI_RECORD_LAUNCH_HOOKS").as_deref().map(str::trim) {
-                None | Some("interpose") => LaunchHooks::Interpose,
-                Some("cupti") => LaunchHooks::Cupti,
-                Some(v) => return Err(bad("RR_TUI_RECORD_LAUNCH_HOOKS", v, "interpose or cupti")),
+            // Read under its earlier name too (launch scripts written for it).
+            hooks: match ["RR_TUI_RECORD_HOOKS", "RR_TUI_RECORD_LAUNCH_HOOKS"]
+                .into_iter()
+                .find_map(|k| Some((k, get(k)?)))
+            {
+                None => Hooks::Interpose,
+                Some((k, v)) => Hooks::parse(&v).ok_or_else(|| bad(k, &v, Hooks::NAMES))?,
             },
             fingerprints: flag("RR_TUI_RECORD_FINGERPRINTS", true)?,
         })
@@ -279,6 +304,7 @@ mod tests {
             ("RR_TUI_RECORD_SNAPSHOT", "some"),
             ("RR_TUI_RECORD_RANKS", "3-1"),
             ("RR_TUI_RECORD_REPORT_FILENAME", "../x"),
+            ("RR_TUI_RECORD_HOOKS", "ptrace"),
             ("RR_TUI_RECORD_LAUNCH_HOOKS", "ptrace"),
             ("RR_TUI_RECORD_MAX_PER_KERNEL", "0"),
             ("RR_TUI_RECORD_OCCURRENCE", "0"),

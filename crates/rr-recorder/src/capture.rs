@@ -4,6 +4,7 @@
 //! arrays behind the texture and surface objects it takes), read the module's globals and
 //! snapshot it all. After it: synchronise, snapshot again, write the instance.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rr_cuda::cupti::{self, CapturedResource};
@@ -12,6 +13,7 @@ use rr_format::report::ReportRow;
 use rr_format::store::chunks;
 
 use crate::config::Snapshot;
+use crate::images::Image;
 use crate::launch::{LaunchSpec, Pending};
 use crate::memory::{pointed_to, Live};
 use crate::pipeline::Source;
@@ -30,6 +32,42 @@ struct Passed {
 }
 
 impl Recorder {
+    /// The image kernel `kernel` of module `module` runs from, as the cubin the driver loaded
+    /// where that can be had.
+    fn image_of(&self, module: u64, loaded_now: &[u32], kernel: &str) -> Option<Arc<Image>> {
+        let image = {
+            let mut st = lock(&self.state);
+            if !st.images.is_bound(module) {
+                // A library loaded through the interposed entry points: the one whose kernel of
+                // this name runs from this module. Asked under the lock, so that no library is
+                // unloaded meanwhile (`library_unloaded` takes it before the driver unloads);
+                // observer methods run outside driver calls here, so the driver never waits
+                // for it.
+                let owner = st.images.libraries().into_iter().find(|&(library, _)| {
+                    cupti::library_kernel_module(library, kernel).ok() == Some(module)
+                });
+                if let Some((_, id)) = owner {
+                    st.images.bind(module, &[id]);
+                }
+            }
+            st.images.resolve(module, loaded_now, kernel)?
+        };
+        if image.is_cubin() {
+            return Some(image);
+        }
+        // A fatbin or PTX as the program passed it: the record needs the one cubin the kernel
+        // runs from (it names the module's globals). The driver loads it outside the lock.
+        match cupti::loaded_cubin(&image.bytes, kernel, self.cfg.cupti.as_deref()) {
+            Ok(cubin) => Some(lock(&self.state).images.derive(module, cubin)),
+            Err(e) => {
+                self.note(&format!(
+                    "an image was kept as the program loaded it (fatbin or PTX), without the module's globals: {e}"
+                ));
+                Some(image)
+            }
+        }
+    }
+
     /// Before the kernel. `Ok(Err(reason))`: this launch is not recorded (the program goes on);
     /// `Err`: recording must stop.
     pub(crate) fn record_before(
@@ -41,10 +79,7 @@ impl Recorder {
             return Ok(Err(Reason::OtherDevice));
         }
         let module = spec.function.module().map_err(|e| e.to_string())?;
-        let image = lock(&self.state)
-            .images
-            .resolve(module, &spec.loaded_now, &spec.key.kernel);
-        let Some(image) = image else {
+        let Some(image) = self.image_of(module, &spec.loaded_now, &spec.key.kernel) else {
             return Ok(Err(Reason::NoImage));
         };
         cupti::synchronize().map_err(|e| e.to_string())?;

@@ -1,9 +1,10 @@
 //! The driver entry points this library exports when it is preloaded into a program
-//! (`LD_PRELOAD`, which `rr-tui record` sets): `dlsym`, `cuGetProcAddress*` and the kernel
-//! launch functions. Each forwards to `rr_cuda::interpose`, which hands the program wrappers
-//! that report launches to the recorder for the cost of a function call instead of CUPTI's
-//! launch callbacks (measured: README, "Recording"). Loaded only through
-//! `CUDA_INJECTION64_PATH`, the library interposes nothing: CUPTI reports the launches.
+//! (`LD_PRELOAD`, which `rr-tui record` sets): `dlsym`, `cuGetProcAddress*`, `cuInit`, the
+//! kernel launch functions and every call the recorder follows (`rr_cuda::driver_calls!`).
+//! Each forwards to `rr_cuda::interpose`, which hands the program wrappers that report to the
+//! recorder for the cost of a function call instead of CUPTI's callbacks (measured: README,
+//! "Recording"). Loaded only through `CUDA_INJECTION64_PATH`, the library interposes nothing:
+//! CUPTI reports everything.
 
 #![allow(unsafe_code)] // `no_mangle` exports, each forwarding the caller's arguments unchanged.
 
@@ -11,8 +12,16 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use rr_cuda::interpose;
 
-type CuFunction = *mut c_void;
-type CuStream = *mut c_void;
+/// Registered when the library is loaded (a constructor does nothing else: every process that
+/// inherits `LD_PRELOAD` runs it, CUDA program or not): a preloaded recorder that CUDA did not
+/// inject starts after the program's first `cuInit`.
+#[used]
+#[link_section = ".init_array"]
+static REGISTER: extern "C" fn() = register;
+
+extern "C" fn register() {
+    interpose::on_init(crate::start_after_init);
+}
 
 /// Whether this library is the process's `dlsym` (it was preloaded), so that the program's
 /// launches reach [`interpose`]'s wrappers.
@@ -20,101 +29,87 @@ pub fn preloaded() -> bool {
     interpose::global_symbol_is_ours(c"dlsym", preloaded as *const c_void)
 }
 
+/// `dlsym`, for everybody in the process. `dlsym(RTLD_NEXT, …)` looks past the object of its
+/// *caller*, which glibc finds by the return address: another preloaded tool wrapping a function
+/// that way must reach libc's `dlsym` with its own return address, or it finds itself again and
+/// recurses. So that case jumps to libc's `dlsym` (a tail jump, the caller's return address left
+/// on the stack); every other lookup goes to `interpose::dlsym`.
+///
 /// # Safety
 /// `dlsym`'s contract.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
+#[no_mangle]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    core::arch::naked_asm!(
+        "cmp rdi, -1", // RTLD_NEXT
+        "jne {wrapped}",
+        "mov rax, qword ptr [rip + {real}]",
+        "test rax, rax",
+        "jz 2f",
+        "jmp rax",
+        // libc's dlsym not known yet: find it, keeping the arguments (and the stack aligned).
+        "2:",
+        "push rdi",
+        "push rsi",
+        "sub rsp, 8",
+        "call {resolve}",
+        "add rsp, 8",
+        "pop rsi",
+        "pop rdi",
+        "jmp rax",
+        wrapped = sym interpose::dlsym,
+        real = sym interpose::REAL_DLSYM,
+        resolve = sym interpose::next_dlsym,
+    );
+}
+
+/// `dlsym` elsewhere: `RTLD_NEXT` lookups of other tools then find this library's object first.
+///
+/// # Safety
+/// `dlsym`'s contract.
+#[cfg(not(target_arch = "x86_64"))]
 #[no_mangle]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
     // SAFETY: the caller's arguments, passed on.
     unsafe { interpose::dlsym(handle, name) }
 }
 
-/// # Safety
-/// The driver's contract for `cuGetProcAddress_v2`.
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: u64,
-    status: *mut c_int,
-) -> u32 {
-    // SAFETY: the caller's arguments, passed on.
-    unsafe { interpose::gpa2(symbol, pfn, version, flags, status) }
-}
-
-/// # Safety
-/// The driver's contract for `cuGetProcAddress` (CUDA 11's four arguments).
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: u64,
-) -> u32 {
-    // SAFETY: the caller's arguments, passed on.
-    unsafe { interpose::gpa1(symbol, pfn, version, flags) }
-}
-
-macro_rules! export_launch {
-    ($name:ident, $target:path) => {
+/// One exported driver symbol, forwarding its arguments to `rr_cuda::interpose`'s wrapper.
+macro_rules! export {
+    ($name:ident, $($target:ident)::+, ($($arg:ident : $ty:ty),*)) => {
         /// # Safety
-        /// The driver's contract for `cuLaunchKernel`.
+        /// The driver's contract for the function of this name.
         #[no_mangle]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "C" fn $name(
-            f: CuFunction,
-            gx: c_uint,
-            gy: c_uint,
-            gz: c_uint,
-            bx: c_uint,
-            by: c_uint,
-            bz: c_uint,
-            shared: c_uint,
-            stream: CuStream,
-            params: *mut *mut c_void,
-            extra: *mut *mut c_void,
-        ) -> u32 {
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> u32 {
             // SAFETY: the caller's arguments, passed on.
-            unsafe {
-                $target(
-                    f as _,
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    shared,
-                    stream as _,
-                    params,
-                    extra,
-                )
-            }
+            unsafe { interpose::$($target)::+($($arg),*) }
         }
     };
 }
 
-macro_rules! export_launch_ex {
-    ($name:ident, $target:path) => {
-        /// # Safety
-        /// The driver's contract for `cuLaunchKernelEx`.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            config: *const c_void,
-            f: CuFunction,
-            params: *mut *mut c_void,
-            extra: *mut *mut c_void,
-        ) -> u32 {
-            // SAFETY: the caller's arguments, passed on.
-            unsafe { $target(config as _, f as _, params, extra) }
-        }
+// The lookups (`cuGetProcAddress` is CUDA 11's four-argument form) and the driver's start.
+export!(cuGetProcAddress_v2, gpa2, (symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64, status: *mut c_int));
+export!(cuGetProcAddress, gpa1, (symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64));
+export!(cuInit, init, (flags: c_uint));
+
+/// The launch functions (`rr_cuda::launch_calls!`).
+macro_rules! export_launches {
+    ($($name:ident = $wrapper:ident, $kind:ident ($($arg:ident : $ty:ty),* $(,)?);)*) => {
+        $(export!($name, $wrapper, ($($arg: $ty),*));)*
     };
 }
 
-export_launch!(cuLaunchKernel, interpose::launch);
-export_launch!(cuLaunchKernel_ptsz, interpose::launch_ptsz);
-export_launch_ex!(cuLaunchKernelEx, interpose::launch_ex);
-export_launch_ex!(cuLaunchKernelEx_ptsz, interpose::launch_ex_ptsz);
+/// Every other wrapped driver function, under its own symbol (`rr_cuda::driver_calls!`).
+macro_rules! export_calls {
+    ($($name:ident = $id:ident, $params:ident ($($arg:ident : $ty:ty),* $(,)?);)*) => {
+        $(export!($name, calls::$name, ($($arg: $ty),*));)*
+    };
+}
+
+rr_cuda::launch_calls!(export_launches);
+rr_cuda::driver_calls!(export_calls);
 
 #[cfg(test)]
 mod tests {

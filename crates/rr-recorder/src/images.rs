@@ -1,10 +1,12 @@
 //! The device images the driver loaded, and which one a launched kernel came from.
 //!
-//! CUPTI hands over each loaded module's image with a module *id*, while a launch yields a
-//! `CUmodule` *handle*: there is no API between the two (cupti notes §4). They are tied by
-//! where the load happens: inside a `cuModuleLoad*` call (bound at its exit), or nested inside
-//! the recorder's own resolution of a lazily loaded kernel; the rest is found by the kernel's
-//! symbol in the images' ELF symbol tables.
+//! Each loaded image comes with a module *id* (CUPTI's, or one the interposed entry points
+//! give), while a launch yields a `CUmodule` *handle*: there is no API between the two (cupti
+//! notes §4). They are tied by where the load happens: inside a `cuModuleLoad*` call (bound at
+//! its exit), or nested inside the recorder's own resolution of a lazily loaded kernel; images
+//! of libraries (`cuLibraryLoad*` seen through the entry points) are bound by asking the driver
+//! for each library's module; the rest is found by the kernel's symbol in the images' ELF
+//! symbol tables.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,6 +22,12 @@ pub struct Image {
 }
 
 impl Image {
+    /// Whether the image is an ELF cubin (what CUPTI reports; an interposed load may hold a
+    /// fatbin or PTX).
+    pub fn is_cubin(&self) -> bool {
+        matches!(self.info().map(|i| &i.kind), Some(ImageKind::Cubin { .. }))
+    }
+
     /// What the image holds (parsed on first use: most loaded modules are never recorded).
     pub fn info(&self) -> Option<&ImageInfo> {
         self.info
@@ -59,13 +67,21 @@ pub struct Images {
     list: Vec<Arc<Image>>,
     by_id: HashMap<u32, usize>,
     by_handle: HashMap<u64, u32>,
+    /// Loaded libraries and the image id of each, in load order.
+    libraries: Vec<(u64, u32)>,
+    /// Images derived so far ([`Images::derive`]).
+    derived: u32,
 }
 
 impl Images {
     pub fn loaded(&mut self, id: u32, bytes: &[u8]) {
+        self.insert(id, bytes.to_vec());
+    }
+
+    fn insert(&mut self, id: u32, bytes: Vec<u8>) {
         let image = Arc::new(Image {
             id,
-            bytes: bytes.to_vec(),
+            bytes,
             info: OnceLock::new(),
             blob: OnceLock::new(),
         });
@@ -78,6 +94,47 @@ impl Images {
         if let Some(&id) = ids.last() {
             self.by_handle.insert(handle, id);
         }
+    }
+
+    /// A `cuLibraryLoad*` call returned `library` after loading these modules.
+    pub fn library(&mut self, library: u64, ids: &[u32]) {
+        if let Some(&id) = ids.last() {
+            self.libraries.push((library, id));
+        }
+    }
+
+    /// `library` is being unloaded: its handle, and those of its modules, may be reused.
+    pub fn library_unloaded(&mut self, library: u64) {
+        let gone: Vec<u32> = self
+            .libraries
+            .iter()
+            .filter(|l| l.0 == library)
+            .map(|l| l.1)
+            .collect();
+        self.libraries.retain(|l| l.0 != library);
+        self.by_handle.retain(|_, id| !gone.contains(id));
+    }
+
+    /// Whether module `handle` is tied to an image already.
+    pub fn is_bound(&self, handle: u64) -> bool {
+        self.by_handle.contains_key(&handle)
+    }
+
+    /// The loaded libraries, newest first (`(library, image id)`): a library has a module in
+    /// every context that used it.
+    pub fn libraries(&self) -> Vec<(u64, u32)> {
+        self.libraries.iter().rev().copied().collect()
+    }
+
+    /// Module `handle` runs from `cubin`, which the driver made of the module's fatbin or PTX
+    /// for its GPU: a new image (the fatbin stays for modules of other GPUs).
+    pub fn derive(&mut self, handle: u64, cubin: Vec<u8>) -> Arc<Image> {
+        // Ids of derived images count down from the top: loads count up from small numbers.
+        let id = u32::MAX - self.derived;
+        self.derived += 1;
+        self.insert(id, cubin);
+        self.bind(handle, &[id]);
+        self.list[self.by_id[&id]].clone()
     }
 
     fn get(&self, id: u32) -> Option<Arc<Image>> {

@@ -1,9 +1,12 @@
-//! The rr-tui recorder: a CUPTI injection library. CUDA loads it into an unmodified program when
-//! `CUDA_INJECTION64_PATH` names it (what `rr-tui record -- APP` sets up), calls
-//! [`InitializeInjection`], and from then on the recorder sees every kernel launch, allocation
-//! and module load of the program through CUPTI callbacks, and writes the selected launches as
-//! rr-tui records (format 2: content-addressed blobs). Configuration comes from the environment
-//! ([`config`]). libcuda and libcupti are loaded at run time only.
+//! The rr-tui recorder, loaded into an unmodified program. `rr-tui record -- APP` preloads it
+//! (`LD_PRELOAD`): its own driver entry points ([`hooks`], `rr_cuda::interpose`) then see every
+//! kernel launch, allocation, module load, graph and texture object, and it starts after the
+//! program's first `cuInit`. It is also a CUPTI injection library: loaded through
+//! `CUDA_INJECTION64_PATH` (launchers that drop `LD_PRELOAD`, `--hooks cupti|mixed`, a path that
+//! cannot be preloaded), CUDA calls [`InitializeInjection`] and CUPTI's callbacks report what the entry
+//! points do not. Either way it writes the selected launches as rr-tui records (format 2:
+//! content-addressed blobs). Configuration comes from the environment ([`config`]). libcuda
+//! and libcupti are loaded at run time only.
 //!
 //! Never crash the host program: every entry point catches panics, and any internal error
 //! stops recording with one message on stderr while the program carries on.
@@ -29,6 +32,8 @@ use std::sync::OnceLock;
 
 use config::Config;
 use recorder::Recorder;
+use rr_cuda::cupti::Subscribe;
+use rr_cuda::interpose::Watch;
 
 static RECORDER: OnceLock<&'static Recorder> = OnceLock::new();
 
@@ -52,27 +57,46 @@ fn start() -> Result<(), String> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let store = rr_format::store::BlobStore::open(&dir).map_err(|e| e.to_string())?;
-    if !rr_cuda::cupti::load_library(cfg.cupti.as_deref()) {
+    // Preloaded, the library sees what it can through its exported entry points (cheaper than
+    // CUPTI's callbacks); otherwise, or when told so, through CUPTI.
+    let preloaded = hooks::preloaded();
+    let (watch, subscribe, how) = match cfg.hooks {
+        config::Hooks::Interpose if preloaded => (
+            Watch::Everything,
+            Subscribe::Nothing,
+            "everything was seen through the recorder's own driver entry points (preloaded)",
+        ),
+        config::Hooks::Interpose | config::Hooks::Mixed if preloaded => (
+            Watch::Launches,
+            Subscribe::AllButLaunches,
+            "launches were seen through the recorder's own driver entry points (preloaded), the rest through CUPTI",
+        ),
+        _ => (
+            Watch::Nothing,
+            Subscribe::Everything,
+            "everything was seen through CUPTI's callbacks (the library was not preloaded, or --hooks cupti)",
+        ),
+    };
+    if subscribe != Subscribe::Nothing && !rr_cuda::cupti::load_library(cfg.cupti.as_deref()) {
         return Err(
             "libcupti could not be loaded (set RR_TUI_CUPTI to its path, e.g. /usr/local/cuda/lib64/libcupti.so)".into(),
         );
     }
-    // Preloaded, the library sees launches through its exported entry points (cheaper than
-    // CUPTI's launch callbacks); otherwise, or when told so, through CUPTI.
-    let interposed = cfg.launch_hooks == config::LaunchHooks::Interpose && hooks::preloaded();
     let recorder: &'static Recorder = Box::leak(Box::new(Recorder::new(cfg, dir, store)));
     if RECORDER.set(recorder).is_err() {
         return Ok(()); // initialised already
     }
-    recorder.note(if interposed {
-        "launches were seen through the recorder's own driver entry points (preloaded)"
-    } else {
-        "launches were seen through CUPTI's callbacks"
-    });
-    rr_cuda::cupti::install(recorder, !interposed).map_err(|e| e.to_string())?;
-    rr_cuda::interpose::enable(interposed);
+    recorder.note(how);
+    rr_cuda::cupti::install(recorder, subscribe).map_err(|e| e.to_string())?;
+    rr_cuda::interpose::watch(watch);
     rr_cuda::cupti::at_exit(finish);
     Ok(())
+}
+
+/// Started by the program's first `cuInit`: a preloaded recorder that CUDA did not inject
+/// (`rr-tui record` with `--hooks interpose`, the default). Injected, it has started already.
+pub(crate) fn start_after_init() {
+    start_once();
 }
 
 extern "C" fn finish() {
@@ -89,10 +113,20 @@ extern "C" fn finish() {
 #[allow(unsafe_code)] // `no_mangle`: CUDA finds the entry point by its C name.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> i32 {
+    start_once();
+    1
+}
+
+/// Start recording, once per process whichever way the library was loaded; say on stderr why
+/// it could not (the program runs as without it).
+fn start_once() {
+    static TRIED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if TRIED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return;
+    }
     match std::panic::catch_unwind(start) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => eprintln!("rr-tui record: not recording: {e}"),
         Err(_) => eprintln!("rr-tui record: not recording: internal error while starting"),
     }
-    1
 }

@@ -184,9 +184,12 @@ impl Recorder {
         !self.stopped.load(Ordering::Relaxed) && !self.forked()
     }
 
-    /// A line for the report's notes.
+    /// A line for the report's notes (once, however often it is said).
     pub fn note(&self, text: &str) {
-        lock(&self.state).notes.push(text.to_string());
+        let notes = &mut lock(&self.state).notes;
+        if !notes.iter().any(|n| n == text) {
+            notes.push(text.to_string());
+        }
     }
 
     /// Stop recording for good, saying why once.
@@ -645,6 +648,14 @@ impl Observer for Recorder {
 
     fn module_handle(&self, module: u64, loaded: &[u32]) {
         lock(&self.state).images.bind(module, loaded);
+    }
+
+    fn library_loaded(&self, library: u64, loaded: &[u32]) {
+        lock(&self.state).images.library(library, loaded);
+    }
+
+    fn library_unloaded(&self, library: u64) {
+        lock(&self.state).images.library_unloaded(library);
     }
 
     fn graph_instantiated(&self, exec: u64, graph: rr_cuda::Result<GraphTemplate>) {

@@ -1,7 +1,8 @@
 //! `rr-tui record [OPTIONS] -- APP ARGS`: run a program with the recorder loaded.
 //!
-//! The recorder is a CUPTI injection library (`librr_recorder.so`, built beside this binary):
-//! CUDA loads it when `CUDA_INJECTION64_PATH` names it. Everything else is environment variables
+//! The recorder is `librr_recorder.so`, built beside this binary: preloaded (`LD_PRELOAD`), it
+//! starts at the program's first `cuInit`; with `--hooks mixed|cupti` CUDA also loads it as its
+//! injection library (`CUDA_INJECTION64_PATH`). Everything else is environment variables
 //! the library reads (`RR_TUI_RECORD_*`, the same a launcher sets by hand). Progress comes back
 //! over a datagram socket, so nothing is written into the program's own output streams but
 //! whole lines on stderr.
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::cli::{LaunchHooks, RecordArgs, SnapshotMode};
+use crate::cli::{Hooks, RecordArgs, SnapshotMode};
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -45,12 +46,16 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
         .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {e}")))?;
     let lib = exe.with_file_name(LIBRARY);
     // In a cargo target directory the library may only have been built as a dependency
-    // (`cargo test`): cargo leaves it in `deps/` beside the executable.
+    // (`cargo test`): cargo leaves it in `deps/` beside the executable, and does not refresh the
+    // copy beside it; the newer of the two is the one built from the current sources.
     let in_deps = exe.with_file_name("deps").join(LIBRARY);
-    if lib.is_file() {
-        Ok(lib)
-    } else if in_deps.is_file() {
-        Ok(in_deps)
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let newest = [lib.clone(), in_deps]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .max_by_key(|p| modified(p));
+    if let Some(found) = newest {
+        Ok(found)
     } else {
         Err(Error::format(
             &lib,
@@ -66,6 +71,27 @@ fn cupti(args: &RecordArgs) -> Option<PathBuf> {
         .or_else(|| rr_engine::replay::find_cuda_library("cupti"))
 }
 
+/// Whether the recorder library can be preloaded: ld.so splits LD_PRELOAD at colons and white
+/// space, so a path holding one cannot (the recorder is then injected and uses CUPTI).
+fn preloadable(lib: &Path) -> bool {
+    !lib.as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(|b| matches!(b, b':' | b' ' | b'\t' | b'\n'))
+}
+
+/// Whether CUDA loads the recorder as its injection library. Preloaded with every hook its own,
+/// the recorder starts after the program's first cuInit and must not be injected: being injected
+/// alone costs a few per cent of every driver call (README, "Recording").
+fn injects(args: &RecordArgs, lib: &Path) -> bool {
+    args.hooks != Hooks::Interpose || !preloadable(lib)
+}
+
+/// Whether a path names a recorder library (any copy of `librr_recorder.so`).
+fn names_recorder(path: &[u8]) -> bool {
+    path.rsplit(|&b| b == b'/').next() == Some(LIBRARY.as_bytes())
+}
+
 /// The variables the recorder reads, as `record` sets them (`dir`: the recording directory;
 /// `progress`: the socket progress comes back on).
 fn recorder_env(
@@ -76,8 +102,9 @@ fn recorder_env(
 ) -> Vec<(&'static str, OsString)> {
     let text = |s: &str| Some(OsString::from(s));
     let number = |n: Option<u64>| n.map(|n| OsString::from(n.to_string()));
+    let inject = injects(args, lib);
     let vars: [(&'static str, Option<OsString>); 17] = [
-        ("CUDA_INJECTION64_PATH", Some(lib.into())),
+        ("CUDA_INJECTION64_PATH", inject.then(|| lib.into())),
         ("RR_TUI_RECORD_DIR", Some(dir.into())),
         (
             "RR_TUI_RECORD_PARENT_PID",
@@ -105,10 +132,11 @@ fn recorder_env(
             }),
         ),
         (
-            "RR_TUI_RECORD_LAUNCH_HOOKS",
-            text(match args.launch_hooks {
-                LaunchHooks::Interpose => "interpose",
-                LaunchHooks::Cupti => "cupti",
+            "RR_TUI_RECORD_HOOKS",
+            text(match args.hooks {
+                Hooks::Interpose => "interpose",
+                Hooks::Mixed => "mixed",
+                Hooks::Cupti => "cupti",
             }),
         ),
         (
@@ -235,22 +263,45 @@ fn run_program(args: &RecordArgs, lib: &Path, dir: &Path) -> Result<i32> {
     let mut cmd = Command::new(&args.app[0]);
     cmd.args(&args.app[1..])
         .envs(recorder_env(args, lib, dir, &sock_path));
-    // ld.so splits LD_PRELOAD at colons and spaces: a library path holding one cannot be
-    // preloaded, and the recorder then sees launches through CUPTI.
-    let preloadable = !lib
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .any(|b| matches!(b, b':' | b' ' | b'\t' | b'\n'));
-    if args.launch_hooks == LaunchHooks::Interpose && preloadable {
-        // First in the preload list: the library's entry points are the ones the program
-        // finds (ld.so separates entries with colons or spaces).
-        let mut preload = lib.as_os_str().to_owned();
-        if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
-            preload.push(":");
-            preload.push(old);
+    // The user's own preloads stay, without another copy of the recorder (a shell that
+    // exported LD_PRELOAD for a launcher, as README shows).
+    let others: Vec<OsString> = std::env::var_os("LD_PRELOAD")
+        .map(|old| {
+            old.as_encoded_bytes()
+                .split(|b| matches!(b, b':' | b' '))
+                .filter(|e| !e.is_empty() && !names_recorder(e))
+                .map(|e| {
+                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(e).to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut preload: Vec<OsString> = others;
+    if args.hooks != Hooks::Cupti {
+        if preloadable(lib) {
+            // First in the preload list: the library's entry points are the ones the program
+            // finds.
+            preload.insert(0, lib.as_os_str().to_owned());
+        } else {
+            eprintln!(
+                "rr-tui record: {} cannot be preloaded (ld.so splits LD_PRELOAD at colons and spaces): \
+                 recording through CUPTI's callbacks",
+                rr_format::text::visible_path(lib)
+            );
         }
-        cmd.env("LD_PRELOAD", preload);
+    }
+    if preload.is_empty() {
+        cmd.env_remove("LD_PRELOAD");
+    } else {
+        cmd.env("LD_PRELOAD", preload.join(std::ffi::OsStr::new(":")));
+    }
+    // An injection of the recorder left over in the environment would cost what not injecting
+    // it saves; another tool's stays.
+    if !injects(args, lib)
+        && std::env::var_os("CUDA_INJECTION64_PATH")
+            .is_some_and(|v| names_recorder(v.as_encoded_bytes()))
+    {
+        cmd.env_remove("CUDA_INJECTION64_PATH");
     }
     // Ctrl-C reaches the program too (same process group): let it decide, and report after.
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -12,7 +12,8 @@
 //! - enum-typed fields of C structs (callback site, domain, launch attribute ids, node types)
 //!   are read as integers: a value unknown to the bindings must not become an invalid Rust enum.
 
-mod cbid;
+pub(crate) mod cbid;
+mod extract;
 pub mod graph;
 mod launch;
 
@@ -26,6 +27,7 @@ use std::sync::OnceLock;
 
 use crate::error::{check, Call, CudaError, Result};
 pub use crate::objects::{CapturedObject, CapturedResource};
+pub use extract::loaded_cubin;
 pub use graph::{GraphTemplate, HostCall, KernelNode, Memcpy3d, Memset, Node, NodeOp};
 pub use launch::{KernelFunction, LaunchCall, LaunchKind};
 
@@ -58,6 +60,12 @@ pub trait Observer: Send + Sync {
     fn module_loaded(&self, module_id: u32, image: &[u8]);
     /// A `cuModuleLoad*` call returned `module`; these module ids were loaded during it.
     fn module_handle(&self, module: u64, loaded: &[u32]);
+    /// A `cuLibraryLoad*` call returned `library`; these module ids were loaded during it (seen
+    /// through interposed entry points only: the library's modules are asked for by handle
+    /// when one of its kernels is recorded).
+    fn library_loaded(&self, library: u64, loaded: &[u32]);
+    /// `cuLibraryUnload` is about to unload `library`.
+    fn library_unloaded(&self, library: u64);
     /// An executable graph was instantiated: what it runs, or why that could not be read.
     fn graph_instantiated(&self, exec: u64, graph: Result<GraphTemplate>);
     /// Something an executable graph runs changed after instantiation.
@@ -138,6 +146,25 @@ pub fn module_global(module: u64, name: &str) -> Result<(u64, usize)> {
     // SAFETY: `module` is a live module handle of the current context; `c` is NUL-terminated.
     unsafe { cudarc::driver::result::module::get_global(module as ds::CUmodule, c) }
         .call("cuModuleGetGlobal")
+}
+
+/// The module (in the current context) that kernel `name` of `library` runs from: an error
+/// when the library has no such kernel. Only that kernel's module is loaded if it was lazy
+/// (which a launch of it has done already).
+pub fn library_kernel_module(library: u64, name: &str) -> Result<u64> {
+    let c = std::ffi::CString::new(name).map_err(|_| {
+        CudaError::new("cuLibraryGetKernel", ds::CUresult::CUDA_ERROR_INVALID_VALUE)
+    })?;
+    let mut kernel: ds::CUkernel = std::ptr::null_mut();
+    // SAFETY: `library` is a handle a cuLibraryLoad* call returned, still loaded (the observer
+    // forgets unloaded ones); `c` is NUL-terminated; writes one handle.
+    let r = unsafe { ds::cuLibraryGetKernel(&mut kernel, library as ds::CUlibrary, c.as_ptr()) };
+    check(r, "cuLibraryGetKernel")?;
+    let mut f: ds::CUfunction = std::ptr::null_mut();
+    // SAFETY: the kernel just found; writes the function of the current context.
+    let r = unsafe { ds::cuKernelGetFunction(&mut f, kernel) };
+    check(r, "cuKernelGetFunction")?;
+    KernelFunction { raw: f }.module()
 }
 
 /// Wait for all work of the current context.
@@ -253,21 +280,52 @@ pub fn inside_observer() -> bool {
 
 static OBSERVER: OnceLock<&'static dyn Observer> = OnceLock::new();
 
-/// Subscribe `observer` to the launch, memory, module, graph and object callbacks (once per
-/// process). The caller has checked [`load_library`]. With `launches` false the kernel launch
-/// callbacks stay off (launches reach the observer through interposed entry points instead).
+/// What CUPTI reports to the observer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subscribe {
+    /// Nothing: the observer sees everything through interposed entry points
+    /// ([`crate::interpose`]), and CUPTI is not initialised.
+    Nothing,
+    /// Memory, modules, graphs and objects (launches come through interposed entry points).
+    AllButLaunches,
+    /// Everything.
+    Everything,
+}
+
+/// Install `observer` (once per process) and subscribe it to CUPTI's callbacks as `what` says.
+/// Unless `what` is [`Subscribe::Nothing`], the caller has checked [`load_library`].
 pub fn install(
     observer: &'static dyn Observer,
-    launches: bool,
+    what: Subscribe,
 ) -> std::result::Result<(), CuptiError> {
-    if OBSERVER.set(observer).is_err() {
+    if OBSERVER.set(observer).is_err() || what == Subscribe::Nothing {
         return Ok(());
     }
+    let launches = what == Subscribe::Everything;
+    let sub = subscribe(trampoline)?;
+    SUBSCRIBED.store(true, Ordering::Release);
+    let driver = cs::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API;
+    let ids = cbid::ALL
+        .iter()
+        .chain(if launches { cbid::LAUNCHES } else { &[] });
+    for &id in ids {
+        // SAFETY: enables one callback of a domain for our subscriber.
+        let r = unsafe { cs::cuptiEnableCallback(1, sub, driver, id) };
+        cupti_check(r, "cuptiEnableCallback")?;
+    }
+    enable_module_loaded(sub)
+}
+
+/// Whether the observer is subscribed to CUPTI (which allows one subscriber per process).
+static SUBSCRIBED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A CUPTI callback, its enum arguments received as integers (same ABI, no invalid enums).
+type RawCallback = unsafe extern "C" fn(*mut c_void, u32, u32, *const c_void);
+
+/// Subscribe `callback` to CUPTI (nothing enabled yet).
+fn subscribe(callback: RawCallback) -> std::result::Result<cs::CUpti_SubscriberHandle, CuptiError> {
     let mut sub: cs::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // The callback receives its enum arguments as integers: same ABI, no invalid enums.
-    type RawCallback = unsafe extern "C" fn(*mut c_void, u32, u32, *const c_void);
-    let raw: RawCallback = trampoline;
-    // SAFETY: `trampoline` has CUpti_CallbackFunc's C signature with the enum parameters
+    // SAFETY: a RawCallback has CUpti_CallbackFunc's C signature with the enum parameters
     // declared as u32, which is their C representation.
     let cb: cs::CUpti_CallbackFunc = Some(unsafe {
         std::mem::transmute::<
@@ -278,25 +336,20 @@ pub fn install(
                 cs::CUpti_CallbackId,
                 *const c_void,
             ),
-        >(raw)
+        >(callback)
     });
     // SAFETY: subscribes our callback; `sub` receives the handle.
     cupti_check(unsafe { cs::cuptiSubscribe(&mut sub, cb, std::ptr::null_mut()) }, "cuptiSubscribe")
         .map_err(|e| CuptiError(format!("{} (another CUPTI tool, such as Nsight or a profiler, may be attached: CUPTI allows one)", e.0)))?;
-    let driver = cs::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API;
-    let ids = cbid::ALL
-        .iter()
-        .chain(if launches { cbid::LAUNCHES } else { &[] });
-    for &id in ids {
-        // SAFETY: enables one callback of a domain for our subscriber.
-        let r = unsafe { cs::cuptiEnableCallback(1, sub, driver, id) };
-        cupti_check(r, "cuptiEnableCallback")?;
-    }
+    Ok(sub)
+}
+
+/// Turn on the module-loaded resource callback for subscriber `sub`.
+fn enable_module_loaded(sub: cs::CUpti_SubscriberHandle) -> std::result::Result<(), CuptiError> {
     let resource = cs::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE;
-    // SAFETY: as above, for the module-loaded resource callback.
+    // SAFETY: enables one resource callback for our subscriber.
     let r = unsafe { cs::cuptiEnableCallback(1, sub, resource, RESOURCE_MODULE_LOADED) };
-    cupti_check(r, "cuptiEnableCallback")?;
-    Ok(())
+    cupti_check(r, "cuptiEnableCallback")
 }
 
 unsafe extern "C" fn trampoline(_user: *mut c_void, domain: u32, id: u32, data: *const c_void) {
@@ -316,8 +369,7 @@ unsafe extern "C" fn trampoline(_user: *mut c_void, domain: u32, id: u32, data: 
             // SAFETY: for the driver domain CUPTI passes a CUpti_CallbackData valid during the
             // callback; its functionParams match the callback id.
             let d = unsafe { &*(data as *const cs::CUpti_CallbackData) };
-            // SAFETY: as above.
-            if unsafe { swap_armed(id, d) } {
+            if is_enter(d) && swap_armed(id, d.functionParams as *mut c_void) {
                 return;
             }
             // SAFETY: as above.
@@ -346,21 +398,23 @@ pub(crate) fn observer() -> Option<&'static dyn Observer> {
 }
 
 /// The swap check of [`graph::swap_supported`] (our own launch, nested in an observer method):
-/// give the launch the armed executable.
-///
-/// # Safety
-/// `d` is CUPTI's callback data for driver callback `id`.
-unsafe fn swap_armed(id: u32, d: &cs::CUpti_CallbackData) -> bool {
+/// give the launch about to be issued with `params` (those of driver call `id`) the armed
+/// executable. Returns whether it did.
+pub(crate) fn swap_armed(id: u32, params: *mut c_void) -> bool {
     let to = SWAP_TO.with(|s| s.get());
-    if to == 0 || !matches!(id, cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ) || !is_enter(d) {
+    if to == 0 || !matches!(id, cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ) || params.is_null() {
         return false;
     }
-    // SAFETY: the params struct of a cuGraphLaunch call; its executable is replaced before the
-    // driver reads it (measured: tests/gpu/probes/graph_probe.cu).
-    unsafe {
-        (*(d.functionParams as *mut cs::cuGraphLaunch_params)).hGraph = to as ds::CUgraphExec
-    };
+    // SAFETY: the params struct of a cuGraphLaunch call about to be issued; its executable is
+    // replaced before the driver reads it (measured: tests/gpu/probes/graph_probe.cu).
+    unsafe { (*(params as *mut cs::cuGraphLaunch_params)).hGraph = to as ds::CUgraphExec };
     true
+}
+
+/// A module was loaded on this thread (what a `cuModuleLoad*` or `cuLibraryLoad*` call binds
+/// at its exit).
+pub(crate) fn note_loaded(module_id: u32) {
+    LOADED_HERE.with(|l| l.borrow_mut().push(module_id));
 }
 
 unsafe fn on_resource(observer: &dyn Observer, id: u32, r: &cs::CUpti_ResourceData) {
@@ -375,7 +429,7 @@ unsafe fn on_resource(observer: &dyn Observer, id: u32, r: &cs::CUpti_ResourceDa
             return;
         }
         let image = std::slice::from_raw_parts(m.pCubin as *const u8, m.cubinSize);
-        LOADED_HERE.with(|l| l.borrow_mut().push(m.moduleId));
+        note_loaded(m.moduleId);
         observer.module_loaded(m.moduleId, image);
     }
 }
@@ -396,10 +450,6 @@ fn returned(d: &cs::CUpti_CallbackData) -> Option<u32> {
     Some(unsafe { *(d.functionReturnValue as *const u32) })
 }
 
-fn succeeded(d: &cs::CUpti_CallbackData) -> bool {
-    returned(d) == Some(0)
-}
-
 /// The device address of page-locked host memory at host address `p` (the same address under
 /// unified addressing), if the driver knows it.
 fn host_device_address(p: *mut c_void) -> Option<u64> {
@@ -409,12 +459,75 @@ fn host_device_address(p: *mut c_void) -> Option<u64> {
     (r == ds::CUresult::CUDA_SUCCESS).then_some(d)
 }
 
+/// One driver call as the decoder sees it: from CUPTI's callback data, or from an interposed
+/// entry point that packed its arguments into the same parameter struct.
+pub(crate) struct DriverCall {
+    /// The CUPTI callback id of the call.
+    pub id: u32,
+    /// The call's parameter struct (CUPTI's layout for `id`).
+    pub params: *mut c_void,
+    /// The context current on the calling thread (an opaque id; 0 if none).
+    pub context: u64,
+    /// `None` before the call; its `CUresult` as a number after it.
+    pub result: Option<u32>,
+}
+
+/// A CUPTI driver callback: launches are decoded from CUPTI's own data (its kernel name and
+/// correlation slot), everything else by [`on_call`].
+///
+/// # Safety
+/// `d` is CUPTI's callback data for driver callback `id`.
 unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData) {
-    let p = d.functionParams;
+    if d.functionParams.is_null() {
+        return;
+    }
+    if !matches!(
+        id,
+        cbid::LAUNCH
+            | cbid::LAUNCH_PTSZ
+            | cbid::LAUNCH_EX
+            | cbid::LAUNCH_EX_PTSZ
+            | cbid::LAUNCH_COOPERATIVE
+            | cbid::LAUNCH_COOPERATIVE_PTSZ
+    ) {
+        let call = DriverCall {
+            id,
+            params: d.functionParams as *mut c_void,
+            context: d.context as u64,
+            result: (!is_enter(d)).then(|| returned(d).unwrap_or(u32::MAX)),
+        };
+        // SAFETY: CUPTI's params struct for `id`, valid during the callback.
+        return unsafe { on_call(observer, &call) };
+    }
+    // SAFETY: correlation data, when present, is CUPTI's slot for this call.
+    unsafe {
+        // Most exits belong to launches nobody recorded: nothing to decode.
+        if !is_enter(d) && (d.correlationData.is_null() || *d.correlationData == 0) {
+            return;
+        }
+    }
+    // SAFETY: the caller's contract.
+    let Some(mut call) = (unsafe { launch::from_cupti(id, d) }) else {
+        return;
+    };
+    if is_enter(d) {
+        observer.launch_enter(&mut call);
+    } else if *call.correlation != 0 {
+        call.result = returned(d);
+        observer.launch_exit(&mut call);
+    }
+}
+
+/// Decode one driver call (other than a launch) for the observer.
+///
+/// # Safety
+/// `c.params` points to the parameter struct of call `c.id` (CUPTI's generated_cuda_meta.h
+/// layout), valid during the call; after a successful call, its output pointers were written.
+pub(crate) unsafe fn on_call(observer: &dyn Observer, c: &DriverCall) {
+    let (id, p, context) = (c.id, c.params, c.context);
     if p.is_null() {
         return;
     }
-    let context = d.context as u64;
     let alloc = |addr: u64, size: u64, kind| {
         observer.allocated(Allocation {
             context,
@@ -423,32 +536,11 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
             kind,
         })
     };
-    let exit_ok = succeeded(d);
-    // SAFETY: (for every cast below) `functionParams` points to the params struct of the call
-    // named by the callback id (CUPTI's generated_cuda_meta.h), valid during the callback;
-    // output pointers in it are written by the driver before the exit callback.
+    let entering = c.result.is_none();
+    let exit_ok = c.result == Some(0);
+    // SAFETY: (for every cast below) the caller's contract.
     unsafe {
         match id {
-            cbid::LAUNCH
-            | cbid::LAUNCH_PTSZ
-            | cbid::LAUNCH_EX
-            | cbid::LAUNCH_EX_PTSZ
-            | cbid::LAUNCH_COOPERATIVE
-            | cbid::LAUNCH_COOPERATIVE_PTSZ => {
-                // Most exits belong to launches nobody recorded: nothing to decode.
-                if !is_enter(d) && (d.correlationData.is_null() || *d.correlationData == 0) {
-                    return;
-                }
-                let Some(mut call) = launch::from_cupti(id, d) else {
-                    return;
-                };
-                if is_enter(d) {
-                    observer.launch_enter(&mut call);
-                } else if *call.correlation != 0 {
-                    call.result = returned(d);
-                    observer.launch_exit(&mut call);
-                }
-            }
             cbid::MEM_ALLOC if exit_ok => {
                 let q = &*(p as *const cs::cuMemAlloc_v2_params);
                 alloc(*q.dptr, q.bytesize as u64, AllocKind::Device);
@@ -496,20 +588,20 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
                     alloc(dev, q.bytesize as u64, AllocKind::Host);
                 }
             }
-            cbid::MEM_FREE_HOST | cbid::MEM_HOST_UNREGISTER if is_enter(d) => {
+            cbid::MEM_FREE_HOST | cbid::MEM_HOST_UNREGISTER if entering => {
                 // Both take the host pointer first.
                 let host = *(p as *const *mut c_void);
                 if let Some(dev) = host_device_address(host) {
                     observer.freed(context, dev);
                 }
             }
-            cbid::MEM_FREE if is_enter(d) => {
+            cbid::MEM_FREE if entering => {
                 observer.freed(context, (*(p as *const cs::cuMemFree_v2_params)).dptr);
             }
-            cbid::MEM_FREE_ASYNC | cbid::MEM_FREE_ASYNC_PTSZ if is_enter(d) => {
+            cbid::MEM_FREE_ASYNC | cbid::MEM_FREE_ASYNC_PTSZ if entering => {
                 observer.freed(context, (*(p as *const cs::cuMemFreeAsync_params)).dptr);
             }
-            cbid::MEM_UNMAP if is_enter(d) => {
+            cbid::MEM_UNMAP if entering => {
                 observer.freed(context, (*(p as *const cs::cuMemUnmap_params)).ptr);
             }
             cbid::STREAM_BEGIN_CAPTURE_V2
@@ -518,13 +610,13 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
             | cbid::STREAM_BEGIN_CAPTURE_TO_GRAPH_PTSZ => {
                 // Counted from the enter on: launches on other threads must not synchronise
                 // while a capture starts.
-                if is_enter(d) {
+                if entering {
                     CAPTURES.fetch_add(1, Ordering::SeqCst);
                 } else if !exit_ok {
                     CAPTURES.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            cbid::STREAM_END_CAPTURE | cbid::STREAM_END_CAPTURE_PTSZ if !is_enter(d) => {
+            cbid::STREAM_END_CAPTURE | cbid::STREAM_END_CAPTURE_PTSZ if !entering => {
                 CAPTURES.fetch_sub(1, Ordering::SeqCst);
             }
             cbid::GRAPH_INSTANTIATE
@@ -559,12 +651,12 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
                 });
                 observer.graph_instantiated(exec, template);
             }
-            cbid::GRAPH_EXEC_DESTROY if is_enter(d) => {
+            cbid::GRAPH_EXEC_DESTROY if entering => {
                 observer.graph_destroyed(
                     (*(p as *const cs::cuGraphExecDestroy_params)).hGraphExec as u64,
                 );
             }
-            cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ if is_enter(d) => {
+            cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ if entering => {
                 let q = p as *mut cs::cuGraphLaunch_params;
                 let (exec, stream) = ((*q).hGraph as u64, (*q).hStream as u64);
                 if observer.graph_launch(exec, stream, context) {
@@ -705,24 +797,35 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
                     },
                 );
             }
-            cbid::TEX_OBJECT_DESTROY | cbid::SURF_OBJECT_DESTROY if is_enter(d) => {
+            cbid::TEX_OBJECT_DESTROY | cbid::SURF_OBJECT_DESTROY if entering => {
                 // Both take the 64-bit handle.
                 observer.object_destroyed(*(p as *const u64));
             }
-            cbid::MODULE_UNLOAD | cbid::LIBRARY_UNLOAD if is_enter(d) => {
+            cbid::MODULE_UNLOAD if entering => {
                 HANDLE_GENERATION.fetch_add(1, Ordering::Relaxed);
+            }
+            cbid::LIBRARY_UNLOAD if entering => {
+                HANDLE_GENERATION.fetch_add(1, Ordering::Relaxed);
+                observer.library_unloaded(*(p as *const u64));
             }
             cbid::MODULE_LOAD
             | cbid::MODULE_LOAD_DATA
             | cbid::MODULE_LOAD_DATA_EX
-            | cbid::MODULE_LOAD_FAT_BINARY => {
-                if is_enter(d) {
+            | cbid::MODULE_LOAD_FAT_BINARY
+            | cbid::LIBRARY_LOAD_DATA
+            | cbid::LIBRARY_LOAD_FROM_FILE => {
+                if entering {
                     LOADED_HERE.with(|l| l.borrow_mut().clear());
                 } else if exit_ok {
-                    // Every cuModuleLoad* params struct starts with `CUmodule *module`.
-                    let module = *(*(p as *const *const ds::CUmodule));
+                    // Every cuModuleLoad* and cuLibraryLoad* params struct starts with the
+                    // pointer the handle is written to.
+                    let handle = *(*(p as *const *const u64));
                     let loaded = LOADED_HERE.with(|l| std::mem::take(&mut *l.borrow_mut()));
-                    observer.module_handle(module as u64, &loaded);
+                    if matches!(id, cbid::LIBRARY_LOAD_DATA | cbid::LIBRARY_LOAD_FROM_FILE) {
+                        observer.library_loaded(handle, &loaded);
+                    } else {
+                        observer.module_handle(handle, &loaded);
+                    }
                 }
             }
             _ => {}

@@ -168,7 +168,7 @@ mod tests {
         let p = plan(&rr(segs.clone()), &segs, &[host]);
         let r = p.reservations[0];
         assert!(
-            r.size >= MIN_RESERVATION && r.addr % RESERVE_ALIGN == 0,
+            r.size >= MIN_RESERVATION && r.addr.is_multiple_of(RESERVE_ALIGN),
             "{r:?}"
         );
         assert!(r.addr <= 0x7f8e_1400_0000 && r.end() >= 0x7f8e_1420_0000);

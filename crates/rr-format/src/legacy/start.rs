@@ -161,7 +161,7 @@ pub fn infer(arg_ptrs: &[u64], region_size: u64, alignment: u64) -> Inference {
 /// Why a start given on the command line looks wrong, if it does (each a sentence).
 pub fn doubts_about(start: u64, arg_ptrs: &[u64], region_size: u64) -> Vec<String> {
     let mut out = Vec::new();
-    if start % CUDA_ALLOC_ALIGN != 0 {
+    if !start.is_multiple_of(CUDA_ALLOC_ALIGN) {
         out.push(format!(
             "{start:#x} is not 2 MiB-aligned, which no multi-GiB cuMemAlloc returns"
         ));

@@ -1,0 +1,148 @@
+//! The preloaded recorder end to end on a stand-in CUDA driver (`tests/tools/fake_libcuda.c`:
+//! every call succeeds, nothing is computed) and a driver-API program (`tests/tools/
+//! driver_app.c`) that finds the driver through `dlsym` and `cuGetProcAddress`: with every hook
+//! interposed (the default), the recorder starts at the program's `cuInit` without CUDA
+//! injecting it, sees the allocations, the module and library loads (an image passed by
+//! pointer, without its length) and the launches through its own entry points, ties the
+//! library's kernel to the library's image, and writes instances whose image is exactly the
+//! file the program loaded. With `--hooks mixed` (CUPTI needed, none here) it says
+//! once why it does not record and the program runs unchanged.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+const CUBIN: &str = "record-fixtures/rrtui-stencil3d/images/kernels-sm90.cubin";
+
+/// A PTX image defining a kernel of the same name as the cubin's: a second library the
+/// recorder must not take the first library's kernel from.
+const OTHER_PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .visible .entry rr_stencil3d()\n{\n\tret;\n}\n";
+
+fn record(driver: &Path, app: &Path, dir: &Path, hooks: &str) -> std::process::Output {
+    let cubin = Path::new(env!("CARGO_MANIFEST_DIR")).join(CUBIN);
+    let other = driver.join("other.ptx");
+    std::fs::write(&other, OTHER_PTX).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["record", "--no-fingerprints", "--hooks", hooks, "--dir"])
+        .arg(dir)
+        .arg("--")
+        .arg(app)
+        .arg(&cubin)
+        .arg("5")
+        .arg(&other)
+        .env("LD_LIBRARY_PATH", driver)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_preloaded_recorder_sees_everything_through_its_entry_points() {
+    let driver = fake_driver();
+    let app = build_c("driver_app.c", driver.path(), "driver_app", &[]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("recs");
+    let out = record(driver.path(), &app, &dir, "interpose");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && stdout == "ok\n",
+        "{stdout}\n{stderr}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(
+        report.contains("everything was seen through the recorder's own driver entry points"),
+        "{report}"
+    );
+    assert!(stderr.contains("6 seen"), "{stderr}");
+    // Two instances (the first launch of each configuration: the module's kernel, the first
+    // library's), both from the cubin: the later library's PTX defines a kernel of the same
+    // name, and only asking the driver which library the launched kernel came from tells them
+    // apart.
+    let json: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(json.len(), 2, "{stderr}");
+    let images: Vec<_> = std::fs::read_dir(dir.join("images"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(images.len(), 1);
+    let cubin = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(CUBIN)).unwrap();
+    assert_eq!(
+        std::fs::read(&images[0]).unwrap(),
+        cubin,
+        "the image by its own length"
+    );
+    for j in &json {
+        let out = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+            .arg("inspect")
+            .arg(j)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("rr_stencil3d"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn without_cupti_the_mixed_hooks_say_why_and_the_program_runs_unchanged() {
+    let driver = fake_driver();
+    let app = build_c("driver_app.c", driver.path(), "driver_app", &[]);
+    let t = tempfile::tempdir().unwrap();
+    let out = record(driver.path(), &app, &t.path().join("recs"), "mixed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+    let why: Vec<_> = stderr
+        .lines()
+        .filter(|l| l.contains("not recording"))
+        .collect();
+    assert_eq!(why.len(), 1, "{stderr}");
+    assert!(why[0].contains("libcupti"), "{stderr}");
+}
+
+/// The recorder's exported `dlsym` sees every lookup of the process; another preloaded tool's
+/// `dlsym(RTLD_NEXT, …)` must still find what comes after *that tool*, and a lookup of a driver
+/// function in the global scope (the recorder's own export comes first) must reach the driver.
+#[test]
+fn other_preloaded_tools_and_global_lookups_still_work() {
+    let driver = fake_driver();
+    let tool = build_c(
+        "next_tool.c",
+        driver.path(),
+        "libnext_tool.so",
+        &["-shared", "-fPIC"],
+    );
+    let recorder = Path::new(env!("CARGO_BIN_EXE_rr-tui")).with_file_name("deps/librr_recorder.so");
+    let preload = format!("{}:{}", recorder.display(), tool.display());
+    let out = Command::new("sh")
+        .args(["-c", "echo $$"])
+        .env("LD_PRELOAD", &preload)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    let script = "import ctypes; ctypes.CDLL('libcuda.so.1'); print(ctypes.CDLL(None).cuInit(0))";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .env("LD_PRELOAD", &recorder)
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("RR_TUI_RECORD_DIR", driver.path().join("recs"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "0\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
