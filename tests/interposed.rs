@@ -21,6 +21,11 @@ const CUBIN: &str = "record-fixtures/rrtui-stencil3d/images/kernels-sm90.cubin";
 const OTHER_PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
     .visible .entry rr_stencil3d()\n{\n\tret;\n}\n";
 
+/// The recorder library as `cargo test` built it (`deps/`, which it refreshes).
+fn recorder() -> std::path::PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_rr-tui")).with_file_name("deps/librr_recorder.so")
+}
+
 fn record(driver: &Path, app: &Path, dir: &Path, hooks: &str) -> std::process::Output {
     let cubin = Path::new(env!("CARGO_MANIFEST_DIR")).join(CUBIN);
     let other = driver.join("other.ptx");
@@ -123,7 +128,7 @@ fn other_preloaded_tools_and_global_lookups_still_work() {
         "libnext_tool.so",
         &["-shared", "-fPIC"],
     );
-    let recorder = Path::new(env!("CARGO_BIN_EXE_rr-tui")).with_file_name("deps/librr_recorder.so");
+    let recorder = recorder();
     let preload = format!("{}:{}", recorder.display(), tool.display());
     let out = Command::new("sh")
         .args(["-c", "echo $$"])
@@ -145,4 +150,76 @@ fn other_preloaded_tools_and_global_lookups_still_work() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A library opened with `RTLD_LOCAL` finds its dependency's symbols in the default scope with
+/// the recorder preloaded, as without it.
+#[test]
+fn default_scope_lookups_keep_their_callers_place() {
+    let t = tempfile::tempdir().unwrap();
+    let dep = build_c(
+        "scope_dep.c",
+        t.path(),
+        "libscope_dep.so",
+        &["-shared", "-fPIC"],
+    );
+    let plugin = build_c(
+        "scope_plugin.c",
+        t.path(),
+        "libscope_plugin.so",
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-rpath,$ORIGIN",
+            dep.to_str().unwrap(),
+        ],
+    );
+    let main = build_c("scope_main.c", t.path(), "scope_main", &[]);
+    for preload in [None, Some(recorder())] {
+        let mut cmd = Command::new(&main);
+        cmd.arg(&plugin);
+        if let Some(p) = &preload {
+            cmd.env("LD_PRELOAD", p);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "preload {preload:?}: {out:?}");
+    }
+}
+
+/// The recorder starts inside the program's first `cuInit` while another thread holds the
+/// loader's lock (in `dlopen`, running a constructor that calls `cuInit` and so waits for that
+/// start): starting must not need the lock.
+#[test]
+fn starting_inside_cuinit_never_waits_for_the_loader() {
+    let driver = fake_driver();
+    let ctor = build_c(
+        "lock_ctor.c",
+        driver.path(),
+        "liblock_ctor.so",
+        &["-shared", "-fPIC"],
+    );
+    let app = build_c(
+        "lock_app.c",
+        driver.path(),
+        "lock_app",
+        &["-rdynamic", "-pthread"],
+    );
+    let mut child = Command::new(&app)
+        .arg(&ctor)
+        .env("LD_PRELOAD", recorder())
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("RR_TUI_RECORD_DIR", driver.path().join("recs"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the program deadlocked in cuInit");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }

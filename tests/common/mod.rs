@@ -73,10 +73,10 @@ pub fn build_c(source: &str, dir: &Path, output: &str, flags: &[&str]) -> PathBu
         .join("tests/tools")
         .join(source);
     let built = std::process::Command::new("cc")
-        .args(flags)
         .args(["-O1", "-o"])
         .arg(&out)
         .arg(&source)
+        .args(flags)
         .arg("-ldl")
         .status()
         .expect("a C compiler (cc) builds the test's helper");

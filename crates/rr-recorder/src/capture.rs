@@ -40,9 +40,9 @@ impl Recorder {
             if !st.images.is_bound(module) {
                 // A library loaded through the interposed entry points: the one whose kernel of
                 // this name runs from this module. Asked under the lock, so that no library is
-                // unloaded meanwhile (`library_unloaded` takes it before the driver unloads);
-                // observer methods run outside driver calls here, so the driver never waits
-                // for it.
+                // unloaded meanwhile (`library_unloaded` takes it before the driver unloads).
+                // Libraries are known only through the entry points, whose observer methods run
+                // outside driver calls: the driver never waits for this lock.
                 let owner = st.images.libraries().into_iter().find(|&(library, _)| {
                     cupti::library_kernel_module(library, kernel).ok() == Some(module)
                 });
@@ -58,7 +58,7 @@ impl Recorder {
         // A fatbin or PTX as the program passed it: the record needs the one cubin the kernel
         // runs from (it names the module's globals). The driver loads it outside the lock.
         match cupti::loaded_cubin(&image.bytes, kernel, self.cfg.cupti.as_deref()) {
-            Ok(cubin) => Some(lock(&self.state).images.derive(module, cubin)),
+            Ok(cubin) => Some(lock(&self.state).images.derive(module, image.id, cubin)),
             Err(e) => {
                 self.note(&format!(
                     "an image was kept as the program loaded it (fatbin or PTX), without the module's globals: {e}"

@@ -20,20 +20,34 @@ use rr_cuda::interpose;
 static REGISTER: extern "C" fn() = register;
 
 extern "C" fn register() {
+    // Asked here, in the loader's own thread and lock, and kept: the recorder starts inside the
+    // program's first cuInit, where another thread may hold the loader's lock (in dlopen,
+    // running a constructor that calls cuInit and waits for that start), so starting must not
+    // call into the loader.
+    PRELOADED.store(
+        interpose::global_symbol_is_ours(c"dlsym", register as *const c_void),
+        std::sync::atomic::Ordering::Release,
+    );
+    interpose::next_dlsym();
     interpose::on_init(crate::start_after_init);
 }
 
+static PRELOADED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Whether this library is the process's `dlsym` (it was preloaded), so that the program's
-/// launches reach [`interpose`]'s wrappers.
+/// calls reach [`interpose`]'s wrappers (found when the library was loaded).
 pub fn preloaded() -> bool {
-    interpose::global_symbol_is_ours(c"dlsym", preloaded as *const c_void)
+    PRELOADED.load(std::sync::atomic::Ordering::Acquire)
 }
 
-/// `dlsym`, for everybody in the process. `dlsym(RTLD_NEXT, …)` looks past the object of its
-/// *caller*, which glibc finds by the return address: another preloaded tool wrapping a function
-/// that way must reach libc's `dlsym` with its own return address, or it finds itself again and
-/// recurses. So that case jumps to libc's `dlsym` (a tail jump, the caller's return address left
-/// on the stack); every other lookup goes to `interpose::dlsym`.
+/// `dlsym`, for everybody in the process. glibc resolves `RTLD_NEXT` and `RTLD_DEFAULT` relative
+/// to the *caller*, found by its return address: a lookup this library does not care about must
+/// reach libc's `dlsym` with the caller's return address, or another preloaded tool wrapping a
+/// function through `dlsym(RTLD_NEXT, …)` finds itself again and recurses, and a library opened
+/// with `RTLD_LOCAL` no longer finds its own dependencies' symbols. So every lookup but that of a
+/// `cu…` name (the driver's) through a handle other than `RTLD_NEXT` jumps to libc's `dlsym` (a
+/// tail jump: the caller's return address stays on the stack); driver names go to
+/// `interpose::dlsym` with the caller's address, which it searches from when it must.
 ///
 /// # Safety
 /// `dlsym`'s contract.
@@ -43,12 +57,23 @@ pub fn preloaded() -> bool {
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
     core::arch::naked_asm!(
         "cmp rdi, -1", // RTLD_NEXT
-        "jne {wrapped}",
+        "je 3f",
+        "test rsi, rsi", // a null name: ours to refuse (glibc's would crash)
+        "jz 4f",
+        "cmp byte ptr [rsi], 0x63", // 'c'
+        "jne 3f",
+        "cmp byte ptr [rsi + 1], 0x75", // 'u'
+        "jne 3f",
+        "4:",
+        "mov rdx, qword ptr [rsp]", // the caller's return address, the third argument
+        "jmp {wrapped}",
+        // libc's dlsym, once known.
+        "3:",
         "mov rax, qword ptr [rip + {real}]",
         "test rax, rax",
         "jz 2f",
         "jmp rax",
-        // libc's dlsym not known yet: find it, keeping the arguments (and the stack aligned).
+        // Not known yet: find it, keeping the arguments (and the stack aligned for the call).
         "2:",
         "push rdi",
         "push rsi",
@@ -64,15 +89,15 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
     );
 }
 
-/// `dlsym` elsewhere: `RTLD_NEXT` lookups of other tools then find this library's object first.
+/// `dlsym` elsewhere: other tools' `RTLD_NEXT` lookups then find this library's object first.
 ///
 /// # Safety
 /// `dlsym`'s contract.
 #[cfg(not(target_arch = "x86_64"))]
 #[no_mangle]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
-    // SAFETY: the caller's arguments, passed on.
-    unsafe { interpose::dlsym(handle, name) }
+    // SAFETY: the caller's arguments, passed on; the caller is not known.
+    unsafe { interpose::dlsym(handle, name, std::ptr::null()) }
 }
 
 /// One exported driver symbol, forwarding its arguments to `rr_cuda::interpose`'s wrapper.

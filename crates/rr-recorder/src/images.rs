@@ -69,8 +69,8 @@ pub struct Images {
     by_handle: HashMap<u64, u32>,
     /// Loaded libraries and the image id of each, in load order.
     libraries: Vec<(u64, u32)>,
-    /// Images derived so far ([`Images::derive`]).
-    derived: u32,
+    /// Images derived so far ([`Images::derive`]) and the image each was derived from.
+    derived: HashMap<u32, u32>,
 }
 
 impl Images {
@@ -112,7 +112,11 @@ impl Images {
             .map(|l| l.1)
             .collect();
         self.libraries.retain(|l| l.0 != library);
-        self.by_handle.retain(|_, id| !gone.contains(id));
+        let derived = &self.derived;
+        self.by_handle.retain(|_, id| {
+            let source = derived.get(id).unwrap_or(id);
+            !gone.contains(source)
+        });
     }
 
     /// Whether module `handle` is tied to an image already.
@@ -126,12 +130,12 @@ impl Images {
         self.libraries.iter().rev().copied().collect()
     }
 
-    /// Module `handle` runs from `cubin`, which the driver made of the module's fatbin or PTX
-    /// for its GPU: a new image (the fatbin stays for modules of other GPUs).
-    pub fn derive(&mut self, handle: u64, cubin: Vec<u8>) -> Arc<Image> {
+    /// Module `handle` runs from `cubin`, which the driver made of image `from` (a fatbin or
+    /// PTX) for its GPU: a new image (the fatbin stays for modules of other GPUs).
+    pub fn derive(&mut self, handle: u64, from: u32, cubin: Vec<u8>) -> Arc<Image> {
         // Ids of derived images count down from the top: loads count up from small numbers.
-        let id = u32::MAX - self.derived;
-        self.derived += 1;
+        let id = u32::MAX - self.derived.len() as u32;
+        self.derived.insert(id, from);
         self.insert(id, cubin);
         self.bind(handle, &[id]);
         self.list[self.by_id[&id]].clone()

@@ -71,13 +71,13 @@ fn cupti(args: &RecordArgs) -> Option<PathBuf> {
         .or_else(|| rr_engine::replay::find_cuda_library("cupti"))
 }
 
-/// Whether the recorder library can be preloaded: ld.so splits LD_PRELOAD at colons and white
-/// space, so a path holding one cannot (the recorder is then injected and uses CUPTI).
+/// Whether the recorder library can be preloaded: ld.so splits LD_PRELOAD at colons and spaces,
+/// so a path holding one cannot (the recorder is then injected and uses CUPTI).
 fn preloadable(lib: &Path) -> bool {
     !lib.as_os_str()
         .as_encoded_bytes()
         .iter()
-        .any(|b| matches!(b, b':' | b' ' | b'\t' | b'\n'))
+        .any(|b| matches!(b, b':' | b' '))
 }
 
 /// Whether CUDA loads the recorder as its injection library. Preloaded with every hook its own,

@@ -251,12 +251,19 @@ fn real_dlsym() -> Option<Dlsym> {
     (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, Dlsym>(p) })
 }
 
-/// What the preloaded library's exported `dlsym` does (for any handle but `RTLD_NEXT`, which
-/// it passes to libc's directly).
+/// What the preloaded library's exported `dlsym` does for a driver name (any other lookup goes
+/// to libc's `dlsym` directly, with its caller's return address: see the recorder's `hooks`).
+/// `caller` is the address the lookup was made from (null when unknown): a lookup in the
+/// default scope that libc does not answer from this library's place is asked again from the
+/// caller's (a library opened with `RTLD_LOCAL` sees its own dependencies there).
 ///
 /// # Safety
 /// `dlsym`'s contract: `name` is null or NUL-terminated.
-pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+pub unsafe extern "C" fn dlsym(
+    handle: *mut c_void,
+    name: *const c_char,
+    caller: *const c_void,
+) -> *mut c_void {
     let Some(dl) = real_dlsym() else {
         return std::ptr::null_mut();
     };
@@ -264,10 +271,14 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
         return std::ptr::null_mut(); // glibc's dlsym would crash on it
     }
     // SAFETY: the caller's arguments, passed on.
-    let p = unsafe { dl(handle, name) };
+    let mut p = unsafe { dl(handle, name) };
+    if p.is_null() && handle == libc::RTLD_DEFAULT && !caller.is_null() {
+        // SAFETY: a lookup from the caller's own object (see `from_object_of`).
+        p = unsafe { from_object_of(caller, name) };
+    }
     // SAFETY: a NUL-terminated name (the caller's contract).
     let name = unsafe { CStr::from_ptr(name) }.to_bytes();
-    if p.is_null() || !name.starts_with(b"cu") {
+    if p.is_null() {
         return p;
     }
     // An exported symbol is wrapped by its own name (its ABI is the symbol's).
@@ -276,6 +287,33 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
             return t.swap(i, p);
         }
     }
+    p
+}
+
+/// `name` looked up from the loaded object holding address `at`: that object and its
+/// dependencies.
+///
+/// # Safety
+/// `name` is NUL-terminated.
+unsafe fn from_object_of(at: *const c_void, name: *const c_char) -> *mut c_void {
+    let Some(dl) = real_dlsym() else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: zeroed is a valid Dl_info; dladdr only writes it.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr looks an address up in the loaded objects (any value is allowed).
+    if unsafe { libc::dladdr(at, &mut info) } == 0 || info.dli_fname.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: RTLD_NOLOAD only finds an object already loaded; nothing new runs.
+    let object = unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if object.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: a lookup by name in that object's scope.
+    let p = unsafe { dl(object, name) };
+    // SAFETY: drops the reference RTLD_NOLOAD took; the object stays loaded.
+    unsafe { libc::dlclose(object) };
     p
 }
 
