@@ -265,18 +265,16 @@ fn run_program(args: &RecordArgs, lib: &Path, dir: &Path) -> Result<i32> {
         .envs(recorder_env(args, lib, dir, &sock_path));
     // The user's own preloads stay, without another copy of the recorder (a shell that
     // exported LD_PRELOAD for a launcher, as README shows).
-    let others: Vec<OsString> = std::env::var_os("LD_PRELOAD")
+    let mut preload: Vec<OsString> = std::env::var_os("LD_PRELOAD")
         .map(|old| {
-            old.as_encoded_bytes()
+            use std::os::unix::ffi::OsStrExt;
+            old.as_bytes()
                 .split(|b| matches!(b, b':' | b' '))
                 .filter(|e| !e.is_empty() && !names_recorder(e))
-                .map(|e| {
-                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(e).to_owned()
-                })
+                .map(|e| std::ffi::OsStr::from_bytes(e).to_owned())
                 .collect()
         })
         .unwrap_or_default();
-    let mut preload: Vec<OsString> = others;
     if args.hooks != Hooks::Cupti {
         if preloadable(lib) {
             // First in the preload list: the library's entry points are the ones the program

@@ -14,13 +14,14 @@ use super::{ds, watching, Watch, NOT_FOUND};
 use crate::cupti::{self, cbid, DriverCall};
 
 /// The wrapped calls: `symbol = CUPTI callback id, parameter struct (C arguments);`, calling
-/// `$m!` with the whole list. The parameter structs are CUPTI's (`cudarc::cupti::sys`) or, for
-/// calls with an enum argument, [`params`]' own (an enum value unknown to the bindings must not
-/// become an invalid Rust enum).
+/// `$m!` with the whole list, one entry per symbol. A call with a per-thread default stream form
+/// is written once, `symbol = id / symbol_ptsz = id_ptsz, …`: both take the same arguments. The
+/// parameter structs are CUPTI's (`cudarc::cupti::sys`) or, for calls with an enum argument,
+/// [`params`]' own (an enum value unknown to the bindings must not become an invalid Rust enum).
 #[macro_export]
 macro_rules! driver_calls {
     ($m:ident) => {
-        $m! {
+        $crate::driver_calls! { @flat $m []
             cuMemAlloc_v2 = MEM_ALLOC, cuMemAlloc_v2_params
                 (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize);
             cuMemAllocPitch_v2 = MEM_ALLOC_PITCH, cuMemAllocPitch_v2_params
@@ -29,18 +30,13 @@ macro_rules! driver_calls {
             cuMemAllocManaged = MEM_ALLOC_MANAGED, cuMemAllocManaged_params
                 (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize,
                  flags: ::core::ffi::c_uint);
-            cuMemAllocAsync = MEM_ALLOC_ASYNC, cuMemAllocAsync_params
+            cuMemAllocAsync = MEM_ALLOC_ASYNC
+                / cuMemAllocAsync_ptsz = MEM_ALLOC_ASYNC_PTSZ, cuMemAllocAsync_params
                 (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize,
                  hStream: $crate::interpose::ds::CUstream);
-            cuMemAllocAsync_ptsz = MEM_ALLOC_ASYNC_PTSZ, cuMemAllocAsync_params
-                (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize,
-                 hStream: $crate::interpose::ds::CUstream);
-            cuMemAllocFromPoolAsync = MEM_ALLOC_FROM_POOL_ASYNC, cuMemAllocFromPoolAsync_params
-                (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize,
-                 pool: $crate::interpose::ds::CUmemoryPool,
-                 hStream: $crate::interpose::ds::CUstream);
-            cuMemAllocFromPoolAsync_ptsz = MEM_ALLOC_FROM_POOL_ASYNC_PTSZ,
-                cuMemAllocFromPoolAsync_params
+            cuMemAllocFromPoolAsync = MEM_ALLOC_FROM_POOL_ASYNC
+                / cuMemAllocFromPoolAsync_ptsz = MEM_ALLOC_FROM_POOL_ASYNC_PTSZ,
+                  cuMemAllocFromPoolAsync_params
                 (dptr: *mut $crate::interpose::ds::CUdeviceptr, bytesize: usize,
                  pool: $crate::interpose::ds::CUmemoryPool,
                  hStream: $crate::interpose::ds::CUstream);
@@ -56,38 +52,30 @@ macro_rules! driver_calls {
                 (p: *mut ::core::ffi::c_void, bytesize: usize, Flags: ::core::ffi::c_uint);
             cuMemHostRegister_v2 = MEM_HOST_REGISTER_V2, cuMemHostRegister_v2_params
                 (p: *mut ::core::ffi::c_void, bytesize: usize, Flags: ::core::ffi::c_uint);
-            cuMemFreeHost = MEM_FREE_HOST, cuMemFreeHost_params (p: *mut ::core::ffi::c_void);
+            cuMemFreeHost = MEM_FREE_HOST, cuMemFreeHost_params
+                (p: *mut ::core::ffi::c_void);
             cuMemHostUnregister = MEM_HOST_UNREGISTER, cuMemHostUnregister_params
                 (p: *mut ::core::ffi::c_void);
             cuMemFree_v2 = MEM_FREE, cuMemFree_v2_params
                 (dptr: $crate::interpose::ds::CUdeviceptr);
-            cuMemFreeAsync = MEM_FREE_ASYNC, cuMemFreeAsync_params
-                (dptr: $crate::interpose::ds::CUdeviceptr,
-                 hStream: $crate::interpose::ds::CUstream);
-            cuMemFreeAsync_ptsz = MEM_FREE_ASYNC_PTSZ, cuMemFreeAsync_params
+            cuMemFreeAsync = MEM_FREE_ASYNC
+                / cuMemFreeAsync_ptsz = MEM_FREE_ASYNC_PTSZ, cuMemFreeAsync_params
                 (dptr: $crate::interpose::ds::CUdeviceptr,
                  hStream: $crate::interpose::ds::CUstream);
             cuMemUnmap = MEM_UNMAP, cuMemUnmap_params
                 (ptr: $crate::interpose::ds::CUdeviceptr, size: usize);
-            cuStreamBeginCapture_v2 = STREAM_BEGIN_CAPTURE_V2, BeginCapture
+            cuStreamBeginCapture_v2 = STREAM_BEGIN_CAPTURE_V2
+                / cuStreamBeginCapture_v2_ptsz = STREAM_BEGIN_CAPTURE_V2_PTSZ, BeginCapture
                 (hStream: $crate::interpose::ds::CUstream, mode: ::core::ffi::c_uint);
-            cuStreamBeginCapture_v2_ptsz = STREAM_BEGIN_CAPTURE_V2_PTSZ, BeginCapture
-                (hStream: $crate::interpose::ds::CUstream, mode: ::core::ffi::c_uint);
-            cuStreamBeginCaptureToGraph = STREAM_BEGIN_CAPTURE_TO_GRAPH, BeginCaptureToGraph
+            cuStreamBeginCaptureToGraph = STREAM_BEGIN_CAPTURE_TO_GRAPH
+                / cuStreamBeginCaptureToGraph_ptsz = STREAM_BEGIN_CAPTURE_TO_GRAPH_PTSZ,
+                  BeginCaptureToGraph
                 (hStream: $crate::interpose::ds::CUstream, hGraph: $crate::interpose::ds::CUgraph,
                  dependencies: *const $crate::interpose::ds::CUgraphNode,
                  dependencyData: *const ::core::ffi::c_void, numDependencies: usize,
                  mode: ::core::ffi::c_uint);
-            cuStreamBeginCaptureToGraph_ptsz = STREAM_BEGIN_CAPTURE_TO_GRAPH_PTSZ,
-                BeginCaptureToGraph
-                (hStream: $crate::interpose::ds::CUstream, hGraph: $crate::interpose::ds::CUgraph,
-                 dependencies: *const $crate::interpose::ds::CUgraphNode,
-                 dependencyData: *const ::core::ffi::c_void, numDependencies: usize,
-                 mode: ::core::ffi::c_uint);
-            cuStreamEndCapture = STREAM_END_CAPTURE, cuStreamEndCapture_params
-                (hStream: $crate::interpose::ds::CUstream,
-                 phGraph: *mut $crate::interpose::ds::CUgraph);
-            cuStreamEndCapture_ptsz = STREAM_END_CAPTURE_PTSZ, cuStreamEndCapture_params
+            cuStreamEndCapture = STREAM_END_CAPTURE
+                / cuStreamEndCapture_ptsz = STREAM_END_CAPTURE_PTSZ, cuStreamEndCapture_params
                 (hStream: $crate::interpose::ds::CUstream,
                  phGraph: *mut $crate::interpose::ds::CUgraph);
             cuGraphInstantiate = GRAPH_INSTANTIATE, cuGraphInstantiate_params
@@ -104,22 +92,16 @@ macro_rules! driver_calls {
                 cuGraphInstantiateWithFlags_params
                 (phGraphExec: *mut $crate::interpose::ds::CUgraphExec,
                  hGraph: $crate::interpose::ds::CUgraph, flags: ::core::ffi::c_ulonglong);
-            cuGraphInstantiateWithParams = GRAPH_INSTANTIATE_WITH_PARAMS,
-                cuGraphInstantiateWithParams_params
-                (phGraphExec: *mut $crate::interpose::ds::CUgraphExec,
-                 hGraph: $crate::interpose::ds::CUgraph,
-                 instantiateParams: *mut $crate::interpose::ds::CUDA_GRAPH_INSTANTIATE_PARAMS);
-            cuGraphInstantiateWithParams_ptsz = GRAPH_INSTANTIATE_WITH_PARAMS_PTSZ,
-                cuGraphInstantiateWithParams_params
+            cuGraphInstantiateWithParams = GRAPH_INSTANTIATE_WITH_PARAMS
+                / cuGraphInstantiateWithParams_ptsz = GRAPH_INSTANTIATE_WITH_PARAMS_PTSZ,
+                  cuGraphInstantiateWithParams_params
                 (phGraphExec: *mut $crate::interpose::ds::CUgraphExec,
                  hGraph: $crate::interpose::ds::CUgraph,
                  instantiateParams: *mut $crate::interpose::ds::CUDA_GRAPH_INSTANTIATE_PARAMS);
             cuGraphExecDestroy = GRAPH_EXEC_DESTROY, cuGraphExecDestroy_params
                 (hGraphExec: $crate::interpose::ds::CUgraphExec);
-            cuGraphLaunch = GRAPH_LAUNCH, cuGraphLaunch_params
-                (hGraph: $crate::interpose::ds::CUgraphExec,
-                 hStream: $crate::interpose::ds::CUstream);
-            cuGraphLaunch_ptsz = GRAPH_LAUNCH_PTSZ, cuGraphLaunch_params
+            cuGraphLaunch = GRAPH_LAUNCH
+                / cuGraphLaunch_ptsz = GRAPH_LAUNCH_PTSZ, cuGraphLaunch_params
                 (hGraph: $crate::interpose::ds::CUgraphExec,
                  hStream: $crate::interpose::ds::CUstream);
             cuGraphExecKernelNodeSetParams = GRAPH_EXEC_KERNEL_NODE_SET_PARAMS,
@@ -226,6 +208,18 @@ macro_rules! driver_calls {
             cuLibraryUnload = LIBRARY_UNLOAD, cuLibraryUnload_params
                 (library: $crate::interpose::ds::CUlibrary);
         }
+    };
+    // One entry per symbol (the `_ptsz` form of a pair gets the same parameters).
+    (@flat $m:ident [$($done:tt)*]
+     $a:ident = $ida:ident / $b:ident = $idb:ident, $p:ident $args:tt; $($rest:tt)*) => {
+        $crate::driver_calls! { @flat $m [$($done)* $a = $ida, $p $args; $b = $idb, $p $args;]
+                                $($rest)* }
+    };
+    (@flat $m:ident [$($done:tt)*] $a:ident = $ida:ident, $p:ident $args:tt; $($rest:tt)*) => {
+        $crate::driver_calls! { @flat $m [$($done)* $a = $ida, $p $args;] $($rest)* }
+    };
+    (@flat $m:ident [$($done:tt)*]) => {
+        $m! { $($done)* }
     };
 }
 

@@ -4,45 +4,40 @@
 use super::{watching, Watch, NOT_FOUND};
 use crate::cupti::{self, LaunchCall, LaunchKind};
 
-/// The launch functions: `symbol = wrapper, kind (C arguments);`, calling `$m!` with the whole
-/// list (the recorder exports the same symbols). `kind` says how the wrapper reads the launch:
-/// `plain` (cuLaunchKernel's arguments), `coop` (the same without `extra`), `ex`
-/// (cuLaunchKernelEx's configuration).
+/// The launch functions: `symbol = wrapper / symbol_ptsz = wrapper, kind (C arguments);` (each
+/// with its per-thread default stream form, same arguments), calling `$m!` with the whole list,
+/// one `symbol = wrapper, kind (C arguments);` per symbol (the recorder exports the same
+/// symbols). `kind` says how the wrapper reads the launch: `plain` (cuLaunchKernel's arguments),
+/// `coop` (the same without `extra`), `ex` (cuLaunchKernelEx's configuration).
 #[macro_export]
 macro_rules! launch_calls {
     ($m:ident) => {
-        $m! {
-            cuLaunchKernel = launch, plain
+        $crate::launch_calls! { @flat $m []
+            cuLaunchKernel = launch / cuLaunchKernel_ptsz = launch_ptsz, plain
                 (f: $crate::interpose::ds::CUfunction, gx: ::core::ffi::c_uint,
                  gy: ::core::ffi::c_uint, gz: ::core::ffi::c_uint, bx: ::core::ffi::c_uint,
                  by: ::core::ffi::c_uint, bz: ::core::ffi::c_uint, shared: ::core::ffi::c_uint,
                  stream: $crate::interpose::ds::CUstream, params: *mut *mut ::core::ffi::c_void,
                  extra: *mut *mut ::core::ffi::c_void);
-            cuLaunchKernel_ptsz = launch_ptsz, plain
-                (f: $crate::interpose::ds::CUfunction, gx: ::core::ffi::c_uint,
-                 gy: ::core::ffi::c_uint, gz: ::core::ffi::c_uint, bx: ::core::ffi::c_uint,
-                 by: ::core::ffi::c_uint, bz: ::core::ffi::c_uint, shared: ::core::ffi::c_uint,
-                 stream: $crate::interpose::ds::CUstream, params: *mut *mut ::core::ffi::c_void,
-                 extra: *mut *mut ::core::ffi::c_void);
-            cuLaunchKernelEx = launch_ex, ex
+            cuLaunchKernelEx = launch_ex / cuLaunchKernelEx_ptsz = launch_ex_ptsz, ex
                 (config: *const $crate::interpose::ds::CUlaunchConfig,
                  f: $crate::interpose::ds::CUfunction, params: *mut *mut ::core::ffi::c_void,
                  extra: *mut *mut ::core::ffi::c_void);
-            cuLaunchKernelEx_ptsz = launch_ex_ptsz, ex
-                (config: *const $crate::interpose::ds::CUlaunchConfig,
-                 f: $crate::interpose::ds::CUfunction, params: *mut *mut ::core::ffi::c_void,
-                 extra: *mut *mut ::core::ffi::c_void);
-            cuLaunchCooperativeKernel = launch_coop, coop
-                (f: $crate::interpose::ds::CUfunction, gx: ::core::ffi::c_uint,
-                 gy: ::core::ffi::c_uint, gz: ::core::ffi::c_uint, bx: ::core::ffi::c_uint,
-                 by: ::core::ffi::c_uint, bz: ::core::ffi::c_uint, shared: ::core::ffi::c_uint,
-                 stream: $crate::interpose::ds::CUstream, params: *mut *mut ::core::ffi::c_void);
-            cuLaunchCooperativeKernel_ptsz = launch_coop_ptsz, coop
+            cuLaunchCooperativeKernel = launch_coop
+                / cuLaunchCooperativeKernel_ptsz = launch_coop_ptsz, coop
                 (f: $crate::interpose::ds::CUfunction, gx: ::core::ffi::c_uint,
                  gy: ::core::ffi::c_uint, gz: ::core::ffi::c_uint, bx: ::core::ffi::c_uint,
                  by: ::core::ffi::c_uint, bz: ::core::ffi::c_uint, shared: ::core::ffi::c_uint,
                  stream: $crate::interpose::ds::CUstream, params: *mut *mut ::core::ffi::c_void);
         }
+    };
+    (@flat $m:ident [$($done:tt)*]
+     $a:ident = $wa:ident / $b:ident = $wb:ident, $kind:ident $args:tt; $($rest:tt)*) => {
+        $crate::launch_calls! { @flat $m [$($done)* $a = $wa, $kind $args; $b = $wb, $kind $args;]
+                                $($rest)* }
+    };
+    (@flat $m:ident [$($done:tt)*]) => {
+        $m! { $($done)* }
     };
 }
 
