@@ -209,11 +209,18 @@ pub struct RecordArgs {
     /// Do not record memory after the kernel (halves the work; replays cannot verify).
     #[arg(long)]
     pub no_output: bool,
-    /// Copy every device segment to the host to tell whether it is stored already, instead of
-    /// comparing fingerprints computed on the GPU (slower; for drivers too old for rr-tui's
-    /// fingerprint kernel, which recording otherwise detects itself, and for benchmarks).
+    /// Copy every non-zero device segment to the host to tell whether it is stored already,
+    /// instead of comparing the fingerprints the snapshot kernels compute on the GPU with what
+    /// is stored (slower; for benchmarks).
     #[arg(long)]
     pub no_fingerprints: bool,
+    /// Device memory the recorder stages snapshots in, per GPU context (e.g. 8G; default: an
+    /// eighth of the free device memory, at most 4 GiB). Snapshots are taken in stream order
+    /// and copied out by the recorder's own thread: new content waits there meanwhile. An
+    /// instance whose new content does not fit is skipped, said as "staging full", never waited
+    /// for.
+    #[arg(long, value_name = "BYTES")]
+    pub staging: Option<String>,
     /// Only kernels whose name (mangled or readable) matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub kernels: Option<String>,

@@ -3,6 +3,7 @@
 # Every sample program runs plainly and under `rr-tui record`: the same checksum (the recorder
 # changes nothing), then every recorded instance replays at its recorded addresses and verifies.
 SAMPLES=tests/gpu/samples
+source tests/gpu/capture-lib.sh
 echo "== recorder: sample programs" | tee -a "$LOG"
 mkdir -p "$W/samples"
 build() { nvcc -O2 -arch=sm_90 -o "$W/samples/$1" "$SAMPLES/$1.cu" "${@:2}" >>"$LOG" 2>&1 || bad "nvcc $1"; }
@@ -29,7 +30,7 @@ roundtrip() { # NAME TOLERANCE -- command...
     fi
   done
   [ "$n" -gt 0 ] && [ "$failed" -eq 0 ] && ok "record $name: all $n instance(s) replay and verify" || bad "record $name: replay" "$failed of $n instance(s) failed"
-  "$RR" check --strict "$dir" >>"$LOG" 2>&1 && ok "record $name: check --strict" || bad "record $name: check" "$(grep -m2 error: "$LOG" | tail -1)"
+  strict_check "$name" "$dir"
 }
 roundtrip structs "" -- "$W/samples/structs"
 roundtrip smem_streams "" -- "$W/samples/smem_streams"

@@ -10,7 +10,7 @@
 # run: CUDA graphs, host memory, textures (capture-suite.sh), A/B replays against candidates
 # (ab-suite.sh), profiles and energy (profile-suite.sh), model-sized processes (model-suite.sh),
 # and ends with "N passed, N failed".
-# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_AB, SKIP_PROFILE, SKIP_MODEL,
+# SKIP_CORE, SKIP_TUNE, SKIP_RECORDER, SKIP_CAPTURE, SKIP_ORDERED, SKIP_AB, SKIP_PROFILE, SKIP_MODEL,
 # SKIP_EXPLORER=1 leave a
 # part out.
 # Logs go to $OUT (or /tmp/rr-suite).
@@ -176,6 +176,7 @@ fi
 if [ -z "${SKIP_TUNE:-}" ]; then source tests/gpu/tune-suite.sh; fi
 if [ -z "${SKIP_RECORDER:-}" ]; then source tests/gpu/record-suite.sh; fi
 if [ -z "${SKIP_CAPTURE:-}" ]; then source tests/gpu/capture-suite.sh; fi
+if [ -z "${SKIP_ORDERED:-}" ]; then source tests/gpu/ordered-suite.sh; fi
 if [ -z "${SKIP_AB:-}" ]; then source tests/gpu/ab-suite.sh; fi
 if [ -z "${SKIP_PROFILE:-}" ]; then source tests/gpu/profile-suite.sh; fi
 if [ -z "${SKIP_MODEL:-}" ]; then source tests/gpu/model-suite.sh; fi

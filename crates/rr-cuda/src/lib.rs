@@ -28,6 +28,7 @@ pub mod nvml;
 pub mod nvrtc;
 pub mod nvtx;
 pub mod objects;
+pub mod ordered;
 pub mod stream;
 pub mod timing;
 pub mod upload;

@@ -102,6 +102,7 @@ struct RawMemcpy3d {
 
 /// `CUmemorytype`.
 const MEMORY_HOST: u32 = 1;
+const MEMORY_DEVICE: u32 = 2;
 const MEMORY_ARRAY: u32 = 3;
 
 const _: () = {
@@ -233,18 +234,28 @@ pub fn array_desc(handle: u64) -> Result<ArrayDesc> {
     })
 }
 
+/// The other side of a copy of array rows.
+#[derive(Clone, Copy)]
+enum Rows {
+    /// Host memory, synchronously.
+    Host(*mut u8),
+    /// Device memory, enqueued on a stream (asynchronous).
+    Device(u64, ds::CUstream),
+}
+
 /// Rows `[first, first + count)` of an array (rows of `height × depth`, slice by slice) to or
-/// from host memory at `host`, `row_bytes` apart.
+/// from `other`, `row_bytes` apart.
 ///
 /// # Safety
-/// `host` holds `count × row_bytes` bytes (writable when reading the array).
+/// `other` holds `count × row_bytes` bytes (writable when reading the array); device memory
+/// stays allocated until the stream has run the copy.
 unsafe fn copy_rows(
     handle: u64,
     desc: &ArrayDesc,
     first: u64,
     count: u64,
-    host: *mut u8,
-    to_host: bool,
+    other: Rows,
+    to_other: bool,
 ) -> Result<()> {
     let bad = || {
         CudaError::new("cuMemcpy3D", ds::CUresult::CUDA_ERROR_INVALID_VALUE)
@@ -256,32 +267,62 @@ unsafe fn copy_rows(
     while row < first + count {
         let (z, y) = (row / per_slice, row % per_slice);
         let n = (per_slice - y).min(first + count - row);
-        // `row - first` rows past `host` (within the caller's buffer).
-        let at = host.wrapping_add(((row - first) as usize) * row_bytes) as usize;
+        // `row - first` rows past the start of `other` (within the caller's memory).
+        let skip = ((row - first) as usize) * row_bytes;
         let mut c = RawMemcpy3d {
             width_in_bytes: row_bytes,
             height: n as usize,
             depth: 1,
             ..Default::default()
         };
-        if to_host {
+        let (other_type, host, device) = match other {
+            Rows::Host(p) => (MEMORY_HOST, p.wrapping_add(skip) as usize, 0),
+            Rows::Device(d, _) => (MEMORY_DEVICE, 0, d + skip as u64),
+        };
+        if to_other {
             (c.src_memory_type, c.src_array) = (MEMORY_ARRAY, handle as usize);
             (c.src_y, c.src_z) = (y as usize, z as usize);
-            (c.dst_memory_type, c.dst_host) = (MEMORY_HOST, at);
+            (c.dst_memory_type, c.dst_host, c.dst_device) = (other_type, host, device);
             (c.dst_pitch, c.dst_height) = (row_bytes, n as usize);
         } else {
             (c.dst_memory_type, c.dst_array) = (MEMORY_ARRAY, handle as usize);
             (c.dst_y, c.dst_z) = (y as usize, z as usize);
-            (c.src_memory_type, c.src_host) = (MEMORY_HOST, at);
+            (c.src_memory_type, c.src_host, c.src_device) = (other_type, host, device);
             (c.src_pitch, c.src_height) = (row_bytes, n as usize);
         }
-        // SAFETY: the mirror has CUDA_MEMCPY3D's layout; a copy between the array (validated by
-        // the driver) and rows of the caller's buffer.
-        let r = unsafe { ds::cuMemcpy3D_v2(&c as *const RawMemcpy3d as *const ds::CUDA_MEMCPY3D) };
+        let raw = &c as *const RawMemcpy3d as *const ds::CUDA_MEMCPY3D;
+        let r = match other {
+            // SAFETY: the mirror has CUDA_MEMCPY3D's layout; a copy between the array
+            // (validated by the driver) and rows of the caller's buffer.
+            Rows::Host(_) => unsafe { ds::cuMemcpy3D_v2(raw) },
+            // SAFETY: as above, to device memory the caller keeps until the stream ran it.
+            Rows::Device(_, stream) => unsafe { ds::cuMemcpy3DAsync_v2(raw, stream) },
+        };
         check(r, "cuMemcpy3D")?;
         row += n;
     }
     Ok(())
+}
+
+/// A CUDA array of the application's, to copy into device memory of the recorder's in stream
+/// order (a stream-ordered snapshot of a texture's or surface's array).
+pub struct ArrayCopy {
+    pub handle: u64,
+    pub desc: ArrayDesc,
+}
+
+impl ArrayCopy {
+    /// Enqueue a copy of every row, one after the other, to device memory at `dst`
+    /// (`desc.bytes()` long, the caller's until `stream` has run the copy).
+    pub fn enqueue_to_device(&self, dst: u64, stream: u64) -> Result<()> {
+        let rows = self.desc.rows().ok_or_else(|| {
+            CudaError::new("cuMemcpy3DAsync", ds::CUresult::CUDA_ERROR_INVALID_VALUE)
+                .context(format!("array {}", self.desc.describe()))
+        })?;
+        let other = Rows::Device(dst, stream as ds::CUstream);
+        // SAFETY: the caller's contract: `dst` holds every row.
+        unsafe { copy_rows(self.handle, &self.desc, 0, rows, other, true) }
+    }
 }
 
 /// Bytes `[offset, offset + dst.len())` of an array's contents (its rows one after the other).
@@ -294,12 +335,22 @@ pub fn read_array(handle: u64, desc: &ArrayDesc, offset: u64, dst: &mut [u8]) ->
     let first = offset / row_bytes;
     let last = end.div_ceil(row_bytes);
     if first * row_bytes == offset && last * row_bytes == end {
+        let to = Rows::Host(dst.as_mut_ptr());
         // SAFETY: `dst` holds exactly the rows copied.
-        return unsafe { copy_rows(handle, desc, first, last - first, dst.as_mut_ptr(), true) };
+        return unsafe { copy_rows(handle, desc, first, last - first, to, true) };
     }
     let mut rows = vec![0u8; ((last - first) * row_bytes) as usize];
     // SAFETY: `rows` holds exactly the rows copied.
-    unsafe { copy_rows(handle, desc, first, last - first, rows.as_mut_ptr(), true) }?;
+    unsafe {
+        copy_rows(
+            handle,
+            desc,
+            first,
+            last - first,
+            Rows::Host(rows.as_mut_ptr()),
+            true,
+        )
+    }?;
     let skip = (offset - first * row_bytes) as usize;
     dst.copy_from_slice(&rows[skip..skip + dst.len()]);
     Ok(())
@@ -350,7 +401,7 @@ impl Array {
                 &self.desc,
                 0,
                 rows,
-                bytes.as_ptr() as *mut u8,
+                Rows::Host(bytes.as_ptr() as *mut u8),
                 false,
             )
         }
@@ -483,8 +534,8 @@ impl Object {
                 };
                 check(res, "cuTexObjectCreate")
             }
-            // SAFETY: as above, for a surface (resource only).
             ObjectKind::Surface => check(
+                // SAFETY: as above, for a surface (resource only).
                 unsafe { ds::cuSurfObjectCreate(&mut handle, res_ptr) },
                 "cuSurfObjectCreate",
             ),

@@ -234,6 +234,9 @@ impl Descriptor {
             if let Some(why) = &c.unreplayable {
                 m.insert("Unreplayable".into(), why.clone().into());
             }
+            if let Some(why) = &c.raced {
+                m.insert("MayHaveRaced".into(), why.clone().into());
+            }
         }
         // serde_json's Map is a BTreeMap without `preserve_order`: keys come out sorted, as LLVM's.
         Value::Object(m).to_string()
@@ -505,19 +508,19 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
     );
     crate::objects::check_words(&objects, outside.as_deref().unwrap_or_default(), &words)
         .map_err(err)?;
-    let unreplayable = match f.obj.get("Unreplayable") {
-        None => None,
-        // A reason says something: one letter or digit at least (not only spaces, controls or
-        // invisible characters).
+    // A reason says something: one letter or digit at least (not only spaces, controls or
+    // invisible characters), in at most 1000 bytes.
+    let reason = |key: &str| match f.obj.get(key) {
+        None => Ok(None),
         Some(Value::String(s)) if s.chars().any(char::is_alphanumeric) && s.len() <= 1000 => {
-            Some(s.clone())
+            Ok(Some(s.clone()))
         }
-        Some(_) => {
-            return Err(err(
-                "Unreplayable must be a reason in words, of at most 1000 bytes".into(),
-            ))
-        }
+        Some(_) => Err(err(format!(
+            "{key} must be a reason in words, of at most 1000 bytes"
+        ))),
     };
+    let unreplayable = reason("Unreplayable")?;
+    let raced = reason("MayHaveRaced")?;
     // The recorder always says why; a record that does not still cannot be replayed.
     let unreplayable = unreplayable.or_else(|| {
         objects
@@ -545,6 +548,7 @@ fn parse_cuda(f: &Fields, version: u64, valloc_addr: u64, valloc_size: u64) -> R
         from_graph,
         outside,
         unreplayable,
+        raced,
     })
 }
 
@@ -653,7 +657,7 @@ mod tests {
         /// round-trips.
         #[test]
         fn rr_extension_survives_wild_values(
-            key in 0usize..16,
+            key in 0usize..17,
             v in wild_value(),
             kind in wild_value(),
             seg_addr in proptest::prelude::any::<i64>(),
@@ -661,7 +665,7 @@ mod tests {
             slot in (proptest::prelude::any::<u64>(), proptest::prelude::any::<u64>()),
             input_len in proptest::prelude::any::<u64>(),
         ) {
-            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize", "Objects", "FromGraph", "OutsidePointers", "Unreplayable"];
+            let keys = ["Grid", "Block", "ParamBuffer", "ParamLayout", "Segments", "ClusterDim", "Cooperative", "Occurrence", "ImageFile", "RrTuiFormat", "VAllocAddr", "VAllocSize", "Objects", "FromGraph", "OutsidePointers", "Unreplayable", "MayHaveRaced"];
             let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
             let c = d.cuda.as_mut().unwrap();
             c.param_buffer = vec![0; 16];
@@ -675,6 +679,7 @@ mod tests {
             obj[keys[key]] = v;
             if let Ok(d) = parse(&obj.to_string()) {
                 let _ = crate::memory::outside_words(&d);
+                let _ = crate::memory::replay_caveats(&d);
                 let args = d.arguments();
                 let _ = crate::memory::MemoryMap::new(&d, input_len);
                 let _ = crate::memory::MemoryMap::from_parts(d.segments(input_len), &args);
@@ -682,6 +687,65 @@ mod tests {
                 proptest::prop_assert_eq!(parse(&d.to_json()).unwrap(), d);
             }
         }
+    }
+
+    #[test]
+    fn a_raced_snapshot_is_said_in_words_and_bounded() {
+        let mut d = Descriptor::rr_for_tests(vec![Segment::device(0x7f00_0000_0000, 0x1000, 0)]);
+        d.cuda.as_mut().unwrap().raced = Some("stream 0x10 had work in flight\u{1b}[2J".into());
+        let back = parse(&d.to_json()).unwrap();
+        assert_eq!(back, d, "round-trips");
+        let said = crate::memory::replay_caveats(&back);
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].contains("may have raced") && !said[0].contains('\u{1b}'),
+            "{said:?}"
+        );
+        let mut v: Value = serde_json::from_str(&d.to_json()).unwrap();
+        for bad in [
+            Value::from("x".repeat(1001)),
+            Value::from(" \t"),
+            Value::from(3),
+        ] {
+            v["MayHaveRaced"] = bad;
+            let e = parse(&v.to_string()).unwrap_err().to_string();
+            assert!(e.contains("MayHaveRaced must be a reason in words"), "{e}");
+        }
+        // Host memory whose recorded output differs from its input: said too; device memory not.
+        let c = d.cuda.as_mut().unwrap();
+        c.raced = None;
+        c.segments = vec![
+            Segment::device(0x7f00_0000_0000, 0x1000, 0),
+            Segment {
+                kind: crate::objects::SegmentKind::Host,
+                ..Segment::device(0x7f10_0000_0000, 4, 0x1000)
+            },
+        ];
+        let id = |b: u8| format!("{:032x}", b);
+        c.content = Some(vec![
+            SegmentContent {
+                input: id(1),
+                output: Some(id(2)),
+                continues: false,
+            },
+            SegmentContent {
+                input: id(3),
+                output: Some(id(4)),
+                continues: false,
+            },
+        ]);
+        let said = crate::memory::replay_caveats(&d);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("host memory it reads changed")
+                && said[0].contains("segment 1: 4 B at 0x7f1000000000"),
+            "{said:?}"
+        );
+        d.cuda.as_mut().unwrap().content.as_mut().unwrap()[1].output = Some(id(3));
+        assert!(
+            crate::memory::replay_caveats(&d).is_empty(),
+            "unchanged host memory"
+        );
     }
 
     #[test]
@@ -833,6 +897,7 @@ mod chunk_tests {
                 from_graph: false,
                 outside: None,
                 unreplayable: None,
+                raced: None,
             },
         )
     }

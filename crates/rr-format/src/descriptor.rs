@@ -156,6 +156,9 @@ pub struct CudaLaunch {
     pub outside: Option<Vec<OutsideWord>>,
     /// Why the instance cannot be replayed, when the recorder knew (`Unreplayable`).
     pub unreplayable: Option<String>,
+    /// Why a snapshot may not be consistent: another stream had work in flight on the memory it
+    /// covers while it was taken (`MayHaveRaced`).
+    pub raced: Option<String>,
 }
 
 /// Where a segment's bytes are stored in a version-2 record: blob ids (32 lowercase hex digits
@@ -300,6 +303,7 @@ impl Descriptor {
                 from_graph: false,
                 outside: None,
                 unreplayable: None,
+                raced: None,
             },
         )
     }

@@ -440,6 +440,12 @@ impl Inspection {
         if let Some(why) = &self.unreplayable {
             out.push(format!("Replay       impossible: {why}"));
         }
+        if let Some(why) = d.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
+            out.push(format!(
+                "Snapshots    may have raced: {}",
+                crate::text::visible(why)
+            ));
+        }
         out.push(format!(
             "Geometry     grid {}, block {}, dynamic shared memory {}",
             dims(self.grid),
@@ -594,6 +600,12 @@ impl Inspection {
             }
             if let Some(why) = &c.unreplayable {
                 push("replay".into(), format!("impossible: {why}"));
+            }
+            if let Some(why) = &c.raced {
+                push(
+                    "snapshots".into(),
+                    format!("may have raced: {}", crate::text::visible(why)),
+                );
             }
         }
         push("teams limits".into(), limits(d.teams_limits));

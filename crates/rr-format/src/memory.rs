@@ -289,6 +289,42 @@ pub fn parameter_words(d: &Descriptor) -> Vec<(u32, u64)> {
 
 pub use crate::objects::words_of;
 
+/// Why a replay of this instance may not reproduce its recorded output, said before it runs:
+/// its snapshots may have raced with another stream (`MayHaveRaced`), or host memory it can
+/// reach changed while it ran (the program's host threads may have written it: XLA's
+/// `DelayKernel` waits for the host to release it), which nothing does during a replay.
+pub fn replay_caveats(d: &Descriptor) -> Vec<String> {
+    let Some(c) = &d.cuda else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(why) = &c.raced {
+        out.push(format!(
+            "when recorded, its snapshots may have raced with another stream ({}): its recorded output need not be what a replay computes",
+            crate::text::visible(why)
+        ));
+    }
+    let changed: Vec<String> = c
+        .segments
+        .iter()
+        .zip(c.content.as_deref().unwrap_or_default())
+        .enumerate()
+        .filter(|(_, (s, k))| {
+            s.kind == crate::objects::SegmentKind::Host
+                && k.output.as_ref().is_some_and(|o| *o != k.input)
+        })
+        .map(|(i, (s, _))| format!("segment {i}: {} B at {:#x}", s.size, s.addr))
+        .take(4)
+        .collect();
+    if !changed.is_empty() {
+        out.push(format!(
+            "host memory it reads changed while it ran when recorded ({}): if the program's host threads wrote it, a replay cannot reproduce it",
+            changed.join(", ")
+        ));
+    }
+    out
+}
+
 /// The sentence `record`, `check` and `replay` print for a word outside the recorded memory.
 pub fn describe_outside(d: &Descriptor, w: &crate::objects::OutsideWord) -> String {
     let arg = match &d.cuda {

@@ -85,6 +85,10 @@ pub struct Config {
     /// `RR_TUI_RECORD_HOOKS` (earlier `RR_TUI_RECORD_LAUNCH_HOOKS`): `interpose` (default),
     /// `mixed` or `cupti`.
     pub hooks: Hooks,
+    /// `RR_TUI_RECORD_STAGING`: bytes of device memory the recorder stages snapshots in, per
+    /// context (suffixes K, M, G, T; default: an eighth of the free device memory, at most
+    /// 4 GiB). A snapshot whose new content does not fit is skipped ("staging full").
+    pub staging: Option<u64>,
     /// `RR_TUI_RECORD_FINGERPRINTS`: tell device memory already stored by fingerprints computed
     /// on the GPU (default); off, every segment is copied to the host to be compared.
     pub fingerprints: bool,
@@ -219,6 +223,16 @@ impl Config {
                 Some((k, v)) => Hooks::parse(&v).ok_or_else(|| bad(k, &v, Hooks::NAMES))?,
             },
             fingerprints: flag("RR_TUI_RECORD_FINGERPRINTS", true)?,
+            staging: match get("RR_TUI_RECORD_STAGING") {
+                None => None,
+                Some(v) => Some(
+                    crate::parse_bytes(&v)
+                        .filter(|&b| b >= 1 << 20)
+                        .ok_or_else(|| {
+                            bad("RR_TUI_RECORD_STAGING", &v, "bytes, at least 1M (e.g. 4G)")
+                        })?,
+                ),
+            },
         })
     }
 

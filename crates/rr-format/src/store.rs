@@ -335,6 +335,11 @@ impl BlobWriter {
         Ok(())
     }
 
+    /// Append `n` zero bytes (a hole: nothing is written).
+    pub fn zeros(&mut self, n: u64) {
+        self.written = self.written.saturating_add(n);
+    }
+
     /// Finish: the file gets its full length (trailing zeros are a hole too) and is renamed to
     /// its id. Returns the bytes actually stored.
     pub fn commit(mut self, store: &BlobStore, id: &str) -> Result<u64> {

@@ -1,25 +1,29 @@
-//! Recording one launch: a stream launch (between its enter and exit callbacks, the program
-//! launching it) or a kernel node of a graph (the recorder launching it). Before the kernel:
-//! synchronise, choose the memory it can reach (live allocations, mapped host memory, the CUDA
-//! arrays behind the texture and surface objects it takes), read the module's globals and
-//! snapshot it all. After it: synchronise, snapshot again, write the instance.
+//! Recording one launch: a stream launch (between its enter and exit, the program launching
+//! it) or a kernel node of a graph (the recorder launching it). Before the kernel: choose the
+//! memory it can reach (live allocations, mapped host memory, the CUDA arrays behind the texture
+//! and surface objects it takes) and the module's globals, and enqueue their snapshot on the
+//! launch's stream. After it: enqueue the output snapshot and hand the launch to the drain
+//! ([`crate::ordered`]). Nothing here waits for the GPU.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
 
 use rr_cuda::cupti::{self, CapturedResource};
+use rr_cuda::objects::ArrayCopy;
+use rr_cuda::ordered::{Snapshotter, StreamEvent};
 use rr_format::objects::{ObjectArg, OutsideWord, Resource, SegmentKind};
-use rr_format::report::ReportRow;
 use rr_format::store::chunks;
 
 use crate::config::Snapshot;
 use crate::images::Image;
 use crate::launch::{LaunchSpec, Pending};
 use crate::memory::{pointed_to, Live};
+use crate::ordered::drain::{Sealed, Slot};
+use crate::ordered::plan::{Chunk, Expect};
+use crate::ordered::staging::{ContextStaging, Refused, Snap};
 use crate::pipeline::Source;
-use crate::recorder::{lock, Recorder};
+use crate::races::{self, InFlight};
+use crate::recorder::{lock, Recorder, Setup};
 use crate::stats::Reason;
-use crate::write;
 
 /// The texture and surface objects a launch passes, the arrays behind them (as extra sources)
 /// and why the instance cannot be replayed, if it cannot.
@@ -31,12 +35,45 @@ struct Passed {
     unreplayable: Option<String>,
 }
 
+/// What a launch's snapshots cover: the instance's segments (memory, then arrays) and the
+/// module's globals.
+struct Covered {
+    sources: Vec<Source>,
+    memory: usize,
+    kinds: Vec<SegmentKind>,
+    continues: Vec<bool>,
+    /// Name, device address and size of each global.
+    globals: Vec<(String, u64, u64)>,
+    objects: Vec<ObjectArg>,
+    outside: Vec<OutsideWord>,
+    unreplayable: Option<String>,
+    /// The allocations covered, for the race checks.
+    ranges: Vec<(u64, u64)>,
+}
+
+/// Why a context was not set up yet.
+const CAPTURE_SETUP: &str =
+    "a CUDA graph was being captured (allocating then would end the capture)";
+
 impl Recorder {
     /// The image kernel `kernel` of module `module` runs from, as the cubin the driver loaded
-    /// where that can be had.
-    fn image_of(&self, module: u64, loaded_now: &[u32], kernel: &str) -> Option<Arc<Image>> {
+    /// where that can be had, checked to hold the kernel.
+    fn image_of(
+        &self,
+        module: u64,
+        loaded_now: &[u32],
+        kernel: &str,
+    ) -> Result<Arc<Image>, Reason> {
         let image = {
             let mut st = lock(&self.state);
+            let stale = st
+                .images
+                .bound(module)
+                .is_some_and(|i| i.is_cubin() && !i.has_kernel(kernel));
+            if stale {
+                // A handle reused by a module the recorder did not see loading: ask again.
+                st.images.unbind(module);
+            }
             if !st.images.is_bound(module) {
                 // A library loaded through the interposed entry points: the one whose kernel of
                 // this name runs from this module. Asked under the lock, so that no library is
@@ -50,39 +87,328 @@ impl Recorder {
                     st.images.bind(module, &[id]);
                 }
             }
-            st.images.resolve(module, loaded_now, kernel)?
+            st.images
+                .resolve(module, loaded_now, kernel)
+                .ok_or(Reason::NoImage)?
         };
         if image.is_cubin() {
-            return Some(image);
+            return if image.has_kernel(kernel) {
+                Ok(image)
+            } else {
+                Err(Reason::WrongImage)
+            };
+        }
+        if cupti::any_capture_active() {
+            // Loading a module now could break the capture: not this launch.
+            return Err(Reason::Capture);
         }
         // A fatbin or PTX as the program passed it: the record needs the one cubin the kernel
         // runs from (it names the module's globals). The driver loads it outside the lock.
         match cupti::loaded_cubin(&image.bytes, kernel, self.cfg.cupti.as_deref()) {
-            Ok(cubin) => Some(lock(&self.state).images.derive(module, image.id, cubin)),
+            Ok(cubin) => {
+                let derived = lock(&self.state).images.derive(module, image.id, cubin);
+                if derived.has_kernel(kernel) {
+                    Ok(derived)
+                } else {
+                    Err(Reason::WrongImage)
+                }
+            }
             Err(e) => {
                 self.note(&format!(
                     "an image was kept as the program loaded it (fatbin or PTX), without the module's globals: {e}"
                 ));
-                Some(image)
+                Ok(image)
             }
         }
     }
 
-    /// Before the kernel. `Ok(Err(reason))`: this launch is not recorded (the program goes on);
-    /// `Err`: recording must stop.
+    /// Load the recorder's kernels into `context` (the current one), once: done when the
+    /// program first allocates there, before it runs anything (loading a kernel waits for the
+    /// kernels running, which may be waiting for the program's next launch).
+    pub(crate) fn load_kernels(&self, context: u64) {
+        let mut all = lock(&self.contexts);
+        if all.contains_key(&context) {
+            return;
+        }
+        let loaded = Snapshotter::load().map_err(|e| e.to_string());
+        all.insert(
+            context,
+            match loaded {
+                Ok(gpu) => Setup::Loaded(gpu),
+                Err(e) => Setup::Failed(e),
+            },
+        );
+    }
+
+    /// The snapshot resources of `context` (the current one): the kernels loaded if they were
+    /// not, the memory allocated on first use.
+    pub(crate) fn staging_for(&self, context: u64) -> Result<Arc<ContextStaging>, String> {
+        self.load_kernels(context);
+        let mut all = lock(&self.contexts);
+        let Some(setup) = all.remove(&context) else {
+            return Err("the context's setup was lost".into());
+        };
+        let (now, result) = match setup {
+            Setup::Ready(s) => (Setup::Ready(s.clone()), Ok(s)),
+            Setup::Failed(e) => (Setup::Failed(e.clone()), Err(e)),
+            // Allocating while a graph is being captured in global mode would end the capture:
+            // not now (a later launch sets it up).
+            Setup::Loaded(gpu) if cupti::any_capture_active() => {
+                (Setup::Loaded(gpu), Err(CAPTURE_SETUP.to_string()))
+            }
+            Setup::Loaded(gpu) => match ContextStaging::new(context, gpu, self.cfg.staging)
+                .and_then(|s| self.drain.prepare().map(|()| s))
+            {
+                Ok(s) => {
+                    let s = Arc::new(s);
+                    (Setup::Ready(s.clone()), Ok(s))
+                }
+                Err(e) => (Setup::Failed(e.clone()), Err(e)),
+            },
+        };
+        all.insert(context, now);
+        drop(all);
+        if let Err(e) = result.as_ref().map_err(String::as_str) {
+            if e == CAPTURE_SETUP {
+                return result;
+            }
+            self.note(&format!(
+                "no launch of a context was recorded: the recorder's snapshot resources could not be set up ({e})"
+            ));
+        }
+        result
+    }
+
+    /// Whether `addr` is memory of the recorder's own in `context`.
+    fn owns(&self, context: u64, addr: u64) -> bool {
+        match lock(&self.contexts).get(&context) {
+            Some(Setup::Ready(s)) => s.gpu.owns(addr),
+            _ => false,
+        }
+    }
+
+    /// What the recorder holds of chunk `(src, len)` as snapshot on `stream`: the last snapshot
+    /// of it on the same stream (not drained yet), or the content last stored there.
+    fn expect(&self, context: u64, stream: u64, src: u64, len: u64) -> Expect {
+        let known = lock(&self.known);
+        if !known.enabled() {
+            return Expect::None;
+        }
+        let earlier = lock(&self.state)
+            .latest
+            .get(&(context, stream, src, len))
+            .cloned();
+        match earlier {
+            Some((snap, chunk)) => Expect::Earlier { snap, chunk },
+            None => match known.at_place((context, src, len)) {
+                Some((sums, id)) => Expect::Held { sums, id },
+                None => Expect::None,
+            },
+        }
+    }
+
+    /// The chunks of a snapshot of `covered` on `stream` (with the globals when `globals`).
+    fn chunks_of(&self, c: &Covered, context: u64, stream: u64, globals: bool) -> Vec<Chunk> {
+        let mut out: Vec<Chunk> = c.sources[..c.memory]
+            .iter()
+            .map(|s| Chunk {
+                src: match s {
+                    Source::Memory { addr, .. } => *addr,
+                    _ => 0,
+                },
+                len: s.size(),
+                expect: match s {
+                    Source::Memory { addr, size } => self.expect(context, stream, *addr, *size),
+                    _ => Expect::None,
+                },
+                always: false,
+            })
+            .collect();
+        if globals {
+            out.extend(c.globals.iter().map(|&(_, addr, size)| Chunk {
+                src: addr,
+                len: size,
+                expect: Expect::None,
+                always: true,
+            }));
+        }
+        out
+    }
+
+    /// Enqueue a snapshot of `c` on `stream`; registered as the latest of its chunks there.
+    fn snapshot(
+        &self,
+        staging: &Arc<ContextStaging>,
+        c: &Covered,
+        stream: u64,
+        globals: bool,
+    ) -> Result<Result<Snap, Reason>, String> {
+        let chunks = self.chunks_of(c, staging.context, stream, globals);
+        let arrays: Vec<ArrayCopy> = c.sources[c.memory..]
+            .iter()
+            .filter_map(|s| match s {
+                Source::Array { handle, desc, .. } => Some(ArrayCopy {
+                    handle: *handle,
+                    desc: *desc,
+                }),
+                _ => None,
+            })
+            .collect();
+        match staging.enqueue(stream, chunks, &arrays) {
+            Ok(snap) => Ok(Ok(snap)),
+            Err(Refused::Full(why)) => Ok(Err(Reason::StagingFull(why))),
+            Err(Refused::Failed(e)) => Err(e),
+        }
+    }
+
+    /// Snapshot `snap` of the chunks `memory` first ones is now the latest on `stream`.
+    fn register_latest(&self, snap: &Snap, stream: u64, memory: usize) {
+        let mut st = lock(&self.state);
+        for (i, c) in snap.chunks.iter().enumerate().take(memory) {
+            st.latest.insert(
+                (snap.staging.context, stream, c.src, c.len),
+                (snap.shared.clone(), i),
+            );
+        }
+    }
+
+    /// Before the kernel: enqueue the input snapshot and open the launch's slot in the drain.
+    /// `Ok(Err(reason))`: this launch is not recorded (the program goes on); `Err`: recording
+    /// must stop.
     pub(crate) fn record_before(
         &self,
         spec: LaunchSpec,
-    ) -> Result<Result<Pending, Reason>, String> {
+    ) -> Result<Result<(Pending, Arc<Slot>), Reason>, String> {
         let device = cupti::current_device().map_err(|e| e.to_string())?;
         if self.cfg.device.is_some_and(|d| d != device) {
             return Ok(Err(Reason::OtherDevice));
         }
         let module = spec.function.module().map_err(|e| e.to_string())?;
-        let Some(image) = self.image_of(module, &spec.loaded_now, &spec.key.kernel) else {
-            return Ok(Err(Reason::NoImage));
+        let image = match self.image_of(module, &spec.loaded_now, &spec.key.kernel) {
+            Ok(i) => i,
+            Err(why) => return Ok(Err(why)),
         };
-        cupti::synchronize().map_err(|e| e.to_string())?;
+        let staging = match self.staging_for(spec.context) {
+            Ok(s) => s,
+            Err(why) if why == CAPTURE_SETUP => return Ok(Err(Reason::Capture)),
+            Err(why) => return Ok(Err(Reason::NoStaging(why))),
+        };
+        let covered = self.covered(&spec, module, &image)?;
+        let stream = spec.stream;
+        let mut notes = races::busy_streams(spec.context, stream);
+        notes.truncate(8);
+        let input = match self.snapshot(&staging, &covered, stream, true)? {
+            Ok(s) => s,
+            Err(why) => return Ok(Err(why)),
+        };
+        let started = StreamEvent::record(stream, true).map_err(|e| e.to_string())?;
+        let raced = Arc::new(Mutex::new(notes));
+        let (slot, id) = {
+            // The slot opens before any later snapshot can take this one as what it expects.
+            let slot = self.drain.open();
+            self.register_latest(&input, stream, covered.memory);
+            let mut st = lock(&self.state);
+            st.next_id += 1;
+            if let Some(s) = st.selector.as_mut() {
+                s.recorded(&spec.key);
+            }
+            (slot, st.next_id)
+        };
+        let flight = Arc::new(InFlight {
+            id,
+            context: spec.context,
+            stream,
+            ranges: covered.ranges.clone(),
+            done: Default::default(),
+            notes: raced.clone(),
+        });
+        lock(&self.state).races.start(flight.clone());
+        Ok(Ok((
+            Pending {
+                id,
+                spec,
+                device,
+                memory: covered.memory,
+                globals: covered.globals.iter().map(|g| g.0.clone()).collect(),
+                sources: covered.sources,
+                kinds: covered.kinds,
+                continues: covered.continues,
+                image,
+                objects: covered.objects,
+                outside: covered.outside,
+                unreplayable: covered.unreplayable,
+                input,
+                output: None,
+                started,
+                ended: None,
+                done: None,
+                flight,
+                raced,
+            },
+            slot,
+        )))
+    }
+
+    /// After the kernel: enqueue the output snapshot and seal the launch's slot. When the
+    /// launch call failed (`launched` false) nothing ran: the slot is sealed as such.
+    pub(crate) fn record_after(
+        &self,
+        mut p: Pending,
+        slot: &Slot,
+        launched: bool,
+    ) -> Result<(), String> {
+        let stream = p.spec.stream;
+        if !launched {
+            self.not_recorded(Reason::LaunchFailed);
+            self.seal(p, slot, false);
+            return Ok(());
+        }
+        p.ended = Some(StreamEvent::record(stream, true).map_err(|e| e.to_string())?);
+        let mut kept = true;
+        if self.cfg.output {
+            let covered = Covered {
+                sources: p.sources.clone(),
+                memory: p.memory,
+                kinds: Vec::new(),
+                continues: Vec::new(),
+                globals: Vec::new(),
+                objects: Vec::new(),
+                outside: Vec::new(),
+                unreplayable: None,
+                ranges: Vec::new(),
+            };
+            match self.snapshot(&p.input.staging.clone(), &covered, stream, false)? {
+                Ok(out) => {
+                    self.register_latest(&out, stream, p.memory);
+                    p.output = Some(out);
+                }
+                Err(why) => {
+                    self.not_recorded(why);
+                    kept = false;
+                }
+            }
+        }
+        let done = Arc::new(StreamEvent::record(stream, false).map_err(|e| e.to_string())?);
+        let _ = p.flight.done.set(done.clone());
+        p.done = Some(done);
+        self.seal(p, slot, kept);
+        Ok(())
+    }
+
+    fn seal(&self, p: Pending, slot: &Slot, launched: bool) {
+        if !launched {
+            self.retract(&p.spec.key);
+        }
+        slot.seal(if launched {
+            Sealed::Launched(Box::new(p))
+        } else {
+            Sealed::Failed(Box::new(p))
+        });
+        self.drain.poke();
+    }
+
+    /// What the launch's snapshots cover.
+    fn covered(&self, spec: &LaunchSpec, module: u64, image: &Image) -> Result<Covered, String> {
         let words = rr_format::memory::words_of(
             &spec.params,
             spec.layout.iter().map(|&(o, s)| (o as u32, s as u32)),
@@ -103,11 +429,28 @@ impl Recorder {
                 }
             }
         };
+        // Words pointing into the recorder's own memory are stale bytes (padding the program
+        // never set, left over from our own calls), not arguments.
+        let words: Vec<(u32, u64)> = words
+            .into_iter()
+            .filter(|&(_, v)| !self.owns(spec.context, v))
+            .collect();
         let outside = outside_words(&words, &memory, &passed.objects);
         // Device memory in chunks: a partly changed allocation costs only its changed chunks.
-        let mut sources = Vec::new();
-        let mut kinds = Vec::new();
-        let mut continues = Vec::new();
+        let mut c = Covered {
+            sources: Vec::new(),
+            memory: 0,
+            kinds: Vec::new(),
+            continues: Vec::new(),
+            globals: Vec::new(),
+            objects: Vec::new(),
+            outside,
+            unreplayable: passed.unreplayable,
+            ranges: memory
+                .iter()
+                .map(|l| (l.addr, l.addr.saturating_add(l.size)))
+                .collect(),
+        };
         for l in &memory {
             let (pieces, kind): (Vec<(u64, u64)>, _) = if l.host {
                 (vec![(l.addr, l.size)], SegmentKind::Host)
@@ -115,21 +458,22 @@ impl Recorder {
                 (chunks(l.addr, l.size).collect(), SegmentKind::Device)
             };
             for (k, (addr, size)) in pieces.into_iter().enumerate() {
-                sources.push(Source::Memory { addr, size });
-                kinds.push(kind);
-                continues.push(k > 0);
+                c.sources.push(Source::Memory { addr, size });
+                c.kinds.push(kind);
+                c.continues.push(k > 0);
             }
         }
-        let memory_segments = sources.len();
+        c.memory = c.sources.len();
         for a in &passed.arrays {
             if let Source::Array { desc, .. } = a {
-                kinds.push(SegmentKind::Array(*desc));
-                continues.push(false);
+                c.kinds.push(SegmentKind::Array(*desc));
+                c.continues.push(false);
             }
-            sources.push(*a);
+            c.sources.push(*a);
         }
         // Objects name their array by segment: arrays follow the memory segments, in order.
-        let objects = passed
+        let memory_segments = c.memory;
+        c.objects = passed
             .objects
             .into_iter()
             .map(|mut o| {
@@ -139,101 +483,15 @@ impl Recorder {
                 o
             })
             .collect();
-        let mut globals = Vec::new();
         for (name, _) in image.globals() {
             // Symbols that are not variables of this module are skipped.
-            let Ok((addr, size)) = cupti::module_global(module, &name) else {
-                continue;
-            };
-            let mut value = vec![0u8; size];
-            cupti::read_device(addr, &mut value).map_err(|e| e.to_string())?;
-            globals.push((name, value));
-        }
-        let input = self.snapshot(spec.context, &sources, &on_device(&kinds))?;
-        Ok(Ok(Pending {
-            spec,
-            device,
-            sources,
-            kinds,
-            continues,
-            inputs: input.ids,
-            cost: input.cost,
-            image,
-            globals,
-            objects,
-            outside,
-            unreplayable: passed.unreplayable,
-            started: Instant::now(),
-        }))
-    }
-
-    /// After the kernel: the output snapshot and the instance's files.
-    pub(crate) fn record_after(&self, p: Pending) -> Result<(), String> {
-        cupti::synchronize().map_err(|e| e.to_string())?;
-        let elapsed = p.started.elapsed().as_nanos() as u64;
-        let (outputs, cost) = if self.cfg.output {
-            let out = self.snapshot(p.spec.context, &p.sources, &on_device(&p.kinds))?;
-            (Some(out.ids), p.cost.add(out.cost))
-        } else {
-            (None, p.cost)
-        };
-        let image_file = p.image.file_name();
-        let segments: Vec<(u64, u64, SegmentKind)> = p
-            .sources
-            .iter()
-            .zip(&p.kinds)
-            .map(|(s, k)| match *s {
-                Source::Memory { addr, size } => (addr, size, *k),
-                Source::Array { size, .. } => (0, size, *k),
-            })
-            .collect();
-        let key = &p.spec.key;
-        let json = write::instance(
-            &self.dir,
-            &write::Instance {
-                kernel: &key.kernel,
-                grid: key.grid,
-                block: key.block,
-                shared_mem: key.shared_mem,
-                device: p.device,
-                params: p.spec.params.clone(),
-                layout: &p.spec.layout,
-                cluster: p.spec.cluster,
-                cooperative: p.spec.cooperative,
-                occurrence: p.spec.occurrence,
-                segments: &segments,
-                continues: &p.continues,
-                inputs: &p.inputs,
-                outputs: outputs.as_deref(),
-                image: &p.image.bytes,
-                image_file: &image_file,
-                globals: &p.globals,
-                objects: &p.objects,
-                from_graph: p.spec.from_graph,
-                outside: &p.outside,
-                unreplayable: p.unreplayable.as_deref(),
-            },
-        )
-        .map_err(|e| format!("{e} (is the disk full?)"))?;
-        {
-            let mut st = lock(&self.state);
-            if let Some(s) = st.selector.as_mut() {
-                s.recorded(key);
+            if let Ok((addr, size)) = cupti::module_global(module, &name) {
+                if size > 0 {
+                    c.globals.push((name, addr, size as u64));
+                }
             }
-            st.stats.recorded += 1;
-            st.rows.push((
-                ReportRow {
-                    json_file: json.clone(),
-                    kernel_name: key.kernel.clone(),
-                    time_ns: Some(elapsed),
-                    occurrences: None,
-                },
-                p.spec.key,
-            ));
         }
-        self.write_report();
-        self.send_cost(&json, cost);
-        Ok(())
+        Ok(c)
     }
 
     /// The objects among the parameter words, with their arrays read from the driver.
@@ -305,14 +563,6 @@ impl Recorder {
         }
         Ok(out)
     }
-}
-
-/// Which sources are device memory (fingerprinted on the GPU before anything is copied).
-fn on_device(kinds: &[SegmentKind]) -> Vec<bool> {
-    kinds
-        .iter()
-        .map(|k| matches!(k, SegmentKind::Device))
-        .collect()
 }
 
 /// Parameter words the driver knows as CUDA memory (device, host or managed) but that lie

@@ -119,6 +119,17 @@ impl Images {
         });
     }
 
+    /// The image module `handle` is tied to, if any.
+    pub fn bound(&self, handle: u64) -> Option<Arc<Image>> {
+        self.by_handle.get(&handle).and_then(|&id| self.get(id))
+    }
+
+    /// Forget what module `handle` was tied to (an image without the launched kernel: the
+    /// handle was reused by a module loaded unseen).
+    pub fn unbind(&mut self, handle: u64) {
+        self.by_handle.remove(&handle);
+    }
+
     /// Whether module `handle` is tied to an image already.
     pub fn is_bound(&self, handle: u64) -> bool {
         self.by_handle.contains_key(&handle)

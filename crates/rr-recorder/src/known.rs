@@ -1,142 +1,94 @@
-//! Device memory the recorder stored already, told on the GPU: before copying a segment to the
-//! host, its fingerprint is computed where it lives (`rr_cuda::fingerprint`, at the GPU's
-//! memory bandwidth) and looked up among the fingerprints of the segments stored so far. A
-//! segment seen before needs no copy, no hash and no write: its blob id is known. Weights and
-//! caches that stay the same from kernel to kernel cost a few milliseconds per instance instead
-//! of a copy of all of them.
+//! What the recorder has stored already, so that memory seen before is neither copied to the
+//! host nor hashed again:
 //!
-//! Only device memory is fingerprinted (mapped host memory and CUDA arrays take the copying
-//! path). When the kernel cannot be loaded (a driver too old for its PTX) or fails, recording
-//! goes on without it, as before.
+//! - by content: the fingerprint of a chunk (its leaf sums, computed on the GPU by the snapshot
+//!   kernels, combined with its length) → its blob id. A staged chunk whose fingerprint is
+//!   known is not copied from the staging ring at all.
+//! - by place: the last content stored for each chunk of each context (its leaf sums and blob
+//!   id). A later snapshot uploads these sums as what it expects; the hash kernel marks the
+//!   chunks that differ, and only those are copied into the staging ring.
+//! - zeros: the blob of each length of zeros (fresh allocations), stored once.
+//!
+//! A fingerprint is not cryptographic: equal fingerprints are taken as equal memory of the
+//! program's own, never as a blob's name on disk (blob ids are the XXH3-128 of the bytes).
+//! Pure: tested without a GPU.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use rr_cuda::fingerprint::Fingerprinter;
-
-use crate::pipeline::Source;
-
-/// How many fingerprints are remembered (each about 100 bytes); past it the oldest are not
-/// forgotten but new ones are not added, so memory stays bounded on very long recordings.
+/// How many entries each map keeps (each about 100 bytes, plus sums by place: 16 bytes a MiB);
+/// past it new ones are not added, so memory stays bounded on very long recordings.
 const MAX_REMEMBERED: usize = 1 << 20;
-/// Snapshots in a row whose fingerprinting may fail before it is given up.
-const MAX_FAILURES: u32 = 3;
+
+/// A chunk's place: context, address, length.
+pub type Place = (u64, u64, u64);
 
 #[derive(Default)]
 pub(crate) struct Known {
-    /// The fingerprinter and the context it was loaded into.
-    gpu: Option<(u64, Fingerprinter)>,
-    /// Why fingerprinting stopped, once it failed `MAX_FAILURES` times in a row (then it is
-    /// not tried again).
-    failed: Option<String>,
-    /// Failures in a row so far.
-    failures: u32,
-    /// Blob id by (fingerprint, size) of every device segment stored.
-    ids: HashMap<(u128, u64), String>,
-}
-
-/// What the GPU said of a snapshot's sources.
-pub(crate) struct Looked {
-    /// The blob id of each source already stored (`None`: copy it).
-    pub ids: Vec<Option<String>>,
-    /// The fingerprint of each device source, to remember once its blob is stored.
-    pub prints: Vec<Option<u128>>,
+    /// `--no-fingerprints`: nothing is told apart on the GPU; every non-zero chunk is copied.
+    disabled: bool,
+    by_print: HashMap<(u128, u64), String>,
+    by_place: HashMap<Place, (Arc<[u8]>, String)>,
+    zeros: HashMap<u64, String>,
 }
 
 impl Known {
-    /// Never fingerprint (`--no-fingerprints`): every source is copied.
+    /// Never tell memory apart by what the GPU computed (`--no-fingerprints`).
     pub fn disabled() -> Known {
         Known {
-            failed: Some("turned off".into()),
+            disabled: true,
             ..Known::default()
         }
     }
 
-    /// Fingerprint the device sources (`device[i]`) in `context`. Failing, the sources are all
-    /// copied; the note says, once, why fingerprinting stopped for good.
-    pub fn look_up(
-        &mut self,
-        context: u64,
-        sources: &[Source],
-        device: &[bool],
-    ) -> (Looked, Option<String>) {
-        let none = || Looked {
-            ids: vec![None; sources.len()],
-            prints: vec![None; sources.len()],
-        };
-        if self.failed.is_some() {
-            return (none(), None);
-        }
-        let ranges: Vec<(u64, u64)> = sources
-            .iter()
-            .zip(device)
-            .map(|(s, &dev)| match (s, dev) {
-                (Source::Memory { addr, size }, true) => (*addr, *size),
-                // Not fingerprinted: an empty range costs nothing and gets no print.
-                _ => (1, 0),
-            })
-            .collect();
-        match self.fingerprints(context, &ranges) {
-            Ok(prints) => {
-                self.failures = 0;
-                let prints: Vec<Option<u128>> = prints
-                    .into_iter()
-                    .zip(&ranges)
-                    .map(|(p, r)| p.filter(|_| r.1 > 0))
-                    .collect();
-                let ids = prints
-                    .iter()
-                    .zip(sources)
-                    .map(|(p, s)| p.and_then(|p| self.ids.get(&(p, s.size())).cloned()))
-                    .collect();
-                (Looked { ids, prints }, None)
-            }
-            Err(why) => {
-                // This snapshot is copied; fingerprinting is given up after a few failures in
-                // a row (a full GPU may refuse the small output buffer once, not for good).
-                self.gpu = None;
-                self.failures += 1;
-                if self.failures < MAX_FAILURES {
-                    return (none(), None);
-                }
-                let note = format!(
-                    "device memory is copied to be compared with what is stored: fingerprinting it on the GPU failed {MAX_FAILURES} times in a row ({why})"
-                );
-                self.failed = Some(why);
-                (none(), Some(note))
-            }
-        }
+    pub fn enabled(&self) -> bool {
+        !self.disabled
     }
 
-    /// The fingerprints in `context`. A fingerprinter made earlier may have died with its
-    /// context (a program that resets its device gets a new context, maybe at the same
-    /// address): on failure it is made afresh once before giving up.
-    fn fingerprints(
-        &mut self,
-        context: u64,
-        ranges: &[(u64, u64)],
-    ) -> Result<Vec<Option<u128>>, String> {
-        if let Some((c, f)) = self.gpu.as_mut() {
-            if *c == context {
-                if let Ok(prints) = f.fingerprints(ranges) {
-                    return Ok(prints);
-                }
-            }
+    /// The blob of a chunk of `len` bytes whose leaf sums are `sums`, if stored.
+    pub fn by_content(&self, len: u64, sums: &[u8]) -> Option<String> {
+        if self.disabled {
+            return None;
         }
-        self.gpu = None;
-        let mut f = Fingerprinter::new().map_err(|e| e.to_string())?;
-        let prints = f.fingerprints(ranges).map_err(|e| e.to_string())?;
-        self.gpu = Some((context, f));
-        Ok(prints)
+        self.by_print.get(&(fingerprint(len, sums), len)).cloned()
     }
 
-    /// Remember that the source with fingerprint `print` and `size` bytes is stored as `id`.
-    pub fn remember(&mut self, print: u128, size: u64, id: &str) {
-        if self.ids.len() < MAX_REMEMBERED {
-            self.ids
-                .entry((print, size))
+    /// What was last stored at `place`: its sums and blob id.
+    pub fn at_place(&self, place: Place) -> Option<(Arc<[u8]>, String)> {
+        if self.disabled {
+            return None;
+        }
+        self.by_place.get(&place).cloned()
+    }
+
+    /// `place` now holds blob `id`, whose leaf sums are `sums`.
+    pub fn remember(&mut self, place: Place, sums: &[u8], id: &str) {
+        let len = place.2;
+        if self.by_print.len() < MAX_REMEMBERED {
+            self.by_print
+                .entry((fingerprint(len, sums), len))
                 .or_insert_with(|| id.to_string());
         }
+        if self.by_place.len() < MAX_REMEMBERED || self.by_place.contains_key(&place) {
+            self.by_place.insert(place, (sums.into(), id.to_string()));
+        }
     }
+
+    /// The blob of `len` zero bytes, if stored.
+    pub fn zeros(&self, len: u64) -> Option<String> {
+        self.zeros.get(&len).cloned()
+    }
+
+    pub fn remember_zeros(&mut self, len: u64, id: &str) {
+        if self.zeros.len() < MAX_REMEMBERED {
+            self.zeros.insert(len, id.to_string());
+        }
+    }
+}
+
+/// A chunk's fingerprint from its length and leaf sums (as replay verification combines them).
+pub fn fingerprint(len: u64, sums: &[u8]) -> u128 {
+    rr_cuda::fingerprint::combine(len, sums)
 }
 
 #[cfg(test)]
@@ -144,14 +96,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn remembered_ids_are_found_by_fingerprint_and_size() {
+    fn content_and_place_are_remembered_apart() {
         let mut k = Known::default();
-        k.remember(7, 4096, "a");
-        k.remember(7, 4096, "b");
-        assert_eq!(k.ids.get(&(7, 4096)).map(String::as_str), Some("a"));
-        assert!(
-            !k.ids.contains_key(&(7, 8192)),
-            "another size is another content"
+        k.remember((1, 0x1000, 4096), &[7; 16], "a");
+        k.remember((1, 0x9000, 4096), &[7; 16], "b");
+        assert_eq!(
+            k.by_content(4096, &[7; 16]).as_deref(),
+            Some("a"),
+            "first kept"
         );
+        assert_eq!(
+            k.by_content(8192, &[7; 16]),
+            None,
+            "another length is another content"
+        );
+        assert_eq!(k.at_place((1, 0x9000, 4096)).unwrap().1, "b");
+        k.remember((1, 0x9000, 4096), &[8; 16], "c");
+        assert_eq!(
+            k.at_place((1, 0x9000, 4096)).unwrap().1,
+            "c",
+            "the latest content"
+        );
+        assert_eq!(k.at_place((2, 0x9000, 4096)), None, "another context");
+        let off = Known::disabled();
+        assert_eq!(off.by_content(4096, &[7; 16]), None);
+        assert!(!off.enabled());
     }
 }

@@ -1,15 +1,17 @@
 //! A launch on its way to becoming an instance: what the selection rules picked, and what was
-//! captured before its kernel. The recorder keeps these between a launch's enter and exit
-//! ([`crate::recorder`]); capturing fills them in (`capture`).
+//! enqueued around its kernel. The recorder keeps these between a launch's enter and exit
+//! ([`crate::recorder`]); the drain turns them into instances ([`crate::ordered::drain`]).
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
 
 use rr_cuda::cupti::KernelFunction;
+use rr_cuda::ordered::StreamEvent;
 use rr_format::objects::{ObjectArg, OutsideWord, SegmentKind};
 
 use crate::images::Image;
+use crate::ordered::staging::Snap;
 use crate::pipeline::Source;
+use crate::races::InFlight;
 use crate::select::LaunchKey;
 
 /// What is known of a launch the selection rules picked.
@@ -24,36 +26,56 @@ pub struct LaunchSpec {
     pub cluster: Option<[u32; 3]>,
     pub cooperative: bool,
     pub context: u64,
+    /// The stream the kernel runs on (the per-thread default stream by its own handle).
+    pub stream: u64,
     pub from_graph: bool,
 }
 
-/// A launch recorded up to its kernel, waiting for the kernel's end.
+/// A launch whose input snapshot is enqueued before its kernel (and, once sealed, its output
+/// snapshot after it).
 pub struct Pending {
+    /// The recorder's id of the launch (its race checks go by it).
+    pub(crate) id: u64,
     pub(crate) spec: LaunchSpec,
     pub(crate) device: i32,
+    /// The instance's segments: memory first (`memory` of them), then arrays.
     pub(crate) sources: Vec<Source>,
+    pub(crate) memory: usize,
     pub(crate) kinds: Vec<SegmentKind>,
     /// Whether each source continues the allocation of the one before (a chunk after the first).
     pub(crate) continues: Vec<bool>,
-    pub(crate) inputs: Vec<String>,
-    /// What the input snapshot cost.
-    pub(crate) cost: Cost,
+    /// The module's globals, by name: their bytes are the input snapshot's chunks after the
+    /// memory ones.
+    pub(crate) globals: Vec<String>,
     pub(crate) image: Arc<Image>,
-    pub(crate) globals: Vec<(String, Vec<u8>)>,
     pub(crate) objects: Vec<ObjectArg>,
     pub(crate) outside: Vec<OutsideWord>,
     pub(crate) unreplayable: Option<String>,
-    pub(crate) started: Instant,
+    pub(crate) input: Snap,
+    pub(crate) output: Option<Snap>,
+    /// On the stream: after the input snapshot (the kernel's start), after the kernel, after
+    /// the output snapshot.
+    pub(crate) started: StreamEvent,
+    pub(crate) ended: Option<StreamEvent>,
+    pub(crate) done: Option<Arc<StreamEvent>>,
+    /// Its snapshots among those in flight (for the race checks of other streams' launches).
+    pub(crate) flight: Arc<InFlight>,
+    /// Why a snapshot may have raced with work on another stream (said in the instance).
+    pub(crate) raced: Arc<Mutex<Vec<String>>>,
 }
 
-/// A snapshot's blob ids, and what taking it cost.
-pub struct Stored {
-    pub ids: Vec<String>,
-    pub cost: Cost,
+impl Pending {
+    /// The last event enqueued for this launch: when it is done, so is everything of it.
+    pub fn last_event(&self) -> &StreamEvent {
+        self.done
+            .as_deref()
+            .or(self.ended.as_ref())
+            .unwrap_or(&self.started)
+    }
 }
 
 /// The cost of snapshots: time, bytes snapshot, bytes copied to the host (the others were
-/// known by their fingerprint on the GPU) and bytes written (new contents).
+/// known by their fingerprint on the GPU, or zeros) and bytes written (new contents).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cost {
     pub seconds: f64,

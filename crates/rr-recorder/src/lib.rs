@@ -14,6 +14,8 @@
 #![deny(unsafe_code)]
 
 mod capture;
+mod ordered;
+mod races;
 pub use rr_format::record_config as config;
 pub mod graphs;
 mod hooks;
@@ -36,6 +38,11 @@ use rr_cuda::cupti::Subscribe;
 use rr_cuda::interpose::Watch;
 
 static RECORDER: OnceLock<&'static Recorder> = OnceLock::new();
+
+/// The process's recorder, once started.
+pub(crate) fn recorder() -> Option<&'static Recorder> {
+    RECORDER.get().copied()
+}
 
 fn start() -> Result<(), String> {
     let cfg = Config::from_env(&|k| std::env::var(k).ok())?;

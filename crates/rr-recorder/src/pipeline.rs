@@ -22,12 +22,17 @@ pub enum Source {
         desc: rr_format::objects::ArrayDesc,
         size: u64,
     },
+    /// `size` bytes at position `at` of the recorder's staging ring (they may run over its end
+    /// and go on at its start).
+    Staged { at: u64, size: u64 },
 }
 
 impl Source {
     pub fn size(&self) -> u64 {
         match *self {
-            Source::Memory { size, .. } | Source::Array { size, .. } => size,
+            Source::Memory { size, .. }
+            | Source::Array { size, .. }
+            | Source::Staged { size, .. } => size,
         }
     }
 }

@@ -1,30 +1,30 @@
-//! The recorder proper: the CUPTI observer that turns selected launches into instances.
+//! The recorder proper: the observer that turns selected launches into instances.
 //!
-//! A selected stream launch is recorded in its own callbacks, on the application's thread: at
-//! the launch's enter the memory before the kernel, at its exit the memory after it, then the
-//! instance's files ([`crate::capture`]). A selected kernel inside a CUDA graph is recorded by
-//! running the graph's nodes in the recorder, in order, on the launch stream, recording around
-//! that kernel, and giving the application's launch the empty graph ([`Recorder::run_graph`]).
-//! The application waits meanwhile; it never sees anything else of the recorder. Any internal
-//! error stops recording with one message on stderr and the application carries on.
+//! A selected stream launch is recorded without the application's thread waiting for anything:
+//! at the launch's enter, the snapshot of the memory before the kernel is enqueued on the
+//! launch's own stream; at its exit, the snapshot after it; the recorder's own thread drains
+//! them and writes the instance ([`crate::ordered`]). A selected kernel inside a CUDA graph is
+//! recorded by enqueuing the graph's nodes in the recorder, in order, on the launch stream,
+//! with the snapshots around that kernel, and giving the application's launch the empty graph
+//! ([`Recorder::run_graph`]). The application never sees anything else of the recorder. Any
+//! internal error stops recording with one message on stderr and the application carries on.
 //!
 //! Locking: `state` is held only for bookkeeping, never across a driver call (our own driver
-//! calls raise module callbacks that need it); `staging` (the pinned buffers) serialises
-//! snapshots of concurrent launches.
+//! calls raise module callbacks that need it); `known` may be taken before `state`, never
+//! after.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
 use rr_cuda::cupti::{
     self, Allocation, CapturedObject, GraphChange, GraphTemplate, LaunchCall, NodeOp, Observer,
 };
-use rr_cuda::PinnedBuffer;
 use rr_format::report::ReportRow;
 use rr_format::store::BlobStore;
 
@@ -32,33 +32,28 @@ use crate::config::Config;
 use crate::graphs::Graphs;
 use crate::images::Images;
 use crate::known::Known;
-use crate::launch::{Cost, LaunchSpec, Pending, Stored};
+use crate::launch::{Cost, LaunchSpec, Pending};
 use crate::memory::Allocations;
 use crate::objects::Objects;
-use crate::pipeline::{DeviceMemory, Source, Staging};
+use crate::ordered::drain::{Drain, Slot};
+use crate::ordered::plan::SnapShared;
+use crate::ordered::staging::ContextStaging;
+use crate::races::{self, Races};
 use crate::select::{Decision, LaunchKey, Selector, Settled};
 use crate::stats::{Reason, Stats};
 use crate::write;
 
-/// Pinned staging: three 32 MiB buffers keep a copy, a hash and a write in flight.
-const STAGING_BUFFERS: usize = 3;
-const STAGING_CHUNK: usize = 32 << 20;
-
-/// The GPU as the pipeline's memory: synchronous copies of the application's memory (device
-/// or mapped host memory, by address; CUDA arrays, row by row) into pinned buffers.
-struct Gpu;
-
-impl DeviceMemory for Gpu {
-    fn read(&self, source: &Source, offset: u64, dst: &mut [u8]) -> Result<(), String> {
-        match source {
-            Source::Memory { addr, .. } => cupti::read_device(addr + offset, dst),
-            Source::Array { handle, desc, .. } => {
-                rr_cuda::objects::read_array(*handle, desc, offset, dst)
-            }
-        }
-        .map_err(|e| e.to_string())
-    }
+/// A context's snapshot resources: the kernels loaded (when the program first allocated
+/// there), then the memory allocated (when its first launch was recorded), or why not.
+pub(crate) enum Setup {
+    Loaded(rr_cuda::ordered::Snapshotter),
+    Ready(Arc<ContextStaging>),
+    Failed(String),
 }
+
+/// The latest snapshot of a chunk on a stream, not drained yet: `(context, stream, address,
+/// length)` → the snapshot and the chunk's index in it.
+type Latest = HashMap<(u64, u64, u64, u64), (Arc<SnapShared>, usize)>;
 
 #[derive(Default)]
 pub(crate) struct State {
@@ -67,12 +62,17 @@ pub(crate) struct State {
     pub(crate) objects: Objects,
     pub(crate) graphs: Graphs,
     pub(crate) selector: Option<Selector>,
-    pending: HashMap<u64, Pending>,
-    next_id: u64,
+    /// Launches between their enter and exit, by id.
+    pending: HashMap<u64, (Pending, Arc<Slot>)>,
+    pub(crate) next_id: u64,
+    pub(crate) latest: Latest,
+    pub(crate) races: Races,
     /// Report rows in recording order, with the key whose launches they count.
     pub(crate) rows: Vec<(ReportRow, LaunchKey)>,
     pub(crate) stats: Stats,
     notes: Vec<String>,
+    /// Instances whose snapshots may have raced.
+    raced: u64,
     /// Bytes of the recorded snapshots, and bytes actually written for them.
     snapshot_bytes: u64,
     stored_bytes: u64,
@@ -124,14 +124,16 @@ pub struct Recorder {
     pub(crate) cfg: Config,
     pub(crate) dir: PathBuf,
     pid: u32,
-    store: BlobStore,
+    pub(crate) store: BlobStore,
     stopped: AtomicBool,
     /// Launches after recording stopped (counted, not offered to the selection rules).
     after_stop: AtomicU64,
     pub(crate) state: Mutex<State>,
-    staging: Mutex<Option<Staging<PinnedBuffer>>>,
-    /// Fingerprints of the device memory stored so far (locked after `staging`).
-    known: Mutex<Known>,
+    /// What is stored already, by content and by place (taken before `state`, never after).
+    pub(crate) known: Mutex<Known>,
+    /// Each context's snapshot resources (or why they could not be set up).
+    pub(crate) contexts: Mutex<HashMap<u64, Setup>>,
+    pub(crate) drain: Drain,
     progress: Option<UnixDatagram>,
 }
 
@@ -169,8 +171,9 @@ impl Recorder {
             stopped: AtomicBool::new(false),
             after_stop: AtomicU64::new(0),
             state: Mutex::new(state),
-            staging: Mutex::new(None),
             known: Mutex::new(known),
+            contexts: Mutex::new(HashMap::new()),
+            drain: Drain::default(),
             progress,
         }
     }
@@ -190,6 +193,28 @@ impl Recorder {
         if !notes.iter().any(|n| n == text) {
             notes.push(text.to_string());
         }
+    }
+
+    /// An instance whose snapshots may have raced, in the report's notes (the first 20; then
+    /// how many more).
+    pub(crate) fn note_raced(&self, json: &str, why: &str) {
+        let mut st = lock(&self.state);
+        st.raced += 1;
+        let line = match st.raced {
+            n if n <= 20 => format!(
+                "{json}: its snapshots may have raced with another stream ({})",
+                rr_format::text::visible(why)
+            ),
+            n => {
+                st.notes
+                    .retain(|l| !l.starts_with("more instances whose snapshots may have raced"));
+                format!(
+                    "more instances whose snapshots may have raced: {} (rr-tui check lists them)",
+                    n - 20
+                )
+            }
+        };
+        st.notes.push(line);
     }
 
     /// Stop recording for good, saying why once.
@@ -291,6 +316,15 @@ impl Recorder {
         if self.forked() {
             return;
         }
+        let waited = self.drain.finish();
+        if waited.as_secs_f64() >= 0.1 {
+            let stored = lock(&self.state).stored_bytes;
+            eprintln!(
+                "rr-tui record: the program ended; writing the last instances took {:.1} s more ({:.2} GiB written in all)",
+                waited.as_secs_f64(),
+                stored as f64 / (1u64 << 30) as f64
+            );
+        }
         if let Some(text) = self.write_report() {
             if self.cfg.report_stdout {
                 print!("{text}");
@@ -299,89 +333,54 @@ impl Recorder {
         self.send_progress("done", None);
     }
 
-    fn staging(&self) -> Result<MutexGuard<'_, Option<Staging<PinnedBuffer>>>, String> {
-        let mut guard = lock(&self.staging);
-        if guard.is_none() {
-            let buffers = (0..STAGING_BUFFERS)
-                .map(|_| PinnedBuffer::new(STAGING_CHUNK))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.to_string())?;
-            *guard = Some(Staging::new(buffers));
+    /// An instance was written: count it, with its report row and what it cost; stop when
+    /// the byte budget is used up.
+    pub(crate) fn recorded(&self, key: &LaunchKey, json: String, time_ns: Option<u64>, cost: Cost) {
+        let over = {
+            let mut st = lock(&self.state);
+            st.stats.recorded += 1;
+            st.stored_bytes += cost.written;
+            st.snapshot_bytes += cost.bytes;
+            st.rows.push((
+                ReportRow {
+                    json_file: json,
+                    kernel_name: key.kernel.clone(),
+                    time_ns,
+                    occurrences: None,
+                },
+                key.clone(),
+            ));
+            self.cfg.budget.filter(|&b| st.stored_bytes >= b)
+        };
+        if let Some(budget) = over {
+            self.stop(&format!("the byte budget ({budget} bytes) is used up"));
         }
-        Ok(guard)
     }
 
-    /// Store the blobs of the sources not stored yet; returns their ids and what it cost.
-    /// Device sources whose fingerprint (computed on the GPU) is known are not copied at all;
-    /// the others are hashed on the host, and written when new. `device[i]`: source `i` is
-    /// device memory of `context`.
-    pub(crate) fn snapshot(
-        &self,
-        context: u64,
-        sources: &[Source],
-        device: &[bool],
-    ) -> Result<Stored, String> {
-        let started = std::time::Instant::now();
-        let mut guard = self.staging()?;
-        let staging = guard.as_mut().ok_or("no staging buffers")?;
-        let mut known = lock(&self.known);
-        let (looked, note) = known.look_up(context, sources, device);
-        if let Some(note) = note {
-            self.note(&note);
+    /// A launch counted as recorded was lost after all: a later launch of its configuration may
+    /// take its place.
+    pub(crate) fn retract(&self, key: &LaunchKey) {
+        if let Some(s) = lock(&self.state).selector.as_mut() {
+            s.retract(key);
         }
-        if let Some(budget) = self.cfg.budget {
-            if lock(&self.state).stored_bytes >= budget {
-                return Err(format!("the byte budget ({budget} bytes) is used up"));
-            }
-        }
-        // Device memory whose fingerprint is new is most likely new content: hashed while it is
-        // written, in one pass. The rest (host memory, arrays, or without fingerprints) is
-        // hashed first and written only when its blob is not stored yet.
-        let (fresh, other): (Vec<usize>, Vec<usize>) = (0..sources.len())
-            .filter(|&i| looked.ids[i].is_none())
-            .partition(|&i| looked.prints[i].is_some());
-        let pick = |idx: &[usize]| idx.iter().map(|&i| sources[i]).collect::<Vec<Source>>();
-        let (fresh_sources, other_sources) = (pick(&fresh), pick(&other));
-        let err = |e: String| format!("{e} (is the disk full?)");
-        let (fresh_ids, mut written) = staging
-            .hash_and_store(&Gpu, &self.store, &fresh_sources)
-            .map_err(err)?;
-        let other_ids = staging.hash(&Gpu, &other_sources)?;
-        written += staging
-            .store(&Gpu, &self.store, &other_sources, &other_ids)
-            .map_err(err)?;
-        let mut ids = looked.ids;
-        for (&i, id) in fresh.iter().zip(fresh_ids) {
-            if let Some(print) = looked.prints[i] {
-                known.remember(print, sources[i].size(), &id);
-            }
-            ids[i] = Some(id);
-        }
-        for (&i, id) in other.iter().zip(other_ids) {
-            ids[i] = Some(id);
-        }
-        let copied_bytes: u64 = fresh_sources
-            .iter()
-            .chain(&other_sources)
-            .map(Source::size)
-            .sum();
-        let ids = ids
-            .into_iter()
-            .collect::<Option<Vec<String>>>()
-            .ok_or("a snapshot segment got no blob id")?;
-        let bytes: u64 = sources.iter().map(Source::size).sum();
+    }
+
+    /// A drained launch's snapshots are no one's latest any more, nor in flight.
+    pub(crate) fn forget_pending(&self, p: &Pending) {
         let mut st = lock(&self.state);
-        st.stored_bytes += written;
-        st.snapshot_bytes += bytes;
-        Ok(Stored {
-            ids,
-            cost: Cost {
-                seconds: started.elapsed().as_secs_f64(),
-                bytes,
-                copied: copied_bytes,
-                written,
-            },
-        })
+        for snap in std::iter::once(&p.input).chain(p.output.as_ref()) {
+            for c in &snap.chunks {
+                let key = (snap.staging.context, p.spec.stream, c.src, c.len);
+                if st
+                    .latest
+                    .get(&key)
+                    .is_some_and(|l| Arc::ptr_eq(&l.0, &snap.shared))
+                {
+                    st.latest.remove(&key);
+                }
+            }
+        }
+        st.races.end(p.id);
     }
 
     /// The selection rules' decision for one launch (counted), under the lock.
@@ -392,28 +391,25 @@ impl Recorder {
         }
     }
 
-    fn not_recorded(&self, why: Reason) {
+    pub(crate) fn not_recorded(&self, why: Reason) {
         lock(&self.state).stats.not_recorded(why, 1);
     }
 
     /// A launch the fast path could not count (see `launch_enter`).
     fn enter(&self, call: &mut LaunchCall, fast: FastKey) -> Result<(), String> {
-        if cupti::any_capture_active() {
-            // A launch captured into a graph does not run now: it is counted when the graph
-            // runs. One on another stream runs, but nothing may synchronise meanwhile.
-            if call.capturing().map_err(|e| e.to_string())? {
-                return Ok(());
-            }
-            let geometry = (call.grid, call.block, call.shared_mem);
-            if let Decision::Record { .. } = self.observe(&call.symbol(), geometry) {
-                lock(&self.state).stats.selected += 1;
-                self.not_recorded(Reason::Capture);
-            }
+        let stream = call.ordered_stream();
+        races::launched_on(stream);
+        if cupti::any_capture_active() && call.capturing().map_err(|e| e.to_string())? {
+            // Captured into a graph: it does not run now, and is counted when the graph runs.
             return Ok(());
         }
         let symbol = call.symbol();
         let geometry = (call.grid, call.block, call.shared_mem);
-        let occurrence = match self.observe(&symbol, geometry) {
+        let decision = self.observe(&symbol, geometry);
+        if races::any_in_flight() {
+            self.check_race(call, &symbol, stream)?;
+        }
+        let occurrence = match decision {
             Decision::Record { occurrence } => occurrence,
             Decision::Skip(Some(settled)) => {
                 remember_settled(fast, settled);
@@ -439,19 +435,14 @@ impl Recorder {
             layout,
             cluster: call.cluster,
             cooperative: call.cooperative,
-            context: if call.context != 0 {
-                call.context
-            } else {
-                cupti::current_context().map_err(|e| e.to_string())?
-            },
+            context: self.context_of(call)?,
+            stream,
             from_graph: false,
         };
         match self.record_before(spec)? {
-            Ok(pending) => {
-                let mut st = lock(&self.state);
-                st.next_id += 1;
-                let id = st.next_id;
-                st.pending.insert(id, pending);
+            Ok((pending, slot)) => {
+                let id = pending.id;
+                lock(&self.state).pending.insert(id, (pending, slot));
                 *call.correlation = id;
             }
             Err(why) => self.not_recorded(why),
@@ -459,17 +450,39 @@ impl Recorder {
         Ok(())
     }
 
-    fn exit(&self, call: &mut LaunchCall) -> Result<(), String> {
-        let id = std::mem::take(call.correlation);
-        let Some(p) = lock(&self.state).pending.remove(&id) else {
-            return Ok(());
-        };
-        if call.result.is_some_and(|r| r != 0) {
-            // The launch itself failed: nothing ran, nothing to record.
-            self.not_recorded(Reason::LaunchFailed);
+    fn context_of(&self, call: &LaunchCall) -> Result<u64, String> {
+        if call.context != 0 {
+            return Ok(call.context);
+        }
+        cupti::current_context().map_err(|e| e.to_string())
+    }
+
+    /// A launch while snapshots are in flight: note it on those of other streams whose memory
+    /// its parameters point into.
+    fn check_race(&self, call: &LaunchCall, symbol: &str, stream: u64) -> Result<(), String> {
+        let context = self.context_of(call)?;
+        if !lock(&self.state).races.concerns(context, stream) {
             return Ok(());
         }
-        self.record_after(p)
+        let (function, _) = call.function().map_err(|e| e.to_string())?;
+        let layout = function.param_layout().map_err(|e| e.to_string())?;
+        let params = call.params(&layout).map_err(|e| e.to_string())?;
+        let words =
+            rr_format::memory::words_of(&params, layout.iter().map(|&(o, s)| (o as u32, s as u32)));
+        lock(&self.state)
+            .races
+            .launched(symbol, context, stream, &words);
+        Ok(())
+    }
+
+    fn exit(&self, call: &mut LaunchCall) -> Result<(), String> {
+        let id = std::mem::take(call.correlation);
+        let Some((p, slot)) = lock(&self.state).pending.remove(&id) else {
+            return Ok(());
+        };
+        // A failed launch ran nothing; its input snapshot is drained all the same.
+        let launched = call.result.is_none_or(|r| r == 0);
+        self.record_after(p, &slot, launched)
     }
 
     /// A graph launch: which of its kernels the selection rules pick, and whether the recorder
@@ -515,12 +528,7 @@ impl Recorder {
             return Ok(None);
         }
         st.stats.selected += selected.len() as u64;
-        let refusal = if cupti::any_capture_active() {
-            Some(Reason::Capture)
-        } else {
-            e.refusal()
-        };
-        if let Some(why) = refusal {
+        if let Some(why) = e.refusal() {
             st.stats.not_recorded(why, selected.len() as u64);
             return Ok(None);
         }
@@ -535,13 +543,9 @@ impl Recorder {
         Ok(Some((template, selected)))
     }
 
-    /// Run a graph's nodes in order on `stream`, recording the selected kernels.
+    /// Enqueue a graph's nodes in order on `stream`, with the snapshots of the selected
+    /// kernels around them. Nothing waits: every node and snapshot is stream-ordered.
     fn run_graph(&self, t: &GraphTemplate, selected: &[(usize, u64)], stream: u64, context: u64) {
-        // Until a node runs, the launch could still go through untouched; from then on every
-        // node must run here, whatever happens to recording.
-        if let Err(e) = cupti::synchronize() {
-            self.stop(&e.to_string());
-        }
         for (i, node) in t.nodes.iter().enumerate() {
             if !node.enabled {
                 continue;
@@ -569,6 +573,7 @@ impl Recorder {
                 cluster: k.cluster,
                 cooperative: k.cooperative,
                 context,
+                stream,
                 from_graph: true,
             };
             let pending = match self.record_before(spec) {
@@ -582,12 +587,12 @@ impl Recorder {
                     None
                 }
             };
-            if let Err(e) = cupti::graph::launch_kernel(k, stream) {
+            let launched = cupti::graph::launch_kernel(k, stream);
+            if let Err(e) = &launched {
                 eprintln!("rr-tui record: a graph kernel node failed to launch: {e}");
-                continue;
             }
-            if let Some(p) = pending {
-                if let Err(e) = self.record_after(p) {
+            if let Some((p, slot)) = pending {
+                if let Err(e) = self.record_after(p, &slot, launched.is_ok()) {
                     self.stop(&e);
                 }
             }
@@ -603,9 +608,14 @@ impl Observer for Recorder {
     fn launch_settled(&self, call: &LaunchCall) -> bool {
         // The hot path of launch storms: no system call, no lock (a fork is noticed on the
         // slow path: `getpid` is a real system call, costly in virtual machines).
-        !self.stopped.load(Ordering::Relaxed)
-            && !cupti::any_capture_active()
-            && count_settled(&(call.handle(), call.grid, call.block, call.shared_mem))
+        if self.stopped.load(Ordering::Relaxed)
+            || cupti::any_capture_active()
+            || races::any_in_flight()
+        {
+            return false;
+        }
+        races::launched_on(call.ordered_stream());
+        count_settled(&(call.handle(), call.grid, call.block, call.shared_mem))
     }
 
     fn launch_enter(&self, call: &mut LaunchCall) {
@@ -615,7 +625,7 @@ impl Observer for Recorder {
             return;
         }
         let fast: FastKey = (call.handle(), call.grid, call.block, call.shared_mem);
-        if !cupti::any_capture_active() && count_settled(&fast) {
+        if !cupti::any_capture_active() && !races::any_in_flight() && count_settled(&fast) {
             return;
         }
         if self.forked() {
@@ -636,6 +646,16 @@ impl Observer for Recorder {
 
     fn allocated(&self, a: Allocation) {
         lock(&self.state).allocations.add(a);
+        // The recorder's kernels are loaded when the program first allocates in a context,
+        // never in the middle of its work: loading waits for the kernels running, which may be
+        // waiting for the program's next launch.
+        if self.active()
+            && !lock(&self.contexts).contains_key(&a.context)
+            && cupti::current_context().ok() == Some(a.context)
+            && !cupti::any_capture_active()
+        {
+            self.load_kernels(a.context);
+        }
     }
 
     fn freed(&self, context: u64, addr: u64) {

@@ -157,6 +157,17 @@ impl Selector {
         }
     }
 
+    /// The launch of `key` counted as recorded was lost after all (its snapshot could not be
+    /// kept): a later launch of the configuration may take its place.
+    pub fn retract(&mut self, key: &LaunchKey) {
+        if let Some(k) = self.kernels.get_mut(&key.kernel) {
+            k.recorded = k.recorded.saturating_sub(1);
+            if let Some(c) = k.configs.get_mut(&key.geometry()) {
+                c.1 = false;
+            }
+        }
+    }
+
     /// How many launches of this configuration the program made so far.
     pub fn occurrences(&self, key: &LaunchKey) -> u64 {
         self.kernels

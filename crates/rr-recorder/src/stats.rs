@@ -10,8 +10,8 @@ use rr_format::report::RecorderSummary;
 /// Why a selected launch was not recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Reason {
-    /// Launched on another stream while a graph was being captured (synchronising then would
-    /// break the capture).
+    /// Its image had to be loaded again to find its cubin, or its context's snapshot memory
+    /// allocated, while a graph was being captured (either could end the capture).
     Capture,
     /// Inside a graph holding nodes of a kind rr-tui does not run itself.
     GraphNodeKind(&'static str),
@@ -27,6 +27,20 @@ pub enum Reason {
     GraphSwapUnsupported,
     /// The kernel's device image was not seen loading.
     NoImage,
+    /// The image tied to the kernel's module has no kernel of its name (and no other image
+    /// seen loading does): the instance could not be replayed.
+    WrongImage,
+    /// The context's snapshot resources could not be set up (why).
+    NoStaging(String),
+    /// The recorder's staging memory was full (what was asked of it).
+    StagingFull(String),
+    /// A snapshot could not be kept whole after the kernels ran (why: "staging full", or an
+    /// earlier snapshot it depended on was not kept).
+    Lost(&'static str),
+    /// The launch call had not returned long after its snapshot was enqueued.
+    NeverReturned,
+    /// The program ended before the recorded kernel finished.
+    ProgramEnded,
     /// On another device than `--device`.
     OtherDevice,
     /// The launch call itself failed (nothing ran).
@@ -39,7 +53,7 @@ impl Reason {
     pub fn text(&self) -> String {
         match self {
             Reason::Capture => {
-                "launched while another stream was capturing a CUDA graph (synchronising would break the capture)".into()
+                "launched while a CUDA graph was being captured, before the recorder could load its image or set up its memory (either could end the capture)".into()
             }
             Reason::GraphNodeKind(k) => {
                 format!("inside CUDA graphs holding a {k} node (rr-tui runs kernel, memset, memcpy, host, event and child-graph nodes)")
@@ -58,6 +72,21 @@ impl Reason {
                 "inside CUDA graphs: this driver does not let rr-tui run a graph's nodes in place of the launch".into()
             }
             Reason::NoImage => "the kernel's device image was not seen loading".into(),
+            Reason::WrongImage => {
+                "no image seen loading holds the kernel (the one tied to its module does not)".into()
+            }
+            Reason::NoStaging(why) => format!("the recorder's snapshot memory could not be set up ({why})"),
+            Reason::StagingFull(what) => format!(
+                "staging full: the recorder's snapshot memory was in use ({what}; raise it with --staging)"
+            ),
+            Reason::Lost("staging full") => {
+                "staging full: the kernel's new content did not fit in the staging ring (raise it with --staging)".into()
+            }
+            Reason::Lost(why) => format!("a snapshot could not be kept ({why})"),
+            Reason::NeverReturned => "the launch call had not returned 30 s after its snapshot was enqueued".into(),
+            Reason::ProgramEnded => {
+                "the program ended before the recorded kernel finished (waited 60 s)".into()
+            }
             Reason::OtherDevice => "on another device than --device".into(),
             Reason::LaunchFailed => "the launch call itself failed".into(),
             Reason::Stopped(why) => format!("after recording stopped ({why})"),

@@ -41,6 +41,8 @@ pub struct Instance<'a> {
     pub outside: &'a [OutsideWord],
     /// Why the instance cannot be replayed, if it cannot.
     pub unreplayable: Option<&'a str>,
+    /// Why a snapshot may have raced with another stream's work, if it may have.
+    pub raced: Option<&'a str>,
 }
 
 /// Write an instance; returns its descriptor's file name.
@@ -100,6 +102,7 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
             from_graph: inst.from_graph,
             outside: Some(inst.outside.to_vec()),
             unreplayable: inst.unreplayable.map(str::to_owned),
+            raced: inst.raced.map(|r| bounded(r, 1000)),
         },
     );
     let stem = InstanceFiles::expected_stem(&d);
@@ -115,6 +118,18 @@ pub fn instance(dir: &Path, inst: &Instance) -> rr_format::Result<String> {
     let json = format!("{stem}.json");
     fsio::write_atomic(&dir.join(&json), d.to_json().as_bytes())?;
     Ok(json)
+}
+
+/// `text` cut to at most `max` bytes, on a character boundary, marked when cut.
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 /// The report in libomptarget's format, then rr-tui's summary and notes after the end banner
@@ -182,6 +197,7 @@ mod tests {
                 from_graph: true,
                 outside: &[],
                 unreplayable: None,
+                raced: None,
             },
         )
         .unwrap();

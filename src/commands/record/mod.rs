@@ -103,7 +103,7 @@ fn recorder_env(
     let text = |s: &str| Some(OsString::from(s));
     let number = |n: Option<u64>| n.map(|n| OsString::from(n.to_string()));
     let inject = injects(args, lib);
-    let vars: [(&'static str, Option<OsString>); 17] = [
+    let vars: [(&'static str, Option<OsString>); 18] = [
         ("CUDA_INJECTION64_PATH", inject.then(|| lib.into())),
         ("RR_TUI_RECORD_DIR", Some(dir.into())),
         (
@@ -147,6 +147,10 @@ fn recorder_env(
         ("RR_TUI_RECORD_MAX_PER_KERNEL", number(args.max_per_kernel)),
         ("RR_TUI_RECORD_BUDGET", args.budget.clone().map(Into::into)),
         (
+            "RR_TUI_RECORD_STAGING",
+            args.staging.clone().map(Into::into),
+        ),
+        (
             "RR_TUI_RECORD_DEVICE",
             args.device.map(|n| n.to_string().into()),
         ),
@@ -166,6 +170,7 @@ fn recorder_env(
 const FLAGS: &[(&str, &str)] = &[
     ("RR_TUI_RECORD_KERNELS", "--kernels"),
     ("RR_TUI_RECORD_BUDGET", "--budget"),
+    ("RR_TUI_RECORD_STAGING", "--staging"),
     ("RR_TUI_RECORD_RANKS", "--ranks"),
     ("RR_TUI_RECORD_DEVICE", "--device"),
     ("RR_TUI_RECORD_OCCURRENCE", "--occurrence"),

@@ -195,6 +195,12 @@ impl Progress {
                 if let Some(why) = desc.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
                     lines.push(format!("{name}: cannot be replayed: {why}"));
                 }
+                if let Some(why) = desc.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
+                    lines.push(format!(
+                        "{name}: its snapshots may have raced with another stream: {}",
+                        rr_format::text::visible(why)
+                    ));
+                }
             }
         }
         for l in lines.iter().take(MAX_LINES) {

@@ -223,6 +223,14 @@ fn screen(
             detail: note.clone(),
         })
         .collect();
+    said.extend(
+        rr_format::memory::replay_caveats(d)
+            .into_iter()
+            .map(|detail| Event::Phase {
+                name: "note".into(),
+                detail,
+            }),
+    );
     let outside = rr_format::memory::outside_words(d);
     said.extend(outside.iter().map(|w| Event::Phase {
         name: "warning".into(),

@@ -314,6 +314,9 @@ fn graph_nodes(graph: ds::CUgraph) -> Result<Vec<ds::CUgraphNode>> {
         unsafe { ds::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut n) },
         "cuGraphGetNodes",
     )?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
     let mut v: Vec<ds::CUgraphNode> = vec![std::ptr::null_mut(); n.min(MAX_NODES)];
     let mut got = v.len();
     check(
@@ -340,6 +343,11 @@ fn graph_edges(graph: ds::CUgraph) -> Result<Vec<(u64, u64)>> {
         },
         "cuGraphGetEdges",
     )?;
+    if n == 0 {
+        // A graph without edges (one node, or independent ones) is the commonest graph of all;
+        // asked again with arrays for no edge, the driver answers CUDA_ERROR_INVALID_VALUE.
+        return Ok(Vec::new());
+    }
     let n = n.min(MAX_NODES * 4);
     let mut from: Vec<ds::CUgraphNode> = vec![std::ptr::null_mut(); n];
     let mut to: Vec<ds::CUgraphNode> = vec![std::ptr::null_mut(); n];

@@ -43,6 +43,8 @@ pub struct LaunchCall<'a> {
     pub result: Option<u32>,
     /// A slot kept from this call's enter to its exit (the recorder's record id).
     pub correlation: &'a mut u64,
+    /// Called through a `_ptsz` entry point: stream 0 is the calling thread's default stream.
+    pub per_thread: bool,
     /// CUPTI's kernel name (NUL-terminated, valid during the call), or null.
     symbol_name: *const c_char,
     handle: ds::CUfunction,
@@ -84,6 +86,7 @@ impl<'a> LaunchCall<'a> {
             context: 0,
             result: None,
             correlation,
+            per_thread: false,
             symbol_name: std::ptr::null(),
             handle,
             stream,
@@ -143,9 +146,15 @@ impl<'a> LaunchCall<'a> {
         stream_capturing(self.stream)
     }
 
-    /// The launching stream (an opaque handle).
+    /// The launching stream (an opaque handle), as the application passed it.
     pub fn stream(&self) -> u64 {
         self.stream as u64
+    }
+
+    /// The stream the kernel runs on, named so that work enqueued by another call lands on
+    /// the same one: the per-thread default stream by its own handle when the launch used it.
+    pub fn ordered_stream(&self) -> u64 {
+        effective_stream(self.stream as u64, self.per_thread)
     }
 
     /// The launched kernel as a loaded `CUfunction` of the current context. cudart, cuBLAS and
@@ -163,6 +172,16 @@ impl<'a> LaunchCall<'a> {
         // SAFETY: the launch's own `kernelParams`/`extra`, valid during the call (driver
         // contract), described by the kernel's parameter layout.
         unsafe { copy_params(self.kernel_params, self.extra, layout) }
+    }
+}
+
+/// Stream 0 of a `_ptsz` call is the calling thread's default stream: named by its own handle
+/// (`CU_STREAM_PER_THREAD`) so that work enqueued through another entry point lands on it.
+pub fn effective_stream(stream: u64, per_thread: bool) -> u64 {
+    if per_thread && stream == 0 {
+        crate::ordered::STREAM_PER_THREAD
+    } else {
+        stream
     }
 }
 
@@ -402,6 +421,10 @@ pub(super) unsafe fn from_cupti<'a>(
         }
     };
     call.context = d.context as u64;
+    call.per_thread = matches!(
+        id,
+        cbid::LAUNCH_PTSZ | cbid::LAUNCH_EX_PTSZ | cbid::LAUNCH_COOPERATIVE_PTSZ
+    );
     if call.symbol_name.is_null() {
         call.symbol_name = d.symbolName;
     }

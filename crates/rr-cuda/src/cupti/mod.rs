@@ -12,6 +12,7 @@
 //! - enum-typed fields of C structs (callback site, domain, launch attribute ids, node types)
 //!   are read as integers: a value unknown to the bindings must not become an invalid Rust enum.
 
+mod capture;
 pub(crate) mod cbid;
 mod extract;
 pub mod graph;
@@ -22,7 +23,7 @@ use cudarc::driver::sys as ds;
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use crate::error::{check, Call, CudaError, Result};
@@ -239,14 +240,7 @@ pub fn load_library(path: Option<&std::path::Path>) -> bool {
     unsafe { cs::is_culib_present() }
 }
 
-/// Graph captures in progress anywhere in the process: while one is, no launch is recorded
-/// (synchronising would invalidate it).
-static CAPTURES: AtomicI64 = AtomicI64::new(0);
-
-/// Whether any stream of the process is capturing a graph.
-pub fn any_capture_active() -> bool {
-    CAPTURES.load(Ordering::Relaxed) > 0
-}
+pub use capture::{any_capture_active, outside_global_capture};
 
 thread_local! {
     /// > 0 while an observer method runs on this thread: driver callbacks raised by its own
@@ -271,6 +265,12 @@ pub fn handle_generation() -> u64 {
 /// Whether `stream` (an opaque handle) is capturing a graph.
 pub fn stream_is_capturing(stream: u64) -> Result<bool> {
     launch::stream_capturing(stream as ds::CUstream)
+}
+
+/// Mark the current thread as the recorder's own for good: its driver calls are never
+/// observed (it is not the program's).
+pub fn own_thread() {
+    DEPTH.with(|d| d.set(1));
 }
 
 /// Whether the current thread is inside an observer method (our own driver calls).
@@ -608,16 +608,25 @@ pub(crate) unsafe fn on_call(observer: &dyn Observer, c: &DriverCall) {
             | cbid::STREAM_BEGIN_CAPTURE_V2_PTSZ
             | cbid::STREAM_BEGIN_CAPTURE_TO_GRAPH
             | cbid::STREAM_BEGIN_CAPTURE_TO_GRAPH_PTSZ => {
+                // Both structs start with the stream; the mode is the second field of one, the
+                // sixth of the other (a CUstreamCaptureMode, read as the integer it is).
+                let stream = *(p as *const u64);
+                let mode = match id {
+                    cbid::STREAM_BEGIN_CAPTURE_V2 | cbid::STREAM_BEGIN_CAPTURE_V2_PTSZ => {
+                        *(p as *const u32).add(2)
+                    }
+                    _ => *(p as *const u32).add(10),
+                };
                 // Counted from the enter on: launches on other threads must not synchronise
                 // while a capture starts.
                 if entering {
-                    CAPTURES.fetch_add(1, Ordering::SeqCst);
+                    capture::began(stream, mode);
                 } else if !exit_ok {
-                    CAPTURES.fetch_sub(1, Ordering::SeqCst);
+                    capture::ended(stream);
                 }
             }
             cbid::STREAM_END_CAPTURE | cbid::STREAM_END_CAPTURE_PTSZ if !entering => {
-                CAPTURES.fetch_sub(1, Ordering::SeqCst);
+                capture::ended(*(p as *const u64));
             }
             cbid::GRAPH_INSTANTIATE
             | cbid::GRAPH_INSTANTIATE_V2
@@ -658,7 +667,9 @@ pub(crate) unsafe fn on_call(observer: &dyn Observer, c: &DriverCall) {
             }
             cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ if entering => {
                 let q = p as *mut cs::cuGraphLaunch_params;
-                let (exec, stream) = ((*q).hGraph as u64, (*q).hStream as u64);
+                let per_thread = id == cbid::GRAPH_LAUNCH_PTSZ;
+                let exec = (*q).hGraph as u64;
+                let stream = launch::effective_stream((*q).hStream as u64, per_thread);
                 if observer.graph_launch(exec, stream, context) {
                     // The observer checked the swap works and ran the nodes: the application's
                     // launch runs the empty graph (cached by the check, so this cannot fail).

@@ -90,7 +90,10 @@ macro_rules! define_launches {
                 let pass = || unsafe { real($($arg),*) };
                 let mut correlation = 0u64;
                 match launch_call!($kind, correlation, $($arg),*) {
-                    Some(call) => observed(call, pass),
+                    Some(mut call) => {
+                        call.per_thread = stringify!($name).ends_with("_ptsz");
+                        observed(call, pass)
+                    }
                     None => pass(),
                 }
             }

@@ -273,16 +273,9 @@ impl Session {
             }
         };
         let watchdog = kernel_timeout.map(|limit| {
-            let what = if inst.host.is_empty() {
-                String::new()
-            } else {
-                let at: Vec<String> = inst.host.iter().map(|r| format!("{:#x}", r.addr)).collect();
-                format!(
-                    ": it may be waiting for host memory (recorded at {}) that another thread of the recorded program wrote while it ran, which a replay cannot reproduce",
-                    at.join(", ")
-                )
-            };
-            Watchdog::start(limit, what)
+            let kernel =
+                rr_format::text::visible(&rr_format::demangle(&inst.descriptor.name)).into_owned();
+            Watchdog::start(limit, kernel, waits_on(inst))
         });
         let Bound {
             params,
@@ -1132,6 +1125,26 @@ fn bind_instance(
 
 /// The recorded input of `inst`, opened and checked against the size the instance was
 /// planned with.
+/// What a kernel that never ends may be waiting for: the host memory it was recorded with
+/// (nothing in a replay changes it while the kernel runs).
+fn waits_on(inst: &ReplayInstance) -> String {
+    let host: Vec<String> = inst
+        .segments
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.kind == rr_format::objects::SegmentKind::Host)
+        .map(|(i, s)| format!("segment {i}: {} B at {:#x}", s.size, s.addr))
+        .take(4)
+        .collect();
+    if host.is_empty() {
+        return String::new();
+    }
+    format!(
+        ": it may be waiting for host memory it reads ({}) that the recorded program changed while it ran; nothing changes it during a replay",
+        host.join(", ")
+    )
+}
+
 fn read_input(inst: &ReplayInstance, progress: &mut dyn FnMut(Event)) -> Result<Snapshot> {
     let input = open_recorded(&inst.files, &inst.descriptor, Side::Input)?;
     progress(Event::Phase {

@@ -25,8 +25,9 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// Watch waits of at most `limit`; `what` ends the message (what the kernel may wait on).
-    pub fn start(limit: Duration, what: String) -> Watchdog {
+    /// Watch waits of at most `limit` for `kernel`; `what` ends the message (what the kernel
+    /// may wait on).
+    pub fn start(limit: Duration, kernel: String, what: String) -> Watchdog {
         let epoch = Instant::now();
         let waiting_since = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
@@ -44,7 +45,7 @@ impl Watchdog {
                     let waited = epoch.elapsed().saturating_sub(Duration::from_millis(s - 1));
                     if waited >= limit {
                         let message = format!(
-                            "the kernel has not finished after {:.0} s{what}; this replay stops here (--kernel-timeout sets the limit)",
+                            "kernel {kernel} has not finished after {:.0} s{what}; this replay stops here (--kernel-timeout sets the limit)",
                             limit.as_secs_f64()
                         );
                         match HANDLER.get() {

@@ -163,6 +163,16 @@ fn instance_findings(
             format!("cannot be replayed: {why}"),
         ));
     }
+    if let Some(why) = d.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
+        out.push(finding(
+            Severity::Warning,
+            &json,
+            format!(
+                "its snapshots may have raced with another stream (a replay may not verify): {}",
+                crate::text::visible(why)
+            ),
+        ));
+    }
     if let Some(why) = d
         .cuda
         .as_ref()

@@ -1,0 +1,191 @@
+//! Snapshots that may have raced with other streams. A snapshot is ordered on its launch's
+//! stream; kernels on other streams may write the same memory meanwhile, and no snapshot can be
+//! consistent then. The recorder says so in the instance (`MayHaveRaced`) in two cases:
+//!
+//! - when the snapshot is enqueued, another stream of the context has work in flight (the
+//!   streams the program launched on are remembered, and asked; never while a graph is being
+//!   captured, since asking a capturing stream would end its capture);
+//! - while the snapshot is in flight, the program launches a kernel on another stream whose
+//!   parameters point into memory the snapshot covers.
+//!
+//! While a snapshot is in flight every launch takes the slow path (the fast path looks at one
+//! counter), so the second check costs only while something is being recorded.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rr_cuda::ordered::StreamEvent;
+
+use crate::recorder::lock;
+
+/// How many streams are remembered (a program making streams without end stops being asked
+/// about after this many).
+const MAX_STREAMS: usize = 1024;
+
+/// Snapshots in flight, for the fast path.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any snapshot is in flight (every launch is then looked at).
+pub fn any_in_flight() -> bool {
+    IN_FLIGHT.load(Ordering::Relaxed) > 0
+}
+
+/// The streams the program launched on: `(stream, context)`.
+static STREAMS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// The last few streams this thread launched on (remembered globally already).
+    static SEEN: RefCell<([u64; 8], usize)> = const { RefCell::new(([u64::MAX; 8], 0)) };
+}
+
+/// Remember that the program launched on `stream` (the fast path: a look at a few values).
+pub fn launched_on(stream: u64) {
+    let known = SEEN.with(|s| {
+        let Ok(mut s) = s.try_borrow_mut() else {
+            return true;
+        };
+        if s.0.contains(&stream) {
+            return true;
+        }
+        let at = s.1 % 8;
+        s.0[at] = stream;
+        s.1 += 1;
+        false
+    });
+    if !known {
+        let context = rr_cuda::cupti::current_context().unwrap_or(0);
+        let mut all = lock(&STREAMS);
+        if all.len() < MAX_STREAMS && !all.contains(&(stream, context)) {
+            all.push((stream, context));
+        }
+    }
+}
+
+/// Other streams of `context` with work in flight now, said as notes.
+pub fn busy_streams(context: u64, stream: u64) -> Vec<String> {
+    if rr_cuda::cupti::any_capture_active() {
+        return Vec::new();
+    }
+    let others: Vec<u64> = lock(&STREAMS)
+        .iter()
+        .filter(|&&(s, c)| c == context && s != stream)
+        .map(|&(s, _)| s)
+        .collect();
+    let mut notes = Vec::new();
+    let mut gone = Vec::new();
+    for s in others {
+        match rr_cuda::ordered::stream_busy(s) {
+            Some(true) => notes.push(format!(
+                "stream {s:#x} had work in flight when the snapshot was taken"
+            )),
+            Some(false) => {}
+            None => gone.push(s),
+        }
+    }
+    if !gone.is_empty() {
+        lock(&STREAMS).retain(|(s, _)| !gone.contains(s));
+    }
+    notes
+}
+
+/// A snapshot in flight: the memory it covers, the stream it is ordered on, and the event
+/// after its output snapshot (set when the launch returns).
+pub struct InFlight {
+    pub id: u64,
+    pub context: u64,
+    pub stream: u64,
+    /// `(start, end)` of each allocation the snapshot covers, in address order.
+    pub ranges: Vec<(u64, u64)>,
+    pub done: OnceLock<Arc<StreamEvent>>,
+    pub notes: Arc<Mutex<Vec<String>>>,
+}
+
+/// The snapshots in flight.
+#[derive(Default)]
+pub struct Races {
+    flights: Vec<Arc<InFlight>>,
+}
+
+impl Races {
+    pub fn start(&mut self, f: Arc<InFlight>) {
+        self.flights.push(f);
+        IN_FLIGHT.store(self.flights.len(), Ordering::Relaxed);
+    }
+
+    pub fn end(&mut self, id: u64) {
+        self.flights.retain(|f| f.id != id);
+        IN_FLIGHT.store(self.flights.len(), Ordering::Relaxed);
+    }
+
+    /// Whether a launch on `stream` of `context` could race with a snapshot in flight (one of
+    /// the same context on another stream): only then are its parameters looked at.
+    pub fn concerns(&self, context: u64, stream: u64) -> bool {
+        self.flights
+            .iter()
+            .any(|f| f.context == context && f.stream != stream)
+    }
+
+    /// A launch of `kernel` on `stream` of `context` whose parameter words are `words`: note
+    /// it on every snapshot in flight on another stream whose memory a word points into.
+    /// Snapshots whose work is done are forgotten.
+    pub fn launched(&mut self, kernel: &str, context: u64, stream: u64, words: &[(u32, u64)]) {
+        self.flights
+            .retain(|f| !f.done.get().is_some_and(|ev| ev.done().unwrap_or(true)));
+        IN_FLIGHT.store(self.flights.len(), Ordering::Relaxed);
+        for f in &self.flights {
+            if f.context != context || f.stream == stream {
+                continue;
+            }
+            let hit = words.iter().find_map(|&(_, v)| {
+                let k = f.ranges.partition_point(|r| r.0 <= v).checked_sub(1)?;
+                (v < f.ranges[k].1).then_some(f.ranges[k].0)
+            });
+            if let Some(start) = hit {
+                let note = format!(
+                    "{} launched on stream {stream:#x} while the snapshot was in flight uses the allocation at {start:#x}",
+                    rr_format::text::visible(&rr_format::demangle(kernel))
+                );
+                let mut notes = lock(&f.notes);
+                if notes.len() < 8 && !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_on_another_stream_into_covered_memory_is_noted() {
+        let mut r = Races::default();
+        let f = Arc::new(InFlight {
+            id: 1,
+            context: 7,
+            stream: 0x10,
+            ranges: vec![(0x1000, 0x2000), (0x8000, 0x9000)],
+            done: OnceLock::new(),
+            notes: Arc::default(),
+        });
+        r.start(f.clone());
+        assert!(any_in_flight());
+        r.launched("k", 7, 0x10, &[(0, 0x1800)]);
+        assert!(lock(&f.notes).is_empty(), "the same stream is ordered");
+        r.launched("k", 8, 0x20, &[(0, 0x1800)]);
+        assert!(lock(&f.notes).is_empty(), "another context's memory");
+        r.launched("k", 7, 0x20, &[(0, 0x2000), (8, 0x7fff)]);
+        assert!(lock(&f.notes).is_empty(), "outside every range");
+        r.launched("k", 7, 0x20, &[(0, 0x8800)]);
+        let notes = lock(&f.notes).clone();
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].contains("stream 0x20") && notes[0].contains("0x8000"),
+            "{notes:?}"
+        );
+        r.end(1);
+        assert!(!any_in_flight());
+    }
+}
