@@ -24,13 +24,17 @@ fn rr() -> Command {
 /// raw page is printed for `--import`; every call's arguments are appended to `dir/args`.
 fn fake_ncu(dir: &Path, body: &str) -> PathBuf {
     let page = std::fs::canonicalize(RAW_PAGE).unwrap();
+    fake_ncu_importing(dir, &format!("cat '{}'", page.display()), body)
+}
+
+/// A stand-in ncu whose `--import` runs `import` (and the profiling call `body`).
+fn fake_ncu_importing(dir: &Path, import: &str, body: &str) -> PathBuf {
     let path = dir.join("ncu");
     std::fs::write(
         &path,
         format!(
-            "#!/bin/sh\necho \"$@\" >> '{args}'\ncase \" $* \" in *' --import '*) cat '{page}'; exit 0;; esac\n{body}\n",
+            "#!/bin/sh\necho \"$@\" >> '{args}'\ncase \" $* \" in *' --import '*) {import}; exit 0;; esac\n{body}\n",
             args = dir.join("args").display(),
-            page = page.display()
         ),
     )
     .unwrap();
@@ -300,5 +304,157 @@ fn a_candidate_is_profiled_in_its_own_range_and_report() {
     assert!(
         profiling.contains("--candidate") && profiling.contains("SLOW=0"),
         "{profiling}"
+    );
+}
+
+/// Whether process `pid` is alive: it exists and is not a zombie (ended, not yet reaped by
+/// whichever process adopted it), waiting up to 2 s for it to end.
+fn alive(pid: i32) -> bool {
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, r)| r.trim_start().chars().next())
+            })
+            .is_some_and(|state| state != 'Z')
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    running()
+}
+
+#[test]
+fn every_ncu_step_is_bounded_and_drained() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let page = std::fs::canonicalize(RAW_PAGE).unwrap();
+    // An import that hangs: the time limit covers it (it used to hang `profile` for ever).
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu_importing(tools.path(), "exec sleep 600", WRITES_REPORT);
+    let t = std::time::Instant::now();
+    profile(&desc, &ncu)
+        .args(["--timeout", "3"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("ncu --import").and(predicate::str::contains(
+                "did not finish within the time limit (--timeout): it was stopped",
+            )),
+        );
+    assert!(t.elapsed().as_secs() < 30, "{:?}", t.elapsed());
+    // An import flooding stderr (5 MB) before its page: read as it comes, no deadlock.
+    let flood = format!(
+        "head -c 5000000 /dev/zero | tr '\\0' x >&2; cat '{}'",
+        page.display()
+    );
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu_importing(tools.path(), &flood, WRITES_REPORT);
+    profile(&desc, &ncu)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ncu-ui opens it"));
+    // A process ncu leaves behind holding its output: not waited for.
+    let tools = tempfile::tempdir().unwrap();
+    let pid = tools.path().join("pid");
+    let leaves = format!("{WRITES_REPORT}; sleep 600 & echo $! > '{}'", pid.display());
+    let ncu = fake_ncu(tools.path(), &leaves);
+    let t = std::time::Instant::now();
+    profile(&desc, &ncu)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    assert!(
+        t.elapsed().as_secs() < 20,
+        "waited for the leftover: {:?}",
+        t.elapsed()
+    );
+    let left: i32 = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !alive(left),
+        "the leftover holding ncu's output was ended with its group"
+    );
+}
+
+#[test]
+fn a_silent_ncu_is_explained() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = fake_ncu(tools.path(), &format!("sleep 3; {WRITES_REPORT}"));
+    profile(&desc, &ncu)
+        .env("RR_TUI_NCU_SILENCE_S", "1")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("ncu has printed nothing for")
+                .and(predicate::str::contains(
+                    "the replay under it has not started",
+                ))
+                .and(predicate::str::contains("sleep (pid ")),
+        );
+}
+
+#[test]
+fn sigterm_ends_ncu_and_what_it_started() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let tools = tempfile::tempdir().unwrap();
+    let pid = tools.path().join("pid");
+    let ncu = fake_ncu(
+        tools.path(),
+        &format!("sleep 600 & echo $! > '{}'; wait", pid.display()),
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rr-tui"))
+        .args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !pid.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sleeper: i32 = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(sleeper));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "profile did not end after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped by signal 15"), "{err}");
+    assert!(
+        !alive(sleeper),
+        "ncu's child (the replay, here a sleep) was ended too"
     );
 }

@@ -264,12 +264,13 @@ impl ExactMemory {
         ranges: &[(u64, usize, usize)],
         source: &S,
         threads: usize,
+        pool: &mut crate::upload::StagingPool,
         progress: &mut dyn FnMut(u64),
     ) -> std::result::Result<(), crate::upload::UploadError<S::Error>> {
         for &(addr, _, len) in ranges {
             self.ensure_owned(addr, len, "cuMemcpyHtoDAsync")?;
         }
-        crate::upload::upload_streamed(stream, ranges, source, threads, progress)
+        crate::upload::upload_streamed(stream, ranges, source, threads, pool, progress)
     }
 
     /// Device-to-device copies `(dst, src, len)` between recorded ranges, then wait.

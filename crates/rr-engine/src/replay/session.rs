@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rr_cuda::timing::Probes;
-use rr_cuda::upload::UploadError;
+use rr_cuda::upload::{StagingPool, UploadError};
 use rr_cuda::{
     nvtx, Context, CudaError, Device, DeviceBuffer, Event as CudaEvent, ExactMemory, HostMemory,
     LaunchConfig, Module, Params, PinnedBuffer, Placeholders, ReserveError, Stream,
@@ -153,6 +153,9 @@ pub struct Session {
     shared_allowed: u32,
     /// Where sweeps read the replayed memory back (allocated at the first read-back).
     read_buffer: Option<PinnedBuffer>,
+    /// The page-locked buffers restores stage the recorded input through (made before the first
+    /// restore is timed, kept for switches and calibration).
+    staging: StagingPool,
     /// The device chunks `(addr, offset, len)` the last fingerprint comparison found to differ.
     differing_chunks: Vec<(u64, usize, usize)>,
     memory: ExactMemory,
@@ -248,9 +251,17 @@ impl Session {
             .chain(bound.objects.arrays.iter().map(|&(_, off, len)| (off, len)))
             .map(|(off, len)| (off, bytes[off..off + len].to_vec()))
             .collect();
+        // Page-locking is slow: the buffers are made before the restore is timed.
+        let mut staging = StagingPool::default();
+        staging
+            .ensure(StagingPool::wanted(
+                inst.input_len,
+                super::loading::threads(),
+            ))
+            .map_err(Error::Cuda)?;
         let t = Instant::now();
         let resident = resident_of(inst);
-        upload_input(&memory, &stream, inst, &input, &[], progress)?;
+        upload_input(&memory, &stream, inst, &input, &[], &mut staging, progress)?;
         let first_restore = t.elapsed().as_secs_f64();
         restore_side(&host_mem, &host_copies, &bound.objects, &side_input)?;
         let pristine = if keep_pristine {
@@ -310,6 +321,7 @@ impl Session {
             read_buffer: None,
             differing_chunks: Vec::new(),
             memory,
+            staging,
             plan: inst.plan.clone(),
             resident,
             stream,
@@ -384,7 +396,15 @@ impl Session {
         self.pristine = Pristine::None;
         self.verifier = None;
         self.differing_chunks.clear();
-        let uploaded = upload_input(&self.memory, &self.stream, inst, &input, &kept, progress)?;
+        let uploaded = upload_input(
+            &self.memory,
+            &self.stream,
+            inst,
+            &input,
+            &kept,
+            &mut self.staging,
+            progress,
+        )?;
         let copies = inst.copies();
         self.pristine = keep_copy(&self.context, &self.memory, &self.stream, &input, &copies)?;
         drop(input);
@@ -991,13 +1011,28 @@ impl Session {
             }
             _ => None,
         };
+        // The other limit of a first restore: reading the input as a restore reads it (the same
+        // threads, into the same staging buffers), without copying it to the device.
+        let t = Instant::now();
+        let read = rr_cuda::upload::read_through(
+            &self.copies,
+            &super::loading::SnapshotSource(&input),
+            super::loading::threads(),
+            &mut self.staging,
+        )
+        .map_err(|e| match e {
+            UploadError::Cuda(e) => classify(e),
+            UploadError::Source(e) => RunError::from(e),
+        })?;
+        let read_s = t.elapsed().as_secs_f64();
         let gbps = |s: f64| len as f64 / s / 1e9;
         Ok(format!(
-            "bytes={len} pinned_single_copy_gbps={:.2} pageable_copy_gbps={:.2} pageable_s={:.6} device_restore_s={}",
+            "bytes={len} pinned_single_copy_gbps={:.2} pageable_copy_gbps={:.2} pageable_s={:.6} device_restore_s={} read_bytes={read} input_read_gbps={:.2}",
             gbps(pinned_s),
             gbps(pageable_s),
             pageable_s,
-            device_s.map(|d| format!("{d:.6}")).unwrap_or_else(|| "none".into())
+            device_s.map(|d| format!("{d:.6}")).unwrap_or_else(|| "none".into()),
+            read as f64 / read_s / 1e9
         ))
     }
 
@@ -1181,6 +1216,7 @@ fn upload_input(
     inst: &ReplayInstance,
     input: &Snapshot,
     on_device: &[Resident],
+    staging: &mut StagingPool,
     progress: &mut dyn FnMut(Event),
 ) -> Result<u64> {
     let copies = inst.copies();
@@ -1194,6 +1230,7 @@ fn upload_input(
             &upload,
             &super::loading::SnapshotSource(input),
             super::loading::threads(),
+            staging,
             &mut |done| loading.done(done),
         )
         .map_err(|e| match e {

@@ -1,9 +1,10 @@
 //! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
 //! engineer reads first (see `rr_engine::profile`).
 
-use std::io::{BufReader, Read};
+mod child;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use rr_engine::profile::{self, raw, Profile, ProfileResult};
@@ -62,6 +63,7 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
 
 /// Profile as `a` says, printing (unless `--events`) as it goes; `progress` hears ncu's passes.
 fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
+    child::watch_signals();
     let text = !a.json && !a.events;
     let req = a.request();
     // The replay's own checks first: nothing starts that `replay` would refuse.
@@ -158,7 +160,12 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     if !report.is_file() || modified(&report) == earlier {
         return Err(Error::Failed(explain_failure(&ran)));
     }
-    let page = import_raw(&ncu, &report)?;
+    let page = import_raw(&ncu, &report, limit, &|line| {
+        if text {
+            output::error_line(&format!("[rr-tui] {line}"));
+        }
+        progress(line);
+    })?;
     // ncu's own output that cannot be read is ncu's failure, not the user's input.
     let kernels =
         raw::parse(&page).map_err(|e| Error::Failed(format!("{}: {e}", report.display())))?;
@@ -233,68 +240,36 @@ struct Ran {
     timed_out: bool,
 }
 
-/// Run ncu over the replay, reading both streams as they come (neither may fill and block);
-/// `progress` hears each of ncu's passes.
-fn run_ncu(mut cmd: Command, limit: Duration, progress: &dyn Fn(&str)) -> Result<Ran> {
-    use std::os::unix::process::CommandExt;
-    // A process group of its own: stopping ncu at the time limit stops the replay under it.
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| Error::Failed(format!("cannot start ncu: {e}")))?;
-    let (finished, until_finished) = crossbeam_channel::bounded::<()>(1);
-    let group = rustix::process::Pid::from_raw(child.id() as i32);
-    let watchdog = std::thread::spawn(move || {
-        let late = matches!(
-            until_finished.recv_timeout(limit),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout)
-        );
-        if let (true, Some(group)) = (late, group) {
-            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-        }
-        late
-    });
-    let stderr = child.stderr.take();
-    let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut s) = stderr {
-            let _ = s.by_ref().take(1 << 20).read_to_string(&mut text);
-            // Past the limit, read on and drop: a full pipe would stop ncu.
-            let _ = std::io::copy(&mut s, &mut std::io::sink());
-        }
-        text
-    });
+/// Run ncu over the replay (bounded, drained, signals passed on: [`child`]); `progress` hears
+/// each of ncu's passes, and what its processes do when it is silent.
+fn run_ncu(cmd: Command, limit: Duration, progress: &dyn Fn(&str)) -> Result<Ran> {
     let mut ran = Ran::default();
-    if let Some(out) = child.stdout.take() {
-        let mut out = BufReader::new(out);
-        // Lines of at most MAX_LINE bytes (the rest of a longer one is dropped), decoded
-        // leniently: neither a flood without newlines nor bytes that are not UTF-8 stop the
-        // reading (ncu would block on a full pipe) or grow memory.
-        let mut buf = Vec::new();
-        while let Ok(Some(_)) = crate::lines::next(&mut out, MAX_LINE, &mut buf) {
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.trim_end();
+    let lines = std::cell::RefCell::new(Vec::new());
+    let finished = child::run(
+        cmd,
+        limit,
+        0,
+        &|line| {
             // ncu's passes, as they come: a large kernel's take a while.
             if line.starts_with("==PROF== Profiling") {
                 progress(&visible(line));
             }
-            take_line(&mut ran, line);
-        }
-    }
-    for line in errors.join().unwrap_or_default().lines() {
+            lines.borrow_mut().push(line.to_string());
+        },
+        progress,
+    )?;
+    for line in lines
+        .into_inner()
+        .iter()
+        .map(String::as_str)
+        .chain(finished.stderr.lines())
+    {
         take_line(&mut ran, line);
     }
-    ran.status = child.wait().ok().and_then(|s| s.code());
-    let _ = finished.send(());
-    ran.timed_out = watchdog.join().unwrap_or(false);
+    ran.status = finished.status;
+    ran.timed_out = finished.timed_out;
     Ok(ran)
 }
-
-/// A line ncu prints is read up to this many bytes.
-const MAX_LINE: u64 = 64 << 10;
 
 /// Skip to the end of the current line without holding it.
 fn take_line(ran: &mut Ran, line: &str) {
@@ -337,34 +312,33 @@ fn explain_failure(ran: &Ran) -> String {
     }
 }
 
-/// The raw page of `report`, in base units.
-fn import_raw(ncu: &Path, report: &Path) -> Result<String> {
-    let out = Command::new(ncu)
-        .args(["--import"])
+/// The raw page of `report`, in base units, bounded by the same time limit as the profiling.
+fn import_raw(
+    ncu: &Path,
+    report: &Path,
+    limit: Duration,
+    progress: &dyn Fn(&str),
+) -> Result<String> {
+    let mut cmd = Command::new(ncu);
+    cmd.args(["--import"])
         .arg(report)
-        .args(["--csv", "--page", "raw", "--print-units", "base"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            let mut text = String::new();
-            if let Some(o) = c.stdout.take() {
-                o.take(raw::MAX_RAW_BYTES as u64 + 1)
-                    .read_to_string(&mut text)?;
-            }
-            c.wait()?;
-            Ok(text)
-        })
+        .args(["--csv", "--page", "raw", "--print-units", "base"]);
+    let finished = child::run(cmd, limit, raw::MAX_RAW_BYTES, &|_| {}, progress)
         .map_err(|e| Error::Failed(format!("ncu --import {}: {e}", report.display())))?;
-    if out.len() > raw::MAX_RAW_BYTES {
+    if finished.timed_out {
+        return Err(Error::Failed(format!(
+            "ncu --import {} did not finish within the time limit (--timeout): it was stopped",
+            report.display()
+        )));
+    }
+    if finished.stdout.len() > raw::MAX_RAW_BYTES {
         return Err(Error::invalid(format!(
             "{}: the raw page is over {} MiB",
             report.display(),
             raw::MAX_RAW_BYTES >> 20
         )));
     }
-    Ok(out)
+    Ok(String::from_utf8_lossy(&finished.stdout).into_owned())
 }
 
 fn pct(v: Option<f64>) -> String {
