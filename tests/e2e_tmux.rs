@@ -89,15 +89,12 @@ fn hex_rows(screen: &str) -> Vec<(usize, usize)> {
 }
 
 #[test]
+#[cfg_attr(rr_no_tmux, ignore = "tmux is not installed (apt-get install tmux)")]
 fn explore_sort_filter_help_diff_resize_and_quit() {
-    if !tmux_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install tmux for the end-to-end test"
-        );
-        eprintln!("skipping: tmux is not installed");
-        return;
-    }
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
     let name = format!("rr-tui-e2e-{}", std::process::id());
     let bin = env!("CARGO_BIN_EXE_rr-tui");
     let dir = common::fixture("llvm-two-kernels");

@@ -1,24 +1,18 @@
 //! The Python package's Ray sweep (`rr_tui.ray`) on a local multi-node Ray cluster, with
 //! simulated engines (python/tests/ray_cluster.py): equal to the same sweep in-process, also
 //! when a node is removed mid-sweep. Needs Ray (`pip install ray`), which `.ci/run` installs:
-//! under CI a missing Ray fails the test; elsewhere it is said and the test passes.
+//! without it the test is ignored (build.rs), or fails under REQUIRE_ALL=1.
 
 use std::process::Command;
 
 #[test]
+#[cfg_attr(rr_no_ray, ignore = "Ray is not installed (pip install ray)")]
 fn a_sweep_runs_on_a_local_multi_node_ray_cluster_and_survives_a_lost_node() {
     let has_ray = Command::new("python3")
         .args(["-c", "import ray"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !has_ray {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Ray is not installed: .ci/run installs it (pip install ray)"
-        );
-        eprintln!("skipped: Ray is not installed (pip install ray)");
-        return;
-    }
+    assert!(has_ray, "Ray is not installed (pip install ray)");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/tests/ray_cluster.py");
     let out = Command::new("timeout")
         .args(["600", "python3", script])

@@ -183,10 +183,11 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
 }
 
 #[test]
+#[cfg_attr(
+    rr_gpu,
+    ignore = "a machine without a GPU's path: the GPU suite covers the sweep"
+)]
 fn without_a_driver_the_sweep_says_so_once_and_writes_nothing() {
-    if std::path::Path::new("/dev/nvidiactl").exists() {
-        return; // a GPU machine: the GPU suite covers the sweep
-    }
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("t.json");
     let out = rr()
@@ -431,13 +432,12 @@ fn objectives_pick_their_best_and_the_report_marks_the_pareto_front() {
 }
 
 #[test]
+#[cfg_attr(rr_no_mkfifo, ignore = "mkfifo is not installed")]
 fn a_sweep_to_simulate_from_that_is_no_regular_file_is_refused_without_blocking() {
     let t = tempfile::tempdir().unwrap();
     let fifo = t.path().join("sweep.json");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    if !made.is_ok_and(|s| s.success()) {
-        return; // no mkfifo here
-    }
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
     simulated(&["--grid", "1..4"], &fifo)
         .timeout(std::time::Duration::from_secs(20))
         .assert()
@@ -777,19 +777,28 @@ fn a_recording_is_swept_instance_by_instance() {
         .stdout(predicate::str::contains(
             "part 7/8 holds none of the 4 instance(s)",
         ));
-    if !std::path::Path::new("/dev/nvidiactl").exists() {
-        let out = rr()
-            .current_dir(t.path())
-            .args(["tune", "--block", "64"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_ne!(out.status.code(), Some(0));
-        assert_eq!(stderr.matches("CUDA driver").count(), 1, "{stderr}");
-        assert!(
-            std::fs::read_dir(t.path()).unwrap().next().is_none(),
-            "nothing created"
-        );
-    }
+}
+
+/// Without a driver, sweeping a recording says so once and creates nothing.
+#[test]
+#[cfg_attr(
+    rr_gpu,
+    ignore = "a machine without a GPU's path: the GPU suite sweeps recordings"
+)]
+fn without_a_driver_sweeping_a_recording_says_so_once() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fixture("llvm-two-kernels");
+    let out = rr()
+        .current_dir(t.path())
+        .args(["tune", "--block", "64"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(stderr.matches("CUDA driver").count(), 1, "{stderr}");
+    assert!(
+        std::fs::read_dir(t.path()).unwrap().next().is_none(),
+        "nothing created"
+    );
 }
