@@ -183,7 +183,7 @@ fingerprints computed on the GPU and not copied), the launches seen, selected an
 with each reason others were not, and warnings about instances a replay would stumble on \
 (`rr-tui check DIR` lists them again).\n\n\
 For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
-variables and LD_PRELOAD=librr_recorder.so yourself (README, \"Recording CUDA programs\"); each \
+variables and LD_PRELOAD=librr_recorder.so yourself (docs/recording.md, \"MPI, srun and other launchers\"); each \
 MPI rank writes DIR/rank-N.",
         after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024          # into ./rr-records\n  \
 rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
@@ -214,8 +214,8 @@ pub struct RecordArgs {
     /// is stored (slower; for benchmarks).
     #[arg(long)]
     pub no_fingerprints: bool,
-    /// Device memory the recorder stages snapshots in, per GPU context (e.g. 8G; default: an
-    /// eighth of the free device memory, at most 4 GiB). Snapshots are taken in stream order
+    /// Device memory the recorder stages snapshots in, per GPU context (e.g. 8G; default: half
+    /// the device memory free when the context's first launch is recorded, at most 32 GiB). Snapshots are taken in stream order
     /// and copied out by the recorder's own thread: new content waits there meanwhile. An
     /// instance whose new content does not fit is skipped, said as "staging full", never waited
     /// for.

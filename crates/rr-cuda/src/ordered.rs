@@ -242,6 +242,25 @@ impl Snapshotter {
         self.sync_own()
     }
 
+    /// Whether our memory still belongs to `context`. A program that destroys its context
+    /// (`cudaDeviceReset`) and makes a new one may get the same handle back: our memory is gone
+    /// then, and its addresses may be the program's new allocations, never to be written.
+    pub fn still_in(&self, context: u64) -> bool {
+        if self.ring == 0 {
+            return true; // nothing allocated yet: nothing to write through
+        }
+        let mut owner: ds::CUcontext = std::ptr::null_mut();
+        // SAFETY: the driver validates the address (any value) and writes one handle.
+        let r = unsafe {
+            ds::cuPointerGetAttribute(
+                &mut owner as *mut ds::CUcontext as *mut c_void,
+                ds::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                self.ring,
+            )
+        };
+        r == ds::CUresult::CUDA_SUCCESS && owner as u64 == context
+    }
+
     /// Whether device address `addr` is memory of ours (the ring, the head and metadata).
     pub fn owns(&self, addr: u64) -> bool {
         let within = |base: u64, len: u64| base != 0 && addr >= base && addr - base < len;

@@ -1,5 +1,5 @@
 //! What to record, from the environment. `rr-tui record` sets these variables; launchers that
-//! cannot be wrapped (MPI, job schedulers) set them directly (README, "Recording"). Names mirror
+//! cannot be wrapped (MPI, job schedulers) set them directly (docs/recording.md). Names mirror
 //! libomptarget's `LIBOMPTARGET_RECORD_*` where they apply. One parser for both sides: the
 //! recorder reads its configuration with it, and `rr-tui record` runs it on the variables it is
 //! about to set, so a bad `--kernels` or `--ranks` is refused before the program starts.
@@ -86,8 +86,9 @@ pub struct Config {
     /// `mixed` or `cupti`.
     pub hooks: Hooks,
     /// `RR_TUI_RECORD_STAGING`: bytes of device memory the recorder stages snapshots in, per
-    /// context (suffixes K, M, G, T; default: an eighth of the free device memory, at most
-    /// 4 GiB). A snapshot whose new content does not fit is skipped ("staging full").
+    /// context (suffixes K, M, G, T; default: half the device memory free when the context's
+    /// first launch is recorded, at most 32 GiB). A snapshot whose new content does not fit is
+    /// skipped ("staging full").
     pub staging: Option<u64>,
     /// `RR_TUI_RECORD_FINGERPRINTS`: tell device memory already stored by fingerprints computed
     /// on the GPU (default); off, every segment is copied to the host to be compared.

@@ -143,12 +143,26 @@ impl Recorder {
     /// The snapshot resources of `context` (the current one): the kernels loaded if they were
     /// not, the memory allocated on first use.
     pub(crate) fn staging_for(&self, context: u64) -> Result<Arc<ContextStaging>, String> {
+        let loaded = lock(&self.contexts).contains_key(&context);
+        if !loaded && cupti::any_capture_active() {
+            // Loading a module during a capture could end it: a later launch sets it up.
+            return Err(CAPTURE_SETUP.to_string());
+        }
         self.load_kernels(context);
         let mut all = lock(&self.contexts);
         let Some(setup) = all.remove(&context) else {
             return Err("the context's setup was lost".into());
         };
         let (now, result) = match setup {
+            // The program destroyed the context and got the same handle for a new one: what was
+            // ours is gone (never freed: the addresses may be the program's now).
+            Setup::Ready(s) if !s.gpu.still_in(context) => {
+                std::mem::forget(s);
+                (
+                    Setup::Failed("the context was destroyed and made anew".into()),
+                    Err("the context was destroyed and made anew: recording there stops".into()),
+                )
+            }
             Setup::Ready(s) => (Setup::Ready(s.clone()), Ok(s)),
             Setup::Failed(e) => (Setup::Failed(e.clone()), Err(e)),
             // Allocating while a graph is being captured in global mode would end the capture:

@@ -2,8 +2,8 @@
 //! (`LD_PRELOAD`, which `rr-tui record` sets): `dlsym`, `cuGetProcAddress*`, `cuInit`, the
 //! kernel launch functions and every call the recorder follows (`rr_cuda::driver_calls!`).
 //! Each forwards to `rr_cuda::interpose`, which hands the program wrappers that report to the
-//! recorder for the cost of a function call instead of CUPTI's callbacks (measured: README,
-//! "Recording"). Loaded only through `CUDA_INJECTION64_PATH`, the library interposes nothing:
+//! recorder for the cost of a function call instead of CUPTI's callbacks (measured:
+//! docs/PERFORMANCE.md). Loaded only through `CUDA_INJECTION64_PATH`, the library interposes nothing:
 //! CUPTI reports everything.
 
 #![allow(unsafe_code)] // `no_mangle` exports, each forwarding the caller's arguments unchanged.

@@ -1,12 +1,10 @@
-//! Device memory to disk through pinned staging buffers and worker threads.
-//!
-//! The recording thread copies chunks of device memory into free staging buffers (page-locked:
-//! the copy engine writes them at PCIe speed) and hands each to a worker, which hashes it (to
-//! name the segment's blob) or writes it (skipping zero pages); buffers come back when done, so
-//! copying, hashing and writing overlap. A segment's chunks always go to the same worker, in
-//! order. Snapshotting is two passes: hash everything, then copy again and write only the
-//! blobs not stored yet — device-to-host copies run at 55 GB/s, the disk at about 1.4 GB/s, so
-//! not writing what is already there is what makes recording fast.
+//! Bytes to disk through page-locked buffers and worker threads: the drain copies what the
+//! snapshot kernels staged (chunks of the staging ring, arrays in the metadata area) into free
+//! buffers through its own stream and hands each to a worker, which hashes it (to name its
+//! blob) and writes it (skipping zero pages); buffers come back when done, so copying, hashing
+//! and writing overlap. A segment's chunks always go to the same worker, in order. What is
+//! copied is likely new (the GPU told what is not): hashed while written, in one pass, and
+//! dropped when a blob of its id is stored already (`hash_and_store`).
 
 use crossbeam_channel::{bounded, unbounded};
 use rr_format::store::{BlobHasher, BlobStore};
@@ -139,59 +137,6 @@ impl<B: AsRef<[u8]> + AsMut<[u8]> + Send> Staging<B> {
         result
     }
 
-    /// The blob id of each segment.
-    pub fn hash(
-        &mut self,
-        dev: &dyn DeviceMemory,
-        segments: &[Source],
-    ) -> Result<Vec<String>, String> {
-        let sinks = segments
-            .iter()
-            .map(|_| Hashing(BlobHasher::new()))
-            .collect();
-        Ok(self
-            .run(dev, segments, sinks)?
-            .iter()
-            .map(|h| h.0.finish())
-            .collect())
-    }
-
-    /// Store the segments whose blobs (`ids`, from [`Staging::hash`]) are not stored yet, each
-    /// once. Returns the bytes written to disk (zero pages are holes, not bytes).
-    pub fn store(
-        &mut self,
-        dev: &dyn DeviceMemory,
-        store: &BlobStore,
-        segments: &[Source],
-        ids: &[String],
-    ) -> Result<u64, String> {
-        let mut todo: Vec<Source> = Vec::new();
-        let mut todo_ids: Vec<&String> = Vec::new();
-        for (seg, id) in segments.iter().zip(ids) {
-            if !store.contains(id, seg.size()) && !todo_ids.contains(&id) {
-                todo.push(*seg);
-                todo_ids.push(id);
-            }
-        }
-        if todo.is_empty() {
-            return Ok(0);
-        }
-        let writers = todo
-            .iter()
-            .map(|s| {
-                store
-                    .writer(s.size())
-                    .map(Writing)
-                    .map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut stored = 0;
-        for (w, id) in self.run(dev, &todo, writers)?.into_iter().zip(todo_ids) {
-            stored += w.0.commit(store, id).map_err(|e| e.to_string())?;
-        }
-        Ok(stored)
-    }
-
     /// Hash and write in one pass, for contents that are likely new (their fingerprint was
     /// not known): each segment goes to a temporary file while it is hashed, and is renamed to
     /// its id, or dropped when a blob of that id is stored already. Returns the ids and the
@@ -230,29 +175,12 @@ trait Sink: Send {
     fn take(&mut self, bytes: &[u8]) -> Result<(), String>;
 }
 
-struct Hashing(BlobHasher);
-
-impl Sink for Hashing {
-    fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.0.update(bytes);
-        Ok(())
-    }
-}
-
 struct HashWriting(BlobHasher, rr_format::store::BlobWriter);
 
 impl Sink for HashWriting {
     fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
         self.0.update(bytes);
         self.1.write(bytes).map_err(|e| e.to_string())
-    }
-}
-
-struct Writing(rr_format::store::BlobWriter);
-
-impl Sink for Writing {
-    fn take(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.0.write(bytes).map_err(|e| e.to_string())
     }
 }
 
@@ -275,7 +203,7 @@ mod tests {
     }
 
     #[test]
-    fn hashes_match_and_only_new_blobs_are_written() {
+    fn blobs_are_named_by_their_bytes_and_written_once() {
         let mut mem = vec![0u8; 3 << 20];
         for (i, b) in mem.iter_mut().enumerate().take(1 << 20) {
             *b = (i % 251) as u8;
@@ -283,52 +211,33 @@ mod tests {
         mem[(2 << 20)..(2 << 20) + 5].copy_from_slice(b"hello");
         let dev = Fake(mem.clone());
         let mut staging = Staging::new((0..3).map(|_| vec![0u8; 64 << 10]).collect());
-        // Two identical segments (1 MiB of zeros each at 0x101000.. is zero; use the first MiB
-        // twice) and one mostly-zero segment.
+        // Two identical segments and one mostly-zero segment.
         let mem_at = |addr: u64, size: u64| Source::Memory { addr, size };
         let segs = [
             mem_at(0x1000, 1 << 20),
             mem_at(0x1000, 1 << 20),
             mem_at(0x1000 + (2 << 20), 1 << 20),
         ];
-        let ids = staging.hash(&dev, &segs).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let store = BlobStore::open(d.path()).unwrap();
+        let (ids, written) = staging.hash_and_store(&dev, &store, &segs).unwrap();
         assert_eq!(ids[0], rr_format::store::blob_id(&mem[..1 << 20]));
         assert_eq!(ids[0], ids[1]);
         assert_eq!(ids[2], rr_format::store::blob_id(&mem[2 << 20..3 << 20]));
-        let d = tempfile::tempdir().unwrap();
-        let store = BlobStore::open(d.path()).unwrap();
-        let stored = staging.store(&dev, &store, &segs, &ids).unwrap();
-        assert_eq!(
-            stored,
-            (1 << 20) + 4096,
-            "the shared blob once, the zero pages as holes"
-        );
-        assert_eq!(std::fs::read(store.path(&ids[2])).unwrap(), &mem[2 << 20..]);
-        assert_eq!(
-            staging.store(&dev, &store, &segs, &ids).unwrap(),
-            0,
-            "already stored"
-        );
-        assert_eq!(staging.buffers.len(), 3, "every buffer came back");
-        assert!(
-            staging
-                .hash(&dev, &[mem_at(0x1000 + (3 << 20), 16)])
-                .is_err(),
-            "read errors surface"
-        );
-        assert_eq!(staging.buffers.len(), 3);
-
-        // One pass: the same ids, each blob written once, nothing left behind when stored.
-        let d = tempfile::tempdir().unwrap();
-        let store = BlobStore::open(d.path()).unwrap();
-        let (one_pass, written) = staging.hash_and_store(&dev, &store, &segs).unwrap();
-        assert_eq!(one_pass, ids);
-        assert_eq!(written, (1 << 20) + 4096);
+        assert_eq!(written, (1 << 20) + 4096, "the shared blob once, the zero pages as holes");
         assert_eq!(std::fs::read(store.path(&ids[0])).unwrap(), &mem[..1 << 20]);
+        assert_eq!(std::fs::read(store.path(&ids[2])).unwrap(), &mem[2 << 20..]);
         let again = staging.hash_and_store(&dev, &store, &segs).unwrap();
         assert_eq!(again, (ids.clone(), 0), "stored already: nothing written");
         let files = std::fs::read_dir(d.path().join("blobs")).unwrap().count();
         assert_eq!(files, 2, "two distinct blobs, no temporary file left");
+        assert_eq!(staging.buffers.len(), 3, "every buffer came back");
+        assert!(
+            staging
+                .hash_and_store(&dev, &store, &[mem_at(0x1000 + (3 << 20), 16)])
+                .is_err(),
+            "read errors surface"
+        );
         assert_eq!(staging.buffers.len(), 3);
     }
 }

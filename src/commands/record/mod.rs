@@ -82,7 +82,7 @@ fn preloadable(lib: &Path) -> bool {
 
 /// Whether CUDA loads the recorder as its injection library. Preloaded with every hook its own,
 /// the recorder starts after the program's first cuInit and must not be injected: being injected
-/// alone costs a few per cent of every driver call (README, "Recording").
+/// alone costs a few per cent of every driver call (docs/recording.md).
 fn injects(args: &RecordArgs, lib: &Path) -> bool {
     args.hooks != Hooks::Interpose || !preloadable(lib)
 }
@@ -269,7 +269,7 @@ fn run_program(args: &RecordArgs, lib: &Path, dir: &Path) -> Result<i32> {
     cmd.args(&args.app[1..])
         .envs(recorder_env(args, lib, dir, &sock_path));
     // The user's own preloads stay, without another copy of the recorder (a shell that
-    // exported LD_PRELOAD for a launcher, as README shows).
+    // exported LD_PRELOAD for a launcher, as docs/recording.md shows).
     let mut preload: Vec<OsString> = std::env::var_os("LD_PRELOAD")
         .map(|old| {
             use std::os::unix::ffi::OsStrExt;

@@ -2,7 +2,7 @@
 //! record` starts it) hands out in place of libcuda's, so that it sees kernel launches,
 //! allocations, module loads, graphs and texture objects without CUPTI.
 //!
-//! Why: measured on the H100 (README, "Recording"; tests/gpu/probes), CUPTI's launch callbacks
+//! Why: measured on the H100 (docs/PERFORMANCE.md; tests/gpu/probes), CUPTI's launch callbacks
 //! cost 0.25–0.5 µs per launch, and merely being CUDA's injection library, or subscribed to any
 //! CUPTI callback, costs 3–5 % of a storm of 3 µs launches; a wrapper costs a function call.
 //! Programs reach the driver's functions three ways, and a preloaded library that exports
