@@ -1422,3 +1422,26 @@ fn inspect_of_a_directory_points_to_report() {
         ))
         .stderr(predicate::str::contains("rr-tui report"));
 }
+
+/// `record` makes its directory at the first instance, not before the program runs: a program
+/// listing its working directory does not see it, and a run that records nothing leaves none.
+#[test]
+fn record_makes_no_directory_before_the_first_instance() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = rr()
+        .current_dir(cwd.path())
+        .args(["record", "--", "ls", "-a"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(!listed.contains("rr-records"), "{listed}");
+    assert!(!cwd.path().join("rr-records").exists());
+    // Where it cannot be made (under a regular file), said before the program runs.
+    std::fs::write(cwd.path().join("file"), b"x").unwrap();
+    rr().current_dir(cwd.path())
+        .args(["record", "--dir", "file/recs", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be created"));
+}

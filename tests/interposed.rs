@@ -223,3 +223,31 @@ fn starting_inside_cuinit_never_waits_for_the_loader() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }
+
+/// Preloaded into a program that records nothing, the library is invisible: a lookup that
+/// misses leaves libc's own error text (Python's ctypes crashed, exit 139, when it was empty),
+/// and with no driver installed a driver function is not there (it was the recorder's export,
+/// so programs probing for CUDA took their GPU path).
+#[test]
+#[cfg_attr(rr_gpu, ignore = "needs a machine without a CUDA driver")]
+fn without_a_driver_the_preloaded_library_is_invisible() {
+    let script = "import ctypes\nd = ctypes.CDLL(None)\ntry:\n    getattr(d, 'cuTotally_fake')\nexcept AttributeError as e:\n    print('miss:', e)\nfor n in ('cuInit', 'cuLaunchKernel', 'cuGetProcAddress', 'cuMemAlloc_v2', 'cuModuleLoadData'):\n    print(n, hasattr(d, n))";
+    let run = |preload: Option<&Path>| {
+        let mut c = Command::new("python3");
+        c.args(["-c", script]).env_remove("LD_PRELOAD");
+        if let Some(p) = preload {
+            c.env("LD_PRELOAD", p);
+        }
+        c.output().unwrap()
+    };
+    let plain = run(None);
+    let preloaded = run(Some(&recorder()));
+    assert!(plain.status.success(), "{plain:?}");
+    assert_eq!(preloaded.status.code(), Some(0), "{preloaded:?}");
+    let (a, b) = (
+        String::from_utf8_lossy(&plain.stdout),
+        String::from_utf8_lossy(&preloaded.stdout),
+    );
+    assert!(a.contains("miss: ") && a.contains("cuInit False"), "{a}");
+    assert_eq!(b, a, "preloaded, the lookups answer as without the library");
+}

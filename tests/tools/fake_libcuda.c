@@ -93,7 +93,7 @@ CUresult cuGetErrorString(int e, const char **s){ *s = "fake error"; return 0; }
 CUresult cuGetErrorName(int e, const char **s){ *s = "CUDA_ERROR_FAKE"; return 0; }
 CUresult cuMemHostGetDevicePointer_v2(uint64_t *d, void *p, unsigned f){ *d = (uint64_t)(uintptr_t)p; return 0; }
 CUresult cuMemHostGetFlags(unsigned *f, void *p){ *f = 0; return 0; }
-CUresult cuPointerGetAttribute(void *d, int a, uint64_t p){ memset(d, 0, 8); return 0; }
+CUresult cuPointerGetAttribute(void *d, int a, uint64_t p){ if (a == 1) *(void **)d = (void *)0x42; /* CONTEXT: the one context */ else memset(d, 0, 8); return 0; }
 CUresult cuStreamQuery(void *s){ return 0; }
 CUresult cuDeviceGetUuid_v2(char *u, int d){ memset(u, 1, 16); return 0; }
 CUresult cuDeviceGetUuid(char *u, int d){ memset(u, 1, 16); return 0; }

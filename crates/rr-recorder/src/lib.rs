@@ -62,8 +62,6 @@ fn start() -> Result<(), String> {
             rr_format::text::visible_path(&dir)
         ));
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let store = rr_format::store::BlobStore::open(&dir).map_err(|e| e.to_string())?;
     // Preloaded, the library sees what it can through its exported entry points (cheaper than
     // CUPTI's callbacks); otherwise, or when told so, through CUPTI.
     let preloaded = hooks::preloaded();
@@ -89,7 +87,7 @@ fn start() -> Result<(), String> {
             "libcupti could not be loaded (set RR_TUI_CUPTI to its path, e.g. /usr/local/cuda/lib64/libcupti.so)".into(),
         );
     }
-    let recorder: &'static Recorder = Box::leak(Box::new(Recorder::new(cfg, dir, store)));
+    let recorder: &'static Recorder = Box::leak(Box::new(Recorder::new(cfg, dir)));
     if RECORDER.set(recorder).is_err() {
         return Ok(()); // initialised already
     }

@@ -224,7 +224,11 @@ mod tests {
         assert_eq!(ids[0], rr_format::store::blob_id(&mem[..1 << 20]));
         assert_eq!(ids[0], ids[1]);
         assert_eq!(ids[2], rr_format::store::blob_id(&mem[2 << 20..3 << 20]));
-        assert_eq!(written, (1 << 20) + 4096, "the shared blob once, the zero pages as holes");
+        assert_eq!(
+            written,
+            (1 << 20) + 4096,
+            "the shared blob once, the zero pages as holes"
+        );
         assert_eq!(std::fs::read(store.path(&ids[0])).unwrap(), &mem[..1 << 20]);
         assert_eq!(std::fs::read(store.path(&ids[2])).unwrap(), &mem[2 << 20..]);
         let again = staging.hash_and_store(&dev, &store, &segs).unwrap();

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -124,7 +124,9 @@ pub struct Recorder {
     pub(crate) cfg: Config,
     pub(crate) dir: PathBuf,
     pid: u32,
-    pub(crate) store: BlobStore,
+    /// The directory's blob store, made with the directory at the first instance (a program
+    /// that lists its working directory before recording anything must not see it).
+    store: OnceLock<BlobStore>,
     stopped: AtomicBool,
     /// Launches after recording stopped (counted, not offered to the selection rules).
     after_stop: AtomicU64,
@@ -147,7 +149,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Recorder {
-    pub fn new(cfg: Config, dir: PathBuf, store: BlobStore) -> Recorder {
+    pub fn new(cfg: Config, dir: PathBuf) -> Recorder {
         let known = if cfg.fingerprints {
             Known::default()
         } else {
@@ -167,7 +169,7 @@ impl Recorder {
             pid: std::process::id(),
             cfg,
             dir,
-            store,
+            store: OnceLock::new(),
             stopped: AtomicBool::new(false),
             after_stop: AtomicU64::new(0),
             state: Mutex::new(state),
@@ -275,8 +277,23 @@ impl Recorder {
         let _ = sock.send(line.to_string().as_bytes());
     }
 
-    /// The report as it stands (occurrences so far), into the directory.
+    /// The blob store, the record directory made first when it is not there yet.
+    pub(crate) fn store(&self) -> Result<&BlobStore, String> {
+        if let Some(s) = self.store.get() {
+            return Ok(s);
+        }
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("{}: {e}", rr_format::text::visible_path(&self.dir)))?;
+        let made = BlobStore::open(&self.dir).map_err(|e| e.to_string())?;
+        Ok(self.store.get_or_init(|| made))
+    }
+
+    /// The report as it stands (occurrences so far), into the directory (none while nothing
+    /// was recorded into a directory that is not there yet).
     pub fn write_report(&self) -> Option<String> {
+        if !self.dir.is_dir() {
+            return None;
+        }
         let (rows, summary, notes) = {
             let st = lock(&self.state);
             let sel = st.selector.as_ref();

@@ -230,27 +230,41 @@ pub fn run(args: &RecordArgs) -> Result<i32> {
         )));
     }
     validate(&recorder_env(args, &lib, &args.dir, Path::new("progress")))?;
-    let created = !args.dir.exists();
     if std::fs::symlink_metadata(&args.dir).is_ok_and(|m| !m.is_dir()) && !args.dir.is_dir() {
         return Err(Error::invalid(format!(
             "--dir {}: exists and is not a directory",
             rr_format::text::visible_path(&args.dir)
         )));
     }
-    std::fs::create_dir_all(&args.dir).map_err(|e| {
-        Error::invalid(format!(
-            "--dir {}: cannot be created: {e}",
-            rr_format::text::visible_path(&args.dir)
-        ))
-    })?;
-    let dir = std::fs::canonicalize(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
-    let status = run_program(args, &lib, &dir);
-    // A run that recorded nothing leaves no empty directory behind (`remove_dir` removes only
-    // an empty one).
-    if created {
-        let _ = std::fs::remove_dir(&dir);
+    // The directory is made by the recorder at the first instance: a program that lists its
+    // working directory must not find it there before. Checked now: where it would go can be
+    // written.
+    let dir = std::path::absolute(&args.dir).map_err(|e| Error::io(&args.dir, e))?;
+    writable_ancestor(&dir)?;
+    run_program(args, &lib, &dir)
+}
+
+/// The nearest existing ancestor of `dir` (itself when it exists) is a directory this user can
+/// write into, so that the recorder can make `dir` at its first instance.
+fn writable_ancestor(dir: &Path) -> Result<()> {
+    let existing = dir
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
+    let ok = existing.is_dir()
+        && rustix::fs::access(
+            existing,
+            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+        )
+        .is_ok();
+    if ok {
+        return Ok(());
     }
-    status
+    Err(Error::invalid(format!(
+        "--dir {}: cannot be created ({} is not a directory this user can write into)",
+        rr_format::text::visible_path(dir),
+        rr_format::text::visible_path(existing)
+    )))
 }
 
 /// Start the program with the recorder, follow its progress, and say what was recorded.

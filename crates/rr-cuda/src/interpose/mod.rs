@@ -276,14 +276,30 @@ pub unsafe extern "C" fn dlsym(
         // SAFETY: a lookup from the caller's own object (see `from_object_of`).
         p = unsafe { from_object_of(caller, name) };
     }
-    // SAFETY: a NUL-terminated name (the caller's contract).
-    let name = unsafe { CStr::from_ptr(name) }.to_bytes();
     if p.is_null() {
-        return p;
+        // A miss leaves libc's own error text (the lookups above may have cleared it: Python's
+        // ctypes reads it and crashes on none). Asked again, libc fails again, and says so.
+        // SAFETY: the caller's arguments, passed on.
+        return unsafe { dl(handle, name) };
     }
+    // SAFETY: a NUL-terminated name (the caller's contract).
+    let bytes = unsafe { CStr::from_ptr(name) }.to_bytes();
     // An exported symbol is wrapped by its own name (its ABI is the symbol's).
     for t in tables() {
-        if let Some(i) = t.index(name) {
+        if let Some(i) = t.index(bytes) {
+            if is_ours(p) {
+                // The lookup found the recorder's own export: the driver's function, if there
+                // is a driver; else the answer without the recorder (nothing, and libc's error).
+                let real = t.real(i);
+                if real.is_null() {
+                    // No driver: the objects after ours have no such function. Asked, libc
+                    // fails and leaves its error text, as the caller's lookup would without us.
+                    // SAFETY: a lookup by name; its answer is not handed out.
+                    let _ = unsafe { dl(libc::RTLD_NEXT, name) };
+                    return std::ptr::null_mut();
+                }
+                return t.swap(i, real);
+            }
             return t.swap(i, p);
         }
     }

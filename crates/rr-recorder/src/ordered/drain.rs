@@ -351,7 +351,7 @@ impl Recorder {
         let mut guard = lock(&self.drain.buffers);
         let staging = guard.as_mut().ok_or("no staging buffers")?;
         staging
-            .hash_and_store(&Staged(gpu), &self.store, sources)
+            .hash_and_store(&Staged(gpu), self.store()?, sources)
             .map_err(|e| format!("{e} (is the disk full?)"))
     }
 
@@ -361,10 +361,11 @@ impl Recorder {
             return Ok(id);
         }
         let id = zeros_id(len);
-        if !self.store.contains(&id, len) {
-            let mut w = self.store.writer(len).map_err(|e| e.to_string())?;
+        let store = self.store()?;
+        if !store.contains(&id, len) {
+            let mut w = store.writer(len).map_err(|e| e.to_string())?;
             w.zeros(len);
-            w.commit(&self.store, &id).map_err(|e| e.to_string())?;
+            w.commit(store, &id).map_err(|e| e.to_string())?;
         }
         lock(&self.known).remember_zeros(len, &id);
         Ok(id)
@@ -410,6 +411,7 @@ impl Recorder {
         let raced = lock(&p.raced).join("; ");
         let key = &p.spec.key;
         let image_file = p.image.file_name();
+        self.store()?; // the directory, made at the first instance
         let json = write::instance(
             &self.dir,
             &write::Instance {
