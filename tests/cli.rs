@@ -1445,3 +1445,36 @@ fn record_makes_no_directory_before_the_first_instance() {
         .code(2)
         .stderr(predicate::str::contains("cannot be created"));
 }
+
+/// An instance whose snapshots may have raced is a warning: `check` exits 0, `--strict` exits 1
+/// and says that the warnings fail it; `inspect` and `diff` show the race.
+#[test]
+fn a_raced_instance_is_a_warning_that_strict_fails() {
+    let (_t, dir) = fixture_copy("rrtui-v2-stencil3d");
+    let desc = descriptor_of(&dir, "rr_stencil3d");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&desc).unwrap()).unwrap();
+    v["MayHaveRaced"] = "stream 0x10 had work in flight when the snapshot was taken".into();
+    std::fs::write(&desc, v.to_string()).unwrap();
+    rr().args(["check"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "warning: its snapshots may have raced with another stream (a replay may not verify): stream 0x10",
+        ));
+    rr().args(["check", "--strict"])
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "0 error(s), 1 warning(s) (--strict: the warnings fail the check)",
+        ));
+    rr().args(["inspect"])
+        .arg(&desc)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Races        its snapshots may have raced: stream 0x10",
+        ));
+}

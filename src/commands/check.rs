@@ -67,7 +67,12 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     } else {
         let mut lines: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
         lines.push(format!(
-            "checked {instances} instance(s): {errors} error(s), {warnings} warning(s)"
+            "checked {instances} instance(s): {errors} error(s), {warnings} warning(s){}",
+            if strict && errors == 0 && warnings > 0 {
+                " (--strict: the warnings fail the check)"
+            } else {
+                ""
+            }
         ));
         crate::output::lines(lines);
     }

@@ -442,7 +442,7 @@ impl Inspection {
         }
         if let Some(why) = d.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
             out.push(format!(
-                "Snapshots    may have raced: {}",
+                "Races        its snapshots may have raced: {}",
                 crate::text::visible(why)
             ));
         }

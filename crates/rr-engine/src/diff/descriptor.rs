@@ -207,6 +207,12 @@ pub fn compare_descriptors(
         cuda(a, &unreplayable),
         cuda(b, &unreplayable),
     );
+    let raced = |c: &CudaLaunch| {
+        c.raced
+            .as_deref()
+            .map_or_else(|| shown(Json::Null, "no race seen"), text)
+    };
+    d.add("may have raced", cuda(a, &raced), cuda(b, &raced));
     let objects = |x: &Descriptor| {
         x.cuda.as_ref().map_or_else(Vec::new, |c| {
             c.objects

@@ -119,13 +119,19 @@ impl Drain {
             return Duration::ZERO;
         }
         let mut q = lock(&self.queue);
-        while !q.is_empty() {
+        // The drain gives up on a kernel after FINISH_LIMIT; should it not move at all (it
+        // never does), the program still ends.
+        let (mut left, mut moved) = (q.len(), Instant::now());
+        while !q.is_empty() && moved.elapsed() < FINISH_LIMIT + Duration::from_secs(10) {
             self.changed.notify_all();
             q = self
                 .changed
                 .wait_timeout(q, Duration::from_millis(20))
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
+            if q.len() != left {
+                (left, moved) = (q.len(), Instant::now());
+            }
         }
         start.elapsed()
     }
@@ -147,7 +153,14 @@ impl Drain {
             };
             let sealed = lock(&head.sealed).take();
             match sealed {
-                Some(s) => rec.drain_one(s),
+                Some(s) => {
+                    // Never crash the program: a panic here stops recording, with a message.
+                    let drained =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rec.drain_one(s)));
+                    if drained.is_err() {
+                        rec.stop("internal error while writing an instance");
+                    }
+                }
                 None if head.made.elapsed() > UNSEALED_LIMIT => {
                     rec.not_recorded(Reason::NeverReturned);
                 }
@@ -228,7 +241,6 @@ impl Recorder {
     /// Drain a launch: its input as soon as the kernel has started (its ring space is given back
     /// while the kernel runs), then its output, then write the instance.
     fn drain_instance(&self, p: Pending, launched: bool) -> Result<(), String> {
-        let started = Instant::now();
         if !self.wait_for(&p.started)? {
             self.forget_pending(&p);
             self.not_recorded(Reason::ProgramEnded);
@@ -261,16 +273,16 @@ impl Recorder {
             self.not_recorded(Reason::WrongImage);
             return Ok(());
         }
-        let mut cost = input.cost;
-        if let Some(o) = &output {
-            cost = cost.add(o.cost);
-        }
-        cost.seconds = started.elapsed().as_secs_f64();
+        let cost = match &output {
+            Some(o) => input.cost.add(o.cost),
+            None => input.cost,
+        };
         self.write_drained(&p, input, output, cost)
     }
 
     /// Drain one snapshot of launch `p`.
     fn drain_snap(&self, snap: &Snap, p: &Pending) -> Result<Drained, String> {
+        let started = Instant::now();
         let back = snap.read_back()?;
         let (outs, status) = plan::outcomes(&snap.chunks, &snap.layout, &back)
             .ok_or("the snapshot kernels' results do not match their plan")?;
@@ -329,6 +341,7 @@ impl Recorder {
         }
         // The ring region is drained: the device may reuse it.
         snap.staging.give_back_ring(status.taken_at, status.length);
+        d.cost.seconds = started.elapsed().as_secs_f64();
         let _ = snap.shared.ids.set(d.ids.clone());
         let mut known = lock(&self.known);
         for (i, c) in snap.chunks.iter().enumerate().take(p.memory) {
