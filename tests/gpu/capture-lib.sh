@@ -1,22 +1,26 @@
-# Helpers of the recorder's GPU suite parts (sourced; run-suite.sh defines ok/bad/$W/$RR/$LOG).
+# Helpers of the recorder's GPU suite parts (sourced by record-, capture- and ordered-suite.sh;
+# suite-lib.sh defines ok/bad/note_cmd/$W/$RR/$LOG).
 # count_graph DIR: instances recorded from graph launches
 count_graph() { python3 -c "import json,glob,sys; print(sum(bool(json.load(open(f)).get('FromGraph')) for f in glob.glob(sys.argv[1] + '/*.json')))" "$1"; }
 # capture NAME RECORD_OPTIONS -- command...: record, compare results, replay and verify everything
 capture() {
   local name=$1 opts=$2; shift 3
   local plain rec dir="$W/cap-$name"
-  plain=$("$@" 2>>"$LOG" | tail -n 1)
+  note_cmd "$@"
+  plain=$(timeout 300 "$@" 2>>"$LOG" | tail -n 1)
+  note_cmd "$RR" record --dir "$dir" $opts -- "$@"
   # shellcheck disable=SC2086
-  "$RR" record --dir "$dir" $opts -- "$@" >"$W/cap-$name.out" 2>"$W/cap-$name.err"; local rc=$?
+  timeout 300 "$RR" record --dir "$dir" $opts -- "$@" >"$W/cap-$name.out" 2>"$W/cap-$name.err"; local rc=$?
   rec=$(tail -n 1 "$W/cap-$name.out")
   cat "$W/cap-$name.err" >>"$LOG"
   if [ "$rc" -ne 0 ] || [ -z "$plain" ] || [ "$plain" != "$rec" ]; then
-    bad "record $name: the program's result is unchanged" "exit $rc, plain '$plain', recorded '$rec': $(tail -n 3 "$W/cap-$name.err" | tr '\n' ' ')"; return
+    bad "record $name: the program's result is unchanged" "exit $rc$(why_status "$rc" | sed 's/^/, /'), plain '$plain', recorded '$rec': $(tail -n 3 "$W/cap-$name.err" | tr '\n' ' ')"; return
   fi
   local n=0 failed=0 excused=0
   for j in "$dir"/*.json; do
     [ -e "$j" ] || continue
     n=$((n+1))
+    note_cmd "$RR" replay "$j" --verify --kernel-timeout 10
     if ! timeout 120 "$RR" replay "$j" --verify --kernel-timeout 10 >"$W/replay.txt" 2>&1; then
       cat "$W/replay.txt" >>"$LOG"
       # An instance that says why its output need not be reproducible (its snapshots raced, or
@@ -47,7 +51,8 @@ graph_at_least() { # NAME N
 # a kernel on another stream may write one meanwhile).
 strict_check() {
   local name=$1 dir=$2 rc others
-  "$RR" check --strict "$dir" >"$W/strict.txt" 2>&1; rc=$?; cat "$W/strict.txt" >>"$LOG"
+  note_cmd "$RR" check --strict "$dir"
+  timeout 300 "$RR" check --strict "$dir" >"$W/strict.txt" 2>&1; rc=$?; cat "$W/strict.txt" >>"$LOG"
   others=$(grep -E "(warning|error):" "$W/strict.txt" | grep -vc "may have raced with another stream")
   [ "$others" -eq 0 ] && { [ "$rc" -eq 0 ] || grep -q "may have raced" "$W/strict.txt"; } \
     && ok "record $name: check --strict finds nothing but snapshots that raced (exit $rc)" \

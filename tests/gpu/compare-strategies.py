@@ -10,7 +10,10 @@ sweep runs with the budget the strategy needs (the whole space), and the positio
 configuration within 1 % / 2 % / 5 % of the sweep's best is read from its report, counting
 measured configurations only (those a limit skips cost nothing). Prints, per sweep and strategy,
 the median over seeds of those counts and as a fraction of the measurable space, then per
-strategy the median and worst over sweeps of those fractions. Simulations run on every core."""
+strategy the median and worst over sweeps of those fractions. Simulations run on every core.
+STRATEGIES_JSON=FILE also writes those fractions as JSON (what the GPU suite's strategy part
+checks): {"tolerances": [...], "sweeps": [{"sweep", "space", "strategy", "fractions": [...]}],
+"summary": {STRATEGY: {"median": [...], "worst": [...]}}}."""
 import json
 import os
 import statistics
@@ -43,6 +46,7 @@ def positions(sweep, desc, axes, best, strategy, seed):
 
 print("sweep | measurable configurations | strategy | median measurements to 1 % (fraction) | to 2 % | to 5 %")
 fractions = {s: ([], [], []) for s in strategies}
+rows = []
 with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
     for case in sys.argv[3:]:
         sweep, desc, axes = case.split(":", 2)
@@ -55,12 +59,21 @@ with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             runs = list(pool.map(lambda seed: positions(sweep, desc, axes, best, strategy, seed),
                                  range(1, seeds + 1)))
             cells = []
+            row = {"sweep": os.path.basename(sweep), "space": space, "strategy": strategy, "fractions": []}
             for k in range(len(TOLERANCES)):
                 m = statistics.median(r[k] for r in runs)
                 fractions[strategy][k].append(m / space)
+                row["fractions"].append(m / space)
                 cells.append(f"{m:.0f} ({m / space:.3f})")
+            rows.append(row)
             print(f"{os.path.basename(sweep)} | {space} | {strategy} | " + " | ".join(cells), flush=True)
 for strategy, per_tol in fractions.items():
     parts = [f"{int(tol * 100)} %: median {statistics.median(f):.3f}, worst {max(f):.3f}"
              for tol, f in zip(TOLERANCES, per_tol)]
     print(f"all sweeps | {strategy} | fraction of the measurable space to " + "; ".join(parts))
+if os.environ.get("STRATEGIES_JSON"):
+    with open(os.environ["STRATEGIES_JSON"], "w") as f:
+        json.dump({"tolerances": list(TOLERANCES), "seeds": seeds, "sweeps": rows,
+                   "summary": {s: {"median": [statistics.median(f) for f in per_tol],
+                                   "worst": [max(f) for f in per_tol]}
+                               for s, per_tol in fractions.items() if per_tol[0]}}, f)

@@ -35,8 +35,12 @@ wait_for "No sweep of this instance" || rc=1
 "$TMUX" send-keys -t $S r
 wait_for "running" || rc=1
 sleep 1; cap explorer-tuning-live.txt
-for _ in $(seq 600); do "$TMUX" capture-pane -pt $S | grep -q "verified of" && "$TMUX" capture-pane -pt $S | grep -qw "done" && break; sleep 0.1; done
-"$TMUX" capture-pane -pt $S | grep -q "verified of" || { echo "tuning screen: no verified configuration"; rc=1; }
+# "best by time (N verified of M; ...)": the count, not the phrase ("0 verified of 6" has it too).
+verified_of() { "$TMUX" capture-pane -pt $S | grep -oE '[0-9]+ verified of [0-9]+' | tail -n 1; }
+for _ in $(seq 600); do [ -n "$(verified_of)" ] && "$TMUX" capture-pane -pt $S | grep -qw "done" && break; sleep 0.1; done
+v=$(verified_of)
+echo "explorer-demo: tuning screen: ${v:-no 'N verified of M' shown}"
+[ "${v%% *}" -ge 1 ] 2>/dev/null || { echo "tuning screen: no verified configuration (${v:-none shown})"; rc=1; }
 cap explorer-tuning-done.txt
 # The profile screen: the recorded configuration (P from the instance list), then the sweep's
 # best (P on the tuning screen), side by side with the changes marked.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Legacy LLVM records (LLVM 16–22) in the GPU suite (sourced by run-suite.sh, which defines
-# ok/bad/expect/py/$W/$RR/$LOG). The fixtures were written on the H100 by
+# Legacy LLVM records (LLVM 16–22) in the GPU suite (sourced by core-suite.sh, the core part;
+# suite-lib.sh defines ok/bad/expect/py/$W/$RR/$LOG). The fixtures were written on the H100 by
 # tests/gpu/legacy_harness.cu exactly as those recorders wrote them; their kernels are
 # tests/gpu/kernels.cu built for sm_90, the committed cubin below.
 echo "== legacy records (LLVM 16–22)" | tee -a "$LOG"

@@ -1,7 +1,9 @@
-# Model-sized processes (sourced by run-suite.sh): rr-tui's fingerprint kernel against its host
-# reference and its committed PTX, then a PyTorch process with GiB resident recorded (memory
-# already stored is told on the GPU, not copied) and replayed (loaded through pinned staging,
-# verified on the GPU; a wrong result still gets the detailed report).
+# Model-sized processes (tests/gpu/run-part.sh model; needs PyTorch): rr-tui's fingerprint
+# kernel against its host reference and its committed PTX, then a PyTorch process with 2 GiB
+# resident recorded (memory already stored is told on the GPU, not copied) and replayed (loaded
+# through pinned staging, verified on the GPU; a wrong result still gets the detailed report),
+# tune DIR with kept engines and the explorer's kept replay process. (24 GiB: the model-record
+# part.)
 echo "== model-sized processes" | tee -a "$LOG"
 expect "fingerprint kernel matches its host reference" 0 "leaf_hash ok" -- bash tests/gpu/make_ptx.sh "$W"
 grep -v '^//' crates/rr-cuda/kernels/leaf_hash.ptx >"$W/committed.ptx"
@@ -105,7 +107,8 @@ PY
 tune_dir() { # NAME FLAGS...
   local name=$1; shift
   local t0; t0=$(date +%s.%N)
-  "$RR" tune "$M" --block 128 --samples 5 --hot --reports "$W/$name" "$@" >"$W/$name.txt" 2>&1; local rc=$?
+  note_cmd "$RR" tune "$M" --block 128 --samples 5 --hot --reports "$W/$name" "$@"
+  timeout 300 "$RR" tune "$M" --block 128 --samples 5 --hot --reports "$W/$name" "$@" >"$W/$name.txt" 2>&1; local rc=$?
   cat "$W/$name.txt" >>"$LOG"
   echo "$rc $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
 }
@@ -118,6 +121,9 @@ fresh_kept=$(grep -c "engine kept from the last instance" "$W/tune-fresh.txt")
 swept=$(grep -c "^== instance " "$W/tune-kept.txt")
 grep -E "engine kept from the last instance|a new engine" "$W/tune-kept.txt" | sed 's/^ */  /' | tee -a "$OUTDIR/model-tune-dir.txt"
 echo "tune DIR over $swept instance(s): kept engines ${s_keep} s, fresh engines ${s_fresh} s" | tee -a "$OUTDIR/model-tune-dir.txt"
+figure model "tune DIR over the 2 GiB recording: engines kept from one instance to the next, speed-up over --fresh-engines (wall)" \
+  "$(awk -v k="${s_keep:-0}" -v f="${s_fresh:-0}" 'BEGIN { if (k > 0) printf "%.3f", f / k }')" - - \
+  --unit x --measured "${s_keep:-}" s --limit "--fresh-engines" "${s_fresh:-}" s --detail "$swept instances"
 [ "$rc_keep" -eq 0 ] && [ "$rc_fresh" -eq 0 ] && [ "$kept" -ge $((swept - 2)) ] && [ $((kept + moved)) -eq $((swept - 1)) ] && [ "$fresh_kept" -eq 0 ] \
   && ok "tune DIR: engines go on to the next instance keeping unchanged memory on the GPU ($kept of $((swept - 1)) switches; ${s_keep} s, fresh engines ${s_fresh} s)" \
   || bad "tune DIR kept engines" "exit $rc_keep/$rc_fresh, $kept kept and $moved moved of $((swept - 1)) switches, $fresh_kept with --fresh-engines"
@@ -133,7 +139,11 @@ PY
 python3 tests/gpu/probes/serve_replays.py "$RR" "$M" --repetitions 3 --verify >"$W/serve.txt" 2>&1; rc=$?
 cat "$W/serve.txt" | tee -a "$OUTDIR/model-serve.txt" >>"$LOG"
 served=$(tail -n 1 "$W/serve.txt")
+read -r served_s fresh_s < <(echo "$served" | sed -nE 's/.*served ([0-9.]+) s, fresh processes ([0-9.]+) s.*/\1 \2/p')
+figure model "the explorer's replays of every instance: one kept process, speed-up over a fresh process each (wall)" \
+  "$(awk -v a="${served_s:-0}" -v b="${fresh_s:-0}" 'BEGIN { if (a > 0) printf "%.3f", b / a }')" - - \
+  --unit x --measured "${served_s:-}" s --limit "a fresh process each" "${fresh_s:-}" s
 [ "$rc" -eq 0 ] \
   && ok "explorer replays: the next instance switches into the served process ($served)" \
   || bad "explorer replays through one process" "exit $rc: $served"
-expect "check resident" 0 "0 error" -- "$RR" check "$M"
+expect "check resident" 0 ": 0 error\(s\)" -- "$RR" check "$M"

@@ -5,9 +5,10 @@
 # Wall clock of each call, from the driver connected to the running cluster to the report
 # written (engine start included; the actors, started by a first calibrating sweep, are the
 # driver's from then on). The two-GPU rows must equal the one-GPU rows.
-# Needs Ray and rr_tui importable (the wheels under .whl/: see tests/gpu/README in run-suite.sh).
+# Needs Ray and rr_tui importable (the wheels under .whl/: see docs/gpu-suite.md).
 # Usage: bash tests/gpu/ray-scaling.sh RR_TUI OUTDIR [SAMPLES]
-# Prints "ray-scaling: PASS …" or "ray-scaling: FAIL …"; exit status 1 on a failure.
+# Prints "ray-scaling: PASS …" or "ray-scaling: FAIL …"; exit status 1 on a failure; the figures
+# also go to OUTDIR/ray-figures.json.
 set -u
 RR=$(realpath "$1"); OUTD=$2; SAMPLES=${3:-}
 mkdir -p "$OUTD"
@@ -44,6 +45,7 @@ def sweep(engines, samples, tag):
 # This first sweep also starts the two actors, which the driver keeps for the next sweeps (a
 # session pays that once): its engine start is the cold one.
 cold_wall, r = sweep(2, 20, "calibrate")
+cold_start = r["engine_start_s"]
 print("ray-scaling: first sweep of the session (actors started): engine start %.2f s, %.1f s wall" % (r["engine_start_s"], cold_wall))
 if not samples:
     s = 2 * len(r["trials"]) / max(r["configs_per_s"], 1e-9)
@@ -65,6 +67,12 @@ print("ray-scaling: Ray cluster of 2 nodes x 1 GPU (%g GPUs); %d configurations 
 for tag, r in (("one", one), ("two", two)):
     json.dump(r, open("%s/ray-%s.json" % (outd, tag), "w"))
 ok = gpus == 2 and one_wall >= 30 and ratio >= 1.9 and used == [0, 1] and same
+# The figures, for the suite's ray part.
+json.dump({"gpus": gpus, "configurations": len(one["trials"]), "samples": samples, "one_wall_s": one_wall,
+           "two_wall_s": two_wall, "one_sweep_s": len(one["trials"]) / one["configs_per_s"],
+           "two_sweep_s": len(two["trials"]) / two["configs_per_s"], "engines_used": used, "rows_equal": same,
+           "first_engine_start_s": cold_start, "first_sweep_wall_s": cold_wall, "ok": bool(ok)},
+          open("%s/ray-figures.json" % outd, "w"))
 print("ray-scaling: %s" % ("PASS" if ok else "FAIL (goal: one-engine sweep >= 30 s, >= 1.9x wall on two, both used, rows equal)"))
 sys.exit(0 if ok else 1)
 PY

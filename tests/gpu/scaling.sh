@@ -4,8 +4,9 @@
 # start to its end (engine start included); then the sweep as two Slurm-style parts run at the
 # same time, one per GPU (CUDA_VISIBLE_DEVICES), joined by `tune merge`, which must hold the
 # single run's configurations in the same order with the same outcomes.
-# Usage: bash tests/gpu/scaling.sh RR_TUI OUTDIR   (sourced by tune-suite.sh on 2+ GPUs)
-# Prints "scaling: PASS …" or "scaling: FAIL …" lines; exit status 1 on a failure.
+# Usage: bash tests/gpu/scaling.sh RR_TUI OUTDIR   (run by the suite's multi-gpu part)
+# Prints "scaling: PASS …" or "scaling: FAIL …" lines; exit status 1 on a failure; the figures
+# also go to OUTDIR/scaling-figures.json.
 set -u
 RR=$(realpath "$1"); OUTD=$2
 mkdir -p "$OUTD"
@@ -68,6 +69,11 @@ print("scaling: two Slurm-style parts at once, one GPU each: %.1f s wall (%.2fx 
     "" if m.returncode in (0, 1) else "; merge failed: " + m.stderr[-300:]))
 for tag, r in (("one", one), ("two", two), ("merged", merged)):
     json.dump(r, open("%s/scaling-%s.json" % (outd, tag), "w"))
+# The figures, for the suite's multi-gpu part.
+json.dump({"configurations": len(one["trials"]), "samples": samples, "one_wall_s": one_wall, "two_wall_s": two_wall,
+           "one_sweep_s": sweep1, "two_sweep_s": sweep2, "parts_wall_s": parts_wall, "devices_used": used,
+           "merged_equal": same, "merge_rc": m.returncode, "ok": bool(ok and same)},
+          open("%s/scaling-figures.json" % outd, "w"))
 print("scaling: %s" % ("PASS" if ok and same else "FAIL (goal: one-GPU sweep >= 30 s, >= 1.9x wall on two GPUs, both used; parts merged equal)"))
 sys.exit(0 if ok and same else 1)
 PY

@@ -14,7 +14,13 @@ the scheduler puts a process (and how far that CPU is from the GPU) otherwise mo
 time by up to a third between runs, far more than the cost being measured. Where the program prints `cpu_seconds=` too, the same
 runs are compared by the launching thread's CPU time after the wall time (what the scheduler
 of a virtual machine takes away does not count there).
+
+STORM_PROGRESS=1 prints a line per round ("# round R/N: ..."); STORM_JSON=FILE appends a JSON line
+per variant and metric to FILE: {"metric", "label", "ratio", "lo", "hi", "median_s", "min_s",
+"max_s", "runs", "plain_median_s", "ns_per_launch", "n", "words", "rounds"} (what the GPU suite's
+storm part checks).
 """
+import json
 import os, random, re, statistics, subprocess, sys
 
 
@@ -82,6 +88,10 @@ for r in range(rounds):
         for label, t in this[m].items():
             if base:
                 paired[m][label].append(t / base)
+    if os.environ.get("STORM_PROGRESS"):
+        print("# round %d/%d: %s" % (r + 1, rounds, ", ".join("%s %.4f s" % (l, t) for l, t in this["seconds"].items())),
+              flush=True)
+json_out = os.environ.get("STORM_JSON")
 per = int(n)
 for m in METRICS:
     if not times[m][variants[0][0]]:
@@ -96,6 +106,12 @@ for m in METRICS:
         med = statistics.median(t)
         pr = statistics.median(paired[m][label]) if paired[m][label] else float("nan")
         lo, hi = median_ci(paired[m][label]) if len(paired[m][label]) > 1 else (pr, pr)
+        if json_out:
+            with open(json_out, "a") as f:
+                f.write(json.dumps({"metric": m, "label": label, "ratio": pr, "lo": lo, "hi": hi, "median_s": med,
+                                    "min_s": min(t), "max_s": max(t), "runs": len(t), "plain_median_s": plain,
+                                    "ns_per_launch": (pr - 1) * plain / per * 1e9, "n": per, "words": int(words),
+                                    "rounds": rounds}) + "\n")
         print(f"{label:16s} median {med:.4f} s (min {min(t):.4f}, max {max(t):.4f}, {len(t)} runs)  "
               f"{med / per * 1e6:.3f} us/launch  ratio {pr:.3f} [95% CI {lo:.3f}-{hi:.3f}]  "
               f"(+{(pr - 1) * plain / per * 1e9:.0f} ns/launch; "
