@@ -616,7 +616,7 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "descriptor: 2 of 26 fields differ",
+            "descriptor: 2 of 27 fields differ",
         ))
         .stdout(predicate::str::contains("  grid   8×1×1 → 16×1×1"))
         .stdout(predicate::str::contains("  block  128×1×1 → 64×1×1"))
@@ -644,7 +644,7 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         .arg(&x)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("descriptor: all 26 fields equal"))
+        .stdout(predicate::str::contains("descriptor: all 27 fields equal"))
         // Two globals in the file: two compared, not three "fields".
         .stdout(predicate::str::contains("globals: all 2 equal"))
         .stdout(predicate::str::ends_with("\nequal\n"));

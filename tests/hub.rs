@@ -617,3 +617,41 @@ fn an_engine_outlives_the_thread_that_started_it_but_not_its_parent_process() {
     });
     assert!(ended, "an engine whose tuner is gone went on");
 }
+
+#[test]
+fn a_hub_answering_times_below_any_launch_is_not_believed() {
+    let (assert, _json, _t) = hostile_sweep(|id, config| trial_line(id, config, 1e-300));
+    assert
+        .failure()
+        .stdout(predicate::str::contains("without a plausible time"));
+}
+
+/// A hub answering for runs it was never sent is said at once (not after the watchdog's
+/// minute per configuration, as a kernel that never finishes), and counted against the hub:
+/// its configurations were not at fault, and a hub that keeps doing it is given up.
+#[test]
+fn a_hub_answering_runs_it_was_not_sent_is_said_at_once_and_given_up() {
+    let started = std::time::Instant::now();
+    let (assert, json, _t) = hostile_sweep(|id, config| trial_line(id + 1000, config, 2000.0));
+    assert
+        .failure()
+        .stderr(predicate::str::contains(
+            "answered for run 1001, which it was never sent",
+        ))
+        .stderr(predicate::str::contains("engine 0 given up"))
+        .stderr(predicate::str::contains("may never finish").not());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // No configuration was blamed for it.
+    if json.exists() {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(v["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] != "fault"));
+    }
+}

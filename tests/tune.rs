@@ -701,6 +701,266 @@ fn shards_merge_into_the_unsharded_sweep() {
     assert!(at("empty.json").is_file());
 }
 
+/// The synthetic sweep's three parts (`--shard K/3`, answered by `--simulate`) in `dir`:
+/// `part1.json` … `part3.json`, said to be measured (as a GPU's parts: what they hold goes
+/// as far as `--export`).
+fn three_parts(dir: &std::path::Path) {
+    let sweep = synthetic_sweep(dir);
+    let axes = ["--grid", "1..32", "--block", "32..1024:32"];
+    for k in 1..=3 {
+        let part = dir.join(format!("part{k}.json"));
+        simulated(&axes, &sweep)
+            .args(["--shard", &format!("{k}/3"), "--json"])
+            .arg(&part)
+            .assert()
+            .success();
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&part).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("simulated_from");
+        std::fs::write(&part, v.to_string()).unwrap();
+    }
+}
+
+/// `part{k}.json` of `dir` changed by `edit`, written as `name`.
+fn edited_part(
+    dir: &std::path::Path,
+    k: u32,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> std::path::PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(format!("part{k}.json"))).unwrap()).unwrap();
+    edit(&mut v);
+    let path = dir.join(name);
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+/// `tune merge` of `parts` (file names in `dir`) with `args` after them.
+fn merge_of(dir: &std::path::Path, parts: &[&str], args: &[&str]) -> assert_cmd::assert::Assert {
+    let mut c = rr();
+    c.args(["tune", "merge"]);
+    for p in parts {
+        c.arg(dir.join(p));
+    }
+    c.current_dir(dir).args(args).assert()
+}
+
+/// A row whose configuration is not the one at its index in the sweep is refused, naming the
+/// file and the row: nothing is written, and nothing exported.
+#[test]
+fn a_merged_row_must_be_the_configuration_at_its_index() {
+    let t = tempfile::tempdir().unwrap();
+    let at = |name: &str| t.path().join(name);
+    three_parts(t.path());
+    let fast = serde_json::json!({"count": 1, "min": 500.0, "median": 500.0, "mean": 500.0, "stddev": 0.0, "max": 500.0});
+    for (name, grid, block) in [
+        ("zero.json", [0u32, 1, 1], [4096u32, 1, 1]),
+        ("huge.json", [u32::MAX; 3], [1, 1, 1]),
+    ] {
+        edited_part(t.path(), 2, name, |v| {
+            let row = &mut v["trials"][0];
+            row["grid"] = serde_json::json!(grid);
+            row["block"] = serde_json::json!(block);
+            row["kernel_ns"] = fast.clone();
+        });
+        merge_of(
+            t.path(),
+            &["part1.json", name, "part3.json"],
+            &[
+                "--json",
+                "m.json",
+                "--csv",
+                "m.csv",
+                "--export",
+                "tuned.json",
+            ],
+        )
+        .code(2)
+        .stderr(predicate::str::contains(format!("{name}: row 1 ")))
+        .stderr(predicate::str::contains("is not configuration"));
+        for out in ["m.json", "m.csv", "tuned.json", "tuned.h"] {
+            assert!(!at(out).exists(), "{name}: {out} was written");
+        }
+    }
+    // An index beyond the sweep, and a row marked recorded that is not the recorded one.
+    edited_part(t.path(), 2, "beyond.json", |v| {
+        v["trials"][0]["index"] = (1024 * 3 + 1).into();
+    });
+    merge_of(
+        t.path(),
+        &["part1.json", "beyond.json", "part3.json"],
+        &["--json", "m.json"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("beyond.json: row 1 "))
+    .stderr(predicate::str::contains("the sweep has 1024"));
+    edited_part(t.path(), 1, "marked.json", |v| {
+        let rows = v["trials"].as_array_mut().unwrap();
+        let i = rows.iter().position(|r| r["recorded"] != true).unwrap();
+        rows[i]["recorded"] = true.into();
+        for r in rows.iter_mut().filter(|r| r["recorded"] == true).take(1) {
+            r["recorded"] = false.into();
+        }
+    });
+    merge_of(
+        t.path(),
+        &["marked.json", "part2.json", "part3.json"],
+        &["--json", "m.json"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("marked.json: row "));
+    assert!(!at("m.json").exists());
+}
+
+/// A time below what any launch takes (1e-300 ns) is implausible wherever it comes from: a
+/// part to merge is refused, naming the file and row; a sweep to simulate from answers that
+/// configuration as not measured rather than as the best at "0 ns".
+#[test]
+fn times_below_any_launch_are_implausible_in_parts_and_sweeps() {
+    let t = tempfile::tempdir().unwrap();
+    three_parts(t.path());
+    let tiny = serde_json::json!({"count": 1, "min": 1e-300, "median": 1e-300, "mean": 1e-300, "stddev": 0.0, "max": 1e-300});
+    let fast = tiny.clone();
+    edited_part(t.path(), 2, "tiny.json", move |v| {
+        v["trials"][0]["kernel_ns"] = fast;
+    });
+    merge_of(
+        t.path(),
+        &["part1.json", "tiny.json", "part3.json"],
+        &["--json", "m.json"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("tiny.json: row 1 "))
+    .stderr(predicate::str::contains("implausible times"));
+    assert!(!t.path().join("m.json").exists());
+    // From a sweep: grid 1 block 32 claims 1e-300 ns.
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(synthetic_sweep(t.path())).unwrap()).unwrap();
+    v["trials"][0]["kernel_ns"] = tiny;
+    let sweep = t.path().join("tiny-sweep.json");
+    std::fs::write(&sweep, v.to_string()).unwrap();
+    let json = t.path().join("s.json");
+    simulated(&["--grid", "1..2", "--block", "32..64:32"], &sweep)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let (best, _) = best_of(&json);
+    assert_ne!(best["grid"], serde_json::json!([1, 1, 1]), "{best}");
+    assert!(
+        best["kernel_ns"]["median"].as_f64().unwrap() >= 1000.0,
+        "{best}"
+    );
+}
+
+/// A part that measured nothing (or less than its share) leaves configurations of the space
+/// in no part: said with how many, and refused unless --allow-missing, which merges what there
+/// is and says what is missing.
+#[test]
+fn configurations_in_no_part_are_counted_and_refused_without_allow_missing() {
+    let t = tempfile::tempdir().unwrap();
+    let at = |name: &str| t.path().join(name);
+    three_parts(t.path());
+    edited_part(t.path(), 3, "empty3.json", |v| {
+        v["trials"] = serde_json::json!([]);
+    });
+    let parts = ["part1.json", "part2.json", "empty3.json"];
+    merge_of(t.path(), &parts, &["--json", "m.json"])
+        .code(2)
+        .stderr(predicate::str::contains(
+            "of the sweep's 1024 configurations are in no part",
+        ))
+        .stderr(predicate::str::contains("empty3.json lacks "))
+        .stderr(predicate::str::contains("--allow-missing"));
+    assert!(!at("m.json").exists());
+    merge_of(t.path(), &parts, &["--json", "m.json", "--allow-missing"])
+        .success()
+        .stdout(predicate::str::contains("of the sweep's 1024 in no part"));
+    assert!(at("m.json").is_file());
+    // A part may not claim more unlisted skips than it has configurations.
+    edited_part(t.path(), 3, "skips3.json", |v| {
+        v["skipped_unlisted"] = 5000.into();
+    });
+    merge_of(
+        t.path(),
+        &["part1.json", "part2.json", "skips3.json"],
+        &["--json", "m2.json"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("skips3.json: "));
+}
+
+/// Names go into every CSV row: a part whose kernel name is longer than any kernel's is
+/// refused when read (a 1 MB part once became a 1.2 GB CSV held in memory).
+#[test]
+fn a_part_with_a_name_longer_than_any_kernels_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    three_parts(t.path());
+    let long = "k".repeat(100_000);
+    for k in 1..=3 {
+        let long = long.clone();
+        edited_part(t.path(), k, &format!("long{k}.json"), move |v| {
+            v["kernel"] = long.into();
+        });
+    }
+    merge_of(
+        t.path(),
+        &["long1.json", "long2.json", "long3.json"],
+        &["--csv", "m.csv"],
+    )
+    .code(2)
+    .stderr(predicate::str::contains("long1.json"))
+    .stderr(predicate::str::contains("longer than"));
+    assert!(!t.path().join("m.csv").exists());
+}
+
+/// `--export F.json` writes F.h beside it: a header it did not write is refused like a JSON
+/// file it did not write, and a symbolic link at either path is said to be one (a dangling
+/// one included), before anything is measured or merged.
+#[test]
+fn export_refuses_a_header_it_did_not_write_and_says_a_link_is_one() {
+    let t = tempfile::tempdir().unwrap();
+    let at = |name: &str| t.path().join(name);
+    three_parts(t.path());
+    let parts = ["part1.json", "part2.json", "part3.json"];
+    std::fs::write(at("tuned.h"), "#define MINE 1\n").unwrap();
+    merge_of(t.path(), &parts, &["--export", "tuned.json"])
+        .code(2)
+        .stderr(predicate::str::contains("tuned.h"))
+        .stderr(predicate::str::contains("not written by rr-tui"));
+    assert_eq!(
+        std::fs::read_to_string(at("tuned.h")).unwrap(),
+        "#define MINE 1\n"
+    );
+    // The same before a sweep.
+    rr().args(["tune", "--block", "64,128", "--export"])
+        .arg(at("tuned.json"))
+        .arg(saxpy())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not written by rr-tui"));
+    // A header of ours (a JSON removed since) is written again.
+    std::fs::write(
+        at("tuned.h"),
+        "// Generated by `rr-tui tune --export`: an older one\n",
+    )
+    .unwrap();
+    merge_of(t.path(), &parts, &["--export", "tuned.json"]).success();
+    assert!(std::fs::read_to_string(at("tuned.h"))
+        .unwrap()
+        .contains("GRID_X"));
+    // Dangling links, at the JSON and at the header.
+    std::os::unix::fs::symlink(at("nowhere.json"), at("dangling.json")).unwrap();
+    std::os::unix::fs::symlink(at("nowhere.h"), at("other.h")).unwrap();
+    for export in ["dangling.json", "other.json"] {
+        merge_of(t.path(), &parts, &["--export", export])
+            .code(2)
+            .stderr(predicate::str::contains("is a symbolic link"))
+            .stderr(predicate::str::contains("No such file").not());
+    }
+}
+
 /// `tune DIR`: every instance of a recording (or those `--kernels` selects, or a Slurm part's)
 /// with the same axes; `--list` shows each without a GPU, and without one the sweep says so
 /// once, before creating anything.

@@ -286,6 +286,10 @@ pub struct MergeArgs {
     /// Add the best configuration to an export file (as `tune --export`).
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
+    /// Merge even when configurations of the sweep are in no part (a part cut short, or
+    /// lost): said with how many, instead of refused.
+    #[arg(long)]
+    pub allow_missing: bool,
 }
 
 impl TuneArgs {

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use rr_engine::tune::trial::{DeviceInfo, MAX_SKIPPED_LISTED};
 use rr_engine::tune::{Status, Trial, TuneReport};
-use rr_format::fsio;
 
 use super::text::Printer;
 use crate::cli::TuneArgs;
@@ -168,13 +167,10 @@ impl<'a> Collector<'a> {
 
 fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
     if let Some(p) = &a.json {
-        fsio::write_atomic(p, &report.to_json())?;
+        super::write_streamed(p, |w| report.write_json(w))?;
     }
     if let Some(p) = &a.csv {
-        let csv = report
-            .to_csv()
-            .map_err(|e| Error::format(p, format!("CSV: {e}")))?;
-        fsio::write_atomic(p, &csv)?;
+        super::write_streamed(p, |w| Ok(report.write_csv(w)?))?;
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::stderr_tail::StderrTail;
 use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
-use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::trial::{plausible_time, DeviceInfo};
 use rr_engine::tune::{Config, Status, Trial};
 
 use crate::cli::EngineArgs;
@@ -74,6 +74,10 @@ pub enum Reply {
     /// The hub lost the engine's machine or process before it answered: the configuration was
     /// not at fault and goes to another engine; this one must be replaced.
     Unrun(String),
+    /// The engine (or its hub) broke the protocol, answering for a run it was never sent:
+    /// nothing it says can be matched to a configuration. The configuration was not at fault
+    /// and goes to another engine; the failure counts against where engines come from.
+    Broken(String),
     /// The sweep was stopped (a signal) while waiting: the engine was ended.
     Interrupted,
 }
@@ -233,8 +237,15 @@ impl EngineChild {
         // One deadline: events that are not `ready` never extend it.
         let timeout = start_timeout();
         let deadline = Instant::now() + timeout;
+        let last = self.next_id - 1;
         loop {
-            match self.events.recv_deadline(deadline) {
+            let line = self.events.recv_deadline(deadline);
+            if let Ok(Some(l)) = &line {
+                if let Some(run) = never_sent(l, last) {
+                    return Err(self.unasked(run, last));
+                }
+            }
+            match line {
                 Ok(Some(Line::Event(t))) => match t.event {
                     Event::Device {
                         name, sm, ordinal, ..
@@ -291,7 +302,11 @@ impl EngineChild {
         // Whatever came before the command is no answer to it.
         loop {
             match self.events.try_recv() {
-                Ok(Some(_)) => {}
+                Ok(Some(line)) => {
+                    if let Some(run) = never_sent(&line, self.next_id - 1) {
+                        return Reply::Broken(self.unasked(run, self.next_id - 1));
+                    }
+                }
                 Ok(None) | Err(TryRecvError::Disconnected) => {
                     return self.ended("the engine ended")
                 }
@@ -335,7 +350,13 @@ impl EngineChild {
                     watchdog.as_secs_f64()
                 ));
             }
-            match self.events.recv_timeout((deadline - now).min(STOP_POLL)) {
+            let line = self.events.recv_timeout((deadline - now).min(STOP_POLL));
+            // Said at once: its answer would never come, and the watchdog would blame the
+            // kernel a minute later.
+            if let Some(run) = line.as_ref().ok().and_then(|l| never_sent(l.as_ref()?, id)) {
+                return Reply::Broken(self.unasked(run, id));
+            }
+            match line {
                 Ok(Some(Line::Event(t))) if t.run == id => match t.event {
                     Event::Trial(trial) => return self.checked(*trial, &config),
                     Event::Error {
@@ -379,7 +400,7 @@ impl EngineChild {
             )));
         }
         let measured = matches!(trial.status, Status::Ok | Status::VerifyFailed);
-        if measured && !trial.kernel_ns.is_some_and(|k| k.is_plausible()) {
+        if measured && !trial.kernel_ns.as_ref().is_some_and(plausible_time) {
             self.kill();
             return Reply::Lost(
                 self.said("the engine answered a measured configuration without a plausible time"),
@@ -396,6 +417,19 @@ impl EngineChild {
             trial.energy = None;
         }
         Reply::Trial(Box::new(trial))
+    }
+
+    /// The engine answered for `run`, which it was never sent (`last` is the last run it was):
+    /// ended, and said.
+    fn unasked(&mut self, run: u64, last: u64) -> String {
+        self.kill();
+        let who = match self.link {
+            Link::Hub(_) => "the engine hub",
+            Link::Local(_) => "the engine",
+        };
+        format!(
+            "{who} answered for run {run}, which it was never sent (the last it was sent is {last}): it does not follow the engine protocol"
+        )
     }
 
     /// The engine's stream ended before its answer: through a hub, the hub or its
@@ -463,6 +497,17 @@ impl EngineChild {
 
 /// The version of the hub's first line.
 const HUB_VERSION: u32 = 1;
+
+/// The run `line` is for when the engine was never sent it: beyond `last`, the last command's
+/// id, or a trial for run 0 (the engine's start, which no command asks to measure).
+fn never_sent(line: &Line, last: u64) -> Option<u64> {
+    let (run, trial) = match line {
+        Line::Event(t) => (t.run, matches!(t.event, Event::Trial(_))),
+        Line::Bad { run: Some(run), .. } => (*run, false),
+        Line::Bad { run: None, .. } => return None,
+    };
+    (run > last || run == 0 && trial).then_some(run)
+}
 
 /// One line of an engine's output.
 enum Line {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_engine::tune::export::{self, ExportFile, MAX_EXPORT_BYTES};
+use rr_engine::tune::export::{self, ExportFile, HEADER_MARK, MAX_EXPORT_BYTES};
 use rr_engine::tune::TuneReport;
 use rr_format::text::visible_path;
 use rr_format::{fsio, Descriptor};
@@ -30,13 +30,69 @@ pub fn read(path: &Path) -> Result<ExportFile> {
         Err(e) => return Err(refuse(e.to_string())),
         Ok(_) => {}
     }
+    if let Some(why) = not_regular(path) {
+        return Err(Error::invalid(format!("--export: {why}")));
+    }
     let bytes = fsio::read_limited(path, MAX_EXPORT_BYTES, "export file")
         .map_err(|e| refuse(e.problem()))?;
     ExportFile::parse(&bytes).map_err(refuse)
 }
 
-/// Check before the sweep: FILE readable as an export file (or absent), in a directory that
-/// exists, neither of the sweep's own output files, both files writable.
+/// Why `p` is no file an export may read or replace, or None when it is absent or a regular
+/// file. A symbolic link is said to be one (a dangling one too, which reading would call
+/// missing): the export replaces files, and would replace the link rather than write where it
+/// points.
+fn not_regular(p: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    if meta.file_type().is_symlink() {
+        let to = std::fs::read_link(p)
+            .map(|t| format!(" to {}", visible_path(&t)))
+            .unwrap_or_default();
+        let dangling = if std::fs::metadata(p).is_err() {
+            ", which does not exist"
+        } else {
+            ""
+        };
+        return Some(format!(
+            "{} is a symbolic link{to}{dangling}; export to a regular file",
+            visible_path(p)
+        ));
+    }
+    (!meta.is_file()).then(|| format!("{} exists and is not a regular file", visible_path(p)))
+}
+
+/// The header beside export file `json` may be replaced: absent, or written by an export (it
+/// begins with [`HEADER_MARK`]), as the JSON file must be one of ours. A header of one's own
+/// that happens to share the name is never overwritten.
+fn header_is_ours(json: &Path) -> Result<()> {
+    use std::io::Read;
+    let header = header_path(json);
+    let refuse = |why: String| Error::invalid(format!("--export {}: {why}", visible_path(json)));
+    match std::fs::symlink_metadata(&header) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(refuse(format!("{}: {e}", visible_path(&header)))),
+        Ok(_) => {}
+    }
+    if let Some(why) = not_regular(&header) {
+        return Err(Error::invalid(format!("--export: {why}")));
+    }
+    let mut start = Vec::with_capacity(HEADER_MARK.len());
+    fsio::open_regular(&header)?
+        .take(HEADER_MARK.len() as u64)
+        .read_to_end(&mut start)
+        .map_err(|e| Error::io(&header, e))?;
+    if start != HEADER_MARK.as_bytes() {
+        return Err(refuse(format!(
+            "{} exists and was not written by rr-tui tune --export (it would be replaced); move it away, or export to another file",
+            visible_path(&header)
+        )));
+    }
+    Ok(())
+}
+
+/// Check before the sweep: FILE readable as an export file (or absent), FILE.h one of ours (or
+/// absent), neither a symbolic link, in a directory that exists, neither of the sweep's own
+/// output files, both files writable.
 pub fn check(path: &Path, outputs: [Option<&Path>; 2]) -> Result<()> {
     let refuse = |why: &str| Error::invalid(format!("--export {}: {why}", visible_path(path)));
     match path.parent() {
@@ -63,14 +119,14 @@ pub fn check(path: &Path, outputs: [Option<&Path>; 2]) -> Result<()> {
             "names the --json or --csv file (or its header does)",
         ));
     }
-    read(path)?;
     for p in [path.to_path_buf(), header_path(path)] {
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
-            return Err(Error::invalid(format!(
-                "--export: {} exists and is not a regular file",
-                visible_path(&p)
-            )));
+        if let Some(why) = not_regular(&p) {
+            return Err(Error::invalid(format!("--export: {why}")));
         }
+    }
+    read(path)?;
+    header_is_ours(path)?;
+    for p in [path.to_path_buf(), header_path(path)] {
         fsio::AtomicWriter::create(&p).map_err(|e| {
             Error::invalid(format!(
                 "--export: {} cannot be written ({e})",
@@ -96,6 +152,8 @@ pub fn write(
         return Ok(None);
     };
     let mut file = read(path)?;
+    // Checked again: the files may have changed during the sweep.
+    header_is_ours(path)?;
     let id = entry.signature_id.clone();
     file.upsert(entry)
         .map_err(|why| Error::invalid(format!("--export {}: {why}", visible_path(path))))?;

@@ -50,7 +50,8 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
     for p in &m.reports {
         reports.push((visible_path(p), read_report(p, "tune merge")?));
     }
-    let merged = shard::merge(reports).map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
+    let (merged, missing) = shard::merge(reports, m.allow_missing)
+        .map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
     if m.export.is_some() && merged.simulated_from.is_some() {
         return Err(Error::invalid(
             "tune merge: the parts were simulated, not measured: nothing to export",
@@ -77,21 +78,22 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         None => None,
     };
     if let Some(p) = &m.json {
-        fsio::write_atomic(p, &merged.to_json())?;
+        super::write_streamed(p, |w| merged.write_json(w))?;
     }
     if let Some(p) = &m.csv {
-        let csv = merged
-            .to_csv()
-            .map_err(|e| Error::invalid(format!("CSV: {e}")))?;
-        fsio::write_atomic(p, &csv)?;
+        super::write_streamed(p, |w| Ok(merged.write_csv(w)?))?;
     }
     let measured = merged
         .trials
         .iter()
         .filter(|t| t.status != rr_engine::tune::Status::Skipped)
         .count();
+    let in_no_part = match missing {
+        0 => String::new(),
+        n => format!("; {n} of the sweep's {} in no part", merged.space_size),
+    };
     output::line(&format!(
-        "Merged {} shard(s): {} configuration(s), {measured} measured{}",
+        "Merged {} shard(s): {} configuration(s), {measured} measured{in_no_part}{}",
         m.reports.len(),
         merged.trials.len(),
         match (&merged.best, merged.speedup) {

@@ -26,12 +26,11 @@ use rr_engine::replay::candidate::{CandidateFile, CandidateSpec};
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::ReplayInstance;
-use rr_engine::tune::defines::{Defines, GeometryExpr};
 use rr_engine::tune::engine::VariantImage;
-use rr_engine::tune::space::{self, Rules, MAX_MEASURED};
+use rr_engine::tune::space::{Rules, MAX_MEASURED};
 use rr_engine::tune::trial::SourceInfo;
 use rr_engine::tune::trial::{index_of, DeviceInfo};
-use rr_engine::tune::{Search, Space, Status, Trial, TuneReport};
+use rr_engine::tune::{Config, Search, Space, Status, Trial, TuneReport};
 use rr_format::fsio;
 
 use crate::cli::{EngineArgs, TuneArgs};
@@ -44,6 +43,9 @@ use scheduler::{Scheduler, Work};
 const MAX_REPORT: u64 = 512 << 20;
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;
+/// Engines that may break the protocol in a row (answering for runs they were never sent)
+/// before a GPU, or an engine of a hub, is given up.
+const MAX_BROKEN: u32 = 3;
 
 pub(crate) enum Msg {
     /// An engine is ready: when simulated, it answers from this sweep; `carried` says whether
@@ -532,6 +534,8 @@ fn work(
     // Why the last instance's engine could not go on to this one (said with the new engine).
     let mut refused = None;
     let mut failures = 0;
+    // Engines in a row that broke the protocol (counted against where engines come from).
+    let mut broken = 0;
     // A reply may wait for a whole sampling timeout, then one slow sample more, and the
     // longest energy run.
     let energy_s = energy.map_or(0.0, |e| e.max_seconds);
@@ -637,39 +641,99 @@ fn work(
             _ => None,
         };
         let Some(e) = engine.as_mut() else { continue };
-        let mut trial = match e.measure(config, variant, policy, energy, watchdog, stop) {
-            Reply::Trial(t) => *t,
-            // Stopped by a signal: the scheduler hands out nothing more.
-            Reply::Interrupted => return,
-            Reply::Lost(why) => {
-                engine = None;
-                Trial::refused(config, Status::Fault, why)
-            }
-            Reply::Unrun(why) => {
-                engine = None;
-                let _ = tx.send(Msg::Warn(format!(
-                    "engine {device} was lost ({why}); its configuration goes to another engine"
-                )));
-                let again = scheduler
-                    .lock()
-                    .is_ok_and(|mut s| s.give_back(index, config, recorded));
-                if again {
-                    continue;
-                }
-                Trial::refused(
-                    config,
-                    Status::Fault,
-                    format!(
-                        "its engine was lost {} times, the last: {why}",
-                        scheduler::MAX_RETURNS
-                    ),
-                )
-            }
+        let reply = e.measure(config, variant, policy, energy, watchdog, stop);
+        if !matches!(reply, Reply::Trial(_)) {
+            engine = None;
+        }
+        let job = (index, config, recorded);
+        let mut trial = match settle(
+            reply,
+            job,
+            &mut broken,
+            origin.unit(),
+            device,
+            scheduler,
+            tx,
+        ) {
+            Settled::Done(t) => *t,
+            Settled::Again => continue,
+            Settled::Stop => return,
         };
         trial.recorded = recorded;
         trial.device = Some(device);
         if !finish(scheduler, tx, index, trial) {
             return;
+        }
+    }
+}
+
+/// What a worker does after an engine's reply.
+enum Settled {
+    /// The configuration is done, with this trial.
+    Done(Box<Trial>),
+    /// It went back to the scheduler: on to the next one.
+    Again,
+    /// The worker ends (stopped by a signal, or its engines given up).
+    Stop,
+}
+
+/// Settle an engine's `reply` for `job` (index, configuration, recorded): its trial, a fault, or
+/// the configuration back to the scheduler when its engine failed through no fault of its own —
+/// a hub that lost its machine (counted against the configuration, which may be the cause after
+/// all) or an engine that broke the protocol (counted in `broken` against where engines come
+/// from: [`MAX_BROKEN`] in a row give the worker up).
+fn settle(
+    reply: Reply,
+    (index, config, recorded): (Option<u64>, Config, bool),
+    broken: &mut u32,
+    unit: &str,
+    device: i32,
+    scheduler: &Mutex<Scheduler>,
+    tx: &Sender<Msg>,
+) -> Settled {
+    match reply {
+        Reply::Trial(t) => {
+            *broken = 0;
+            Settled::Done(t)
+        }
+        // Stopped by a signal: the scheduler hands out nothing more.
+        Reply::Interrupted => Settled::Stop,
+        Reply::Lost(why) => Settled::Done(Box::new(Trial::refused(config, Status::Fault, why))),
+        Reply::Broken(why) => {
+            if let Ok(mut s) = scheduler.lock() {
+                s.requeue(index, config, recorded);
+            }
+            *broken += 1;
+            if *broken >= MAX_BROKEN {
+                let _ = tx.send(Msg::Gone(
+                    device,
+                    format!("{why} ({broken} engines in a row)"),
+                ));
+                return Settled::Stop;
+            }
+            let _ = tx.send(Msg::Warn(format!(
+                "{unit} {device}: {why}; its configuration goes to another engine"
+            )));
+            Settled::Again
+        }
+        Reply::Unrun(why) => {
+            let _ = tx.send(Msg::Warn(format!(
+                "engine {device} was lost ({why}); its configuration goes to another engine"
+            )));
+            let again = scheduler
+                .lock()
+                .is_ok_and(|mut s| s.give_back(index, config, recorded));
+            if again {
+                return Settled::Again;
+            }
+            Settled::Done(Box::new(Trial::refused(
+                config,
+                Status::Fault,
+                format!(
+                    "its engine was lost {} times, the last: {why}",
+                    scheduler::MAX_RETURNS
+                ),
+            )))
         }
     }
 }
@@ -691,71 +755,8 @@ pub(crate) fn finish(
 }
 
 fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
-    let bad = |flag: &str, m: String| Error::invalid(format!("--{flag}: {m}"));
-    // Geometry written in terms of the defines replaces its axis.
-    let expression = |flag: &str, spec: Option<&str>| -> Result<Option<GeometryExpr>> {
-        let Some(spec) = spec.filter(|s| GeometryExpr::is_expression(s)) else {
-            return Ok(None);
-        };
-        if a.source.is_none() {
-            return Err(bad(
-                flag,
-                format!(
-                    "{spec:?} names something: geometry written as an expression needs --source (and --define for names of your own)"
-                ),
-            ));
-        }
-        GeometryExpr::parse(spec)
-            .map(Some)
-            .map_err(|m| bad(flag, m))
-    };
-    let grid_expr = expression("grid", a.grid.as_deref())?;
-    let block_expr = expression("block", a.block.as_deref())?;
-    let grids = a
-        .grid
-        .as_deref()
-        .filter(|_| grid_expr.is_none())
-        .map(space::parse_grid)
-        .transpose()
-        .map_err(|m| bad("grid", m))?
-        .unwrap_or_default();
-    let blocks = a
-        .block
-        .as_deref()
-        .filter(|_| block_expr.is_none())
-        .map(space::parse_dims)
-        .transpose()
-        .map_err(|m| bad("block", m))?
-        .unwrap_or_default();
-    let shared = a
-        .shared_mem
-        .as_deref()
-        .map(|s| space::parse_scalars(s, true))
-        .transpose()
-        .map_err(|m| bad("shared-mem", m))?
-        .unwrap_or_default();
-    let registers = a
-        .registers
-        .as_deref()
-        .map(space::parse_registers)
-        .transpose()
-        .map_err(|m| bad("registers", m))?
-        .unwrap_or_default();
-    let space = Space::new(
-        Rules::of(d, a.ignore_limits),
-        grids,
-        blocks,
-        shared,
-        registers,
-    )
-    .map_err(Error::invalid)?;
-    if a.source.is_none() {
-        return Ok(space);
-    }
-    let defines = Defines::new(a.defines.clone()).map_err(Error::invalid)?;
-    space
-        .with_defines(defines, grid_expr, block_expr)
-        .map_err(Error::invalid)
+    let defines = a.source.is_some().then(|| a.defines.clone());
+    Space::of_axes(Rules::of(d, a.ignore_limits), &a.axes(), defines).map_err(Error::invalid)
 }
 
 /// `--registers` recompiles the image: only PTX can be.
@@ -827,6 +828,22 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     previous
         .resumable_trials(report, path)
         .map_err(Error::invalid)
+}
+
+/// Write `path` (atomically, as [`fsio::write_atomic`]) as `write` makes it, through a buffer:
+/// a sweep's CSV holds the kernel's name in every row and is never whole in memory.
+pub(crate) fn write_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    let mut file = fsio::AtomicWriter::create(path)?;
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut file);
+    write(&mut buffered)
+        .and_then(|()| buffered.flush())
+        .map_err(|e| Error::io(path, e))?;
+    drop(buffered);
+    Ok(file.commit()?)
 }
 
 /// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole

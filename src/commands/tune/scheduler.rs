@@ -167,9 +167,16 @@ impl Scheduler {
         if *n >= MAX_RETURNS {
             return false;
         }
+        self.requeue(index, config, recorded);
+        true
+    }
+
+    /// A configuration handed out came back unmeasured and the fault was certainly its
+    /// engine's (it broke the protocol): handed out again, uncounted. The worker counts the
+    /// failure against its engines instead, which bounds how often this happens.
+    pub fn requeue(&mut self, index: Option<u64>, config: Config, recorded: bool) {
         self.measured = self.measured.saturating_sub(1);
         self.returned.push_back((index, config, recorded));
-        true
     }
 
     /// A finished configuration's cost (by the objective) goes to the search.

@@ -14,11 +14,16 @@ pub const MAX_VARIANTS: usize = 4096;
 /// At most this many define axes.
 pub const MAX_DEFINE_AXES: usize = 16;
 
+/// A define's name or one of its values is at most this many bytes: each goes into every CSV
+/// row of its variants.
+pub const MAX_DEFINE_TEXT: usize = 256;
+
 /// One define axis: a macro name and its values (as the compiler will see them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DefineAxis {
+    #[serde(deserialize_with = "super::bounded::text::<_, MAX_DEFINE_TEXT>")]
     pub name: String,
-    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_AXIS_VALUES>")]
+    #[serde(deserialize_with = "super::bounded::texts::<_, MAX_AXIS_VALUES, MAX_DEFINE_TEXT>")]
     pub values: Vec<String>,
 }
 
@@ -33,10 +38,21 @@ impl DefineAxis {
         };
         let name = name.trim();
         check_identifier(name).map_err(|why| format!("{spec:?}: {why}"))?;
+        // What a sweep writes, its report must be read back with (`tune merge`, `--resume`).
+        if name.len() > MAX_DEFINE_TEXT {
+            return Err(format!(
+                "a define's name is at most {MAX_DEFINE_TEXT} bytes"
+            ));
+        }
         let mut values = Vec::new();
         for item in list.split(',').map(str::trim) {
             if item.is_empty() {
                 return Err(format!("{spec:?}: empty item in the list"));
+            }
+            if item.len() > MAX_DEFINE_TEXT {
+                return Err(format!(
+                    "{name}: a value is at most {MAX_DEFINE_TEXT} bytes"
+                ));
             }
             let number = item.trim_start_matches('-');
             if number.len() > 1

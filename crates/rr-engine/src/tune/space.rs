@@ -13,7 +13,8 @@ use std::fmt;
 use rr_format::Descriptor;
 use serde::{Deserialize, Serialize};
 
-use super::defines::{Defines, GeometryExpr};
+use super::defines::{DefineAxis, Defines, GeometryExpr};
+use super::trial::Axes;
 use crate::replay::launch::check_limits;
 
 /// At most this many values on one axis, and configurations in one space: a typo such as
@@ -403,6 +404,61 @@ impl Space {
             _ => Err(format!(
                 "the axes span more than {MAX_CONFIGS} configurations; narrow them or sample with --strategy random --budget N"
             )),
+        }
+    }
+
+    /// The space `tune` sweeps for `axes` as its command line gave them (`rules` from the
+    /// recorded launch), with `--source`'s define axes when given: what a sweep builds, and what
+    /// `tune merge` builds again from a report to check its rows. Errors name the flag.
+    pub fn of_axes(
+        rules: Rules,
+        axes: &Axes,
+        source_defines: Option<Vec<DefineAxis>>,
+    ) -> Result<Space, String> {
+        let bad = |flag: &str, m: String| format!("--{flag}: {m}");
+        // Geometry written in terms of the defines replaces its axis.
+        let expression = |flag: &str, spec: Option<&str>| -> Result<Option<GeometryExpr>, String> {
+            let Some(spec) = spec.filter(|s| GeometryExpr::is_expression(s)) else {
+                return Ok(None);
+            };
+            if source_defines.is_none() {
+                return Err(bad(
+                    flag,
+                    format!(
+                        "{spec:?} names something: geometry written as an expression needs --source (and --define for names of your own)"
+                    ),
+                ));
+            }
+            GeometryExpr::parse(spec)
+                .map(Some)
+                .map_err(|m| bad(flag, m))
+        };
+        let grid_expr = expression("grid", axes.grid.as_deref())?;
+        let block_expr = expression("block", axes.block.as_deref())?;
+        let grids = match (&axes.grid, &grid_expr) {
+            (Some(s), None) => parse_grid(s).map_err(|m| bad("grid", m))?,
+            _ => Vec::new(),
+        };
+        let blocks = match (&axes.block, &block_expr) {
+            (Some(s), None) => parse_dims(s).map_err(|m| bad("block", m))?,
+            _ => Vec::new(),
+        };
+        let shared = axes
+            .shared_mem
+            .as_deref()
+            .map(|s| parse_scalars(s, true).map_err(|m| bad("shared-mem", m)))
+            .transpose()?
+            .unwrap_or_default();
+        let registers = axes
+            .registers
+            .as_deref()
+            .map(|s| parse_registers(s).map_err(|m| bad("registers", m)))
+            .transpose()?
+            .unwrap_or_default();
+        let space = Space::new(rules, grids, blocks, shared, registers)?;
+        match source_defines {
+            None => Ok(space),
+            Some(axes) => space.with_defines(Defines::new(axes)?, grid_expr, block_expr),
         }
     }
 

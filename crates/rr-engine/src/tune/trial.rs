@@ -1,6 +1,7 @@
 //! What one configuration of a sweep gave, and the sweep's report: CSV with Mneme's columns
 //! first, JSON with the measurement metadata (the same file is read back by `--resume`).
 
+use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -266,6 +267,8 @@ pub struct TuneReport {
     pub tool: String,
     pub version: String,
     pub descriptor: String,
+    /// At most [`MAX_NAME_BYTES`] when read back: it goes into every CSV row.
+    #[serde(deserialize_with = "super::bounded::text::<_, MAX_NAME_BYTES>")]
     pub kernel: String,
     #[serde(deserialize_with = "super::bounded::at_most::<_, _, 1024>")]
     pub devices: Vec<DeviceInfo>,
@@ -522,7 +525,7 @@ impl TuneReport {
             .trials
             .into_iter()
             .filter(|t| matches!(t.status, Status::Ok | Status::VerifyFailed))
-            .filter(|t| t.kernel_ns.is_some_and(|k| k.is_plausible()))
+            .filter(|t| t.kernel_ns.as_ref().is_some_and(plausible_time))
             // A sweep measuring energy measures again a verified configuration measured without
             // (or with forged values); one that failed to verify has no energy to measure.
             .filter(|t| {
@@ -546,19 +549,33 @@ impl TuneReport {
 
     /// The report as JSON: indented for reading, compact once it is large.
     pub fn to_json(&self) -> Vec<u8> {
-        let mut v = if self.trials.len() > COMPACT_ABOVE {
-            serde_json::to_vec(self)
-        } else {
-            serde_json::to_vec_pretty(self)
-        }
-        .unwrap_or_default();
-        v.push(b'\n');
+        let mut v = Vec::new();
+        // Writing into memory fails only where serialising does, which a report never does.
+        let _ = self.write_json(&mut v);
         v
+    }
+
+    /// [`TuneReport::to_json`] into `w` as it is made, never whole in memory.
+    pub fn write_json(&self, mut w: impl Write) -> std::io::Result<()> {
+        if self.trials.len() > COMPACT_ABOVE {
+            serde_json::to_writer(&mut w, self)
+        } else {
+            serde_json::to_writer_pretty(&mut w, self)
+        }?;
+        w.write_all(b"\n")
     }
 
     /// CSV: Mneme's columns first, then the 3-D dimensions and the measurement details.
     pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
-        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut v = Vec::new();
+        self.write_csv(&mut v)?;
+        Ok(v)
+    }
+
+    /// [`TuneReport::to_csv`] into `w` row by row: the kernel's name is in every row, so the CSV
+    /// can be many times the size of the report.
+    pub fn write_csv(&self, w: impl Write) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_writer(w);
         // Compile-time tuning adds a column per define (empty for the recorded image).
         let names = self.defines.axes.iter().map(|a| a.name.as_str());
         w.write_record(CSV_HEADER.iter().copied().chain(names))?;
@@ -571,8 +588,26 @@ impl TuneReport {
             }
             w.write_record(row)?;
         }
-        w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+        w.flush()?;
+        Ok(())
     }
+}
+
+/// A kernel name read back is at most this many bytes (the longest mangled template
+/// instantiations are a few KiB): it goes into every CSV row.
+pub const MAX_NAME_BYTES: usize = 16 << 10;
+
+/// No launch is measured faster than this (ns): even an empty kernel keeps the GPU about a
+/// microsecond between the events around it, and CUDA events resolve about half of one; a
+/// tenth of that leaves room for GPUs to come. Below it a time is no measurement (1e-300 ns
+/// once made "0 ns" and a 300-digit speed-up).
+pub const MIN_KERNEL_NS: f64 = 100.0;
+
+/// The one rule for a kernel time this process did not measure itself: an engine's or a hub's
+/// answer, a part to merge, a sweep to resume or simulate from. What a measurement can give:
+/// finite, ordered, no sample faster than a launch, none slower than days.
+pub fn plausible_time(k: &Stats) -> bool {
+    k.is_plausible() && k.min >= MIN_KERNEL_NS
 }
 
 /// Trials a report may hold: every measured configuration of the largest sweep, plus the
@@ -807,6 +842,24 @@ mod tests {
             .unwrap();
         assert_eq!(kept.len(), 4);
         assert_eq!(kept[3].energy, None);
+    }
+
+    /// One rule for every time read from elsewhere: nothing faster than a launch, nothing
+    /// unordered or beyond days.
+    #[test]
+    fn a_time_is_plausible_from_a_launchs_minimum_on() {
+        let ok = |v: &[f64]| plausible_time(&Stats::of(v));
+        assert!(ok(&[1000.0, 1200.0]));
+        assert!(ok(&[MIN_KERNEL_NS]));
+        for bad in [1e-300, 0.0, 99.0, -5.0, f64::NAN, 1e16] {
+            assert!(!ok(&[bad]), "{bad}");
+        }
+        assert!(!ok(&[1e-300, 2000.0, 3000.0]), "a sample under the floor");
+        let unordered = Stats {
+            min: 3000.0,
+            ..Stats::of(&[2000.0])
+        };
+        assert!(!plausible_time(&unordered));
     }
 
     #[test]
