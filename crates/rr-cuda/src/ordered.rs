@@ -35,6 +35,19 @@ const PTX: &str = include_str!("../kernels/snapshot.ptx");
 /// `CU_STREAM_PER_THREAD`: the per-thread default stream, named explicitly.
 pub const STREAM_PER_THREAD: u64 = 0x2;
 
+/// Set when the program is ending and the recorder gives up waiting (a graph capture left open
+/// forbids its copies for ever): waits end with an error instead.
+static ABANDONED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Give up every wait of the recorder's thread from now on (the program is ending).
+pub fn abandon_waits() {
+    ABANDONED.store(true, std::sync::atomic::Ordering::Release);
+}
+
+fn abandoned() -> bool {
+    ABANDONED.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// One chunk as the kernels read it (`struct Chunk` in snapshot.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -444,6 +457,13 @@ impl Snapshotter {
         loop {
             if let Some(done) = crate::cupti::outside_global_capture(copy) {
                 return done;
+            }
+            if abandoned() {
+                return Err(CudaError::new(
+                    "cuMemcpyDtoHAsync",
+                    ds::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                )
+                .context("the program ended with a CUDA graph capture open"));
             }
             std::thread::sleep(std::time::Duration::from_micros(200));
         }

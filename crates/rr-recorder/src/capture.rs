@@ -143,10 +143,20 @@ impl Recorder {
     /// The snapshot resources of `context` (the current one): the kernels loaded if they were
     /// not, the memory allocated on first use.
     pub(crate) fn staging_for(&self, context: u64) -> Result<Arc<ContextStaging>, String> {
-        let loaded = lock(&self.contexts).contains_key(&context);
-        if !loaded && cupti::any_capture_active() {
-            // Loading a module during a capture could end it: a later launch sets it up.
-            return Err(CAPTURE_SETUP.to_string());
+        if let Some(Setup::Ready(s)) = lock(&self.contexts).get(&context) {
+            if s.gpu.still_in(context) {
+                return Ok(s.clone());
+            }
+        }
+        // Loading and allocating during a capture could end it: not now (a later launch sets it
+        // up); no capture begins meanwhile.
+        cupti::outside_any_capture(|| self.set_up(context))
+            .unwrap_or_else(|| Err(CAPTURE_SETUP.to_string()))
+    }
+
+    fn set_up(&self, context: u64) -> Result<Arc<ContextStaging>, String> {
+        if let Ok(d) = cupti::current_device() {
+            lock(&self.devices).insert(context, d);
         }
         self.load_kernels(context);
         let mut all = lock(&self.contexts);
@@ -165,11 +175,6 @@ impl Recorder {
             }
             Setup::Ready(s) => (Setup::Ready(s.clone()), Ok(s)),
             Setup::Failed(e) => (Setup::Failed(e.clone()), Err(e)),
-            // Allocating while a graph is being captured in global mode would end the capture:
-            // not now (a later launch sets it up).
-            Setup::Loaded(gpu) if cupti::any_capture_active() => {
-                (Setup::Loaded(gpu), Err(CAPTURE_SETUP.to_string()))
-            }
             Setup::Loaded(gpu) => match ContextStaging::new(context, gpu, self.cfg.staging)
                 .and_then(|s| self.drain.prepare().map(|()| s))
             {
@@ -201,9 +206,10 @@ impl Recorder {
         }
     }
 
-    /// What the recorder holds of chunk `(src, len)` as snapshot on `stream`: the last snapshot
-    /// of it on the same stream (not drained yet), or the content last stored there.
-    fn expect(&self, context: u64, stream: u64, src: u64, len: u64) -> Expect {
+    /// What the recorder holds of chunk `(src, len)` as snapshot on the stream of key `stream`
+    /// for the launch of slot `seq`: the last snapshot of it on the same stream (not drained
+    /// yet, of a slot no later than `seq`: drained before it), or the content last stored there.
+    fn expect(&self, context: u64, stream: u64, src: u64, len: u64, seq: u64) -> Expect {
         let known = lock(&self.known);
         if !known.enabled() {
             return Expect::None;
@@ -211,9 +217,10 @@ impl Recorder {
         let earlier = lock(&self.state)
             .latest
             .get(&(context, stream, src, len))
+            .filter(|l| l.2 <= seq)
             .cloned();
         match earlier {
-            Some((snap, chunk)) => Expect::Earlier { snap, chunk },
+            Some((snap, chunk, _)) => Expect::Earlier { snap, chunk },
             None => match known.at_place((context, src, len)) {
                 Some((sums, id)) => Expect::Held { sums, id },
                 None => Expect::None,
@@ -221,8 +228,16 @@ impl Recorder {
         }
     }
 
-    /// The chunks of a snapshot of `covered` on `stream` (with the globals when `globals`).
-    fn chunks_of(&self, c: &Covered, context: u64, stream: u64, globals: bool) -> Vec<Chunk> {
+    /// The chunks of a snapshot of `covered` on the stream of key `stream` (with the globals
+    /// when `globals`), for the launch of slot `seq`.
+    fn chunks_of(
+        &self,
+        c: &Covered,
+        context: u64,
+        stream: u64,
+        globals: bool,
+        seq: u64,
+    ) -> Vec<Chunk> {
         let mut out: Vec<Chunk> = c.sources[..c.memory]
             .iter()
             .map(|s| Chunk {
@@ -232,7 +247,9 @@ impl Recorder {
                 },
                 len: s.size(),
                 expect: match s {
-                    Source::Memory { addr, size } => self.expect(context, stream, *addr, *size),
+                    Source::Memory { addr, size } => {
+                        self.expect(context, stream, *addr, *size, seq)
+                    }
                     _ => Expect::None,
                 },
                 always: false,
@@ -254,10 +271,12 @@ impl Recorder {
         &self,
         staging: &Arc<ContextStaging>,
         c: &Covered,
-        stream: u64,
+        spec: &LaunchSpec,
         globals: bool,
+        seq: u64,
     ) -> Result<Result<Snap, Reason>, String> {
-        let chunks = self.chunks_of(c, staging.context, stream, globals);
+        let stream = spec.stream;
+        let chunks = self.chunks_of(c, staging.context, spec.stream_key, globals, seq);
         let arrays: Vec<ArrayCopy> = c.sources[c.memory..]
             .iter()
             .filter_map(|s| match s {
@@ -275,13 +294,14 @@ impl Recorder {
         }
     }
 
-    /// Snapshot `snap` of the chunks `memory` first ones is now the latest on `stream`.
-    fn register_latest(&self, snap: &Snap, stream: u64, memory: usize) {
+    /// Snapshot `snap` (of slot `seq`) of the chunks `memory` first ones is now the latest on
+    /// the stream of key `stream`.
+    fn register_latest(&self, snap: &Snap, stream: u64, memory: usize, seq: u64) {
         let mut st = lock(&self.state);
         for (i, c) in snap.chunks.iter().enumerate().take(memory) {
             st.latest.insert(
                 (snap.staging.context, stream, c.src, c.len),
-                (snap.shared.clone(), i),
+                (snap.shared.clone(), i, seq),
             );
         }
     }
@@ -309,29 +329,31 @@ impl Recorder {
         };
         let covered = self.covered(&spec, module, &image)?;
         let stream = spec.stream;
-        let mut notes = races::busy_streams(spec.context, stream);
+        let mut notes = races::busy_streams(spec.context, spec.stream_key);
         notes.truncate(8);
-        let input = match self.snapshot(&staging, &covered, stream, true)? {
+        // The slot (and with it the order the drain takes launches in) comes first: a snapshot
+        // expects only what snapshots of earlier slots hold (they are drained before it).
+        let slot = self.drain.open(spec.context);
+        let id = slot.seq;
+        let input = match self.snapshot(&staging, &covered, &spec, true, id)? {
             Ok(s) => s,
-            Err(why) => return Ok(Err(why)),
+            Err(why) => {
+                slot.seal(Sealed::Nothing);
+                return Ok(Err(why));
+            }
         };
         let started = StreamEvent::record(stream, true).map_err(|e| e.to_string())?;
         let raced = Arc::new(Mutex::new(notes));
-        let (slot, id) = {
-            // The slot opens before any later snapshot can take this one as what it expects.
-            let slot = self.drain.open();
-            self.register_latest(&input, stream, covered.memory);
-            let mut st = lock(&self.state);
-            st.next_id += 1;
-            if let Some(s) = st.selector.as_mut() {
-                s.recorded(&spec.key);
-            }
-            (slot, st.next_id)
-        };
+        self.register_latest(&input, spec.stream_key, covered.memory, id);
+        if let Some(s) = lock(&self.state).selector.as_mut() {
+            s.recorded(&spec.key);
+        }
         let flight = Arc::new(InFlight {
             id,
             context: spec.context,
-            stream,
+            stream: spec.stream_key,
+            thread: races::thread(),
+            sealed: Default::default(),
             ranges: covered.ranges.clone(),
             done: Default::default(),
             notes: raced.clone(),
@@ -391,9 +413,9 @@ impl Recorder {
                 unreplayable: None,
                 ranges: Vec::new(),
             };
-            match self.snapshot(&p.input.staging.clone(), &covered, stream, false)? {
+            match self.snapshot(&p.input.staging.clone(), &covered, &p.spec, false, p.id)? {
                 Ok(out) => {
-                    self.register_latest(&out, stream, p.memory);
+                    self.register_latest(&out, p.spec.stream_key, p.memory, p.id);
                     p.output = Some(out);
                 }
                 Err(why) => {
@@ -404,6 +426,9 @@ impl Recorder {
         }
         let done = Arc::new(StreamEvent::record(stream, false).map_err(|e| e.to_string())?);
         let _ = p.flight.done.set(done.clone());
+        p.flight
+            .sealed
+            .store(true, std::sync::atomic::Ordering::Release);
         p.done = Some(done);
         self.seal(p, slot, kept);
         Ok(())

@@ -28,6 +28,9 @@ pub struct LaunchSpec {
     pub context: u64,
     /// The stream the kernel runs on (the per-thread default stream by its own handle).
     pub stream: u64,
+    /// The stream as the recorder tells streams apart (`races::key`: each thread's per-thread
+    /// default stream its own).
+    pub stream_key: u64,
     pub from_graph: bool,
 }
 

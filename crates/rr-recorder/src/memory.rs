@@ -38,6 +38,11 @@ impl Allocations {
         }
     }
 
+    /// Forget everything of `context` (it was destroyed: its memory is freed).
+    pub fn forget_context(&mut self, context: u64) {
+        self.by_context.remove(&context);
+    }
+
     /// What a kernel of `context` can reach: the context's device allocations and the mapped
     /// host memory of every context (page-locked host memory is portable under unified
     /// addressing), in address order.
@@ -83,12 +88,14 @@ pub struct Live {
     pub host: bool,
 }
 
-/// The allocations that 8-byte-aligned words of the parameter buffer point into (the `args`
-/// snapshot mode): pointers passed directly, and inside structs passed by value.
+/// The allocations that 8-byte words of the parameter buffer point into (the `args` snapshot
+/// mode): pointers passed directly, and inside structs passed by value — at any byte offset,
+/// since a packed struct may hold one unaligned (a word that only looks like a pointer costs
+/// an allocation more in the snapshot, never a wrong replay).
 pub fn pointed_to(allocs: &Allocations, context: u64, params: &[u8]) -> Vec<Live> {
     let live = allocs.live(context);
     let mut found: Vec<Live> = params
-        .chunks_exact(8)
+        .windows(8)
         .filter_map(|w| {
             let v = u64::from_le_bytes(w.try_into().ok()?);
             let k = live.partition_point(|l| l.addr <= v).checked_sub(1)?;
@@ -136,6 +143,10 @@ mod tests {
             pointed_to(&a, 1, &params),
             vec![dev(0x1000, 0x100), dev(0x4000, 0x1000)]
         );
+        // A pointer at an odd offset of a packed struct is found too.
+        let mut packed = vec![0u8; 3];
+        packed.extend_from_slice(&0x4020u64.to_le_bytes());
+        assert_eq!(pointed_to(&a, 1, &packed), vec![dev(0x4000, 0x1000)]);
         a.remove(0, 0x1000);
         assert_eq!(
             a.live(1),

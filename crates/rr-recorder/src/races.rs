@@ -23,6 +23,31 @@ use crate::recorder::lock;
 /// about after this many).
 const MAX_STREAMS: usize = 1024;
 
+thread_local! {
+    /// This thread's number (from 1), for telling threads apart cheaply.
+    static THREAD: u64 = {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    };
+}
+
+/// The calling thread's number.
+pub fn thread() -> u64 {
+    THREAD.with(|t| *t)
+}
+
+/// A stream as the recorder tells streams apart: the per-thread default stream (one handle,
+/// `CU_STREAM_PER_THREAD`, for every thread's own stream) is the calling thread's, the legacy
+/// default stream (0 or `CU_STREAM_LEGACY`) is one; other handles are themselves. (Handles
+/// are aligned pointers: keys of per-thread streams, odd multiples of 2, never meet them.)
+pub fn key(stream: u64) -> u64 {
+    match stream {
+        0 | 1 => 0,
+        rr_cuda::ordered::STREAM_PER_THREAD => (thread() << 8) | 0x2,
+        s => s,
+    }
+}
+
 /// Snapshots in flight, for the fast path.
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
@@ -62,31 +87,38 @@ pub fn launched_on(stream: u64) {
     }
 }
 
-/// Other streams of `context` with work in flight now, said as notes.
-pub fn busy_streams(context: u64, stream: u64) -> Vec<String> {
-    if rr_cuda::cupti::any_capture_active() {
-        return Vec::new();
-    }
-    let others: Vec<u64> = lock(&STREAMS)
-        .iter()
-        .filter(|&&(s, c)| c == context && s != stream)
-        .map(|&(s, _)| s)
-        .collect();
-    let mut notes = Vec::new();
-    let mut gone = Vec::new();
-    for s in others {
-        match rr_cuda::ordered::stream_busy(s) {
-            Some(true) => notes.push(format!(
-                "stream {s:#x} had work in flight when the snapshot was taken"
-            )),
-            Some(false) => {}
-            None => gone.push(s),
-        }
-    }
-    if !gone.is_empty() {
-        lock(&STREAMS).retain(|(s, _)| !gone.contains(s));
-    }
-    notes
+/// The program is destroying `stream`: it is not asked about again (its handle would be
+/// freed memory to the driver). Waits for a query under way.
+pub fn forget_stream(stream: u64) {
+    lock(&STREAMS).retain(|(s, _)| *s != stream);
+}
+
+/// Other streams of `context` with work in flight now, said as notes (the stream of `key`
+/// excluded). Other threads' per-thread default streams cannot be asked of. Never while a
+/// graph is being captured (asking a capturing stream would end its capture), and no capture
+/// begins meanwhile; a stream is not destroyed while it is asked about (the list is held).
+pub fn busy_streams(context: u64, key_of_mine: u64) -> Vec<String> {
+    let asked = rr_cuda::cupti::outside_any_capture(|| {
+        let mut all = lock(&STREAMS);
+        let mut notes = Vec::new();
+        all.retain(|&(s, c)| {
+            if c != context || s == rr_cuda::ordered::STREAM_PER_THREAD || key(s) == key_of_mine {
+                return true;
+            }
+            match rr_cuda::ordered::stream_busy(s) {
+                Some(true) => {
+                    notes.push(format!(
+                        "stream {s:#x} had work in flight when the snapshot was taken"
+                    ));
+                    true
+                }
+                Some(false) => true,
+                None => false,
+            }
+        });
+        notes
+    });
+    asked.unwrap_or_default()
 }
 
 /// A snapshot in flight: the memory it covers, the stream it is ordered on, and the event
@@ -94,7 +126,12 @@ pub fn busy_streams(context: u64, stream: u64) -> Vec<String> {
 pub struct InFlight {
     pub id: u64,
     pub context: u64,
+    /// The stream's key ([`key`]) and the thread that launched.
     pub stream: u64,
+    pub thread: u64,
+    /// Set once the output snapshot is enqueued (another thread's launch on the same stream
+    /// before that lands between the snapshots).
+    pub sealed: std::sync::atomic::AtomicBool,
     /// `(start, end)` of each allocation the snapshot covers, in address order.
     pub ranges: Vec<(u64, u64)>,
     pub done: OnceLock<Arc<StreamEvent>>,
@@ -118,12 +155,14 @@ impl Races {
         IN_FLIGHT.store(self.flights.len(), Ordering::Relaxed);
     }
 
-    /// Whether a launch on `stream` of `context` could race with a snapshot in flight (one of
-    /// the same context on another stream): only then are its parameters looked at.
+    /// Whether a launch on `stream` (a key) of `context` could race with a snapshot in flight:
+    /// one on another stream, or on the same one from another thread between its snapshots.
     pub fn concerns(&self, context: u64, stream: u64) -> bool {
-        self.flights
-            .iter()
-            .any(|f| f.context == context && f.stream != stream)
+        let me = thread();
+        self.flights.iter().any(|f| {
+            f.context == context
+                && (f.stream != stream || (f.thread != me && !f.sealed.load(Ordering::Acquire)))
+        })
     }
 
     /// A launch of `kernel` on `stream` of `context` whose parameter words are `words`: note
@@ -133,8 +172,23 @@ impl Races {
         self.flights
             .retain(|f| !f.done.get().is_some_and(|ev| ev.done().unwrap_or(true)));
         IN_FLIGHT.store(self.flights.len(), Ordering::Relaxed);
+        let me = thread();
         for f in &self.flights {
-            if f.context != context || f.stream == stream {
+            if f.context != context {
+                continue;
+            }
+            if f.stream == stream {
+                // Ordered after the snapshots, unless another thread slipped it in between them.
+                if f.thread != me && !f.sealed.load(Ordering::Acquire) {
+                    let note = format!(
+                        "{} was launched by another thread on the same stream between the snapshots and the kernel",
+                        rr_format::text::visible(&rr_format::demangle(kernel))
+                    );
+                    let mut notes = lock(&f.notes);
+                    if notes.len() < 8 && !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
                 continue;
             }
             let hit = words.iter().find_map(|&(_, v)| {
@@ -166,14 +220,24 @@ mod tests {
             id: 1,
             context: 7,
             stream: 0x10,
+            thread: 999,
+            sealed: Default::default(),
             ranges: vec![(0x1000, 0x2000), (0x8000, 0x9000)],
             done: OnceLock::new(),
             notes: Arc::default(),
         });
         r.start(f.clone());
         assert!(any_in_flight());
+        f.sealed.store(true, Ordering::Release);
         r.launched("k", 7, 0x10, &[(0, 0x1800)]);
         assert!(lock(&f.notes).is_empty(), "the same stream is ordered");
+        f.sealed.store(false, Ordering::Release);
+        r.launched("k", 7, 0x10, &[(0, 0x1800)]);
+        assert!(
+            lock(&f.notes)[0].contains("another thread on the same stream"),
+            "between the snapshots, another thread's launch lands between them"
+        );
+        lock(&f.notes).clear();
         r.launched("k", 8, 0x20, &[(0, 0x1800)]);
         assert!(lock(&f.notes).is_empty(), "another context's memory");
         r.launched("k", 7, 0x20, &[(0, 0x2000), (8, 0x7fff)]);

@@ -51,9 +51,9 @@ pub(crate) enum Setup {
     Failed(String),
 }
 
-/// The latest snapshot of a chunk on a stream, not drained yet: `(context, stream, address,
-/// length)` → the snapshot and the chunk's index in it.
-type Latest = HashMap<(u64, u64, u64, u64), (Arc<SnapShared>, usize)>;
+/// The latest snapshot of a chunk on a stream, not drained yet: `(context, stream key,
+/// address, length)` → the snapshot, the chunk's index in it and its launch's slot.
+type Latest = HashMap<(u64, u64, u64, u64), (Arc<SnapShared>, usize, u64)>;
 
 #[derive(Default)]
 pub(crate) struct State {
@@ -64,7 +64,6 @@ pub(crate) struct State {
     pub(crate) selector: Option<Selector>,
     /// Launches between their enter and exit, by id.
     pending: HashMap<u64, (Pending, Arc<Slot>)>,
-    pub(crate) next_id: u64,
     pub(crate) latest: Latest,
     pub(crate) races: Races,
     /// Report rows in recording order, with the key whose launches they count.
@@ -135,6 +134,8 @@ pub struct Recorder {
     pub(crate) known: Mutex<Known>,
     /// Each context's snapshot resources (or why they could not be set up).
     pub(crate) contexts: Mutex<HashMap<u64, Setup>>,
+    /// The device of each context seen (for the primary context of a device being reset).
+    pub(crate) devices: Mutex<HashMap<u64, i32>>,
     pub(crate) drain: Drain,
     progress: Option<UnixDatagram>,
 }
@@ -175,6 +176,7 @@ impl Recorder {
             state: Mutex::new(state),
             known: Mutex::new(known),
             contexts: Mutex::new(HashMap::new()),
+            devices: Mutex::new(HashMap::new()),
             drain: Drain::default(),
             progress,
         }
@@ -374,6 +376,39 @@ impl Recorder {
         }
     }
 
+    /// The contexts named: `context`, or every context seen on `device`.
+    fn contexts_of(&self, context: Option<u64>, device: Option<i32>) -> Vec<u64> {
+        match (context, device) {
+            (Some(c), _) => vec![c],
+            (None, Some(d)) => lock(&self.devices)
+                .iter()
+                .filter(|&(_, &dev)| dev == d)
+                .map(|(&c, _)| c)
+                .collect(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// A graph launched while snapshots are in flight: its kernels, as launches (the race
+    /// checks of [`Races::launched`]).
+    fn graph_races(&self, exec: u64, stream: u64, context: u64) {
+        let mut st = lock(&self.state);
+        let st = &mut *st;
+        let Some(Ok(t)) = st.graphs.get(exec).map(|e| e.template.as_ref()) else {
+            return;
+        };
+        let stream = races::key(stream);
+        for n in t.nodes.iter().filter(|n| n.enabled) {
+            if let NodeOp::Kernel(k) = &n.op {
+                let words = rr_format::memory::words_of(
+                    &k.params,
+                    k.layout.iter().map(|&(o, s)| (o as u32, s as u32)),
+                );
+                st.races.launched(&k.name, context, stream, &words);
+            }
+        }
+    }
+
     /// A launch counted as recorded was lost after all: a later launch of its configuration may
     /// take its place.
     pub(crate) fn retract(&self, key: &LaunchKey) {
@@ -387,7 +422,7 @@ impl Recorder {
         let mut st = lock(&self.state);
         for snap in std::iter::once(&p.input).chain(p.output.as_ref()) {
             for c in &snap.chunks {
-                let key = (snap.staging.context, p.spec.stream, c.src, c.len);
+                let key = (snap.staging.context, p.spec.stream_key, c.src, c.len);
                 if st
                     .latest
                     .get(&key)
@@ -454,6 +489,7 @@ impl Recorder {
             cooperative: call.cooperative,
             context: self.context_of(call)?,
             stream,
+            stream_key: races::key(stream),
             from_graph: false,
         };
         match self.record_before(spec)? {
@@ -478,6 +514,7 @@ impl Recorder {
     /// its parameters point into.
     fn check_race(&self, call: &LaunchCall, symbol: &str, stream: u64) -> Result<(), String> {
         let context = self.context_of(call)?;
+        let stream = races::key(stream);
         if !lock(&self.state).races.concerns(context, stream) {
             return Ok(());
         }
@@ -591,6 +628,7 @@ impl Recorder {
                 cooperative: k.cooperative,
                 context,
                 stream,
+                stream_key: races::key(stream),
                 from_graph: true,
             };
             let pending = match self.record_before(spec) {
@@ -662,6 +700,11 @@ impl Observer for Recorder {
     }
 
     fn allocated(&self, a: Allocation) {
+        // A child forked while another thread held the lock would wait for ever: a child
+        // records nothing, and touches nothing of the recorder's.
+        if self.forked() {
+            return;
+        }
         lock(&self.state).allocations.add(a);
         // The recorder's kernels are loaded when the program first allocates in a context,
         // never in the middle of its work: loading waits for the kernels running, which may be
@@ -669,43 +712,69 @@ impl Observer for Recorder {
         if self.active()
             && !lock(&self.contexts).contains_key(&a.context)
             && cupti::current_context().ok() == Some(a.context)
-            && !cupti::any_capture_active()
         {
-            self.load_kernels(a.context);
+            if let Ok(d) = cupti::current_device() {
+                lock(&self.devices).insert(a.context, d);
+            }
+            cupti::outside_any_capture(|| self.load_kernels(a.context));
         }
     }
 
     fn freed(&self, context: u64, addr: u64) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).allocations.remove(context, addr);
     }
 
     fn module_loaded(&self, module_id: u32, image: &[u8]) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).images.loaded(module_id, image);
     }
 
     fn module_handle(&self, module: u64, loaded: &[u32]) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).images.bind(module, loaded);
     }
 
     fn library_loaded(&self, library: u64, loaded: &[u32]) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).images.library(library, loaded);
     }
 
     fn library_unloaded(&self, library: u64) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).images.library_unloaded(library);
     }
 
     fn graph_instantiated(&self, exec: u64, graph: rr_cuda::Result<GraphTemplate>) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state)
             .graphs
             .instantiated(exec, graph.map_err(|e| e.to_string()));
     }
 
     fn graph_changed(&self, exec: u64, change: GraphChange) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).graphs.changed(exec, change);
     }
 
     fn graph_destroyed(&self, exec: u64) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).graphs.destroyed(exec);
     }
 
@@ -729,6 +798,9 @@ impl Observer for Recorder {
             self.after_stop.fetch_add(kernels, Ordering::Relaxed);
             return false;
         }
+        if races::any_in_flight() {
+            self.graph_races(exec, stream, context);
+        }
         match self.plan_graph(exec, stream) {
             Ok(Some((template, selected))) => {
                 self.run_graph(&template, &selected, stream, context);
@@ -743,10 +815,48 @@ impl Observer for Recorder {
     }
 
     fn object_created(&self, handle: u64, object: CapturedObject) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).objects.created(handle, object);
     }
 
     fn object_destroyed(&self, handle: u64) {
+        if self.forked() {
+            return;
+        }
         lock(&self.state).objects.destroyed(handle);
+    }
+
+    fn stream_destroyed(&self, stream: u64) {
+        if !self.forked() {
+            races::forget_stream(stream);
+        }
+    }
+
+    fn context_ending(&self, context: Option<u64>, device: Option<i32>) {
+        if self.forked() {
+            return;
+        }
+        // Drained while the context lives: afterwards its staged memory is gone.
+        let ending = self.contexts_of(context, device);
+        self.drain.flush(&ending);
+    }
+
+    fn context_gone(&self, context: Option<u64>, device: Option<i32>) {
+        if self.forked() {
+            return;
+        }
+        // Its handle may come back for a new context: nothing of the old one may be used
+        // then (its memory is freed; its addresses may be the new context's).
+        for c in self.contexts_of(context, device) {
+            if let Some(Setup::Ready(s)) = lock(&self.contexts).remove(&c) {
+                std::mem::forget(s);
+            }
+            let mut st = lock(&self.state);
+            st.allocations.forget_context(c);
+            st.latest.retain(|k, _| k.0 != c);
+            lock(&self.devices).remove(&c);
+        }
     }
 }

@@ -80,12 +80,12 @@ impl Reason {
                 "staging full: the recorder's snapshot memory was in use ({what}; raise it with --staging)"
             ),
             Reason::Lost("staging full") => {
-                "staging full: the kernel's new content did not fit in the staging ring (raise it with --staging)".into()
+                "staging full: the kernel's new content did not fit in what the staging ring had free (earlier snapshots not written yet hold the rest; raise it with --staging)".into()
             }
             Reason::Lost(why) => format!("a snapshot could not be kept ({why})"),
             Reason::NeverReturned => "the launch call had not returned 30 s after its snapshot was enqueued".into(),
             Reason::ProgramEnded => {
-                "the program ended before the recorded kernel finished (waited 60 s)".into()
+                "the program ended before they could be written (their kernel had not finished 60 s after its end, or a CUDA graph capture left open kept the recorder from copying them)".into()
             }
             Reason::OtherDevice => "on another device than --device".into(),
             Reason::LaunchFailed => "the launch call itself failed".into(),

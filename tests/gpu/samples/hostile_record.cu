@@ -2,17 +2,18 @@
 // Each mode prints its findings, then `checksum=<16 hex>` (FNV-1a 64 of its results) last; a plain
 // and a recorded run must print the same. Modes (argv[1]):
 //   fill          512 MiB of non-zero data and a kernel over it (more new content than --staging 64M),
-//                 then a 4 MiB buffer and another kernel (recorded: the ring has room again)
+//                 then a 4 MiB buffer and another kernel, 10 times over 2 s (recorded once there is room)
 //   capture       thread A captures graphs in global mode (EndCapture and the graph launch checked),
 //                 thread B launches kernels of 128 new geometries on another stream meanwhile
 //   reset[-big]   kernels, cudaDeviceReset (device and pinned host memory left to it), allocate
 //                 3 MiB again (reset-big: 512 MiB, over where the recorder's memory was), kernels
-//   fork          a thread launches kernels of new geometries while the main thread forks 24
+//   fork          a thread launches kernels of new geometries while the main thread forks 40
 //                 children that use no CUDA and exit(); each waited for 10 s at most
 //   exit-running  a ~2 s kernel, then exit(0) without synchronising
 //   streams       8 threads x 8 non-blocking streams, made and destroyed each round; 16 geometries
 //   unaligned     a pointer to an odd address inside an allocation, byte-array __device__ globals,
-//                 a pointer at an odd offset of a packed struct parameter
+//                 a pointer at an odd offset of a packed struct parameter, host memory registered
+//                 at an odd address (cudaHostRegister) that the kernel reads and writes
 //   perthread     8 threads launching on stream 0 (build with --default-stream per-thread)
 //   capture-exit  256 MiB of new content recorded, then a global capture begun on another stream
 //                 and exit(0) with it open (argv[2]: milliseconds between the two, default 5)
@@ -29,14 +30,10 @@
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   printf("cuda error: %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); fflush(stdout); exit(3); } } while (0)
 typedef unsigned long long u64;
-
 static u64 H = 1469598103934665603ull;
 static void mix(const void *p, size_t n) { for (size_t i = 0; i < n; ++i) { H ^= ((const unsigned char *)p)[i]; H *= 1099511628211ull; } }
-static void mixdev(const void *d, size_t n) {
-  std::vector<unsigned char> h(n); CK(cudaMemcpy(h.data(), d, n, cudaMemcpyDeviceToHost)); mix(h.data(), n);
-}
+static void mixdev(const void *d, size_t n) { std::vector<unsigned char> h(n); CK(cudaMemcpy(h.data(), d, n, cudaMemcpyDeviceToHost)); mix(h.data(), n); }
 static int finish() { printf("checksum=%016llx\n", H); fflush(stdout); return 0; }
-
 // Each element updated once per launch whatever the geometry (grid-stride): results never
 // depend on the geometry, which the modes vary to make every launch a new configuration.
 __device__ void body(unsigned *p, size_t n, unsigned v) {
@@ -56,11 +53,12 @@ __device__ char g_odd[13] = {5, 4, 3, 2, 1, 9, 8, 7, 6, 5, 4, 3, 2};
 struct S { char a; char b[13]; };
 __device__ S g_s = {7, {1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144 - 256, 233 - 256}};
 struct __attribute__((packed)) P { char tag; unsigned *p; };
-__global__ void k_unal(unsigned char *mid, P pk, int n) {
+__global__ void k_unal(unsigned char *mid, P pk, int n, unsigned char *hm) {
   int i = threadIdx.x;
+  if (i < 13 && hm) { hm[i] = (unsigned char)(hm[i] * 5 + 1); mid[i] = (unsigned char)(mid[i] + hm[i + 20]); }
   if (i < 13) { g_odd[i] = (char)(g_odd[i] * 3 + mid[i] + 1); g_s.b[i] ^= (char)(mid[i] + i); }
   if (i == 0) { g_pad[1]++; g_s.a = (char)(g_s.a + pk.tag); }
-  if (i < n) { mid[i] = (unsigned char)(mid[i] + 7); pk.p[i] += (unsigned)i * 3 + pk.tag; }
+  if (i < n) { unsigned v = pk.p[i]; pk.p[i] = v + (unsigned)i * 3 + pk.tag; mid[i] = (unsigned char)(mid[i] + 7 + v); }
 }
 
 static cudaStream_t nb_stream() { cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); return s; }
@@ -72,8 +70,10 @@ static int fill() {
   CK(cudaDeviceSynchronize()); mixdev(big, 2 << 20); mixdev(big + n - (1 << 20), 1 << 20);
   CK(cudaFree(big));
   unsigned *small; CK(cudaMalloc(&small, 4 << 20)); CK(cudaMemset(small, 0x11, 4 << 20));
-  k_small<<<32, 128>>>(small, 1 << 20, 5);
-  CK(cudaDeviceSynchronize()); mixdev(small, 4 << 20);
+  for (int k = 0; k < 10; k++) {  // a launch lost to a ring still busy draining is selected again
+    k_small<<<32, 128>>>(small, 1 << 20, 5 + k); CK(cudaDeviceSynchronize()); usleep(200000);
+  }
+  mixdev(small, 4 << 20);
   return finish();
 }
 
@@ -134,7 +134,7 @@ static int fork_mode() {
   std::atomic<int> stop{0};
   std::thread t([&] { for (int i = 0; !stop; i++) { k_thread<<<1 + i % 256, 64 << (i / 256 % 2)>>>(a, n, i); if (i % 64 == 63) cudaDeviceSynchronize(); } });
   int exited = 0, hung = 0, badst = 0;
-  for (int i = 0; i < 24 && !hung; i++) {
+  for (int i = 0; i < 40 && !hung; i++) {
     k_child<<<1 + i, 32>>>(c, 4096, i);
     fflush(stdout); fflush(stderr);
     pid_t p = fork();
@@ -180,18 +180,22 @@ static int streams() {
 }
 
 static int unaligned() {
-  unsigned char *buf; unsigned *other;
+  unsigned char *buf, *hb = (unsigned char *)malloc(1 << 20) + 4097, *hm = 0; unsigned *other;  // hb: odd, mid-page
   CK(cudaMalloc(&buf, 1 << 16)); CK(cudaMalloc(&other, 4096 * 4));
   std::vector<unsigned char> init(1 << 16);
   for (size_t i = 0; i < init.size(); i++) init[i] = (unsigned char)(i * 7 + 1);
   CK(cudaMemcpy(buf, init.data(), init.size(), cudaMemcpyHostToDevice)); CK(cudaMemset(other, 9, 4096 * 4));
+  memcpy(hb, init.data(), 1000);
+  cudaError_t re = cudaHostRegister(hb, 1000, cudaHostRegisterMapped);
+  if (re == cudaSuccess) CK(cudaHostGetDevicePointer((void **)&hm, hb, 0)); else cudaGetLastError();
+  printf("host memory registered at an odd address: %s\n", re == cudaSuccess ? "yes" : cudaGetErrorString(re));
   P pk; pk.tag = 5; pk.p = other + 3;  // into the middle of `other`, at an odd offset of the parameter
-  for (int b = 32; b <= 128; b *= 2) k_unal<<<1, b>>>(buf + 12345, pk, 100);
-  CK(cudaDeviceSynchronize());
+  for (int b = 32; b <= 128; b *= 2) k_unal<<<1, b>>>(buf + 12345, pk, 100, hm);
+  CK(cudaDeviceSynchronize()); mix(hb, 1000);
   char g[3 + 13 + sizeof(S)];
   CK(cudaMemcpyFromSymbol(g, g_pad, 3)); CK(cudaMemcpyFromSymbol(g + 3, g_odd, 13)); CK(cudaMemcpyFromSymbol(g + 16, g_s, sizeof(S)));
-  void *a1, *a2; CK(cudaGetSymbolAddress(&a1, g_odd)); CK(cudaGetSymbolAddress(&a2, g_s));
-  printf("g_odd at an odd address: %s; g_s.b at an odd address: %s\n", ((size_t)a1 & 1) ? "yes" : "no", (((size_t)a2 + 1) & 1) ? "yes" : "no");
+  void *a0, *a1, *a2; CK(cudaGetSymbolAddress(&a0, g_pad)); CK(cudaGetSymbolAddress(&a1, g_odd)); CK(cudaGetSymbolAddress(&a2, g_s));
+  printf("globals' addresses mod 16: g_pad %d, g_odd %d, g_s %d\n", (int)((size_t)a0 % 16), (int)((size_t)a1 % 16), (int)((size_t)a2 % 16));
   mix(g, sizeof g); mixdev(buf, 1 << 16); mixdev(other, 4096 * 4);
   return finish();
 }
@@ -199,9 +203,7 @@ static int unaligned() {
 static int perthread() {
   const int T = 8; size_t n = 1 << 16; unsigned *buf[T];
   for (int t = 0; t < T; t++) { CK(cudaMalloc(&buf[t], n * 4)); CK(cudaMemset(buf[t], t + 1, n * 4)); }
-#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
-  printf("per-thread default stream: yes\n");
-#else
+#ifndef CUDA_API_PER_THREAD_DEFAULT_STREAM
   printf("per-thread default stream: no\n");
 #endif
   std::atomic<int> errs{0}; std::vector<std::thread> ts;

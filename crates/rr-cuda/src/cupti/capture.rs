@@ -55,6 +55,17 @@ pub(crate) fn ended(stream: u64) {
     }
 }
 
+/// Run `f` (an allocation, a module load, a query of another stream: what a capture of any mode
+/// may forbid on the capturing thread or everywhere) unless some capture is in progress: `None`
+/// then. No capture begins while `f` runs.
+pub fn outside_any_capture<T>(f: impl FnOnce() -> T) -> Option<T> {
+    let _gate = lock(&GATE);
+    if CAPTURES.load(Ordering::SeqCst) > 0 {
+        return None;
+    }
+    Some(f())
+}
+
 /// Run `f` (a call a capture in global mode forbids) unless such a capture is in progress:
 /// `None` then (try again later). No capture begins while `f` runs.
 pub fn outside_global_capture<T>(f: impl FnOnce() -> T) -> Option<T> {

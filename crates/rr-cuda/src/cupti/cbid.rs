@@ -19,6 +19,8 @@ pub const TEX_OBJECT_CREATE: u32 = 339;
 pub const TEX_OBJECT_DESTROY: u32 = 340;
 pub const SURF_OBJECT_CREATE: u32 = 343;
 pub const SURF_OBJECT_DESTROY: u32 = 344;
+pub const CTX_DESTROY_V2: u32 = 322;
+pub const STREAM_DESTROY_V2: u32 = 326;
 pub const MEM_ALLOC_MANAGED: u32 = 371;
 pub const MEM_HOST_REGISTER_V2: u32 = 379;
 pub const LAUNCH_PTSZ: u32 = 442;
@@ -33,6 +35,8 @@ pub const GRAPH_EXEC_DESTROY: u32 = 516;
 pub const GRAPH_EXEC_KERNEL_NODE_SET_PARAMS: u32 = 538;
 pub const STREAM_BEGIN_CAPTURE_V2: u32 = 539;
 pub const STREAM_BEGIN_CAPTURE_V2_PTSZ: u32 = 540;
+pub const DEVICE_PRIMARY_CTX_RELEASE_V2: u32 = 544;
+pub const DEVICE_PRIMARY_CTX_RESET_V2: u32 = 545;
 pub const MEM_MAP: u32 = 551;
 pub const MEM_UNMAP: u32 = 552;
 pub const GRAPH_EXEC_UPDATE: u32 = 561;
@@ -77,6 +81,10 @@ pub const LAUNCHES: &[u32] = &[
 /// Everything else a recorder follows: memory, modules, captures, graphs, objects. None of these
 /// is on a program's hot path (a graph launch stands for a whole graph of kernels).
 pub const ALL: &[u32] = &[
+    CTX_DESTROY_V2,
+    STREAM_DESTROY_V2,
+    DEVICE_PRIMARY_CTX_RELEASE_V2,
+    DEVICE_PRIMARY_CTX_RESET_V2,
     MODULE_LOAD,
     MODULE_LOAD_DATA,
     MODULE_LOAD_DATA_EX,

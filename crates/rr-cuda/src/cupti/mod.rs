@@ -80,6 +80,14 @@ pub trait Observer: Send + Sync {
     /// A texture or surface object was created.
     fn object_created(&self, handle: u64, object: CapturedObject);
     fn object_destroyed(&self, handle: u64);
+    /// The program is about to destroy stream `stream` (its handle may be reused after).
+    fn stream_destroyed(&self, _stream: u64) {}
+    /// A context is about to be destroyed (`context`), or the primary context of `device` may
+    /// be (reset, or released for the last time): what is pending there must be done now.
+    fn context_ending(&self, _context: Option<u64>, _device: Option<i32>) {}
+    /// The context is gone (named as in `context_ending`): its handle may come back for a new
+    /// one.
+    fn context_gone(&self, _context: Option<u64>, _device: Option<i32>) {}
 }
 
 /// A change to an executable graph after instantiation; nodes are named by their handle in the
@@ -168,6 +176,14 @@ pub fn library_kernel_module(library: u64, name: &str) -> Result<u64> {
     KernelFunction { raw: f }.module()
 }
 
+/// Whether device `dev`'s primary context is active (retained by someone).
+fn primary_active(dev: i32) -> bool {
+    let (mut flags, mut active) = (0u32, 0i32);
+    // SAFETY: writes two integers for a device ordinal the program used.
+    let r = unsafe { ds::cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active) };
+    r != ds::CUresult::CUDA_SUCCESS || active != 0
+}
+
 /// Wait for all work of the current context.
 pub fn synchronize() -> Result<()> {
     cudarc::driver::result::ctx::synchronize().call("cuCtxSynchronize")
@@ -240,7 +256,7 @@ pub fn load_library(path: Option<&std::path::Path>) -> bool {
     unsafe { cs::is_culib_present() }
 }
 
-pub use capture::{any_capture_active, outside_global_capture};
+pub use capture::{any_capture_active, outside_any_capture, outside_global_capture};
 
 thread_local! {
     /// > 0 while an observer method runs on this thread: driver callbacks raised by its own
@@ -623,6 +639,27 @@ pub(crate) unsafe fn on_call(observer: &dyn Observer, c: &DriverCall) {
                     capture::began(stream, mode);
                 } else if !exit_ok {
                     capture::ended(stream);
+                }
+            }
+            cbid::STREAM_DESTROY_V2 if entering => {
+                observer.stream_destroyed(*(p as *const u64));
+            }
+            cbid::CTX_DESTROY_V2 => {
+                let ctx = *(p as *const u64);
+                if entering {
+                    observer.context_ending(Some(ctx), None);
+                } else if exit_ok {
+                    observer.context_gone(Some(ctx), None);
+                }
+            }
+            cbid::DEVICE_PRIMARY_CTX_RESET_V2 | cbid::DEVICE_PRIMARY_CTX_RELEASE_V2 => {
+                let dev = *(p as *const i32);
+                if entering {
+                    observer.context_ending(None, Some(dev));
+                } else if exit_ok
+                    && (id == cbid::DEVICE_PRIMARY_CTX_RESET_V2 || !primary_active(dev))
+                {
+                    observer.context_gone(None, Some(dev));
                 }
             }
             cbid::STREAM_END_CAPTURE | cbid::STREAM_END_CAPTURE_PTSZ if !entering => {

@@ -64,6 +64,14 @@ macro_rules! driver_calls {
                  hStream: $crate::interpose::ds::CUstream);
             cuMemUnmap = MEM_UNMAP, cuMemUnmap_params
                 (ptr: $crate::interpose::ds::CUdeviceptr, size: usize);
+            cuStreamDestroy_v2 = STREAM_DESTROY_V2, cuStreamDestroy_v2_params
+                (hStream: $crate::interpose::ds::CUstream);
+            cuCtxDestroy_v2 = CTX_DESTROY_V2, cuCtxDestroy_v2_params
+                (ctx: $crate::interpose::ds::CUcontext);
+            cuDevicePrimaryCtxRelease_v2 = DEVICE_PRIMARY_CTX_RELEASE_V2,
+                cuDevicePrimaryCtxRelease_v2_params (dev: $crate::interpose::ds::CUdevice);
+            cuDevicePrimaryCtxReset_v2 = DEVICE_PRIMARY_CTX_RESET_V2,
+                cuDevicePrimaryCtxReset_v2_params (dev: $crate::interpose::ds::CUdevice);
             cuStreamBeginCapture_v2 = STREAM_BEGIN_CAPTURE_V2
                 / cuStreamBeginCapture_v2_ptsz = STREAM_BEGIN_CAPTURE_V2_PTSZ, BeginCapture
                 (hStream: $crate::interpose::ds::CUstream, mode: ::core::ffi::c_uint);
@@ -288,6 +296,18 @@ driver_calls!(define_wrappers);
 /// version, symbol), newest first per name (cudaTypedefs.h's `PFN_…_v<version>` types).
 const VERSIONED: &[(&[u8], i32, &[u8])] = &[
     (b"cuMemAlloc", 3020, b"cuMemAlloc_v2"),
+    (b"cuStreamDestroy", 4000, b"cuStreamDestroy_v2"),
+    (b"cuCtxDestroy", 4000, b"cuCtxDestroy_v2"),
+    (
+        b"cuDevicePrimaryCtxRelease",
+        11000,
+        b"cuDevicePrimaryCtxRelease_v2",
+    ),
+    (
+        b"cuDevicePrimaryCtxReset",
+        11000,
+        b"cuDevicePrimaryCtxReset_v2",
+    ),
     (b"cuMemAllocPitch", 3020, b"cuMemAllocPitch_v2"),
     (b"cuMemFree", 3020, b"cuMemFree_v2"),
     (b"cuMemAllocHost", 3020, b"cuMemAllocHost_v2"),

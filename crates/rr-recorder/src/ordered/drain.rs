@@ -39,11 +39,17 @@ pub enum Sealed {
     /// The launch call failed: its input snapshot ran all the same and is drained (its content
     /// may be what later snapshots expect), but no instance is written.
     Failed(Box<Pending>),
+    /// Nothing was enqueued after all (the snapshot was refused): the slot is passed over.
+    Nothing,
 }
 
 /// A place in the drain's queue, taken when a launch's input snapshot is enqueued and filled
 /// when the launch call returns.
 pub struct Slot {
+    /// The order the drain takes launches in (from 1).
+    pub seq: u64,
+    /// The context the launch's snapshots are in.
+    pub context: u64,
     sealed: Mutex<Option<Sealed>>,
     made: Instant,
 }
@@ -57,21 +63,31 @@ impl Slot {
 #[derive(Default)]
 pub struct Drain {
     queue: Mutex<VecDeque<Arc<Slot>>>,
+    /// The last slot's sequence number.
+    last_seq: std::sync::atomic::AtomicU64,
+    /// When the program's end began to be waited for (one deadline for all that is left).
+    finish_started: std::sync::OnceLock<Instant>,
     changed: Condvar,
     started: AtomicBool,
-    finishing: AtomicBool,
     /// Pinned buffers of the copies out of the ring (the drain thread's alone).
     buffers: Mutex<Option<Staging<PinnedBuffer>>>,
 }
 
 impl Drain {
     /// A new slot at the end of the queue (the drain thread starts with the first).
-    pub fn open(&self) -> Arc<Slot> {
-        let slot = Arc::new(Slot {
-            sealed: Mutex::new(None),
-            made: Instant::now(),
-        });
-        lock(&self.queue).push_back(slot.clone());
+    pub fn open(&self, context: u64) -> Arc<Slot> {
+        let slot = {
+            let mut q = lock(&self.queue);
+            // Numbered under the queue's lock: the numbers are the queue's order.
+            let slot = Arc::new(Slot {
+                seq: self.last_seq.fetch_add(1, Ordering::AcqRel) + 1,
+                context,
+                sealed: Mutex::new(None),
+                made: Instant::now(),
+            });
+            q.push_back(slot.clone());
+            slot
+        };
         if !self.started.swap(true, Ordering::AcqRel) {
             let Some(recorder) = crate::recorder() else {
                 return slot;
@@ -111,29 +127,43 @@ impl Drain {
         self.changed.notify_all();
     }
 
-    /// Wait until everything queued is drained (the program is ending); returns how long.
+    /// Wait until everything queued is drained (the program is ending); returns how long. One
+    /// deadline for all that is left ([`FINISH_LIMIT`]): then the recorder's waits are given
+    /// up (a graph capture left open forbids its copies for good), and the program ends.
     pub fn finish(&self) -> Duration {
-        let start = Instant::now();
-        self.finishing.store(true, Ordering::Release);
+        let start = *self.finish_started.get_or_init(Instant::now);
         if !self.started.load(Ordering::Acquire) {
             return Duration::ZERO;
         }
+        self.wait_until(start + FINISH_LIMIT, |_| true);
+        if !lock(&self.queue).is_empty() {
+            rr_cuda::ordered::abandon_waits();
+            self.wait_until(Instant::now() + Duration::from_secs(10), |_| true);
+        }
+        start.elapsed()
+    }
+
+    /// Wait until no queued slot is of `contexts` (they are about to be destroyed: what is
+    /// pending there must be drained while they live), at most [`FINISH_LIMIT`].
+    pub fn flush(&self, contexts: &[u64]) {
+        if self.started.load(Ordering::Acquire) {
+            self.wait_until(Instant::now() + FINISH_LIMIT, |s| {
+                contexts.contains(&s.context)
+            });
+        }
+    }
+
+    /// Wait until no queued slot matches `pending`, or `deadline`.
+    fn wait_until(&self, deadline: Instant, pending: impl Fn(&Slot) -> bool) {
         let mut q = lock(&self.queue);
-        // The drain gives up on a kernel after FINISH_LIMIT; should it not move at all (it
-        // never does), the program still ends.
-        let (mut left, mut moved) = (q.len(), Instant::now());
-        while !q.is_empty() && moved.elapsed() < FINISH_LIMIT + Duration::from_secs(10) {
+        while q.iter().any(|s| pending(s)) && Instant::now() < deadline {
             self.changed.notify_all();
             q = self
                 .changed
                 .wait_timeout(q, Duration::from_millis(20))
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
-            if q.len() != left {
-                (left, moved) = (q.len(), Instant::now());
-            }
         }
-        start.elapsed()
     }
 
     fn run(&self, rec: &Recorder) {
@@ -174,8 +204,11 @@ impl Drain {
         }
     }
 
-    fn finishing(&self) -> bool {
-        self.finishing.load(Ordering::Acquire)
+    /// Whether the program's end has been waited for longer than [`FINISH_LIMIT`].
+    fn past_deadline(&self) -> bool {
+        self.finish_started
+            .get()
+            .is_some_and(|t| t.elapsed() > FINISH_LIMIT)
     }
 }
 
@@ -212,26 +245,24 @@ impl Recorder {
         let (p, launched) = match sealed {
             Sealed::Launched(p) => (p, true),
             Sealed::Failed(p) => (p, false),
+            Sealed::Nothing => return,
         };
         if let Err(e) = self.drain_instance(*p, launched) {
             self.stop(&e);
         }
     }
 
-    /// Wait for `ev` on this thread; `Ok(false)` when the program is ending and the kernel has
-    /// not finished within [`FINISH_LIMIT`].
+    /// Wait for `ev` on this thread; `Ok(false)` when the program's end has been waited for
+    /// longer than [`FINISH_LIMIT`] (its kernel has not finished, or a graph capture left open
+    /// keeps the event from being asked about).
     fn wait_for(&self, ev: &StreamEvent) -> Result<bool, String> {
         let mut pause = Duration::from_micros(20);
-        let mut ending_since: Option<Instant> = None;
         loop {
             if ev.done().map_err(|e| e.to_string())? {
                 return Ok(true);
             }
-            if self.drain.finishing() {
-                let since = *ending_since.get_or_insert_with(Instant::now);
-                if since.elapsed() > FINISH_LIMIT {
-                    return Ok(false);
-                }
+            if self.drain.past_deadline() {
+                return Ok(false);
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(1));
