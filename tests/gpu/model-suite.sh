@@ -7,7 +7,7 @@
 echo "== model-sized processes" | tee -a "$LOG"
 expect "fingerprint kernel matches its host reference" 0 "leaf_hash ok" -- bash tests/gpu/make_ptx.sh "$W"
 grep -v '^//' crates/rr-cuda/kernels/leaf_hash.ptx >"$W/committed.ptx"
-grep -v '^//' "$W/leaf_hash.ptx" >"$W/rebuilt.ptx"
+grep -v '^//' "$W/leaf_hash.ptx" >"$W/rebuilt.ptx"  # make_ptx.sh wrote its .version line as committed
 cmp -s "$W/committed.ptx" "$W/rebuilt.ptx" && ok "committed leaf_hash.ptx is what nvcc builds from leaf_hash.cu" \
   || bad "committed leaf_hash.ptx is stale (run tests/gpu/make_ptx.sh and commit)"
 

@@ -44,7 +44,8 @@ pub fn abandon_waits() {
     ABANDONED.store(true, std::sync::atomic::Ordering::Release);
 }
 
-fn abandoned() -> bool {
+/// Whether the recorder's waits were given up ([`abandon_waits`]).
+pub fn waits_abandoned() -> bool {
     ABANDONED.load(std::sync::atomic::Ordering::Acquire)
 }
 
@@ -458,7 +459,7 @@ impl Snapshotter {
             if let Some(done) = crate::cupti::outside_global_capture(copy) {
                 return done;
             }
-            if abandoned() {
+            if waits_abandoned() {
                 return Err(CudaError::new(
                     "cuMemcpyDtoHAsync",
                     ds::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,

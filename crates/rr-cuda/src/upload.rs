@@ -53,7 +53,12 @@ impl StagingPool {
     /// Make sure the pool holds at least `count` buffers (allocating the missing ones).
     pub fn ensure(&mut self, count: usize) -> Result<()> {
         while self.buffers.len() < count {
-            self.buffers.push(PinnedBuffer::new(STAGE)?);
+            let mut b = PinnedBuffer::new(STAGE)?;
+            // Written once now: the system populates page-locked memory at its first write
+            // (measured: a first restore into fresh buffers ran at 3 GB/s, against 34 GB/s
+            // reading into the same buffers once written), which must not be timed as a restore.
+            b.as_mut_slice().fill(0);
+            self.buffers.push(b);
         }
         Ok(())
     }

@@ -329,25 +329,13 @@ impl Recorder {
         };
         let covered = self.covered(&spec, module, &image)?;
         let stream = spec.stream;
-        let mut notes = races::busy_streams(spec.context, spec.stream_key);
-        notes.truncate(8);
         // The slot (and with it the order the drain takes launches in) comes first: a snapshot
         // expects only what snapshots of earlier slots hold (they are drained before it).
         let slot = self.drain.open(spec.context);
         let id = slot.seq;
-        let input = match self.snapshot(&staging, &covered, &spec, true, id)? {
-            Ok(s) => s,
-            Err(why) => {
-                slot.seal(Sealed::Nothing);
-                return Ok(Err(why));
-            }
-        };
-        let started = StreamEvent::record(stream, true).map_err(|e| e.to_string())?;
-        let raced = Arc::new(Mutex::new(notes));
-        self.register_latest(&input, spec.stream_key, covered.memory, id);
-        if let Some(s) = lock(&self.state).selector.as_mut() {
-            s.recorded(&spec.key);
-        }
+        // In flight from now on: a launch on another stream from here is checked as it comes;
+        // what other streams have in flight already, asked just after.
+        let raced = Arc::new(Mutex::new(Vec::new()));
         let flight = Arc::new(InFlight {
             id,
             context: spec.context,
@@ -359,6 +347,26 @@ impl Recorder {
             notes: raced.clone(),
         });
         lock(&self.state).races.start(flight.clone());
+        let mut notes = if cupti::any_capture_active() {
+            vec!["other streams could not be asked whether they had work in flight (a CUDA graph was being captured)".to_string()]
+        } else {
+            races::busy_streams(spec.context, spec.stream_key)
+        };
+        notes.truncate(8);
+        lock(&raced).extend(notes);
+        let input = match self.snapshot(&staging, &covered, &spec, true, id)? {
+            Ok(s) => s,
+            Err(why) => {
+                lock(&self.state).races.end(id);
+                slot.seal(Sealed::Nothing);
+                return Ok(Err(why));
+            }
+        };
+        let started = StreamEvent::record(stream, true).map_err(|e| e.to_string())?;
+        self.register_latest(&input, spec.stream_key, covered.memory, id);
+        if let Some(s) = lock(&self.state).selector.as_mut() {
+            s.recorded(&spec.key);
+        }
         Ok(Ok((
             Pending {
                 id,

@@ -41,6 +41,8 @@ pub enum Reason {
     NeverReturned,
     /// The program ended before the recorded kernel finished.
     ProgramEnded,
+    /// Its context was destroyed before its snapshots were written.
+    ContextGone,
     /// On another device than `--device`.
     OtherDevice,
     /// The launch call itself failed (nothing ran).
@@ -86,6 +88,9 @@ impl Reason {
             Reason::NeverReturned => "the launch call had not returned 30 s after its snapshot was enqueued".into(),
             Reason::ProgramEnded => {
                 "the program ended before they could be written (their kernel had not finished 60 s after its end, or a CUDA graph capture left open kept the recorder from copying them)".into()
+            }
+            Reason::ContextGone => {
+                "their context was destroyed before their snapshots could be written".into()
             }
             Reason::OtherDevice => "on another device than --device".into(),
             Reason::LaunchFailed => "the launch call itself failed".into(),

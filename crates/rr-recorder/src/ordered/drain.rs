@@ -247,8 +247,20 @@ impl Recorder {
             Sealed::Failed(p) => (p, false),
             Sealed::Nothing => return,
         };
-        if let Err(e) = self.drain_instance(*p, launched) {
-            self.stop(&e);
+        let context = p.input.staging.context;
+        match self.drain_instance(*p, launched) {
+            Ok(()) => {}
+            // Given up at the program's end (a graph capture left open): said, not an error.
+            Err(_) if rr_cuda::ordered::waits_abandoned() => {
+                self.not_recorded(Reason::ProgramEnded)
+            }
+            // Its context was destroyed before it could be written (a reset the recorder did
+            // not see coming): that instance is lost, the recording goes on.
+            Err(e) if e.contains("CUDA_ERROR_CONTEXT_IS_DESTROYED") => {
+                self.not_recorded(Reason::ContextGone);
+                rr_cuda::cupti::Observer::context_gone(self, Some(context), None);
+            }
+            Err(e) => self.stop(&e),
         }
     }
 
