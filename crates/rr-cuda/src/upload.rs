@@ -21,8 +21,12 @@ use crate::error::{check, teardown, Call, CudaError, Result};
 use crate::memory::PinnedBuffer;
 use crate::stream::Stream;
 
-/// Bytes per staging buffer (and per copy).
-pub const STAGE: usize = 32 << 20;
+/// Bytes per staging buffer (and per copy). Small, so that the copies left when the reading
+/// ends are short: every reader finishes its last piece at about the same time, and those
+/// pieces then cross the link one after another (measured with 32 MiB pieces: a 1 GiB restore
+/// at 25-27 GB/s against 32-38 GB/s reading alone, 16 readers' last 512 MiB queued at the
+/// end). A copy of 4 MiB still takes ~80 µs at 50 GB/s, far above a call's cost.
+pub const STAGE: usize = 4 << 20;
 
 /// Where an upload's bytes come from.
 pub trait UploadSource: Sync {

@@ -59,27 +59,77 @@ pub fn any_in_flight() -> bool {
 /// The streams the program launched on: `(stream, context)`.
 static STREAMS: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
-thread_local! {
-    /// The last few streams this thread launched on (remembered globally already).
-    static SEEN: RefCell<([u64; 8], usize)> = const { RefCell::new(([u64::MAX; 8], 0)) };
+/// How many times a stream was forgotten: a thread's cache of streams it launched on is stale
+/// once this moves (the driver gives a destroyed stream's handle to the next stream made, and
+/// that stream must be remembered again).
+static FORGOTTEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The last few streams a thread launched on (remembered globally already), as of a count of
+/// [`FORGOTTEN`].
+struct Seen {
+    streams: [u64; 8],
+    next: usize,
+    forgotten: usize,
 }
 
-/// Remember that the program launched on `stream` (the fast path: a look at a few values).
+thread_local! {
+    static SEEN: RefCell<Seen> = const {
+        RefCell::new(Seen { streams: [u64::MAX; 8], next: 0, forgotten: 0 })
+    };
+    /// Set on a thread that launched on its per-thread default stream: at the thread's end
+    /// its stream is forgotten (no later snapshot need wonder about it).
+    static PER_THREAD_KEY: PerThreadKey = const { PerThreadKey(std::cell::Cell::new(0)) };
+}
+
+struct PerThreadKey(std::cell::Cell<u64>);
+
+impl Drop for PerThreadKey {
+    fn drop(&mut self) {
+        let key = self.0.get();
+        if key != 0 {
+            lock(&STREAMS).retain(|(s, _)| *s != key);
+        }
+    }
+}
+
+/// Remember that the program launched on `stream` (the fast path: a look at a few values). A
+/// per-thread default stream is remembered by its key (each thread's is its own stream).
 pub fn launched_on(stream: u64) {
+    remember(stream, || rr_cuda::cupti::current_context().unwrap_or(0));
+}
+
+/// [`launched_on`], with the current context asked of `context` only when needed.
+fn remember(stream: u64, context: impl FnOnce() -> u64) {
+    let stream = match stream {
+        rr_cuda::ordered::STREAM_PER_THREAD => key(stream),
+        s => s,
+    };
+    let forgotten = FORGOTTEN.load(Ordering::Relaxed);
     let known = SEEN.with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             return true;
         };
-        if s.0.contains(&stream) {
+        if s.forgotten != forgotten {
+            *s = Seen {
+                streams: [u64::MAX; 8],
+                next: 0,
+                forgotten,
+            };
+        }
+        if s.streams.contains(&stream) {
             return true;
         }
-        let at = s.1 % 8;
-        s.0[at] = stream;
-        s.1 += 1;
+        let at = s.next % 8;
+        s.streams[at] = stream;
+        s.next += 1;
         false
     });
     if !known {
-        let context = rr_cuda::cupti::current_context().unwrap_or(0);
+        if is_per_thread_key(stream) {
+            // Touching the thread-local registers its destructor (the thread's end).
+            let _ = PER_THREAD_KEY.try_with(|k| k.0.set(stream));
+        }
+        let context = context();
         let mut all = lock(&STREAMS);
         if all.len() < MAX_STREAMS && !all.contains(&(stream, context)) {
             all.push((stream, context));
@@ -87,10 +137,16 @@ pub fn launched_on(stream: u64) {
     }
 }
 
+/// Whether a remembered stream is a thread's per-thread default stream (see [`key`]).
+fn is_per_thread_key(stream: u64) -> bool {
+    stream & 0xff == 0x2 && stream > 0xff
+}
+
 /// The program is destroying `stream`: it is not asked about again (its handle would be
 /// freed memory to the driver). Waits for a query under way.
 pub fn forget_stream(stream: u64) {
     lock(&STREAMS).retain(|(s, _)| *s != stream);
+    FORGOTTEN.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Other streams of `context` with work in flight now, said as notes (the stream of `key`
@@ -102,7 +158,15 @@ pub fn busy_streams(context: u64, key_of_mine: u64) -> Vec<String> {
         let mut all = lock(&STREAMS);
         let mut notes = Vec::new();
         all.retain(|&(s, c)| {
-            if c != context || s == rr_cuda::ordered::STREAM_PER_THREAD || key(s) == key_of_mine {
+            if c != context || key(s) == key_of_mine {
+                return true;
+            }
+            if is_per_thread_key(s) {
+                // Only its thread can ask about it (the handle means the caller's own stream).
+                notes.push(format!(
+                    "another thread's per-thread default stream (thread {}) could not be asked whether it had work in flight",
+                    s >> 8
+                ));
                 return true;
             }
             match rr_cuda::ordered::stream_busy(s) {
@@ -212,6 +276,40 @@ impl Races {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn remembered(stream: u64) -> bool {
+        lock(&STREAMS).iter().any(|(s, _)| *s == stream)
+    }
+
+    #[test]
+    fn a_stream_handle_given_again_after_its_destruction_is_remembered_again() {
+        // The driver hands a destroyed stream's handle to the next stream made; a thread that
+        // launched on the old one must not take the new one as known (it would never be asked).
+        let handle = 0x7e57_0000_1000;
+        remember(handle, || 0);
+        assert!(remembered(handle));
+        forget_stream(handle);
+        assert!(!remembered(handle));
+        remember(handle, || 0);
+        assert!(remembered(handle), "the reused handle is remembered again");
+        forget_stream(handle);
+    }
+
+    #[test]
+    fn a_threads_per_thread_stream_is_its_own_and_forgotten_at_its_end() {
+        let theirs = std::thread::spawn(|| {
+            remember(rr_cuda::ordered::STREAM_PER_THREAD, || 0);
+            let k = key(rr_cuda::ordered::STREAM_PER_THREAD);
+            assert!(is_per_thread_key(k) && remembered(k));
+            assert!(!remembered(rr_cuda::ordered::STREAM_PER_THREAD));
+            k
+        })
+        .join()
+        .unwrap();
+        assert_ne!(theirs, key(rr_cuda::ordered::STREAM_PER_THREAD));
+        assert!(!remembered(theirs), "forgotten when its thread ended");
+        assert!(!is_per_thread_key(0x2) && !is_per_thread_key(0x7f00_0000_0000));
+    }
 
     #[test]
     fn a_launch_on_another_stream_into_covered_memory_is_noted() {
