@@ -41,6 +41,21 @@ __device__ __forceinline__ void word(unsigned long long i, unsigned long long lo
     b += mix_b(y ^ rotl(x, 41) ^ 0x2545f4914f6cdd1dULL);
 }
 
+// Block sums of (a, b) (every hash kernel reduces the same way); valid in thread 0.
+__device__ __forceinline__ void block_sums(unsigned long long &a, unsigned long long &b) {
+    for (int off = 16; off > 0; off >>= 1) {
+        a += __shfl_down_sync(0xffffffffu, a, off);
+        b += __shfl_down_sync(0xffffffffu, b, off);
+    }
+    __shared__ unsigned long long sa[THREADS / 32], sb[THREADS / 32];
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) { sa[warp] = a; sb[warp] = b; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < THREADS / 32; w++) { a += sa[w]; b += sb[w]; }
+    }
+}
+
 // Block b hashes bytes [b * leaf, min((b + 1) * leaf, len)) into out[2b], out[2b + 1].
 // `base` is 16-byte aligned and `leaf` a multiple of 16; a tail shorter than 16 bytes is read
 // byte by byte and zero-padded (the caller mixes `len` into the combined hash).
@@ -65,16 +80,8 @@ rr_leaf_hash(const unsigned char *base, unsigned long long len, unsigned long lo
         }
         word(full, lo, hi, a, b);
     }
-    for (int off = 16; off > 0; off >>= 1) {
-        a += __shfl_down_sync(0xffffffffu, a, off);
-        b += __shfl_down_sync(0xffffffffu, b, off);
-    }
-    __shared__ unsigned long long sa[THREADS / 32], sb[THREADS / 32];
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) { sa[warp] = a; sb[warp] = b; }
-    __syncthreads();
+    block_sums(a, b);
     if (threadIdx.x == 0) {
-        for (int w = 1; w < THREADS / 32; w++) { a += sa[w]; b += sb[w]; }
         out[2 * (unsigned long long)blockIdx.x] = a;
         out[2 * (unsigned long long)blockIdx.x + 1] = b;
     }

@@ -44,21 +44,6 @@ __device__ __forceinline__ unsigned chunk_of(const Chunk *chunks, unsigned n, un
     return lo;
 }
 
-// Block sums of (a, b), as rr_leaf_hash reduces them; valid in thread 0.
-__device__ __forceinline__ void block_sums(unsigned long long &a, unsigned long long &b) {
-    for (int off = 16; off > 0; off >>= 1) {
-        a += __shfl_down_sync(0xffffffffu, a, off);
-        b += __shfl_down_sync(0xffffffffu, b, off);
-    }
-    __shared__ unsigned long long sa[THREADS / 32], sb[THREADS / 32];
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) { sa[warp] = a; sb[warp] = b; }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < THREADS / 32; w++) { a += sa[w]; b += sb[w]; }
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS)
 rr_snap_hash(const Chunk *chunks, unsigned n, unsigned long long leaf, unsigned long long *sums,
              unsigned *flags) {
