@@ -354,15 +354,24 @@ impl Recorder {
         };
         notes.truncate(8);
         lock(&raced).extend(notes);
-        let input = match self.snapshot(&staging, &covered, &spec, true, id)? {
-            Ok(s) => s,
-            Err(why) => {
-                lock(&self.state).races.end(id);
+        // Not in flight after all when this launch is not recorded (or recording stops).
+        let grounded = |this: &Self| lock(&this.state).races.end(id);
+        let input = match self.snapshot(&staging, &covered, &spec, true, id) {
+            Ok(Ok(s)) => s,
+            Ok(Err(why)) => {
+                grounded(self);
                 slot.seal(Sealed::Nothing);
                 return Ok(Err(why));
             }
+            Err(e) => {
+                grounded(self);
+                return Err(e);
+            }
         };
-        let started = StreamEvent::record(stream, true).map_err(|e| e.to_string())?;
+        let started = StreamEvent::record(stream, true).map_err(|e| {
+            grounded(self);
+            e.to_string()
+        })?;
         self.register_latest(&input, spec.stream_key, covered.memory, id);
         if let Some(s) = lock(&self.state).selector.as_mut() {
             s.recorded(&spec.key);
