@@ -11,10 +11,8 @@ fn main() {
         // Help and version go through our output, so a closed or full stdout is an error
         // there too (clap's own printing ignores it and exits 0).
         Err(e) if !e.use_stderr() => {
-            use std::io::IsTerminal;
             let styled = e.render();
-            let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            rr_tui::output::own_text(&match colour {
+            rr_tui::output::own_text(&match rr_tui::output::colour() {
                 true => styled.ansi().to_string(),
                 false => styled.to_string(),
             });

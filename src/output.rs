@@ -38,6 +38,13 @@ pub fn own_text(text: &str) {
     write_stdout(text);
 }
 
+/// Whether text output may be coloured: standard output is a terminal and `NO_COLOR` is not set
+/// (help, version and `diff A.json B.json`'s line diff).
+pub fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
 /// One line of text output.
 pub fn line(text: &str) {
     let mut s = visible(text).into_owned();

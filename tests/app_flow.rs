@@ -314,6 +314,72 @@ fn descriptor_mark_enables_a_side_by_side_diff() {
     }
 }
 
+/// `d` on the descriptor screen shows the marked and selected instances line by line: the
+/// same hunks, line for line, as `rr-tui diff A.json B.json` prints; `d` again goes back to the
+/// fields. Without a second instance it says what it needs.
+#[test]
+fn descriptor_line_diff_is_the_one_diff_prints() {
+    let mut a = app("llvm-two-kernels", false);
+    a.update(Msg::Resize(120, 40));
+    key(&mut a, KeyCode::Char('2'));
+    key(&mut a, KeyCode::Char('d'));
+    assert!(!a.descriptor_text_diff);
+    assert!(a
+        .status
+        .as_ref()
+        .is_some_and(|s| s.error && s.text.contains("mark one with m")));
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('m'));
+    // The rr_scale_global instance: arguments, segments and globals differ too.
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Char('j'));
+    }
+    key(&mut a, KeyCode::Char('2'));
+    key(&mut a, KeyCode::Char('d'));
+    assert!(a.descriptor_text_diff);
+    let (m, cur) = (a.mark.unwrap(), a.current().unwrap());
+    let side = |i: usize| a.inspections[&i].as_ref().unwrap().as_ref();
+    let compared = rr_tui::tui::app::descriptors::compare(side(m), side(cur));
+    assert_eq!(a.descriptor_lines(), compared.line_view_len());
+    let explorer: Vec<String> = compared
+        .lines
+        .rows()
+        .map(|r| match r {
+            rr_engine::diff::lines::Row::Hunk(h) => h.header(),
+            rr_engine::diff::lines::Row::Line(l) => format!("{}{}", l.tag.sign(), l.text),
+        })
+        .collect();
+    assert!(explorer.len() > 10, "{explorer:?}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg("diff")
+        .arg(&a.rows[m].json_path)
+        .arg(&a.rows[cur].json_path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let cli = String::from_utf8_lossy(&out.stdout);
+    let cli: Vec<&str> = cli
+        .lines()
+        .skip_while(|l| !l.starts_with("+++ B "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("note: ") && !l.starts_with("input: "))
+        .collect();
+    assert_eq!(explorer, cli);
+    assert!(cli
+        .iter()
+        .any(|l| l.starts_with("+Kernel       rr_scale_global")));
+    // G reaches the last line; d goes back to the fields, from the top.
+    key(&mut a, KeyCode::Char('G'));
+    assert_eq!(
+        a.descriptor_scroll,
+        a.descriptor_lines().saturating_sub(a.content_lines())
+    );
+    key(&mut a, KeyCode::Char('d'));
+    assert!(!a.descriptor_text_diff);
+    assert_eq!(a.descriptor_scroll, 0);
+    assert_eq!(a.descriptor_lines(), 1 + compared.len());
+}
+
 /// A replay event of run `run`, as the runtime delivers it.
 fn ev(run: u64, event: rr_engine::replay::Event) -> Msg {
     Msg::Replay(rr_engine::replay::Tagged { run, event })

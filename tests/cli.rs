@@ -658,6 +658,105 @@ fn diff_of_two_instances_compares_fields_and_snapshots() {
         ));
 }
 
+/// Between the globals and the snapshots, the decoded descriptors line by line (`inspect`'s
+/// text without its paths), in unified form; hunks of numbered lines in --json; one line when
+/// they read the same. The verdict and the exit status stay the fields' and the snapshots'.
+#[test]
+fn diff_of_two_instances_shows_the_decoded_descriptors_line_by_line() {
+    let dir = fixture("llvm-two-kernels");
+    let x = dir.join("8683979482637550046_13526365365894479501.json");
+    let y = dir.join("8683979482637550046_6547468769535274944.json");
+    let out = rr().arg("diff").arg(&x).arg(&y).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let expected = format!(
+        "globals: all 2 equal
+descriptor text: 1 line removed, 1 added
+--- A {}
++++ B {}
+@@ -1,6 +1,6 @@
+ Format       LLVM offload
+ Kernel       rr_saxpy
+-Geometry     grid 8×1×1, block 128×1×1, dynamic shared memory 0 B
++Geometry     grid 16×1×1, block 64×1×1, dynamic shared memory 0 B
+ Limits       teams unrestricted, threads [1, 1024]
+ Trip count   4096    Device 0
+ Region       0x153940000000 + 256 MiB reserved
+input: different
+",
+        x.display(),
+        y.display()
+    );
+    assert!(text.contains(&expected), "{text}");
+    // Not a terminal: no colour.
+    assert!(!text.contains('\x1b'));
+    let out = rr()
+        .args(["diff", "--json"])
+        .arg(&x)
+        .arg(&y)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["descriptor_text"];
+    assert_eq!(
+        (t["old_lines"].as_u64(), t["new_lines"].as_u64()),
+        (Some(23), Some(23))
+    );
+    let hunk = &t["hunks"][0];
+    assert_eq!(
+        (
+            &hunk["old_start"],
+            &hunk["old_len"],
+            &hunk["new_start"],
+            &hunk["new_len"]
+        ),
+        (&1.into(), &6.into(), &1.into(), &6.into())
+    );
+    assert_eq!(
+        hunk["lines"][2],
+        serde_json::json!({"tag": "delete", "old_line": 3, "new_line": null,
+            "text": "Geometry     grid 8×1×1, block 128×1×1, dynamic shared memory 0 B"})
+    );
+    assert_eq!(
+        hunk["lines"][3],
+        serde_json::json!({"tag": "insert", "old_line": null, "new_line": 3,
+            "text": "Geometry     grid 16×1×1, block 64×1×1, dynamic shared memory 0 B"})
+    );
+    assert_eq!(hunk["lines"][0]["tag"], "equal");
+    assert_eq!(v["equal"], false);
+    // The same instance: one line, and no hunks.
+    let out = rr().arg("diff").arg(&x).arg(&x).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("globals: all 2 equal\ndescriptor text: the same\ninput: equal"));
+    let out = rr()
+        .args(["diff", "--json"])
+        .arg(&x)
+        .arg(&x)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["descriptor_text"]["hunks"], serde_json::json!([]));
+    // A kernel name that would drive the terminal reaches it visible.
+    let (_t, copy) = fixture_copy("llvm-two-kernels");
+    let y = copy.join("8683979482637550046_6547468769535274944.json");
+    rewrite_json(&y, |v| v["Name"] = "rr_saxpy\u{1b}]0;owned\u{7}".into());
+    let out = rr()
+        .arg("diff")
+        .arg(copy.join("8683979482637550046_13526365365894479501.json"))
+        .arg(&y)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\n-Kernel       rr_saxpy\n-Geometry")
+            && text.contains("\n+Kernel       rr_saxpy\\x1b]0;owned\\x07\n+Geometry"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'));
+}
+
 #[test]
 fn replay_checks_limits_before_touching_a_gpu() {
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");

@@ -215,6 +215,70 @@ fn descriptor_diff_compares_decoded_fields() {
     });
 }
 
+/// `d`: the marked and selected instances line by line, as `rr-tui diff A.json B.json` prints.
+#[test]
+fn descriptor_lines_show_the_line_diff() {
+    at_every_size("descriptor_lines", |size| descriptor_pair(size, 1, true));
+}
+
+/// The descriptor screen comparing the first instance (marked) with the `other`th, line by line
+/// or field by field.
+fn descriptor_pair(size: (u16, u16), other: usize, lines: bool) -> App {
+    let mut a = app(false, size);
+    key(&mut a, 'm');
+    for _ in 0..other {
+        key(&mut a, 'j');
+    }
+    key(&mut a, '2');
+    if lines {
+        key(&mut a, 'd');
+    }
+    a.status = None;
+    a
+}
+
+/// The cells on row `y` drawn with `style`'s background, as text.
+fn marked_cells(buf: &Buffer, y: u16, style: ratatui::style::Style) -> String {
+    (0..buf.area.width)
+        .filter(|&x| buf[(x, y)].bg == style.bg.unwrap())
+        .map(|x| buf[(x, y)].symbol().to_string())
+        .collect()
+}
+
+/// The row whose text starts with `start`.
+fn row_starting(buf: &Buffer, start: &str) -> u16 {
+    (0..buf.area.height)
+        .find(|&y| line(buf, y).starts_with(start))
+        .unwrap_or_else(|| panic!("no row starting {start:?}"))
+}
+
+/// Within a changed line or field only the words that changed are marked, by the one word diff
+/// of `rr_engine::diff::lines`; the rest of a removed line is in the removed colour.
+#[test]
+fn only_the_changed_words_are_marked() {
+    let theme = Theme::new(ThemeName::Dark);
+    let a = descriptor_pair((200, 60), 1, true);
+    let t = render(&a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let removed = row_starting(buf, "-Geometry");
+    assert_eq!(marked_cells(buf, removed, theme.diff_a), "8×1×1,128×1×1,");
+    let inserted = row_starting(buf, "+Geometry");
+    assert_eq!(marked_cells(buf, inserted, theme.diff_b), "16×1×1,64×1×1,");
+    let dynamic = line(buf, removed).find("dynamic").unwrap();
+    let x = line(buf, removed)[..dynamic].chars().count() as u16;
+    assert_eq!(buf[(x, removed)].fg, theme.removed.fg.unwrap());
+    // The field table: argument 0 of rr_saxpy against rr_scale_global's.
+    let a = descriptor_pair((200, 60), 3, false);
+    let t = render(&a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let y = row_starting(buf, "argument 0 ");
+    assert_eq!(marked_cells(buf, y, theme.diff_a), "0x1539400040000x4000)");
+    assert_eq!(marked_cells(buf, y, theme.diff_b), "0x1539400080000x8000)");
+    // No word in common: the whole value.
+    let y = row_starting(buf, "kernel ");
+    assert_eq!(marked_cells(buf, y, theme.diff_a), "rr_saxpy");
+}
+
 #[test]
 fn snapshot_diff_hex() {
     at_every_size("snapshots_hex", |size| snapshots(size, 0));

@@ -301,15 +301,21 @@ deleted), byte for byte, or as typed values with tolerances.
 
   diff A B            two snapshot files
   diff X.json         one instance: input → output, output → .replay_output
-  diff X.json Y.json  two instances: descriptors, globals, then snapshots
+  diff X.json Y.json  two instances: descriptors, globals, descriptor text, then snapshots
 
 Legacy LLVM 16–22 records: .memory against .original.output (and the old tool's .replay.output).
 
 One instance's snapshots are compared per kernel argument (and the segment bytes around the \
 arguments): recorded input against recorded output, and recorded output against .replay_output \
 when a replay saved one. Two instances are compared field by field (geometry, limits, each \
-argument and where it points, segments, launch attributes, globals by name), then input with \
-input and output with output, labelled by X's arguments.
+argument and where it points, segments, launch attributes, globals by name), then as a line \
+diff of their decoded descriptors (the text `inspect` prints, without the file paths; unified, \
+3 lines of context, the changed words of changed lines in reverse video when stdout is a \
+terminal and NO_COLOR is unset; in --json, `descriptor_text`: hunks of numbered `equal`, \
+`delete` and `insert` lines), then input with input and output with output, labelled by X's \
+arguments. The line diff is for reading: the fields decide the verdict. It compares at most \
+20 000 lines of 1 KiB a side, and stops refining after a quarter of a second for the lines and \
+another for the words (the blocks it shows are then coarser).
 
 Counting. Each differing byte counts once (nearby differences are merged into ranges for \
 listing only). Bytes present in one file only are missing, never equal. With --type, an element \

@@ -25,6 +25,7 @@ pub enum Action {
     ReverseSort,
     RawNames,
     Mark,
+    TextDiff,
     NextDiff,
     PrevDiff,
     Goto,
@@ -348,6 +349,14 @@ pub static BINDINGS: &[Binding] = &[
         Mark,
         "mark / unmark for a side-by-side diff",
         Some("mark")
+    ),
+    b!(
+        Descriptor,
+        [(KeyCode::Char('d'), NONE)],
+        "d",
+        TextDiff,
+        "marked and selected: line by line (the decoded descriptors as `rr-tui diff A.json B.json` prints them) or field by field",
+        Some("lines")
     ),
     b!(
         Descriptor,

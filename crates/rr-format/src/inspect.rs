@@ -417,13 +417,28 @@ impl Inspection {
     /// Text lines: `inspect`'s output and the explorer's descriptor pane. Names from the files
     /// are shown with control characters made visible.
     pub fn lines(&self) -> Vec<String> {
+        self.render(true)
+    }
+
+    /// The lines two instances' line diff compares (`rr-tui diff A.json B.json`, the
+    /// explorer's `d`): [`Inspection::lines`] without the paths of the descriptor and the image,
+    /// which name the instance (its hashes) and would differ between any two; the diff's
+    /// header names the files instead.
+    pub fn comparable_lines(&self) -> Vec<String> {
+        self.render(false)
+    }
+
+    fn render(&self, paths: bool) -> Vec<String> {
         let d = &self.descriptor;
         let mut out = vec![
-            format!(
-                "Descriptor   {} ({})",
-                self.descriptor_path.display(),
-                self.format
-            ),
+            match paths {
+                true => format!(
+                    "Descriptor   {} ({})",
+                    self.descriptor_path.display(),
+                    self.format
+                ),
+                false => format!("Format       {}", self.format),
+            },
             format!("Kernel       {}", self.kernel_demangled),
         ];
         if self.kernel_demangled != d.name {
@@ -525,9 +540,12 @@ impl Inspection {
         }
         match (&self.image, &self.image_problem) {
             (Some(i), _) => {
+                let place = match paths {
+                    true => format!("{}: ", self.image_path.display()),
+                    false => String::new(),
+                };
                 out.push(format!(
-                    "Image        {}: {}, {}, {} kernel(s)",
-                    self.image_path.display(),
+                    "Image        {place}{}, {}, {} kernel(s)",
                     i.kind,
                     human(i.size),
                     i.kernels.len()

@@ -1,7 +1,11 @@
 //! `rr-tui diff A.json B.json`: two instances. Their descriptors field by field (geometry,
 //! limits, arguments with where they point, segments, launch attributes), their globals by
-//! name, then their snapshots pairwise, input with input and output with output, region by
-//! region with A's labels.
+//! name, the decoded descriptors as a line diff (`inspect`'s text of each, by
+//! `rr_engine::diff::lines`, as the explorer shows it), then their snapshots pairwise, input
+//! with input and output with output, region by region with A's labels.
+//!
+//! The line diff shows what the fields say, as text to read; it never changes the verdict or
+//! the exit status, which the fields, the globals and the snapshots decide.
 
 use std::path::Path;
 
@@ -9,11 +13,14 @@ use super::instance::{open_side, print_verdict, PairReport};
 use crate::cli::DiffArgs;
 use crate::error::{Error, Result};
 use rr_engine::diff::descriptor::{compare_descriptors, compare_globals, FieldDiff};
+use rr_engine::diff::lines::{self, LineDiff, Row, Tag};
 use rr_engine::diff::sweep::Sweep;
 use rr_engine::diff::Comparison;
 use rr_format::globals::Globals;
+use rr_format::inspect::Inspection;
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
+use rr_format::text::visible;
 use rr_format::{Descriptor, InstanceFiles};
 
 #[derive(serde::Serialize)]
@@ -22,6 +29,9 @@ struct InstancesDiff {
     b: String,
     descriptor: FieldDiff,
     globals: FieldDiff,
+    /// The decoded descriptors (`inspect`'s text, without paths) line by line: hunks of
+    /// `equal` / `delete` / `insert` lines with their numbers in A's and B's text.
+    descriptor_text: LineDiff,
     /// Set when the memory layouts differ: snapshots are still compared at equal offsets.
     layout_note: Option<String>,
     pairs: Vec<PairReport>,
@@ -67,6 +77,7 @@ pub(super) fn diff(args: &DiffArgs, cmp: &Comparison, b_json: &Path) -> Result<i
     let (a, b) = (Instance::open(&args.a)?, Instance::open(b_json)?);
     let descriptor = compare_descriptors(&a.d, &a.map, &b.d, &b.map);
     let globals = compare_globals(&a.globals(), &b.globals());
+    let descriptor_text = lines::descriptors(&Inspection::of(&args.a)?, &Inspection::of(b_json)?);
     let layout_note = (a.map.segments != b.map.segments).then(|| {
         "the memory layouts differ: snapshots are compared at equal file offsets and labelled by A's arguments".to_string()
     });
@@ -91,6 +102,7 @@ pub(super) fn diff(args: &DiffArgs, cmp: &Comparison, b_json: &Path) -> Result<i
         b: b_json.display().to_string(),
         descriptor,
         globals,
+        descriptor_text,
         layout_note,
         pairs,
         not_compared,
@@ -109,6 +121,12 @@ fn print(r: &InstancesDiff) {
     crate::outln!("B: {}", r.b);
     print_fields("descriptor", " fields", &r.descriptor);
     print_fields("globals", "", &r.globals);
+    let text = unified(&r.descriptor_text, &r.a, &r.b, crate::output::colour());
+    match text.coloured {
+        // Our own escape sequences around text made visible already: written as they are.
+        true => crate::output::own_text(&(text.lines.join("\n") + "\n")),
+        false => crate::output::lines(&text.lines),
+    }
     if let Some(note) = &r.layout_note {
         crate::outln!("note: {note}");
     }
@@ -153,5 +171,133 @@ fn print_fields(what: &str, unit: &str, f: &FieldDiff) {
         .min(FIELD_COLUMN);
     for c in &f.changes {
         crate::outln!("  {:<width$}  {} → {}", c.field, c.a_text, c.b_text);
+    }
+}
+
+/// The line diff's lines of text.
+struct Unified {
+    lines: Vec<String>,
+    /// The lines hold escape sequences of our own (their text is visible already).
+    coloured: bool,
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+const EMPHASIS: &str = "\x1b[7m";
+const NO_EMPHASIS: &str = "\x1b[27m";
+const RESET: &str = "\x1b[0m";
+
+/// The line diff as `diff -u` prints it: a summary line and notes on what bounded it, then (when
+/// the texts differ) the files and each hunk. `colour`: deleted lines red, inserted ones green,
+/// the words that changed within them in reverse video, hunk headers cyan.
+fn unified(d: &LineDiff, a: &str, b: &str, colour: bool) -> Unified {
+    let mut out = vec![d.summary("descriptor text")];
+    out.extend(
+        d.notes
+            .iter()
+            .map(|n| format!("note: descriptor text: {n}")),
+    );
+    if d.is_equal() {
+        return Unified {
+            lines: out.into_iter().map(|l| visible(&l).into_owned()).collect(),
+            coloured: false,
+        };
+    }
+    out.push(format!("--- A {a}"));
+    out.push(format!("+++ B {b}"));
+    // Everything above is plain text: made visible here, as `output::lines` would.
+    let mut lines: Vec<String> = out.into_iter().map(|l| visible(&l).into_owned()).collect();
+    for row in d.rows() {
+        let line = match row {
+            Row::Hunk(h) if colour => format!("{CYAN}{}{RESET}", h.header()),
+            Row::Hunk(h) => h.header(),
+            Row::Line(l) if !colour || l.tag == Tag::Equal => {
+                format!("{}{}", l.tag.sign(), visible(&l.text))
+            }
+            Row::Line(l) => {
+                let base = if l.tag == Tag::Delete { RED } else { GREEN };
+                let mut s = format!("{base}{}", l.tag.sign());
+                for p in &l.parts {
+                    match p.emphasized {
+                        true => s.push_str(&format!("{EMPHASIS}{}{NO_EMPHASIS}", visible(&p.text))),
+                        false => s.push_str(&visible(&p.text)),
+                    }
+                }
+                s.push_str(RESET);
+                s
+            }
+        };
+        lines.push(line);
+    }
+    Unified {
+        lines,
+        coloured: colour,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff() -> LineDiff {
+        let a: Vec<String> = [
+            "Kernel       k",
+            "Geometry     grid 8×1×1, block 64×1×1",
+            "Trip count   1",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut b = a.clone();
+        b[1] = "Geometry     grid 8×1×1, block 128×1×1".into();
+        b[2] = "Trip count   1\x1b[2J".into();
+        lines::diff_lines(&a, &b)
+    }
+
+    #[test]
+    fn unified_text_is_plain_without_colour() {
+        let u = unified(&diff(), "a.json", "b\x07.json", false);
+        assert!(!u.coloured);
+        assert_eq!(
+            u.lines,
+            [
+                "descriptor text: 2 lines removed, 2 added",
+                "--- A a.json",
+                "+++ B b\\x07.json",
+                "@@ -1,3 +1,3 @@",
+                " Kernel       k",
+                "-Geometry     grid 8×1×1, block 64×1×1",
+                "-Trip count   1",
+                "+Geometry     grid 8×1×1, block 128×1×1",
+                "+Trip count   1\\x1b[2J",
+            ]
+        );
+        let same = unified(&LineDiff::default(), "a", "b", true);
+        assert_eq!(same.lines, ["descriptor text: the same"]);
+    }
+
+    /// In colour only our own escape sequences reach the terminal: the files' are visible.
+    #[test]
+    fn colour_marks_changed_words_and_nothing_else_escapes() {
+        let u = unified(&diff(), "a.json", "b.json", true);
+        assert!(u.coloured);
+        assert_eq!(u.lines[3], format!("{CYAN}@@ -1,3 +1,3 @@{RESET}"));
+        assert_eq!(u.lines[4], " Kernel       k");
+        assert_eq!(
+            u.lines[5],
+            format!("{RED}-Geometry     grid 8×1×1, block {EMPHASIS}64×1×1{NO_EMPHASIS}{RESET}")
+        );
+        assert_eq!(
+            u.lines[7],
+            format!("{GREEN}+Geometry     grid 8×1×1, block {EMPHASIS}128×1×1{NO_EMPHASIS}{RESET}")
+        );
+        let ours = [RED, GREEN, CYAN, EMPHASIS, NO_EMPHASIS, RESET];
+        for l in &u.lines {
+            let mut rest = l.clone();
+            for s in ours {
+                rest = rest.replace(s, "");
+            }
+            assert!(!rest.contains('\x1b'), "{l:?}");
+        }
     }
 }

@@ -375,6 +375,7 @@ impl App {
                 self.set_status(names, false);
             }
             Action::Mark => return self.toggle_mark(),
+            Action::TextDiff => self.toggle_text_diff(),
             Action::MarkSweep => self.toggle_sweep_mark(),
             Action::TuneStartMarked => return self.start_marked_tunes(),
             Action::NextDiff | Action::PrevDiff => self.jump_to_difference(a == Action::NextDiff),
@@ -508,6 +509,26 @@ impl App {
         };
         self.set_status(text, false);
         cmds
+    }
+
+    /// The marked and selected instances line by line, or field by field again.
+    fn toggle_text_diff(&mut self) {
+        if self.mark.is_none() || self.mark == self.current() {
+            self.set_status(
+                "d compares the marked instance with the selected one line by line: mark one with m, then select another",
+                true,
+            );
+            return;
+        }
+        self.descriptor_text_diff = !self.descriptor_text_diff;
+        self.descriptor_scroll = 0;
+        self.set_status(
+            match self.descriptor_text_diff {
+                true => "line by line: the decoded descriptors as `rr-tui diff A.json B.json` prints them (d: field by field)",
+                false => "field by field (d: line by line)",
+            },
+            false,
+        );
     }
 
     fn jump_to_difference(&mut self, forward: bool) {

@@ -1,12 +1,15 @@
 //! The descriptor screen's content as data: one instance's `inspect` lines, or two instances
-//! compared field by field, by the rule `rr-tui diff A.json B.json` applies (the same fields,
-//! the same counts). Built from inspections already made on a worker, so drawing reads no file;
-//! scrolling uses the same content, so `G` knows where the last line is.
+//! compared as `rr-tui diff A.json B.json` compares them: field by field (the same fields, the
+//! same counts) and, with `d`, line by line (the same line diff of the decoded descriptors,
+//! `rr_engine::diff::lines`, which also marks the changed words of the field table). Built from
+//! inspections already made on a worker, so drawing reads no file; scrolling uses the same
+//! content, so `G` knows where the last line is.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use rr_engine::diff::descriptor::{compare_descriptors, compare_global_summaries, FieldDiff};
+use rr_engine::diff::lines::{self, LineDiff};
 use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
 
@@ -19,11 +22,13 @@ pub struct FieldRow {
     pub changed: bool,
 }
 
-/// Two instances compared: the descriptor's fields, then the globals'.
+/// Two instances compared: the descriptor's fields, then the globals'; and their decoded
+/// descriptors line by line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compared {
     pub descriptor: FieldDiff,
     pub globals: FieldDiff,
+    pub lines: LineDiff,
 }
 
 impl Compared {
@@ -57,6 +62,17 @@ impl Compared {
             self.globals.summary("globals", "")
         )
     }
+
+    /// `descriptor text: 1 line removed, 1 added`: the line `diff` prints above its hunks.
+    pub fn lines_summary(&self) -> String {
+        self.lines.summary("descriptor text")
+    }
+
+    /// Content lines of the line view: the files, the notes, then every hunk's header and
+    /// lines (or one line saying the texts are the same).
+    pub fn line_view_len(&self) -> usize {
+        1 + self.lines.notes.len() + self.lines.row_count().max(1)
+    }
 }
 
 /// Columns of an `inspect` line that name its field.
@@ -86,6 +102,7 @@ pub fn compare(left: &Inspection, right: &Inspection) -> Compared {
             &map(right),
         ),
         globals: compare_global_summaries(globals(left), globals(right)),
+        lines: lines::descriptors(left, right),
     }
 }
 

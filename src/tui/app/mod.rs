@@ -238,6 +238,9 @@ pub struct App {
     pub rows_loading: Option<(usize, usize)>,
     /// The marked and selected instances compared (descriptor screen), while they stay so.
     pub compared: descriptors::CompareCache,
+    /// The descriptor screen shows the marked and selected instances line by line (`d`), as
+    /// `rr-tui diff A.json B.json` prints them, instead of field by field.
+    pub descriptor_text_diff: bool,
     /// Inspections asked of a worker and not back yet.
     pub inspecting: HashSet<usize>,
     /// Snapshots asked of a worker and not back yet (instance, pair).
@@ -312,6 +315,7 @@ impl App {
             pending_rows: Vec::new(),
             rows_loading: None,
             compared: Default::default(),
+            descriptor_text_diff: false,
             inspecting: HashSet::new(),
             opening: None,
             descriptor_scroll: 0,
@@ -646,10 +650,11 @@ impl App {
         match self.mark.filter(|&m| m != cur) {
             Some(m) => match (inspected(m), inspected(cur)) {
                 (Some(a), Some(b)) => {
-                    1 + self
-                        .compared
-                        .get((m, cur), || descriptors::compare(a, b))
-                        .len()
+                    let compared = self.compared.get((m, cur), || descriptors::compare(a, b));
+                    match self.descriptor_text_diff {
+                        true => compared.line_view_len(),
+                        false => 1 + compared.len(),
+                    }
                 }
                 _ => 1,
             },

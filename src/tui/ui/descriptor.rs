@@ -1,16 +1,21 @@
 //! The descriptor screen: one instance as `inspect` shows it, or, with a marked instance, the
 //! decoded fields of both side by side (geometry, limits, each argument by segment and offset,
-//! globals by name with their values), changed fields highlighted.
+//! globals by name with their values), the words that changed within a changed field
+//! highlighted; or (`d`) the two decoded descriptors line by line, as
+//! `rr-tui diff A.json B.json` prints them, changed words highlighted within changed lines.
+//! Both marks come from one word diff (`rr_engine::diff::lines`).
 
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::{fit, fit_middle};
-use crate::tui::app::descriptors::{self, FieldRow};
+use crate::tui::app::descriptors::{self, Compared, FieldRow};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
+use rr_engine::diff::lines::{self as line_diff, Part, Row, Tag};
 use rr_format::inspect::Inspection;
 
 /// The field-name column never takes more than this.
@@ -91,6 +96,11 @@ fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, r
         (Err(e), _) | (_, Err(e)) => Err(Span::styled(e.to_string(), theme.error)),
         _ => Err(Span::styled("loading…", theme.dim)),
     };
+    if app.descriptor_text_diff {
+        if let Ok(c) = &compared {
+            return draw_lines(app, theme, f, area, (left, right), c);
+        }
+    }
     let title = match &compared {
         Ok(c) => format!(" Descriptors · {} ", c.summary()),
         Err(_) => " Descriptors ".to_string(),
@@ -142,21 +152,142 @@ fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, r
     f.render_widget(Paragraph::new(lines), inner);
 }
 
+/// A row of the field table: a changed field's values with the words that changed marked
+/// (the word diff of the line view; a value with no word in common marked whole).
 fn field_row(r: &FieldRow, name_w: usize, value_w: usize, theme: &Theme) -> Line<'static> {
-    let changed = r.changed;
-    let value = |v: &String, mark| {
-        Span::styled(
-            format!("{:<value_w$}", fit(v, value_w)),
-            if changed { mark } else { theme.text },
+    let (left, right) = match r.changed {
+        true => line_diff::inline(&r.left, &r.right),
+        false => (plain(&r.left), plain(&r.right)),
+    };
+    let mut spans = vec![Span::styled(
+        format!("{:<name_w$}  ", fit(&r.name, name_w)),
+        if r.changed { theme.accent } else { theme.dim },
+    )];
+    spans.extend(fit_parts(&left, value_w, true, theme.text, theme.diff_a));
+    spans.push(Span::styled(" │ ", theme.dim));
+    spans.extend(fit_parts(&right, value_w, true, theme.text, theme.diff_b));
+    Line::from(spans)
+}
+
+fn plain(text: &str) -> Vec<Part> {
+    vec![Part {
+        emphasized: false,
+        text: text.to_string(),
+    }]
+}
+
+/// Pieces of a line as spans in `w` columns (cut with `…`; padded to `w` when `pad`): plain
+/// pieces in `style`, emphasized ones in `mark`.
+fn fit_parts(parts: &[Part], w: usize, pad: bool, style: Style, mark: Style) -> Vec<Span<'static>> {
+    let total: usize = parts.iter().map(|p| p.text.chars().count()).sum();
+    let cut = total > w;
+    // Room for the pieces: all of it, or all but the ellipsis.
+    let mut room = if cut { w.saturating_sub(1) } else { w };
+    let mut shown = 0;
+    let mut spans = Vec::new();
+    for p in parts {
+        if room == 0 {
+            break;
+        }
+        let text: String = p.text.chars().take(room).collect();
+        let n = text.chars().count();
+        (room, shown) = (room - n, shown + n);
+        spans.push(Span::styled(text, if p.emphasized { mark } else { style }));
+    }
+    if cut && w > 0 {
+        spans.push(Span::styled("…", style));
+        shown += 1;
+    }
+    if pad && shown < w {
+        spans.push(Span::styled(" ".repeat(w - shown), style));
+    }
+    spans
+}
+
+/// The line view: the files, the notes on what bounded the comparison, then each hunk as
+/// `diff -u` writes it, removed lines in `removed`, added in `added`, the changed words in
+/// `diff_a` / `diff_b`.
+fn draw_lines(
+    app: &App,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+    (left, right): (usize, usize),
+    c: &Compared,
+) {
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        fit(
+            &format!(" Descriptors · lines · {} ", c.lines_summary()),
+            area.width as usize,
+        ),
+        theme.header,
+    ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let width = inner.width as usize;
+    let half = width.saturating_sub(2) / 2;
+    let file = |sign: &str, role: &str, i: usize| {
+        let room = half.saturating_sub(sign.len() + role.len() + 2);
+        fit(
+            &format!("{sign} {role} {}", fit_middle(&app.rows[i].json_file, room)),
+            half,
         )
     };
-    Line::from(vec![
-        Span::styled(
-            format!("{:<name_w$}  ", fit(&r.name, name_w)),
-            if changed { theme.accent } else { theme.dim },
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "{:<half$}  {}",
+            file("---", "marked", left),
+            file("+++", "selected", right)
         ),
-        value(&r.left, theme.diff_a),
-        Span::styled(" │ ", theme.dim),
-        value(&r.right, theme.diff_b),
-    ])
+        theme.header,
+    ))];
+    let mut notes: Vec<Line> = c
+        .lines
+        .notes
+        .iter()
+        .map(|n| Line::from(Span::styled(fit(&format!("note: {n}"), width), theme.warn)))
+        .collect();
+    if c.lines.is_equal() {
+        notes.push(Line::from(Span::styled(
+            fit("the decoded descriptors read the same", width),
+            theme.dim,
+        )));
+    }
+    // Only the rows on screen are drawn (a hostile descriptor may have thousands).
+    let scroll = app.descriptor_scroll;
+    let skipped_rows = scroll.saturating_sub(notes.len());
+    lines.extend(
+        notes
+            .into_iter()
+            .skip(scroll)
+            .chain(
+                c.lines
+                    .rows()
+                    .skip(skipped_rows)
+                    .map(|row| diff_row(row, width, theme)),
+            )
+            .take((inner.height as usize).saturating_sub(1)),
+    );
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn diff_row(row: Row, width: usize, theme: &Theme) -> Line<'static> {
+    let l = match row {
+        Row::Hunk(h) => return Line::from(Span::styled(fit(&h.header(), width), theme.accent)),
+        Row::Line(l) => l,
+    };
+    let (style, mark) = match l.tag {
+        Tag::Equal => (theme.text, theme.text),
+        Tag::Delete => (theme.removed, theme.diff_a),
+        Tag::Insert => (theme.added, theme.diff_b),
+    };
+    let mut spans = vec![Span::styled(l.tag.sign().to_string(), style)];
+    spans.extend(fit_parts(
+        &l.parts,
+        width.saturating_sub(1),
+        false,
+        style,
+        mark,
+    ));
+    Line::from(spans)
 }

@@ -1,7 +1,7 @@
 //! Snapshot comparison: the differing-range index (built in chunks, off the UI thread, with
 //! progress and cancellation), typed comparison with tolerances on all cores, per-argument
-//! reports, and descriptor comparison. Serves `rr-tui diff`, replay verification and the
-//! explorer alike.
+//! reports, descriptor comparison (field by field, and as a line diff of the decoded text:
+//! `lines`). Serves `rr-tui diff`, replay verification and the explorer alike.
 //!
 //! Counting rules, everywhere: a differing byte counts once (ranges are merged for navigation
 //! only); bytes present on one side only are *missing*, never equal; elements whose bits differ
@@ -12,6 +12,7 @@ pub mod descriptor;
 pub mod elements;
 pub mod index;
 pub mod job;
+pub mod lines;
 pub mod pieces;
 pub mod range;
 pub mod regions;
