@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Record(args)) => commands::record::run(&args),
         Some(Command::Tune(args)) => commands::tune::run(&args),
         Some(Command::Engine(args)) => commands::engine::run(&args),
+        Some(Command::Config(args)) => commands::config::run(&args),
         None => tui::run(cli.explore),
     };
     match result {

@@ -11,6 +11,8 @@ use std::path::Path;
 fn rr() -> Command {
     let mut c = Command::cargo_bin("rr-tui").unwrap();
     c.env("NO_COLOR", "1");
+    // No config file of the person running the tests (one that does not exist, absolute).
+    c.env("XDG_CONFIG_HOME", "/nonexistent/rr-tui-tests");
     c
 }
 
@@ -917,8 +919,9 @@ fn every_help_example_runs_on_the_bundled_records() {
             *v = root.join(v.as_str()).display().to_string();
         }
     }
+    let commands = subcommands();
     let mut pages = vec![top.clone()];
-    pages.extend(subcommands().iter().map(|c| help(&[c])));
+    pages.extend(commands.iter().map(|c| help(&[c])));
     let examples: Vec<String> = pages
         .iter()
         .flat_map(|p| p.lines())
@@ -956,7 +959,7 @@ fn every_help_example_runs_on_the_bundled_records() {
             "{example}: {:?}: {stderr}",
             out.status
         );
-        if words.len() == 1 {
+        if words.len() == 1 && !commands.contains(&words[0]) {
             // The explorer, from a test: no terminal, said so (exit 2 is its refusal, not usage);
             // the directory it names must be a record directory all the same.
             assert!(stderr.contains("needs a terminal"), "{example}: {stderr}");
@@ -1576,4 +1579,202 @@ fn a_raced_instance_is_a_warning_that_strict_fails() {
         .stdout(predicate::str::contains(
             "Races        its snapshots may have raced: stream 0x10",
         ));
+}
+
+// ------------------------------------------------------------------------------------------------
+// The explorer's config file and theme files (read before it asks for a terminal, so a broken
+// file is said here too)
+
+/// `rr-tui ARGS` with `XDG_CONFIG_HOME=xdg`: its exit status and stderr.
+fn with_config_home(xdg: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = rr()
+        .env("XDG_CONFIG_HOME", xdg)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A one-line refusal with exit status 2 that says `want`.
+fn refused(result: (Option<i32>, String), want: &str) {
+    let (code, stderr) = result;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(want), "{want:?} not in {stderr}");
+}
+
+#[test]
+fn a_config_file_with_an_unknown_key_or_a_bad_value_stops_the_explorer() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fixture("llvm-two-kernels");
+    let dir = dir.to_str().unwrap();
+    std::fs::create_dir(t.path().join("rr-tui")).unwrap();
+    let file = t.path().join("rr-tui/config.toml");
+    let file_name = file.display().to_string();
+    for (text, want) in [
+        ("[tune]\ngird = \"cover\"\n", "`tune.gird`: unknown key"),
+        (
+            "[replay]\nrepetitions = 0\n",
+            "`replay.repetitions`: \"0\" is not a number of repetitions (1 to 10000000)",
+        ),
+        ("[tune\n", "line 1: "),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        refused(with_config_home(t.path(), &[dir]), &file_name);
+        refused(with_config_home(t.path(), &[dir]), want);
+        refused(with_config_home(t.path(), &["config"]), want);
+        // Named by --config instead (the default place holds nothing then).
+        let elsewhere = tempfile::tempdir().unwrap();
+        refused(
+            with_config_home(elsewhere.path(), &["--config", &file_name, dir]),
+            want,
+        );
+    }
+    // A theme file the config names, taken from the config's directory: missing, it is named;
+    // with a bad colour, it and the key are named.
+    std::fs::write(&file, "theme = \"light\"\ntheme_file = \"mine.toml\"\n").unwrap();
+    refused(
+        with_config_home(t.path(), &[dir]),
+        "rr-tui/mine.toml: No such file",
+    );
+    std::fs::write(&file, "theme_file = \"mine.toml\"\n").unwrap();
+    std::fs::write(
+        t.path().join("rr-tui/mine.toml"),
+        "diff_a = { bg = \"crimson\" }\n",
+    )
+    .unwrap();
+    refused(
+        with_config_home(t.path(), &[dir]),
+        "rr-tui/mine.toml: `diff_a.bg`: \"crimson\" is not a colour",
+    );
+    // --no-config reads none of it; --theme-file names a file directly.
+    let ok = with_config_home(t.path(), &["--no-config", dir]);
+    assert!(ok.1.contains("needs a terminal"), "{}", ok.1);
+    let theme = t.path().join("rr-tui/mine.toml").display().to_string();
+    refused(
+        with_config_home(t.path(), &["--no-config", "--theme-file", &theme, dir]),
+        "`diff_a.bg`",
+    );
+}
+
+#[test]
+fn config_and_theme_files_too_large_or_not_regular_are_refused_unread() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fixture("llvm-two-kernels");
+    let dir = dir.to_str().unwrap();
+    let big = t.path().join("big.toml");
+    // Comments only: valid TOML, refused for its size alone.
+    std::fs::write(&big, "#".repeat(64 * 1024 + 1)).unwrap();
+    let big = big.to_str().unwrap();
+    refused(
+        with_config_home(t.path(), &["--config", big, dir]),
+        "is 65537 bytes; a config file larger than 65536 bytes",
+    );
+    refused(
+        with_config_home(t.path(), &["--no-config", "--theme-file", big, dir]),
+        "a theme file larger than 65536 bytes",
+    );
+    refused(
+        with_config_home(t.path(), &["--config", "/dev/zero", dir]),
+        "is a character device, not a regular file",
+    );
+    refused(
+        with_config_home(t.path(), &["--config", t.path().to_str().unwrap(), dir]),
+        "is a directory, not a regular file",
+    );
+}
+
+#[test]
+#[cfg_attr(rr_no_mkfifo, ignore = "mkfifo is not installed")]
+fn a_config_file_that_is_a_fifo_or_a_link_to_one_never_blocks() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = fixture("llvm-two-kernels");
+    let dir = dir.to_str().unwrap();
+    std::fs::create_dir(t.path().join("rr-tui")).unwrap();
+    let fifo = t.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    // At the default place, as a link to the FIFO: refused, not opened for a blocking read.
+    std::os::unix::fs::symlink(&fifo, t.path().join("rr-tui/config.toml")).unwrap();
+    refused(
+        with_config_home(t.path(), &[dir]),
+        "is a FIFO (named pipe), not a regular file: refused",
+    );
+    refused(with_config_home(t.path(), &["config"]), "is a FIFO");
+    let fifo = fifo.to_str().unwrap();
+    refused(
+        with_config_home(t.path(), &["--config", fifo, dir]),
+        "is a FIFO",
+    );
+    refused(
+        with_config_home(t.path(), &["--no-config", "--theme-file", fifo, dir]),
+        "is a FIFO",
+    );
+}
+
+#[test]
+fn config_says_where_it_looks_and_what_is_in_effect() {
+    let t = tempfile::tempdir().unwrap();
+    let stdout = |xdg: &Path, home: &Path, args: &[&str]| {
+        let out = rr()
+            .env("XDG_CONFIG_HOME", xdg)
+            .env("HOME", home)
+            .arg("config")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Nothing there: the built-in defaults, the place looked at said.
+    let none = stdout(t.path(), t.path(), &[]);
+    let place = t.path().join("rr-tui/config.toml").display().to_string();
+    assert!(
+        none.contains(&format!(
+            "# config file: {place} (not found: the built-in defaults)"
+        )),
+        "{none}"
+    );
+    assert!(
+        none.contains("\nrepetitions = 20\n") && none.contains("\ngrid = \"cover\"\n"),
+        "{none}"
+    );
+    // A file's values over the defaults; what is not set stays the default.
+    std::fs::create_dir(t.path().join("rr-tui")).unwrap();
+    std::fs::write(
+        t.path().join("rr-tui/config.toml"),
+        "[replay]\nrepetitions = 7\n",
+    )
+    .unwrap();
+    let set = stdout(t.path(), t.path(), &[]);
+    assert!(set.contains(&format!("# config file: {place}\n")), "{set}");
+    assert!(
+        set.contains("\nrepetitions = 7\n") && set.contains("\ntheme = \"dark\"\n"),
+        "{set}"
+    );
+    assert!(stdout(t.path(), t.path(), &["--no-config"]).contains("\nrepetitions = 20\n"));
+    // A relative XDG_CONFIG_HOME is ignored (the XDG rule): ~/.config is used instead.
+    let home = t.path().join("home");
+    std::fs::create_dir_all(home.join(".config/rr-tui")).unwrap();
+    std::fs::write(
+        home.join(".config/rr-tui/config.toml"),
+        "theme = \"mono\"\n",
+    )
+    .unwrap();
+    let relative = stdout(Path::new("relative/dir"), &home, &[]);
+    assert!(relative.contains("\ntheme = \"mono\"\n"), "{relative}");
+    // --default is the documented default, byte for byte.
+    let default = stdout(t.path(), t.path(), &["--default"]);
+    let asset =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/config.toml"))
+            .unwrap();
+    assert_eq!(default, asset);
 }

@@ -98,7 +98,8 @@ fn explore_sort_filter_help_diff_resize_and_quit() {
     let name = format!("rr-tui-e2e-{}", std::process::id());
     let bin = env!("CARGO_BIN_EXE_rr-tui");
     let dir = common::fixture("llvm-two-kernels");
-    let cmd = format!("NO_COLOR=1 {bin} {}", dir.display());
+    // --no-config: the defaults the test expects, whatever the config of whoever runs it.
+    let cmd = format!("NO_COLOR=1 {bin} --no-config {}", dir.display());
     let status = Command::new("tmux")
         .args([
             "new-session",
@@ -164,4 +165,52 @@ fn explore_sort_filter_help_diff_resize_and_quit() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!s.alive(), "rr-tui did not quit on q");
+}
+
+/// The config file reaches the real explorer: its replay repetitions and tuning axes are what
+/// the replay screen and the tuning form start with.
+#[test]
+#[cfg_attr(rr_no_tmux, ignore = "tmux is not installed (apt-get install tmux)")]
+fn the_config_file_sets_the_sessions_defaults() {
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("config.toml");
+    std::fs::write(
+        &file,
+        "[replay]\nrepetitions = 7\n[tune]\ngrid = \"1..64\"\n",
+    )
+    .unwrap();
+    let name = format!("rr-tui-e2e-config-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let dir = common::fixture("llvm-two-kernels");
+    let cmd = format!(
+        "NO_COLOR=1 {bin} --config {} {}",
+        file.display(),
+        dir.display()
+    );
+    let status = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "130",
+            "-y",
+            "36",
+            &cmd,
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let s = Session(name);
+    s.wait_for("4 of 4 instance(s)");
+    s.keys(&["4"]);
+    s.wait_for("repetitions 7");
+    s.keys(&["5"]);
+    s.wait_for("1..64");
+    s.keys(&["q"]);
 }

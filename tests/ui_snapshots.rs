@@ -1017,3 +1017,129 @@ fn marked_instances_are_swept_one_after_the_other() {
         .update_inline(tune_ev(run, Event::Done { ok: false }))
         .is_empty());
 }
+
+/// The tour's screens as the explorer draws them: `scripts/record-tour.sh`'s keys, in its order,
+/// on the same record at the same size (100×30).
+fn tour_screens() -> Vec<(&'static str, String)> {
+    let press = |a: &mut App, code: KeyCode| -> Vec<Cmd> {
+        a.update_inline(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+    };
+    let mut a = app(false, (100, 30));
+    let mut screens = Vec::new();
+    let mut keep = |name: &'static str, a: &App| {
+        screens.push((name, render(a, ThemeName::Dark).backend().to_string()));
+    };
+    keep("01-instances", &a);
+    for c in ['/', 's', 'c', 'a', 'l', 'e'] {
+        key(&mut a, c);
+    }
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Esc);
+    key(&mut a, '2');
+    keep("02-descriptor", &a);
+    for c in ['1', 'm', 'j', '2'] {
+        key(&mut a, c);
+    }
+    keep("03-descriptors-compared", &a);
+    let cmds = key(&mut a, '3');
+    index(&mut a, cmds);
+    key(&mut a, 'n');
+    keep("04-snapshots", &a);
+    for _ in 0..11 {
+        key(&mut a, 't');
+    }
+    keep("05-snapshots-f32", &a);
+    key(&mut a, '?');
+    keep("06-help", &a);
+    screens
+}
+
+/// A screen's lines as tmux captures them: trailing spaces and empty last lines dropped.
+fn captured_lines(screen: &str) -> Vec<String> {
+    let mut v: Vec<String> = screen.lines().map(|l| l.trim_end().to_string()).collect();
+    while v.last().is_some_and(|l| l.is_empty()) {
+        v.pop();
+    }
+    v
+}
+
+/// The README's tour screens (`assets/tour/*.txt`, written by `scripts/record-tour.sh` from the
+/// real binary in tmux) are still what the explorer draws, line by line. When the explorer's
+/// screens change on purpose, run the script again.
+#[test]
+fn the_tour_screens_are_what_the_explorer_draws() {
+    let screens = tour_screens();
+    let dir = PathBuf::from("assets/tour");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    on_disk.sort();
+    let names: Vec<String> = screens.iter().map(|(n, _)| format!("{n}.txt")).collect();
+    assert_eq!(on_disk, names, "the tour's screens and this test's list");
+    for (name, screen) in &screens {
+        // TestBackend writes each line in quotes.
+        let drawn: Vec<&str> = screen.lines().map(|l| l.trim_matches('"')).collect();
+        let drawn = captured_lines(&drawn.join("\n"));
+        let path = dir.join(format!("{name}.txt"));
+        let recorded = captured_lines(&std::fs::read_to_string(&path).unwrap());
+        for (i, (r, d)) in recorded.iter().zip(&drawn).enumerate() {
+            assert_eq!(
+                r,
+                d,
+                "{}: line {} is not what the explorer draws now; run scripts/record-tour.sh",
+                path.display(),
+                i + 1
+            );
+        }
+        assert_eq!(recorded.len(), drawn.len(), "{}: lines", path.display());
+    }
+    cast_holds_the_screens(&dir, &on_disk);
+    readme_shows_a_tour_screen(&dir.join("04-snapshots.txt"));
+}
+
+/// The README's screen (a code block of the tour) is lines of that screen, unchanged.
+fn readme_shows_a_tour_screen(screen: &std::path::Path) {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let block = readme
+        .split("```text\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("README.md shows a screen in a ```text block");
+    let shot = std::fs::read_to_string(screen).unwrap();
+    let shot_lines: Vec<&str> = shot.lines().collect();
+    for line in block.lines() {
+        assert!(
+            shot_lines.contains(&line),
+            "README.md's screen has {line:?}, which {} does not",
+            screen.display()
+        );
+    }
+}
+
+/// The cast (asciicast v2) is of the same session: a header, then frames in time order, each
+/// screenshot among them.
+fn cast_holds_the_screens(dir: &std::path::Path, screens: &[String]) {
+    let cast = std::fs::read_to_string(dir.join("explorer.cast")).unwrap();
+    let mut events = cast.lines();
+    let header: serde_json::Value = serde_json::from_str(events.next().unwrap()).unwrap();
+    assert_eq!(
+        (&header["version"], &header["width"], &header["height"]),
+        (&2.into(), &100.into(), &30.into())
+    );
+    let frames: Vec<(f64, String)> = events
+        .map(|l| serde_json::from_str::<(f64, String, String)>(l).unwrap())
+        .inspect(|(_, kind, _)| assert_eq!(kind, "o"))
+        .map(|(t, _, text)| (t, text.replace("\r\n", "\n")))
+        .collect();
+    assert!(frames.windows(2).all(|w| w[0].0 <= w[1].0), "time order");
+    for name in screens {
+        let shot = std::fs::read_to_string(dir.join(name)).unwrap();
+        let shot = shot.trim_end_matches('\n');
+        assert!(
+            frames.iter().any(|(_, f)| f.ends_with(shot)),
+            "{name} is not a frame of explorer.cast; run scripts/record-tour.sh"
+        );
+    }
+}

@@ -39,7 +39,7 @@ pub use replay::{GeometryArgs, ReplayArgs};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
-pub(crate) use tune::{parse_budget, parse_devices, DEFAULT_ENERGY_SECONDS};
+pub(crate) use tune::{parse_budget, parse_devices, parse_strategy, DEFAULT_ENERGY_SECONDS};
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
 #[derive(Debug, Parser)]
@@ -65,9 +65,27 @@ pub struct Cli {
 pub struct ExploreArgs {
     /// Record directory to explore (default: the current directory).
     pub dir: Option<PathBuf>,
-    /// Colour theme.
-    #[arg(long, value_enum, default_value_t = Theme::Dark)]
-    pub theme: Theme,
+    /// Colour theme [default: the config file's `theme`, else dark].
+    #[arg(long, value_enum)]
+    pub theme: Option<Theme>,
+    /// A theme file (TOML, the keys of assets/themes/dark.toml): the styles it sets replace the
+    /// theme's, the others stay [default: the config file's `theme_file`, else none].
+    #[arg(long, value_name = "PATH")]
+    pub theme_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+/// Which config file the explorer reads (`rr-tui config` takes the same flags).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConfigArgs {
+    /// The config file [default: $XDG_CONFIG_HOME/rr-tui/config.toml, else
+    /// ~/.config/rr-tui/config.toml, when it exists].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Read no config file: the built-in defaults and the flags only.
+    #[arg(long)]
+    pub no_config: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -193,9 +211,33 @@ Then explore what was recorded: rr-tui rr-records (or rr-tui recs, rr-tui big)"
     Record(RecordArgs),
     // `about` and `long_about` are TuneArgs' own: a doc comment here would replace the long one.
     Tune(Box<TuneArgs>),
+    /// Say where the explorer's config file is looked for and print the settings in effect.
+    #[command(
+        long_about = "Say which config file the explorer reads ($XDG_CONFIG_HOME/rr-tui/config.toml, \
+else ~/.config/rr-tui/config.toml, when it exists; --config PATH, or none with --no-config) and \
+print the settings in effect, as a config file. The file and the theme file it names are checked \
+as the explorer checks them: a problem is one line naming the file and the key, exit status 2. \
+--default prints the documented default config (every key, with the built-in values), to start a \
+file of your own from.",
+        after_help = examples!(
+            "rr-tui config",
+            "rr-tui config --default",
+            "rr-tui config --no-config",
+        )
+    )]
+    Config(ConfigCommandArgs),
     /// The engine process of `tune` (internal).
     #[command(hide = true)]
     Engine(EngineArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ConfigCommandArgs {
+    #[command(flatten)]
+    pub file: ConfigArgs,
+    /// Print the documented default config (assets/config.toml) instead.
+    #[arg(long, conflicts_with_all = ["config", "no_config"])]
+    pub default: bool,
 }
 
 #[derive(Debug, Args, Clone)]

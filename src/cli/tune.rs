@@ -569,7 +569,7 @@ fn parse_energy_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
+pub(crate) fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
     StrategyKind::parse(s)
         .ok_or_else(|| format!("{s:?}: expected exhaustive, random, annealing or tpe"))
 }

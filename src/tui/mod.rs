@@ -3,9 +3,11 @@
 //! processes and diff-index jobs into messages.
 
 pub mod app;
+pub mod config;
 pub mod keymap;
 mod runtime;
 pub mod theme;
+pub mod tomlfile;
 pub mod ui;
 pub mod wrap;
 
@@ -34,6 +36,10 @@ pub fn load_app(
 }
 
 pub fn run(args: ExploreArgs) -> Result<i32> {
+    // The settings first: a broken config or theme file is said (exit 2) even without a terminal.
+    let (config, _) = config::load(&args.config)?;
+    let config = config.with_flags(args.theme, args.theme_file.clone());
+    let theme = theme::Theme::load(config.theme, config.theme_file.as_deref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !std::io::stdout().is_terminal() {
         return Err(Error::invalid("the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`"));
@@ -45,8 +51,9 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let app = load_app(dir, gpu_status(), session.path().to_path_buf())?;
-    let result = runtime::run(app, theme::Theme::new(args.theme));
+    let mut app = load_app(dir, gpu_status(), session.path().to_path_buf())?;
+    config.apply(&mut app);
+    let result = runtime::run(app, theme);
     drop(session);
     result
 }

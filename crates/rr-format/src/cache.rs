@@ -7,15 +7,25 @@ use std::path::{Path, PathBuf};
 
 /// `$XDG_CACHE_HOME/rr-tui/<name>` (absolute paths only), else `$HOME/.cache/rr-tui/<name>`.
 pub fn path(name: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    Some(
+        xdg_base("XDG_CACHE_HOME", ".cache")?
+            .join("rr-tui")
+            .join(name),
+    )
+}
+
+/// An XDG base directory: `$<var>` when it is an absolute path (the XDG Base Directory
+/// specification says relative ones are invalid and to be ignored), else `$HOME/<under_home>`
+/// (`XDG_CACHE_HOME` and `.cache` here; the explorer's config file: `XDG_CONFIG_HOME`, `.config`).
+pub fn xdg_base(var: &str, under_home: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| {
             std::env::var_os("HOME")
-                .map(|h| Path::new(&h).join(".cache"))
+                .map(|h| Path::new(&h).join(under_home))
                 .filter(|p| p.is_absolute())
-        })?;
-    Some(base.join("rr-tui").join(name))
+        })
 }
 
 /// Owned by this user, and writable by nobody else.

@@ -210,6 +210,10 @@ pub struct ReplaySettings {
     pub candidate: Option<rr_engine::replay::candidate::CandidateSpec>,
 }
 
+/// Repetitions a replay from the explorer runs unless `n` or the config file's
+/// `replay.repetitions` says otherwise.
+pub const DEFAULT_REPETITIONS: u32 = 20;
+
 /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint bar.
 pub const FRAME_LINES: u16 = 3;
 /// The title line each screen draws above its content.
@@ -326,7 +330,7 @@ impl App {
             running: None,
             replay_kept: false,
             settings: ReplaySettings {
-                repetitions: 20,
+                repetitions: DEFAULT_REPETITIONS,
                 grid: None,
                 block: None,
                 tolerance: None,

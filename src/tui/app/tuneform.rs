@@ -344,6 +344,39 @@ impl TuneForm {
         }
     }
 
+    /// Set a field from its text as the form shows it ([`TuneForm::text`]): a typed field
+    /// checked by its parser (the one the form's editing and `rr-tui tune` use), a choice by its
+    /// name. The config file's `[tune]` keys come through here, so they accept exactly what the
+    /// form and the command accept.
+    pub fn set_text(&mut self, f: Field, text: &str) -> Result<(), String> {
+        let text = text.trim();
+        let expected = |names: &str| format!("{text:?}: expected {names}");
+        match f {
+            Field::Strategy => self.strategy = crate::cli::parse_strategy(text)?,
+            Field::Cache => {
+                self.cold = match text {
+                    "cold" => true,
+                    "hot" => false,
+                    _ => return Err(expected("cold or hot")),
+                }
+            }
+            Field::Limits => {
+                self.ignore_limits = match text {
+                    "recorded" => false,
+                    "ignored" => true,
+                    _ => return Err(expected("recorded or ignored")),
+                }
+            }
+            // Its text joins two settings (objective and energy): chosen on the form only.
+            Field::Objective => return Err("the objective is chosen on the form".into()),
+            _ => {
+                f.check(text)?;
+                self.set(f, text.to_string());
+            }
+        }
+        Ok(())
+    }
+
     /// Move the cursor by `delta` fields (clamped).
     pub fn move_cursor(&mut self, delta: isize) {
         let last = Field::ALL.len() as isize - 1;
