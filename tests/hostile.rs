@@ -1396,3 +1396,152 @@ fn check_refuses_what_replay_refuses() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+// ------------------------------------------------------------------------------------------------
+// Blobs of holes: hashed without reading them, and refused by replay before they are read.
+
+/// The blob id of 2^40 − 32 KiB zero bytes, as rr-tui computed it by reading every byte of a
+/// sparse file (13 min 27 s, before holes were hashed without reading).
+const TIB_OF_ZEROS: &str = "30d3b5da9f4736d51b4c4382b441dc0b";
+/// The blob id of 100 GiB of zeros (xxhash-rust over the bytes agrees).
+const HUNDRED_GIB_OF_ZEROS: &str = "b395743fc27e480fe2472d9e3315ef5b";
+
+/// A copy of the format-2 fixture holding one instance whose last segment (the kernel's third
+/// argument) is `size` bytes at `addr`, stored in a sparse blob `id` of `blob_len` bytes.
+fn blob_of_holes(base: &Path, size: u64, addr: u64, id: &str, blob_len: u64) -> PathBuf {
+    let dir = base.join(format!("holes-{size}-{blob_len}"));
+    common::copy_dir(&common::fixture("rrtui-v2-stencil3d"), &dir);
+    let mut jsons: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    jsons.sort();
+    for other in &jsons[1..] {
+        std::fs::remove_file(other).unwrap();
+        std::fs::remove_file(other.with_extension("globals")).unwrap();
+    }
+    let mut v = read_json(&jsons[0]);
+    let segs = v["Segments"].as_array_mut().unwrap();
+    let last = segs.last_mut().unwrap();
+    last["Size"] = json!(size);
+    last["Addr"] = json!(addr);
+    last["Input"] = json!(id);
+    last["Output"] = json!(id);
+    let start = v["VAllocAddr"].as_u64().unwrap().min(addr);
+    let end = (v["VAllocAddr"].as_u64().unwrap() + 32768).max(addr + size);
+    v["VAllocAddr"] = json!(start);
+    v["VAllocSize"] = json!(end - start);
+    std::fs::write(&jsons[0], serde_json::to_vec(&v).unwrap()).unwrap();
+    std::fs::File::create(dir.join("blobs").join(id))
+        .unwrap()
+        .set_len(blob_len)
+        .unwrap();
+    jsons[0].clone()
+}
+
+/// `rr-tui ARGS` (no memory cap: a replay maps placeholders over the recorded ranges), killed
+/// after `limit`.
+fn run_for(args: &[OsString], env: &[(&str, &Path)], limit: Duration) -> Outcome {
+    let start = Instant::now();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, err) = (
+        drain(child.stdout.take().unwrap()),
+        drain(child.stderr.take().unwrap()),
+    );
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        sleep(Duration::from_millis(20));
+    };
+    Outcome {
+        cmd: format!("{args:?}"),
+        status,
+        out: out.join().unwrap(),
+        err: err.join().unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+/// A blob of a terabyte of holes (2^40 − 32 KiB, the most a snapshot may hold with the
+/// instance's other segments) is hashed in seconds: the same id as reading every byte gave
+/// (which took 13 minutes), so `check` passes. It ran past 60 s before.
+#[test]
+fn a_terabyte_of_holes_is_checked_in_seconds_with_the_same_id() {
+    let t = tempfile::tempdir().unwrap();
+    let size = (1u64 << 40) - 32768;
+    let json = blob_of_holes(t.path(), size, 0x7f611c808000, TIB_OF_ZEROS, size);
+    let o = run_for(&os(&["check"], &json), &[], Duration::from_secs(60));
+    assert_eq!(o.code(), Some(0), "{}", o.describe());
+    assert!(
+        o.stdout()
+            .ends_with("checked 1 instance(s): 0 error(s), 0 warning(s)\n"),
+        "{}",
+        o.describe()
+    );
+}
+
+/// A blob whose length is not what its segment declares is that error, said at once: neither
+/// a terabyte blob under a 4 KiB segment nor a 4 KiB blob under a terabyte segment is read.
+#[test]
+fn a_blob_of_another_length_than_declared_is_not_read() {
+    let t = tempfile::tempdir().unwrap();
+    let tib = (1u64 << 40) - 32768;
+    for (declared, actual) in [(4096, tib), (tib, 4096)] {
+        let json = blob_of_holes(t.path(), declared, 0x7f611c808000, TIB_OF_ZEROS, actual);
+        for words in [
+            &["check"][..],
+            &["check", "--json"],
+            &["inspect"],
+            &["replay"],
+        ] {
+            let o = run_for(&os(words, &json), &[], Duration::from_secs(5));
+            let said =
+                format!("is {actual} bytes but segment 2 (0x7f611c808000) is {declared} bytes");
+            let text = o.stdout() + &o.stderr();
+            let names_blob = text.contains(&format!("blobs/{TIB_OF_ZEROS}"));
+            let ok = match words[0] {
+                "inspect" => o.code() == Some(0),
+                _ => o.code() == Some(1) && names_blob && text.contains(&said),
+            };
+            assert!(ok && sanity(&o).is_empty(), "{said}\n{}", o.describe());
+        }
+    }
+}
+
+/// `replay` refuses device memory larger than the GPU's (the stand-in driver's: 80 GiB) right
+/// after asking the device, before reserving, mapping or reading any of it.
+#[test]
+fn replay_refuses_more_memory_than_the_gpu_has_before_reading_it() {
+    let driver = common::fake_driver();
+    let t = tempfile::tempdir().unwrap();
+    let json = blob_of_holes(
+        t.path(),
+        100 << 30,
+        0x1000_0000_0000,
+        HUNDRED_GIB_OF_ZEROS,
+        100 << 30,
+    );
+    let env = [("LD_LIBRARY_PATH", driver.path())];
+    let o = run_for(&os(&["replay"], &json), &env, Duration::from_secs(60));
+    let want = format!(
+        "[rr-tui] Error: {}: its recorded device memory needs 100.00 GiB (107376279552 bytes) mapped, \
+         more than the 80 GiB of Fake GPU: no replay on this GPU can hold it (refused before reading the snapshot)\n",
+        json.display()
+    );
+    assert_eq!(o.code(), Some(1), "{}", o.describe());
+    assert!(o.stderr().ends_with(&want), "{}", o.describe());
+}

@@ -127,6 +127,27 @@ pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Where the next data of `file` at or after `at` starts, below `end` (SEEK_DATA, lseek(2): the
+/// file system's own map of a sparse file); `None` when only a hole follows. A file system that
+/// cannot say gets `Some(at)`: everything is data then, read as usual.
+pub fn next_data(file: &File, at: u64, end: u64) -> Option<u64> {
+    use rustix::fs::SeekFrom;
+    match rustix::fs::seek(file, SeekFrom::Data(at)) {
+        Ok(s) if s < end => Some(s.max(at)),
+        Ok(_) | Err(rustix::io::Errno::NXIO) => None,
+        Err(_) => Some(at),
+    }
+}
+
+/// Where the data of `file` starting at `at` ends (SEEK_HOLE), in `(at, end]`; `end` when the
+/// file system cannot say.
+pub fn next_hole(file: &File, at: u64, end: u64) -> u64 {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Hole(at)) {
+        Ok(e) => e.clamp(at.saturating_add(1).min(end), end),
+        Err(_) => end,
+    }
+}
+
 /// Where a file of a record directory really lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {

@@ -2,8 +2,6 @@
 //! snapshot read window by window (multi-GiB files with bounded resident memory), which also
 //! says where its holes are.
 
-use rustix::fs::SeekFrom;
-
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 
@@ -105,11 +103,7 @@ impl Source for Snapshot {
         let Some(file) = self.file() else {
             return Some(offset);
         };
-        match rustix::fs::seek(file, SeekFrom::Data(offset)) {
-            Ok(at) => (at < self.len()).then_some(at.max(offset)),
-            Err(rustix::io::Errno::NXIO) => None, // only a hole follows
-            Err(_) => Some(offset),               // unknown: read it
-        }
+        rr_format::fsio::next_data(file, offset, self.len())
     }
     fn next_hole(&self, offset: u64) -> u64 {
         if let Some(data) = self.data_ranges() {
@@ -122,7 +116,7 @@ impl Source for Snapshot {
         let Some(file) = self.file() else {
             return self.len();
         };
-        match rustix::fs::seek(file, SeekFrom::Hole(offset)) {
+        match rustix::fs::seek(file, rustix::fs::SeekFrom::Hole(offset)) {
             Ok(at) => at.clamp(offset, self.len()),
             Err(_) => self.len(),
         }

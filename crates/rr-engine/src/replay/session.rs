@@ -175,6 +175,25 @@ pub struct Session {
     context: Context,
 }
 
+/// Refuse an instance whose device memory is larger than the device's: its mappings could
+/// never be made.
+fn fits_device(inst: &ReplayInstance, device: &str, total: u64) -> Result<()> {
+    let needed = inst.plan.mapped_bytes();
+    if needed <= total {
+        return Ok(());
+    }
+    let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+    Err(Error::format(
+        inst.files.json(),
+        format!(
+            "its recorded device memory needs {} ({needed} bytes) mapped, more than the {} of {device}: \
+             no replay on this GPU can hold it (refused before reading the snapshot)",
+            size(needed),
+            size(total),
+        ),
+    ))
+}
+
 impl Session {
     /// Prepare `inst` on device `device_id`. `placeholders` (taken at process start over the
     /// ranges to reserve) are released right before the driver initialises. With
@@ -210,6 +229,9 @@ impl Session {
             ordinal: device_id,
             rated_clock_mhz: None,
         });
+        // Before any reservation, upload or read of the snapshot: memory no replay on this GPU
+        // can hold is refused at once, not after mapping and reading it (a terabyte of holes).
+        fits_device(inst, &device.name, device.total_memory()? as u64)?;
         if !device.supports_vmm()? {
             return Err(Error::invalid(format!(
                 "{} does not support virtual memory management: exact-address replay is impossible",

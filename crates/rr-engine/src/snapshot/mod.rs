@@ -319,7 +319,6 @@ impl Snapshot {
 /// Append the data ranges of `size` bytes of `file` placed at `offset` (SEEK_DATA / SEEK_HOLE;
 /// a file system that cannot say is all data), merging with the previous range when adjacent.
 fn data_ranges(file: &File, offset: u64, size: u64, out: &mut Vec<(u64, u64)>) {
-    use rustix::fs::SeekFrom;
     let push = |start: u64, end: u64, out: &mut Vec<(u64, u64)>| match out.last_mut() {
         Some(last) if last.1 >= start => last.1 = last.1.max(end),
         _ => out.push((start, end)),
@@ -330,15 +329,10 @@ fn data_ranges(file: &File, offset: u64, size: u64, out: &mut Vec<(u64, u64)>) {
             push(offset + at, offset + size, out); // too fragmented: the rest is read
             return;
         }
-        let start = match rustix::fs::seek(file, SeekFrom::Data(at)) {
-            Ok(s) if s < size => s.max(at),
-            Ok(_) | Err(rustix::io::Errno::NXIO) => return, // only a hole follows
-            Err(_) => at,                                   // cannot say: data
+        let Some(start) = rr_format::fsio::next_data(file, at, size) else {
+            return; // only a hole follows
         };
-        let end = match rustix::fs::seek(file, SeekFrom::Hole(start)) {
-            Ok(e) => e.clamp(start + 1, size),
-            Err(_) => size,
-        };
+        let end = rr_format::fsio::next_hole(file, start, size);
         push(offset + start, offset + end, out);
         at = end;
     }

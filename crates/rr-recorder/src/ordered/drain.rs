@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rr_cuda::ordered::{make_current, Snapshotter, StreamEvent};
 use rr_cuda::PinnedBuffer;
-use rr_format::store::BlobHasher;
+use rr_format::store::zeros_id;
 
 use super::plan::{self, Outcome};
 use super::staging::Snap;
@@ -504,19 +504,6 @@ impl Recorder {
         self.send_cost(&json, cost);
         Ok(())
     }
-}
-
-/// The blob id of `len` zero bytes.
-fn zeros_id(len: u64) -> String {
-    let zeros = vec![0u8; (1 << 20).min(len.max(1)) as usize];
-    let mut h = BlobHasher::new();
-    let mut left = len;
-    while left > 0 {
-        let n = left.min(zeros.len() as u64) as usize;
-        h.update(&zeros[..n]);
-        left -= n as u64;
-    }
-    h.finish()
 }
 
 #[cfg(test)]
