@@ -47,11 +47,13 @@ pub struct StagingPool {
 }
 
 impl StagingPool {
-    /// The buffers an upload of `bytes` by `threads` readers wants: one per reader and a few
-    /// in flight, no more than there are pieces (and one spare).
+    /// The buffers an upload of `bytes` by `threads` readers wants: one per reader and as many
+    /// again queued on the link (readers as fast as the link keep it fed only if a filled
+    /// buffer waits whenever one is being filled), no more than there are pieces (and one
+    /// spare). 16 readers: 36 buffers, 144 MiB page-locked.
     pub fn wanted(bytes: u64, threads: usize) -> usize {
         let pieces = bytes.div_ceil(STAGE as u64) as usize;
-        (threads + 4).min(pieces + 1).max(1)
+        (2 * threads + 4).min(pieces + 1).max(1)
     }
 
     /// Make sure the pool holds at least `count` buffers (allocating the missing ones).
@@ -277,15 +279,20 @@ fn queue_copies<E>(
                 let f = in_flight.pop_front().expect("front exists");
                 recycle(f, free);
             }
-            match filled.recv_timeout(Duration::from_millis(2)) {
-                Ok(Filled::Failed(why, buffer)) => {
+            let next = match next_filled(filled, &mut in_flight, free)? {
+                Next::Filled(f) => f,
+                Next::Freed => continue,
+                Next::ReadersGone => break,
+            };
+            match next {
+                Filled::Failed(why, buffer) => {
                     free.send(buffer).ok();
                     return Err(UploadError::Source(why));
                 }
-                Ok(Filled::Unused(buffer)) => {
+                Filled::Unused(buffer) => {
                     free.send(buffer).ok();
                 }
-                Ok(Filled::Piece(p, buffer)) => match queue_one(stream, p, &buffer) {
+                Filled::Piece(p, buffer) => match queue_one(stream, p, &buffer) {
                     Ok(event) => {
                         in_flight.push_back(InFlight { event, buffer });
                         queued += 1;
@@ -299,16 +306,6 @@ fn queue_copies<E>(
                         return Err(e.into());
                     }
                 },
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    // Workers wait for buffers: give them the oldest one once its copy is done.
-                    if let Some(f) = in_flight.pop_front() {
-                        // SAFETY: a live event we recorded.
-                        let r = unsafe { sys::cuEventSynchronize(f.event) };
-                        recycle(f, free);
-                        check(r, "cuEventSynchronize")?;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
         Ok(())
@@ -318,6 +315,52 @@ fn queue_copies<E>(
         recycle(f, free);
     }
     result
+}
+
+/// What the copying thread does next.
+enum Next<E> {
+    Filled(Filled<E>),
+    /// A buffer went back to the workers (or a wait timed out): look again.
+    Freed,
+    /// Every worker has ended.
+    ReadersGone,
+}
+
+/// The next filled buffer. With nothing filled and copies queued, the workers may all be
+/// waiting for a buffer: the oldest copy frees one soonest, so the thread waits for it (the
+/// copies queued behind it keep the link busy). Sleeping on the channel instead left buffers
+/// whose copies had ended unreturned for the whole sleep (measured: a 1 GiB restore at
+/// 35 GB/s against more than 54 GB/s for reading and for the link alone).
+fn next_filled<E>(
+    filled: &mpsc::Receiver<Filled<E>>,
+    in_flight: &mut VecDeque<InFlight>,
+    free: &mpsc::Sender<PinnedBuffer>,
+) -> std::result::Result<Next<E>, UploadError<E>> {
+    let Some(oldest) = in_flight.pop_front() else {
+        // Nothing queued: only a worker can make progress.
+        return Ok(match filled.recv_timeout(Duration::from_millis(50)) {
+            Ok(f) => Next::Filled(f),
+            Err(mpsc::RecvTimeoutError::Timeout) => Next::Freed,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Next::ReadersGone,
+        });
+    };
+    match filled.try_recv() {
+        Ok(f) => {
+            in_flight.push_front(oldest);
+            Ok(Next::Filled(f))
+        }
+        Err(mpsc::TryRecvError::Empty) => {
+            // SAFETY: a live event we recorded.
+            let r = unsafe { sys::cuEventSynchronize(oldest.event) };
+            recycle(oldest, free);
+            check(r, "cuEventSynchronize")?;
+            Ok(Next::Freed)
+        }
+        Err(mpsc::TryRecvError::Disconnected) => {
+            in_flight.push_front(oldest);
+            Ok(Next::ReadersGone)
+        }
+    }
 }
 
 /// Queue the copy of `buffer` to `p.addr` and an event after it.
