@@ -1184,19 +1184,28 @@ fn explorer_honours_sigterm() {
     s.wait_for("ended with 143");
 }
 
-/// `diff A.json B.json` on a global named with 70 000 bytes: aligned output must not ask
-/// `format!` for a width past u16::MAX (a panic, exit 101).
+/// `diff A.json B.json` on a global named with the longest name a symbol may have (16 KiB):
+/// aligned output must not pad the column to its length (past u16::MAX, a panic in `format!`).
+/// One byte longer, and the `.globals` is refused, named on the line that says so.
 #[test]
 fn a_global_with_a_huge_name_is_diffed() {
     let (_t, dir) = common::fixture_copy(LLVM);
     let x = dir.join("8683979482637550046_13526365365894479501.json");
     let y = dir.join("8683979482637550046_6547468769535274944.json");
-    let name = "g".repeat(70_000);
-    for (json, byte) in [(&x, 1u8), (&y, 2u8)] {
-        let bytes = rr_format::globals::Globals::encode(&[(name.as_str(), &[byte][..])]);
-        std::fs::write(json.with_extension("globals"), bytes).unwrap();
-    }
-    let o = run(&["diff".into(), x.into(), y.into()], dir.as_path());
+    let write = |name: &str| {
+        for (json, byte) in [(&x, 1u8), (&y, 2u8)] {
+            let bytes = rr_format::globals::Globals::encode(&[(name, &[byte][..])]);
+            std::fs::write(json.with_extension("globals"), bytes).unwrap();
+        }
+    };
+    let diff = || {
+        run(
+            &["diff".into(), x.clone().into(), y.clone().into()],
+            dir.as_path(),
+        )
+    };
+    write(&"g".repeat(rr_format::limits::MAX_SYMBOL_NAME_BYTES));
+    let o = diff();
     let mut p = sanity(&o);
     if o.status.and_then(|s| s.code()) != Some(1) {
         p.push("not exit 1 (different)".into());
@@ -1205,6 +1214,14 @@ fn a_global_with_a_huge_name_is_diffed() {
         p.push("no globals line".into());
     }
     assert!(p.is_empty(), "{}\n{}", p.join("; "), o.describe());
+    write(&"g".repeat(rr_format::limits::MAX_SYMBOL_NAME_BYTES + 1));
+    let o = diff();
+    let globals = x.with_extension("globals").display().to_string();
+    let said = o
+        .stdout()
+        .lines()
+        .any(|l| l.contains(&format!("unreadable: {globals}: the name of global #0")));
+    assert!(sanity(&o).is_empty() && said, "{}", o.describe());
 }
 
 /// A large JSON file that is no descriptor (a data file kept beside the records) is looked at,

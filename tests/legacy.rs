@@ -395,3 +395,64 @@ fn two_copies_of_a_legacy_instance_are_identical() {
         .success()
         .stdout(predicate::str::contains("No such file").not());
 }
+
+/// Legacy `.globals` of 64 MiB whose names are the bulk: one name of 64 MiB, or 4 096 names of
+/// 16 KiB (past the names' budget). `check`, `inspect` and `diff` refuse each file in one line
+/// naming it, within 500 MB of address space (they peaked at 0.8–1.8 GB copying and escaping
+/// the names), by the bounds the 2026 layout's reader applies (`rr_format::globals`).
+#[test]
+fn globals_with_huge_names_are_refused_in_bounded_memory() {
+    use rr_format::globals::Globals;
+    let (_t, dir) = fixture_copy("llvm18-two-kernels");
+    // Control characters: shown escaped, each costs four bytes in every line that shows it.
+    let huge = "\u{1}".repeat(64 << 20);
+    let many: Vec<String> = (0..4096)
+        .map(|i| format!("{i:05}{}", "\u{1}".repeat((16 << 10) - 5)))
+        .collect();
+    let one = descriptor(&dir, "rr_saxpy");
+    let other = descriptor(&dir, "rr_scale_global");
+    let entries: Vec<(&str, &[u8])> = many.iter().map(|n| (n.as_str(), &[1u8][..])).collect();
+    std::fs::write(
+        one.with_extension("globals"),
+        Globals::encode_legacy(&[(&huge, &[1, 2, 3, 4])]),
+    )
+    .unwrap();
+    std::fs::write(
+        other.with_extension("globals"),
+        Globals::encode_legacy(&entries),
+    )
+    .unwrap();
+    let capped = |args: &[&Path]| {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -v 500000; exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_rr-tui"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    // Each file is named in lines of bounded length that say why it is not read.
+    let refused = |text: &str, json: &Path| {
+        let globals = json.with_extension("globals").display().to_string();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(&globals)).collect();
+        !lines.is_empty()
+            && lines
+                .iter()
+                .all(|l| l.len() < 1000 && l.contains("not a module's globals, so it is not read"))
+    };
+    let (code, out, err) = capped(&[Path::new("check"), &dir]);
+    assert_eq!(code, Some(1), "check: {err}");
+    assert!(refused(&out, &one) && refused(&out, &other), "check: {out}");
+    for json in [&one, &other] {
+        let (code, out, err) = capped(&[Path::new("inspect"), json]);
+        assert_eq!(code, Some(1), "inspect: {err}");
+        assert_eq!(err.lines().count(), 1, "inspect: {err}");
+        assert!(refused(&err, json) && refused(&out, json), "inspect: {err}");
+    }
+    let (code, out, err) = capped(&[Path::new("diff"), &one, &other]);
+    assert_eq!(code, Some(1), "diff: {err}");
+    assert!(refused(&out, &one) && refused(&out, &other), "diff: {out}");
+}

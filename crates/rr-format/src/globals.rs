@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::limits::MAX_SYMBOL_NAME_BYTES;
 
 /// A module with more globals than this is not plausible (large CUDA programs have hundreds):
 /// a file of millions of one-byte entries would cost gigabytes to index and to report on.
@@ -26,6 +27,43 @@ fn too_many(path: &Path) -> Error {
         path,
         format!("holds more than {MAX_GLOBALS} globals: not a module's globals, so it is not read"),
     )
+}
+
+/// All the names of one module's globals together are at most this many bytes ([`MAX_GLOBALS`]
+/// names of 256 bytes): every command copies each name into the lines that show it (escaped,
+/// up to four times longer), so the names, not the data, decide what reading a file costs.
+pub const MAX_GLOBAL_NAMES_BYTES: usize = 16 << 20;
+
+/// The bounds on global names both layouts apply, entry by entry, before a name is copied.
+struct NameBudget<'p> {
+    path: &'p Path,
+    total: usize,
+}
+
+impl<'p> NameBudget<'p> {
+    fn new(path: &'p Path) -> Self {
+        NameBudget { path, total: 0 }
+    }
+
+    /// Admit the name of global #`index` (`len` bytes, without its NUL) at `offset`.
+    fn admit(&mut self, index: usize, offset: usize, len: usize) -> Result<()> {
+        self.total = self.total.saturating_add(len);
+        let problem = if len > MAX_SYMBOL_NAME_BYTES {
+            format!(
+                "the name of global #{index} at offset {offset} has {len} bytes; a symbol name has at most \
+                 {MAX_SYMBOL_NAME_BYTES}: not a module's globals, so it is not read"
+            )
+        } else if self.total > MAX_GLOBAL_NAMES_BYTES {
+            format!(
+                "the names of its first {} globals have more than {MAX_GLOBAL_NAMES_BYTES} bytes: not a \
+                 module's globals, so it is not read",
+                index + 1
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::format(self.path, problem))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -70,6 +108,7 @@ impl Globals {
         if count as usize > MAX_GLOBALS {
             return Err(too_many(path));
         }
+        let mut names = NameBudget::new(path);
         let mut entries = Vec::new();
         for i in 0..count {
             let name_len = u32::from_le_bytes(
@@ -85,6 +124,7 @@ impl Globals {
             if name_len == 0 {
                 return Err(err(format!("global #{i} has an empty name (NameLength 0)")));
             }
+            names.admit(i as usize, pos, name_len - 1)?;
             let name_bytes = &bytes[take(&mut pos, name_len, "Name")?];
             if name_bytes[name_len - 1] != 0 || name_bytes[..name_len - 1].contains(&0) {
                 return Err(err(format!("global #{i}: name is not NUL-terminated")));
@@ -118,6 +158,7 @@ impl Globals {
     pub fn parse_legacy(bytes: Vec<u8>, path: &Path) -> Result<Globals> {
         let err = |p: String| Error::format(path, p);
         let mut pos = 0usize;
+        let mut names = NameBudget::new(path);
         let mut entries = Vec::new();
         while pos < bytes.len() {
             let i = entries.len();
@@ -134,6 +175,7 @@ impl Globals {
                     "global #{i} at offset {pos} has an empty name"
                 )));
             }
+            names.admit(i, pos, name_len)?;
             let name = String::from_utf8_lossy(&bytes[pos..pos + name_len]).into_owned();
             pos += name_len + 1;
             let size_end = pos
@@ -285,6 +327,53 @@ mod tests {
         assert!(e(&full[..4]).contains("truncated: Size of global a"));
         assert!(e(b"abc").contains("no NUL terminator"));
         assert!(e(b"\0\0\0\0\0").contains("empty name"));
+    }
+
+    /// Both layouts bound each name and all names together by the same rule, before copying.
+    #[test]
+    fn names_are_bounded_alike_in_both_layouts() {
+        type Parse = fn(Vec<u8>, &Path) -> Result<Globals>;
+        type Encode = fn(&[(&str, &[u8])]) -> Vec<u8>;
+        let layouts: [(Parse, Encode); 2] = [
+            (Globals::parse, Globals::encode),
+            (Globals::parse_legacy, Globals::encode_legacy),
+        ];
+        let longest = "n".repeat(MAX_SYMBOL_NAME_BYTES);
+        let too_long = format!("{longest}n");
+        // Distinct names at the longest allowed, as many as reach past the budget.
+        let many: Vec<String> = (0..=MAX_GLOBAL_NAMES_BYTES / MAX_SYMBOL_NAME_BYTES)
+            .map(|i| format!("{i:08}{}", &longest[8..]))
+            .collect();
+        for (parse, encode) in layouts {
+            let g = parse(encode(&[(&longest, &[1])]), Path::new("x.globals")).unwrap();
+            assert_eq!(g.entries[0].name.len(), MAX_SYMBOL_NAME_BYTES);
+            let e = parse(
+                encode(&[("a", &[1]), (&too_long, &[1])]),
+                Path::new("x.globals"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.starts_with("x.globals: the name of global #1 at offset")
+                    && e.contains(&format!("has {} bytes", MAX_SYMBOL_NAME_BYTES + 1)),
+                "{e}"
+            );
+            let entries: Vec<(&str, &[u8])> =
+                many.iter().map(|n| (n.as_str(), &[1u8][..])).collect();
+            let e = parse(encode(&entries), Path::new("x.globals"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("x.globals: the names of its first")
+                    && e.contains(&format!("more than {MAX_GLOBAL_NAMES_BYTES} bytes")),
+                "{e}"
+            );
+            let fits = &entries[..entries.len() - 1];
+            assert_eq!(
+                parse(encode(fits), Path::new("x")).unwrap().entries.len(),
+                fits.len()
+            );
+        }
     }
 
     proptest! {

@@ -5,6 +5,10 @@
 pub const MAX_REGION_BYTES: u64 = 1 << 40;
 /// The largest kernel parameter buffer CUDA accepts (32 764 bytes on Volta+, CUDA ≥ 12.1).
 pub const MAX_PARAM_BYTES: usize = 32 * 1024;
+/// A symbol's name (a kernel's, a module global's) is at most this many bytes: the longest
+/// mangled template instantiations are a few KiB. Longer names are corrupt or hostile files;
+/// every reader applies this bound, since a name is copied into each line that shows it.
+pub const MAX_SYMBOL_NAME_BYTES: usize = 16 << 10;
 /// In version 2, segment offsets in the (virtual) snapshot are multiples of this, so each
 /// segment's blob can be memory-mapped in place.
 pub const SEGMENT_ALIGN: u64 = 4096;

@@ -159,7 +159,7 @@ fn print_fields(what: &str, unit: &str, f: &FieldDiff) {
     if f.changes.is_empty() {
         return;
     }
-    // Names come from the files (a global may be named with 64 KiB): align on the usual
+    // Names come from the files (a global may be named with 16 KiB): align on the usual
     // ones and let a longer name run over rather than pad the column to its length (a
     // width past u16::MAX is also a panic in `format!`).
     let width = f

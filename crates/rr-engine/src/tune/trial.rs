@@ -593,9 +593,9 @@ impl TuneReport {
     }
 }
 
-/// A kernel name read back is at most this many bytes (the longest mangled template
-/// instantiations are a few KiB): it goes into every CSV row.
-pub const MAX_NAME_BYTES: usize = 16 << 10;
+/// A kernel name read back is at most this many bytes (the symbol-name bound every reader of
+/// records applies): it goes into every CSV row.
+pub const MAX_NAME_BYTES: usize = rr_format::limits::MAX_SYMBOL_NAME_BYTES;
 
 /// No launch is measured faster than this (ns): even an empty kernel keeps the GPU about a
 /// microsecond between the events around it, and CUDA events resolve about half of one; a
