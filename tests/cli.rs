@@ -1008,6 +1008,193 @@ fn every_flag_has_a_description() {
     }
 }
 
+/// The command line of every page of help, from the parser itself: the top level, each
+/// subcommand and theirs (`tune merge`), hidden ones aside.
+fn help_pages() -> Vec<Vec<String>> {
+    fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let mut deeper = path.clone();
+            deeper.push(sub.get_name().to_string());
+            walk(sub, deeper, out);
+        }
+        out.push(path);
+    }
+    let mut pages = Vec::new();
+    walk(
+        &<rr_tui::cli::Cli as clap::CommandFactory>::command(),
+        vec![],
+        &mut pages,
+    );
+    assert!(pages.len() >= 10, "{pages:?}");
+    pages
+}
+
+/// `rr-tui PAGE FLAG` (-h or --help) at a fixed width.
+fn help_text(page: &[String], flag: &str) -> String {
+    let out = rr()
+        .env("COLUMNS", "100")
+        .args(page)
+        .arg(flag)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{page:?} {flag}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The options and arguments a help page lists (the first word of each item line).
+fn listed_flags(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let item = line.trim_start();
+            let indent = line.len() - item.len();
+            let is_item = (1..=6).contains(&indent) && item.starts_with(['-', '<', '[']);
+            // `-D, --define <NAME>`: the long name.
+            let mut words = item.split_whitespace();
+            let first = words.next().unwrap_or_default();
+            let name = match first.strip_suffix(',') {
+                Some(_) => words.next().unwrap_or_default(),
+                None => first,
+            };
+            is_item.then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// `-h` is the summary clap offers: one line per flag (the explanations and examples are in
+/// `--help`), every flag `--help` lists, and much shorter than `--help` where that is long.
+#[test]
+fn short_help_is_one_line_per_flag() {
+    for page in help_pages() {
+        let (short, long) = (help_text(&page, "-h"), help_text(&page, "--help"));
+        assert_eq!(listed_flags(&short), listed_flags(&long), "{page:?}");
+        // In a list (after a `Options:`-like heading, up to a blank line), a line indented
+        // deeper than the items continues the item above it.
+        let mut in_list = false;
+        for line in short.lines() {
+            let item = line.trim_start();
+            let indent = line.len() - item.len();
+            in_list = match (indent, item) {
+                (_, "") => false,
+                (0, heading) => heading.ends_with(':'),
+                _ => in_list,
+            };
+            let continued = in_list && indent > 6;
+            assert!(
+                !continued,
+                "{page:?} -h: a flag's summary runs on: {line:?}\n{short}"
+            );
+        }
+        let (s, l) = (short.lines().count(), long.lines().count());
+        assert!(s < l, "{page:?}: -h has {s} lines, --help {l}");
+        if l > 60 {
+            assert!(s * 2 <= l, "{page:?}: -h has {s} lines, --help {l}");
+        }
+    }
+}
+
+/// The long options `--NAME` a text names, each with the word before it (`replay` in
+/// "as `replay --strict`"); `--a=--b` names `--a` only (`--b` is its value).
+fn named_flags(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    for (at, _) in text.match_indices("--") {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let starts_word =
+            before.is_none_or(|b| !(b.is_ascii_alphanumeric() || b"-=_".contains(&b)));
+        let name: String = text[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        let name = name.trim_end_matches('-');
+        if !starts_word || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            continue;
+        }
+        // The word before, on this line or (wrapped) the line above; none for an item that
+        // starts its line, nor across a blank line.
+        let mut lines = text[..at].rsplit('\n');
+        let this_line = lines.next().unwrap_or_default();
+        let previous = match this_line.split_whitespace().next_back() {
+            Some(word) => word,
+            None if this_line.len() > 6 => lines
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .next_back()
+                .unwrap_or_default(),
+            None => "",
+        }
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-');
+        found.push((previous.to_string(), format!("--{name}")));
+    }
+    found
+}
+
+/// Every `--flag` a command's `--help` names is one its parser accepts (clap's own
+/// introspection: the arguments and their aliases), unless the text names it as another
+/// command's (`replay --strict`, `tune --export`: then that command must accept it) or as
+/// ncu's. Examples are left to `every_help_example_runs_on_the_bundled_records`.
+#[test]
+fn every_flag_a_help_names_is_accepted() {
+    let mut root = <rr_tui::cli::Cli as clap::CommandFactory>::command();
+    root.build();
+    let command = |path: &[String]| {
+        path.iter().fold(root.clone(), |c, name| {
+            c.find_subcommand(name).expect("a subcommand").clone()
+        })
+    };
+    let accepts = |cmd: &clap::Command, flag: &str| {
+        cmd.get_arguments().any(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .any(|long| flag == format!("--{long}"))
+        })
+    };
+    let mut wrong = Vec::new();
+    for page in help_pages() {
+        let text = help_text(&page, "--help");
+        // The prose: examples are run (and so parsed) by their own test.
+        let prose = text.split("\nExamples").next().unwrap();
+        let cmd = command(&page);
+        for (previous, flag) in named_flags(prose) {
+            let other: Option<Vec<String>> = match previous.as_str() {
+                "ncu" => continue,
+                p if root.find_subcommand(p).is_some() => Some(vec![p.to_string()]),
+                "merge" => Some(vec!["tune".into(), "merge".into()]),
+                _ => None,
+            };
+            let (whose, ok) = match other {
+                Some(path) => (path.join(" "), accepts(&command(&path), &flag)),
+                None => (page.join(" "), accepts(&cmd, &flag)),
+            };
+            if !ok {
+                wrong.push(format!(
+                    "`rr-tui {} --help` names {flag}, which `{whose}` refuses",
+                    page.join(" ")
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The rule sees what it must: a flag named as another command's, and a value that looks
+    // like a flag.
+    let named = named_flags(
+        "as `replay --strict`, e.g. --nvrtc-opt=--use_fast_math (--x-).\n  --item\n  `ncu\n          --list-sections`",
+    );
+    let want = [
+        ("replay", "--strict"),
+        ("e.g", "--nvrtc-opt"),
+        ("", "--x"),
+        ("", "--item"),
+        ("ncu", "--list-sections"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(p, f)| (p.to_string(), f.to_string()))
+        .collect();
+    assert_eq!(named, want);
+}
+
 #[test]
 fn a_report_inside_a_captured_log_is_found() {
     let (_t, dir) = fixture_copy("llvm-two-kernels");

@@ -51,7 +51,7 @@ pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
 verifies the result against the recorded output, and compares memory snapshots.\n\n\
 Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.",
-    after_help = EXAMPLES,
+    after_long_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -65,10 +65,14 @@ pub struct Cli {
 pub struct ExploreArgs {
     /// Record directory to explore (default: the current directory).
     pub dir: Option<PathBuf>,
-    /// Colour theme [default: the config file's `theme`, else dark].
+    /// Colour theme.
+    ///
+    /// [default: the config file's `theme`, else dark]
     #[arg(long, value_enum)]
     pub theme: Option<Theme>,
-    /// A theme file (TOML, the keys of assets/themes/dark.toml): the styles it sets replace the
+    /// A theme file (TOML) over the theme.
+    ///
+    /// A TOML file with the keys of assets/themes/dark.toml: the styles it sets replace the
     /// theme's, the others stay [default: the config file's `theme_file`, else none].
     #[arg(long, value_name = "PATH")]
     pub theme_file: Option<PathBuf>,
@@ -79,8 +83,10 @@ pub struct ExploreArgs {
 /// Which config file the explorer reads (`rr-tui config` takes the same flags).
 #[derive(Debug, Args, Clone, Default)]
 pub struct ConfigArgs {
-    /// The config file [default: $XDG_CONFIG_HOME/rr-tui/config.toml, else
-    /// ~/.config/rr-tui/config.toml, when it exists].
+    /// The config file.
+    ///
+    /// [default: $XDG_CONFIG_HOME/rr-tui/config.toml, else ~/.config/rr-tui/config.toml, when
+    /// it exists]
     #[arg(long, value_name = "PATH", conflicts_with = "no_config")]
     pub config: Option<PathBuf>,
     /// Read no config file: the built-in defaults and the flags only.
@@ -105,7 +111,7 @@ pub enum Command {
 (=== Kernel Record Report ===). The report comes from a report file or a captured log in DIR; \
 without one, the instance table is built from the descriptors and time and occurrences print as `?`. \
 Never reads snapshot bytes.",
-        after_help = examples!(
+        after_long_help = examples!(
             "rr-tui report $D",
             "rr-tui report $D --json",
             "rr-tui report record-fixtures/llvm-no-report   # no report file: times are ?",
@@ -119,17 +125,19 @@ Never reads snapshot bytes.",
         json: bool,
     },
     /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
-    #[command(after_help = examples!("rr-tui inspect $X.json", "rr-tui inspect $X.json --json"))]
+    #[command(after_long_help = examples!("rr-tui inspect $X.json", "rr-tui inspect $X.json --json"))]
     Inspect {
-        /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json`
-        /// of LLVM 16–22, whose layout and generation it names).
+        /// The instance's descriptor.
+        ///
+        /// `<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of LLVM 16–22, whose layout
+        /// and generation it names.
         descriptor: PathBuf,
         /// Machine-readable output (JSON).
         #[arg(long)]
         json: bool,
     },
     /// Validate every file of every instance; one line per problem; exit 0 only when all is well.
-    #[command(after_help = examples!(
+    #[command(after_long_help = examples!(
         "rr-tui check $D",
         "rr-tui check $X.json --strict",
         "rr-tui check record-fixtures/rrtui-stencil3d --json",
@@ -147,7 +155,7 @@ Never reads snapshot bytes.",
     /// Compare two snapshots, one instance's snapshots, or two instances.
     #[command(
         long_about = DIFF_ABOUT,
-        after_help = examples!(
+        after_long_help = examples!(
             "rr-tui diff $X.record_input $X.record_output",
             "rr-tui diff $X.record_input $X.record_output --type f32 --rtol 1e-6",
             "rr-tui diff $X.json --type f32",
@@ -157,12 +165,21 @@ Never reads snapshot bytes.",
     )]
     Diff(DiffArgs),
     /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
-    #[command(after_help = examples!(
+    #[command(
+        long_about = "Replay one instance on the GPU at its recorded addresses: time it, verify it \
+against the recorded output, override its geometry.\n\n\
+A/B (--candidate FILE): the candidate's result is verified against the recorded output (bytes, \
+or --tolerance); both kernels are timed in alternating pairs (--repetitions pairs, default 100) \
+and compared: faster, slower, same within noise, or undecided, with the ratio and its 95 % \
+interval. Exit status 1 when the candidate does not verify. With --save-output, the candidate's \
+memory is written as `.candidate_output` beside where `.replay_output` would go.",
+        after_long_help = examples!(
         "rr-tui replay $X.json --verify",
         "rr-tui replay $X.json --tolerance f32:rtol=1e-5,ulp=4 --repetitions 20",
         "rr-tui replay $X.json --num-teams 8 --num-threads 128 --json",
         "rr-tui replay $X.json --candidate faster.cu -D TILE=32 --tolerance f32:rtol=1e-5",
-    ))]
+        )
+    )]
     Replay(ReplayArgs),
     /// Profile one replay with Nsight Compute: speed of light, occupancy, stalls, roofline.
     #[command(
@@ -172,11 +189,13 @@ engineer reads first: duration; compute and memory throughput as % of peak (Spee
 achieved against theoretical occupancy and what limits it; DRAM bytes read and written; L1 and \
 L2 hit rates; the top warp-stall reasons; and the kernel's place on the roofline of its \
 precision (FLOP per DRAM byte against the GPU's peaks: memory- or compute-bound, and how far \
-below the roof). The full report is kept as <instance>.ncu-rep for ncu-ui. ncu runs with \
---clock-control none: rr-tui never changes the GPU's clocks, so the figures are taken at the \
+below the roof). The full report is kept as <instance>.ncu-rep for ncu-ui. rr-tui runs \
+`ncu --clock-control none` and never changes the GPU's clocks, so the figures are taken at the \
 clocks replays run at. Needs access to the GPU's performance counters (see NVIDIA's \
-ERR_NVGPUCTRPERM page when it is refused).",
-        after_help = examples!(
+ERR_NVGPUCTRPERM page when it is refused).\n\n\
+With --candidate FILE, the candidate's first repetition is profiled instead of the recorded \
+kernel's.",
+        after_long_help = examples!(
             "rr-tui profile $X.json",
             "rr-tui profile $X.json --set full --json",
             "rr-tui profile $X.json --block 256 --grid 4096   # a tuned configuration",
@@ -203,7 +222,7 @@ with each reason others were not, and warnings about instances a replay would st
 For launchers that cannot be wrapped (mpirun, srun), set the same options as environment \
 variables and LD_PRELOAD=librr_recorder.so yourself (docs/recording.md, \"MPI, srun and other launchers\"); each \
 MPI rank writes DIR/rank-N.",
-        after_help = "Examples:\n  rr-tui record -- ./my_app --size 1024          # into ./rr-records\n  \
+        after_long_help = "Examples:\n  rr-tui record -- ./my_app --size 1024          # into ./rr-records\n  \
 rr-tui record --dir recs --kernels 'gemm|softmax' -- python3 train.py\n  \
 rr-tui record --dir big --snapshot args --budget 20G -- ./big_app\n\
 Then explore what was recorded: rr-tui rr-records (or rr-tui recs, rr-tui big)"
@@ -219,7 +238,7 @@ print the settings in effect, as a config file. The file and the theme file it n
 as the explorer checks them: a problem is one line naming the file and the key, exit status 2. \
 --default prints the documented default config (every key, with the built-in values), to start a \
 file of your own from.",
-        after_help = examples!(
+        after_long_help = examples!(
             "rr-tui config",
             "rr-tui config --default",
             "rr-tui config --no-config",
@@ -235,39 +254,51 @@ file of your own from.",
 pub struct ConfigCommandArgs {
     #[command(flatten)]
     pub file: ConfigArgs,
-    /// Print the documented default config (assets/config.toml) instead.
+    /// Print the documented default config instead.
+    ///
+    /// assets/config.toml, every key with the built-in values.
     #[arg(long, conflicts_with_all = ["config", "no_config"])]
     pub default: bool,
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct RecordArgs {
-    /// Directory for the records (created; refused if it holds another recording).
+    /// Directory for the records.
+    ///
+    /// Created; refused if it holds another recording.
     #[arg(long, short = 'o', default_value = "rr-records", value_name = "DIR")]
     pub dir: PathBuf,
     /// Write into a directory that already holds records.
     #[arg(long)]
     pub overwrite: bool,
-    /// Do not record memory after the kernel (halves the work; replays cannot verify).
+    /// Do not record memory after the kernel.
+    ///
+    /// Halves the work; replays cannot verify.
     #[arg(long)]
     pub no_output: bool,
+    /// Tell stored memory apart on the host (slower).
+    ///
     /// Copy every non-zero device segment to the host to tell whether it is stored already,
     /// instead of comparing the fingerprints the snapshot kernels compute on the GPU with what
     /// is stored (slower; for benchmarks).
     #[arg(long)]
     pub no_fingerprints: bool,
-    /// Device memory the recorder stages snapshots in, per GPU context (e.g. 8G; default: half
-    /// the device memory free when the context's first launch is recorded, at most 32 GiB). Snapshots are taken in stream order
-    /// and copied out by the recorder's own thread: new content waits there meanwhile. An
-    /// instance whose new content does not fit is skipped, said as "staging full", never waited
-    /// for.
+    /// Device memory to stage snapshots in, per GPU context.
+    ///
+    /// E.g. 8G [default: half the device memory free when the context's first launch is
+    /// recorded, at most 32 GiB]. Snapshots are taken in stream order and copied out by the
+    /// recorder's own thread: new content waits there meanwhile. An instance whose new content
+    /// does not fit is skipped, said as "staging full", never waited for.
     #[arg(long, value_name = "BYTES")]
     pub staging: Option<String>,
-    /// Only kernels whose name (mangled or readable) matches this regular expression.
+    /// Only kernels whose name matches this regular expression.
+    ///
+    /// The mangled or the readable name.
     #[arg(long, value_name = "REGEX")]
     pub kernels: Option<String>,
-    /// Record the N-th launch (1-based) of each selected kernel instead of the first launch of
-    /// each launch configuration.
+    /// Record the N-th launch of each selected kernel.
+    ///
+    /// 1-based; instead of the first launch of each launch configuration.
     #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
     pub occurrence: Option<u64>,
     /// At most N instances per kernel.
@@ -276,11 +307,15 @@ pub struct RecordArgs {
     /// Ignore the first N launches (warm-up).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub skip: u64,
-    /// Stop recording once this many bytes are written (e.g. 20G); noted in the report.
+    /// Stop recording once this many bytes are written.
+    ///
+    /// E.g. 20G; noted in the report.
     #[arg(long, value_name = "BYTES")]
     pub budget: Option<String>,
-    /// Which device memory an instance keeps: every live allocation, or only those its
-    /// parameters point into (for large applications).
+    /// Memory an instance keeps.
+    ///
+    /// The device memory an instance keeps: every live allocation, or only those its parameters
+    /// point into (for large applications).
     #[arg(long, value_enum, default_value_t = SnapshotMode::All)]
     pub snapshot: SnapshotMode,
     /// Only launches on this device.
@@ -292,26 +327,34 @@ pub struct RecordArgs {
     /// Print the report when the program ends.
     #[arg(long)]
     pub report: bool,
-    /// libcupti, when it is not found in the usual places.
+    /// libcupti, when not found in the usual places.
     #[arg(long, value_name = "PATH")]
     pub cupti: Option<PathBuf>,
-    /// The recorder library (default: librr_recorder.so next to this executable).
+    /// The recorder library.
+    ///
+    /// [default: librr_recorder.so next to this executable]
     #[arg(long, value_name = "PATH")]
     pub library: Option<PathBuf>,
-    /// How the recorder sees what the program does. `interpose` (default) preloads the library
-    /// (LD_PRELOAD) so that launches, allocations, module loads, graphs and texture objects
-    /// reach its own driver entry points; CUPTI stays out of the program until a kernel from a
-    /// fatbin or PTX image is recorded (nothing measurable to pay while recording nothing).
-    /// `mixed` sees launches that way and the rest through CUPTI's callbacks, and has CUDA
-    /// inject the library too (CUDA_INJECTION64_PATH), so children that clear LD_PRELOAD are
-    /// still recorded (3–4 % on a storm of 3 µs launches). `cupti` uses CUPTI's callbacks only,
-    /// nothing preloaded (6–8 %).
+    /// How the recorder sees what the program does.
+    ///
+    /// `interpose` (default) preloads the library (LD_PRELOAD) so that launches, allocations,
+    /// module loads, graphs and texture objects reach its own driver entry points; CUPTI stays
+    /// out of the program until a kernel from a fatbin or PTX image is recorded (nothing
+    /// measurable to pay while recording nothing). `mixed` sees launches that way and the rest
+    /// through CUPTI's callbacks, and has CUDA inject the library too (CUDA_INJECTION64_PATH),
+    /// so children that clear LD_PRELOAD are still recorded (3–4 % on a storm of 3 µs
+    /// launches). `cupti` uses CUPTI's callbacks only, nothing preloaded (6–8 %). The
+    /// environment variable RR_TUI_RECORD_HOOKS sets it too.
+    // The values and the variable are in the text above: listed by clap, they would not fit
+    // `-h`'s one line.
     #[arg(
         long,
         value_enum,
         default_value_t = Hooks::Interpose,
         alias = "launch-hooks",
-        env = "RR_TUI_RECORD_HOOKS"
+        env = "RR_TUI_RECORD_HOOKS",
+        hide_env = true,
+        hide_possible_values = true
     )]
     pub hooks: Hooks,
     /// The program to record and its arguments (after `--`).
@@ -386,17 +429,23 @@ pub struct DiffArgs {
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
-    /// Write every differing range (offset, length) as CSV to this file.
+    /// Write every differing range as CSV to this file.
+    ///
+    /// One row per range: offset, length.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct CompareArgs {
-    /// Compare as typed elements: u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
+    /// Compare as typed elements.
+    ///
+    /// u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
     #[arg(long = "type", value_name = "TYPE")]
     pub dtype: Option<String>,
-    /// Element byte order (with --type; little by default).
+    /// Element byte order (with --type).
+    ///
+    /// Little-endian by default.
     #[arg(long, value_parser = ["little", "big"])]
     pub endian: Option<String>,
     /// Absolute tolerance (with --type).
@@ -407,7 +456,9 @@ pub struct CompareArgs {
     /// Relative tolerance, of the second operand (with --type).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub rtol: Option<f64>,
-    /// Maximum distance in units in the last place (with a float --type).
+    /// Maximum distance in ULPs (with a float --type).
+    ///
+    /// Units in the last place.
     #[arg(long, value_name = "N")]
     pub ulp: Option<u64>,
 }

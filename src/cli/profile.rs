@@ -27,19 +27,25 @@ impl ProfileSet {
 pub struct ProfileArgs {
     /// The instance's descriptor.
     pub descriptor: PathBuf,
-    /// Nsight Compute's section set kept in the report for `ncu-ui` (the summary's metrics are
-    /// always collected).
+    /// ncu section set.
+    ///
+    /// Nsight Compute's section set kept in the report for `ncu-ui`; the summary's metrics are
+    /// always collected.
     #[arg(long, value_enum, default_value_t = ProfileSet::Basic, conflicts_with = "sections")]
     pub set: ProfileSet,
-    /// Collect these sections instead of a set (e.g. MemoryWorkloadAnalysis; `ncu
-    /// --list-sections` names them); repeatable.
+    /// Collect this section instead of a set (repeatable).
+    ///
+    /// E.g. MemoryWorkloadAnalysis; `ncu --list-sections` names them.
     #[arg(long = "section", value_name = "NAME")]
     pub sections: Vec<String>,
-    /// The ncu executable (default: on PATH, then CUDA_HOME, /usr/local/cuda and
-    /// /opt/nvidia/nsight-compute).
+    /// The ncu executable.
+    ///
+    /// [default: on PATH, then CUDA_HOME, /usr/local/cuda and /opt/nvidia/nsight-compute]
     #[arg(long, value_name = "PATH")]
     pub ncu: Option<PathBuf>,
-    /// Where to keep the report (`<instance>.ncu-rep`; default: beside the descriptor).
+    /// Where to keep the report.
+    ///
+    /// `<instance>.ncu-rep` [default: beside the descriptor].
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     #[command(flatten)]
@@ -48,8 +54,10 @@ pub struct ProfileArgs {
     pub ab: super::replay::CandidateArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    /// Stop ncu (and the replay under it) when it has not finished after SECONDS: a profile
-    /// with many passes over a large replay takes minutes, a hung one for ever.
+    /// Stop ncu when it has not finished after SECONDS.
+    ///
+    /// ncu and the replay under it: a profile with many passes over a large replay takes
+    /// minutes, a hung one for ever.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = super::timing::positive_f64)]
     pub timeout: f64,
     /// Machine-readable output (JSON).

@@ -9,76 +9,98 @@ use super::{parse_dim3, parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
-    /// The instance's descriptor (`<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of
-    /// LLVM 16–22).
+    /// The instance's descriptor.
+    ///
+    /// `<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of LLVM 16–22.
     pub descriptor: PathBuf,
-    /// Compare replayed memory with the recorded output (.record_output, blobs, or a legacy
-    /// record's .original.output), byte for byte unless --tolerance. An rr-tui record is first
-    /// compared by 128-bit fingerprints computed on the GPU; only a replay they do not show
-    /// equal is read back and compared on the host.
+    /// Compare replayed memory with the recorded output.
+    ///
+    /// The recorded output is .record_output, blobs, or a legacy record's .original.output;
+    /// compared byte for byte unless --tolerance. An rr-tui record is first compared by 128-bit
+    /// fingerprints computed on the GPU; only a replay they do not show equal is read back and
+    /// compared on the host.
     #[arg(long)]
     pub verify: bool,
-    /// With --verify, read everything back and compare it on the host even when the
-    /// fingerprints computed on the GPU are equal.
+    /// With --verify, compare on the host too.
+    ///
+    /// Read everything back and compare it on the host even when the fingerprints computed on
+    /// the GPU are equal.
     #[arg(long)]
     pub verify_on_host: bool,
-    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4 (implies --verify).
+    /// Compare as typed values (implies --verify).
+    ///
+    /// TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4.
     #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Write .replay_output, named as LLVM names it.
     #[arg(long)]
     pub save_output: bool,
-    /// Where to write .replay_output (for read-only record directories).
+    /// Where to write .replay_output.
+    ///
+    /// For read-only record directories.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// Measured replays in one process; input memory and globals are restored before each,
-    /// untimed. With --max-noise: the most to take (default 10000); with --candidate: pairs
-    /// (default 100). Default 1.
+    /// Measured replays in one process [default: 1].
+    ///
+    /// Input memory and globals are restored before each, untimed. With --max-noise: the most
+    /// to take (default 10000); with --candidate: pairs (default 100).
     #[arg(long, value_name = "N", value_parser = parse_repetitions, allow_negative_numbers = true)]
     pub repetitions: Option<u32>,
     /// Untimed replays before the measured ones.
     #[arg(long, default_value_t = 0)]
     pub warmup: u32,
-    /// Override grid x (LLVM: number of teams; 0 keeps the recorded value, as LLVM's tool).
-    /// Checked against TeamsLimits.
+    /// Override grid x (LLVM: number of teams).
+    ///
+    /// 0 keeps the recorded value, as LLVM's tool. Checked against TeamsLimits.
     #[arg(long, conflicts_with = "grid")]
     pub num_teams: Option<u32>,
-    /// Override block x (LLVM: number of threads; 0 keeps the recorded value). Checked against
-    /// ThreadsLimits.
+    /// Override block x (LLVM: number of threads).
+    ///
+    /// 0 keeps the recorded value. Checked against ThreadsLimits.
     #[arg(long, conflicts_with = "block")]
     pub num_threads: Option<u32>,
     #[command(flatten)]
     pub geometry: GeometryArgs,
-    /// Skip the TeamsLimits/ThreadsLimits checks (unrecommended, as in LLVM).
+    /// Skip the TeamsLimits/ThreadsLimits checks.
+    ///
+    /// Unrecommended, as in LLVM.
     #[arg(long)]
     pub ignore_limits: bool,
-    /// Refuse to run when a kernel argument points outside the recorded memory (the replay
-    /// could fault or read other data); without it that is a warning.
+    /// Refuse arguments that point outside the recorded memory.
+    ///
+    /// The replay could fault or read other data; without --strict that is a warning.
     #[arg(long)]
     pub strict: bool,
-    /// End the replay with a message when a kernel is still running after SECONDS (a kernel
-    /// that waits for another thread of the recorded program never ends in a replay); 0: no
-    /// limit.
+    /// End a kernel still running after SECONDS; 0: none.
+    ///
+    /// The replay ends with a message: a kernel that waits for another thread of the recorded
+    /// program never ends in a replay.
     #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout)]
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub ab: CandidateArgs,
-    /// Energy per execution from NVML's energy counter (read only: clocks and power limits are
-    /// never changed): the kernel runs back to back for at least 2 s and 20 counter windows
-    /// (~100 ms each), before the timed repetitions; prints the energy, average power, its
-    /// noise over half-second groups of windows, idle power, power limit and clocks.
+    /// Energy per execution from NVML's energy counter.
+    ///
+    /// Read only: clocks and power limits are never changed. The kernel runs back to back for
+    /// at least 2 s and 20 counter windows (~100 ms each), before the timed repetitions; prints
+    /// the energy, average power, its noise over half-second groups of windows, idle power,
+    /// power limit and clocks.
     #[arg(long, conflicts_with = "candidate")]
     pub energy: bool,
-    /// Time with CUDA events alone: no blocking kernel before each launch and no clock probe
-    /// after it, so a profiler that serialises kernels (Nsight Compute) sees only the replayed
-    /// kernel. `rr-tui profile` sets it.
+    /// Time with CUDA events alone.
+    ///
+    /// No blocking kernel before each launch and no clock probe after it, so a profiler that
+    /// serialises kernels (Nsight Compute) sees only the replayed kernel. `rr-tui profile` sets
+    /// it.
     #[arg(long)]
     pub events_only: bool,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    /// Stream one JSON event per line (the explorer's protocol; see ARCHITECTURE.md).
+    /// Stream one JSON event per line.
+    ///
+    /// The explorer's protocol; see ARCHITECTURE.md.
     #[arg(long)]
     pub json: bool,
     /// The run id every JSON event carries (set by the explorer and `tune`).
@@ -95,10 +117,14 @@ pub struct ReplayArgs {
 /// against the record's limits like the recorded one.
 #[derive(Debug, Args, Clone, Default)]
 pub struct GeometryArgs {
-    /// Override the whole grid: X,Y,Z (or XxYxZ).
+    /// Override the whole grid.
+    ///
+    /// X,Y,Z (or XxYxZ); missing dimensions are 1.
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
     pub grid: Option<[u32; 3]>,
-    /// Override the whole block: X,Y,Z (or XxYxZ).
+    /// Override the whole block.
+    ///
+    /// X,Y,Z (or XxYxZ); missing dimensions are 1.
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
     pub block: Option<[u32; 3]>,
     /// Override the dynamic shared memory bytes.
@@ -166,27 +192,28 @@ impl ReplayArgs {
 /// An A/B candidate: the flags `replay` and `profile` share.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CandidateArgs {
-    /// A/B: FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source
-    /// *.cu compiled here with NVRTC for this GPU) beside the recorded one, on the recorded
-    /// input at the recorded addresses. Its parameter layout must match the recorded kernel's;
-    /// its result is verified against the recorded output (bytes, or --tolerance); both are timed
-    /// in alternating pairs (--repetitions pairs, default 100) and compared: faster, slower,
-    /// same within noise, or undecided, with the ratio and its 95 % interval. Exit status 1 when
-    /// the candidate does not verify. With --save-output, the candidate's memory is written as
-    /// `.candidate_output` beside where `.replay_output` would go. `profile` profiles the
-    /// candidate's first repetition instead of the recorded kernel's.
+    /// A/B: another build of the kernel, from FILE.
+    ///
+    /// FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source *.cu compiled
+    /// here with NVRTC for this GPU) runs on the recorded input at the recorded addresses; its
+    /// parameter layout must match the recorded kernel's. The command's description says what
+    /// it measures of it.
     #[arg(long, value_name = "FILE")]
     pub candidate: Option<PathBuf>,
-    /// The candidate's kernel, when it is not named as the recorded one (a mangled name, as
-    /// `rr-tui inspect` shows the recorded one).
+    /// The candidate's kernel, when not named as the recorded one.
+    ///
+    /// A mangled name, as `rr-tui inspect` shows the recorded one.
     #[arg(long, value_name = "NAME", requires = "candidate")]
     pub candidate_kernel: Option<String>,
-    /// A macro for compiling a source candidate: NAME or NAME=VALUE (repeatable).
+    /// A macro for a source candidate (repeatable).
+    ///
+    /// NAME or NAME=VALUE.
     #[arg(long = "define", short = 'D', value_name = "NAME[=VALUE]", requires = "candidate", value_parser = parse_define)]
     pub defines: Vec<rr_engine::replay::candidate::Define>,
-    /// A further NVRTC option for a source candidate, e.g. --nvrtc-opt=--use_fast_math
-    /// (repeatable; the architecture, -I of the source's directory and of the CUDA headers are
-    /// given already).
+    /// A further NVRTC option for a source candidate (repeatable).
+    ///
+    /// E.g. --nvrtc-opt=--use_fast_math; the architecture, -I of the source's directory and of
+    /// the CUDA headers are given already.
     #[arg(
         long = "nvrtc-opt",
         value_name = "OPTION",

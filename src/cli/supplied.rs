@@ -7,16 +7,20 @@ use super::parse_address;
 
 #[derive(Debug, Args, Clone, Default, PartialEq)]
 pub struct SuppliedArgs {
-    /// Device image to load instead of the recorded one; LLVM 16–17 records have none (the
-    /// kernel's cubin, e.g. unpacked from the application with clang-offload-packager).
+    /// Device image to load instead of the recorded one.
+    ///
+    /// LLVM 16–17 records have none: give the kernel's cubin, e.g. unpacked from the
+    /// application with clang-offload-packager.
     #[arg(long, value_name = "FILE", help_heading = "Legacy LLVM records")]
     pub image: Option<PathBuf>,
-    /// Where an LLVM 16–17 record's memory starts (not recorded; inferred from the pointer
-    /// arguments when unambiguous).
+    /// Where an LLVM 16–17 record's memory starts.
+    ///
+    /// Not recorded; inferred from the pointer arguments when unambiguous.
     #[arg(long, value_name = "ADDR", value_parser = parse_address, help_heading = "Legacy LLVM records")]
     pub base_address: Option<u64>,
-    /// Replay an LLVM 18–22 record whose arguments may be values (LLVM 18) or slot addresses
-    /// (LLVM 19–22) as LLVM 18.
+    /// Read an ambiguous LLVM 18–22 record as LLVM 18.
+    ///
+    /// For a record whose arguments may be values (LLVM 18) or slot addresses (LLVM 19–22).
     #[arg(long, help_heading = "Legacy LLVM records")]
     pub assume_llvm18: bool,
 }

@@ -7,25 +7,35 @@ use rr_engine::replay::timing::NoiseTarget;
 
 #[derive(Debug, Args, Clone, Default, PartialEq)]
 pub struct TimingArgs {
-    /// Flush the L2 cache before each sample, outside the timed interval (tune's default).
+    /// Flush the L2 cache before each sample (tune's default).
+    ///
+    /// The flush is outside the timed interval.
     #[arg(long, conflicts_with = "hot", help_heading = "Timing")]
     pub cold: bool,
     /// Keep caches warm between samples (replay's default).
     #[arg(long, help_heading = "Timing")]
     pub hot: bool,
-    /// Adaptive sampling: stop when the relative standard deviation of the kernel time is
-    /// under PCT percent (replay: any of these four options turns it on; tune: on unless
-    /// --samples). Samples taken while the SM clock ran below 75 % of its rating are discarded
+    /// Adaptive sampling: the noise to stop at, in percent.
+    ///
+    /// Sampling stops when the relative standard deviation of the kernel time is under PCT
+    /// percent. Any of these four options turns adaptive sampling on where it is not the
+    /// default. Samples taken while the SM clock ran below 75 % of its rating are discarded
     /// [default: 0.5].
     #[arg(long, value_name = "PCT", value_parser = positive_f64, allow_negative_numbers = true, help_heading = "Timing")]
     pub max_noise: Option<f64>,
-    /// Adaptive sampling: kept samples before the noise may stop it, at least 2 [default: 10].
+    /// Adaptive sampling: samples before the noise may stop it.
+    ///
+    /// Kept samples, at least 2 [default: 10].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..), allow_negative_numbers = true, help_heading = "Timing")]
     pub min_samples: Option<u32>,
-    /// Adaptive sampling: kernel time to accumulate before the noise may stop it [default: 0].
+    /// Adaptive sampling: kernel time before the noise may stop it.
+    ///
+    /// Kernel time to accumulate, in seconds [default: 0].
     #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero, allow_negative_numbers = true, help_heading = "Timing")]
     pub min_time: Option<f64>,
-    /// Adaptive sampling: stop after this long whatever the noise [default: 2].
+    /// Adaptive sampling: stop after this long.
+    ///
+    /// Seconds, whatever the noise [default: 2].
     #[arg(long, value_name = "SECONDS", value_parser = seconds, allow_negative_numbers = true, help_heading = "Timing")]
     pub timeout: Option<f64>,
 }

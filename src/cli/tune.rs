@@ -38,7 +38,7 @@ Compile-time tuning (--source k.cu -D TILE=1,2,4,8 -D UNROLL=1..8*2 --grid GRID_
 configuration runs a variant of the kernel's source compiled with NVRTC for the GPU, one per \
 combination of the defines, beside the recorded image as the baseline; --export tuned.json hands \
 the best back as JSON and a C header (tuned.h).",
-    after_help = examples!(
+    after_long_help = examples!(
         "rr-tui tune $X.json --block 32..1024*2 --grid cover",
         "rr-tui tune $X.json --block 64,128,256 --grid 1..8 --csv sweep.csv",
         "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --strategy annealing --budget 200",
@@ -50,21 +50,27 @@ the best back as JSON and a C header (tuned.h).",
     )
 )]
 pub struct TuneArgs {
-    /// The instance's descriptor, or a recording's directory: every instance (or those
-    /// --kernels selects) swept with the same axes, one after the other, a report each in
-    /// --reports and a summary.
+    /// The instance's descriptor, or a recording's directory.
+    ///
+    /// A directory: every instance (or those --kernels selects) swept with the same axes, one
+    /// after the other, a report each in --reports and a summary.
     #[arg(required = true)]
     pub descriptor: Option<PathBuf>,
-    /// With a directory: only kernels whose name (mangled or readable) matches this regular
-    /// expression.
+    /// With a directory: only kernels whose name matches REGEX.
+    ///
+    /// The mangled or the readable name.
     #[arg(long, value_name = "REGEX", help_heading = "Recording")]
     pub kernels: Option<String>,
-    /// With a directory: where each instance's report (<instance>.tune.json and .csv) and the
-    /// summary (summary.json, summary.csv) go [default: ./rr-tune-<directory's name>]; with
-    /// --resume, each instance continues its own.
+    /// With a directory: where the reports go.
+    ///
+    /// Each instance's report (<instance>.tune.json and .csv) and the summary (summary.json,
+    /// summary.csv) [default: ./rr-tune-<directory's name>]; with --resume, each instance
+    /// continues its own.
     #[arg(long, value_name = "DIR", help_heading = "Recording")]
     pub reports: Option<PathBuf>,
-    /// With a directory: start a new engine process for every instance. By default a GPU's
+    /// With a directory: a new engine process for every instance.
+    ///
+    /// By default a GPU's
     /// engine goes on to the next instance and keeps on the GPU every range that holds the same
     /// recorded bytes at the same address (a model's weights are loaded once, not once per
     /// instance); an instance whose memory is laid out differently (the program allocated or
@@ -76,27 +82,37 @@ pub struct TuneArgs {
     pub fresh_engines: bool,
     #[command(subcommand)]
     pub command: Option<TuneCommand>,
-    /// Measure this part of the sweep: the configurations whose index is K-1 modulo N, the
-    /// recorded one in part 1 (exhaustive and random sweeps without --budget); `tune merge`
-    /// joins the parts' --json reports into the unsharded report. In a Slurm job array it
-    /// defaults to the task's part (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_COUNT).
+    /// Measure part K of N of the sweep.
+    ///
+    /// The configurations whose index is K-1 modulo N, the recorded one in part 1 (exhaustive
+    /// and random sweeps without --budget); `tune merge` joins the parts' --json reports into
+    /// the unsharded report. In a Slurm job array it defaults to the task's part
+    /// (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_COUNT).
     #[arg(long, value_name = "K/N", value_parser = rr_engine::tune::shard::Shard::parse, help_heading = "Search")]
     pub shard: Option<rr_engine::tune::shard::Shard>,
-    /// Grid values, e.g. 64,128 or 108..864:108 or 16x16, or `cover` (the recorded threads
-    /// for each block) [default: recorded].
+    /// Grid values [default: recorded].
+    ///
+    /// E.g. 64,128 or 108..864:108 or 16x16, or `cover` (the recorded threads for each block).
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub grid: Option<String>,
-    /// Block values, e.g. 32..1024*2 or 128x1..8*2 [default: recorded].
+    /// Block values [default: recorded].
+    ///
+    /// E.g. 32..1024*2 or 128x1..8*2.
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub block: Option<String>,
-    /// Dynamic shared memory bytes, e.g. 0,16384,49152 [default: recorded].
+    /// Dynamic shared memory bytes [default: recorded].
+    ///
+    /// E.g. 0,16384,49152.
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub shared_mem: Option<String>,
-    /// Register limits per thread, 1 to 255 (CU_JIT_MAX_REGISTERS; records holding PTX only),
-    /// e.g. 32..128:32 [default: as compiled].
+    /// Register limits per thread [default: as compiled].
+    ///
+    /// 1 to 255, e.g. 32..128:32 (CU_JIT_MAX_REGISTERS; records holding PTX only).
     #[arg(long, value_name = "AXIS", help_heading = "Axes")]
     pub registers: Option<String>,
-    /// Compile-time tuning: the kernel's CUDA C++ source. Every configuration runs a variant
+    /// Compile-time tuning: the kernel's CUDA C++ source.
+    ///
+    /// Every configuration runs a variant
     /// compiled from it with NVRTC for the GPU (one per combination of --define values), on all
     /// CPU cores ahead of the GPU and cached on disk by content; the recorded configuration runs
     /// the recorded image as the baseline. A variant that does not compile is reported with the
@@ -106,11 +122,15 @@ pub struct TuneArgs {
     /// an expression leaves out are 1, as for numbers).
     #[arg(long, value_name = "FILE", help_heading = "Compile-time")]
     pub source: Option<PathBuf>,
-    /// A define axis of --source: NAME=VALUES, values as the other axes (16,32,64 or 1..8*2) or
-    /// words (float,double); repeatable, the first varying slowest.
+    /// A define axis of --source (repeatable).
+    ///
+    /// NAME=VALUES, values as the other axes (16,32,64 or 1..8*2) or words (float,double); the
+    /// first varies slowest.
     #[arg(long = "define", short = 'D', value_name = "NAME=VALUES", requires = "source", value_parser = parse_define_axis, help_heading = "Compile-time")]
     pub defines: Vec<rr_engine::tune::defines::DefineAxis>,
-    /// A further NVRTC option for every variant, e.g. --nvrtc-opt=--use_fast_math (repeatable).
+    /// A further NVRTC option for every variant (repeatable).
+    ///
+    /// E.g. --nvrtc-opt=--use_fast_math.
     #[arg(
         long = "nvrtc-opt",
         value_name = "OPTION",
@@ -127,31 +147,43 @@ pub struct TuneArgs {
         help_heading = "Compile-time"
     )]
     pub source_kernel: Option<String>,
-    /// Try configurations outside the recorded TeamsLimits/ThreadsLimits too (hardware limits
-    /// still apply).
+    /// Try configurations outside the recorded limits too.
+    ///
+    /// Outside the recorded TeamsLimits/ThreadsLimits; hardware limits still apply.
     #[arg(long, help_heading = "Axes")]
     pub ignore_limits: bool,
-    /// Print the configurations the axes span, and which would be skipped and why; measure
-    /// nothing (no GPU needed).
+    /// List the configurations; measure nothing.
+    ///
+    /// The configurations the axes span, and which would be skipped and why (no GPU needed).
     #[arg(long, help_heading = "Axes")]
     pub list: bool,
-    /// How to walk the space: exhaustive (every configuration, in order), random (without
+    /// How to walk the space.
+    ///
+    /// exhaustive (every configuration, in order), random (without
     /// repetition), annealing (simulated annealing: neighbours of good configurations) or tpe
     /// (Tree-structured Parzen Estimator: a model of where good configurations lie, asked
     /// for the most promising next; random for the first 10).
     #[arg(long, default_value = "exhaustive", value_parser = parse_strategy, help_heading = "Search")]
     pub strategy: StrategyKind,
-    /// Measure at most N configurations, the recorded one included [default: all].
+    /// Measure at most N configurations [default: all].
+    ///
+    /// The recorded one included.
     #[arg(long, value_name = "N", value_parser = parse_budget, help_heading = "Search")]
     pub budget: Option<u64>,
-    /// Stop handing out configurations after this many seconds [default: none].
+    /// Stop after this many seconds [default: none].
+    ///
+    /// No configuration is handed out after it.
     #[arg(long, value_name = "SECONDS", value_parser = super::timing::positive_f64, allow_negative_numbers = true, help_heading = "Search")]
     pub time_limit: Option<f64>,
-    /// Seed of the random, annealing and tpe strategies [default: chosen and printed].
+    /// Seed of the random strategies [default: chosen and printed].
+    ///
+    /// The random, annealing and tpe strategies use it.
     #[arg(long, value_name = "N", help_heading = "Search")]
     pub seed: Option<u64>,
-    /// Answer every configuration from a finished sweep's --json report of this instance
-    /// instead of a GPU (configurations it lacks count as skipped): compares strategies in
+    /// Answer from a finished sweep's report, not a GPU.
+    ///
+    /// Every configuration is answered from a finished sweep's --json report of this instance
+    /// (configurations it lacks count as skipped): compares strategies in
     /// seconds, no GPU needed. Nothing is measured: the report says `simulated_from` and carries
     /// the sweep's verification and timing, and is never resumed.
     #[arg(
@@ -161,12 +193,15 @@ pub struct TuneArgs {
         conflicts_with = "resume"
     )]
     pub simulate: Option<PathBuf>,
-    /// GPUs to spread the configurations over (one engine process each), e.g. 0,1
-    /// [default: the recorded device].
+    /// GPUs to spread the sweep over [default: the recorded device].
+    ///
+    /// One engine process each, e.g. 0,1.
     #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
     pub devices: Option<Devices>,
-    /// Run the engines through an engine hub listening on the Unix socket SOCKET instead of
-    /// on this machine's GPUs: the Python package's Ray sweep (`python -m rr_tui.ray`) is one,
+    /// Run the engines through an engine hub at SOCKET.
+    ///
+    /// An engine hub listening on the Unix socket SOCKET instead of this machine's GPUs: the
+    /// Python package's Ray sweep (`python -m rr_tui.ray`) is one,
     /// running each engine on a GPU of its cluster. The recording must be at the same path
     /// there. A configuration whose engine the hub loses goes to another engine. Needs
     /// --engines.
@@ -178,7 +213,9 @@ pub struct TuneArgs {
         conflicts_with_all = ["devices", "simulate"]
     )]
     pub engine_hub: Option<PathBuf>,
-    /// With --engine-hub: how many engines to run at once (one per GPU the hub has).
+    /// With --engine-hub: engines to run at once.
+    ///
+    /// One per GPU the hub has.
     #[arg(
         long,
         value_name = "N",
@@ -187,23 +224,31 @@ pub struct TuneArgs {
         value_parser = clap::value_parser!(u16).range(1..=1024)
     )]
     pub engines: Option<u16>,
-    /// What the best configuration minimises: time (the median kernel time), energy (joules
+    /// What the best configuration minimises.
+    ///
+    /// time (the median kernel time), energy (joules
     /// per execution) or edp (energy-delay product, joules × seconds). energy and edp measure
     /// energy (--energy). Searches learn from it; the report keeps time and energy for every
     /// configuration either way and marks the Pareto front of time against energy.
     #[arg(long, default_value = "time", value_parser = parse_objective, help_heading = "Energy")]
     pub objective: rr_engine::tune::Objective,
-    /// Measure every verified configuration's energy per execution with NVML's energy counter
+    /// Measure each configuration's energy too.
+    ///
+    /// Every verified configuration's energy per execution, with NVML's energy counter
     /// (read only: clocks and power limits are never changed), running it back to back for
     /// --energy-seconds after its timing; the report gains energy, power and noise per
     /// configuration and the Pareto front of time against energy.
     #[arg(long, help_heading = "Energy")]
     pub energy: bool,
+    /// Seconds of each energy measurement.
+    ///
     /// How long each configuration's energy is measured at least (and at least five ~100 ms
     /// counter windows), 0.2 to 60; longer is less noisy.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_ENERGY_SECONDS, value_parser = parse_energy_seconds, help_heading = "Energy")]
     pub energy_seconds: f64,
-    /// Exactly N kept samples per configuration instead of sampling to the noise target.
+    /// Exactly N samples per configuration.
+    ///
+    /// N kept samples, instead of sampling to the noise target.
     #[arg(
         long,
         value_name = "N",
@@ -216,27 +261,40 @@ pub struct TuneArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    /// Compare as typed values: TYPE[:atol=X,rtol=Y,ulp=N] (default: byte for byte).
+    /// Compare as typed values [default: byte for byte].
+    ///
+    /// TYPE[:atol=X,rtol=Y,ulp=N].
     #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification")]
     pub tolerance: Option<rr_engine::diff::Comparison>,
-    /// Do not verify (records without .record_output).
+    /// Do not verify.
+    ///
+    /// For records without .record_output.
     #[arg(long, conflicts_with = "tolerance", help_heading = "Verification")]
     pub no_verify: bool,
-    /// Refuse to sweep when a kernel argument points outside the recorded memory (as
-    /// `replay --strict`); without it that is a warning.
+    /// Refuse arguments that point outside the recorded memory.
+    ///
+    /// As `replay --strict`; without --strict that is a warning.
     #[arg(long, help_heading = "Verification")]
     pub strict: bool,
-    /// An engine whose kernel still runs after SECONDS ends with a message and the
-    /// configuration counts as failed (as `replay --kernel-timeout`); 0: no limit.
+    /// End a kernel still running after SECONDS; 0: none.
+    ///
+    /// The engine ends with a message and the configuration counts as failed (as
+    /// `replay --kernel-timeout`).
     #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing")]
     pub kernel_timeout: f64,
-    /// Write every configuration as CSV (Mneme's columns first).
+    /// Write every configuration as CSV.
+    ///
+    /// Mneme's columns first.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
-    /// Write the results and their metadata as JSON (rewritten as the sweep goes).
+    /// Write the results and their metadata as JSON.
+    ///
+    /// Rewritten as the sweep goes.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
-    /// Hand the best configuration back to the application: FILE (JSON) and FILE with .h (a C
+    /// Hand the best configuration back to the application.
+    ///
+    /// FILE (JSON) and FILE with .h (a C
     /// header of #define RR_<KERNEL>_<ARCH>_<FIELD>, e.g. RR_AB_SCALE_SM90_BLOCK_X or a define's
     /// RR_AB_SCALE_SM90_TILE), keyed by kernel, problem signature (recorded grid, block and
     /// argument sizes) and GPU architecture; another sweep adds to the file.
@@ -247,7 +305,9 @@ pub struct TuneArgs {
         conflicts_with = "simulate"
     )]
     pub export: Option<PathBuf>,
-    /// Skip configurations already in the --json file (an interrupted or extended sweep).
+    /// Skip configurations already in the --json file.
+    ///
+    /// An interrupted or extended sweep.
     #[arg(long, requires = "json", help_heading = "Output")]
     pub resume: bool,
     /// Stream protocol events instead of text (the explorer's tuning screen).
@@ -264,9 +324,12 @@ pub struct TuneArgs {
 /// `tune`'s subcommands.
 #[derive(Debug, clap::Subcommand, Clone)]
 pub enum TuneCommand {
-    /// Join the --json reports of a sweep's shards (--shard 1/N … N/N) into the report one
-    /// unsharded run writes: the same rows in the same order, the same best and speed-up.
-    #[command(after_help = examples!(
+    /// Join the reports of a sweep's shards into one.
+    ///
+    /// Joins the `tune --json` reports of a sweep's shards (`tune --shard 1/N` … `N/N`) into the
+    /// report one unsharded run writes: the same rows in the same order, the same best and
+    /// speed-up.
+    #[command(after_long_help = examples!(
         "rr-tui tune merge part-*.json --json sweep.json --csv sweep.csv",
     ))]
     Merge(MergeArgs),
@@ -283,11 +346,15 @@ pub struct MergeArgs {
     /// Write it as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Add the best configuration to an export file (as `tune --export`).
+    /// Add the best configuration to an export file.
+    ///
+    /// As `tune --export`.
     #[arg(long, value_name = "FILE")]
     pub export: Option<PathBuf>,
-    /// Merge even when configurations of the sweep are in no part (a part cut short, or
-    /// lost): said with how many, instead of refused.
+    /// Merge even when configurations are in no part.
+    ///
+    /// A part cut short, or lost: how many configurations no part measured is said, instead
+    /// of refused.
     #[arg(long)]
     pub allow_missing: bool,
 }
