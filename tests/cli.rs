@@ -29,9 +29,7 @@ fn report_prints_llvm_format_from_the_report_file() {
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "=== Kernel Record Report ===");
-    // LLVM's lines exactly as the report file has them (the fixture was made elsewhere); where
-    // the directory is now comes after the end banner.
-    let here = std::fs::canonicalize(fixture("llvm-two-kernels")).unwrap();
+    // LLVM's lines exactly as the report file has them (the fixture was made elsewhere).
     assert_eq!(lines[1], "Directory: /tmp/fx/llvm-two-kernels");
     assert_eq!(lines[2], "Total Instances: 4");
     assert_eq!(
@@ -43,15 +41,33 @@ fn report_prints_llvm_format_from_the_report_file() {
         "8683979482637550046_13526365365894479501.json, rr_saxpy, 20813, 2"
     );
     assert_eq!(lines[8], "=== End Kernel Record Report ===");
-    assert_eq!(
-        lines[9],
-        format!("rr-tui: directory now at {}", here.display())
-    );
     let file = std::fs::read_to_string(fixture("llvm-two-kernels").join("report.txt")).unwrap();
     assert!(
         file.contains(&lines[..9].join("\n")),
         "LLVM's lines differ from the file's"
     );
+}
+
+/// A record directory moved since it was recorded (the fixture was recorded in /tmp/fx) needs
+/// nothing done: `report` prints the report as it is, with nothing on stderr and no line of its
+/// own about the move, run after run; `--json` says both where it was recorded and where it is.
+#[test]
+fn report_of_a_moved_directory_says_nothing_of_the_move() {
+    let dir = fixture("llvm-two-kernels");
+    let file = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    for _ in 0..2 {
+        rr().arg("report")
+            .arg(&dir)
+            .assert()
+            .success()
+            .stdout(file.clone())
+            .stderr("");
+    }
+    let out = rr().arg("report").arg(&dir).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let here = std::fs::canonicalize(&dir).unwrap();
+    assert_eq!(v["directory"], here.display().to_string());
+    assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
 }
 
 #[test]
@@ -419,6 +435,49 @@ fn diff_reports_lengths_and_empty_files() {
         std::fs::read_to_string(csv).unwrap(),
         "offset,length\n2,1\n"
     );
+}
+
+/// `diff --export-csv F` writes a new file: an existing one, or a link (even dangling), is
+/// refused before comparing, in one line naming it, and left as it was (exit 2: trouble).
+#[test]
+fn diff_export_csv_never_replaces_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    std::fs::write(&a, [1u8, 2, 3]).unwrap();
+    std::fs::write(&b, [1u8, 2, 9]).unwrap();
+    let (mine, victim) = (t.path().join("mine.csv"), t.path().join("victim"));
+    std::fs::write(&mine, "my notes\n").unwrap();
+    std::fs::write(&victim, "keep\n").unwrap();
+    let (link, dangling) = (t.path().join("link.csv"), t.path().join("dangling.csv"));
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::symlink(t.path().join("nowhere"), &dangling).unwrap();
+    for (csv, said) in [
+        (&mine, "exists"),
+        (&link, "is a symbolic link"),
+        (&dangling, "is a symbolic link"),
+    ] {
+        let out = rr()
+            .arg("diff")
+            .arg(&a)
+            .arg(&b)
+            .arg("--export-csv")
+            .arg(csv)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "rr-tui: {}: {said}; an export never replaces a file: choose another name\n",
+                csv.display()
+            )
+        );
+        assert!(out.stdout.is_empty(), "refused before comparing");
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my notes\n");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    assert!(!t.path().join("nowhere").exists());
 }
 
 fn f32_file(path: &Path, values: &[f32], big_endian: bool) {

@@ -617,6 +617,21 @@ fn shards_merge_into_the_unsharded_sweep() {
         std::fs::read_to_string(at("all.csv")).unwrap()
     );
     assert_eq!(best_of(&at("merged.json")), best_of(&at("all.json")));
+    // The merged report is a new file, as every export: the one just written is not replaced.
+    let mut again = rr();
+    again.args(["tune", "merge"]);
+    for k in [1, 2, 3] {
+        again.arg(at(&format!("part{k}.json")));
+    }
+    again
+        .arg("--csv")
+        .arg(at("merged.csv"))
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "rr-tui: {}: exists; an export never replaces a file: choose another name\n",
+            at("merged.csv").display()
+        ));
     // A missing part, a part twice, an unsharded report, and an adaptive strategy are refused.
     for (parts, message) in [
         (vec!["part1.json", "part2.json"], "shard 3/3 is missing"),

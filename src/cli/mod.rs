@@ -429,9 +429,9 @@ pub struct DiffArgs {
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
-    /// Write every differing range as CSV to this file.
+    /// Write every differing range as CSV to this new file.
     ///
-    /// One row per range: offset, length.
+    /// One row per range: offset, length. An existing file (or link) there is refused.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
 }

@@ -316,6 +316,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     w.commit()
 }
 
+/// An output that never replaces a file (an export, a merged report), refused before the work
+/// when something is at `path` already: a file, or a link (dangling or not), said to be one
+/// since writing would replace the link, not write where it points. [`write_new`] and
+/// [`AtomicWriter::commit_new`] refuse one that appears meanwhile.
+pub fn ensure_absent(path: &Path) -> Result<()> {
+    let problem = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+        Ok(meta) if meta.file_type().is_symlink() => "is a symbolic link",
+        Ok(_) => "exists",
+    };
+    // A usage error (exit status 2), as any output path that cannot be used.
+    Err(Error::Invalid(format!(
+        "{}: {problem}; an export never replaces a file: choose another name",
+        path.to_string_lossy()
+    )))
+}
+
 /// Write `bytes` to a new file at `path`; an existing file (or link) there is an error.
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut w = AtomicWriter::create(path)?;
@@ -389,6 +407,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("is a link to"), "{e}");
+    }
+
+    #[test]
+    fn an_output_that_never_replaces_refuses_files_and_links() {
+        let d = tempfile::tempdir().unwrap();
+        let free = d.path().join("new.csv");
+        ensure_absent(&free).unwrap();
+        let file = d.path().join("file.csv");
+        std::fs::write(&file, b"keep").unwrap();
+        let dangling = d.path().join("dangling.csv");
+        symlink(d.path().join("nowhere"), &dangling).unwrap();
+        for (path, said) in [(&file, "exists;"), (&dangling, "is a symbolic link;")] {
+            let e = ensure_absent(path).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: {said}", path.display())), "{e}");
+            assert!(e.contains("an export never replaces a file"), "{e}");
+        }
     }
 
     #[test]

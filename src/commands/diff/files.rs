@@ -42,6 +42,10 @@ struct FileDiff {
 
 pub(super) fn diff(args: &DiffArgs, cmp: &Comparison, b: &Path) -> Result<i32> {
     let a = args.a.as_path();
+    // Refused before comparing (snapshots may take minutes to read), not after.
+    if let Some(path) = &args.export_csv {
+        rr_format::fsio::ensure_absent(path)?;
+    }
     let (sa, sb) = (Snapshot::open(a)?, Snapshot::open(b)?);
     let out = byte_index(&sa, &sb)?;
     let typed = match cmp.is_bytes() {
@@ -182,7 +186,7 @@ fn typed_compare(a: &Snapshot, b: &Snapshot, cmp: &Comparison, keep: usize) -> R
 }
 
 /// Every differing range as CSV, written fresh (a new file renamed into place: never through
-/// a link that happens to sit at `path`).
+/// a link that happens to sit at `path`, and never over a file that appeared meanwhile).
 fn export_ranges(path: &Path, out: &DiffOutcome) -> Result<()> {
     let file = rr_format::fsio::AtomicWriter::create(path)?;
     let mut w = csv::Writer::from_writer(file);
@@ -195,5 +199,5 @@ fn export_ranges(path: &Path, out: &DiffOutcome) -> Result<()> {
     let file = w
         .into_inner()
         .map_err(|e| Error::format(path, e.to_string()))?;
-    Ok(file.commit()?)
+    Ok(file.commit_new()?)
 }

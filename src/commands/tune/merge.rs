@@ -19,12 +19,7 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         ));
     }
     for p in [&m.json, &m.csv].into_iter().flatten() {
-        if std::fs::symlink_metadata(p).is_ok() {
-            return Err(Error::invalid(format!(
-                "{} exists; choose another file",
-                visible_path(p)
-            )));
-        }
+        fsio::ensure_absent(p)?;
     }
     if let (Some(j), Some(c)) = (&m.json, &m.csv) {
         if j == c {
