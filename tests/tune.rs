@@ -317,6 +317,63 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .stderr(predicate::str::contains("was simulated from"));
 }
 
+/// A simulated sweep says what it is: "simulated" wherever a measured one says "measured" or
+/// "verified", never advice that `--simulate` refuses (`--resume`); `--list` refuses what the
+/// sweep refuses (register limits of a record holding no PTX) instead of listing it.
+#[test]
+fn a_simulated_sweep_says_simulated_and_the_list_refuses_what_the_sweep_refuses() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(t.path());
+    let axes = ["--grid", "1..4", "--block", "32..128:32"];
+    let out = simulated(&axes, &sweep).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("; simulating up to 17 with"), "{text}");
+    assert!(
+        text.contains("17 configuration(s) simulated in")
+            && text.contains("17 simulated as verified, 0 simulated as failing to verify"),
+        "{text}"
+    );
+    for line in text.lines() {
+        let claims = line.contains("measur") || line.contains("verif");
+        assert!(
+            !claims || line.contains("simulat"),
+            "says it measured: {line:?}\n{text}"
+        );
+        assert!(!line.contains("--resume"), "{line:?}");
+    }
+    // An existing --json: choose another file, not --resume (which --simulate refuses).
+    let existing = t.path().join("existing.json");
+    std::fs::write(&existing, "{}").unwrap();
+    let out = simulated(&axes, &sweep)
+        .arg("--json")
+        .arg(&existing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "rr-tui: --json {}: exists; choose another file\n",
+            existing.display()
+        )
+    );
+    // The fixture's image is a cubin: no register limit can be applied, so none is listed.
+    let out = rr()
+        .args(["tune", "--list", "--registers", "32..64:32"])
+        .arg(saxpy())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty(), "listed what the sweep refuses");
+    assert!(
+        stderr.contains("--registers needs a record holding PTX") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
 /// A sweep that measured energy: faster blocks cost more power, so the fastest configuration
 /// is not the most frugal one and the Pareto front has more than one point.
 fn energy_sweep(dir: &std::path::Path) -> std::path::PathBuf {

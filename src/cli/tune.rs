@@ -155,6 +155,7 @@ pub struct TuneArgs {
     /// List the configurations; measure nothing.
     ///
     /// The configurations the axes span, and which would be skipped and why (no GPU needed).
+    /// What the sweep would refuse is refused as it would be.
     #[arg(long, help_heading = "Axes")]
     pub list: bool,
     /// How to walk the space.

@@ -86,9 +86,7 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
         }
         spec.preflight()?;
     }
-    if a.list {
-        return Ok((inst, space));
-    }
+    // `--list` shows what the sweep would run: it refuses what the sweep refuses.
     if let Some(s) = a.shard().map_err(Error::invalid)? {
         use rr_engine::tune::StrategyKind;
         if !matches!(a.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
@@ -803,7 +801,8 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
             Ok(meta) if !meta.is_file() => {
                 return refuse("exists and is not a regular file (a directory, link or device)")
             }
-            Ok(_) if !a.resume && flag == "--json" => {
+            // A simulated sweep is never resumed (--simulate refuses --resume).
+            Ok(_) if !a.resume && flag == "--json" && a.simulate.is_none() => {
                 return refuse(
                     "exists; choose another file, or add --resume to continue the sweep it holds",
                 )

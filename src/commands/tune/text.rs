@@ -31,6 +31,35 @@ pub struct Plan<'a> {
     pub resumed: usize,
 }
 
+/// The words a sweep's text uses for what it did. A simulated sweep measures and verifies
+/// nothing: it answers from another sweep's report, and says so wherever a measured one says
+/// "measured" or "verified".
+struct Words {
+    measuring: &'static str,
+    measured: &'static str,
+    verified: &'static str,
+    failed_to_verify: &'static str,
+}
+
+impl Words {
+    fn of(r: &TuneReport) -> Words {
+        match r.simulated_from {
+            None => Words {
+                measuring: "measuring",
+                measured: "measured",
+                verified: "verified",
+                failed_to_verify: "failed to verify",
+            },
+            Some(_) => Words {
+                measuring: "simulating",
+                measured: "simulated",
+                verified: "simulated as verified",
+                failed_to_verify: "simulated as failing to verify",
+            },
+        }
+    }
+}
+
 pub struct Printer {
     events: bool,
     /// The run id every event carries (`--run-id`: the explorer's id of this sweep).
@@ -88,15 +117,17 @@ impl Printer {
             rr_engine::diff::text::plural(u64::from(t.max_samples), "sample", "samples")
         };
         let seed = r.seed;
+        let words = Words::of(r);
         output::line(&format!("Tuning {}", demangle(&r.kernel)));
         output::line(&format!(
-            "  space: {} configuration(s){}; measuring up to {} with the {} strategy{}{}",
+            "  space: {} configuration(s){}; {} up to {} with the {} strategy{}{}",
             r.space_size,
             if plan.recorded_in_space {
                 ""
             } else {
                 " + the recorded one"
             },
+            words.measuring,
             plan.planned,
             strategy.name(),
             match strategy {
@@ -119,26 +150,30 @@ impl Printer {
             .map(i32::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        output::line(&format!(
-            "  timing: {}, {timing}; verification: {}; {}",
-            if t.cold {
-                "cold (L2 flushed before each sample)"
-            } else {
-                "hot"
-            },
-            r.verify,
-            match plan.hub {
-                Some(hub) => format!(
-                    "{} engine(s) through the hub {}",
-                    plan.devices.len(),
-                    rr_format::text::visible_path(hub)
-                ),
-                None => format!("GPU(s) {devices}"),
-            }
-        ));
+        let temperature = if t.cold {
+            "cold (L2 flushed before each sample)"
+        } else {
+            "hot"
+        };
+        output::line(&match (&r.simulated_from, plan.hub) {
+            (Some(from), _) => format!(
+                "  simulated from {from}, no GPU: its timing, {temperature}, {timing}; its verification, {}",
+                r.verify
+            ),
+            (None, Some(hub)) => format!(
+                "  timing: {temperature}, {timing}; verification: {}; {} engine(s) through the hub {}",
+                r.verify,
+                plan.devices.len(),
+                rr_format::text::visible_path(hub)
+            ),
+            (None, None) => format!(
+                "  timing: {temperature}, {timing}; verification: {}; GPU(s) {devices}",
+                r.verify
+            ),
+        });
         match (&r.energy, &r.simulated_from) {
             (Some(_), Some(from)) => output::line(&format!(
-                "  energy: as {from} measured it; objective: {}",
+                "  energy: simulated from {from}; objective: {}",
                 r.objective.name()
             )),
             (Some(e), None) => output::line(&format!(
@@ -242,16 +277,25 @@ impl Printer {
             return;
         }
         let count = |s: Status| r.trials.iter().filter(|t| t.status == s).count();
+        let words = Words::of(r);
         output::line("");
-        if interrupted {
-            output::line("Interrupted: the results so far are kept (--resume continues).");
+        match (interrupted, &r.simulated_from) {
+            // A simulated sweep is never resumed: it is run again, in seconds.
+            (true, Some(_)) => output::line("Interrupted: the results so far are kept."),
+            (true, None) => {
+                output::line("Interrupted: the results so far are kept (--resume continues).")
+            }
+            (false, _) => {}
         }
         output::line(&format!(
-            "{measured} configuration(s) measured in {elapsed:.2} s ({:.1} per second, after {:.2} s of engine start); {} verified, {} failed to verify, {} invalid, {} fault(s), {} skipped",
+            "{measured} configuration(s) {} in {elapsed:.2} s ({:.1} per second, after {:.2} s of engine start); {} {}, {} {}, {} invalid, {} fault(s), {} skipped",
+            words.measured,
             r.configs_per_s,
             r.engine_start_s,
             count(Status::Ok),
+            words.verified,
             count(Status::VerifyFailed),
+            words.failed_to_verify,
             count(Status::Invalid),
             count(Status::Fault),
             count(Status::Skipped)
@@ -273,7 +317,7 @@ impl Printer {
         }
         let best = r.ranking(TOP);
         if best.is_empty() {
-            output::line("No configuration verified.");
+            output::line(&format!("No configuration {}.", words.verified));
             return;
         }
         output::line(&format!(
@@ -288,7 +332,7 @@ impl Printer {
         for (i, t) in best.iter().enumerate() {
             output::line(&format!("  {}. {}", i + 1, describe(t, &r.defines)));
         }
-        if let Some(note) = within_energy_noise(r.objective, &best) {
+        if let Some(note) = within_energy_noise(r.objective, &best, r.simulated_from.is_some()) {
             output::line(&note);
         }
         if !r.pareto.is_empty() {
@@ -351,17 +395,22 @@ impl Printer {
 }
 
 /// By energy (or EDP), the best and the runner-up may differ by less than their energy's noise:
-/// then the ranking is not to be trusted, and the line says so.
-fn within_energy_noise(objective: Objective, best: &[&Trial]) -> Option<String> {
+/// then the ranking is not to be trusted, and the line says so (and what would tell them apart:
+/// measuring longer, which a simulated sweep cannot).
+fn within_energy_noise(objective: Objective, best: &[&Trial], simulated: bool) -> Option<String> {
     let [first, second, ..] = best else {
         return None;
     };
     let (a, b) = (objective.of(first)?, objective.of(second)?);
     let noise = first.energy?.noise.max(second.energy?.noise);
     let apart = (b - a).abs() / a.abs().max(f64::MIN_POSITIVE);
+    let remedy = match simulated {
+        true => "the simulated sweep cannot tell them apart",
+        false => "measure longer (--energy-seconds) to tell them apart",
+    };
     (objective.needs_energy() && apart < noise).then(|| {
         format!(
-            "Note: 1. and 2. differ by {:.2} %, less than their energy's noise ({:.1} %): measure longer (--energy-seconds) to tell them apart.",
+            "Note: 1. and 2. differ by {:.2} %, less than their energy's noise ({:.1} %): {remedy}.",
             apart * 100.0,
             noise * 100.0
         )
@@ -473,10 +522,16 @@ mod tests {
             trial(0.2482, 0.010),
             trial(0.30, 0.01),
         );
-        assert!(within_energy_noise(Objective::Energy, &[&a, &b])
+        assert!(within_energy_noise(Objective::Energy, &[&a, &b], false)
             .is_some_and(|n| n.contains("0.08 %") && n.contains("1.2 %")));
-        assert_eq!(within_energy_noise(Objective::Energy, &[&a, &far]), None);
-        assert_eq!(within_energy_noise(Objective::Time, &[&a, &b]), None);
-        assert_eq!(within_energy_noise(Objective::Energy, &[&a]), None);
+        // A simulated sweep cannot measure longer: it says so rather than advise a flag.
+        assert!(within_energy_noise(Objective::Energy, &[&a, &b], true)
+            .is_some_and(|n| n.contains("simulated") && !n.contains("--energy-seconds")));
+        assert_eq!(
+            within_energy_noise(Objective::Energy, &[&a, &far], false),
+            None
+        );
+        assert_eq!(within_energy_noise(Objective::Time, &[&a, &b], false), None);
+        assert_eq!(within_energy_noise(Objective::Energy, &[&a], false), None);
     }
 }
