@@ -787,6 +787,49 @@ fn start_sweep(a: &mut App) -> (u64, Vec<String>) {
     }
 }
 
+/// Defines without a source: `rr-tui tune -D` refuses them, and the tuning form, which counted
+/// 72 configurations and started the sweep, refuses them in the same words (one rule,
+/// `cli::source_flags_problem`): its info line says why and `r` starts nothing.
+#[test]
+fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('u'));
+    let json = a.rows[a.current().unwrap()].json_path.clone();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg("tune")
+        .arg(&json)
+        .args([
+            "-D",
+            "TILE=1,2,4",
+            "-D",
+            "T=float,double",
+            "--block",
+            "32..1024*2",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let said = stderr
+        .trim_end()
+        .strip_prefix("rr-tui: ")
+        .unwrap()
+        .to_string();
+    a.tune_form.defines = "TILE=1,2,4; T=float,double".into();
+    assert_eq!(a.tune_form.space_size(), Err(said.clone()));
+    assert!(
+        key(&mut a, KeyCode::Char('r')).is_empty(),
+        "a sweep started"
+    );
+    assert_eq!(a.tuning, None);
+    let status = a.status.as_ref().unwrap();
+    assert!(
+        status.error && status.text == format!("defines: {said}"),
+        "{status:?}"
+    );
+    assert_eq!(a.tune_form.field(), rr_tui::tui::app::Field::Defines);
+}
+
 #[test]
 fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     use std::time::{Duration, Instant};

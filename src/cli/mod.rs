@@ -39,7 +39,9 @@ pub use replay::{GeometryArgs, ReplayArgs};
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
-pub(crate) use tune::{parse_budget, parse_devices, parse_strategy, DEFAULT_ENERGY_SECONDS};
+pub(crate) use tune::{
+    parse_budget, parse_devices, parse_strategy, source_flags_problem, DEFAULT_ENERGY_SECONDS,
+};
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
 #[derive(Debug, Parser)]

@@ -126,7 +126,9 @@ pub struct TuneArgs {
     ///
     /// NAME=VALUES, values as the other axes (16,32,64 or 1..8*2) or words (float,double); the
     /// first varies slowest.
-    #[arg(long = "define", short = 'D', value_name = "NAME=VALUES", requires = "source", value_parser = parse_define_axis, help_heading = "Compile-time")]
+    // Without --source: refused by `TuneArgs::check_source_flags`, the rule the explorer's form
+    // applies too (clap's `requires` would be a second one, with a message of its own).
+    #[arg(long = "define", short = 'D', value_name = "NAME=VALUES", value_parser = parse_define_axis, help_heading = "Compile-time")]
     pub defines: Vec<rr_engine::tune::defines::DefineAxis>,
     /// A further NVRTC option for every variant (repeatable).
     ///
@@ -134,18 +136,12 @@ pub struct TuneArgs {
     #[arg(
         long = "nvrtc-opt",
         value_name = "OPTION",
-        requires = "source",
         allow_hyphen_values = true,
         help_heading = "Compile-time"
     )]
     pub nvrtc_opts: Vec<String>,
     /// The kernel in --source, when not named as the recorded one.
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "source",
-        help_heading = "Compile-time"
-    )]
+    #[arg(long, value_name = "NAME", help_heading = "Compile-time")]
     pub source_kernel: Option<String>,
     /// Try configurations outside the recorded limits too.
     ///
@@ -360,7 +356,41 @@ pub struct MergeArgs {
     pub allow_missing: bool,
 }
 
+/// Flags that only mean something for a `--source` (`given`: each flag and whether it was
+/// given) are refused without one. The one rule `tune` and the explorer's tuning form apply:
+/// the form never accepts what the command refuses.
+pub fn source_flags_problem(source: bool, given: &[(&str, bool)]) -> Result<(), String> {
+    let flags: Vec<&str> = given
+        .iter()
+        .filter(|&&(_, g)| g && !source)
+        .map(|&(flag, _)| flag)
+        .collect();
+    match flags.as_slice() {
+        [] => Ok(()),
+        [one] => Err(format!(
+            "{one} applies to a --source only: give the kernel's CUDA C++ source to compile variants from"
+        )),
+        many => Err(format!(
+            "{} apply to a --source only: give the kernel's CUDA C++ source to compile variants from",
+            many.join(" and ")
+        )),
+    }
+}
+
 impl TuneArgs {
+    /// `--define`, `--nvrtc-opt` and `--source-kernel` without `--source`: refused
+    /// ([`source_flags_problem`]).
+    pub fn check_source_flags(&self) -> Result<(), String> {
+        source_flags_problem(
+            self.source.is_some(),
+            &[
+                ("--define", !self.defines.is_empty()),
+                ("--nvrtc-opt", !self.nvrtc_opts.is_empty()),
+                ("--source-kernel", self.source_kernel.is_some()),
+            ],
+        )
+    }
+
     /// The part of the sweep to measure: `--shard`, or a Slurm array task's (not for the
     /// explorer's sweeps, which run where it runs).
     pub fn shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {

@@ -69,11 +69,12 @@ pub(crate) enum Carried {
     Refused(String),
 }
 
-/// Everything `tune` refuses before it looks for a GPU: the instance's files, the axes against
-/// the record and the limits, verification, registers without PTX, arguments outside the
-/// recorded memory under `--strict`. The explorer's tuning form runs the same checks before it
+/// Everything `tune` refuses before it looks for a GPU: compile-time flags without a source,
+/// the instance's files, the axes against the record and the limits, verification, registers
+/// without PTX, arguments outside the recorded memory under `--strict`. The explorer's tuning form runs the same checks before it
 /// starts a sweep, so it never accepts what the command refuses.
 pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
+    a.check_source_flags().map_err(Error::invalid)?;
     let inst = ReplayInstance::load(a.descriptor(), &a.supplied.supplied())?;
     let space = build_space(a, &inst.descriptor)?;
     if let Some(spec) = a.source_spec() {

@@ -41,6 +41,8 @@ struct Row {
 }
 
 pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
+    // Once for the recording, before its instances (each one's preflight says it again).
+    a.check_source_flags().map_err(Error::invalid)?;
     if a.simulate.is_some() {
         return Err(Error::invalid(
             "--simulate answers one instance from its own sweep: give the instance's descriptor, not a directory",

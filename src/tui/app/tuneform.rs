@@ -468,8 +468,18 @@ impl TuneForm {
         }
     }
 
+    /// Defines without a source (the rule `rr-tui tune` applies to `--define`): why the sweep
+    /// would be refused, if it would.
+    fn source_problem(&self) -> Result<(), String> {
+        crate::cli::source_flags_problem(
+            !self.source.trim().is_empty(),
+            &[("--define", !self.defines.trim().is_empty())],
+        )
+    }
+
     /// How many configurations the axes span, or why the sweep would be refused.
     pub fn space_size(&self) -> Result<u64, String> {
+        self.source_problem()?;
         let count = |t: &str, parse: &dyn Fn(&str) -> Result<usize, String>| match t.trim() {
             "" => Ok(1),
             // Geometry in terms of the defines: one value per variant.
@@ -501,6 +511,7 @@ impl TuneForm {
         for f in Field::ALL {
             f.check(&self.text(f)).map_err(|e| (f, e))?;
         }
+        self.source_problem().map_err(|e| (Field::Defines, e))?;
         self.space_size().map_err(|e| (Field::Block, e))?;
         let axis = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
         let verify = parse_verify(self.verify.trim()).map_err(|e| (Field::Verify, e))?;
@@ -629,6 +640,28 @@ mod tests {
         assert_eq!(args[at + 1], src.display().to_string());
         assert!(args.windows(2).any(|w| w == ["--define", "TILE=1,2"]));
         assert!(args.windows(2).any(|w| w == ["--define", "T=float,double"]));
+    }
+
+    #[test]
+    fn defines_need_a_source_as_the_command_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("k.cu");
+        std::fs::write(&src, "__global__ void k() {}").unwrap();
+        let without = TuneForm {
+            defines: "TILE=1,2".into(),
+            ..TuneForm::default()
+        };
+        let said = crate::cli::source_flags_problem(false, &[("--define", true)]).unwrap_err();
+        assert_eq!(without.space_size(), Err(said.clone()));
+        assert_eq!(
+            without.to_args(PathBuf::from("x.json"), 1).unwrap_err(),
+            (Field::Defines, said)
+        );
+        let with = TuneForm {
+            source: src.display().to_string(),
+            ..without
+        };
+        assert_eq!(with.space_size(), Ok(12));
     }
 
     #[test]
