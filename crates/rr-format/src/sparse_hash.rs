@@ -162,7 +162,7 @@ fn accumulate_with(acc: &mut [u64; LANES], stripe: &[u8; STRIPE], key: &[u64; LA
 fn accumulate_stripe(acc: &mut [u64; LANES], stripe: &[u8], secret_at: usize) {
     let stripe: &[u8; STRIPE] = stripe.try_into().expect("a stripe");
     let mut key = [0u64; LANES];
-    if secret_at % 8 == 0 {
+    if secret_at.is_multiple_of(8) {
         key.copy_from_slice(&SECRET_WORDS[secret_at / 8..secret_at / 8 + LANES]);
     } else {
         for (i, k) in key.iter_mut().enumerate() {
