@@ -37,6 +37,9 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Tune(args)) => commands::tune::run(&args),
         Some(Command::Engine(args)) => commands::engine::run(&args),
         Some(Command::Config(args)) => commands::config::run(&args),
+        Some(Command::Doctor(args)) => commands::doctor::run(&args),
+        Some(Command::Completions { shell }) => commands::man::completions(shell),
+        Some(Command::Man(args)) => commands::man::run(&args),
         None => tui::run(cli.explore),
     };
     match result {

@@ -2024,3 +2024,331 @@ fn config_says_where_it_looks_and_what_is_in_effect() {
             .unwrap();
     assert_eq!(default, asset);
 }
+
+/// The commit `--version` must name: HEAD of the git checkout these sources are, else "unknown"
+/// (as build.rs decides).
+fn commit_built() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8(o.stdout).unwrap().trim().to_string())
+    };
+    let top = git(&["rev-parse", "--show-toplevel"]);
+    let ours = top.is_some_and(|t| Path::new(&t).canonicalize().ok() == root.canonicalize().ok());
+    match ours
+        .then(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .flatten()
+    {
+        Some(hash) if std::env::var_os("RR_TUI_COMMIT").is_none() => hash,
+        _ => std::env::var("RR_TUI_COMMIT").unwrap_or_else(|_| "unknown".into()),
+    }
+}
+
+#[test]
+fn version_names_the_commit_and_what_the_build_holds() {
+    let commit = commit_built();
+    let long = rr()
+        .arg("--version")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let long = String::from_utf8(long).unwrap();
+    let lines: Vec<&str> = long.lines().collect();
+    assert_eq!(
+        lines[0],
+        concat!("rr-tui ", env!("CARGO_PKG_VERSION")),
+        "{long}"
+    );
+    assert_eq!(lines[1], format!("commit: {commit}"), "{long}");
+    assert!(
+        lines[2].starts_with("build: debug, ") || lines[2].starts_with("build: release, "),
+        "{long}"
+    );
+    assert!(
+        lines[3].starts_with("features: CUDA driver API 13.0; libcuda, libnvrtc"),
+        "{long}"
+    );
+    rr().arg("-V").assert().success().stdout(format!(
+        "rr-tui {} (commit {commit})\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+}
+
+#[test]
+fn completions_are_written_for_bash_zsh_and_fish_from_the_parsers_definitions() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef rr-tui"),
+        ("fish", "complete -c rr-tui"),
+    ] {
+        let out = rr()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let script = String::from_utf8(out).unwrap();
+        assert!(script.contains(marker), "{shell}: {script}");
+        // Every command and a flag of one: the script follows the definitions.
+        for word in ["replay", "tune", "doctor", "man", "tolerance"] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+        // Nothing hidden: the engine process (its description), the replay process's flags.
+        for hidden in ["of `tune` (internal)", "--run-id", "--serve"] {
+            assert!(!script.contains(hidden), "{shell} completes {hidden}");
+        }
+    }
+    let bash = rr().args(["completions", "bash"]).output().unwrap().stdout;
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("rr-tui.bash"), bash).unwrap();
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(t.path().join("rr-tui.bash"))
+        .status()
+        .unwrap();
+    assert!(syntax.success(), "bash -n refuses the script");
+    rr().args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn man_prints_one_page_or_writes_a_page_per_command() {
+    let page = |words: &[&str]| {
+        let out = rr()
+            .arg("man")
+            .args(words)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(page(&[]).contains(".TH rr-tui 1 "), "{}", page(&[]));
+    let merge = page(&["tune", "merge"]);
+    assert!(merge.contains(".TH rr-tui-tune-merge 1 "), "{merge}");
+    assert!(
+        merge.contains(&format!("commit {}", commit_built())),
+        "{merge}"
+    );
+    let refused = rr()
+        .args(["man", "nope"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let refused = String::from_utf8(refused).unwrap();
+    assert_eq!(refused.lines().count(), 1, "{refused}");
+    assert!(
+        refused.contains("no manual page for `rr-tui nope`"),
+        "{refused}"
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("man/man1");
+    rr().args(["man", "--dir"]).arg(&dir).assert().success();
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    written.sort();
+    // A page per visible command, and per visible command of a command (`tune merge`).
+    let root = <rr_tui::cli::Cli as clap::CommandFactory>::command();
+    let mut expected: Vec<String> = Vec::new();
+    for command in root.get_subcommands().filter(|c| !c.is_hide_set()) {
+        expected.push(format!("rr-tui-{}.1", command.get_name()));
+        for sub in command.get_subcommands().filter(|c| !c.is_hide_set()) {
+            expected.push(format!(
+                "rr-tui-{}-{}.1",
+                command.get_name(),
+                sub.get_name()
+            ));
+        }
+    }
+    assert!(expected.len() >= 13, "{expected:?}");
+    expected.push("rr-tui.1".to_string());
+    expected.sort();
+    assert_eq!(written, expected);
+    // Written again over the pages of an earlier run, and each one reads cleanly in groff.
+    rr().args(["man", "--dir"]).arg(&dir).assert().success();
+    for name in &written {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(".SH NAME") && text.contains(".SH SYNOPSIS"),
+            "{name}"
+        );
+        let Ok(groff) = std::process::Command::new("groff")
+            .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
+            .arg(&path)
+            .output()
+        else {
+            continue; // no groff here: the pages' structure was checked above
+        };
+        assert!(
+            groff.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&groff.stderr)
+        );
+    }
+}
+
+/// `rr-tui doctor`'s lines (exit 0 whatever it finds), `name state detail[; fix: …]`.
+fn doctor(env: &[(&str, &Path)]) -> Vec<(String, String, String)> {
+    let mut cmd = rr();
+    cmd.arg("doctor").env_remove("LD_LIBRARY_PATH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            // The name may hold a space (`gpu 0`): it is the first nine columns.
+            let (name, rest) = l.split_at(9);
+            let (state, detail) = rest.trim_start().split_once(' ').unwrap();
+            (
+                name.trim().to_string(),
+                state.to_string(),
+                detail.trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn finding<'a>(lines: &'a [(String, String, String)], name: &str) -> (&'a str, &'a str) {
+    let (_, state, detail) = lines
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("no {name} line in {lines:?}"));
+    (state, detail)
+}
+
+#[test]
+fn doctor_names_the_drivers_gpus_and_finds_what_record_and_profile_would() {
+    let driver = fake_driver();
+    // An ncu on PATH (never run: doctor only finds it, as profile does).
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = tools.path().join("ncu");
+    std::fs::write(&ncu, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(tools.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let lines = doctor(&[
+        ("LD_LIBRARY_PATH", driver.path()),
+        ("PATH", Path::new(&path)),
+        ("XDG_CONFIG_HOME", config.path()),
+    ]);
+    assert_eq!(finding(&lines, "driver"), ("ok", "CUDA 13.0"));
+    assert_eq!(
+        finding(&lines, "gpu 0"),
+        ("ok", "Fake GPU, compute capability 9.0")
+    );
+    assert_eq!(finding(&lines, "ncu"), ("ok", ncu.to_str().unwrap()));
+    // The library `record` would preload: the one the tests built beside rr-tui.
+    let (state, recorder) = finding(&lines, "recorder");
+    assert_eq!(state, "ok");
+    assert!(
+        recorder.ends_with("/librr_recorder.so") && Path::new(recorder).is_file(),
+        "{recorder}"
+    );
+    let (state, config_line) = finding(&lines, "config");
+    assert_eq!(state, "ok");
+    assert!(
+        config_line.contains("not found: the built-in defaults"),
+        "{config_line}"
+    );
+    let names: Vec<&str> = lines.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "driver", "gpu 0", "ncu", "counters", "nvrtc", "cupti", "recorder", "ray", "tmux",
+            "config"
+        ]
+    );
+    // Whatever else this machine lacks, each such line says its fix.
+    for (name, state, detail) in &lines {
+        assert!(
+            state == "ok" || detail.contains("; fix: "),
+            "{name}: {detail}"
+        );
+    }
+
+    let mut cmd = rr();
+    let out = cmd
+        .args(["doctor", "--json"])
+        .env("LD_LIBRARY_PATH", driver.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["gpus"][0]["name"], "Fake GPU");
+    assert_eq!(json["gpus"][0]["sm"], 90);
+    assert_eq!(json["findings"][0]["name"], "driver");
+    assert_eq!(json["findings"][0]["state"], "ok");
+    for f in json["findings"].as_array().unwrap() {
+        assert_eq!(f["fix"].is_null(), f["state"] == "ok", "{f}");
+    }
+    rr().args(["doctor", "--gpus"]).assert().code(2);
+}
+
+#[cfg_attr(rr_gpu, ignore = "needs a machine without a CUDA driver")]
+#[test]
+fn doctor_says_how_to_get_each_missing_piece() {
+    // Nothing on PATH: no ncu, no python3 for Ray, no tmux; a config file with a mistake.
+    let empty = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir(config.path().join("rr-tui")).unwrap();
+    std::fs::write(
+        config.path().join("rr-tui/config.toml"),
+        "repetitions = \"many\"\n",
+    )
+    .unwrap();
+    let lines = doctor(&[("PATH", empty.path()), ("XDG_CONFIG_HOME", config.path())]);
+    let (state, driver) = finding(&lines, "driver");
+    assert_eq!(state, "missing");
+    assert!(
+        driver.contains("libcuda.so.1 could not be loaded"),
+        "{driver}"
+    );
+    assert!(
+        driver.contains("; fix: install the NVIDIA driver"),
+        "{driver}"
+    );
+    assert!(
+        !lines.iter().any(|(n, _, _)| n.starts_with("gpu")),
+        "{lines:?}"
+    );
+    for (name, fix) in [
+        ("ncu", "; fix: install Nsight Compute"),
+        ("ray", "; fix: pip install 'rr-tui[ray]'"),
+        ("tmux", "; fix: install tmux"),
+    ] {
+        let (state, detail) = finding(&lines, name);
+        assert_eq!(state, "missing", "{name}: {detail}");
+        assert!(detail.contains(fix), "{name}: {detail}");
+    }
+    let (state, config_line) = finding(&lines, "config");
+    assert_eq!(state, "limited");
+    assert!(
+        config_line.contains("config.toml") && config_line.contains("repetitions"),
+        "{config_line}"
+    );
+    assert!(config_line.contains("; fix: "), "{config_line}");
+}

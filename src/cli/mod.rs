@@ -44,10 +44,31 @@ pub(crate) use tune::{
 };
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
+/// `rr-tui -V`: the version and the commit built ("unknown" outside a git checkout; build.rs).
+pub(crate) const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("RR_TUI_COMMIT"),
+    ")"
+);
+
+/// `rr-tui --version`: the version, the commit, the build and what it holds (build.rs).
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ",
+    env!("RR_TUI_COMMIT"),
+    "\nbuild: ",
+    env!("RR_TUI_BUILD"),
+    "\nfeatures: CUDA driver API ",
+    env!("RR_TUI_CUDA_API"),
+    "; libcuda, libnvrtc, libcupti and libnvidia-ml loaded at run time (none needed to build)"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rr-tui",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about = "Explore, replay and verify recorded GPU kernel executions",
     long_about = "rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
@@ -126,7 +147,7 @@ Never reads snapshot bytes.",
         #[arg(long)]
         json: bool,
     },
-    /// Decode one instance: kernel, geometry, limits, arguments, globals, image, snapshot sizes.
+    /// Decode one instance: kernel, geometry, limits, arguments, globals, image, sizes.
     #[command(after_long_help = examples!("rr-tui inspect $X.json", "rr-tui inspect $X.json --json"))]
     Inspect {
         /// The instance's descriptor.
@@ -138,7 +159,7 @@ Never reads snapshot bytes.",
         #[arg(long)]
         json: bool,
     },
-    /// Validate every file of every instance; one line per problem; exit 0 only when all is well.
+    /// Validate every file of every instance, one line per problem; exit 0 when all is well.
     #[command(after_long_help = examples!(
         "rr-tui check $D",
         "rr-tui check $X.json --strict",
@@ -166,7 +187,7 @@ Never reads snapshot bytes.",
         )
     )]
     Diff(DiffArgs),
-    /// Replay one instance on the GPU at its recorded addresses; time, verify, override geometry.
+    /// Replay one instance on the GPU at its recorded addresses: time, verify, set geometry.
     #[command(
         long_about = "Replay one instance on the GPU at its recorded addresses: time it, verify it \
 against the recorded output, override its geometry.\n\n\
@@ -205,7 +226,7 @@ kernel's.",
         )
     )]
     Profile(ProfileArgs),
-    /// Record kernel launches of an unmodified CUDA program: rr-tui record [OPTIONS] -- APP ARGS.
+    /// Record kernel launches of an unmodified CUDA program: record [OPTIONS] -- APP ARGS.
     #[command(
         long_about = "Run APP with the rr-tui recorder preloaded (LD_PRELOAD, see --hooks: nothing in APP \
 is rebuilt or changed) and write its kernel launches as rr-tui records into --dir: by default the \
@@ -247,9 +268,66 @@ file of your own from.",
         )
     )]
     Config(ConfigCommandArgs),
+    /// Say what this machine can do: driver, GPUs, ncu, NVRTC, CUPTI, recorder library, Ray.
+    #[command(
+        long_about = DOCTOR_ABOUT,
+        after_long_help = examples!("rr-tui doctor", "rr-tui doctor --json")
+    )]
+    Doctor(DoctorArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell).
+    #[command(
+        long_about = "Print rr-tui's completion script for SHELL on standard output, made from \
+the same definitions as the command line itself (every subcommand, flag and value). Install it \
+where the shell looks: for bash, as ~/.local/share/bash-completion/completions/rr-tui; for zsh, \
+as _rr-tui in a directory of $fpath (before compinit runs); for fish, as \
+~/.config/fish/completions/rr-tui.fish.",
+        after_long_help = examples!("rr-tui completions bash", "rr-tui completions zsh", "rr-tui completions fish")
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print a manual page (roff), or write every page into a directory.
+    #[command(
+        long_about = "Print the manual page (roff) of rr-tui or of one of its commands on standard \
+output (`rr-tui man replay | man -l -`), or write every page into a directory with --dir: \
+rr-tui.1 and one rr-tui-COMMAND.1 per command (rr-tui-tune-merge.1 for `tune merge`), for \
+MANPATH or a package. The pages are made from the same definitions as --help, so they say what \
+--help says. A page written earlier under the same name is replaced.",
+        after_long_help = examples!("rr-tui man", "rr-tui man tune merge", "rr-tui man --dir man1")
+    )]
+    Man(ManArgs),
     /// The engine process of `tune` (internal).
     #[command(hide = true)]
     Engine(EngineArgs),
+}
+
+const DOCTOR_ABOUT: &str = "\
+Say what this machine can do, one line each: the CUDA driver and the CUDA version it supports, \
+each GPU and its compute capability, Nsight Compute (ncu) and whether this user may read the \
+GPU's performance counters, NVRTC, CUPTI, the recorder library `record` preloads, Ray (for \
+`python -m rr_tui.ray`), tmux (for the end-to-end tests) and the explorer's config file. Each \
+piece that is missing or unusable says what needs it and how to fix it. Nothing runs on a GPU: \
+the driver is asked for its devices, the libraries are loaded, the performance counters' \
+permission is read from /proc/driver/nvidia/params. Exit status 0 whatever it finds (2 only \
+for wrong flags).";
+
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// Machine-readable output (JSON).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ManArgs {
+    /// The command whose page to print (`tune merge`; none: rr-tui's own page).
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Vec<String>,
+    /// Write every page into this directory instead (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -14,7 +14,7 @@ use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 #[command(
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    about = "Sweep launch configurations and compile-time variants; report the fastest that verifies",
+    about = "Sweep launch configurations and compile-time variants: the fastest that verifies",
     long_about = "Replay one instance under many launch configurations and report the fastest that \
 still verifies. Every configuration of a GPU runs in one engine process through one replay session \
 (memory restored device to device between samples); a configuration that faults restarts the engine \

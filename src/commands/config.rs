@@ -28,7 +28,7 @@ pub fn run(args: &ConfigCommandArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn source_line(source: &Source) -> String {
+pub(crate) fn source_line(source: &Source) -> String {
     match source {
         Source::File(p) => p.display().to_string(),
         Source::Absent(p) => format!("{} (not found: the built-in defaults)", p.display()),

@@ -4,8 +4,10 @@
 pub mod check;
 pub mod config;
 pub mod diff;
+pub mod doctor;
 pub mod engine;
 pub mod inspect;
+pub mod man;
 pub mod profile;
 pub mod record;
 pub mod replay;

@@ -24,9 +24,8 @@ pub enum Unavailable {
     Init(CudaError),
 }
 
-/// Whether the driver can be loaded and is new enough, without initialising it: for commands
-/// that start GPU work in other processes and want to say "no driver" once, up front.
-pub fn usable() -> std::result::Result<(), Unavailable> {
+/// The CUDA version the driver supports (12080 for 12.8), without initialising it.
+pub fn version() -> std::result::Result<i32, Unavailable> {
     if !present() {
         return Err(Unavailable::NoDriver);
     }
@@ -37,6 +36,13 @@ pub fn usable() -> std::result::Result<(), Unavailable> {
         "cuDriverGetVersion",
     )
     .map_err(Unavailable::Init)?;
+    Ok(version)
+}
+
+/// Whether the driver can be loaded and is new enough, without initialising it: for commands
+/// that start GPU work in other processes and want to say "no driver" once, up front.
+pub fn usable() -> std::result::Result<(), Unavailable> {
+    let version = version()?;
     if version < MIN_DRIVER_VERSION {
         return Err(Unavailable::TooOld(version));
     }

@@ -6,6 +6,7 @@
 pub mod diff;
 pub mod error;
 pub mod lines;
+pub mod machine;
 pub mod profile;
 pub mod replay;
 pub mod snapshot;

@@ -25,23 +25,39 @@ use progress::Progress;
 
 const LIBRARY: &str = "librr_recorder.so";
 
-/// The recorder library: given, or next to this executable.
-fn library(args: &RecordArgs) -> Result<PathBuf> {
-    if let Some(p) = &args.library {
-        let named = |why: String| {
-            Error::invalid(format!(
-                "--library {}: {why}",
-                rr_format::text::visible_path(p)
-            ))
-        };
-        rr_format::fsio::regular_metadata(p).map_err(|e| named(e.problem()))?;
-        if !is_shared_object(p) {
-            return Err(named(
-                "not a shared library (ELF shared object) to preload".into(),
-            ));
-        }
-        return std::fs::canonicalize(p).map_err(|e| named(e.to_string()));
+/// How the recorder library comes to be beside rr-tui (`record` and `doctor` say it alike).
+pub(crate) const BUILD_THE_RECORDER: &str = "the recorder library is built beside rr-tui by \
+`cargo build --release` at the root of rr-tui's source tree (`cargo run` builds only rr-tui)";
+
+/// The recorder library: given (`--library`), or next to this executable
+/// ([`recorder_beside_this_binary`]).
+fn recorder_library(given: Option<&Path>) -> Result<PathBuf> {
+    let Some(p) = given else {
+        return recorder_beside_this_binary()?.map_err(|lib| {
+            Error::format(
+                &lib,
+                format!("missing: {BUILD_THE_RECORDER}, or give --library PATH"),
+            )
+        });
+    };
+    let named = |why: String| {
+        Error::invalid(format!(
+            "--library {}: {why}",
+            rr_format::text::visible_path(p)
+        ))
+    };
+    rr_format::fsio::regular_metadata(p).map_err(|e| named(e.problem()))?;
+    if !is_shared_object(p) {
+        return Err(named(
+            "not a shared library (ELF shared object) to preload".into(),
+        ));
     }
+    std::fs::canonicalize(p).map_err(|e| named(e.to_string()))
+}
+
+/// The recorder library `record` preloads when none is given: the newest copy next to this
+/// executable, or `Err(where it belongs)` when there is none (`doctor` asks the same).
+pub(crate) fn recorder_beside_this_binary() -> Result<std::result::Result<PathBuf, PathBuf>> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {e}")))?;
     let lib = exe.with_file_name(LIBRARY);
@@ -54,20 +70,13 @@ fn library(args: &RecordArgs) -> Result<PathBuf> {
         .into_iter()
         .filter(|p| p.is_file())
         .max_by_key(|p| modified(p));
-    if let Some(found) = newest {
-        Ok(found)
-    } else {
-        Err(Error::format(
-            &lib,
-            "missing: the recorder library is built beside rr-tui by `cargo build --release` at the root of rr-tui's source tree (`cargo run` builds only rr-tui), or give --library PATH",
-        ))
-    }
+    Ok(newest.ok_or(lib))
 }
 
-/// libcupti: given, or from a CUDA installation (`None`: leave it to the loader).
-fn cupti(args: &RecordArgs) -> Option<PathBuf> {
-    args.cupti
-        .clone()
+/// libcupti: given (`--cupti`), or from a CUDA installation (`None`: leave it to the loader).
+pub(crate) fn cupti_library(given: Option<&Path>) -> Option<PathBuf> {
+    given
+        .map(Path::to_path_buf)
         .or_else(|| rr_engine::replay::find_cuda_library("cupti"))
 }
 
@@ -159,7 +168,10 @@ fn recorder_env(
             "RR_TUI_RECORD_OVERWRITE",
             args.overwrite.then(|| "true".into()),
         ),
-        ("RR_TUI_CUPTI", cupti(args).map(OsString::from)),
+        (
+            "RR_TUI_CUPTI",
+            cupti_library(args.cupti.as_deref()).map(OsString::from),
+        ),
     ];
     vars.into_iter()
         .filter_map(|(k, v)| Some((k, v?)))
@@ -212,7 +224,7 @@ const FORWARDED: [i32; 5] = [
 ];
 
 pub fn run(args: &RecordArgs) -> Result<i32> {
-    let lib = library(args)?;
+    let lib = recorder_library(args.library.as_deref())?;
     if let Some(p) = &args.cupti {
         rr_format::fsio::regular_metadata(p).map_err(|e| {
             Error::invalid(format!(
