@@ -426,7 +426,7 @@ fn status(app: &App) -> String {
 fn prompts_edit_like_readline() {
     let mut a = app("llvm-two-kernels", true);
     key(&mut a, KeyCode::Char('4'));
-    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Char('D'));
     typed(&mut a, "8,1,1");
     ctrl(&mut a, 'w');
     assert_eq!(a.prompt.as_ref().unwrap().text(), "8,1,");
@@ -448,7 +448,7 @@ fn prompts_edit_like_readline() {
     assert_eq!(a.settings.grid, Some([1, 1, 2]));
     assert!(status(&a).contains("grid override 1,1,2"), "{}", status(&a));
     // Ctrl-U clears what is before the cursor; an empty grid means "as recorded".
-    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Char('D'));
     ctrl(&mut a, 'u');
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.settings.grid, None);
@@ -468,7 +468,7 @@ fn every_prompt_is_validated_before_use() {
     key(&mut a, KeyCode::Char('4'));
     for (k, bad) in [
         ('B', "abc"),
-        ('G', "0,1,1"),
+        ('D', "0,1,1"),
         ('n', "0"),
         ('n', "ten"),
         ('T', "f32:rtol=-1"),
@@ -1632,5 +1632,33 @@ fn the_kept_replay_process_is_shown_and_c_ends_it() {
         status(&a).contains("its GPU memory is free"),
         "{}",
         status(&a)
+    );
+}
+
+/// A message is about the screen it was said on: changing screens clears it, unless what
+/// changed the screen says something itself.
+#[test]
+fn a_message_does_not_follow_to_another_screen() {
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('v'));
+    assert!(status(&a).contains("cannot replay here"));
+    key(&mut a, KeyCode::Char('2'));
+    assert!(a.status.is_none(), "{:?}", a.status);
+    key(&mut a, KeyCode::Char('v'));
+    key(&mut a, KeyCode::Tab);
+    assert!(a.status.is_none(), "{:?}", a.status);
+}
+
+/// On the replay screen `G` goes to the bottom as everywhere; `D` edits the grid override.
+#[test]
+fn on_the_replay_screen_g_is_bottom_and_d_the_grid() {
+    let mut a = app("llvm-two-kernels", true);
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('G'));
+    assert!(a.prompt.is_none(), "{:?}", a.prompt);
+    key(&mut a, KeyCode::Char('D'));
+    assert_eq!(
+        a.prompt.as_ref().map(|p| p.kind),
+        Some(rr_tui::tui::app::PromptKind::Grid)
     );
 }

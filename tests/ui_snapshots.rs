@@ -792,7 +792,11 @@ fn both_sides_show_the_same_bytes_at_every_width() {
         assert_eq!(a.snap.as_ref().unwrap().row, bytes, "{w} columns");
         let t = render(&a, ThemeName::Dark);
         let buf = t.backend().buffer();
-        let row = line(buf, 3);
+        // The first row (at the first difference): below the title, which wraps at 80.
+        let row = (0..buf.area.height)
+            .map(|y| line(buf, y))
+            .find(|l| l.contains(" 00004000 "))
+            .expect("the row at the first difference");
         assert_eq!(
             hex_cells_per_side(&row),
             (bytes as usize, bytes as usize),
@@ -1142,4 +1146,118 @@ fn cast_holds_the_screens(dir: &std::path::Path, screens: &[String]) {
             "{name} is not a frame of explorer.cast; run scripts/record-tour.sh"
         );
     }
+}
+
+/// The screen's text, its lines joined by spaces (wrapped sentences read whole).
+fn screen_text(a: &App) -> String {
+    let t = render(a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| line(buf, y).trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// An LLVM 19–22 record cannot be replayed on any machine: the replay, tuning and profile
+/// screens say so (the reason `rr-tui replay` gives) before any key, not the missing driver.
+#[test]
+fn an_unreplayable_record_says_its_own_reason_before_the_machines() {
+    let dir = PathBuf::from("record-fixtures/llvm19-saxpy");
+    let no_gpu = Err("no CUDA driver found (libcuda.so.1 could not be loaded)".to_string());
+    let mut a = rr_tui::tui::load_app(dir.clone(), no_gpu, std::env::temp_dir()).unwrap();
+    a.update(Msg::Resize(80, 24));
+    let request = rr_engine::replay::ReplayRequest::new(dir.join("rr_saxpy.json"));
+    let cli = match rr_tui::commands::replay::preflight(&request) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("replay accepts an LLVM 19 record"),
+    };
+    let reason = a.replay_blocker(0).expect("a reason").reason().to_string();
+    assert!(
+        cli.contains(&reason),
+        "the CLI says {cli:?}, the explorer {reason:?}"
+    );
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (screen, intro) in [
+        ('4', "This instance cannot be replayed:"),
+        ('5', "This instance cannot be replayed, nor tuned:"),
+        ('6', "This instance cannot be replayed, nor profiled:"),
+    ] {
+        key(&mut a, screen);
+        let text = screen_text(&a);
+        assert!(
+            text.contains(&format!("{intro} {}", words(&reason))),
+            "screen {screen}: {text}"
+        );
+        assert!(!text.contains("no CUDA driver"), "screen {screen}: {text}");
+    }
+    key(&mut a, 'r');
+    let status = a.status.as_ref().expect("r says why").text.clone();
+    assert!(status.contains(&reason), "{status}");
+}
+
+/// At 80×24 nothing a user needs is cut: the directory's name in the tab bar, the profile and
+/// tuning help, the snapshot title's count of differing bytes, the A/B prompt's label, every key
+/// of the screen in the hint bar; and a long message stays apart from the instance count.
+#[test]
+fn at_80_columns_nothing_needed_is_cut() {
+    let mut a = app(false, (80, 24));
+    for screen in ['1', '2', '4', '5', '6'] {
+        key(&mut a, screen);
+        let t = render(&a, ThemeName::Dark);
+        let top = line(t.backend().buffer(), 0);
+        assert!(top.contains("llvm-two-kernels"), "screen {screen}: {top}");
+        let text = screen_text(&a);
+        let hints = rr_tui::tui::keymap::hints(a.screen.scope());
+        for (k, word) in hints {
+            assert!(
+                text.contains(&format!("{k} {word}")),
+                "screen {screen}: {k} {word} missing: {text}"
+            );
+        }
+    }
+    key(&mut a, '6');
+    assert!(screen_text(&a).contains("The full report is kept for ncu-ui."));
+    key(&mut a, '1');
+    assert!(screen_text(&a).contains("q quit"));
+
+    let long = "cannot replay here: no CUDA driver found (libcuda.so.1 could not be loaded): replaying needs an NVIDIA GPU";
+    a.status = Some(rr_tui::tui::app::Status::new(long.into(), true));
+    let t = render(&a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let counter = (0..buf.area.height)
+        .map(|y| line(buf, y))
+        .find(|l| l.contains("4 of 4 instance(s)"))
+        .unwrap();
+    assert!(counter.contains(" │ 4 of 4 instance(s)"), "{counter}");
+    a.status = None;
+
+    let b = snapshots((80, 24), 0);
+    let text = screen_text(&b);
+    assert!(text.contains("13.79 KiB differ"), "{text}");
+
+    key(&mut a, '4');
+    key(&mut a, 'C');
+    // The status lines, left of the rule before the instance count.
+    let t = render(&a, ThemeName::Dark);
+    let buf = t.backend().buffer();
+    let text = (0..buf.area.height)
+        .map(|y| {
+            line(buf, y)
+                .split(" │")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains(
+            "A/B candidate FILE [-D N=V] [--nvrtc-opt=O] [--candidate-kernel K] (empty: no A/B):"
+        ),
+        "{text}"
+    );
 }

@@ -458,10 +458,10 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b!(
         Replay,
-        [(KeyCode::Char('G'), SHIFT), (KeyCode::Char('G'), NONE)],
-        "G",
+        [(KeyCode::Char('D'), SHIFT), (KeyCode::Char('D'), NONE)],
+        "D",
         EditGrid,
-        "grid override X,Y,Z",
+        "grid override X,Y,Z (grid Dimensions; G is bottom everywhere)",
         Some("grid")
     ),
     b!(
@@ -701,6 +701,46 @@ pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
     out
 }
 
+/// The most lines the hint bar takes: at 80 columns every screen's keys fit in two.
+pub const MAX_HINT_LINES: usize = 2;
+
+/// Columns a hint bar entry takes: ` key word `.
+fn hint_cost((key, word): &(&str, &str)) -> usize {
+    key.chars().count() + word.chars().count() + 3
+}
+
+/// `entries` in lines of at most `width` columns, in order, at most [`MAX_HINT_LINES`]: every
+/// key is shown when they fit; on a terminal too narrow even for that, the last line keeps
+/// the last entry (help) and drops those before it that do not fit.
+pub fn hint_lines<'a>(
+    entries: &[(&'a str, &'a str)],
+    width: usize,
+) -> Vec<Vec<(&'a str, &'a str)>> {
+    let final_cost = entries.last().map_or(0, hint_cost);
+    let mut lines: Vec<Vec<(&str, &str)>> = vec![vec![]];
+    let mut used = 0;
+    for (i, e) in entries.iter().enumerate() {
+        let is_final = i + 1 == entries.len();
+        if used > 0 && used + hint_cost(e) > width && lines.len() < MAX_HINT_LINES {
+            lines.push(vec![]);
+            used = 0;
+        }
+        // The last line always keeps room for the final entry (help).
+        let reserve = if is_final { 0 } else { final_cost };
+        if lines.len() == MAX_HINT_LINES && used + hint_cost(e) + reserve > width && !is_final {
+            continue;
+        }
+        used += hint_cost(e);
+        lines.last_mut().expect("one line at least").push(*e);
+    }
+    lines
+}
+
+/// Lines of the hint bar of a screen `width` columns wide.
+pub fn hint_line_count(scope: Scope, width: u16) -> u16 {
+    hint_lines(&hints(scope), width as usize).len() as u16
+}
+
 /// Keys of every prompt (the line editor), for the help popup.
 const PROMPT_KEYS: &[(&str, &str)] = &[
     (
@@ -925,6 +965,66 @@ mod tests {
         );
         assert!(!tune.contains(&("r", "replay")));
         assert!(tune.contains(&("v", "verify")));
+    }
+
+    /// At 80 columns the hint bar shows every key of every screen (on two lines where one is
+    /// not enough); narrower, it still ends with help.
+    #[test]
+    fn the_hint_bar_shows_every_key_at_80_columns() {
+        for scope in [
+            Scope::Instances,
+            Scope::Descriptor,
+            Scope::Snapshots,
+            Scope::Replay,
+            Scope::Tune,
+            Scope::Profile,
+        ] {
+            let all = hints(scope);
+            let lines = hint_lines(&all, 80);
+            assert!(lines.len() <= MAX_HINT_LINES, "{scope:?}");
+            for l in &lines {
+                assert!(
+                    l.iter().map(hint_cost).sum::<usize>() <= 80,
+                    "{scope:?}: {l:?}"
+                );
+            }
+            assert_eq!(lines.concat(), all, "{scope:?}: every key, in order");
+            let narrow = hint_lines(&all, 30).concat();
+            assert_eq!(narrow.last(), Some(&("?", "help")), "{scope:?}");
+        }
+        assert!(hints(Scope::Instances).contains(&("q", "quit")));
+        for key in ["C", "x", "f"] {
+            assert!(hints(Scope::Replay).iter().any(|(k, _)| *k == key), "{key}");
+        }
+    }
+
+    /// A screen's own keys never take a key that means movement everywhere (`G` is bottom on
+    /// every screen; the replay screen's grid override is `D`).
+    #[test]
+    fn no_screen_rebinds_a_movement_key() {
+        let movement = [
+            Action::Up,
+            Action::Down,
+            Action::PageUp,
+            Action::PageDown,
+            Action::Top,
+            Action::Bottom,
+        ];
+        for g in BINDINGS
+            .iter()
+            .filter(|b| b.scope == Scope::Global && movement.contains(&b.action))
+        {
+            for b in BINDINGS.iter().filter(|b| b.scope != Scope::Global) {
+                for k in b.keys {
+                    assert!(
+                        !g.keys.contains(k),
+                        "{:?} rebinds {k:?} ({:?})",
+                        b.scope,
+                        g.action
+                    );
+                }
+            }
+        }
     }
 
     #[test]

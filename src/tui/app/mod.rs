@@ -186,6 +186,17 @@ impl Screen {
             Screen::Profile => "Profile",
         }
     }
+    /// The tab's title where the full ones leave no room for the directory's name.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Screen::Instances => "Inst",
+            Screen::Descriptor => "Desc",
+            Screen::Snapshots => "Snap",
+            Screen::Replay => "Repl",
+            Screen::Tune => "Tune",
+            Screen::Profile => "Prof",
+        }
+    }
     pub fn scope(self) -> Scope {
         match self {
             Screen::Instances => Scope::Instances,
@@ -214,8 +225,6 @@ pub struct ReplaySettings {
 /// `replay.repetitions` says otherwise.
 pub const DEFAULT_REPETITIONS: u32 = 20;
 
-/// Lines the screen frame takes around a screen: the tab bar, the status line, the hint bar.
-pub const FRAME_LINES: u16 = 3;
 /// The title line each screen draws above its content.
 pub const TITLE_LINES: u16 = 1;
 
@@ -233,6 +242,8 @@ pub struct App {
     pub help_scroll: usize,
     pub prompt: Option<Prompt>,
     pub status: Option<Status>,
+    /// Counts the messages said, so that `update` knows whether one was said meanwhile.
+    status_serial: u64,
     pub raw_names: bool,
     pub mark: Option<usize>,
     pub inspections: HashMap<usize, Result<Box<Inspection>, String>>,
@@ -313,6 +324,7 @@ impl App {
             help_scroll: 0,
             prompt: None,
             status: None,
+            status_serial: 0,
             raw_names: false,
             mark: None,
             inspections: HashMap::new(),
@@ -372,28 +384,40 @@ impl App {
     /// visible.
     pub fn set_status(&mut self, text: impl Into<String>, error: bool) {
         let text: String = text.into();
+        self.status_serial += 1;
         self.status = Some(Status::new(
             rr_format::text::visible(&text).into_owned(),
             error,
         ));
     }
 
+    /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint
+    /// bar (one or two lines: every key of the screen).
+    pub fn frame_lines(&self) -> u16 {
+        2 + super::keymap::hint_line_count(self.screen.scope(), self.width)
+    }
+
     /// Lines of a screen's content below its title.
     pub fn content_lines(&self) -> usize {
-        self.height.saturating_sub(FRAME_LINES + TITLE_LINES) as usize
+        self.height.saturating_sub(self.frame_lines() + TITLE_LINES) as usize
     }
 
     fn page(&self) -> usize {
         self.content_lines().saturating_sub(2).max(1)
     }
 
-    /// Lines of hex rows on the snapshot screen: the content less the column header and the
-    /// note when the two files differ in length.
+    /// Lines of hex rows on the snapshot screen: the content less the title's second line
+    /// (when it wraps), the column header and the note when the two files differ in length.
     pub fn snapshot_rows(&self) -> usize {
-        let note = self.snap.as_ref().is_some_and(|s| s.a.len() != s.b.len());
-        self.content_lines()
-            .saturating_sub(1 + usize::from(note))
-            .max(1)
+        let Some(s) = &self.snap else {
+            return self.content_lines().saturating_sub(1).max(1);
+        };
+        let note = usize::from(s.a.len() != s.b.len());
+        let title = s
+            .title_lines(&self.rows[s.instance].json_file, self.width)
+            .len()
+            - 1;
+        self.content_lines().saturating_sub(title + 1 + note).max(1)
     }
 
     /// Fit the open snapshot view's rows to the terminal width and its element type.
@@ -441,6 +465,17 @@ impl App {
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let (screen, said) = (self.screen, self.status_serial);
+        let cmds = self.apply(msg);
+        // A message is about the screen it was said on: another screen starts without it,
+        // unless what changed the screen said something (`replaying …`).
+        if self.screen != screen && self.status_serial == said {
+            self.status = None;
+        }
+        cmds
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Scroll(d) => self.on_wheel(d),
@@ -644,6 +679,20 @@ impl App {
             .unwrap_or_default()
     }
 
+    /// Why no replay, sweep or profile of instance `i` can start here, if none can: the
+    /// record's own reason first (the one `rr-tui replay` gives: `rr_format::inspect::unreplayable`
+    /// applies the loader's rule), then the machine's (no CUDA driver). The refusals of `r`,
+    /// `v`, `u`/`r` and `P` and every screen's standing line read this one rule.
+    pub fn replay_blocker(&self, i: usize) -> Option<ReplayBlocker<'_>> {
+        if let Some(why) = self.rows.get(i).and_then(|r| r.unreplayable.as_deref()) {
+            return Some(ReplayBlocker::Record(why));
+        }
+        self.gpu
+            .as_ref()
+            .err()
+            .map(|why| ReplayBlocker::Machine(why))
+    }
+
     /// The number of content lines of the descriptor screen (to keep its bottom on screen).
     pub fn descriptor_lines(&self) -> usize {
         let Some(cur) = self.current() else { return 0 };
@@ -669,6 +718,38 @@ impl App {
                 }
                 None => 1,
             },
+        }
+    }
+}
+
+/// Why an instance cannot be replayed here (see [`App::replay_blocker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayBlocker<'a> {
+    /// The record itself cannot be replayed, on any machine.
+    Record(&'a str),
+    /// This machine cannot replay (no CUDA driver).
+    Machine(&'a str),
+}
+
+impl<'a> ReplayBlocker<'a> {
+    /// The status line's refusal to `verb` (replay, tune, profile; `done`: replayed, tuned,
+    /// profiled) the instance.
+    pub fn refusal(self, verb: &str, done: &str) -> String {
+        match self {
+            ReplayBlocker::Record(why) if verb == "replay" => {
+                format!("this instance cannot be replayed: {why}")
+            }
+            ReplayBlocker::Record(why) => {
+                format!("this instance cannot be replayed, nor {done}: {why}")
+            }
+            ReplayBlocker::Machine(why) => format!("cannot {verb} here: {why}"),
+        }
+    }
+
+    /// The reason alone.
+    pub fn reason(self) -> &'a str {
+        match self {
+            ReplayBlocker::Record(why) | ReplayBlocker::Machine(why) => why,
         }
     }
 }

@@ -93,13 +93,8 @@ impl Profiles {
 impl App {
     /// Why the GPU cannot take a profile now (a replay, sweep or profile runs), if it cannot.
     fn profile_refused(&self, i: usize) -> Option<String> {
-        if let Some(why) = &self.rows[i].unreplayable {
-            return Some(format!(
-                "this instance cannot be replayed, nor profiled: {why}"
-            ));
-        }
-        if let Err(why) = &self.gpu {
-            return Some(format!("cannot profile here: {why}"));
+        if let Some(blocker) = self.replay_blocker(i) {
+            return Some(blocker.refusal("profile", "profiled"));
         }
         if self.profiling.is_some() {
             return Some("a profile is running (c on the profile screen cancels it)".into());

@@ -12,6 +12,8 @@ use rr_format::memory::MemoryMap;
 
 /// Bytes per row until the terminal says how wide it is.
 pub const DEFAULT_ROW: u64 = 16;
+/// Lines the snapshot screen's title takes at most (80 columns: two).
+pub const MAX_TITLE_LINES: usize = 2;
 /// Runs of at least this many equal rows collapse into one line when squeezing.
 const MIN_SQUEEZE_ROWS: u64 = 3;
 
@@ -91,6 +93,49 @@ impl SnapView {
 
     pub fn len(&self) -> u64 {
         self.a.len().max(self.b.len())
+    }
+
+    /// The screen's title: the pair, the view, how far indexing got (the differing ranges
+    /// and bytes), the instance's file.
+    pub fn title(&self, json_file: &str) -> String {
+        let mode = match self.dtype {
+            None => "hex".to_string(),
+            Some(d) if d.size() == 1 => d.name().to_string(),
+            Some(d) => format!("{} {}", d.name(), if self.big_endian { "BE" } else { "LE" }),
+        };
+        let progress = if let Some(e) = &self.error {
+            e.clone()
+        } else if self.done {
+            format!(
+                "{} differing range(s), {} differ",
+                self.index.ranges.len(),
+                humansize::format_size(self.index.differing_bytes(), humansize::BINARY)
+            )
+        } else {
+            format!(
+                "indexing {:.0}% · {} range(s) so far",
+                self.progress() * 100.0,
+                self.index.ranges.len()
+            )
+        };
+        format!(
+            "{} · {mode}{} · {progress} · {json_file}",
+            self.pair.label(),
+            if self.squeeze { " · squeezed" } else { "" },
+        )
+    }
+
+    /// The title in the lines it takes on a screen `width` columns wide: wrapped at its
+    /// ` · ` parts, at most [`MAX_TITLE_LINES`] (the last cut).
+    pub fn title_lines(&self, json_file: &str, width: u16) -> Vec<String> {
+        // Two columns of rule before the first line's ` title `, one of margin after.
+        let room = (width as usize).saturating_sub(4).max(8);
+        let mut lines = crate::tui::wrap::wrap(&self.title(json_file), room);
+        if lines.len() > MAX_TITLE_LINES {
+            let rest = lines.split_off(MAX_TITLE_LINES - 1).join(" ");
+            lines.push(crate::tui::ui::fit(&rest, room));
+        }
+        lines
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -90,12 +90,8 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        if let Some(why) = &self.rows[i].unreplayable {
-            self.set_status(format!("this instance cannot be replayed: {why}"), true);
-            return vec![];
-        }
-        if let Err(why) = &self.gpu {
-            self.set_status(format!("cannot replay here: {why}"), true);
+        if let Some(blocker) = self.replay_blocker(i) {
+            self.set_status(blocker.refusal("replay", "replayed"), true);
             return vec![];
         }
         if self.running.is_some() {

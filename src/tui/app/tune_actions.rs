@@ -11,7 +11,7 @@ use super::replays::Phase;
 use super::tuneform::EditOutcome;
 use super::tunelayout::{self, HeatGeometry};
 use super::tuning::TuneRun;
-use super::{App, Cmd, Msg, Work, FRAME_LINES, TITLE_LINES};
+use super::{App, Cmd, Msg, Work, TITLE_LINES};
 use crate::tui::keymap::Action;
 use crate::tui::ui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};
@@ -29,7 +29,7 @@ impl App {
             0,
             2,
             self.width,
-            self.height.saturating_sub(FRAME_LINES + TITLE_LINES),
+            self.height.saturating_sub(self.frame_lines() + TITLE_LINES),
         )
     }
 
@@ -233,15 +233,8 @@ impl App {
     }
 
     fn start_tune_of(&mut self, i: usize) -> Vec<Cmd> {
-        if let Some(why) = &self.rows[i].unreplayable {
-            self.set_status(
-                format!("this instance cannot be replayed, nor tuned: {why}"),
-                true,
-            );
-            return vec![];
-        }
-        if let Err(why) = &self.gpu {
-            self.set_status(format!("cannot tune here: {why}"), true);
+        if let Some(blocker) = self.replay_blocker(i) {
+            self.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
         }
         if let Some(t) = self.tuning {

@@ -26,7 +26,10 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(statusbar::height(app, size.width, size.height)),
-        Constraint::Length(1),
+        Constraint::Length(crate::tui::keymap::hint_line_count(
+            app.screen.scope(),
+            size.width,
+        )),
     ])
     .areas(f.area());
     draw_tabs(app, theme, f, tabs);
@@ -46,33 +49,63 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 }
 
 fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled(" rr-tui ", theme.accent)];
-    let mut used = 8;
-    // Every tab with a gap after it, unless that does not fit (80 columns): then without.
-    let tabs_w: usize = Screen::ALL.iter().map(|s| s.title().len() + 5).sum();
-    let gap = if used + tabs_w < area.width as usize {
-        " "
-    } else {
-        ""
+    const BRAND: &str = " rr-tui ";
+    let dir = rr_format::text::visible_path(&app.dir);
+    let name_len = dir
+        .rsplit('/')
+        .find(|c| !c.is_empty())
+        .map_or(0, |n| n.chars().count());
+    let tab = |i: usize, s: Screen, short: bool| match short && s != app.screen {
+        true => format!(" {} {} ", i + 1, s.short_title()),
+        false => format!(" {} {} ", i + 1, s.title()),
     };
-    for (i, s) in Screen::ALL.iter().enumerate() {
-        let style = if *s == app.screen {
+    let tabs_width = |short: bool, gap: usize| -> usize {
+        Screen::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| tab(i, s, short).chars().count() + gap)
+            .sum()
+    };
+    // Full titles with gaps, then without, then short titles (the active one stays whole):
+    // the first that leaves the directory's name whole (80 columns: the short ones).
+    let width = area.width as usize;
+    let (short, gap) = [(false, 1), (false, 0), (true, 1), (true, 0)]
+        .into_iter()
+        .find(|&(short, gap)| BRAND.len() + tabs_width(short, gap) + 1 + name_len <= width)
+        .unwrap_or((true, 0));
+    let mut spans = vec![Span::styled(BRAND, theme.accent)];
+    for (i, &s) in Screen::ALL.iter().enumerate() {
+        let style = if s == app.screen {
             theme.tab_active
         } else {
             theme.dim
         };
-        let tab = format!(" {} {} ", i + 1, s.title());
-        used += tab.chars().count() + gap.len();
-        spans.push(Span::styled(tab, style));
-        spans.push(Span::raw(gap));
+        spans.push(Span::styled(tab(i, s, short), style));
+        spans.push(Span::raw(" ".repeat(gap)));
     }
-    let dir = rr_format::text::visible_path(&app.dir);
-    let room = (area.width as usize).saturating_sub(used + 1);
+    let room = width.saturating_sub(BRAND.len() + tabs_width(short, gap) + 1);
     spans.push(Span::styled(
-        format!(" {}", fit_start(&dir, room)),
+        format!(" {}", fit_path(&dir, room)),
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A path in `w` columns: its last component whole, the middle of what leads to it cut
+/// (`/home/…/llvm-two-kernels`); a name longer than `w` keeps both its ends.
+pub(crate) fn fit_path(path: &str, w: usize) -> String {
+    let n = path.chars().count();
+    if n <= w {
+        return path.to_string();
+    }
+    let trimmed = path.trim_end_matches('/');
+    let name = trimmed.rsplit('/').next().unwrap_or(trimmed);
+    let name_len = name.chars().count();
+    if name_len + 2 > w {
+        return fit_middle(name, w);
+    }
+    let head: String = path.chars().take(w - name_len - 2).collect();
+    format!("{head}…/{name}")
 }
 
 /// A screen's frame: a top rule titled ` {title} ` (cut to the width); returns the area inside.
@@ -116,17 +149,4 @@ pub(crate) fn fit_middle(s: &str, w: usize) -> String {
     let start: String = s.chars().take(head).collect();
     let end: String = s.chars().skip(n - tail).collect();
     format!("{start}…{end}")
-}
-
-/// Truncate to `w` columns keeping the end (paths: the last components say most).
-pub(crate) fn fit_start(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        s.to_string()
-    } else if w == 0 {
-        String::new()
-    } else {
-        let tail: String = s.chars().skip(n - (w - 1)).collect();
-        format!("…{tail}")
-    }
 }

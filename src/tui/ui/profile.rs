@@ -6,13 +6,13 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::fit;
 use super::format::duration_ns;
 use crate::tui::app::profiles::{ProfileRun, Profiles};
-use crate::tui::app::{App, Phase};
+use crate::tui::app::{App, Phase, ReplayBlocker};
 use crate::tui::theme::Theme;
 use rr_engine::profile::{roofline_chart, Profile};
 
@@ -33,17 +33,30 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .get(&cur)
         .filter(|p| p.recorded.is_some() || p.tuned.is_some())
     else {
+        let mut lines: Vec<Line> = Vec::new();
+        if let Some(b) = app.replay_blocker(cur) {
+            let text = match b {
+                ReplayBlocker::Record(why) => {
+                    format!("This instance cannot be replayed, nor profiled: {why}")
+                }
+                ReplayBlocker::Machine(why) => format!("Profiling is unavailable here: {why}"),
+            };
+            lines.push(Line::from(Span::styled(text, theme.warn)));
+        }
         let intro = [
             "No profile of this instance in this session.",
-            "P profiles it with Nsight Compute (ncu): one repetition of the replay, in the background;",
-            "c cancels. On the tuning screen, P profiles the sweep's best (or the row [ and ] pick), shown here",
-            "beside the recorded one with every change marked. The full report is kept for ncu-ui.",
+            "P profiles it with Nsight Compute (ncu): one repetition of the replay, in the background; \
+             c cancels. On the tuning screen, P profiles the sweep's best (or the row [ and ] pick), \
+             shown here beside the recorded one with every change marked. The full report is kept \
+             for ncu-ui.",
         ];
-        let lines: Vec<Line> = intro
-            .iter()
-            .map(|l| Line::from(Span::styled(fit(l, w), theme.dim)))
-            .collect();
-        f.render_widget(Paragraph::new(lines), inner);
+        lines.extend(
+            intro
+                .iter()
+                .map(|l| Line::from(Span::styled(*l, theme.dim))),
+        );
+        // Wrapped, never cut: at 80 columns the intro takes more lines than it has sentences.
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
         return;
     };
     let runs: Vec<&ProfileRun> = [p.recorded.as_ref(), p.tuned.as_ref()]

@@ -9,7 +9,7 @@ use ratatui::Frame;
 use super::fit;
 use super::format::duration_ns;
 use crate::tui::app::dim3;
-use crate::tui::app::{App, CandidateRun, Phase, ReplayRun};
+use crate::tui::app::{App, CandidateRun, Phase, ReplayBlocker, ReplayRun};
 use crate::tui::theme::Theme;
 use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;
@@ -44,9 +44,10 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         settings_area,
     );
     let Some(run) = app.replays.get(&cur) else {
-        let text = match &app.gpu {
-            Err(why) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
-            Ok(()) => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/G/B/T edit the settings above.", theme.dim))],
+        let text = match app.replay_blocker(cur) {
+            Some(ReplayBlocker::Record(why)) => vec![Line::from(Span::styled(format!("This instance cannot be replayed: {why}"), theme.warn))],
+            Some(ReplayBlocker::Machine(why)) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
+            None => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/D/B/T edit the settings above.", theme.dim))],
         };
         f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
         return;
@@ -124,7 +125,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     );
 }
 
-/// What a replay started now would use (the settings `n`, `G`, `B` and `T` edit).
+/// What a replay started now would use (the settings `n`, `D`, `B` and `T` edit).
 fn settings_text(app: &App) -> String {
     let s = &app.settings;
     let mut text = format!(

@@ -26,15 +26,22 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
         return;
     };
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        fit(&title(app, s), area.width.saturating_sub(2) as usize),
-        theme.header,
-    ));
+    // The title wraps (its second line under the rule) rather than hiding the count of
+    // differing bytes at 80 columns.
+    let json_file = &app.rows[s.instance].json_file;
+    let titles = s.title_lines(json_file, area.width);
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(format!(" {} ", titles[0]), theme.header));
     let inner = block.inner(area);
     f.render_widget(block, area);
     let digits = rowlayout::offset_digits(s.len());
     let layout = rowlayout::for_row(inner.width, s.row, s.dtype, digits);
-    let mut lines = vec![header(s, &layout, digits, theme)];
+    let mut lines: Vec<Line> = titles[1..]
+        .iter()
+        .map(|t| Line::from(Span::styled(format!(" {t}"), theme.header)))
+        .collect();
+    lines.push(header(s, &layout, digits, theme));
     if s.a.len() != s.b.len() {
         lines.push(Line::from(Span::styled(
             fit(
@@ -73,35 +80,6 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         s.b.release(start, end - start);
     }
     f.render_widget(Paragraph::new(lines), inner);
-}
-
-fn title(app: &App, s: &SnapView) -> String {
-    let mode = match s.dtype {
-        None => "hex".to_string(),
-        Some(d) if d.size() == 1 => d.name().to_string(),
-        Some(d) => format!("{} {}", d.name(), if s.big_endian { "BE" } else { "LE" }),
-    };
-    let progress = if let Some(e) = &s.error {
-        e.clone()
-    } else if s.done {
-        format!(
-            "{} differing range(s), {} differ",
-            s.index.ranges.len(),
-            format_size(s.index.differing_bytes(), BINARY)
-        )
-    } else {
-        format!(
-            "indexing {:.0}% · {} range(s) so far",
-            s.progress() * 100.0,
-            s.index.ranges.len()
-        )
-    };
-    format!(
-        " {} · {mode}{} · {progress} · {} ",
-        s.pair.label(),
-        if s.squeeze { " · squeezed" } else { "" },
-        app.rows[s.instance].json_file,
-    )
 }
 
 /// What each side shows: the role first, so it survives when the file name is cut.

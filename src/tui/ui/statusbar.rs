@@ -33,8 +33,7 @@ fn message_lines(app: &App, width: u16, height: u16) -> Vec<String> {
     let Some((text, _)) = message(app).filter(|_| app.prompt.is_none()) else {
         return vec![];
     };
-    let count = count_text(app, width as usize / 2).chars().count() + 1;
-    let room = (width as usize).saturating_sub(count).max(10);
+    let room = message_room(app, width);
     let most = if height >= 20 { MAX_STATUS_LINES } else { 1 };
     let mut lines = crate::tui::wrap::wrap(text, room);
     if lines.len() > most {
@@ -44,20 +43,60 @@ fn message_lines(app: &App, width: u16, height: u16) -> Vec<String> {
     lines
 }
 
-/// Rows the status line needs at this size (a message longer than the line wraps).
+/// Columns left of the instance count and the rule that sets it apart.
+fn message_room(app: &App, width: u16) -> usize {
+    let count = count_text(app, width as usize / 2).chars().count() + COUNT_RULE.len();
+    (width as usize).saturating_sub(count).max(10)
+}
+
+/// Between the message and the instance count: a wrapped message never reads into the count.
+const COUNT_RULE: &str = " │ ";
+
+/// The fewest columns a prompt leaves for typing beside its label; a longer label goes on
+/// lines of its own above the text.
+const MIN_PROMPT_INPUT: usize = 24;
+
+/// The prompt's label in lines, when it is too long to share its line with the text (the A/B
+/// candidate's): wrapped, never cut.
+fn prompt_label_lines(prompt: &Prompt, room: usize) -> Vec<String> {
+    let label = format!("{}:", prompt.kind.label());
+    if label.chars().count() + 1 + MIN_PROMPT_INPUT <= room {
+        return vec![];
+    }
+    crate::tui::wrap::wrap(&label, room)
+}
+
+/// Rows the status line needs at this size (a message longer than the line wraps, and so
+/// does a long prompt label).
 pub fn height(app: &App, width: u16, screen_height: u16) -> u16 {
+    if let Some(prompt) = &app.prompt {
+        let room = message_room(app, width);
+        return prompt_label_lines(prompt, room).len() as u16 + 1;
+    }
     message_lines(app, width, screen_height).len().max(1) as u16
 }
 
 pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let count = count_text(app, area.width as usize / 2);
-    let [left, right] = Layout::horizontal([
+    let [left, rule, right] = Layout::horizontal([
         Constraint::Min(10),
-        Constraint::Length(count.chars().count() as u16 + 1),
+        Constraint::Length(COUNT_RULE.chars().count() as u16),
+        Constraint::Length(count.chars().count() as u16),
     ])
     .areas(area);
     let lines: Vec<Line> = if let Some(prompt) = &app.prompt {
-        vec![prompt_line(prompt, theme, left.width as usize)]
+        let labels = prompt_label_lines(prompt, left.width as usize);
+        let mut lines: Vec<Line> = labels
+            .iter()
+            .map(|l| Line::from(Span::styled(l.clone(), theme.accent)))
+            .collect();
+        lines.push(prompt_line(
+            prompt,
+            labels.is_empty(),
+            theme,
+            left.width as usize,
+        ));
+        lines
     } else {
         let style = match message(app) {
             Some((_, false)) => theme.text,
@@ -68,7 +107,9 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             .map(|l| Line::from(Span::styled(l, style)))
             .collect()
     };
+    let rule_lines = (0..rule.height).map(|_| Line::from(Span::styled(COUNT_RULE, theme.dim)));
     f.render_widget(Paragraph::new(lines), left);
+    f.render_widget(Paragraph::new(rule_lines.collect::<Vec<_>>()), rule);
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(count, theme.dim))).right_aligned(),
         Rect { height: 1, ..right },
@@ -89,10 +130,13 @@ fn count_text(app: &App, max: usize) -> String {
     )
 }
 
-/// `label: text` with the character under the cursor reversed; the text scrolls sideways to
-/// keep the cursor on screen.
-fn prompt_line<'a>(prompt: &Prompt, theme: &Theme, width: usize) -> Line<'a> {
-    let label = format!("{}: ", prompt.kind.label());
+/// `label: text` (the text alone when the label has lines of its own) with the character
+/// under the cursor reversed; the text scrolls sideways to keep the cursor on screen.
+fn prompt_line<'a>(prompt: &Prompt, with_label: bool, theme: &Theme, width: usize) -> Line<'a> {
+    let label = match with_label {
+        true => format!("{}: ", prompt.kind.label()),
+        false => String::new(),
+    };
     let room = width.saturating_sub(label.chars().count() + 1).max(1);
     let chars: Vec<char> = prompt.text().chars().collect();
     let cursor = prompt.editor.cursor();
@@ -136,14 +180,20 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let field = app.tune_form.editing.as_ref();
     let refused = app.prompt.as_ref().and_then(|p| p.error.as_deref());
     if let Some(why) = refused.or(field.and_then(|e| e.check.as_ref().err().map(String::as_str))) {
-        let text = format!(" ✗ {why}  (fix and press Enter, or Esc)");
-        f.render_widget(
-            Paragraph::new(Line::from(Span::styled(
-                fit(&text, area.width as usize),
-                theme.error,
-            ))),
-            area,
-        );
+        let text = format!("✗ {why}  (fix and press Enter, or Esc)");
+        // Wrapped over the hint bar's lines; cut only past them.
+        let room = (area.width as usize).saturating_sub(1).max(8);
+        let mut lines = crate::tui::wrap::wrap(&text, room);
+        let most = (area.height as usize).max(1);
+        if lines.len() > most {
+            let rest = lines.split_off(most - 1).join(" ");
+            lines.push(fit(&rest, room));
+        }
+        let lines: Vec<Line> = lines
+            .into_iter()
+            .map(|l| Line::from(Span::styled(format!(" {l}"), theme.error)))
+            .collect();
+        f.render_widget(Paragraph::new(lines), area);
         return;
     }
     let entries = if app.prompt.is_some() || field.is_some() {
@@ -153,30 +203,16 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     } else {
         keymap::hints(app.screen.scope())
     };
-    f.render_widget(
-        Paragraph::new(Line::from(hint_spans(&entries, area.width as usize, theme))),
-        area,
-    );
+    let lines: Vec<Line> = keymap::hint_lines(&entries, area.width as usize)
+        .into_iter()
+        .map(|entries| Line::from(hint_spans(&entries, theme)))
+        .collect();
+    f.render_widget(Paragraph::new(lines), area);
 }
 
-/// As many whole entries as fit, in order, always keeping the last (help) on screen.
-fn hint_spans<'a>(entries: &[(&str, &str)], width: usize, theme: &Theme) -> Vec<Span<'a>> {
-    let cost = |(k, d): &(&str, &str)| k.chars().count() + d.chars().count() + 3;
-    let Some((last, rest)) = entries.split_last() else {
-        return vec![];
-    };
-    let mut room = width.saturating_sub(cost(last));
-    let mut shown = Vec::new();
-    for e in rest {
-        if cost(e) > room {
-            break;
-        }
-        room -= cost(e);
-        shown.push(*e);
-    }
-    shown.push(*last);
-    shown
-        .into_iter()
+fn hint_spans<'a>(entries: &[(&str, &str)], theme: &Theme) -> Vec<Span<'a>> {
+    entries
+        .iter()
         .flat_map(|(k, d)| {
             [
                 Span::styled(format!(" {k}"), theme.accent),

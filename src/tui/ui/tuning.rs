@@ -12,7 +12,7 @@ use super::{fit, heatmap};
 use crate::tui::app::heatmap::dims_label;
 use crate::tui::app::replays::Phase;
 use crate::tui::app::tunelayout;
-use crate::tui::app::{App, Field, TuneForm, TuneRun};
+use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
 use crate::tui::theme::Theme;
 use rr_engine::replay::energy::joules_text;
 use rr_engine::tune::Status;
@@ -31,11 +31,16 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let run = app.tunes.get(&cur);
     let l = tunelayout::layout(inner, run);
     draw_form(&app.tune_form, theme, f, l.form);
-    draw_info(&app.tune_form, theme, f, l.info);
     let Some(run) = run else {
-        draw_intro(app, theme, f, l.intro);
+        // Without a sweep the info line and the help below it share the area and wrap.
+        draw_intro(app, theme, f, l.info.union(l.intro));
         return;
     };
+    let (info, style) = info_text(&app.tune_form, theme);
+    f.render_widget(
+        Paragraph::new(Span::styled(fit(&info, l.info.width as usize), style)),
+        l.info,
+    );
     draw_progress(run, theme, f, l.progress);
     draw_notes(run, theme, f, l.notes);
     heatmap::draw(run, app.heat_scroll, theme, f, l.heat);
@@ -124,8 +129,8 @@ fn editor_spans<'a>(e: &crate::tui::app::LineEditor, style: Style, room: usize) 
 
 /// What the field being typed means so far, or why it does not parse (the parser's message);
 /// otherwise the size of the space the form spans.
-fn draw_info(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
-    let (text, style) = match &form.editing {
+fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
+    match &form.editing {
         Some(e) => match &e.check {
             Ok(s) => (format!("{}: {s}", e.field.label()), theme.dim),
             Err(why) => (format!("✗ {}: {why}", e.field.label()), theme.error),
@@ -150,20 +155,21 @@ fn draw_info(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
             ),
             Err(why) => (format!("✗ {why}"), theme.error),
         },
-    };
-    f.render_widget(
-        Paragraph::new(Span::styled(fit(&text, area.width as usize), style)),
-        area,
-    );
+    }
 }
 
 fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let mut lines = vec![Line::default()];
-    if let Err(why) = &app.gpu {
-        lines.push(Line::from(Span::styled(
-            format!("Tuning is unavailable here: {why}"),
-            theme.warn,
-        )));
+    let (info, style) = info_text(&app.tune_form, theme);
+    let mut lines = vec![Line::from(Span::styled(info, style)), Line::default()];
+    let blocker = app.current().and_then(|i| app.replay_blocker(i));
+    if let Some(b) = blocker {
+        let text = match b {
+            ReplayBlocker::Record(why) => {
+                format!("This instance cannot be replayed, nor tuned: {why}")
+            }
+            ReplayBlocker::Machine(why) => format!("Tuning is unavailable here: {why}"),
+        };
+        lines.push(Line::from(Span::styled(text, theme.warn)));
     }
     for text in [
         "No sweep of this instance in this session. j/k choose a field, Enter edits it (choices cycle), r starts the sweep, c cancels it, x exports the results (CSV and JSON).",
