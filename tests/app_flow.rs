@@ -1662,3 +1662,65 @@ fn on_the_replay_screen_g_is_bottom_and_d_the_grid() {
         Some(rr_tui::tui::app::PromptKind::Grid)
     );
 }
+
+/// `t` steps forward through the types, `T` back (f32 is two presses from hex, not eleven),
+/// and `i` picks one by name; a name that is no type keeps the prompt open with the list.
+#[test]
+fn snapshot_types_go_both_ways_and_by_name() {
+    use rr_engine::diff::DType;
+    let mut a = app("llvm-two-kernels", false);
+    let cmds = key(&mut a, KeyCode::Enter);
+    finish_index(&mut a, cmds);
+    let dtype = |a: &App| a.snap.as_ref().unwrap().dtype;
+    key(&mut a, KeyCode::Char('t'));
+    assert_eq!(dtype(&a), Some(DType::U8));
+    key(&mut a, KeyCode::Char('T'));
+    assert_eq!(dtype(&a), None, "back to hex");
+    key(&mut a, KeyCode::Char('T'));
+    assert_eq!(dtype(&a), Some(DType::F64));
+    key(&mut a, KeyCode::Char('T'));
+    assert_eq!(dtype(&a), Some(DType::F32));
+    key(&mut a, KeyCode::Char('i'));
+    typed(&mut a, "bf16");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(dtype(&a), Some(DType::BF16));
+    assert!(status(&a).contains("typed view: bf16"), "{}", status(&a));
+    key(&mut a, KeyCode::Char('i'));
+    typed(&mut a, "float");
+    key(&mut a, KeyCode::Enter);
+    let why = a
+        .prompt
+        .as_ref()
+        .and_then(|p| p.error.clone())
+        .expect("refused");
+    assert!(why.contains("f32"), "{why}");
+    assert_eq!(dtype(&a), Some(DType::BF16));
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('i'));
+    typed(&mut a, "HEX");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(dtype(&a), None);
+}
+
+/// `n`/`N` say which differing range (as the title counts them) they reached, of how many.
+#[test]
+fn next_and_previous_difference_say_which_of_how_many() {
+    let mut a = app("llvm-two-kernels", false);
+    let cmds = key(&mut a, KeyCode::Enter);
+    finish_index(&mut a, cmds);
+    let n = a.snap.as_ref().unwrap().index.ranges.len();
+    assert!(n >= 1);
+    key(&mut a, KeyCode::Char('n'));
+    assert!(
+        status(&a).contains(&format!("differing range 1 of {n}")),
+        "{}",
+        status(&a)
+    );
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Char('N'));
+    assert!(
+        status(&a).contains(&format!("differing range {n} of {n}")),
+        "{}",
+        status(&a)
+    );
+}

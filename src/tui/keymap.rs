@@ -31,6 +31,8 @@ pub enum Action {
     Goto,
     CyclePair,
     CycleType,
+    CycleTypeBack,
+    PickType,
     Endian,
     Squeeze,
     Replay,
@@ -403,8 +405,24 @@ pub static BINDINGS: &[Binding] = &[
         [(KeyCode::Char('t'), NONE)],
         "t",
         CycleType,
-        "typed view: hex, u8 … f64",
+        "typed view: the next type (hex, u8 … f64, then hex again)",
         Some("type")
+    ),
+    b!(
+        Snapshots,
+        [(KeyCode::Char('T'), SHIFT), (KeyCode::Char('T'), NONE)],
+        "T",
+        CycleTypeBack,
+        "typed view: the previous type (f32 is two presses from hex)",
+        Some("type back")
+    ),
+    b!(
+        Snapshots,
+        [(KeyCode::Char('i'), NONE)],
+        "i",
+        PickType,
+        "interpret as: a type by name (hex, u8, i8, u16, i16, u32, i32, u64, i64, f16, bf16, f32, f64)",
+        Some("type by name")
     ),
     b!(
         Snapshots,

@@ -164,6 +164,19 @@ impl App {
                 s.goto(text)?;
                 Ok(format!("at offset {:#x}", s.top))
             }
+            PromptKind::Type => {
+                let dtype = match text.trim().to_ascii_lowercase().as_str() {
+                    "hex" | "" => None,
+                    name => Some(DType::parse(name).ok_or_else(|| {
+                        format!(
+                            "unknown type {name:?}: hex, {}",
+                            DType::ALL.map(DType::name).join(", ")
+                        )
+                    })?),
+                };
+                self.snap.as_ref().ok_or(NO_SNAPSHOTS)?;
+                Ok(self.set_type(dtype))
+            }
             PromptKind::Repetitions => {
                 let n = crate::cli::parse_repetitions(text)?;
                 self.settings.repetitions = n;
@@ -398,7 +411,12 @@ impl App {
                 };
                 return self.open_snapshots(next);
             }
-            Action::CycleType => self.cycle_type(),
+            Action::CycleType => self.cycle_type(true),
+            Action::CycleTypeBack => self.cycle_type(false),
+            Action::PickType => match self.snap.is_some() {
+                true => self.open_prompt(PromptKind::Type, String::new()),
+                false => self.set_status(NO_SNAPSHOTS, true),
+            },
             Action::Endian => self.toggle_endian(),
             Action::Squeeze => {
                 let Some(s) = self.snap.as_mut() else {
@@ -546,7 +564,9 @@ impl App {
                 let what = s.dtype.map_or("differing bytes".to_string(), |t| {
                     format!("a differing {}", t.name())
                 });
-                format!("{what} at offset {at:#x}")
+                let (k, n) = s.difference_number(at);
+                let so_far = if s.done { "" } else { " so far" };
+                format!("{what} at offset {at:#x} · differing range {k} of {n}{so_far}")
             }
             _ if s.done => "no more differences".to_string(),
             _ => "no more differences found yet (indexing)".to_string(),
@@ -554,16 +574,26 @@ impl App {
         self.set_status(text, false);
     }
 
-    fn cycle_type(&mut self) {
-        let Some(s) = self.snap.as_mut() else {
+    /// The next (or previous) element type: hex, u8 … f64, then hex again.
+    fn cycle_type(&mut self, forward: bool) {
+        let Some(s) = self.snap.as_ref() else {
             self.set_status(NO_SNAPSHOTS, true);
             return;
         };
-        s.dtype = match s.dtype {
-            None => Some(DType::U8),
-            Some(DType::F64) => None,
-            Some(d) => Some(d.next()),
+        // Hex is the place before the first type and after the last.
+        let types: Vec<Option<DType>> = std::iter::once(None).chain(DType::ALL.map(Some)).collect();
+        let at = types.iter().position(|&t| t == s.dtype).unwrap_or(0);
+        let step = if forward { 1 } else { types.len() - 1 };
+        let text = self.set_type(types[(at + step) % types.len()]);
+        self.set_status(text, false);
+    }
+
+    /// Show the open snapshots as `dtype` (hex when `None`); what the view now is, in words.
+    fn set_type(&mut self, dtype: Option<DType>) -> String {
+        let Some(s) = self.snap.as_mut() else {
+            return NO_SNAPSHOTS.to_string();
         };
+        s.dtype = dtype;
         let text = match s.dtype {
             None => "hex view".to_string(),
             Some(d) if d.size() == 1 => format!("typed view: {}", d.name()),
@@ -574,7 +604,7 @@ impl App {
             ),
         };
         self.relayout();
-        self.set_status(text, false);
+        text
     }
 
     fn toggle_endian(&mut self) {

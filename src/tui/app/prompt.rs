@@ -20,6 +20,8 @@ pub enum PromptKind {
     BaseAddress,
     /// An A/B replay's candidate (`--candidate`).
     Candidate,
+    /// The snapshot view's element type, by name.
+    Type,
 }
 
 impl PromptKind {
@@ -33,6 +35,9 @@ impl PromptKind {
             PromptKind::Tolerance => "tolerance TYPE[:atol=,rtol=,ulp=] (empty: bytes)",
             PromptKind::Image => "device image FILE for legacy records (empty: recorded)",
             PromptKind::BaseAddress => "region start 0xADDRESS for LLVM 16–17 (empty: inferred)",
+            PromptKind::Type => {
+                "type: hex u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64 (empty: hex)"
+            }
             PromptKind::Candidate => {
                 "A/B candidate FILE [-D N=V] [--nvrtc-opt=O] [--candidate-kernel K] (empty: no A/B)"
             }

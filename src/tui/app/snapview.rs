@@ -377,6 +377,15 @@ impl SnapView {
         self.go_to_difference(self.difference_before(before))
     }
 
+    /// Which differing range of the index (as the title counts them; `n` visits each run of
+    /// differing bytes or elements inside one) holds `offset`, counted from 1, and how many
+    /// there are (so far, while indexing).
+    pub fn difference_number(&self, offset: u64) -> (usize, usize) {
+        let ranges = &self.index.ranges;
+        let before = ranges.partition_point(|r| r.end <= offset);
+        ((before + 1).min(ranges.len()), ranges.len())
+    }
+
     fn go_to_difference(&mut self, at: Option<u64>) -> bool {
         match at {
             Some(at) => {
