@@ -2352,3 +2352,26 @@ fn doctor_says_how_to_get_each_missing_piece() {
     );
     assert!(config_line.contains("; fix: "), "{config_line}");
 }
+
+#[test]
+fn doctor_names_a_driver_too_old_and_how_to_update_it() {
+    let driver = tempfile::tempdir().unwrap();
+    build_c(
+        "fake_libcuda.c",
+        driver.path(),
+        "libcuda.so.1",
+        &["-shared", "-fPIC", "-DFAKE_DRIVER_VERSION=12040"],
+    );
+    let lines = doctor(&[("LD_LIBRARY_PATH", driver.path())]);
+    let (state, detail) = finding(&lines, "driver");
+    assert_eq!(state, "limited");
+    assert!(
+        detail.starts_with("supports CUDA 12.4, older than the 12.8")
+            && detail.contains("; fix: update the NVIDIA driver to 570 or newer"),
+        "{detail}"
+    );
+    assert!(
+        !lines.iter().any(|(n, _, _)| n.starts_with("gpu")),
+        "{lines:?}"
+    );
+}

@@ -31,6 +31,18 @@ enum State {
     Unknown,
 }
 
+impl State {
+    /// As `--json` spells it.
+    fn word(self) -> &'static str {
+        match self {
+            State::Ok => "ok",
+            State::Missing => "missing",
+            State::Limited => "limited",
+            State::Unknown => "unknown",
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct Finding {
     name: String,
@@ -93,10 +105,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
 
 /// `name  state  detail; fix: …`, aligned for reading down the columns.
 fn line(f: &Finding) -> String {
-    let state = serde_json::to_value(f.state)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let state = f.state.word();
     let fix = f
         .fix
         .as_ref()

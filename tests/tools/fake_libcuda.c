@@ -13,7 +13,11 @@ typedef int CUresult;
 static uint64_t next_ptr = 0x7e0000000000ull;
 static uint64_t fake(size_t n){ uint64_t p = next_ptr; next_ptr += (n + 0x200000) & ~0x1fffffull; return p; }
 static void *handle(void){ static uintptr_t h = 0x1000; h += 16; return (void*)h; }
-CUresult cuDriverGetVersion(int *v){ *v = 13000; return 0; }
+/* An older driver: -DFAKE_DRIVER_VERSION=12040 (doctor's test). */
+#ifndef FAKE_DRIVER_VERSION
+#define FAKE_DRIVER_VERSION 13000
+#endif
+CUresult cuDriverGetVersion(int *v){ *v = FAKE_DRIVER_VERSION; return 0; }
 CUresult cuInit(unsigned f){ return 0; }
 CUresult cuDeviceGetCount(int *c){ *c = 1; return 0; }
 CUresult cuDeviceGet(int *d, int o){ *d = o; return 0; }
