@@ -1724,3 +1724,74 @@ fn next_and_previous_difference_say_which_of_how_many() {
         status(&a)
     );
 }
+
+/// Run a search the way the runtime does (on this thread) and feed its answer back.
+fn finish_search(app: &mut App, cmds: Vec<Cmd>) {
+    for c in cmds {
+        if let Cmd::StartSearch { job, a, b, query } = c {
+            let result =
+                rr_engine::diff::search::find(&a, &b, &query, &AtomicBool::new(false), |_, _| {});
+            app.update(Msg::Search {
+                job,
+                event: rr_engine::diff::search::SearchEvent::Done(result),
+            });
+        }
+    }
+}
+
+/// `/` finds bytes (hex view) or a value of the view's type on either side, on a worker; `>`
+/// and `<` go to the next and previous match; what is no value keeps the prompt open.
+#[test]
+fn search_finds_bytes_and_typed_values_forward_and_back() {
+    let mut a = app("llvm-two-kernels", false);
+    let cmds = key(&mut a, KeyCode::Enter);
+    finish_index(&mut a, cmds);
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "d9 ce ff bf");
+    let cmds = key(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none());
+    assert!(matches!(cmds.first(), Some(Cmd::StartSearch { .. })));
+    finish_search(&mut a, cmds);
+    let s = a.snap.as_ref().unwrap();
+    assert_eq!(s.cursor, Some(0x4004));
+    assert_eq!(s.top, 0x4004 / s.row * s.row);
+    assert!(status(&a).contains("right side only"), "{}", status(&a));
+    let cmds = key(&mut a, KeyCode::Char('<'));
+    finish_search(&mut a, cmds);
+    assert!(
+        status(&a).contains("no d9 ce ff bf before"),
+        "{}",
+        status(&a)
+    );
+
+    // In the f32 view a value: its bytes, at element offsets, on whichever side holds them.
+    key(&mut a, KeyCode::Char('i'));
+    typed(&mut a, "f32");
+    key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Char('/'));
+    ctrl(&mut a, 'u');
+    typed(&mut a, "-2");
+    let cmds = key(&mut a, KeyCode::Enter);
+    finish_search(&mut a, cmds);
+    let s = a.snap.as_ref().unwrap();
+    let at = s.cursor.expect("found");
+    assert_eq!(at % 4, 0);
+    let holds = |side: &rr_engine::snapshot::Snapshot| side.window(at, 4) == (-2f32).to_le_bytes();
+    assert!(holds(&s.a) || holds(&s.b));
+    let first = at;
+    let cmds = key(&mut a, KeyCode::Char('>'));
+    finish_search(&mut a, cmds);
+    let next = a.snap.as_ref().unwrap().cursor.unwrap();
+    assert!(next > first, "{next:#x} after {first:#x}");
+    let cmds = key(&mut a, KeyCode::Char('<'));
+    finish_search(&mut a, cmds);
+    assert_eq!(a.snap.as_ref().unwrap().cursor, Some(first));
+
+    key(&mut a, KeyCode::Char('/'));
+    ctrl(&mut a, 'u');
+    typed(&mut a, "minus two");
+    let cmds = key(&mut a, KeyCode::Enter);
+    assert!(cmds.is_empty());
+    assert!(a.prompt.as_ref().and_then(|p| p.error.as_ref()).is_some());
+}

@@ -33,6 +33,9 @@ pub enum Action {
     CycleType,
     CycleTypeBack,
     PickType,
+    Search,
+    SearchNext,
+    SearchPrev,
     Endian,
     Squeeze,
     Replay,
@@ -418,6 +421,30 @@ pub static BINDINGS: &[Binding] = &[
     ),
     b!(
         Snapshots,
+        [(KeyCode::Char('/'), NONE)],
+        "/",
+        Search,
+        "search both sides for a value of the view's type, or bytes (hex view, or x:de ad be ef), from the cursor on",
+        Some("search")
+    ),
+    b!(
+        Snapshots,
+        [(KeyCode::Char('>'), NONE), (KeyCode::Char('>'), SHIFT)],
+        ">",
+        SearchNext,
+        "the next match of the search",
+        Some("next match")
+    ),
+    b!(
+        Snapshots,
+        [(KeyCode::Char('<'), NONE), (KeyCode::Char('<'), SHIFT)],
+        "<",
+        SearchPrev,
+        "the previous match of the search",
+        Some("prev match")
+    ),
+    b!(
+        Snapshots,
         [(KeyCode::Char('i'), NONE)],
         "i",
         PickType,
@@ -719,8 +746,9 @@ pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
     out
 }
 
-/// The most lines the hint bar takes: at 80 columns every screen's keys fit in two.
-pub const MAX_HINT_LINES: usize = 2;
+/// The most lines the hint bar takes: at 80 columns every screen's keys fit in three (most
+/// screens need two, the snapshot screen three).
+pub const MAX_HINT_LINES: usize = 3;
 
 /// Columns a hint bar entry takes: ` key word `.
 fn hint_cost((key, word): &(&str, &str)) -> usize {

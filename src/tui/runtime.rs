@@ -16,6 +16,7 @@ use super::app::{App, Cmd, Msg};
 use super::theme::Theme;
 use crate::error::{Error, Result};
 use rr_engine::diff::job::IndexJob;
+use rr_engine::diff::search::SearchJob;
 use rr_engine::replay::child::ChildRun;
 
 const TICK: Duration = Duration::from_millis(250);
@@ -62,6 +63,8 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
     let mut tune: Option<ChildRun> = None;
     let mut profile: Option<ChildRun> = None;
     let mut index: Option<IndexJob> = None;
+    // The snapshot search (`/`): a new one replaces (and so cancels) the one before.
+    let mut search: Option<SearchJob> = None;
     let mut first_frame = true;
     let result = (|| -> Result<()> {
         loop {
@@ -156,6 +159,12 @@ pub fn run(mut app: App, theme: Theme) -> Result<i32> {
                                 let _ = sink.send(Msg::Index { job, event });
                             },
                         ));
+                    }
+                    Cmd::StartSearch { job, a, b, query } => {
+                        let sink = tx.clone();
+                        search = Some(SearchJob::spawn(a, b, query, move |event| {
+                            let _ = sink.send(Msg::Search { job, event });
+                        }));
                     }
                     Cmd::Work(work) => {
                         let sink = tx.clone();

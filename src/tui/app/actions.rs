@@ -8,7 +8,7 @@ use super::{dim3, App, Cmd, Pair, Phase, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 use rr_engine::diff::{Comparison, DType};
 
-const NO_SNAPSHOTS: &str = "no snapshots open: select an instance and press Enter";
+pub(super) const NO_SNAPSHOTS: &str = "no snapshots open: select an instance and press Enter";
 
 impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -114,10 +114,14 @@ impl App {
             KeyCode::Enter => {
                 let text = prompt.text().trim().to_string();
                 let kind = prompt.kind;
+
                 match self.apply_prompt(kind, &text) {
                     Ok(done) => {
                         self.prompt = None;
                         self.set_status(done, false);
+                        if kind == PromptKind::Search {
+                            return self.search_again(true);
+                        }
                     }
                     Err(why) => {
                         if let Some(p) = self.prompt.as_mut() {
@@ -164,6 +168,7 @@ impl App {
                 s.goto(text)?;
                 Ok(format!("at offset {:#x}", s.top))
             }
+            PromptKind::Search => self.set_search(text),
             PromptKind::Type => {
                 let dtype = match text.trim().to_ascii_lowercase().as_str() {
                     "hex" | "" => None,
@@ -413,6 +418,15 @@ impl App {
             }
             Action::CycleType => self.cycle_type(true),
             Action::CycleTypeBack => self.cycle_type(false),
+            Action::Search => match self.snap.as_ref() {
+                Some(s) => {
+                    let again = s.search.as_ref().map(|x| x.text.clone());
+                    self.open_prompt(PromptKind::Search, again.unwrap_or_default());
+                }
+                None => self.set_status(NO_SNAPSHOTS, true),
+            },
+            Action::SearchNext => return self.search_again(true),
+            Action::SearchPrev => return self.search_again(false),
             Action::PickType => match self.snap.is_some() {
                 true => self.open_prompt(PromptKind::Type, String::new()),
                 false => self.set_status(NO_SNAPSHOTS, true),

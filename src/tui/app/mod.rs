@@ -14,6 +14,7 @@ pub mod profiles;
 pub mod prompt;
 pub mod replays;
 pub mod rowlayout;
+pub mod search;
 pub mod snapview;
 pub mod status;
 mod tasks;
@@ -77,6 +78,11 @@ pub enum Msg {
     Index {
         job: u64,
         event: IndexEvent,
+    },
+    /// An event of a snapshot search (`/`).
+    Search {
+        job: u64,
+        event: rr_engine::diff::search::SearchEvent,
     },
     /// A descriptor was inspected on a worker.
     Inspected {
@@ -152,6 +158,14 @@ pub enum Cmd {
         job: u64,
         a: Arc<Snapshot>,
         b: Arc<Snapshot>,
+    },
+    /// Search the two snapshots on a worker (replacing, and so cancelling, the one before);
+    /// its events as `Msg::Search`.
+    StartSearch {
+        job: u64,
+        a: Arc<Snapshot>,
+        b: Arc<Snapshot>,
+        query: rr_engine::diff::search::Query,
     },
     Quit,
     Work(Work),
@@ -552,6 +566,10 @@ impl App {
             }
             Msg::Index { job, event } => {
                 self.on_index_event(job, event);
+                vec![]
+            }
+            Msg::Search { job, event } => {
+                self.on_search_event(job, event);
                 vec![]
             }
         }

@@ -22,6 +22,8 @@ pub enum PromptKind {
     Candidate,
     /// The snapshot view's element type, by name.
     Type,
+    /// A value or bytes to search the snapshots for.
+    Search,
 }
 
 impl PromptKind {
@@ -35,6 +37,9 @@ impl PromptKind {
             PromptKind::Tolerance => "tolerance TYPE[:atol=,rtol=,ulp=] (empty: bytes)",
             PromptKind::Image => "device image FILE for legacy records (empty: recorded)",
             PromptKind::BaseAddress => "region start 0xADDRESS for LLVM 16–17 (empty: inferred)",
+            PromptKind::Search => {
+                "search (a value of the view's type; bytes: hex view, or x:de ad be ef)"
+            }
             PromptKind::Type => {
                 "type: hex u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64 (empty: hex)"
             }

@@ -57,8 +57,10 @@ pub struct SnapView {
     pub job: u64,
     /// Bytes per row.
     pub row: u64,
-    /// The difference `n`/`N` last moved to (its first byte).
+    /// The difference `n`/`N` (or the match a search) last moved to (its first byte).
     pub cursor: Option<u64>,
+    /// The last search (`/`), for `>` and `<`.
+    pub search: Option<super::search::SearchState>,
 }
 
 impl SnapView {
@@ -88,6 +90,7 @@ impl SnapView {
             job,
             row: DEFAULT_ROW,
             cursor: None,
+            search: None,
         }
     }
 

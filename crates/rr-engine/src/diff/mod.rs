@@ -17,6 +17,7 @@ pub mod pieces;
 pub mod range;
 pub mod regions;
 pub mod rules;
+pub mod search;
 pub mod source;
 pub mod sweep;
 pub mod text;

@@ -161,6 +161,65 @@ pub(crate) fn value_of_bits(dtype: DType, r: u64) -> Value {
     }
 }
 
+/// The bytes of one `dtype` element holding the value `text` (decimal, `0x` hex for integers;
+/// `nan`, `inf`, `-inf` for floats), in the given byte order: what a search for a typed value
+/// looks for. A float is the element the view prints as `text` (`0.1` is the f32 nearest 0.1);
+/// one that no element prints as is refused rather than rounded, and so is an integer outside
+/// the type's range.
+pub fn encode(dtype: DType, text: &str, big: bool) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    let bits: u64 = if dtype.is_float() {
+        let x: f64 = t
+            .parse()
+            .map_err(|_| format!("{t:?} is not a number (a {} value)", dtype.name()))?;
+        let bits = match dtype {
+            DType::F16 => f16::from_f64(x).to_bits() as u64,
+            DType::BF16 => bf16::from_f64(x).to_bits() as u64,
+            DType::F32 => (x as f32).to_bits() as u64,
+            _ => x.to_bits(),
+        };
+        // The value as the view prints it (its shortest form) must be what was typed.
+        let shown = match value_of_bits(dtype, bits) {
+            Value::Float(y) => shortest(dtype, y),
+            Value::Int(i) => i as f64,
+        };
+        if shown != x && !(x.is_nan() && shown.is_nan()) {
+            return Err(format!(
+                "{t} is no {} value (the nearest is {})",
+                dtype.name(),
+                format_value(Value::Float(shown), dtype)
+            ));
+        }
+        bits
+    } else {
+        let (digits, radix, negative) = match t.strip_prefix('-') {
+            Some(rest) => (rest, 10, true),
+            None => match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                Some(hex) => (hex, 16, false),
+                None => (t, 10, false),
+            },
+        };
+        let magnitude = i128::from_str_radix(digits, radix)
+            .map_err(|_| format!("{t:?} is not an integer (a {} value)", dtype.name()))?;
+        let v = if negative { -magnitude } else { magnitude };
+        let bits = (dtype.size() * 8) as u32;
+        let signed = matches!(dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64);
+        let (lo, hi) = match signed {
+            true => (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1),
+            false => (0, (1i128 << bits) - 1),
+        };
+        if v < lo || v > hi {
+            return Err(format!("{t} is outside {} ({lo} to {hi})", dtype.name()));
+        }
+        v as u64 & (u64::MAX >> (64 - bits))
+    };
+    let mut bytes = bits.to_le_bytes()[..dtype.size()].to_vec();
+    if big {
+        bytes.reverse();
+    }
+    Ok(bytes)
+}
+
 /// Decode the element at the start of `bytes` (which holds at least `dtype.size()` bytes).
 pub fn decode(dtype: DType, bytes: &[u8], big: bool) -> Value {
     value_of_bits(dtype, raw(&bytes[..dtype.size()], big))
@@ -260,6 +319,42 @@ fn shortest_half(x: f64, to_bits: impl Fn(f64) -> u16, value: impl Fn(u16) -> f6
 
 #[cfg(test)]
 mod tests {
+    /// A typed value's bytes decode back to it, in both byte orders; what a type cannot hold
+    /// exactly is refused.
+    #[test]
+    fn encoded_values_decode_back() {
+        use super::{decode, encode, DType, Value};
+        for (t, text, want) in [
+            (DType::F32, "1.5", Value::Float(1.5)),
+            (DType::F16, "-2", Value::Float(-2.0)),
+            (DType::BF16, "inf", Value::Float(f64::INFINITY)),
+            (DType::F64, "0.1", Value::Float(0.1)),
+            (DType::I16, "-300", Value::Int(-300)),
+            (DType::U32, "0xdeadbeef", Value::Int(0xdead_beef)),
+            (
+                DType::I64,
+                "-9223372036854775808",
+                Value::Int(i64::MIN as i128),
+            ),
+            (DType::U8, "255", Value::Int(255)),
+        ] {
+            for big in [false, true] {
+                let bytes = encode(t, text, big).unwrap();
+                assert_eq!(bytes.len(), t.size());
+                assert_eq!(decode(t, &bytes, big), want, "{text} as {}", t.name());
+            }
+        }
+        assert_eq!(encode(DType::U16, "1", true).unwrap(), [0, 1]);
+        assert!(
+            encode(DType::F32, "0.1", false).is_ok(),
+            "the f32 shown as 0.1"
+        );
+        assert!(encode(DType::F16, "1.0001", false).is_err(), "f16 shows 1");
+        assert!(encode(DType::U8, "256", false).is_err());
+        assert!(encode(DType::U8, "-1", false).is_err());
+        assert!(encode(DType::I32, "x", false).is_err());
+    }
+
     use super::*;
 
     #[test]
