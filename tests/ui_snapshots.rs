@@ -1220,6 +1220,14 @@ fn at_80_columns_nothing_needed_is_cut() {
     }
     key(&mut a, '6');
     assert!(screen_text(&a).contains("The full report is kept for ncu-ui."));
+    key(&mut a, '5');
+    let t = render(&a, ThemeName::Dark);
+    let defines = (0..24)
+        .map(|y| line(t.backend().buffer(), y))
+        .find(|l| l.contains("defines"))
+        .unwrap();
+    assert!(!defines.contains('…'), "{defines}");
+    assert!(screen_text(&a).contains("e.g. TILE=1,2,4 UNROLL=1..8*2."));
     key(&mut a, '1');
     assert!(screen_text(&a).contains("q quit"));
 

@@ -100,7 +100,7 @@ impl Field {
             Field::TimeLimit => "none",
             Field::Seed => "random",
             Field::Source => "the recorded image",
-            Field::Defines => "none (e.g. TILE=1,2,4 UNROLL=1..8*2)",
+            Field::Defines => "none (e.g. TILE=1,2,4)",
             Field::Strategy | Field::Cache | Field::Limits | Field::Objective => "",
         }
     }

@@ -173,7 +173,7 @@ fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     }
     for text in [
         "No sweep of this instance in this session. j/k choose a field, Enter edits it (choices cycle), r starts the sweep, c cancels it, x exports the results (CSV and JSON).",
-        "Axes are lists of values, ranges A..B:STEP or A..B*FACTOR, and 3-D values XxYxZ; grid `cover` keeps the recorded number of threads for each block; an empty axis keeps the recorded value. Samples: `adaptive` (until the noise is low) or a number per configuration.",
+        "Axes are lists of values, ranges A..B:STEP or A..B*FACTOR, and 3-D values XxYxZ; grid `cover` keeps the recorded number of threads for each block; an empty axis keeps the recorded value. Defines are NAME=values, e.g. TILE=1,2,4 UNROLL=1..8*2. Samples: `adaptive` (until the noise is low) or a number per configuration.",
     ] {
         lines.push(Line::from(Span::styled(text, theme.dim)));
     }
