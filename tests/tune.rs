@@ -689,6 +689,18 @@ fn shards_merge_into_the_unsharded_sweep() {
             "rr-tui: {}: exists; an export never replaces a file: choose another name\n",
             at("merged.csv").display()
         ));
+    // One file by two spellings (`m` and `./m`) is refused before anything is written.
+    let mut twice = rr();
+    twice.current_dir(t.path()).args(["tune", "merge"]);
+    for k in [1, 2, 3] {
+        twice.arg(at(&format!("part{k}.json")));
+    }
+    twice
+        .args(["--json", "m", "--csv", "./m"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name the same file"));
+    assert!(!at("m").exists());
     // A missing part, a part twice, an unsharded report, and an adaptive strategy are refused.
     for (parts, message) in [
         (vec!["part1.json", "part2.json"], "shard 3/3 is missing"),

@@ -284,9 +284,18 @@ impl AtomicWriter {
     /// replace a user's file).
     pub fn commit_new(mut self) -> Result<()> {
         self.tmp.flush().map_err(|e| Error::io(&self.path, e))?;
-        self.tmp
-            .persist_noclobber(&self.path)
-            .map_err(|e| Error::io(&self.path, e.error))?;
+        let path = self.path;
+        self.tmp.persist_noclobber(&path).map_err(|e| {
+            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::Invalid(format!(
+                    "{}: appeared while it was being written; an export never replaces a file: \
+                     choose another name",
+                    crate::text::visible_path(&path)
+                ))
+            } else {
+                Error::io(&path, e.error)
+            }
+        })?;
         Ok(())
     }
 
@@ -330,7 +339,7 @@ pub fn ensure_absent(path: &Path) -> Result<()> {
     // A usage error (exit status 2), as any output path that cannot be used.
     Err(Error::Invalid(format!(
         "{}: {problem}; an export never replaces a file: choose another name",
-        path.to_string_lossy()
+        crate::text::visible_path(path)
     )))
 }
 
@@ -345,6 +354,25 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    /// A file that appears at an export's path while it is written is never replaced: the
+    /// commit fails in one line naming the path, and the file keeps what it held.
+    #[test]
+    fn a_file_appearing_while_an_export_is_written_is_not_replaced() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("out.json");
+        let mut w = AtomicWriter::create(&path).unwrap();
+        w.write_all(b"export").unwrap();
+        std::fs::write(&path, b"precious").unwrap();
+        let e = w.commit_new().unwrap_err().to_string();
+        assert!(
+            e.contains("out.json: appeared while it was being written"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+        let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "the temporary file is removed");
+    }
 
     #[test]
     fn refuses_fifos_devices_and_directories_without_blocking() {

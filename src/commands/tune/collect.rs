@@ -167,10 +167,10 @@ impl<'a> Collector<'a> {
 
 fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
     if let Some(p) = &a.json {
-        super::write_streamed(p, |w| report.write_json(w))?;
+        super::write_streamed(p, super::Existing::Replace, |w| report.write_json(w))?;
     }
     if let Some(p) = &a.csv {
-        super::write_streamed(p, |w| Ok(report.write_csv(w)?))?;
+        super::write_streamed(p, super::Existing::Replace, |w| Ok(report.write_csv(w)?))?;
     }
     Ok(())
 }

@@ -21,11 +21,7 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
     for p in [&m.json, &m.csv].into_iter().flatten() {
         fsio::ensure_absent(p)?;
     }
-    if let (Some(j), Some(c)) = (&m.json, &m.csv) {
-        if j == c {
-            return Err(Error::invalid("--json and --csv name the same file"));
-        }
-    }
+    super::output_targets(&[("--json", m.json.as_deref()), ("--csv", m.csv.as_deref())])?;
     if let Some(p) = &m.export {
         super::export::check(p, [m.json.as_deref(), m.csv.as_deref()])?;
     }
@@ -73,10 +69,10 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         None => None,
     };
     if let Some(p) = &m.json {
-        super::write_streamed(p, |w| merged.write_json(w))?;
+        super::write_streamed(p, super::Existing::Refuse, |w| merged.write_json(w))?;
     }
     if let Some(p) = &m.csv {
-        super::write_streamed(p, |w| Ok(merged.write_csv(w)?))?;
+        super::write_streamed(p, super::Existing::Refuse, |w| Ok(merged.write_csv(w)?))?;
     }
     let measured = merged
         .trials

@@ -771,11 +771,12 @@ fn check_ptx(inst: &ReplayInstance) -> Result<()> {
     )))
 }
 
-/// The trials of an earlier run (`--resume`), after checking that the files may be written:
-/// before any GPU time is spent, not at the end of the sweep.
-fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
+/// Outputs (`flag`, path) that can be written where they are named, checked before any work
+/// (not after an hour of measuring): each one's directory exists and takes a file, and no two
+/// name the same file, however spelled (`out` and `./out`, a linked directory).
+pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
     let mut targets = Vec::new();
-    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv)] {
+    for &(flag, path) in outputs {
         let Some(path) = path else { continue };
         let shown = rr_format::text::visible_path(path);
         let refuse = |why: &str| Err(Error::invalid(format!("{flag} {shown}: {why}")));
@@ -786,18 +787,29 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
         let Ok(dir) = std::fs::canonicalize(parent) else {
             return refuse("its directory does not exist");
         };
-        if !dir.is_dir() {
+        let Some(name) = path.file_name().filter(|_| dir.is_dir()) else {
             return refuse("its directory does not exist");
-        }
-        let target = dir.join(path.file_name().unwrap_or_default());
+        };
+        let target = dir.join(name);
         if targets.contains(&target) {
             return Err(Error::invalid("--json and --csv name the same file"));
         }
-        // Writable now, not after an hour of measuring.
         if let Err(e) = fsio::AtomicWriter::create(&target) {
             return refuse(&format!("cannot be written ({e})"));
         }
         targets.push(target);
+    }
+    Ok(())
+}
+
+/// The trials of an earlier run (`--resume`), after checking that the files may be written:
+/// before any GPU time is spent, not at the end of the sweep.
+fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
+    output_targets(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
+    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv)] {
+        let Some(path) = path else { continue };
+        let shown = rr_format::text::visible_path(path);
+        let refuse = |why: &str| Err(Error::invalid(format!("{flag} {shown}: {why}")));
         match std::fs::symlink_metadata(path) {
             Ok(meta) if !meta.is_file() => {
                 return refuse("exists and is not a regular file (a directory, link or device)")
@@ -830,10 +842,20 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
         .map_err(Error::invalid)
 }
 
+/// How a streamed output meets a file already at its path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Existing {
+    /// Replaced (a sweep's own `--json`, which `--resume` continues).
+    Replace,
+    /// Refused, also when it appears while the output is written (`tune merge`'s outputs).
+    Refuse,
+}
+
 /// Write `path` (atomically, as [`fsio::write_atomic`]) as `write` makes it, through a buffer:
 /// a sweep's CSV holds the kernel's name in every row and is never whole in memory.
 pub(crate) fn write_streamed(
     path: &Path,
+    existing: Existing,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<()> {
     use std::io::Write;
@@ -843,7 +865,10 @@ pub(crate) fn write_streamed(
         .and_then(|()| buffered.flush())
         .map_err(|e| Error::io(path, e))?;
     drop(buffered);
-    Ok(file.commit()?)
+    Ok(match existing {
+        Existing::Replace => file.commit()?,
+        Existing::Refuse => file.commit_new()?,
+    })
 }
 
 /// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
