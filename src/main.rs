@@ -1,7 +1,7 @@
 use clap::Parser;
 
 fn main() {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = rr_tui::cli::config_flags_to_command(std::env::args_os().collect());
     if let Some(message) = rr_tui::cli::misspelt_command(&args) {
         rr_tui::output::error_line(&format!("error: {message}"));
         std::process::exit(2);

@@ -318,6 +318,9 @@ pub struct DoctorArgs {
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
+    /// The config file to check, as the explorer would read it.
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -521,7 +524,7 @@ pub struct CompareArgs {
     /// Compare as typed elements.
     ///
     /// u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64.
-    #[arg(long = "type", value_name = "TYPE")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = Listed::new(any_element_type, element_type_names), hide_possible_values = true)]
     pub dtype: Option<String>,
     /// Element byte order (with --type).
     ///
@@ -631,4 +634,86 @@ pub fn parse_address(s: &str) -> Result<u64, String> {
 
 pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {
     rr_engine::diff::Comparison::parse_spec(s)
+}
+
+/// A value parser that keeps its own rule (what it accepts, its error's words) and names the
+/// fixed set of values it stands for, so that completion scripts offer them. (The flags that
+/// use it hide the list from help: their explanations name each value with its meaning.)
+#[derive(Clone)]
+pub(crate) struct Listed<T> {
+    parse: fn(&str) -> Result<T, String>,
+    names: fn() -> Vec<&'static str>,
+}
+
+impl<T> Listed<T> {
+    pub(crate) fn new(
+        parse: fn(&str) -> Result<T, String>,
+        names: fn() -> Vec<&'static str>,
+    ) -> Self {
+        Listed { parse, names }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Listed<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.names)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// `--type`'s names (the text is kept as given: the comparison checks it, case aside).
+fn element_type_names() -> Vec<&'static str> {
+    rr_engine::diff::typed::DType::ALL
+        .into_iter()
+        .map(|d| d.name())
+        .collect()
+}
+
+fn any_element_type(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
+
+/// `rr-tui --config F doctor`: the explorer's config flags written before a command that takes
+/// them too (`config`, `doctor`) are that command's, moved after its name so that its own (the
+/// one shared) definition parses them; clap would take the command's name for the explorer's
+/// directory instead. Any other command line is returned as it is.
+pub fn config_flags_to_command(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let mut next = 1;
+    while let Some(word) = args.get(next).and_then(|a| a.to_str()) {
+        match word {
+            "--no-config" => next += 1,
+            "--config" => next += 2,
+            _ if word.starts_with("--config=") => next += 1,
+            _ => break,
+        }
+    }
+    let Some(command) = args.get(next).and_then(|a| a.to_str()) else {
+        return args;
+    };
+    let takes_config_flags = Cli::command()
+        .find_subcommand(command)
+        .is_some_and(|c| c.get_arguments().any(|a| a.get_id() == "config"));
+    if next == 1 || !takes_config_flags {
+        return args;
+    }
+    let flags: Vec<_> = args.drain(1..next).collect();
+    args.splice(2..2, flags);
+    args
 }

@@ -160,7 +160,7 @@ pub struct TuneArgs {
     /// repetition), annealing (simulated annealing: neighbours of good configurations) or tpe
     /// (Tree-structured Parzen Estimator: a model of where good configurations lie, asked
     /// for the most promising next; random for the first 10).
-    #[arg(long, default_value = "exhaustive", value_parser = parse_strategy, help_heading = "Search")]
+    #[arg(long, default_value = "exhaustive", value_parser = super::Listed::new(parse_strategy, strategy_names), hide_possible_values = true, help_heading = "Search")]
     pub strategy: StrategyKind,
     /// Measure at most N configurations [default: all].
     ///
@@ -227,7 +227,7 @@ pub struct TuneArgs {
     /// per execution) or edp (energy-delay product, joules × seconds). energy and edp measure
     /// energy (--energy). Searches learn from it; the report keeps time and energy for every
     /// configuration either way and marks the Pareto front of time against energy.
-    #[arg(long, default_value = "time", value_parser = parse_objective, help_heading = "Energy")]
+    #[arg(long, default_value = "time", value_parser = super::Listed::new(parse_objective, objective_names), hide_possible_values = true, help_heading = "Energy")]
     pub objective: rr_engine::tune::Objective,
     /// Measure each configuration's energy too.
     ///
@@ -656,6 +656,13 @@ fn parse_objective(s: &str) -> Result<rr_engine::tune::Objective, String> {
         .ok_or_else(|| format!("{s:?}: expected time, energy or edp"))
 }
 
+fn objective_names() -> Vec<&'static str> {
+    rr_engine::tune::Objective::ALL
+        .into_iter()
+        .map(|o| o.name())
+        .collect()
+}
+
 /// Energy is measured this long per configuration unless told otherwise.
 pub const DEFAULT_ENERGY_SECONDS: f64 = 1.0;
 
@@ -670,6 +677,10 @@ fn parse_energy_seconds(s: &str) -> Result<f64, String> {
 pub(crate) fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
     StrategyKind::parse(s)
         .ok_or_else(|| format!("{s:?}: expected exhaustive, random, annealing or tpe"))
+}
+
+fn strategy_names() -> Vec<&'static str> {
+    StrategyKind::ALL.into_iter().map(|k| k.name()).collect()
 }
 
 /// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout.

@@ -24,9 +24,11 @@ enum State {
     Ok,
     /// Absent: what needs it cannot run.
     Missing,
-    /// Present but not usable as it is (a driver too old, counters for administrators only, a
-    /// config file with a mistake).
+    /// Present but not usable as it is (a driver too old, counters for administrators only).
     Limited,
+    /// Present and refused by what reads it: a config file with a mistake, with which the
+    /// explorer and `rr-tui config` do not start.
+    Broken,
     /// Nothing to tell from here (no NVIDIA kernel driver to ask).
     Unknown,
 }
@@ -38,6 +40,7 @@ impl State {
             State::Ok => "ok",
             State::Missing => "missing",
             State::Limited => "limited",
+            State::Broken => "broken",
             State::Unknown => "unknown",
         }
     }
@@ -90,7 +93,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     findings.push(recorder());
     findings.push(ray());
     findings.push(tmux());
-    findings.push(config_file());
+    findings.push(config_file(&args.config));
     if args.json {
         output::json(&Report {
             version: crate::cli::VERSION,
@@ -364,9 +367,9 @@ fn tmux() -> Finding {
     }
 }
 
-/// The config file the explorer would read, checked as the explorer checks it.
-fn config_file() -> Finding {
-    let checked = config::load(&ConfigArgs::default()).and_then(|(config, source)| {
+/// The config file the explorer would read (with these flags), checked as the explorer checks it.
+fn config_file(flags: &ConfigArgs) -> Finding {
+    let checked = config::load(flags).and_then(|(config, source)| {
         Theme::load(config.theme, config.theme_file.as_deref())?;
         Ok(source)
     });
@@ -374,8 +377,8 @@ fn config_file() -> Finding {
         Ok(source) => Finding::ok("config", source_line(&source)),
         Err(e) => Finding::not_ok(
             "config",
-            State::Limited,
-            e.to_string(),
+            State::Broken,
+            format!("{e}; the explorer (and `rr-tui config`) will not start until it is fixed"),
             "correct the file (`rr-tui config --default` prints every key with its default), \
              or start the explorer with --no-config",
         ),

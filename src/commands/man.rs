@@ -43,13 +43,44 @@ fn visible(command: &clap::Command) -> clap::Command {
     copy
 }
 
+/// The program's name, as completion scripts register it.
+const BIN: &str = "rr-tui";
+/// The name bash's script is generated for: clap_complete's bash generator spells a hyphenated
+/// program's subcommands one way where it sets them (`rr__tui__subcmd__tune`) and another in the
+/// labels it matches them with (`rr__subcmd__tui__subcmd__tune`), so nothing past the first word
+/// completed (clap-rs/clap#6421). Without the hyphen both agree; only the `complete` lines then
+/// need the real name.
+const BASH_BIN: &str = "rrtui";
+
 /// `rr-tui completions SHELL`: the script on standard output.
 pub fn completions(shell: clap_complete::Shell) -> Result<i32> {
-    let mut root = visible(&Cli::command()).disable_help_subcommand(true);
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut root, "rr-tui", &mut script);
-    output::own_text(&String::from_utf8_lossy(&script));
+    let script = match shell {
+        clap_complete::Shell::Bash => bash_script(),
+        _ => script_for(shell, BIN),
+    };
+    output::own_text(&script);
     Ok(0)
+}
+
+fn script_for(shell: clap_complete::Shell, bin: &'static str) -> String {
+    let mut root = visible(&Cli::command().name(bin)).disable_help_subcommand(true);
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut root, bin, &mut script);
+    String::from_utf8_lossy(&script).into_owned()
+}
+
+/// Bash's script, generated for [`BASH_BIN`] and registered for `rr-tui`.
+fn bash_script() -> String {
+    script_for(clap_complete::Shell::Bash, BASH_BIN)
+        .lines()
+        .map(|line| match line.trim_start().starts_with("complete -F ") {
+            true => match line.strip_suffix(&format!(" {BASH_BIN}")) {
+                Some(head) => format!("{head} {BIN}\n"),
+                None => format!("{line}\n"),
+            },
+            false => format!("{line}\n"),
+        })
+        .collect()
 }
 
 /// Every page: rr-tui's, then each visible command's, depth first (`tune`, then `tune merge`),
