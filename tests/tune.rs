@@ -317,6 +317,45 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .stderr(predicate::str::contains("was simulated from"));
 }
 
+/// A sweep `--simulate` cannot answer from is refused naming --simulate, not --json, and a file
+/// it cannot read is a usage error (exit 2) as for the other flags' files.
+#[test]
+fn a_sweep_that_cannot_be_simulated_from_is_named_as_the_simulate_flags() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(t.path());
+    let axes = ["--grid", "1..4"];
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&sweep).unwrap()).unwrap();
+        edit(&mut v);
+        let path = t.path().join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path
+    };
+    let other_instance = edited("other.json", &|v| v["recorded"]["grid"][0] = 7.into());
+    let was_simulated = edited("simulated.json", &|v| v["simulated_from"] = "s.json".into());
+    for (file, problem) in [
+        (&other_instance, "holds a sweep of another instance of"),
+        (&was_simulated, "was simulated from s.json, not measured"),
+    ] {
+        let out = simulated(&axes, file).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(problem)
+                && stderr.ends_with(" choose another sweep for --simulate\n")
+                && !stderr.contains("--json"),
+            "{stderr}"
+        );
+    }
+    simulated(&axes, std::path::Path::new("/nonexistent/sweep.json"))
+        .assert()
+        .code(2)
+        .stderr(
+            "rr-tui: --simulate /nonexistent/sweep.json: No such file or directory (os error 2)\n",
+        );
+}
+
 /// A simulated sweep says what it is: "simulated" wherever a measured one says "measured" or
 /// "verified", never advice that `--simulate` refuses (`--resume`); `--list` refuses what the
 /// sweep refuses (register limits of a record holding no PTX) instead of listing it.
@@ -372,6 +411,74 @@ fn a_simulated_sweep_says_simulated_and_the_list_refuses_what_the_sweep_refuses(
         stderr.contains("--registers needs a record holding PTX") && stderr.lines().count() == 1,
         "{stderr}"
     );
+}
+
+/// Nothing of a simulated sweep reads as measured: its rows, its fastest, `tune merge` of its
+/// parts, and `--list` with --simulate say "simulated".
+#[test]
+fn a_simulated_sweeps_rows_merge_and_list_say_simulated() {
+    let t = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(synthetic_sweep(t.path())).unwrap()).unwrap();
+    // One configuration failed to verify in the sweep simulated from.
+    let failing = v["trials"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["grid"][0] == 2 && t["block"][0] == 64)
+        .unwrap();
+    failing["status"] = "verify_failed".into();
+    failing["message"] = "3 bytes differ".into();
+    let sweep = t.path().join("failing.json");
+    std::fs::write(&sweep, v.to_string()).unwrap();
+    let axes = ["--grid", "1..4", "--block", "32..128:32"];
+    let out = simulated(&axes, &sweep).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(rows.len(), 17, "{text}");
+    for row in &rows {
+        assert!(
+            row.contains("  simulated ok") || row.contains("  simulated verify failed: "),
+            "{row}"
+        );
+    }
+    assert!(
+        text.contains("  simulated verify failed: 3 bytes differ"),
+        "{text}"
+    );
+    let fastest = text.split("Fastest").nth(1).unwrap();
+    let ranked: Vec<&str> = fastest.lines().skip(1).take(5).collect();
+    assert!(
+        ranked.iter().all(|l| l.contains("  simulated ok")),
+        "{ranked:?}"
+    );
+    // The parts of a simulated sweep, merged.
+    for k in 1..=2 {
+        simulated(&axes, &sweep)
+            .args(["--shard", &format!("{k}/2"), "--json"])
+            .arg(t.path().join(format!("part{k}.json")))
+            .assert()
+            .success();
+    }
+    rr().args(["tune", "merge"])
+        .arg(t.path().join("part1.json"))
+        .arg(t.path().join("part2.json"))
+        .arg("--json")
+        .arg(t.path().join("merged.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Merged 2 shard(s): 17 configuration(s), 17 simulated",
+        ));
+    simulated(&axes, &sweep)
+        .arg("--list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "(simulated first, as the baseline)",
+        ))
+        .stdout(predicate::str::contains("measured").not());
 }
 
 /// A sweep that measured energy: faster blocks cost more power, so the fastest configuration

@@ -104,7 +104,7 @@ impl<'a> Collector<'a> {
         }
         self.printer.trial(
             &trial,
-            &self.report.defines,
+            &self.report,
             self.report.trials.len() + 1,
             self.planned,
         );

@@ -30,15 +30,19 @@ pub fn skipped(space: &Space) -> Option<(u64, String)> {
 }
 
 /// The configurations `--list` shows: all, or with `--shard K/N` that part's (the recorded one
-/// is part 1's).
-pub fn print(space: &Space, shard: Option<Shard>) {
+/// is part 1's); of a `simulated` sweep (`--simulate`), nothing is said to be measured.
+pub fn print(space: &Space, shard: Option<Shard>, simulated: bool) {
     let r = &space.rules.recorded;
     if shard.is_none_or(|s| s.k == 1) {
         output::line(&format!(
-            "recorded: grid {} block {} smem {} (measured first, as the baseline)",
+            "recorded: grid {} block {} smem {} ({} first, as the baseline)",
             dim(r.grid),
             dim(r.block),
-            r.shared_mem
+            r.shared_mem,
+            match simulated {
+                true => "simulated",
+                false => "measured",
+            }
         ));
     }
     let mut skipped = 0u64;

@@ -84,9 +84,13 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         n => format!("; {n} of the sweep's {} in no part", merged.space_size),
     };
     output::line(&format!(
-        "Merged {} shard(s): {} configuration(s), {measured} measured{in_no_part}{}",
+        "Merged {} shard(s): {} configuration(s), {measured} {}{in_no_part}{}",
         m.reports.len(),
         merged.trials.len(),
+        match merged.simulated_from {
+            Some(_) => "simulated",
+            None => "measured",
+        },
         match (&merged.best, merged.speedup) {
             (Some(b), Some(s)) => format!(
                 "; best {} at {}: {s:.3}x the recorded configuration",

@@ -164,7 +164,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let shard = a.shard().map_err(Error::invalid)?;
     let d = &inst.descriptor;
     if a.list {
-        list::print(&space, shard);
+        list::print(&space, shard, a.simulate.is_some());
         return Ok(0);
     }
     // Once for the sweep, here: the engines load the instance without reading its blobs again.
@@ -838,7 +838,7 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
     // A configuration that faulted or was refused is measured again (the cause may be gone);
     // skips are decided again from this sweep's limits.
     previous
-        .resumable_trials(report, path)
+        .resumable_trials(report, path, rr_engine::tune::ReadBack::Resume)
         .map_err(Error::invalid)
 }
 
@@ -874,7 +874,14 @@ pub(crate) fn write_streamed(
 /// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
 /// (memory holds the trials kept, not the file).
 fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
-    let (file, _) = fsio::open_limited(path, MAX_REPORT, "tuning report")?;
+    // A file a flag names that cannot be read is a usage error (exit 2), as a wrong flag is.
+    let (file, _) =
+        fsio::open_limited(path, MAX_REPORT, "tuning report").map_err(|e| {
+            match flag.starts_with("--") {
+                true => Error::invalid(format!("{flag} {e}")),
+                false => e.into(),
+            }
+        })?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     serde_json::from_reader(reader).map_err(|e| {
         let what = if flag == "--resume" {

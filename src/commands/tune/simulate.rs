@@ -95,7 +95,7 @@ impl Table {
             ..run.clone()
         };
         let trials = sweep
-            .resumable_trials(&expected, path)
+            .resumable_trials(&expected, path, rr_engine::tune::ReadBack::Simulate)
             .map_err(|e| Error::invalid(format!("--simulate: {e}")))?
             .into_iter()
             .filter(|t| keep(&t.config))

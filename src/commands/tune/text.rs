@@ -242,7 +242,8 @@ impl Printer {
         }
     }
 
-    pub fn trial(&self, t: &Trial, defines: &Defines, done: usize, planned: u64) {
+    /// A configuration's result, as the `done`th of `planned` in `r`'s sweep.
+    pub fn trial(&self, t: &Trial, r: &TuneReport, done: usize, planned: u64) {
         if self.events {
             self.emit(Event::Trial(Box::new(t.clone())));
             return;
@@ -251,7 +252,7 @@ impl Printer {
         output::line(&format!(
             "[{done:>width$}/{}] {}",
             planned.max(done as u64),
-            describe(t, defines)
+            describe(t, &r.defines, r.simulated_from.is_some())
         ));
     }
 
@@ -316,6 +317,7 @@ impl Printer {
             ));
         }
         let best = r.ranking(TOP);
+        let simulated = r.simulated_from.is_some();
         if best.is_empty() {
             output::line(&format!("No configuration {}.", words.verified));
             return;
@@ -330,9 +332,13 @@ impl Printer {
             best.len()
         ));
         for (i, t) in best.iter().enumerate() {
-            output::line(&format!("  {}. {}", i + 1, describe(t, &r.defines)));
+            output::line(&format!(
+                "  {}. {}",
+                i + 1,
+                describe(t, &r.defines, simulated)
+            ));
         }
-        if let Some(note) = within_energy_noise(r.objective, &best, r.simulated_from.is_some()) {
+        if let Some(note) = within_energy_noise(r.objective, &best, simulated) {
             output::line(&note);
         }
         if !r.pareto.is_empty() {
@@ -341,7 +347,10 @@ impl Printer {
                 r.pareto.len()
             ));
             for &i in r.pareto.iter().take(PARETO_SHOWN) {
-                output::line(&format!("  {}", describe(&r.trials[i], &r.defines)));
+                output::line(&format!(
+                    "  {}",
+                    describe(&r.trials[i], &r.defines, simulated)
+                ));
             }
             if r.pareto.len() > PARETO_SHOWN {
                 output::line(&format!(
@@ -430,8 +439,9 @@ pub fn config_text(c: &Config, defines: &Defines) -> String {
     }
 }
 
-/// One configuration as a line: defines, geometry, time, noise, samples, clock, outcome.
-pub fn describe(t: &Trial, defines: &Defines) -> String {
+/// One configuration as a line: defines, geometry, time, noise, samples, clock, outcome (of a
+/// `simulated` sweep: said to be simulated, as no GPU measured or verified it).
+pub fn describe(t: &Trial, defines: &Defines, simulated: bool) -> String {
     let c = &t.config;
     let mut s = String::new();
     match c.variant {
@@ -473,7 +483,12 @@ pub fn describe(t: &Trial, defines: &Defines) -> String {
             e.noise * 100.0
         ));
     }
-    s.push_str(&format!("  {}", t.status.label()));
+    match (simulated, t.status) {
+        (true, Status::Ok | Status::VerifyFailed) => {
+            s.push_str(&format!("  simulated {}", t.status.label()))
+        }
+        _ => s.push_str(&format!("  {}", t.status.label())),
+    }
     if t.recorded {
         s.push_str(" (recorded)");
     }

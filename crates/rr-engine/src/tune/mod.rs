@@ -17,4 +17,4 @@ pub mod trial;
 pub use objective::Objective;
 pub use space::{Config, Space};
 pub use strategy::{Search, StrategyKind};
-pub use trial::{Status, Trial, TuneReport};
+pub use trial::{ReadBack, Status, Trial, TuneReport};

@@ -261,6 +261,24 @@ pub struct DeviceInfo {
     pub rated_clock_mhz: f64,
 }
 
+/// What a sweep's report is read back for, which says what to do with one that does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadBack {
+    /// `tune --resume`: continued in the same `--json` file.
+    Resume,
+    /// `tune --simulate`: answered from, in place of a GPU.
+    Simulate,
+}
+
+impl ReadBack {
+    fn choose_another(self) -> &'static str {
+        match self {
+            ReadBack::Resume => "choose another --json file",
+            ReadBack::Simulate => "choose another sweep for --simulate",
+        }
+    }
+}
+
 /// Everything a sweep produced: the JSON output, and what `--resume` reads back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TuneReport {
@@ -460,36 +478,41 @@ impl TuneReport {
         ok.into_iter().map(|(t, _)| t).collect()
     }
 
-    /// Whether a report read back for `--resume` belongs to this sweep.
-    /// Whether a report read back for `--resume` belongs to a sweep of `other`'s instance
+    /// Whether a report read back (for `purpose`) belongs to a sweep of `other`'s instance
     /// with the same verification, and the trials worth keeping from it: measured ones (a
     /// fault, refusal or skip is decided again), well-formed, one per configuration, the
     /// recorded flag only on the recorded configuration.
-    pub fn resumable_trials(self, other: &TuneReport, file: &Path) -> Result<Vec<Trial>, String> {
+    pub fn resumable_trials(
+        self,
+        other: &TuneReport,
+        file: &Path,
+        purpose: ReadBack,
+    ) -> Result<Vec<Trial>, String> {
         let shown = rr_format::text::visible_path(file);
+        let choose_another = purpose.choose_another();
         if let Some(from) = &self.simulated_from {
             return Err(format!(
-                "{shown} was simulated from {}, not measured: choose another --json file",
+                "{shown} was simulated from {}, not measured: {choose_another}",
                 rr_format::text::visible(from)
             ));
         }
         if self.kernel != other.kernel {
             return Err(format!(
-                "{shown} holds a sweep of another kernel ({}); choose another --json file",
+                "{shown} holds a sweep of another kernel ({}); {choose_another}",
                 rr_format::text::visible(&self.kernel)
             ));
         }
         if self.recorded != other.recorded {
             let c = &self.recorded;
             return Err(format!(
-                "{shown} holds a sweep of another instance of {} (recorded at grid {}x{}x{}, block {}x{}x{}); choose another --json file",
+                "{shown} holds a sweep of another instance of {} (recorded at grid {}x{}x{}, block {}x{}x{}); {choose_another}",
                 rr_format::text::visible(&self.kernel),
                 c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2]
             ));
         }
         if self.source != other.source || self.defines != other.defines {
             return Err(format!(
-                "{shown} holds a sweep of other compile-time variants (source, its text, options or defines differ); choose another --json file"
+                "{shown} holds a sweep of other compile-time variants (source, its text, options or defines differ); {choose_another}"
             ));
         }
         if let Some(e) = self.energy.filter(|e| !e.is_plausible()) {
@@ -501,14 +524,14 @@ impl TuneReport {
         if let (Some(was), Some(now)) = (self.energy, other.energy) {
             if was != now {
                 return Err(format!(
-                    "{shown} measured energy for at least {} s a configuration and this sweep does for {} s: give the same --energy-seconds, or choose another --json file",
+                    "{shown} measured energy for at least {} s a configuration and this sweep does for {} s: give the same --energy-seconds, or {choose_another}",
                     was.min_seconds, now.min_seconds
                 ));
             }
         }
         if self.verify != other.verify {
             return Err(format!(
-                "{shown} was verified as {} and this sweep verifies as {}: choose another --json file",
+                "{shown} was verified as {} and this sweep verifies as {}: {choose_another}",
                 rr_format::text::visible(&self.verify),
                 other.verify
             ));
@@ -789,12 +812,14 @@ mod tests {
         other.kernel = "other".into();
         assert!(r
             .clone()
-            .resumable_trials(&other, Path::new("t.json"))
+            .resumable_trials(&other, Path::new("t.json"), ReadBack::Resume)
             .is_err());
         let mut forged = r.clone();
         forged.trials.push(forged.trials[0].clone());
         forged.trials[0].kernel_ns = Some(Stats::of(&[-1e308]));
-        let kept = forged.resumable_trials(&r, Path::new("t.json")).unwrap();
+        let kept = forged
+            .resumable_trials(&r, Path::new("t.json"), ReadBack::Resume)
+            .unwrap();
         assert_eq!(
             kept.len(),
             1,
@@ -830,7 +855,7 @@ mod tests {
         energy.energy = Some(crate::replay::energy::EnergyPolicy::sweep(1.0));
         let kept = previous
             .clone()
-            .resumable_trials(&energy, Path::new("t.json"))
+            .resumable_trials(&energy, Path::new("t.json"), ReadBack::Resume)
             .unwrap();
         let blocks: Vec<u32> = kept.iter().map(|t| t.config.block[0]).collect();
         assert_eq!(blocks, [256, 512]);
@@ -838,7 +863,7 @@ mod tests {
         // Without energy, everything measured is kept, forged energy dropped.
         let kept = previous
             .clone()
-            .resumable_trials(&previous, Path::new("t.json"))
+            .resumable_trials(&previous, Path::new("t.json"), ReadBack::Resume)
             .unwrap();
         assert_eq!(kept.len(), 4);
         assert_eq!(kept[3].energy, None);
