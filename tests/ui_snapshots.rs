@@ -1161,6 +1161,48 @@ fn screen_text(a: &App) -> String {
         .join(" ")
 }
 
+/// An LLVM 16–17 record without its device image says so before the missing driver, with
+/// the path and words `rr-tui replay` gives (the CLI finds it while reading files, by the rule
+/// the explorer asks too), and points at `I`; once `I` gives an image, the machine's reason.
+#[test]
+fn an_llvm16_record_without_its_image_says_so_before_the_machines_reason() {
+    let dir = PathBuf::from("record-fixtures/llvm16-saxpy");
+    let no_gpu = Err("no CUDA driver found (libcuda.so.1 could not be loaded)".to_string());
+    let mut a = rr_tui::tui::load_app(dir.clone(), no_gpu, std::env::temp_dir()).unwrap();
+    a.update(Msg::Resize(80, 24));
+    let request = rr_engine::replay::ReplayRequest::new(dir.join("rr_saxpy.json"));
+    let cli = match rr_tui::commands::replay::preflight(&request) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("replay accepts an LLVM 16 record without its image"),
+    };
+    let cli_reason = cli.split("; pass --image").next().unwrap();
+    let reason = a.replay_blocker(0).expect("a reason").reason().to_string();
+    assert!(
+        reason.starts_with(cli_reason) && reason.contains("I gives"),
+        "the CLI says {cli:?}, the explorer {reason:?}"
+    );
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (screen, intro) in [
+        ('4', "This instance cannot be replayed:"),
+        ('5', "This instance cannot be replayed, nor tuned:"),
+        ('6', "This instance cannot be replayed, nor profiled:"),
+    ] {
+        key(&mut a, screen);
+        let text = screen_text(&a);
+        assert!(
+            text.contains(&format!("{intro} {}", words(&reason))),
+            "screen {screen}: {text}"
+        );
+        assert!(!text.contains("no CUDA driver"), "screen {screen}: {text}");
+    }
+    key(&mut a, 'r');
+    let status = a.status.as_ref().expect("r says why").text.clone();
+    assert!(status.contains(&reason), "{status}");
+    a.settings.supplied.image = Some(PathBuf::from("saxpy.cubin"));
+    let reason = a.replay_blocker(0).expect("a reason").reason().to_string();
+    assert!(reason.starts_with("no CUDA driver"), "{reason}");
+}
+
 /// An LLVM 19–22 record cannot be replayed on any machine: the replay, tuning and profile
 /// screens say so (the reason `rr-tui replay` gives) before any key, not the missing driver.
 #[test]

@@ -27,6 +27,9 @@ pub struct Row {
     pub problem: Option<String>,
     /// Why the instance cannot be replayed at all (known once its descriptor is read).
     pub unreplayable: Option<String>,
+    /// The device image an LLVM 16–17 record lacks (`rr_engine::replay::legacy::missing_image`):
+    /// it cannot be replayed until one is given (`I`, as `--image`).
+    pub missing_image: Option<std::path::PathBuf>,
     /// A legacy record's `.replay.output`, written by LLVM's old replay tool (found at load):
     /// the output → replay pair shows it until rr-tui replays the instance.
     pub old_replay_output: Option<std::path::PathBuf>,
@@ -115,6 +118,7 @@ fn placeholder(inst: &rr_format::InstanceEntry) -> Row {
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
         problem: None,
         unreplayable: None,
+        missing_image: None,
         old_replay_output: None,
     }
 }
@@ -143,6 +147,9 @@ fn row(inst: &rr_format::InstanceEntry) -> Row {
             .and_then(|d| rr_format::store::recorded_len(&inst.files, d, Side::Input).ok()),
         report_name: inst.kernel_name.clone().filter(|_| inst.in_report),
         unreplayable: d.as_ref().and_then(rr_format::inspect::unreplayable),
+        missing_image: d
+            .as_ref()
+            .and_then(|d| rr_engine::replay::legacy::missing_image(d, &inst.files)),
         old_replay_output: d
             .as_ref()
             .filter(|d| d.format.is_legacy())

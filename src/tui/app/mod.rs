@@ -24,6 +24,7 @@ pub mod tunelayout;
 pub mod tuning;
 
 use ratatui::crossterm::event::KeyEvent;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -698,12 +699,26 @@ impl App {
     }
 
     /// Why no replay, sweep or profile of instance `i` can start here, if none can: the
-    /// record's own reason first (the one `rr-tui replay` gives: `rr_format::inspect::unreplayable`
-    /// applies the loader's rule), then the machine's (no CUDA driver). The refusals of `r`,
-    /// `v`, `u`/`r` and `P` and every screen's standing line read this one rule.
+    /// record's own reason first, in the order `rr-tui replay` gives them
+    /// (`rr_format::inspect::unreplayable` applies the loader's rule, then an LLVM 16–17 record
+    /// without its device image by `rr_engine::replay::legacy::missing_image`, unless `I` gave
+    /// one), then the machine's (no CUDA driver). The refusals of `r`, `v`, `u`/`r` and `P` and
+    /// every screen's standing line read this one rule.
     pub fn replay_blocker(&self, i: usize) -> Option<ReplayBlocker<'_>> {
-        if let Some(why) = self.rows.get(i).and_then(|r| r.unreplayable.as_deref()) {
-            return Some(ReplayBlocker::Record(why));
+        let row = self.rows.get(i);
+        if let Some(why) = row.and_then(|r| r.unreplayable.as_deref()) {
+            return Some(ReplayBlocker::Record(Cow::Borrowed(why)));
+        }
+        let image_given = self.settings.supplied.image.is_some();
+        if let Some(image) = row
+            .and_then(|r| r.missing_image.as_ref())
+            .filter(|_| !image_given)
+        {
+            return Some(ReplayBlocker::Record(Cow::Owned(format!(
+                "{}: {}; on the replay screen (4), I gives the kernel's image file (--image)",
+                image.display(),
+                rr_engine::replay::legacy::NO_IMAGE
+            ))));
         }
         self.gpu
             .as_ref()
@@ -741,10 +756,11 @@ impl App {
 }
 
 /// Why an instance cannot be replayed here (see [`App::replay_blocker`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplayBlocker<'a> {
-    /// The record itself cannot be replayed, on any machine.
-    Record(&'a str),
+    /// The record itself cannot be replayed, on any machine (or not until what it lacks is
+    /// given).
+    Record(Cow<'a, str>),
     /// This machine cannot replay (no CUDA driver).
     Machine(&'a str),
 }
@@ -765,9 +781,10 @@ impl<'a> ReplayBlocker<'a> {
     }
 
     /// The reason alone.
-    pub fn reason(self) -> &'a str {
+    pub fn reason(self) -> Cow<'a, str> {
         match self {
-            ReplayBlocker::Record(why) | ReplayBlocker::Machine(why) => why,
+            ReplayBlocker::Record(why) => why,
+            ReplayBlocker::Machine(why) => Cow::Borrowed(why),
         }
     }
 }

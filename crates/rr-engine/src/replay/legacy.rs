@@ -24,6 +24,23 @@ pub struct Prepared {
     pub notes: Vec<String>,
 }
 
+/// Why an LLVM 16–17 record without its image cannot be replayed; each surface adds how to
+/// supply one (`--image FILE` on the command line, `I` in the explorer).
+pub const NO_IMAGE: &str = "missing: LLVM 16–17 never saved the device image";
+
+/// The device image file an LLVM 16–17 record lacks (none was recorded and none was put beside
+/// it), if it lacks one: unless an image is supplied, its replay is refused with [`NO_IMAGE`].
+/// `replay`, `tune` and the explorer all ask this, so they refuse the same records.
+pub fn missing_image(d: &Descriptor, files: &InstanceFiles) -> Option<PathBuf> {
+    if d.format != RecordFormat::LegacyLlvm16 {
+        return None;
+    }
+    let image = files.file(EXT_IMAGE);
+    rr_format::fsio::regular_len(&image)
+        .is_err_and(|e| e.is_not_found())
+        .then_some(image)
+}
+
 pub fn prepare(d: Descriptor, files: &InstanceFiles, supplied: &Supplied) -> Result<Prepared> {
     if let Some(why) = legacy::refusal(&d, supplied.assume_llvm18) {
         return Err(Error::invalid(why));
@@ -33,14 +50,14 @@ pub fn prepare(d: Descriptor, files: &InstanceFiles, supplied: &Supplied) -> Res
         Some(p) => p.clone(),
         None => files.file(EXT_IMAGE),
     };
-    let image_missing = llvm16
-        && supplied.image.is_none()
-        && rr_format::fsio::regular_len(&image).is_err_and(|e| e.is_not_found());
+    let image_missing = supplied.image.is_none() && missing_image(&d, files).is_some();
     let no_image = || {
         Error::format(
             &image,
-            "missing: LLVM 16–17 never saved the device image; pass --image FILE (the kernel's cubin, \
-             e.g. unpacked from the application with clang-offload-packager)",
+            format!(
+                "{NO_IMAGE}; pass --image FILE (the kernel's cubin, \
+                 e.g. unpacked from the application with clang-offload-packager)"
+            ),
         )
     };
     let mut notes = Vec::new();
