@@ -305,7 +305,7 @@ pub static BINDINGS: &[Binding] = &[
         "S",
         ReverseSort,
         "reverse the sort",
-        None
+        Some("reverse")
     ),
     b!(
         Instances,
@@ -313,7 +313,7 @@ pub static BINDINGS: &[Binding] = &[
         "R",
         RawNames,
         "raw (mangled) kernel names",
-        None
+        Some("raw names")
     ),
     b!(
         Instances,
@@ -329,7 +329,7 @@ pub static BINDINGS: &[Binding] = &[
         "M",
         MarkSweep,
         "mark / unmark for a sweep of several instances (R on the tuning screen)",
-        None
+        Some("sweep mark")
     ),
     b!(
         Instances,
@@ -369,7 +369,7 @@ pub static BINDINGS: &[Binding] = &[
         "R",
         RawNames,
         "raw kernel names",
-        None
+        Some("raw names")
     ),
     b!(
         Snapshots,
@@ -588,7 +588,7 @@ pub static BINDINGS: &[Binding] = &[
         "R",
         TuneStartMarked,
         "sweep every instance marked with M, one after the other, with this form",
-        None
+        Some("marked")
     ),
     b!(
         Tune,
@@ -612,7 +612,7 @@ pub static BINDINGS: &[Binding] = &[
         "h/←",
         HeatLeft,
         "heatmap: scroll left",
-        None
+        Some("left")
     ),
     b!(
         Tune,
@@ -620,7 +620,7 @@ pub static BINDINGS: &[Binding] = &[
         "l/→",
         HeatRight,
         "heatmap: scroll right",
-        Some("scroll")
+        Some("right")
     ),
     b!(
         Tune,
@@ -644,7 +644,7 @@ pub static BINDINGS: &[Binding] = &[
         "[",
         TunePickUp,
         "table: pick the configuration above (P profiles it)",
-        None
+        Some("pick ↑")
     ),
     b!(
         Tune,
@@ -652,7 +652,7 @@ pub static BINDINGS: &[Binding] = &[
         "]",
         TunePickDown,
         "table: pick the configuration below (P profiles it)",
-        Some("pick")
+        Some("pick ↓")
     ),
     b!(
         Tune,
@@ -819,6 +819,20 @@ pub enum HelpLine {
     Note(&'static str),
 }
 
+/// The keys of a screen, as its section of the help lists them: its own bindings, less its
+/// copies of global ones (listed once, under Everywhere). The hint bar shows every one.
+pub fn screen_bindings(scope: Scope) -> impl Iterator<Item = &'static Binding> {
+    let repeats_global = move |b: &Binding| {
+        scope != Scope::Global
+            && BINDINGS
+                .iter()
+                .any(|g| g.scope == Scope::Global && g.action == b.action)
+    };
+    BINDINGS
+        .iter()
+        .filter(move |b| b.scope == scope && !repeats_global(b))
+}
+
 /// The help popup's lines: every binding by screen, then the prompt keys. A screen's copy of a
 /// global binding is listed once, under Everywhere.
 pub fn help_lines() -> Vec<HelpLine> {
@@ -833,16 +847,7 @@ pub fn help_lines() -> Vec<HelpLine> {
         (Scope::Profile, "Profile"),
     ] {
         lines.push(HelpLine::Section(title));
-        let repeats_global = |b: &Binding| {
-            scope != Scope::Global
-                && BINDINGS
-                    .iter()
-                    .any(|g| g.scope == Scope::Global && g.action == b.action)
-        };
-        for b in BINDINGS
-            .iter()
-            .filter(|b| b.scope == scope && !repeats_global(b))
-        {
+        for b in screen_bindings(scope) {
             lines.push(HelpLine::Key(b.label, b.description));
         }
         if scope == Scope::Tune {
@@ -1006,15 +1011,20 @@ mod tests {
         // On the tuning screen r starts a sweep: the global r (replay) is not offered there.
         let tune = hints(Scope::Tune);
         assert_eq!(
-            tune[..3],
-            [("Enter", "edit"), ("r", "start"), ("c", "cancel")]
+            tune[..4],
+            [
+                ("Enter", "edit"),
+                ("r", "start"),
+                ("R", "marked"),
+                ("c", "cancel")
+            ]
         );
         assert!(!tune.contains(&("r", "replay")));
         assert!(tune.contains(&("v", "verify")));
     }
 
-    /// At 80 columns the hint bar shows every key of every screen (on two lines where one is
-    /// not enough); narrower, it still ends with help.
+    /// At 80 columns the hint bar shows every key of every screen, each key its help lists
+    /// (on up to three lines); narrower, it still ends with help.
     #[test]
     fn the_hint_bar_shows_every_key_at_80_columns() {
         for scope in [
@@ -1035,6 +1045,15 @@ mod tests {
                 );
             }
             assert_eq!(lines.concat(), all, "{scope:?}: every key, in order");
+            // Every key the help lists for this screen, not only those given a hint word.
+            for b in screen_bindings(scope) {
+                assert!(
+                    all.iter().any(|(key, _)| *key == b.label),
+                    "{scope:?}: {} ({}) is in the help but not the hint bar",
+                    b.label,
+                    b.description
+                );
+            }
             let narrow = hint_lines(&all, 30).concat();
             assert_eq!(narrow.last(), Some(&("?", "help")), "{scope:?}");
         }
