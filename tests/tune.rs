@@ -481,6 +481,92 @@ fn a_simulated_sweeps_rows_merge_and_list_say_simulated() {
         .stdout(predicate::str::contains("measured").not());
 }
 
+/// The flags docs/tuning.md names in `sentence`'s part of its "Simulated sweeps" section: the
+/// backticked `--flag`s between `after` and `before`.
+fn documented_flags(after: &str, before: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tuning.md"),
+    )
+    .unwrap();
+    let section = doc.split("## Simulated sweeps").nth(1).unwrap();
+    let section = section.split("\n## ").next().unwrap().replace('\n', " ");
+    let part = section
+        .split(after)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {after:?}"));
+    let part = part.split(before).next().unwrap();
+    part.split('`')
+        .filter(|w| w.starts_with("--"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What docs/tuning.md says of the flags given with --simulate is what tune does: refused, said
+/// to have no effect, or applied (--time-limit stops handing out configurations).
+#[test]
+fn the_simulate_flags_do_what_the_tuning_page_says() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(t.path());
+    let axes = ["--grid", "1..32", "--block", "32..1024:32"];
+    let value = |flag: &str| -> Vec<String> {
+        let words: Vec<&str> = match flag {
+            "--export" => vec!["--export", "e.json"],
+            "--engine-hub" => vec!["--engine-hub", "hub.sock", "--engines", "1"],
+            "--devices" => vec!["--devices", "0"],
+            "--energy-seconds" => vec!["--energy-seconds", "2"],
+            "--tolerance" => vec!["--tolerance", "f32:atol=1e-3"],
+            "--time-limit" => vec!["--time-limit", "60"],
+            "--budget" => vec!["--budget", "5"],
+            "--strategy" => vec!["--strategy", "random"],
+            // Not the exhaustive strategy, which a seed does nothing for.
+            "--seed" => vec!["--seed", "3", "--strategy", "random"],
+            "--shard" => vec!["--shard", "1/2"],
+            flag => vec![flag],
+        };
+        words.into_iter().map(str::to_string).collect()
+    };
+    let run = |flag: &str| {
+        let out = simulated(&axes, &sweep)
+            .current_dir(t.path())
+            .args(value(flag))
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let refused = documented_flags("simulated from.", "are refused with it");
+    assert_eq!(refused, ["--resume", "--export", "--engine-hub"]);
+    for flag in &refused {
+        let (code, stderr) = run(flag);
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(stderr.contains("--simulate"), "{flag}: {stderr}");
+    }
+    let no_effect = documented_flags("refused with it;", "said to have no effect");
+    assert!(no_effect.len() >= 5, "{no_effect:?}");
+    for flag in &no_effect {
+        let (code, stderr) = run(flag);
+        assert_eq!(code, Some(0), "{flag}: {stderr}");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(flag.as_str()) && l.contains("no effect with --simulate")),
+            "{flag}: {stderr}"
+        );
+    }
+    let applied = documented_flags("answers stand);", "apply as to a measured sweep");
+    assert!(applied.contains(&"--time-limit".to_string()), "{applied:?}");
+    for flag in &applied {
+        let (code, stderr) = run(flag);
+        assert_eq!(code, Some(0), "{flag}: {stderr}");
+        assert!(!stderr.contains("no effect"), "{flag}: {stderr}");
+    }
+    // A limit already past when the sweep starts: nothing is handed out (exit 1: no best).
+    simulated(&axes, &sweep)
+        .args(["--time-limit", "0.000000001"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("0 configuration(s) simulated in"));
+}
+
 /// A sweep that measured energy: faster blocks cost more power, so the fastest configuration
 /// is not the most frugal one and the Pareto front has more than one point.
 fn energy_sweep(dir: &std::path::Path) -> std::path::PathBuf {
