@@ -165,6 +165,46 @@ fn replay_without_a_gpu_explains_and_starts_nothing() {
         .contains("cannot replay here: no CUDA driver"));
 }
 
+/// Nothing on the replay screen is a list: the movement keys leave the instance (and the grid
+/// override set for it) alone and say where instances are chosen; on the instances screen they
+/// select.
+#[test]
+fn movement_keys_on_the_replay_screen_never_change_the_instance() {
+    let mut a = app("llvm-two-kernels", true);
+    assert!(
+        a.view.len() > 1,
+        "the fixture has instances to move between"
+    );
+    key(&mut a, KeyCode::Char('4'));
+    key(&mut a, KeyCode::Char('D'));
+    ctrl(&mut a, 'u');
+    typed(&mut a, "2,1,1");
+    key(&mut a, KeyCode::Enter);
+    let chosen = a.current();
+    for k in [
+        KeyCode::Char('G'),
+        KeyCode::Char('g'),
+        KeyCode::Char('j'),
+        KeyCode::Char('k'),
+        KeyCode::Down,
+        KeyCode::Up,
+        KeyCode::End,
+        KeyCode::PageDown,
+    ] {
+        key(&mut a, k);
+        assert_eq!(a.current(), chosen, "{k:?} changed the instance");
+        assert!(
+            status(&a).contains("chosen on the instances screen (1)"),
+            "{k:?}: {}",
+            status(&a)
+        );
+    }
+    assert_eq!(a.settings.grid, Some([2, 1, 1]));
+    key(&mut a, KeyCode::Char('1'));
+    key(&mut a, KeyCode::Char('j'));
+    assert_ne!(a.current(), chosen, "j selects on the instances screen");
+}
+
 #[test]
 fn replay_events_stream_into_the_instance_and_export() {
     let mut a = app("llvm-two-kernels", true);

@@ -687,7 +687,14 @@ impl App {
             _ => 0,
         };
         match self.screen {
-            Screen::Instances | Screen::Replay => {
+            // The replay screen shows one instance and its settings (a grid override with D
+            // was set for it): moving the selection from there would replay another kernel
+            // with them, unseen.
+            Screen::Replay => self.set_status(
+                "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
+                false,
+            ),
+            Screen::Instances => {
                 return match a {
                     Action::Top => self.move_selection(-(self.selected as isize)),
                     Action::Bottom => self.move_selection(self.view.len() as isize),
