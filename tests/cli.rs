@@ -480,6 +480,56 @@ fn diff_export_csv_never_replaces_a_file() {
     assert!(!t.path().join("nowhere").exists());
 }
 
+#[test]
+fn diff_export_csv_names_the_file_given_and_fails_in_json_under_json() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    std::fs::write(&a, [1u8, 2, 3]).unwrap();
+    std::fs::write(&b, [1u8, 2, 9]).unwrap();
+    let csv = t.path().join("nodir/x.csv");
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--export-csv")
+        .arg(&csv)
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "rr-tui: {}: No such file or directory (os error 2)\n",
+            csv.display()
+        ));
+    // Under --json the refusal is JSON on standard output, as replay's and profile's errors are.
+    let x = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let out = rr()
+        .arg("diff")
+        .arg(&x)
+        .args(["--json", "--export-csv"])
+        .arg(t.path().join("x.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let error: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["event"], "error");
+    assert_eq!(error["kind"], "input");
+    assert_eq!(
+        error["message"],
+        "--export-csv applies to two snapshot files"
+    );
+    let long_help = help(&["diff"])
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        long_help.contains("--export-csv <FILE> Write the differing ranges of two snapshot files"),
+        "{long_help}"
+    );
+}
+
 fn f32_file(path: &Path, values: &[f32], big_endian: bool) {
     let bytes: Vec<u8> = values
         .iter()

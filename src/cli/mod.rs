@@ -512,9 +512,10 @@ pub struct DiffArgs {
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
-    /// Write every differing range as CSV to this new file.
+    /// Write the differing ranges of two snapshot files to this new CSV file.
     ///
-    /// One row per range: offset, length. An existing file (or link) there is refused.
+    /// One row per range: offset, length. Only a comparison of two snapshot files has them,
+    /// not one of descriptors. An existing file (or link) there is refused.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
 }

@@ -249,7 +249,7 @@ impl AtomicWriter {
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
             .tempfile_in(dir)
-            .map_err(|e| Error::io(path, e))?;
+            .map_err(|e| Error::io(path, without_temporary_name(e)))?;
         // Temporary files are private (0600); the result keeps the mode of the file it replaces,
         // or gets the usual 0644.
         let mode = std::fs::symlink_metadata(path)
@@ -306,6 +306,17 @@ impl AtomicWriter {
             .persist(&self.path)
             .map_err(|e| Error::io(&self.path, e.error))?;
         Ok(())
+    }
+}
+
+/// tempfile names its temporary file in its errors (`… at path "/d/.x.csv.V441X1.tmp"`), a
+/// name the user never gave: the system's error alone (of the same kind), said of the path they
+/// did give. (tempfile keeps the system's error only in that text: its error has no source.)
+fn without_temporary_name(e: std::io::Error) -> std::io::Error {
+    let text = e.to_string();
+    match text.rsplit_once(" at path \"") {
+        Some((system, _)) => std::io::Error::new(e.kind(), system.to_string()),
+        None => e,
     }
 }
 
@@ -372,6 +383,18 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"precious");
         let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "the temporary file is removed");
+    }
+
+    /// A file that cannot be created is named as given, never by its temporary name.
+    #[test]
+    fn an_output_in_a_missing_directory_is_named_as_given() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("nodir/x.csv");
+        let e = AtomicWriter::create(&path).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            format!("{}: No such file or directory (os error 2)", path.display())
+        );
     }
 
     #[test]

@@ -28,6 +28,15 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     });
     match result {
         Ok(code) => Ok(code),
+        // What reads the JSON hears of the failure in JSON too: an `error` object on standard
+        // output, as the --json streams of replay and profile say one.
+        Err(e) if args.json => {
+            crate::output::json(&rr_engine::replay::protocol::Event::Error {
+                kind: rr_engine::replay::session::error_kind(&e),
+                message: rr_format::text::visible(&e.to_string()).into_owned(),
+            });
+            Ok(2)
+        }
         Err(e) => {
             crate::output::error_line(&format!("rr-tui: {e}"));
             Ok(2)
