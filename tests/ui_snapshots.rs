@@ -1161,6 +1161,32 @@ fn screen_text(a: &App) -> String {
         .join(" ")
 }
 
+/// At 80×24 the refusals of `r`, `u` and `P` are read whole: the status line wraps them (the
+/// longest is an LLVM 19–22 record's reason), never cuts them.
+#[test]
+fn refusals_wrap_whole_at_80_columns() {
+    let no_gpu = || Err("no CUDA driver found (libcuda.so.1 could not be loaded)".to_string());
+    for fixture in ["llvm19-saxpy", "llvm16-saxpy", "llvm-two-kernels"] {
+        let dir = PathBuf::from("record-fixtures").join(fixture);
+        let mut a = rr_tui::tui::load_app(dir, no_gpu(), std::env::temp_dir()).unwrap();
+        a.update(Msg::Resize(80, 24));
+        for k in ['r', 'u', 'P'] {
+            key(&mut a, '1');
+            key(&mut a, k);
+            if k == 'u' {
+                key(&mut a, 'r');
+            }
+            let status = a.status.as_ref().expect("a refusal").text.clone();
+            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            // The message's lines, without the rule and the instance count beside them.
+            let count = format!("{} of {} instance(s)", a.view.len(), a.rows.len());
+            let text = words(&screen_text(&a).replace(&count, "").replace('│', ""));
+            let words = words(&status);
+            assert!(text.contains(&words), "{fixture} {k}: {words:?} in {text}");
+        }
+    }
+}
+
 /// An LLVM 16–17 record without its device image says so before the missing driver, with
 /// the path and words `rr-tui replay` gives (the CLI finds it while reading files, by the rule
 /// the explorer asks too), and points at `I`; once `I` gives an image, the machine's reason.

@@ -13,8 +13,18 @@ use crate::tui::app::{App, Prompt};
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
 
-/// The most lines a long message takes (a short terminal gets one, cut with an ellipsis).
-const MAX_STATUS_LINES: usize = 3;
+/// The fewest lines a long message may take on a terminal of 20 lines or more (a shorter one
+/// gives it one, cut with an ellipsis); a taller one gives it a third of its height, so that a
+/// refusal (an LLVM 19–22 record's reason takes seven lines at 80×24) is read whole.
+const MIN_STATUS_LINES: usize = 3;
+
+/// The most lines a message takes on a terminal `height` lines tall.
+fn max_status_lines(height: u16) -> usize {
+    match height {
+        0..20 => 1,
+        _ => MIN_STATUS_LINES.max(height as usize / 3),
+    }
+}
 
 /// The message of the status line and whether it is an error: the last message, or the
 /// selected instance's problem (a prompt is drawn instead of either).
@@ -28,13 +38,13 @@ fn message(app: &App) -> Option<(&str, bool)> {
 }
 
 /// The message in lines of the room left of the instance count: wrapped at spaces, at most
-/// [`MAX_STATUS_LINES`] (the last cut with an ellipsis), one line on a short terminal.
+/// [`max_status_lines`] (the last cut with an ellipsis).
 fn message_lines(app: &App, width: u16, height: u16) -> Vec<String> {
     let Some((text, _)) = message(app).filter(|_| app.prompt.is_none()) else {
         return vec![];
     };
     let room = message_room(app, width);
-    let most = if height >= 20 { MAX_STATUS_LINES } else { 1 };
+    let most = max_status_lines(height);
     let mut lines = crate::tui::wrap::wrap(text, room);
     if lines.len() > most {
         let rest = lines.split_off(most - 1).join(" ");
