@@ -2127,7 +2127,10 @@ fn version_names_the_commit_and_what_the_build_holds() {
         "{long}"
     );
     assert!(
-        lines[3].starts_with("features: CUDA driver API 13.0; libcuda, libnvrtc"),
+        lines[3].starts_with(
+            "features: built against the CUDA 13.0 driver API, runs with a driver of CUDA 12.8 \
+             or newer (NVIDIA 570+); libcuda, libnvrtc"
+        ),
         "{long}"
     );
     rr().arg("-V").assert().success().stdout(format!(
@@ -2332,6 +2335,34 @@ fn man_prints_one_page_or_writes_a_page_per_command() {
             "{name}: {}",
             String::from_utf8_lossy(&groff.stderr)
         );
+    }
+}
+
+/// Every manual page calls its examples EXAMPLES, and a page (or `--help`) names the top-level
+/// help's variables (D, X, Y) only when its examples use them.
+#[test]
+fn examples_are_headed_as_such_and_name_the_variables_only_where_used() {
+    let variables = "D, X, Y as in";
+    for page in help_pages() {
+        let help = help_text(&page, "--help");
+        let Some((_, examples)) = help.split_once("Examples") else {
+            continue;
+        };
+        let uses = ["$D", "$X", "$Y"].iter().any(|v| examples.contains(v));
+        let top_level = page.is_empty();
+        assert_eq!(
+            examples.contains(variables),
+            uses && !top_level,
+            "{page:?}: {examples}"
+        );
+        let out = rr().arg("man").args(&page).output().unwrap();
+        let roff = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            roff.contains("\n.SH EXAMPLES\n") && !roff.contains(".SH EXTRA"),
+            "{page:?}: {roff}"
+        );
+        assert!(!roff.contains(".SH EXAMPLES\nExamples:\n"), "{page:?}");
+        assert_eq!(roff.contains(variables), uses && !top_level, "{page:?}");
     }
 }
 

@@ -19,11 +19,28 @@ Examples, from the source tree, on the bundled records (set these first):
   rr-tui diff $X.json $Y.json          # two instances: descriptors, snapshots
   rr-tui replay $X.json --verify --repetitions 20";
 
-/// Where subcommands' examples get their variables.
+/// A subcommand's examples, under a heading that says where their variables come from.
 macro_rules! examples {
     ($($line:literal),+ $(,)?) => {
-        concat!("Examples (D, X, Y as in `rr-tui --help`):", $("\n  ", $line),+)
+        $crate::cli::examples_text(&[$($line),+])
     };
+}
+
+/// `lines` under their heading, which names the top-level help's variables (D, X, Y) only on a
+/// page whose examples use them.
+pub(crate) fn examples_text(lines: &[&str]) -> String {
+    let uses_variables = lines
+        .iter()
+        .any(|line| ["$D", "$X", "$Y"].iter().any(|v| line.contains(v)));
+    let mut text = match uses_variables {
+        true => "Examples (D, X, Y as in `rr-tui --help`):".to_string(),
+        false => "Examples:".to_string(),
+    };
+    for line in lines {
+        text.push_str("\n  ");
+        text.push_str(line);
+    }
+    text
 }
 
 // After the macro: the subcommands' argument modules use `examples!`.
@@ -52,23 +69,28 @@ pub(crate) const VERSION: &str = concat!(
     ")"
 );
 
-/// `rr-tui --version`: the version, the commit, the build and what it holds (build.rs).
-const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "\ncommit: ",
-    env!("RR_TUI_COMMIT"),
-    "\nbuild: ",
-    env!("RR_TUI_BUILD"),
-    "\nfeatures: CUDA driver API ",
-    env!("RR_TUI_CUDA_API"),
-    "; libcuda, libnvrtc, libcupti and libnvidia-ml loaded at run time (none needed to build)"
-);
+/// `rr-tui --version`: the version, the commit, the build and what it holds (build.rs): the
+/// driver API it is written against, and the oldest driver it runs with (the one it checks).
+fn long_version() -> String {
+    let oldest = rr_engine::machine::MIN_DRIVER_VERSION;
+    format!(
+        "{}\ncommit: {}\nbuild: {}\nfeatures: built against the CUDA {} driver API, runs with a \
+         driver of CUDA {}.{} or newer (NVIDIA 570+); libcuda, libnvrtc, libcupti and \
+         libnvidia-ml loaded at run time (none needed to build)",
+        env!("CARGO_PKG_VERSION"),
+        env!("RR_TUI_COMMIT"),
+        env!("RR_TUI_BUILD"),
+        env!("RR_TUI_CUDA_API"),
+        oldest / 1000,
+        oldest % 1000 / 10,
+    )
+}
 
 #[derive(Debug, Parser)]
 #[command(
     name = "rr-tui",
     version = VERSION,
-    long_version = LONG_VERSION,
+    long_version = long_version(),
     about = "Explore, replay and verify recorded GPU kernel executions",
     long_about = "rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \

@@ -100,7 +100,27 @@ fn render(command: clap::Command) -> Result<(String, Vec<u8>)> {
     let mut roff = Vec::new();
     page.render(&mut roff)
         .map_err(|e| Error::Failed(format!("cannot render a manual page: {e}")))?;
-    Ok((page.get_filename(), roff))
+    Ok((page.get_filename(), examples_headed(roff)))
+}
+
+/// clap_mangen heads what follows a command's help "EXTRA"; ours is only ever its examples
+/// (`after_long_help`), so the page calls them that, as manual pages do (and drops a bare
+/// "Examples:" line that would only repeat the heading).
+fn examples_headed(roff: Vec<u8>) -> Vec<u8> {
+    let mut page = String::with_capacity(roff.len());
+    let mut after_heading = false;
+    for line in String::from_utf8_lossy(&roff).lines() {
+        match (line, after_heading) {
+            (".SH EXTRA", _) => page.push_str(".SH EXAMPLES\n"),
+            ("Examples:", true) => {}
+            (line, _) => {
+                page.push_str(line);
+                page.push('\n');
+            }
+        }
+        after_heading = line == ".SH EXTRA";
+    }
+    page.into_bytes()
 }
 
 /// `rr-tui man [COMMAND…]` (one page on standard output) and `rr-tui man --dir DIR` (all).
