@@ -865,10 +865,11 @@ pub(crate) fn write_streamed(
         .and_then(|()| buffered.flush())
         .map_err(|e| Error::io(path, e))?;
     drop(buffered);
-    Ok(match existing {
+    match existing {
         Existing::Replace => file.commit()?,
         Existing::Refuse => file.commit_new()?,
-    })
+    }
+    Ok(())
 }
 
 /// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
