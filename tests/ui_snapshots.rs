@@ -703,6 +703,52 @@ fn tuning_form_shows_the_parsers_message_as_you_type() {
     );
 }
 
+/// Defines without a source, on a machine without a driver: the form says why `rr-tui tune`
+/// refuses them, in its order (the defines before the driver), and never counts them as
+/// variants, neither while they are typed nor beside the ✗ line.
+#[test]
+fn the_tune_forms_refused_defines_are_never_counted_and_refused_first() {
+    let mut a = app(false, (80, 24));
+    let enter = |a: &mut App| {
+        a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    };
+    key(&mut a, '5');
+    a.tune_form.cursor = Field::ALL
+        .iter()
+        .position(|&f| f == Field::Defines)
+        .unwrap();
+    enter(&mut a);
+    for c in "TILE=1,2,4".chars() {
+        key(&mut a, c);
+    }
+    // What `rr-tui tune` says first of the same sweep (this machine has no driver either).
+    let json = a.rows[a.current().unwrap()].json_path.clone();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg("tune")
+        .arg(&json)
+        .args(["-D", "TILE=1,2,4"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = stderr
+        .trim_end()
+        .strip_prefix("rr-tui: ")
+        .unwrap()
+        .to_string();
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let typing = screen_text(&a);
+    assert!(typing.contains(&words(&said)), "{typing}");
+    assert!(!typing.contains("variant(s)"), "{typing}");
+    enter(&mut a);
+    assert_eq!(a.tune_form.defines, "TILE=1,2,4", "typed defines are taken");
+    let form = screen_text(&a);
+    assert!(form.contains(&format!("✗ {}", words(&said))), "{form}");
+    assert!(!form.contains("variant(s)"), "{form}");
+    key(&mut a, 'r');
+    let status = a.status.as_ref().expect("r says why").text.clone();
+    assert_eq!(status, format!("defines: {said}"));
+}
+
 /// The heatmap's scale is a colour as well as a shade: the fastest shade in the first colour
 /// of the scale, the slowest in the last.
 #[test]

@@ -233,6 +233,26 @@ impl App {
     }
 
     fn start_tune_of(&mut self, i: usize) -> Vec<Cmd> {
+        // In the order `rr-tui tune` refuses: the form's values (its flags) first, then the
+        // record's and the machine's reasons.
+        let args = match self
+            .tune_form
+            .to_args(self.rows[i].json_path.clone(), self.next_run + 1)
+        {
+            // What a legacy record lacks, as given on the replay screen (I, A).
+            Ok(a) => crate::cli::TuneArgs {
+                supplied: self.settings.supplied.clone(),
+                ..a
+            },
+            Err((field, why)) => {
+                self.tune_form.cursor = super::Field::ALL
+                    .iter()
+                    .position(|&f| f == field)
+                    .unwrap_or(0);
+                self.set_status(format!("{}: {why}", field.label()), true);
+                return vec![];
+            }
+        };
         if let Some(blocker) = self.replay_blocker(i) {
             self.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
@@ -257,24 +277,6 @@ impl App {
             return vec![];
         }
         let row = &self.rows[i];
-        let args = match self
-            .tune_form
-            .to_args(row.json_path.clone(), self.next_run + 1)
-        {
-            // What a legacy record lacks, as given on the replay screen (I, A).
-            Ok(a) => crate::cli::TuneArgs {
-                supplied: self.settings.supplied.clone(),
-                ..a
-            },
-            Err((field, why)) => {
-                self.tune_form.cursor = super::Field::ALL
-                    .iter()
-                    .position(|&f| f == field)
-                    .unwrap_or(0);
-                self.set_status(format!("{}: {why}", field.label()), true);
-                return vec![];
-            }
-        };
         // The command's own checks first, on a worker (they read the instance's files): the
         // form never starts what `rr-tui tune` would refuse.
         self.set_status(format!("checking the sweep of {}…", row.demangled), false);

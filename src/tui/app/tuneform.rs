@@ -431,7 +431,7 @@ impl TuneForm {
                 let text = self.text(f);
                 self.editing = Some(FieldEdit {
                     field: f,
-                    check: f.check(&text),
+                    check: self.check(f, &text),
                     editor: LineEditor::new(text),
                 });
                 None
@@ -461,7 +461,11 @@ impl TuneForm {
             }
             _ => {
                 if e.editor.handle(k) == Edit::Changed {
-                    e.check = e.field.check(&e.editor.text());
+                    let (field, text) = (e.field, e.editor.text());
+                    let check = self.check(field, &text);
+                    if let Some(e) = self.editing.as_mut() {
+                        e.check = check;
+                    }
                 }
                 EditOutcome::Editing
             }
@@ -471,10 +475,37 @@ impl TuneForm {
     /// Defines without a source (the rule `rr-tui tune` applies to `--define`): why the sweep
     /// would be refused, if it would.
     fn source_problem(&self) -> Result<(), String> {
+        self.defines_problem(&self.defines)
+    }
+
+    /// Why these `defines` would refuse the sweep with this form's source, if they would.
+    fn defines_problem(&self, defines: &str) -> Result<(), String> {
         crate::cli::source_flags_problem(
             !self.source.trim().is_empty(),
-            &[("--define", !self.defines.trim().is_empty())],
+            &[("--define", !defines.trim().is_empty())],
         )
+    }
+
+    /// What `text` means as `field` of this form ([`Field::check`]). Defines without a source
+    /// are never counted as variants: what is said is why the sweep would refuse them (typed
+    /// values are still taken, as the source may be given next).
+    pub fn check(&self, field: Field, text: &str) -> Result<String, String> {
+        let meaning = field.check(text)?;
+        match field {
+            Field::Defines => Ok(self.defines_problem(text).err().unwrap_or(meaning)),
+            _ => Ok(meaning),
+        }
+    }
+
+    /// The short meaning a field's row shows beside its value, if any: none beside defines the
+    /// sweep would refuse (the info line says why).
+    pub fn summary(&self, field: Field) -> Option<String> {
+        let text = self.text(field);
+        let refused = field == Field::Defines && self.defines_problem(&text).is_err();
+        field
+            .check(&text)
+            .ok()
+            .filter(|s| !refused && !s.is_empty() && !field.is_choice())
     }
 
     /// How many configurations the axes span, or why the sweep would be refused.

@@ -83,10 +83,7 @@ fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
             }
             None => {
                 let (text, given) = form.shown(field);
-                let summary = field
-                    .check(&form.text(field))
-                    .ok()
-                    .filter(|s| given && !s.is_empty() && !field.is_choice());
+                let summary = form.summary(field).filter(|_| given);
                 let value = fit(&rr_format::text::visible(&text), room);
                 let left = room.saturating_sub(value.chars().count());
                 let style = if given { base } else { base.patch(theme.dim) };
