@@ -1147,6 +1147,38 @@ fn the_tour_screens_are_what_the_explorer_draws() {
     }
     cast_holds_the_screens(&dir, &on_disk);
     readme_shows_a_tour_screen(&dir.join("04-snapshots.txt"));
+    readmes_keys_reach_its_screen(&dir.join("04-snapshots.txt"));
+}
+
+/// The keys the README gives for its screen (`` (`G`, `3`, then `n`; ``), pressed in a fresh
+/// explorer, draw that screen: the tour reached it by other ways, the reader by these.
+fn readmes_keys_reach_its_screen(screen: &std::path::Path) {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let keys: Vec<char> = readme
+        .split("snapshot screen")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .expect("README.md says which keys show its screen")
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| k.chars().next().unwrap())
+        .collect();
+    assert!(keys.contains(&'3'), "{keys:?}");
+    let mut a = app(false, (100, 30));
+    for k in keys {
+        let cmds = key(&mut a, k);
+        index(&mut a, cmds);
+    }
+    let screen_drawn = render(&a, ThemeName::Dark).backend().to_string();
+    let drawn: Vec<&str> = screen_drawn.lines().map(|l| l.trim_matches('"')).collect();
+    let shot = std::fs::read_to_string(screen).unwrap();
+    assert_eq!(
+        captured_lines(&drawn.join("\n")),
+        captured_lines(&shot),
+        "README.md's keys do not draw {}",
+        screen.display()
+    );
 }
 
 /// The README's screen (a code block of the tour) is lines of that screen, unchanged.
