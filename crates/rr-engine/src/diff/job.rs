@@ -22,10 +22,42 @@ pub enum IndexEvent {
     Done(Result<DiffOutcome, String>),
 }
 
-pub struct IndexJob {
+/// Work on its own named thread, stopped through a flag the work polls: on [`Worker::cancel`],
+/// and on drop, which also waits for the thread (the snapshots it reads outlive no job).
+pub struct Worker {
     cancel: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
+
+impl Worker {
+    /// Run `work` with the cancel flag on a thread named `name`. A thread that cannot be
+    /// started runs nothing (its sink never hears from it).
+    pub fn spawn(name: &str, work: impl FnOnce(&AtomicBool) + Send + 'static) -> Worker {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let handle = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || work(&flag))
+            .ok();
+        Worker { cancel, handle }
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.cancel();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The index build on a [`Worker`].
+pub struct IndexJob(Worker);
 
 impl IndexJob {
     pub fn spawn(
@@ -34,37 +66,21 @@ impl IndexJob {
         merge_gap: u64,
         mut sink: impl FnMut(IndexEvent) + Send + 'static,
     ) -> IndexJob {
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = cancel.clone();
-        let handle = std::thread::Builder::new()
-            .name("diff-index".into())
-            .spawn(move || {
-                let result =
-                    super::build_index(&a, &b, merge_gap, &flag, |scanned, total, done| {
-                        sink(IndexEvent::Progress {
-                            scanned,
-                            total,
-                            new_ranges: done.new_ranges.to_vec(),
-                            differing_bytes: done.differing_bytes,
-                        });
-                    });
-                sink(IndexEvent::Done(result.map_err(|e| e.to_string())));
-            })
-            .ok();
-        IndexJob { cancel, handle }
+        IndexJob(Worker::spawn("diff-index", move |flag| {
+            let result = super::build_index(&a, &b, merge_gap, flag, |scanned, total, done| {
+                sink(IndexEvent::Progress {
+                    scanned,
+                    total,
+                    new_ranges: done.new_ranges.to_vec(),
+                    differing_bytes: done.differing_bytes,
+                });
+            });
+            sink(IndexEvent::Done(result.map_err(|e| e.to_string())));
+        }))
     }
 
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-impl Drop for IndexJob {
-    fn drop(&mut self) {
-        self.cancel();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.0.cancel();
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use memchr::memmem;
 
@@ -115,10 +114,7 @@ fn in_window(
 }
 
 /// A search on its own thread: events to a callback, cancelled through a flag (and on drop).
-pub struct SearchJob {
-    cancel: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
+pub struct SearchJob(super::job::Worker);
 
 impl SearchJob {
     pub fn spawn(
@@ -127,31 +123,16 @@ impl SearchJob {
         query: Query,
         mut sink: impl FnMut(SearchEvent) + Send + 'static,
     ) -> SearchJob {
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = cancel.clone();
-        let handle = std::thread::Builder::new()
-            .name("snapshot-search".into())
-            .spawn(move || {
-                let result = find(&a, &b, &query, &flag, |searched, total| {
-                    sink(SearchEvent::Progress { searched, total })
-                });
-                sink(SearchEvent::Done(result));
-            })
-            .ok();
-        SearchJob { cancel, handle }
+        SearchJob(super::job::Worker::spawn("snapshot-search", move |flag| {
+            let result = find(&a, &b, &query, flag, |searched, total| {
+                sink(SearchEvent::Progress { searched, total })
+            });
+            sink(SearchEvent::Done(result));
+        }))
     }
 
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-impl Drop for SearchJob {
-    fn drop(&mut self) {
-        self.cancel();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.0.cancel();
     }
 }
 
