@@ -15,6 +15,11 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
             (check::check_instance(&files, None), 1, blobs)
         } else {
             let rd = RecordDir::open(path)?;
+            // Not each record directory below checked in turn: a mistyped path would then pass
+            // as a check; the list says which to pass (the same answer as `report`'s).
+            if rd.holds_nothing() {
+                return Ok(super::not_a_record::refuse(path, "check", json));
+            }
             // Every blob of the directory and of those below it, listed: the ones the
             // descriptors use are hashed; the others are named, not read (nothing replays them,
             // and a stray sparse file could hold a terabyte of holes).

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod engine;
 pub mod inspect;
 pub mod man;
+pub mod not_a_record;
 pub mod profile;
 pub mod record;
 pub mod replay;

@@ -15,6 +15,9 @@ use crate::output;
 
 pub fn run(dir: &Path, json: bool) -> Result<i32> {
     let rd = RecordDir::open(dir)?;
+    if rd.holds_nothing() {
+        return Ok(super::not_a_record::refuse(dir, "report", json));
+    }
     let (rows, problems) = rd.report_rows();
     let directory = rd.absolute_path();
     if json {

@@ -62,11 +62,16 @@ pub struct RecordDir {
 /// Whether a directory entry is one `record` writes for another process or rank:
 /// `pid-<digits>` or `rank-<digits>`, a real directory (not a link).
 fn is_recording_below(name: &str, file_type: Option<std::fs::FileType>) -> bool {
+    file_type.is_some_and(|t| t.is_dir()) && is_process_directory(name)
+}
+
+/// Whether a name is one `record` gives another process's or rank's recording:
+/// `pid-<digits>` or `rank-<digits>`.
+pub(crate) fn is_process_directory(name: &str) -> bool {
     let number = name
         .strip_prefix("pid-")
         .or_else(|| name.strip_prefix("rank-"));
-    file_type.is_some_and(|t| t.is_dir())
-        && number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 impl RecordDir {
@@ -92,6 +97,16 @@ impl RecordDir {
             dir.below.push(below);
         }
         Ok(dir)
+    }
+
+    /// Whether this is no record directory at all: no instance (its own or below), no report,
+    /// not even a report row. `report`, `check` and `tune` refuse it, listing the record
+    /// directories below it ([`crate::search`]).
+    pub fn holds_nothing(&self) -> bool {
+        self.instances.is_empty()
+            && self.report.is_none()
+            && self.report_problem.is_none()
+            && self.missing_rows.is_empty()
     }
 
     /// The launches the recorders of this directory and those below it saw, summed.

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod objects;
 pub mod record_config;
 pub mod report;
+pub mod search;
 pub mod sparse_hash;
 pub mod store;
 pub mod text;

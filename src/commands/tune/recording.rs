@@ -61,6 +61,10 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         .map_err(|e| Error::invalid(format!("--kernels {e}")))?;
     let shard = a.instances_shard().map_err(Error::invalid)?;
     let rec = RecordDir::open(dir)?;
+    if rec.holds_nothing() {
+        let command = if a.list { "tune --list" } else { "tune" };
+        return Ok(crate::commands::not_a_record::refuse(dir, command, false));
+    }
     let mut selected = Vec::new();
     for (i, e) in rec.instances.iter().enumerate() {
         if shard.is_some_and(|s| !s.owns(i as u64)) {
