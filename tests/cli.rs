@@ -2373,7 +2373,14 @@ fn doctor(env: &[(&str, &Path)]) -> Vec<(String, String, String)> {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.assert().success().get_output().stdout.clone();
+    // A doctor that hangs fails here rather than hanging the tests.
+    let out = cmd
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     String::from_utf8(out)
         .unwrap()
         .lines()
@@ -2570,6 +2577,316 @@ fn doctor_says_a_config_file_the_explorer_refuses_is_broken() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("`bogus`: unknown key"));
+}
+
+#[test]
+fn doctor_says_a_driver_stuck_in_cuinit_did_not_answer_and_goes_on() {
+    let driver = tempfile::tempdir().unwrap();
+    build_c(
+        "fake_libcuda.c",
+        driver.path(),
+        "libcuda.so.1",
+        &["-shared", "-fPIC", "-DFAKE_INIT_SLEEP"],
+    );
+    let started = std::time::Instant::now();
+    let lines = doctor(&[
+        ("LD_LIBRARY_PATH", driver.path()),
+        ("RR_TUI_DOCTOR_LIMIT_S", Path::new("1")),
+    ]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    let (state, detail) = finding(&lines, "driver");
+    assert_eq!(state, "broken");
+    assert!(
+        detail.starts_with("cuInit did not answer within 1 s (a hung GPU or driver")
+            && detail.contains("; fix: look for Xid errors"),
+        "{detail}"
+    );
+    let names: Vec<&str> = lines.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["driver", "ncu", "counters", "nvrtc", "cupti", "recorder", "ray", "tmux", "config"]
+    );
+}
+
+/// A directory holding executable shell scripts `name` → `body`, and `PATH` with it first.
+fn fake_tools(tools: &[(&str, &str)]) -> (tempfile::TempDir, std::ffi::OsString) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in tools {
+        let file = dir.path().join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let path = std::env::join_paths(
+        std::iter::once(dir.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    (dir, path)
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// The pid a fake tool wrote to `file`, waited for.
+fn pid_written(file: &Path) -> String {
+    for _ in 0..200 {
+        if let Ok(pid) = std::fs::read_to_string(file) {
+            if !pid.trim().is_empty() {
+                return pid.trim().to_string();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("{} was never written", file.display());
+}
+
+#[test]
+fn doctor_reads_a_tools_answer_through_a_pipe_and_drops_the_rest() {
+    // A python3 that prints megabytes after its answer; doctor runs under a limit on the size
+    // of the files it (and what it starts) may write: an answer kept in a file stops the tool
+    // (SIGXFSZ), one read through a pipe does not, and nothing of the rest is kept.
+    let (_tools, path) = fake_tools(&[(
+        "python3",
+        "set -e\nprintf '2.40.0\\n'\nhead -c 8000000 /dev/zero",
+    )]);
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -f 256 && exec \"$0\" doctor"])
+        .arg(assert_cmd::cargo::cargo_bin("rr-tui"))
+        .env("PATH", &path)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ray = text.lines().find(|l| l.starts_with("ray ")).unwrap();
+    assert_eq!(ray, "ray       ok       Ray 2.40.0 (python3)");
+}
+
+#[test]
+fn doctor_says_a_tool_that_does_not_answer_did_not_answer() {
+    let (_tools, path) = fake_tools(&[("python3", "exec sleep 1000"), ("tmux", "exec sleep 1000")]);
+    let lines = doctor(&[
+        ("PATH", Path::new(&path)),
+        ("RR_TUI_DOCTOR_LIMIT_S", Path::new("1")),
+    ]);
+    for (name, how) in [
+        ("ray", "did not answer within 1 s importing ray"),
+        ("tmux", "-V did not answer within 1 s"),
+    ] {
+        let (state, detail) = finding(&lines, name);
+        assert_eq!(state, "unknown", "{name}: {detail}");
+        assert!(
+            detail.contains(how) && !detail.contains("not on PATH"),
+            "{name}: {detail}"
+        );
+    }
+}
+
+#[test]
+fn doctor_ends_the_tool_it_waits_for_when_stopped_by_a_signal() {
+    let pid_file = tempfile::tempdir().unwrap();
+    let pid_file = pid_file.path().join("python3.pid");
+    let (_tools, path) = fake_tools(&[(
+        "python3",
+        &format!("echo $$ > '{}'\nexec sleep 1000", pid_file.display()),
+    )]);
+    let mut doctor = std::process::Command::new(assert_cmd::cargo::cargo_bin("rr-tui"))
+        .arg("doctor")
+        .env("PATH", &path)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let python = pid_written(&pid_file);
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &doctor.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = std::time::Instant::now();
+    while doctor.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "doctor did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let left = running(&python);
+    if left {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &python])
+            .status();
+    }
+    assert!(
+        !left,
+        "the python3 doctor ran (pid {python}) was left running"
+    );
+    let said = std::io::read_to_string(doctor.stderr.take().unwrap()).unwrap();
+    assert!(
+        said.contains("stopped by signal 15: python3 and what it started were ended"),
+        "{said}"
+    );
+}
+
+#[test]
+fn doctor_does_not_wait_for_what_a_tool_leaves_holding_its_output() {
+    let pid_file = tempfile::tempdir().unwrap();
+    let pid_file = pid_file.path().join("sleep.pid");
+    // A tmux that answers and leaves a process of another session holding its output.
+    let (_tools, path) = fake_tools(&[(
+        "tmux",
+        &format!(
+            "setsid sleep 1000 &\necho $! > '{}'\necho 'tmux 3.4'",
+            pid_file.display()
+        ),
+    )]);
+    let started = std::time::Instant::now();
+    let lines = doctor(&[("PATH", Path::new(&path))]);
+    let elapsed = started.elapsed();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pid_written(&pid_file)])
+        .status();
+    assert_eq!(finding(&lines, "tmux"), ("ok", "tmux 3.4"));
+    assert!(elapsed < std::time::Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[cfg_attr(rr_gpu, ignore = "needs a machine without Nsight Compute")]
+#[test]
+fn doctor_and_profile_pass_over_an_ncu_that_cannot_run() {
+    let tools = tempfile::tempdir().unwrap();
+    let ncu = tools.path().join("ncu");
+    std::fs::write(&ncu, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let lines = doctor(&[("PATH", tools.path())]);
+    let (state, detail) = finding(&lines, "ncu");
+    assert_eq!(state, "missing");
+    assert!(
+        detail.starts_with(&format!("{} is not executable", ncu.display()))
+            && detail.contains("; fix: make it executable (chmod +x)"),
+        "{detail}"
+    );
+    // profile looks the same way, and names it too.
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    rr().args(["profile"])
+        .arg(&desc)
+        .env("PATH", tools.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "({} is not executable)",
+            ncu.display()
+        )));
+    rr().args(["profile"])
+        .arg(&desc)
+        .arg("--ncu")
+        .arg(&ncu)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not executable"));
+}
+
+#[test]
+fn doctor_says_what_is_where_the_recorder_belongs_when_it_is_not_a_library() {
+    // rr-tui looks for the recorder beside itself: a copy of it (a hard link where the file
+    // system allows) in a directory of the test's own.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("rr-tui");
+    let built = assert_cmd::cargo::cargo_bin("rr-tui");
+    if std::fs::hard_link(&built, &exe).is_err() {
+        std::fs::copy(&built, &exe).unwrap();
+    }
+    let lib = dir.path().join("librr_recorder.so");
+    let recorder_line = || {
+        let empty = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(&exe)
+            .arg("doctor")
+            .env("PATH", empty.path())
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text.lines().find(|l| l.starts_with("recorder ")).unwrap();
+        line[9..].trim_start().to_string()
+    };
+    let shown = lib.display();
+    let clear = || {
+        let _ = std::fs::remove_dir(&lib);
+        let _ = std::fs::remove_file(&lib);
+    };
+    assert!(recorder_line().starts_with(&format!("missing  {shown} is not there")));
+    std::fs::create_dir(&lib).unwrap();
+    assert!(recorder_line().starts_with(&format!("missing  {shown} is a directory, not a library")));
+    clear();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&lib)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    assert!(recorder_line().starts_with(&format!(
+        "missing  {shown} is a FIFO (named pipe), not a library"
+    )));
+    clear();
+    std::os::unix::fs::symlink("gone.so", &lib).unwrap();
+    assert!(
+        recorder_line().starts_with(&format!("missing  {shown} is a dangling link (to gone.so)"))
+    );
+    clear();
+    std::os::unix::fs::symlink("/dev/zero", &lib).unwrap();
+    assert!(recorder_line().starts_with(&format!(
+        "missing  {shown} is a link to a character device (/dev/zero), not a library"
+    )));
+    clear();
+    // 100 GiB of nothing (sparse): only its first bytes are read.
+    let huge = std::fs::File::create(&lib).unwrap();
+    huge.set_len(100 << 30).unwrap();
+    let started = std::time::Instant::now();
+    let line = recorder_line();
+    assert!(
+        line.starts_with(&format!(
+            "broken   {shown} is not a shared library (no ELF header)"
+        )),
+        "{line}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    clear();
+    std::fs::write(&lib, b"\x7fE").unwrap();
+    assert!(recorder_line().contains("is not a shared library (shorter than an ELF header)"));
+    clear();
+    std::fs::copy(
+        assert_cmd::cargo::cargo_bin("rr-tui").with_file_name("librr_recorder.so"),
+        &lib,
+    )
+    .unwrap();
+    assert_eq!(recorder_line(), format!("ok       {shown}"));
+}
+
+#[test]
+fn doctor_and_config_name_a_dangling_link_at_the_config_path() {
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir(config.path().join("rr-tui")).unwrap();
+    let file = config.path().join("rr-tui/config.toml");
+    std::os::unix::fs::symlink("nowhere.toml", &file).unwrap();
+    let said = format!(
+        "{} (a dangling link to nowhere.toml: the built-in defaults)",
+        file.display()
+    );
+    // As the explorer takes it: no file, the defaults.
+    rr().arg("config")
+        .env("XDG_CONFIG_HOME", config.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("# config file: {said}\n")));
+    let lines = doctor(&[("XDG_CONFIG_HOME", config.path())]);
+    assert_eq!(finding(&lines, "config"), ("ok", said.as_str()));
 }
 
 #[test]

@@ -332,8 +332,10 @@ GPU's performance counters, NVRTC, CUPTI, the recorder library `record` preloads
 `python -m rr_tui.ray`), tmux (for the end-to-end tests) and the explorer's config file. Each \
 piece that is missing or unusable says what needs it and how to fix it. Nothing runs on a GPU: \
 the driver is asked for its devices, the libraries are loaded, the performance counters' \
-permission is read from /proc/driver/nvidia/params. Exit status 0 whatever it finds (2 only \
-for wrong flags).";
+permission is read from /proc/driver/nvidia/params. A driver that does not answer within 15 s (a \
+hung GPU) is reported so and the other lines follow; python3 (Ray) and tmux are given 10 s and \
+5 s. Exit status 0 whatever it finds (2 for wrong flags, 1 when interrupted by Ctrl-C or SIGTERM, \
+which also end the tool it waits for).";
 
 #[derive(Debug, Args, Clone)]
 pub struct DoctorArgs {

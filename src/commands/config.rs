@@ -31,7 +31,15 @@ pub fn run(args: &ConfigCommandArgs) -> Result<i32> {
 pub(crate) fn source_line(source: &Source) -> String {
     match source {
         Source::File(p) => p.display().to_string(),
-        Source::Absent(p) => format!("{} (not found: the built-in defaults)", p.display()),
+        Source::Absent(p) => match std::fs::read_link(p) {
+            // A link to nothing is taken as no file; say so, it is likely a mistake.
+            Ok(target) => format!(
+                "{} (a dangling link to {}: the built-in defaults)",
+                p.display(),
+                target.display()
+            ),
+            Err(_) => format!("{} (not found: the built-in defaults)", p.display()),
+        },
         Source::Nowhere => {
             "none (neither XDG_CONFIG_HOME nor HOME is an absolute path): the built-in defaults"
                 .into()

@@ -2,14 +2,24 @@
 //! the performance counters, NVRTC, CUPTI, the recorder library, Ray, tmux, the config file),
 //! each missing one with what needs it and its fix. Every piece is looked for the way the
 //! command that needs it looks (the same functions), and nothing runs on a GPU. It reports; it
-//! never fails (exit 0).
+//! never fails (exit 0), and it always ends: the driver is asked on a thread given
+//! [`DRIVER_LIMIT`] (a hung GPU hangs `cuInit`), each tool it runs is bounded, drained and ended
+//! with its process group ([`child`]), on Ctrl-C or SIGTERM too.
+//!
+//! `RR_TUI_DOCTOR_LIMIT_S` (seconds) shortens every one of these limits; it is for the tests
+//! only, which cannot wait 15 s for a driver that never answers.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rr_engine::machine;
 use serde::Serialize;
 
 use crate::cli::{ConfigArgs, DoctorArgs};
+use crate::commands::child;
 use crate::commands::config::source_line;
 use crate::commands::record::{cupti_library, recorder_beside_this_binary, BUILD_THE_RECORDER};
 use crate::error::Result;
@@ -27,7 +37,7 @@ enum State {
     /// Present but not usable as it is (a driver too old, counters for administrators only).
     Limited,
     /// Present and refused by what reads it: a config file with a mistake, with which the
-    /// explorer and `rr-tui config` do not start.
+    /// explorer and `rr-tui config` do not start; a driver that does not answer.
     Broken,
     /// Nothing to tell from here (no NVIDIA kernel driver to ask).
     Unknown,
@@ -81,8 +91,36 @@ struct Report {
     gpus: Vec<machine::Gpu>,
 }
 
+/// How long the driver has to say its version and its GPUs (it does in well under a second).
+const DRIVER_LIMIT: Duration = Duration::from_secs(15);
+/// Importing Ray takes seconds on a cold cache; a report should not wait much longer.
+const RAY_IMPORT_LIMIT: Duration = Duration::from_secs(10);
+/// `tmux -V` answers at once.
+const TMUX_LIMIT: Duration = Duration::from_secs(5);
+
+/// `normal`, or less where `RR_TUI_DOCTOR_LIMIT_S` says (the tests).
+fn limit(normal: Duration) -> Duration {
+    std::env::var("RR_TUI_DOCTOR_LIMIT_S")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&secs| secs > 0)
+        .map_or(normal, |secs| normal.min(Duration::from_secs(secs)))
+}
+
+/// Stop where a signal asked to (the handlers of [`child::watch_signals`] keep it from ending
+/// the process by itself).
+fn stop_if_signalled() -> Result<()> {
+    match child::signalled() {
+        Some(sig) => Err(crate::error::Error::Failed(format!(
+            "stopped by signal {sig}"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub fn run(args: &DoctorArgs) -> Result<i32> {
-    let (mut findings, gpus) = driver_and_gpus();
+    child::watch_signals();
+    let (mut findings, gpus) = driver_and_gpus_bounded(limit(DRIVER_LIMIT))?;
     findings.push(ncu());
     findings.push(counters(
         std::fs::read_to_string(NVIDIA_PARAMS).ok().as_deref(),
@@ -91,8 +129,9 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     findings.push(nvrtc());
     findings.push(cupti());
     findings.push(recorder());
-    findings.push(ray());
-    findings.push(tmux());
+    stop_if_signalled()?;
+    findings.push(ray()?);
+    findings.push(tmux()?);
     findings.push(config_file(&args.config));
     if args.json {
         output::json(&Report {
@@ -121,8 +160,60 @@ fn cuda_version(v: i32) -> String {
     format!("{}.{}", v / 1000, v % 1000 / 10)
 }
 
-/// The driver line, and a line per GPU when the driver is usable.
-fn driver_and_gpus() -> (Vec<Finding>, Vec<machine::Gpu>) {
+/// The steps of asking the driver, as [`driver_and_gpus`] reaches them: what did not answer.
+const DRIVER_STEPS: [&str; 3] = [
+    "libcuda.so.1 (loading it, cuDriverGetVersion)",
+    "cuInit",
+    "the GPU list (cuDeviceGetCount, cuDeviceGetName)",
+];
+
+/// [`driver_and_gpus`] on a thread given `limit`: a driver stuck in `cuInit` (a hung GPU) gets
+/// a line saying so, and the other lines follow (the thread stays stuck until the process
+/// exits).
+fn driver_and_gpus_bounded(limit: Duration) -> Result<(Vec<Finding>, Vec<machine::Gpu>)> {
+    let step = Arc::new(AtomicU8::new(0));
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let reached = step.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(driver_and_gpus(&reached));
+    });
+    let deadline = Instant::now() + limit;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(found) => return Ok(found),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                let detail = "asking the driver failed unexpectedly (the probe's thread ended)";
+                let fix = "run `nvidia-smi` to see whether the driver answers";
+                let finding = Finding::not_ok("driver", State::Unknown, detail, fix);
+                return Ok((vec![finding], Vec::new()));
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        }
+        stop_if_signalled()?;
+        if Instant::now() >= deadline {
+            let what = DRIVER_STEPS[usize::from(step.load(Ordering::Acquire)).min(2)];
+            return Ok((vec![driver_not_answering(what, limit)], Vec::new()));
+        }
+    }
+}
+
+fn driver_not_answering(what: &str, limit: Duration) -> Finding {
+    Finding::not_ok(
+        "driver",
+        State::Broken,
+        format!(
+            "{what} did not answer within {} s (a hung GPU or driver; replay, tune, profile and \
+             record would hang the same way)",
+            limit.as_secs()
+        ),
+        "look for Xid errors in `sudo dmesg`, check whether `nvidia-smi` answers, then reset \
+         the GPU (`nvidia-smi -r`), reload the NVIDIA driver or reboot",
+    )
+}
+
+/// The driver line, and a line per GPU when the driver is usable; `step` says how far it got
+/// (an index of [`DRIVER_STEPS`]).
+fn driver_and_gpus(step: &AtomicU8) -> (Vec<Finding>, Vec<machine::Gpu>) {
     const INSTALL: &str = "install the NVIDIA driver (570 or newer), or add the directory holding \
                            libcuda.so.1 to LD_LIBRARY_PATH";
     let version = match machine::driver_version() {
@@ -152,9 +243,12 @@ fn driver_and_gpus() -> (Vec<Finding>, Vec<machine::Gpu>) {
         "driver",
         format!("CUDA {}", cuda_version(version)),
     )];
+    step.store(1, Ordering::Release);
+    let initialised = machine::init_driver();
+    step.store(2, Ordering::Release);
     const NO_GPU: &str = "check that nvidia-smi lists a GPU, and that CUDA_VISIBLE_DEVICES (when \
                           set) names one";
-    let gpus = match machine::gpus() {
+    let gpus = match initialised.and_then(|()| machine::gpus()) {
         Ok(gpus) if gpus.is_empty() => {
             findings.push(Finding::not_ok(
                 "gpu",
@@ -183,9 +277,20 @@ fn driver_and_gpus() -> (Vec<Finding>, Vec<machine::Gpu>) {
 }
 
 fn ncu() -> Finding {
-    match rr_engine::profile::find_ncu() {
-        Some(path) => Finding::ok("ncu", path.display().to_string()),
-        None => Finding::not_ok(
+    let not_executable = rr_engine::profile::ncu_not_executable;
+    match (rr_engine::profile::find_ncu(), not_executable()) {
+        (Some(path), _) => Finding::ok("ncu", path.display().to_string()),
+        (None, Some(file)) => Finding::not_ok(
+            "ncu",
+            State::Missing,
+            format!(
+                "{} is not executable, and no other ncu was found (profile needs one)",
+                shown(&file)
+            ),
+            "make it executable (chmod +x), or install Nsight Compute and put its ncu on PATH, \
+             or give profile --ncu PATH",
+        ),
+        (None, None) => Finding::not_ok(
             "ncu",
             State::Missing,
             "Nsight Compute's ncu is not on PATH, in a CUDA installation or in \
@@ -289,14 +394,24 @@ fn cupti() -> Finding {
 
 fn recorder() -> Finding {
     let fix = format!("{BUILD_THE_RECORDER}; or give record --library PATH");
+    const NEEDS: &str = "record preloads it into programs";
     match recorder_beside_this_binary() {
-        Ok(Ok(path)) => Finding::ok("recorder", path.display().to_string()),
+        Ok(Ok(path)) => match elf_header(&path) {
+            Ok(()) => Finding::ok("recorder", path.display().to_string()),
+            Err(why) => Finding::not_ok(
+                "recorder",
+                State::Broken,
+                format!("{} {why} ({NEEDS})", shown(&path)),
+                &fix,
+            ),
+        },
         Ok(Err(expected)) => Finding::not_ok(
             "recorder",
             State::Missing,
             format!(
-                "{} is not there (record preloads it into programs)",
-                expected.display()
+                "{} {} ({NEEDS})",
+                shown(&expected),
+                what_is_there(&expected)
             ),
             &fix,
         ),
@@ -304,67 +419,172 @@ fn recorder() -> Finding {
     }
 }
 
-/// What `program args` prints on stdout when it succeeds within `limit` (its group is killed
-/// past it: a tool that hangs must not hang `doctor`).
-fn answer(program: &str, args: &[&str], limit: Duration) -> Option<String> {
-    use std::os::unix::process::CommandExt;
-    let out = tempfile::tempfile().ok()?;
-    let mut reader = out.try_clone().ok()?;
-    let mut child = std::process::Command::new(program)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(out)
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()?;
-    let started = Instant::now();
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            if let Some(group) = rustix::process::Pid::from_raw(child.id() as i32) {
-                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-            }
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+/// What is at `path`, which is not a regular file: nothing, or what else (as `ls -l` would
+/// tell), never opened (a FIFO would block).
+fn what_is_there(path: &Path) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return "is not there".into();
     };
-    use std::io::{Read, Seek};
-    let mut text = String::new();
-    reader.seek(std::io::SeekFrom::Start(0)).ok()?;
-    reader.take(4096).read_to_string(&mut text).ok()?;
-    status.success().then(|| text.trim().to_string())
+    let target = std::fs::read_link(path).map(|t| shown(&t));
+    let kind = match std::fs::metadata(path) {
+        Err(_) if link.is_symlink() => {
+            return format!("is a dangling link (to {})", target.unwrap_or_default())
+        }
+        Err(e) => return format!("cannot be examined: {e}"),
+        Ok(m) => m.file_type(),
+    };
+    let what = match kind {
+        k if k.is_dir() => "a directory",
+        k if k.is_fifo() => "a FIFO (named pipe)",
+        k if k.is_socket() => "a socket",
+        k if k.is_char_device() => "a character device",
+        k if k.is_block_device() => "a block device",
+        _ => "not a regular file",
+    };
+    match target {
+        Ok(target) => format!("is a link to {what} ({target}), not a library"),
+        Err(_) => format!("is {what}, not a library"),
+    }
 }
 
-/// Importing Ray takes seconds on a cold cache.
-const RAY_IMPORT_LIMIT: Duration = Duration::from_secs(30);
+/// Whether the regular file `path` starts as a shared library does (ELF's magic number): its
+/// first four bytes are read, nothing more, whatever its size.
+fn elf_header(path: &Path) -> std::result::Result<(), String> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    match read {
+        Ok(()) if &magic == b"\x7fELF" => Ok(()),
+        Ok(()) => Err("is not a shared library (no ELF header)".into()),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err("is not a shared library (shorter than an ELF header)".into())
+        }
+        Err(e) => Err(format!("cannot be read: {e}")),
+    }
+}
 
-fn ray() -> Finding {
+/// Why a tool gave no answer.
+#[derive(Debug, PartialEq)]
+enum Unanswered {
+    /// Not an executable file in a directory of `PATH`.
+    NotOnPath,
+    /// Found, still running at the limit: its process group was ended.
+    TimedOut(PathBuf),
+    /// Found, and it did not start or ended without success (why, in words).
+    Failed(PathBuf, String),
+}
+
+/// How much of a tool's first line is kept: a version is short; what a tool prints past it is
+/// read and dropped, so nothing grows with it.
+const ANSWER_CHARS: usize = 200;
+
+/// The first line `program args` prints on stdout when it succeeds within `limit`, run as
+/// `profile` runs ncu ([`child::run`]: its own process group, ended past the limit or on a
+/// signal, output drained through pipes, a process left holding them not waited for). Err: a
+/// signal stopped `doctor`.
+fn answer(
+    program: &str,
+    args: &[&str],
+    limit: Duration,
+) -> Result<std::result::Result<String, Unanswered>> {
+    let Some(path) = machine::find_on_path(program) else {
+        return Ok(Err(Unanswered::NotOnPath));
+    };
+    let mut cmd = Command::new(&path);
+    cmd.args(args);
+    let first_line = std::cell::RefCell::new(None::<String>);
+    let keep_first = |line: &str| {
+        let mut first = first_line.borrow_mut();
+        if first.is_none() && !line.trim().is_empty() {
+            *first = Some(line.trim().chars().take(ANSWER_CHARS).collect());
+        }
+    };
+    let finished = match child::run(cmd, limit, 0, &keep_first, &|_| {}) {
+        Ok(finished) => finished,
+        // Stopped by a signal: doctor stops too, saying what it ended.
+        Err(e) if child::signalled().is_some() => return Err(e),
+        Err(e) => return Ok(Err(Unanswered::Failed(path, e.to_string()))),
+    };
+    Ok(match finished {
+        f if f.timed_out => Err(Unanswered::TimedOut(path)),
+        f if f.status == Some(0) => Ok(first_line.into_inner().unwrap_or_default()),
+        f => {
+            let how = f.status.map_or("ended by a signal".to_string(), |code| {
+                format!("exit status {code}")
+            });
+            Err(Unanswered::Failed(path, how))
+        }
+    })
+}
+
+/// `path`, as a line shows it.
+fn shown(path: &Path) -> String {
+    rr_format::text::visible(&path.display().to_string()).into_owned()
+}
+
+fn ray() -> Result<Finding> {
+    const NEEDS: &str = "python -m rr_tui.ray, sweeps on a Ray cluster, needs it";
+    const INSTALL: &str = "pip install 'rr-tui[ray]' (or pip install ray) for the python3 on PATH";
     let script = "import ray, sys; sys.stdout.write(ray.__version__)";
-    match answer("python3", &["-c", script], RAY_IMPORT_LIMIT) {
-        Some(version) => Finding::ok("ray", format!("Ray {version} (python3)")),
-        None => Finding::not_ok(
+    let limit = limit(RAY_IMPORT_LIMIT);
+    Ok(match answer("python3", &["-c", script], limit)? {
+        Ok(version) => Finding::ok("ray", format!("Ray {version} (python3)")),
+        Err(Unanswered::NotOnPath) => Finding::not_ok(
             "ray",
             State::Missing,
-            "python3 cannot import ray (python -m rr_tui.ray, sweeps on a Ray cluster, needs it)",
-            "pip install 'rr-tui[ray]' (or pip install ray) for the python3 on PATH",
+            format!("python3 is not on PATH, so neither is Ray ({NEEDS})"),
+            &format!("{INSTALL}, once python3 is installed"),
         ),
-    }
+        Err(Unanswered::TimedOut(python)) => Finding::not_ok(
+            "ray",
+            State::Unknown,
+            format!(
+                "{} did not answer within {} s importing ray (it was stopped)",
+                shown(&python),
+                limit.as_secs()
+            ),
+            "run `python3 -c 'import ray'` to see where it stops (a slow file system, a hung \
+             import)",
+        ),
+        Err(Unanswered::Failed(python, how)) => Finding::not_ok(
+            "ray",
+            State::Missing,
+            format!("{} cannot import ray ({how}; {NEEDS})", shown(&python)),
+            INSTALL,
+        ),
+    })
 }
 
-fn tmux() -> Finding {
-    match answer("tmux", &["-V"], Duration::from_secs(10)) {
-        Some(version) => Finding::ok("tmux", version),
-        None => Finding::not_ok(
+fn tmux() -> Result<Finding> {
+    const NEEDS: &str = "only the end-to-end explorer tests need it";
+    const INSTALL: &str = "install tmux with the system's package manager (apt-get install tmux)";
+    let limit = limit(TMUX_LIMIT);
+    Ok(match answer("tmux", &["-V"], limit)? {
+        Ok(version) => Finding::ok("tmux", version),
+        Err(Unanswered::NotOnPath) => Finding::not_ok(
             "tmux",
             State::Missing,
-            "tmux is not on PATH (only the end-to-end explorer tests need it)",
-            "install tmux with the system's package manager (apt-get install tmux)",
+            format!("tmux is not on PATH ({NEEDS})"),
+            INSTALL,
         ),
-    }
+        Err(Unanswered::TimedOut(tmux)) => Finding::not_ok(
+            "tmux",
+            State::Unknown,
+            format!(
+                "{} -V did not answer within {} s (it was stopped)",
+                shown(&tmux),
+                limit.as_secs()
+            ),
+            "run `tmux -V` to see why it hangs",
+        ),
+        Err(Unanswered::Failed(tmux, how)) => Finding::not_ok(
+            "tmux",
+            State::Missing,
+            format!("{} -V failed ({how}; {NEEDS})", shown(&tmux)),
+            INSTALL,
+        ),
+    })
 }
 
 /// The config file the explorer would read (with these flags), checked as the explorer checks it.
@@ -416,16 +636,18 @@ mod tests {
     #[test]
     fn a_tool_that_hangs_is_given_up_on() {
         let started = Instant::now();
-        assert_eq!(answer("sleep", &["30"], Duration::from_millis(200)), None);
+        let hung = answer("sleep", &["30"], Duration::from_millis(200)).unwrap();
+        assert!(matches!(hung, Err(Unanswered::TimedOut(_))), "{hung:?}");
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(
-            answer("echo", &["hello"], Duration::from_secs(5)).as_deref(),
-            Some("hello")
+            answer("echo", &["hello"], Duration::from_secs(5)).unwrap(),
+            Ok("hello".to_string())
         );
-        assert_eq!(answer("false", &[], Duration::from_secs(5)), None);
+        let failed = answer("false", &[], Duration::from_secs(5)).unwrap();
+        assert!(matches!(failed, Err(Unanswered::Failed(_, ref how)) if how == "exit status 1"));
         assert_eq!(
-            answer("/nonexistent/tool", &[], Duration::from_secs(5)),
-            None
+            answer("no-such-tool-here", &[], Duration::from_secs(5)).unwrap(),
+            Err(Unanswered::NotOnPath)
         );
     }
 }

@@ -2,6 +2,7 @@
 //! one-line errors on stderr.
 
 pub mod check;
+pub mod child;
 pub mod config;
 pub mod diff;
 pub mod doctor;

@@ -18,7 +18,13 @@ static void *handle(void){ static uintptr_t h = 0x1000; h += 16; return (void*)h
 #define FAKE_DRIVER_VERSION 13000
 #endif
 CUresult cuDriverGetVersion(int *v){ *v = FAKE_DRIVER_VERSION; return 0; }
+/* A hung GPU or driver, whose cuInit never returns: -DFAKE_INIT_SLEEP (doctor's test). */
+#ifdef FAKE_INIT_SLEEP
+#include <unistd.h>
+CUresult cuInit(unsigned f){ sleep(1000); return 0; }
+#else
 CUresult cuInit(unsigned f){ return 0; }
+#endif
 CUresult cuDeviceGetCount(int *c){ *c = 1; return 0; }
 CUresult cuDeviceGet(int *d, int o){ *d = o; return 0; }
 CUresult cuDeviceGetName(char *n, int len, int d){ strncpy(n, "Fake GPU", len); return 0; }

@@ -36,16 +36,50 @@ fn cuda_homes() -> Vec<PathBuf> {
     homes
 }
 
+/// Whether `path` is a file with an execute permission (a link to one counts), as a shell's
+/// lookup asks before it runs a program.
+pub fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    // Any execute bit, as `which` takes it: root may run a file with any of them set.
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `name` in each directory of `PATH`, in order.
+fn path_candidates(name: &str) -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect())
+        .unwrap_or_default()
+}
+
+/// The program `name` as the shell finds it: the first executable file of that name in a
+/// directory of `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    path_candidates(name)
+        .into_iter()
+        .find(|p| is_executable_file(p))
+}
+
 /// A CUDA tool (`ncu`, …): on `PATH`, else in the `bin` of a CUDA installation
-/// ([`cuda_homes`]), else in the newest `/opt/nvidia/nsight-compute/<version>`.
+/// ([`cuda_homes`]), else in the newest `/opt/nvidia/nsight-compute/<version>`; an executable
+/// file only (a file of that name without execute permission is passed over, as the shell
+/// does: [`cuda_tool_not_executable`] names it).
 pub fn find_cuda_tool(name: &str) -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(name))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    cuda_tool_candidates(name)
+        .into_iter()
+        .find(|p| is_executable_file(p))
+}
+
+/// A file named like the CUDA tool where [`find_cuda_tool`] looks, that cannot be run (no
+/// execute permission): what to name when the tool is not found.
+pub fn cuda_tool_not_executable(name: &str) -> Option<PathBuf> {
+    cuda_tool_candidates(name)
+        .into_iter()
+        .find(|p| p.is_file() && !is_executable_file(p))
+}
+
+/// Where [`find_cuda_tool`] looks, in order.
+fn cuda_tool_candidates(name: &str) -> Vec<PathBuf> {
+    let on_path = path_candidates(name);
     let in_homes = cuda_homes().into_iter().map(|h| h.join("bin").join(name));
     let nsight = std::fs::read_dir("/opt/nvidia/nsight-compute")
         .map(|d| {
@@ -55,11 +89,7 @@ pub fn find_cuda_tool(name: &str) -> Option<PathBuf> {
             v
         })
         .unwrap_or_default();
-    on_path
-        .into_iter()
-        .chain(in_homes)
-        .chain(nsight)
-        .find(|p| p.is_file())
+    on_path.into_iter().chain(in_homes).chain(nsight).collect()
 }
 
 /// The library directories of the CUDA installations ([`cuda_homes`]), then the distribution's

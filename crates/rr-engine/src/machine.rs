@@ -27,6 +27,12 @@ pub fn driver_version() -> Result<i32, String> {
 /// The oldest driver version replays accept (as [`driver_version`] counts).
 pub const MIN_DRIVER_VERSION: i32 = rr_cuda::driver::MIN_DRIVER_VERSION;
 
+/// Initialise the driver in this process (`cuInit`): the step a hung GPU or driver never
+/// returns from.
+pub fn init_driver() -> crate::Result<()> {
+    Ok(rr_cuda::driver::load()?)
+}
+
 /// The GPUs the driver offers, initialising it in this process (no context is created, nothing
 /// runs on a GPU).
 pub fn gpus() -> crate::Result<Vec<Gpu>> {
@@ -48,4 +54,16 @@ pub fn gpus() -> crate::Result<Vec<Gpu>> {
 /// wherever the loader finds it.
 pub fn cupti_loads(path: Option<&Path>) -> bool {
     rr_cuda::cupti::load_library(path)
+}
+
+/// The program `name` as the shell finds it: the first executable file of that name in a
+/// directory of `PATH` (the tools `doctor` asks: python3, tmux).
+pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    rr_cuda::library::find_on_path(name)
+}
+
+/// Whether `path` is a file with an execute permission (a link to one counts), as a shell's
+/// lookup asks.
+pub fn is_executable_file(path: &Path) -> bool {
+    rr_cuda::library::is_executable_file(path)
 }

@@ -1,8 +1,6 @@
 //! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
 //! engineer reads first (see `rr_engine::profile`).
 
-mod child;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -12,6 +10,7 @@ use rr_engine::replay::protocol::{Event, Tagged};
 use rr_format::text::visible;
 
 use crate::cli::ProfileArgs;
+use crate::commands::child;
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -69,7 +68,13 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     // The replay's own checks first: nothing starts that `replay` would refuse.
     let checked = super::replay::preflight(&req)?;
     let ncu = match &a.ncu {
-        Some(p) if p.is_file() => p.clone(),
+        Some(p) if rr_engine::machine::is_executable_file(p) => p.clone(),
+        Some(p) if p.is_file() => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: not executable (make it so with chmod +x, or give the ncu executable)",
+                visible(&p.display().to_string())
+            )))
+        }
         Some(p) if p.exists() => {
             return Err(Error::invalid(format!(
                 "--ncu {}: not a file (give the ncu executable)",
@@ -83,11 +88,15 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
             )))
         }
         None => profile::find_ncu().ok_or_else(|| {
-            Error::Failed(
+            // A file named ncu that cannot run is passed over, as the shell does: named here.
+            let passed_over = profile::ncu_not_executable()
+                .map(|p| format!(" ({} is not executable)", visible(&p.display().to_string())))
+                .unwrap_or_default();
+            Error::Failed(format!(
                 "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
-                 /opt/nvidia/nsight-compute: install it with the CUDA toolkit, or name it with --ncu PATH"
-                    .into(),
-            )
+                 /opt/nvidia/nsight-compute{passed_over}: install it with the CUDA toolkit, or \
+                 name it with --ncu PATH"
+            ))
         })?,
     };
     let (inst, l) = (&checked.inst, &checked.launch);

@@ -14,6 +14,12 @@ pub fn find_ncu() -> Option<std::path::PathBuf> {
     rr_cuda::library::find_cuda_tool("ncu")
 }
 
+/// A file named `ncu` where [`find_ncu`] looks that cannot be run (no execute permission), to
+/// name when no ncu is found.
+pub fn ncu_not_executable() -> Option<std::path::PathBuf> {
+    rr_cuda::library::cuda_tool_not_executable("ncu")
+}
+
 /// Sections always collected besides the chosen set: warp stalls and the roofline's peaks.
 pub const SECTIONS: [&str; 2] = ["WarpStateStats", "SpeedOfLight_RooflineChart"];
 

@@ -1,18 +1,20 @@
-//! Running ncu so that `profile` always ends, and ends what it started: every ncu step (the
-//! profiling run, `--import`) in a process group of its own, bounded by the same time limit,
-//! both output streams drained as they come (a full pipe would stop ncu), a process ncu leaves
-//! holding its output not waited for, and Ctrl-C, SIGTERM or SIGHUP passed on to the whole
-//! group (ncu and the replay under it), which is waited for before `profile` ends. When ncu
-//! prints nothing for a while, `profile` says what its processes are doing (another Nsight
-//! Compute holding the profiling lock, a replay not started yet, …).
+//! Running a tool so that the command that runs it always ends, and ends what it started:
+//! ncu for `profile` (the profiling run, `--import`), python3 and tmux for `doctor`. Each runs in
+//! a process group of its own, bounded by a time limit, both output streams drained as they
+//! come (a full pipe would stop the tool; what is kept is bounded, the rest read and dropped), a
+//! process the tool leaves holding its output not waited for, and Ctrl-C, SIGTERM or SIGHUP
+//! passed on to the whole group (ncu and the replay under it), which is waited for before the
+//! command ends. When ncu prints nothing for a while, `profile` says what its processes are
+//! doing (another Nsight Compute holding the profiling lock, a replay not started yet, …).
 
 use std::io::{BufReader, Read};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver};
+use crossbeam_channel::{bounded, unbounded, Receiver};
 use rr_format::text::visible;
 
 use crate::error::{Error, Result};
@@ -27,15 +29,15 @@ fn silence() -> Duration {
         .unwrap_or(20);
     Duration::from_secs(secs)
 }
-/// After ncu itself ended, how long its output may still take to close.
+/// After the tool itself ended, how long its output may still take to close.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// After SIGTERM, how long the group has to end before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(5);
-/// A line ncu prints is read up to this many bytes; stderr is kept up to this many.
+/// A line the tool prints is read up to this many bytes; stderr is kept up to this many.
 const MAX_LINE: u64 = 64 << 10;
 const MAX_STDERR: u64 = 1 << 20;
 
-/// What a bounded ncu step gave.
+/// What a bounded step gave.
 #[derive(Default)]
 pub struct Finished {
     /// Its stdout, up to the caller's bound (`keep`), when asked to keep it.
@@ -46,11 +48,13 @@ pub struct Finished {
     pub timed_out: bool,
 }
 
-/// The signal `profile` was asked to stop by (0: none), set by the handlers [`watch_signals`]
+/// The signal the command was asked to stop by (0: none), set by the handlers [`watch_signals`]
 /// registers.
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
-/// Stop on Ctrl-C, SIGTERM and SIGHUP by ending ncu's group first (registered once).
+/// Stop on Ctrl-C, SIGTERM and SIGHUP by ending the tool's group first (registered once). From
+/// then on these signals no longer end the process by themselves: a command that waits on
+/// anything else asks [`signalled`] as it waits.
 pub fn watch_signals() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -72,9 +76,14 @@ pub fn watch_signals() {
     });
 }
 
-/// Run `cmd` (an ncu step) bounded by `limit`. Each stdout line goes to `on_line`; with
-/// `keep` > 0 stdout is also kept, up to `keep + 1` bytes (the caller refuses more). `quiet`
-/// hears what ncu's processes do when it has printed nothing for a while.
+/// The signal received since [`watch_signals`], if any.
+pub fn signalled() -> Option<i32> {
+    Some(SIGNALLED.load(Ordering::Acquire)).filter(|&sig| sig != 0)
+}
+
+/// Run `cmd` (an ncu step, a tool `doctor` asks) bounded by `limit`. Each stdout line goes to
+/// `on_line`; with `keep` > 0 stdout is also kept, up to `keep + 1` bytes (the caller refuses
+/// more). `quiet` hears what the tool's processes do when it has printed nothing for a while.
 pub fn run(
     mut cmd: Command,
     limit: Duration,
@@ -83,13 +92,17 @@ pub fn run(
     quiet: &dyn Fn(&str),
 ) -> Result<Finished> {
     use std::os::unix::process::CommandExt;
+    let program = Path::new(cmd.get_program())
+        .file_name()
+        .map(|name| visible(&name.to_string_lossy()).into_owned())
+        .unwrap_or_default();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| Error::Failed(format!("cannot start ncu: {e}")))?;
+        .map_err(|e| Error::Failed(format!("cannot start {program}: {e}")))?;
     let group = child.id() as i32;
     let lines = read_stdout(&mut child, keep);
     let stderr = read_stderr(&mut child);
@@ -98,6 +111,7 @@ pub fn run(
     let mut said = Instant::now();
     let mut out = Finished::default();
     let mut exited: Option<Instant> = None;
+    let mut abandoned = false;
     let silence = silence();
     loop {
         match lines.recv_timeout(Duration::from_millis(100)) {
@@ -116,16 +130,19 @@ pub fn run(
             }
         }
         if exited.is_some_and(|t| t.elapsed() > DRAIN_GRACE) {
-            // ncu ended but something it started still holds its output: not waited for.
+            // The tool ended but something it started still holds its output: not waited for
+            // (nor its stderr, which that holds as well).
             end_group(group, &mut child);
+            abandoned = true;
             break;
         }
-        let sig = SIGNALLED.load(Ordering::Acquire);
-        if sig != 0 {
+        if let Some(sig) = signalled() {
             end_group(group, &mut child);
-            return Err(Error::Failed(format!(
-                "stopped by signal {sig}: ncu and the replay under it were ended"
-            )));
+            let what = match program.as_str() {
+                "ncu" => "ncu and the replay under it were ended".to_string(),
+                _ => format!("{program} and what it started were ended"),
+            };
+            return Err(Error::Failed(format!("stopped by signal {sig}: {what}")));
         }
         if exited.is_none() && started.elapsed() > limit {
             end_group(group, &mut child);
@@ -135,7 +152,7 @@ pub fn run(
         if exited.is_none() && heard.elapsed() >= silence && said.elapsed() >= silence {
             said = Instant::now();
             quiet(&format!(
-                "ncu has printed nothing for {:.0} s: {}",
+                "{program} has printed nothing for {:.0} s: {}",
                 heard.elapsed().as_secs_f64(),
                 doing(group)
             ));
@@ -148,7 +165,12 @@ pub fn run(
             Chunk::Kept(bytes) => out.stdout = bytes,
         }
     }
-    out.stderr = stderr.recv_timeout(DRAIN_GRACE).unwrap_or_default();
+    let stderr_grace = if abandoned {
+        Duration::ZERO
+    } else {
+        DRAIN_GRACE
+    };
+    out.stderr = stderr.recv_timeout(stderr_grace).unwrap_or_default();
     Ok(out)
 }
 
@@ -159,8 +181,10 @@ enum Chunk {
 }
 
 /// A thread reading stdout: each line (bounded, decoded leniently) and, with `keep`, the bytes.
+/// The channel is bounded: a tool that prints without end waits for the lines to be taken,
+/// and nothing here grows with what it prints.
 fn read_stdout(child: &mut Child, keep: usize) -> Receiver<Chunk> {
-    let (tx, rx) = unbounded();
+    let (tx, rx) = bounded(256);
     if let Some(out) = child.stdout.take() {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
@@ -198,7 +222,7 @@ fn read_stderr(child: &mut Child) -> Receiver<String> {
     rx
 }
 
-/// End ncu's process group: SIGTERM, then SIGKILL to what is left after a grace period; the
+/// End the tool's process group: SIGTERM, then SIGKILL to what is left after a grace period; the
 /// direct child is reaped.
 fn end_group(group: i32, child: &mut Child) {
     let Some(pid) = rustix::process::Pid::from_raw(group) else {
