@@ -178,7 +178,7 @@ fn movement_keys_on_the_replay_screen_never_change_the_instance() {
     key(&mut a, KeyCode::Char('4'));
     key(&mut a, KeyCode::Char('D'));
     ctrl(&mut a, 'u');
-    typed(&mut a, "2,1,1");
+    typed(&mut a, "2x1x1");
     key(&mut a, KeyCode::Enter);
     let chosen = a.current();
     for k in [
@@ -486,7 +486,12 @@ fn prompts_edit_like_readline() {
     key(&mut a, KeyCode::Enter);
     assert!(a.prompt.is_none());
     assert_eq!(a.settings.grid, Some([1, 1, 2]));
-    assert!(status(&a).contains("grid override 1,1,2"), "{}", status(&a));
+    // The old X,Y,Z is taken, shown as written now, with the advice `replay --grid` gives.
+    assert!(
+        status(&a).contains("grid override 1x1x2 (X,Y,Z is deprecated: write XxYxZ)"),
+        "{}",
+        status(&a)
+    );
     // Ctrl-U clears what is before the cursor; an empty grid means "as recorded".
     key(&mut a, KeyCode::Char('D'));
     ctrl(&mut a, 'u');
@@ -508,7 +513,7 @@ fn every_prompt_is_validated_before_use() {
     key(&mut a, KeyCode::Char('4'));
     for (k, bad) in [
         ('B', "abc"),
-        ('D', "0,1,1"),
+        ('D', "0x1x1"),
         ('n', "0"),
         ('n', "ten"),
         ('T', "f32:rtol=-1"),

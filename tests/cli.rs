@@ -305,7 +305,7 @@ fn diff_files_like_cmp() {
     rr().arg("diff")
         .arg(&i)
         .arg(&o)
-        .args(["--type", "f32", "--atol", "2"])
+        .args(["--tolerance", "f32:atol=2"])
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
@@ -315,7 +315,7 @@ fn diff_files_like_cmp() {
     rr().arg("diff")
         .arg(&i)
         .arg(&o)
-        .args(["--type", "f32", "--rtol", "1e-9"])
+        .args(["--tolerance", "f32:rtol=1e-9"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
@@ -330,10 +330,10 @@ fn diff_files_like_cmp() {
     rr().arg("diff")
         .arg(&i)
         .arg(&o)
-        .args(["--type", "f33"])
+        .args(["--tolerance", "f33"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown --type"));
+        .stderr(predicate::str::contains("unknown element type \"f33\""));
 }
 
 /// The byte count is the number of bytes that differ, as `cmp -l` counts them.
@@ -408,7 +408,7 @@ fn diff_reports_lengths_and_empty_files() {
     // Missing bytes are never equal: a prefix of a file is not the file.
     std::fs::write(&b, [1u8, 2, 3]).unwrap();
     rr().arg("diff").arg(&a).arg(&b).assert().code(1);
-    rr().args(["diff", "--type", "u16"])
+    rr().args(["diff", "--tolerance", "u16"])
         .arg(&a)
         .arg(&b)
         .assert()
@@ -549,7 +549,7 @@ fn diff_typed_within_tolerance_nan_and_infinity() {
     let next: Vec<f32> = xs.iter().map(|x| f32::from_bits(x.to_bits() + 1)).collect();
     f32_file(&a, &xs, false);
     f32_file(&b, &next, false);
-    rr().args(["diff", "--type", "f32", "--ulp", "1"])
+    rr().args(["diff", "--tolerance", "f32:ulp=1"])
         .arg(&a)
         .arg(&b)
         .assert()
@@ -562,7 +562,7 @@ fn diff_typed_within_tolerance_nan_and_infinity() {
     f32_file(&a, &[1.0, f32::NAN, 3.0, 0.1], false);
     f32_file(&b, &[1.0, 2.0, f32::INFINITY, 0.2], false);
     let out = rr()
-        .args(["diff", "--type", "f32"])
+        .args(["diff", "--tolerance", "f32"])
         .arg(&a)
         .arg(&b)
         .output()
@@ -579,7 +579,7 @@ fn diff_typed_within_tolerance_nan_and_infinity() {
         "{text}"
     );
     let json = rr()
-        .args(["diff", "--type", "f32", "--json"])
+        .args(["diff", "--tolerance", "f32", "--json"])
         .arg(&a)
         .arg(&b)
         .output()
@@ -598,7 +598,7 @@ fn diff_typed_within_tolerance_nan_and_infinity() {
     // Big-endian elements decode as such.
     f32_file(&a, &[1.5, 2.0], true);
     f32_file(&b, &[1.5, -2.0], true);
-    rr().args(["diff", "--type", "f32", "--endian", "big"])
+    rr().args(["diff", "--tolerance", "f32:endian=big"])
         .arg(&a)
         .arg(&b)
         .assert()
@@ -641,7 +641,7 @@ fn diff_of_a_descriptor_labels_arguments() {
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
     rr().arg("diff")
         .arg(&d)
-        .args(["--type", "f32"])
+        .args(["--tolerance", "f32"])
         .assert()
         .code(1)
         .stdout(predicate::str::starts_with("input → output: different\n"))
@@ -893,7 +893,9 @@ fn replay_checks_limits_before_touching_a_gpu() {
         .arg(&d)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("expected X, X,Y or X,Y,Z"));
+        .stderr(predicate::str::contains(
+            "expected X, XxY or XxYxZ with positive integers (e.g. 128x1x1)",
+        ));
     // In the JSON stream, a refused replay still ends with `done`, tagged with its run.
     let out = rr()
         .args(["replay", "--json", "--run-id", "7", "--num-threads", "2000"])
@@ -1363,7 +1365,7 @@ fn format_2_reads_like_format_1() {
     let v2 = fixture("rrtui-v2-stencil3d").join(v1.file_name().unwrap());
     for args in [
         &["diff"][..],
-        &["diff", "--type", "f32"],
+        &["diff", "--tolerance", "f32"],
         &["inspect", "--json"],
     ] {
         let out = |d: &std::path::Path| {
@@ -2230,19 +2232,23 @@ fn bash_completes_past_the_first_word() {
         bash_completes(&script, &["rr-tui", "tune", "--objective", "e"]),
         ["energy", "edp"]
     );
-    let types = bash_completes(&script, &["rr-tui", "diff", "--type", ""]);
-    assert!(
-        types.contains(&"bf16".to_string()) && types.len() == 12,
-        "{types:?}"
+    // Old spellings (diff's --type, replay's --device-id) are taken but not offered.
+    assert_eq!(
+        bash_completes(&script, &["rr-tui", "diff", "--t"]),
+        ["--tolerance"]
+    );
+    assert_eq!(
+        bash_completes(&script, &["rr-tui", "replay", "--dev"]),
+        ["--device"]
     );
 }
 
 #[test]
 fn fixed_value_lists_accept_what_they_accepted() {
-    // --type's case is still the comparison's to judge, and its error still lists the types.
+    // --tolerance's type is case-blind, as --type's was.
     let input =
         descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy").with_extension("record_input");
-    rr().args(["diff", "--type", "F32"])
+    rr().args(["diff", "--tolerance", "F32"])
         .arg(&input)
         .arg(&input)
         .assert()
@@ -2910,4 +2916,105 @@ fn doctor_names_a_driver_too_old_and_how_to_update_it() {
         !lines.iter().any(|(n, _, _)| n.starts_with("gpu")),
         "{lines:?}"
     );
+}
+
+/// One spelling for each concept in every command (issue 36, point 12): `--device N`, a launch
+/// triple `XxYxZ`, `--tolerance SPEC`. The old spellings are still taken, each with one note on
+/// stderr, and never a word of it in `--json` output on stdout.
+#[test]
+fn old_spellings_are_taken_with_one_note_on_stderr() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    // A replay refused for its block (2000 threads) ends before any GPU is needed.
+    let replay = |flags: &[&str]| {
+        rr().args(["replay", "--json", "--run-id", "7", "--num-threads", "2000"])
+            .args(flags)
+            .arg(&d)
+            .output()
+            .unwrap()
+    };
+    let new = replay(&["--device", "0", "--grid", "2x1x1"]);
+    let old = replay(&["--device-id", "0", "--grid", "2,1,1"]);
+    assert_eq!(new.stdout, old.stdout);
+    assert!(!String::from_utf8_lossy(&new.stderr).contains("deprecated"));
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    for note in [
+        "rr-tui: note: --device-id is deprecated; use --device\n",
+        "rr-tui: note: --grid X,Y,Z is deprecated; use --grid XxYxZ\n",
+    ] {
+        assert_eq!(stderr.matches(note).count(), 1, "{note}: {stderr}");
+    }
+    for line in String::from_utf8_lossy(&old.stdout).lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("{line:?} on stdout is not JSON: {e}"));
+    }
+    rr().args(["replay", "--device", "0", "--device-id", "0"])
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+    rr().args(["replay", "--device", "-1"])
+        .arg(&d)
+        .assert()
+        .code(2);
+
+    // diff: --tolerance as replay and tune take it; the old --type/--rtol say the same.
+    let (i, o) = (
+        d.with_extension("record_input"),
+        d.with_extension("record_output"),
+    );
+    let diff = |flags: &[&str]| {
+        rr().arg("diff")
+            .arg(&i)
+            .arg(&o)
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let new = diff(&["--tolerance", "f32:rtol=1e-9,ulp=2", "--json"]);
+    let old = diff(&["--type", "f32", "--rtol", "1e-9", "--ulp", "2", "--json"]);
+    assert_eq!(new.status.code(), Some(1));
+    assert_eq!((new.status, &new.stdout), (old.status, &old.stdout));
+    serde_json::from_slice::<serde_json::Value>(&old.stdout).expect("stdout stays JSON");
+    let stderr = String::from_utf8_lossy(&old.stderr);
+    for note in [
+        "rr-tui: note: --type is deprecated; use --tolerance TYPE\n",
+        "rr-tui: note: --rtol is deprecated; use --tolerance TYPE:rtol=X\n",
+        "rr-tui: note: --ulp is deprecated; use --tolerance TYPE:ulp=N\n",
+    ] {
+        assert_eq!(stderr.matches(note).count(), 1, "{note}: {stderr}");
+    }
+    rr().arg("diff")
+        .arg(&i)
+        .arg(&o)
+        .args(["--tolerance", "f32", "--type", "f32"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// Help shows each concept's one spelling, never an old one.
+#[test]
+fn help_shows_one_spelling_for_each_concept() {
+    let help = |words: &[&str]| {
+        let out = rr().args(words).arg("--help").output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for command in ["replay", "profile"] {
+        let text = help(&[command]);
+        assert!(text.contains("--device <N>"), "{command}: {text}");
+        assert!(text.contains("--block <XxYxZ>"), "{command}: {text}");
+        assert!(!text.contains("--device-id"), "{command}: {text}");
+        assert!(!text.contains("X,Y,Z"), "{command}: {text}");
+    }
+    let diff = help(&["diff"]);
+    assert!(diff.contains("--tolerance <SPEC>"), "{diff}");
+    for old in ["--type", "--rtol", "--atol", "--ulp", "--endian"] {
+        assert!(!diff.contains(old), "{old}: {diff}");
+    }
+    for words in [&["tune"][..], &["tune", "merge"]] {
+        let text = help(words);
+        assert!(text.contains("--json-out <FILE>"), "{words:?}: {text}");
+        assert!(!text.contains("--json <FILE>"), "{words:?}: {text}");
+        assert!(!text.contains("--json sweep"), "{words:?}: {text}");
+    }
 }

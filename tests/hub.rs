@@ -151,7 +151,7 @@ fn simulated(dir: &Path, sweep: &Path) -> PathBuf {
         .args(AXES)
         .arg("--simulate")
         .arg(sweep)
-        .arg("--json")
+        .arg("--json-out")
         .arg(&json)
         .assert()
         .success();
@@ -167,7 +167,7 @@ fn through_hub(socket: &Path, json: &Path, engines: u32) -> assert_cmd::assert::
         .arg("--engine-hub")
         .arg(socket)
         .args(["--engines", &engines.to_string()])
-        .arg("--json")
+        .arg("--json-out")
         .arg(json)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
@@ -403,7 +403,7 @@ fn hostile_sweep(
         .args(["--grid", "1..2", "--block", "32..64:32", "--samples", "3"])
         .arg("--engine-hub")
         .arg(&socket)
-        .args(["--engines", "1", "--json"])
+        .args(["--engines", "1", "--json-out"])
         .arg(&json)
         .timeout(std::time::Duration::from_secs(60))
         .assert();

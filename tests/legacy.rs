@@ -185,7 +185,7 @@ fn diff_compares_memory_and_original_output_by_argument() {
         .stdout(predicate::str::contains(
             "argument 0 (0x7fe7aa000000): 2 712 of 4 096 bytes differ",
         ));
-    rr().args(["diff", "--type", "f32"])
+    rr().args(["diff", "--tolerance", "f32"])
         .arg(descriptor(
             &fixture("llvm18-two-kernels"),
             "rr_scale_global",

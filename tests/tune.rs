@@ -117,7 +117,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
     std::fs::write(&existing, "{}").unwrap();
     rr().arg("tune")
         .arg(saxpy())
-        .arg("--json")
+        .arg("--json-out")
         .arg(&existing)
         .assert()
         .code(2)
@@ -127,7 +127,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
     assert_eq!(std::fs::read(&existing).unwrap(), b"{}");
     rr().arg("tune")
         .arg(saxpy())
-        .arg("--json")
+        .arg("--json-out")
         .arg(&existing)
         .arg("--resume")
         .assert()
@@ -135,7 +135,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
         .stderr(predicate::str::contains("is not a tuning report"));
     rr().arg("tune")
         .arg(saxpy())
-        .arg("--json")
+        .arg("--json-out")
         .arg(t.path().join("missing/t.json"))
         .assert()
         .code(2)
@@ -146,7 +146,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
     rr().current_dir(&sub)
         .arg("tune")
         .arg(saxpy())
-        .args(["--json", "./same.out", "--csv"])
+        .args(["--json-out", "./same.out", "--csv"])
         .arg(sub.join("same.out"))
         .assert()
         .code(2)
@@ -162,7 +162,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
             .success());
         rr().arg("tune")
             .arg(saxpy())
-            .arg("--json")
+            .arg("--json-out")
             .arg(&fifo)
             .arg("--resume")
             .timeout(std::time::Duration::from_secs(20))
@@ -173,7 +173,7 @@ fn output_files_are_checked_before_any_work_and_never_replaced() {
         std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
         rr().arg("tune")
             .arg(saxpy())
-            .arg("--json")
+            .arg("--json-out")
             .arg(&link)
             .arg("--resume")
             .assert()
@@ -193,7 +193,7 @@ fn without_a_driver_the_sweep_says_so_once_and_writes_nothing() {
     let out = rr()
         .arg("tune")
         .arg(saxpy())
-        .args(["--block", "64,128", "--devices", "0,1", "--json"])
+        .args(["--block", "64,128", "--devices", "0,1", "--json-out"])
         .arg(&json)
         .output()
         .unwrap();
@@ -268,7 +268,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
     // Exhaustive: every configuration answered, the missing one skipped, the optimum found.
     let all = t.path().join("all.json");
     simulated(&axes, &sweep)
-        .arg("--json")
+        .arg("--json-out")
         .arg(&all)
         .assert()
         .success()
@@ -283,7 +283,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         let json = t.path().join(format!("tpe{seed}.json"));
         simulated(&axes, &sweep)
             .args(["--strategy", "tpe", "--budget", "102", "--seed", seed])
-            .arg("--json")
+            .arg("--json-out")
             .arg(&json)
             .assert()
             .success();
@@ -317,7 +317,7 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .stderr(predicate::str::contains("was simulated from"));
 }
 
-/// A sweep `--simulate` cannot answer from is refused naming --simulate, not --json, and a file
+/// A sweep `--simulate` cannot answer from is refused naming --simulate, not --json-out, and a file
 /// it cannot read is a usage error (exit 2) as for the other flags' files.
 #[test]
 fn a_sweep_that_cannot_be_simulated_from_is_named_as_the_simulate_flags() {
@@ -381,11 +381,11 @@ fn a_simulated_sweep_says_simulated_and_the_list_refuses_what_the_sweep_refuses(
         );
         assert!(!line.contains("--resume"), "{line:?}");
     }
-    // An existing --json: choose another file, not --resume (which --simulate refuses).
+    // An existing --json-out: choose another file, not --resume (which --simulate refuses).
     let existing = t.path().join("existing.json");
     std::fs::write(&existing, "{}").unwrap();
     let out = simulated(&axes, &sweep)
-        .arg("--json")
+        .arg("--json-out")
         .arg(&existing)
         .output()
         .unwrap();
@@ -394,7 +394,7 @@ fn a_simulated_sweep_says_simulated_and_the_list_refuses_what_the_sweep_refuses(
     assert_eq!(
         stderr,
         format!(
-            "rr-tui: --json {}: exists; choose another file\n",
+            "rr-tui: --json-out {}: exists; choose another file\n",
             existing.display()
         )
     );
@@ -456,7 +456,7 @@ fn a_simulated_sweeps_rows_merge_and_list_say_simulated() {
     // The parts of a simulated sweep, merged.
     for k in 1..=2 {
         simulated(&axes, &sweep)
-            .args(["--shard", &format!("{k}/2"), "--json"])
+            .args(["--shard", &format!("{k}/2"), "--json-out"])
             .arg(t.path().join(format!("part{k}.json")))
             .assert()
             .success();
@@ -464,7 +464,7 @@ fn a_simulated_sweeps_rows_merge_and_list_say_simulated() {
     rr().args(["tune", "merge"])
         .arg(t.path().join("part1.json"))
         .arg(t.path().join("part2.json"))
-        .arg("--json")
+        .arg("--json-out")
         .arg(t.path().join("merged.json"))
         .assert()
         .success()
@@ -599,7 +599,7 @@ fn objectives_pick_their_best_and_the_report_marks_the_pareto_front() {
             t.path().join(format!("{objective}.csv")),
         );
         simulated(&axes, &sweep)
-            .args(["--objective", objective, "--json"])
+            .args(["--objective", objective, "--json-out"])
             .arg(&json)
             .arg("--csv")
             .arg(&csv)
@@ -835,13 +835,13 @@ fn shards_merge_into_the_unsharded_sweep() {
     simulated(&axes, &sweep)
         .arg("--csv")
         .arg(at("all.csv"))
-        .arg("--json")
+        .arg("--json-out")
         .arg(at("all.json"))
         .assert()
         .success();
     for k in 1..=3 {
         simulated(&axes, &sweep)
-            .args(["--shard", &format!("{k}/3"), "--json"])
+            .args(["--shard", &format!("{k}/3"), "--json-out"])
             .arg(at(&format!("part{k}.json")))
             .assert()
             .success()
@@ -855,7 +855,7 @@ fn shards_merge_into_the_unsharded_sweep() {
     merge
         .arg("--csv")
         .arg(at("merged.csv"))
-        .arg("--json")
+        .arg("--json-out")
         .arg(at("merged.json"))
         .assert()
         .success()
@@ -889,7 +889,7 @@ fn shards_merge_into_the_unsharded_sweep() {
         twice.arg(at(&format!("part{k}.json")));
     }
     twice
-        .args(["--json", "m", "--csv", "./m"])
+        .args(["--json-out", "m", "--csv", "./m"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("name the same file"));
@@ -908,7 +908,7 @@ fn shards_merge_into_the_unsharded_sweep() {
         for p in parts {
             c.arg(at(p));
         }
-        c.arg("--json")
+        c.arg("--json-out")
             .arg(at("x.json"))
             .assert()
             .code(2)
@@ -951,7 +951,7 @@ fn shards_merge_into_the_unsharded_sweep() {
         .arg(at("part1.json"))
         .arg(at("edited.json"))
         .arg(at("part3.json"))
-        .arg("--json")
+        .arg("--json-out")
         .arg(at("y.json"))
         .assert()
         .code(2)
@@ -965,13 +965,13 @@ fn shards_merge_into_the_unsharded_sweep() {
         .arg(at("part2.json"))
         .arg(at("part3.json"))
         .arg(at("again.json"))
-        .arg("--json")
+        .arg("--json-out")
         .arg(at("y.json"))
         .assert()
         .code(2);
     // A part with no configuration of its own still writes its report.
     simulated(&["--grid", "1", "--block", "32"], &sweep)
-        .args(["--shard", "3/3", "--json"])
+        .args(["--shard", "3/3", "--json-out"])
         .arg(at("empty.json"))
         .assert()
         .success();
@@ -987,7 +987,7 @@ fn three_parts(dir: &std::path::Path) {
     for k in 1..=3 {
         let part = dir.join(format!("part{k}.json"));
         simulated(&axes, &sweep)
-            .args(["--shard", &format!("{k}/3"), "--json"])
+            .args(["--shard", &format!("{k}/3"), "--json-out"])
             .arg(&part)
             .assert()
             .success();
@@ -1045,7 +1045,7 @@ fn a_merged_row_must_be_the_configuration_at_its_index() {
             t.path(),
             &["part1.json", name, "part3.json"],
             &[
-                "--json",
+                "--json-out",
                 "m.json",
                 "--csv",
                 "m.csv",
@@ -1067,7 +1067,7 @@ fn a_merged_row_must_be_the_configuration_at_its_index() {
     merge_of(
         t.path(),
         &["part1.json", "beyond.json", "part3.json"],
-        &["--json", "m.json"],
+        &["--json-out", "m.json"],
     )
     .code(2)
     .stderr(predicate::str::contains("beyond.json: row 1 "))
@@ -1083,7 +1083,7 @@ fn a_merged_row_must_be_the_configuration_at_its_index() {
     merge_of(
         t.path(),
         &["marked.json", "part2.json", "part3.json"],
-        &["--json", "m.json"],
+        &["--json-out", "m.json"],
     )
     .code(2)
     .stderr(predicate::str::contains("marked.json: row "));
@@ -1105,7 +1105,7 @@ fn times_below_any_launch_are_implausible_in_parts_and_sweeps() {
     merge_of(
         t.path(),
         &["part1.json", "tiny.json", "part3.json"],
-        &["--json", "m.json"],
+        &["--json-out", "m.json"],
     )
     .code(2)
     .stderr(predicate::str::contains("tiny.json: row 1 "))
@@ -1119,7 +1119,7 @@ fn times_below_any_launch_are_implausible_in_parts_and_sweeps() {
     std::fs::write(&sweep, v.to_string()).unwrap();
     let json = t.path().join("s.json");
     simulated(&["--grid", "1..2", "--block", "32..64:32"], &sweep)
-        .arg("--json")
+        .arg("--json-out")
         .arg(&json)
         .assert()
         .success();
@@ -1143,7 +1143,7 @@ fn configurations_in_no_part_are_counted_and_refused_without_allow_missing() {
         v["trials"] = serde_json::json!([]);
     });
     let parts = ["part1.json", "part2.json", "empty3.json"];
-    merge_of(t.path(), &parts, &["--json", "m.json"])
+    merge_of(t.path(), &parts, &["--json-out", "m.json"])
         .code(2)
         .stderr(predicate::str::contains(
             "of the sweep's 1024 configurations are in no part",
@@ -1151,9 +1151,13 @@ fn configurations_in_no_part_are_counted_and_refused_without_allow_missing() {
         .stderr(predicate::str::contains("empty3.json lacks "))
         .stderr(predicate::str::contains("--allow-missing"));
     assert!(!at("m.json").exists());
-    merge_of(t.path(), &parts, &["--json", "m.json", "--allow-missing"])
-        .success()
-        .stdout(predicate::str::contains("of the sweep's 1024 in no part"));
+    merge_of(
+        t.path(),
+        &parts,
+        &["--json-out", "m.json", "--allow-missing"],
+    )
+    .success()
+    .stdout(predicate::str::contains("of the sweep's 1024 in no part"));
     assert!(at("m.json").is_file());
     // A part may not claim more unlisted skips than it has configurations.
     edited_part(t.path(), 3, "skips3.json", |v| {
@@ -1162,7 +1166,7 @@ fn configurations_in_no_part_are_counted_and_refused_without_allow_missing() {
     merge_of(
         t.path(),
         &["part1.json", "part2.json", "skips3.json"],
-        &["--json", "m2.json"],
+        &["--json-out", "m2.json"],
     )
     .code(2)
     .stderr(predicate::str::contains("skips3.json: "));
@@ -1300,7 +1304,7 @@ fn a_recording_is_swept_instance_by_instance() {
         .code(2)
         .stderr(predicate::str::contains("give its directory"));
     rr().current_dir(t.path())
-        .args(["tune", "--block", "64", "--json", "x.json"])
+        .args(["tune", "--block", "64", "--json-out", "x.json"])
         .arg(&dir)
         .assert()
         .code(2)
@@ -1338,4 +1342,73 @@ fn without_a_driver_sweeping_a_recording_says_so_once() {
         std::fs::read_dir(t.path()).unwrap().next().is_none(),
         "nothing created"
     );
+}
+
+/// `--json` is the switch for JSON on stdout in every other command, so a report file is
+/// `--json-out FILE` (tune and tune merge); the old `--json FILE` still writes the same report,
+/// with one note on stderr (issue 36, point 12).
+#[test]
+fn the_report_file_is_json_out_and_json_file_is_taken_with_a_note() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = synthetic_sweep(t.path());
+    let axes = ["--grid", "1..4", "--block", "32..128:32"];
+    let new = t.path().join("new.json");
+    let new_run = simulated(&axes, &sweep)
+        .args(["--seed", "1", "--json-out"])
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(new_run.status.success(), "{new_run:?}");
+    assert!(
+        !String::from_utf8_lossy(&new_run.stderr).contains("deprecated"),
+        "{new_run:?}"
+    );
+    let old = t.path().join("old.json");
+    let old_run = simulated(&axes, &sweep)
+        .args(["--seed", "1", "--json"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&old_run.stderr);
+    assert!(old_run.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("rr-tui: note: --json FILE is deprecated; use --json-out FILE\n")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(best_of(&new), best_of(&old));
+    // Both spellings at once name one file too many.
+    simulated(&axes, &sweep)
+        .args(["--json-out", "a.json", "--json", "b.json"])
+        .current_dir(t.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+    // --resume continues the file either spelling names.
+    rr().arg("tune")
+        .arg(saxpy())
+        .args(["--grid", "1..4", "--resume"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--json-out"));
+
+    three_parts(t.path());
+    let parts = ["part1.json", "part2.json", "part3.json"];
+    merge_of(t.path(), &parts, &["--json-out", "m1.json"])
+        .success()
+        .stderr(predicate::str::contains("deprecated").not());
+    merge_of(t.path(), &parts, &["--json", "m2.json"])
+        .success()
+        .stderr(predicate::str::contains(
+            "rr-tui: note: --json FILE is deprecated; use --json-out FILE\n",
+        ));
+    assert_eq!(
+        best_of(&t.path().join("m1.json")),
+        best_of(&t.path().join("m2.json"))
+    );
+    merge_of(t.path(), &parts, &[])
+        .code(2)
+        .stderr(predicate::str::contains("--json-out FILE, --csv FILE"));
 }

@@ -618,7 +618,7 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
             panic!("no profile of the best started: {:?}", a.status)
         };
         assert!(
-            args.windows(2).any(|w| w == ["--block", "256,1,1"]),
+            args.windows(2).any(|w| w == ["--block", "256x1x1"]),
             "{args:?}"
         );
         a.update(profile_ev(
@@ -636,7 +636,7 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     };
     let second = a.tunes.values().next().unwrap().ranking()[1].config;
     let block = format!(
-        "{},{},{}",
+        "{}x{}x{}",
         second.block[0], second.block[1], second.block[2]
     );
     assert!(

@@ -109,7 +109,7 @@ def main():
         json.dump(synthetic_sweep.sweep(8, ENGINE_MS), f)
     desc = os.path.abspath(synthetic_sweep.DESCRIPTOR)
     want = os.path.join(w, "want.json")
-    subprocess.run([RR, "tune", desc, *AXES, "--simulate", sweep, "--json", want],
+    subprocess.run([RR, "tune", desc, *AXES, "--simulate", sweep, "--json-out", want],
                    check=True, stdout=subprocess.DEVNULL)
     want_rows, _ = rows(want)
 
@@ -126,7 +126,7 @@ def main():
         # 1. Two engines on two nodes.
         got = os.path.join(w, "two.json")
         t0 = time.perf_counter()
-        code = rr_ray.tune(desc, *AXES, "--json", got, engines=2, simulate=sweep, exe=RR)
+        code = rr_ray.tune(desc, *AXES, "--json-out", got, engines=2, simulate=sweep, exe=RR)
         two_s = time.perf_counter() - t0
         got_rows, report = rows(got)
         used = sorted({t.get("device") for t in report["trials"]})
@@ -145,7 +145,7 @@ def main():
         # More engines asked than the cluster has GPUs: capped, said, and the sweep the same.
         got = os.path.join(w, "capped.json")
         p = subprocess.run(wrapper(cluster, "--engines", "5", "--simulate", sweep, "--pace", "0.2",
-                                   desc, *AXES, "--json", got),
+                                   desc, *AXES, "--json-out", got),
                            env=dict(os.environ, RR_TUI=RR), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True, timeout=300)
         capped = "--engines 5, but the Ray cluster" in p.stderr and "running 3 engine(s)" in p.stderr
@@ -160,7 +160,7 @@ def main():
         removed = []
         killer = threading.Thread(target=remove_a_node_with_an_engine, args=(cluster, 1.5, removed))
         killer.start()
-        p = subprocess.Popen(wrapper(cluster, "--engines", "2", "--simulate", sweep, desc, *AXES, "--json", got),
+        p = subprocess.Popen(wrapper(cluster, "--engines", "2", "--simulate", sweep, desc, *AXES, "--json-out", got),
                              env=dict(os.environ, RR_TUI=RR), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, err = p.communicate(timeout=300)
         killer.join()

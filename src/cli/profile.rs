@@ -85,7 +85,7 @@ impl ProfileArgs {
     ) -> Vec<String> {
         let mut v = vec!["profile".to_string(), descriptor.display().to_string()];
         if let Some((grid, block, smem)) = geometry {
-            let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
+            let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
             v.extend([
                 "--grid".into(),
                 dims(grid),

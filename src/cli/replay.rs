@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use rr_engine::replay::candidate::{CandidateSpec, Define};
 
-use super::{parse_dim3, parse_tolerance, SuppliedArgs, TimingArgs};
+use super::deprecated::{Dim3Flag, OldSpelling};
+use super::{parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
@@ -119,19 +120,32 @@ pub struct ReplayArgs {
 pub struct GeometryArgs {
     /// Override the whole grid.
     ///
-    /// X,Y,Z (or XxYxZ); missing dimensions are 1.
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    /// XxYxZ, as `tune` writes one 3-D value (128x1x1); missing dimensions are 1. The old
+    /// comma-separated form is taken for now, with a note.
+    #[arg(long, value_name = "XxYxZ", value_parser = Dim3Flag)]
     pub grid: Option<[u32; 3]>,
     /// Override the whole block.
     ///
-    /// X,Y,Z (or XxYxZ); missing dimensions are 1.
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_dim3)]
+    /// XxYxZ, as `tune` writes one 3-D value (128x1x1); missing dimensions are 1. The old
+    /// comma-separated form is taken for now, with a note.
+    #[arg(long, value_name = "XxYxZ", value_parser = Dim3Flag)]
     pub block: Option<[u32; 3]>,
     /// Override the dynamic shared memory bytes.
     #[arg(long)]
     pub shared_mem: Option<u32>,
-    /// Override the CUDA device ordinal.
-    #[arg(long)]
+    /// The CUDA device to run on [default: the recorded one].
+    ///
+    /// Its ordinal, as `record --device` (`tune --devices` takes several).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
+    pub device: Option<i32>,
+    /// `--device`'s old spelling, taken for now with a note.
+    #[arg(
+        long = "device-id",
+        value_name = "N",
+        hide = true,
+        conflicts_with = "device",
+        value_parser = OldSpelling::new("--device-id", "--device", clap::value_parser!(i32).range(0..))
+    )]
     pub device_id: Option<i32>,
 }
 
@@ -141,7 +155,7 @@ impl GeometryArgs {
             grid: self.grid,
             block: self.block,
             shared_mem: self.shared_mem,
-            device_id: self.device_id,
+            device_id: self.device.or(self.device_id),
             ..Default::default()
         }
     }

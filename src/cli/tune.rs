@@ -42,9 +42,9 @@ the best back as JSON and a C header (tuned.h).",
         "rr-tui tune $X.json --block 32..1024*2 --grid cover",
         "rr-tui tune $X.json --block 64,128,256 --grid 1..8 --csv sweep.csv",
         "rr-tui tune $X.json --block 32..1024:32 --grid 1..64 --strategy annealing --budget 200",
-        "rr-tui tune $X.json --grid 1..64 --json all.json            # all, measured",
+        "rr-tui tune $X.json --grid 1..64 --json-out all.json        # all, measured",
         "rr-tui tune $X.json --grid 1..64 --strategy tpe --budget 8 --simulate all.json",
-        "rr-tui tune $X.json --block 32..1024*2 --json sweep.json --resume",
+        "rr-tui tune $X.json --block 32..1024*2 --json-out sweep.json --resume",
         "rr-tui tune $X.json --block 32..1024*2 --devices 0,1 --samples 10",
         "rr-tui tune $D --kernels saxpy --block 64..512*2 --reports tuned   # every instance",
     )
@@ -85,7 +85,7 @@ pub struct TuneArgs {
     /// Measure part K of N of the sweep.
     ///
     /// The configurations whose index is K-1 modulo N, the recorded one in part 1 (exhaustive
-    /// and random sweeps without --budget); `tune merge` joins the parts' --json reports into
+    /// and random sweeps without --budget); `tune merge` joins the parts' --json-out reports into
     /// the unsharded report. In a Slurm job array it defaults to the task's part
     /// (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_COUNT).
     #[arg(long, value_name = "K/N", value_parser = rr_engine::tune::shard::Shard::parse, help_heading = "Search")]
@@ -179,7 +179,7 @@ pub struct TuneArgs {
     pub seed: Option<u64>,
     /// Answer from a finished sweep's report, not a GPU.
     ///
-    /// Every configuration is answered from a finished sweep's --json report of this instance
+    /// Every configuration is answered from a finished sweep's --json-out report of this instance
     /// (configurations it lacks count as skipped): compares strategies in
     /// seconds, no GPU needed. Nothing is measured: the report says `simulated_from` and carries
     /// the sweep's verification and timing, and is never resumed.
@@ -192,7 +192,8 @@ pub struct TuneArgs {
     pub simulate: Option<PathBuf>,
     /// GPUs to spread the sweep over [default: the recorded device].
     ///
-    /// One engine process each, e.g. 0,1.
+    /// One engine process each, e.g. 0,1 (one GPU: 0). Several, hence the plural: one is
+    /// `replay --device N`, as `profile --device` and `record --device` take it.
     #[arg(long, value_name = "LIST", value_parser = parse_devices, help_heading = "Search")]
     pub devices: Option<Devices>,
     /// Run the engines through an engine hub at SOCKET.
@@ -284,11 +285,15 @@ pub struct TuneArgs {
     /// Mneme's columns first.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
-    /// Write the results and their metadata as JSON.
+    /// Write the results and their metadata as JSON to FILE.
     ///
-    /// Rewritten as the sweep goes.
+    /// Rewritten as the sweep goes. (`--json`, a switch for JSON on stdout in the other
+    /// commands, was this flag's old spelling: still taken for now, with a note.)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub json: Option<PathBuf>,
+    pub json_out: Option<PathBuf>,
+    /// `--json-out`'s old spelling (see [`TuneArgs::report_file`]).
+    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", value_parser = old_json_spelling())]
+    pub json_old_spelling: Option<PathBuf>,
     /// Hand the best configuration back to the application.
     ///
     /// FILE (JSON) and FILE with .h (a C
@@ -302,10 +307,12 @@ pub struct TuneArgs {
         conflicts_with = "simulate"
     )]
     pub export: Option<PathBuf>,
-    /// Skip configurations already in the --json file.
+    /// Skip configurations already in the --json-out file.
     ///
     /// An interrupted or extended sweep.
-    #[arg(long, requires = "json", help_heading = "Output")]
+    // Checked in `tune::run` (either spelling of the file will do), not by clap's `requires`,
+    // which takes one flag or a group naming the hidden old spelling.
+    #[arg(long, help_heading = "Output")]
     pub resume: bool,
     /// Stream protocol events instead of text (the explorer's tuning screen).
     #[arg(long, hide = true)]
@@ -323,23 +330,28 @@ pub struct TuneArgs {
 pub enum TuneCommand {
     /// Join the reports of a sweep's shards into one.
     ///
-    /// Joins the `tune --json` reports of a sweep's shards (`tune --shard 1/N` … `N/N`) into the
+    /// Joins the `tune --json-out` reports of a sweep's shards (`tune --shard 1/N` … `N/N`) into the
     /// report one unsharded run writes: the same rows in the same order, the same best and
     /// speed-up.
     #[command(after_long_help = examples!(
-        "rr-tui tune merge part-*.json --json sweep.json --csv sweep.csv",
+        "rr-tui tune merge part-*.json --json-out sweep.json --csv sweep.csv",
     ))]
     Merge(MergeArgs),
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {
-    /// The shards' --json reports, every part of one sweep once.
+    /// The shards' --json-out reports, every part of one sweep once.
     #[arg(required = true, value_name = "SHARD.json")]
     pub reports: Vec<PathBuf>,
-    /// Write the merged report as JSON.
+    /// Write the merged report as JSON to FILE.
+    ///
+    /// As `tune --json-out`; the old spelling `--json FILE` is still taken for now, with a note.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub json_out: Option<PathBuf>,
+    /// `--json-out`'s old spelling (see [`MergeArgs::report_file`]).
+    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", value_parser = old_json_spelling())]
+    pub json_old_spelling: Option<PathBuf>,
     /// Write it as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -354,6 +366,21 @@ pub struct MergeArgs {
     /// of refused.
     #[arg(long)]
     pub allow_missing: bool,
+}
+
+/// `tune --json FILE` and `tune merge --json FILE`: the report file's old spelling. `--json` is
+/// the switch for JSON on stdout in every other command, so the file is `--json-out`.
+fn old_json_spelling() -> super::deprecated::OldSpelling<clap::builder::PathBufValueParser> {
+    super::deprecated::OldSpelling::new("--json FILE", "--json-out FILE", Default::default())
+}
+
+impl MergeArgs {
+    /// Where the merged report goes, whichever spelling named it.
+    pub fn report_file(&self) -> Option<&std::path::Path> {
+        self.json_out
+            .as_deref()
+            .or(self.json_old_spelling.as_deref())
+    }
 }
 
 /// Flags that only mean something for a `--source` (`given`: each flag and whether it was
@@ -378,6 +405,13 @@ pub fn source_flags_problem(source: bool, given: &[(&str, bool)]) -> Result<(), 
 }
 
 impl TuneArgs {
+    /// Where the sweep's report goes, whichever spelling named it.
+    pub fn report_file(&self) -> Option<&std::path::Path> {
+        self.json_out
+            .as_deref()
+            .or(self.json_old_spelling.as_deref())
+    }
+
     /// `--define`, `--nvrtc-opt` and `--source-kernel` without `--source`: refused
     /// ([`source_flags_problem`]).
     pub fn check_source_flags(&self) -> Result<(), String> {
@@ -572,8 +606,8 @@ impl TuneArgs {
             self.export.as_ref().map(|p| p.display().to_string()),
         );
         opt(
-            "--json",
-            self.json.as_ref().map(|p| p.display().to_string()),
+            "--json-out",
+            self.report_file().map(|p| p.display().to_string()),
         );
         opt("--run-id", Some(self.run_id.to_string()));
         opt(
@@ -700,7 +734,7 @@ pub struct EngineArgs {
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    /// Answer from a finished sweep of this instance (a `tune --json` report) instead of a
+    /// Answer from a finished sweep of this instance (a `tune --json-out` report) instead of a
     /// GPU: a simulated engine, so that what drives engines (`tune --engine-hub`, the Python
     /// package's Ray sweep) runs and is tested where there is no GPU.
     #[arg(long, value_name = "SWEEP.json")]
@@ -789,7 +823,7 @@ mod tests {
                 "--timeout",
                 "3",
                 "--no-verify",
-                "--json",
+                "--json-out",
                 "s.json",
                 "--resume",
                 "--time-limit",

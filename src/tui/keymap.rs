@@ -506,7 +506,7 @@ pub static BINDINGS: &[Binding] = &[
         [(KeyCode::Char('D'), SHIFT), (KeyCode::Char('D'), NONE)],
         "D",
         EditGrid,
-        "grid override X,Y,Z (grid Dimensions; G is bottom everywhere)",
+        "grid override XxYxZ (grid Dimensions; G is bottom everywhere)",
         Some("grid")
     ),
     b!(
@@ -514,7 +514,7 @@ pub static BINDINGS: &[Binding] = &[
         [(KeyCode::Char('B'), SHIFT), (KeyCode::Char('B'), NONE)],
         "B",
         EditBlock,
-        "block override X,Y,Z",
+        "block override XxYxZ",
         Some("block")
     ),
     b!(

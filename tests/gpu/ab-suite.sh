@@ -87,7 +87,7 @@ echo "== compile-time tuning" | tee -a "$LOG"
 CT="$RR tune $ABJ --source $SRC -D TILE=1,2,3,4,8 -D SLOW=0,4 --grid GRID_X*4/TILE --samples 20"
 rm -rf "${XDG_CACHE_HOME:-$HOME/.cache}/rr-tui/nvrtc"
 rm -f "$W/tuned.json" "$W/tuned.h"
-expect "tune --source: every compiled variant verifies, TILE=3 is reported as not compiling" 0 "TILE=3 SLOW=0 .*invalid: does not compile: .*TILE 3 is not supported" -- $CT --json "$W/ct.json" --csv "$W/ct.csv" --export "$W/tuned.json"
+expect "tune --source: every compiled variant verifies, TILE=3 is reported as not compiling" 0 "TILE=3 SLOW=0 .*invalid: does not compile: .*TILE 3 is not supported" -- $CT --json-out "$W/ct.json" --csv "$W/ct.csv" --export "$W/tuned.json"
 grep -E "^Compiled|^Best|^[0-9]+ configuration" "$W/out.txt" | tee -a "$OUTDIR/ab-bench.txt"
 python3 - "$W/ct.json" "$W/ct.csv" <<'PY' && ok "tune --source: the report holds the define axes, the compile figures and the define columns" || bad "tune --source report"
 import csv, json, sys

@@ -17,7 +17,7 @@ export XDG_CACHE_HOME=$W/cache
 sweep() {  # LABEL THREADS [SAMPLES]
   local out=$W/${1// /_}.json
   RR_TUI_COMPILE_THREADS=$2 "$RR" tune "$J" --source tests/gpu/samples/ab_kernel.cu \
-    -D TILE=1,2,4,8 -D SLOW=0..15 --grid "GRID_X*4/TILE" --samples "${3:-10}" --json "$out" >/dev/null 2>&1
+    -D TILE=1,2,4,8 -D SLOW=0..15 --grid "GRID_X*4/TILE" --samples "${3:-10}" --json-out "$out" >/dev/null 2>&1
   python3 - "$1" "$out" <<'PY'
 import json, os, sys
 r = json.load(open(sys.argv[2])); c = r["compile"]

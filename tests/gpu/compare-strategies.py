@@ -32,7 +32,7 @@ def positions(sweep, desc, axes, best, strategy, seed):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
         subprocess.run([rr, "tune", desc, *axes.split(), "--simulate", sweep,
-                        "--strategy", strategy, "--seed", str(seed), "--json", out],
+                        "--strategy", strategy, "--seed", str(seed), "--json-out", out],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         trials = json.load(open(out))["trials"]
     measured = [t for t in trials if t.get("status") != "skipped"]

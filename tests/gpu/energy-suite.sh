@@ -37,7 +37,7 @@ PY
 # and the most frugal (block sizes of the FMA chain, the grid covering the recorded threads).
 t0=$(date +%s.%N)
 note_cmd "$RR" tune "$FMA" --block 64..1024*2 --grid cover --objective energy --samples 20
-timeout 300 "$RR" tune "$FMA" --block 64..1024*2 --grid cover --objective energy --samples 20 --json "$W/te.json" --csv "$W/te.csv" >"$W/te.txt" 2>&1; rc=$?
+timeout 300 "$RR" tune "$FMA" --block 64..1024*2 --grid cover --objective energy --samples 20 --json-out "$W/te.json" --csv "$W/te.csv" >"$W/te.txt" 2>&1; rc=$?
 t1=$(date +%s.%N)
 cat "$W/te.txt" >>"$LOG"; cp "$W/te.json" "$W/te.csv" "$OUTDIR/" 2>/dev/null
 python3 - "$W/te.json" "$W/te.csv" "$t0" "$t1" >"$W/te-check.txt" 2>&1 <<'PY' && ok "tune --objective energy: time and energy per configuration, the front holds the fastest and the most frugal" || bad "tune --objective energy" "exit $rc: $(tail -c 400 "$W/te-check.txt") $(tail -n 3 "$W/te.txt" | tr '\n' ' ')"

@@ -16,7 +16,7 @@ ndev = len(devices.split(","))
 res = {}
 for label, devs in [("1 GPU", "0"), ("%d GPUs" % ndev, devices)]:
     out = "%s/multi-%s.json" % (w, devs.replace(",", "_"))
-    cmd = [rr, "tune", saxpy, "--grid", "16..4096*2", "--block", "32..1024*2", "--devices", devs, "--json", out]
+    cmd = [rr, "tune", saxpy, "--grid", "16..4096*2", "--block", "32..1024*2", "--devices", devs, "--json-out", out]
     note(cmd)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)

@@ -36,7 +36,7 @@ gpus = ray.cluster_resources().get("GPU", 0)
 def sweep(engines, samples, tag):
     out = "%s/%s.json" % (w, tag)
     t0 = time.perf_counter()
-    code = rr_ray.tune(desc, *axes, "--samples", str(samples), "--json", out, engines=engines, exe=rr)
+    code = rr_ray.tune(desc, *axes, "--samples", str(samples), "--json-out", out, engines=engines, exe=rr)
     wall = time.perf_counter() - t0
     if code not in (0, 1):
         sys.exit("ray-scaling: FAIL rr_tui.ray.tune (%d engine(s)) exited %d" % (engines, code))

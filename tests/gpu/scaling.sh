@@ -20,7 +20,7 @@ def tune(samples, devices, tag, extra=(), env=None):
     out = "%s/%s.json" % (w, tag)
     t0 = time.perf_counter()
     p = subprocess.run([rr, "tune", desc, *axes, "--samples", str(samples), "--devices", devices,
-                        "--json", out, *extra], capture_output=True, text=True, env=env)
+                        "--json-out", out, *extra], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if p.returncode not in (0, 1):
         sys.exit("scaling: FAIL tune %s exited %d: %s" % (tag, p.returncode, p.stderr[-400:]))
@@ -55,11 +55,11 @@ t0 = time.perf_counter()
 for k in (1, 2):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(k - 1))
     procs.append(subprocess.Popen([rr, "tune", desc, *axes, "--samples", str(samples), "--shard", "%d/2" % k,
-                                   "--json", "%s/part%d.json" % (w, k)], stdout=subprocess.DEVNULL,
+                                   "--json-out", "%s/part%d.json" % (w, k)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True, env=env))
 errs = [p.communicate()[1] for p in procs]
 parts_wall = time.perf_counter() - t0
-m = subprocess.run([rr, "tune", "merge", "%s/part1.json" % w, "%s/part2.json" % w, "--json", "%s/merged.json" % w],
+m = subprocess.run([rr, "tune", "merge", "%s/part1.json" % w, "%s/part2.json" % w, "--json-out", "%s/merged.json" % w],
                    capture_output=True, text=True)
 merged = json.load(open("%s/merged.json" % w)) if m.returncode in (0, 1) else {"trials": []}
 key = lambda r: [(t["grid"], t["block"], t["shared_mem"], t["status"], bool(t.get("recorded"))) for t in r["trials"]]

@@ -31,7 +31,7 @@ cases=()
 sweep() {  # NAME DESCRIPTOR EXTRA-FLAGS AXES
   local name=$1 desc=$2 extra=$3 axes=$4 t0
   t0=$(date +%s.%N)
-  "$RR" tune "$desc" $axes $extra --samples 5 --hot --json "$OUTDIR/$name.json" >/dev/null 2>&1
+  "$RR" tune "$desc" $axes $extra --samples 5 --hot --json-out "$OUTDIR/$name.json" >/dev/null 2>&1
   python3 - "$OUTDIR/$name.json" "$t0" <<'PY'
 import json, sys, time
 r = json.load(open(sys.argv[1])); n = len(r["trials"])

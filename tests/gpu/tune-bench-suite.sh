@@ -18,7 +18,7 @@ goal_cps, goal_vs = float(sys.argv[5]), float(sys.argv[6])
 def sweep(name, grids, blocks):
     out = w + "/bench-%s.json" % name.replace(" ", "-")
     cmd = [rr, "tune", saxpy, "--grid", ",".join(map(str, grids)), "--block", ",".join(map(str, blocks)),
-           "--samples", "10", "--hot", "--json", out]
+           "--samples", "10", "--hot", "--json-out", out]
     note(cmd)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
@@ -52,7 +52,7 @@ cfgs = [(g, b) for g in [256, 512, 1024] for b in [128, 256, 512, 1024]]
 t0 = time.perf_counter()
 failed = 0
 for g, b in cfgs:
-    cmd = [rr, "replay", saxpy, "--grid", "%d,1,1" % g, "--block", "%d,1,1" % b, "--repetitions", "10", "--verify"]
+    cmd = [rr, "replay", saxpy, "--grid", "%dx1x1" % g, "--block", "%dx1x1" % b, "--repetitions", "10", "--verify"]
     note(cmd)
     failed += subprocess.run(cmd, capture_output=True, timeout=120).returncode != 0
 per = (time.perf_counter() - t0) / len(cfgs)
@@ -92,7 +92,7 @@ for label, args in [("cold, 50 samples", ["--cold", "--repetitions", "50"]), ("h
            detail="kernel %.0f µs, %d samples, %d throttled discarded" % (m / 1e3, c, d))
 for label, args in [("cold, 50 samples", ["--cold", "--repetitions", "50"]), ("hot, 50 samples", ["--hot", "--repetitions", "50"])]:
     try:
-        m, rsd, c, d = noise(args + ["--grid", "64,1,1", "--block", "128,1,1"], saxpy)
+        m, rsd, c, d = noise(args + ["--grid", "64x1x1", "--block", "128x1x1"], saxpy)
     except (IndexError, KeyError, ValueError, subprocess.SubprocessError) as e:
         figure("tune", "timing noise (RSD), saxpy grid 64 block 128, %s" % label, None, unit="%", detail=repr(e))
         continue

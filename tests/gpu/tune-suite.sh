@@ -24,7 +24,7 @@ python3 -c "import sys; n = float(sys.argv[1].split()[1]); sys.exit(0 if n <= 1.
   && ok "replay --max-noise 1 stops on noise ($noise repetitions, <= 1 %)" || bad "replay --max-noise 1 stops on noise" "${noise:-no noise figure printed}"
 
 echo "== tune" | tee -a "$LOG"
-expect "tune: exhaustive sweep, every configuration verifies" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 64..1024*2 --grid 64,1024 --samples 5 --csv "$W/t1.csv" --json "$W/t1.json"
+expect "tune: exhaustive sweep, every configuration verifies" 0 "Best: grid" -- "$RR" tune "$SAXPY" --block 64..1024*2 --grid 64,1024 --samples 5 --csv "$W/t1.csv" --json-out "$W/t1.json"
 py "$W/t1.csv" "$W/t1.json" <<'PY' && ok "tune: CSV (Mneme's columns) and JSON agree" || bad "tune CSV/JSON"
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -39,7 +39,7 @@ PY
 expect "tune: configurations that do not verify are marked and the sweep goes on" 0 "verify failed" -- "$RR" tune "$STENCIL" --block 4x4x2,8x8x1 --grid 8x8x8,cover --samples 3
 # 64 KiB of shared memory is the tile: 1 KiB faults (out-of-range shared access), 300000 B is
 # refused by the driver, 2048 threads are skipped before launching; the sweep continues.
-"$RR" tune "$SMEM" --shared-mem 1024,65536,300000 --block 128,256,2048 --samples 3 --json "$W/t2.json" >"$W/t2.txt" 2>&1; rc=$?; cat "$W/t2.txt" >>"$LOG"
+"$RR" tune "$SMEM" --shared-mem 1024,65536,300000 --block 128,256,2048 --samples 3 --json-out "$W/t2.json" >"$W/t2.txt" 2>&1; rc=$?; cat "$W/t2.txt" >>"$LOG"
 py "$W/t2.json" <<'PY' && ok "tune: a fault restarts the engine and the sweep goes on; invalid and skipped are recorded" || bad "tune faults" "exit $rc: $(tail -n 3 "$W/t2.txt" | tr '\n' ' ')"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -54,8 +54,8 @@ ok_after = [t for t in r["trials"][r["trials"].index([x for x in r["trials"] if 
 assert ok_after, "nothing measured after the fault"
 PY
 # Resume: a budget of 4, then the rest; nothing is measured twice.
-"$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --budget 4 --samples 3 --json "$W/t3.json" >>"$LOG" 2>&1
-expect "tune --resume continues an interrupted sweep" 0 "resumed: 4 configuration" -- "$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --samples 3 --json "$W/t3.json" --resume
+"$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --budget 4 --samples 3 --json-out "$W/t3.json" >>"$LOG" 2>&1
+expect "tune --resume continues an interrupted sweep" 0 "resumed: 4 configuration" -- "$RR" tune "$SAXPY" --block 32..1024*2 --grid 32,256 --strategy random --seed 7 --samples 3 --json-out "$W/t3.json" --resume
 py "$W/t3.json" <<'PY' && ok "tune --resume: every configuration once" || bad "tune --resume"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -71,7 +71,7 @@ nvcc -ptx -arch=sm_90 -O3 -o "$W/kernels.ptx" tests/gpu/kernels.cu >>"$LOG" 2>&1
 mkdir -p "$W/ptx" && cp "${SAXPY%.json}".* "$W/ptx/" && cp "$W/kernels.ptx" "$W/ptx/$(basename "${SAXPY%.json}").image"
 PTXJ="$W/ptx/$(basename "$SAXPY")"
 expect "replay of a PTX image verifies" 0 "device memory verified" -- "$RR" replay "$PTXJ" --verify
-"$RR" tune "$PTXJ" --registers 16,32,64 --block 256,1024 --samples 3 --json "$W/t4.json" >"$W/t4.txt" 2>&1; cat "$W/t4.txt" >>"$LOG"
+"$RR" tune "$PTXJ" --registers 16,32,64 --block 256,1024 --samples 3 --json-out "$W/t4.json" >"$W/t4.txt" 2>&1; cat "$W/t4.txt" >>"$LOG"
 py "$W/t4.json" <<'PY' && ok "tune --registers (CU_JIT_MAX_REGISTERS) on a PTX image" || bad "tune --registers" "$(tail -n 3 "$W/t4.txt" | tr '\n' ' ')"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -89,9 +89,9 @@ expect "tune --registers on a cubin is refused" 2 "needs a record holding PTX" -
 # Slurm-style parts of a sweep, measured one after the other, joined by `tune merge`: the same
 # configurations with the same outcomes as one run.
 SH="--grid 1..8 --block 32..256*2 --samples 3 --hot"
-"$RR" tune "$SAXPY" $SH --json "$W/sh-all.json" >>"$LOG" 2>&1
-for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_MIN=1 "$RR" tune "$SAXPY" $SH --json "$W/sh-$k.json" >>"$LOG" 2>&1; done
-expect "tune merge joins the parts of a Slurm array" 0 "Merged 3 shard" -- "$RR" tune merge "$W/sh-2.json" "$W/sh-1.json" "$W/sh-3.json" --json "$W/sh-merged.json"
+"$RR" tune "$SAXPY" $SH --json-out "$W/sh-all.json" >>"$LOG" 2>&1
+for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_MIN=1 "$RR" tune "$SAXPY" $SH --json-out "$W/sh-$k.json" >>"$LOG" 2>&1; done
+expect "tune merge joins the parts of a Slurm array" 0 "Merged 3 shard" -- "$RR" tune merge "$W/sh-2.json" "$W/sh-1.json" "$W/sh-3.json" --json-out "$W/sh-merged.json"
 python3 - "$W/sh-all.json" "$W/sh-merged.json" <<'PY' && ok "tune merge: the same configurations and outcomes as one run" || bad "tune merge differs from one run"
 import json, sys
 rows = lambda p: [(t["grid"], t["block"], t["status"], t.get("recorded", False)) for t in json.load(open(p))["trials"]]

@@ -1,10 +1,10 @@
 """Tune on a Ray cluster: one engine per GPU, every configuration handed out by one driver.
 
-    python -m rr_tui.ray [--address ADDR] [--engines N] X.json --block 32..1024*2 --json s.json
+    python -m rr_tui.ray [--address ADDR] [--engines N] X.json --block 32..1024*2 --json-out s.json
 
 runs `rr-tui tune X.json … --engine-hub SOCKET --engines N` here, the driver: its strategy
 hands out every configuration, so an adaptive search (tpe, annealing) learns from all GPUs at
-once, and it writes the usual report (--json, --csv, --export, the summary). This process
+once, and it writes the usual report (--json-out, --csv, --export, the summary). This process
 serves the hub: each engine the tuner asks for runs in a Ray actor holding one GPU, which
 drives an `rr-tui engine` process on its node. When an actor or its node is lost, the
 configuration it held goes back to the tuner, which hands it to another engine, and the hub
@@ -16,7 +16,7 @@ Every node needs the rr-tui package (pip install its wheel) and the recording at
 (a shared file system), as a Slurm cluster has. The pieces: `hub` (the socket the tuner
 connects to, the pool of actors), `engine` (the actor), `protocol` (the lines they say).
 
-From Python: `rr_tui.ray.tune("X.json", "--block", "32..1024*2", "--json", "s.json")` returns
+From Python: `rr_tui.ray.tune("X.json", "--block", "32..1024*2", "--json-out", "s.json")` returns
 the tuner's exit status.
 """
 
@@ -99,7 +99,7 @@ def main(argv=None):
         prog="python -m rr_tui.ray",
         description="Tune a recorded kernel on a Ray cluster: rr-tui tune's strategy here, one engine per GPU of the cluster.",
         epilog="Every argument after the options goes to `rr-tui tune` (rr-tui tune --help). "
-        "Example: python -m rr_tui.ray --address auto X.json --block 32..1024*2 --json sweep.json. "
+        "Example: python -m rr_tui.ray --address auto X.json --block 32..1024*2 --json-out sweep.json. "
         "Engines are capped at the cluster's free GPUs; each node's Python must import rr_tui and Ray. "
         "Ctrl-C stops the sweep as rr-tui tune does (the results so far kept, exit 130).",
     )

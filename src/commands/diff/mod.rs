@@ -44,9 +44,13 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     }
 }
 
-/// The comparison the flags ask for; byte for byte without `--type`. Flags that only mean
-/// something for typed values are refused without one, rather than silently ignored.
+/// The comparison the flags ask for: `--tolerance`'s, or the old spellings' (`--type` and its
+/// parts); byte for byte without either. Old flags that only mean something for typed values
+/// are refused without `--type`, rather than silently ignored.
 pub fn comparison(c: &CompareArgs) -> Result<Comparison> {
+    if let Some(comparison) = c.tolerance {
+        return Ok(comparison);
+    }
     let typed_only = [
         ("--atol", c.atol.is_some()),
         ("--rtol", c.rtol.is_some()),

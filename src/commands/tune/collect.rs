@@ -166,7 +166,7 @@ impl<'a> Collector<'a> {
 }
 
 fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
-    if let Some(p) = &a.json {
+    if let Some(p) = a.report_file() {
         super::write_streamed(p, super::Existing::Replace, |w| report.write_json(w))?;
     }
     if let Some(p) = &a.csv {

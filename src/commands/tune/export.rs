@@ -116,7 +116,7 @@ pub fn check(path: &Path, outputs: [Option<&Path>; 2]) -> Result<()> {
     };
     if outputs.into_iter().flatten().any(same) {
         return Err(refuse(
-            "names the --json or --csv file (or its header does)",
+            "names the --json-out or --csv file (or its header does)",
         ));
     }
     for p in [path.to_path_buf(), header_path(path)] {

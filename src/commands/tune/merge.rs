@@ -1,5 +1,5 @@
 //! `rr-tui tune merge SHARD.json…`: the shards of a sweep (`--shard K/N`) joined into the
-//! report one unsharded run writes ([`rr_engine::tune::shard::merge`]), written as `--json`,
+//! report one unsharded run writes ([`rr_engine::tune::shard::merge`]), written as `--json-out`,
 //! `--csv` and added to `--export` like a sweep's own.
 
 use rr_engine::replay::ReplayInstance;
@@ -13,17 +13,17 @@ use crate::error::{Error, Result};
 use crate::output;
 
 pub fn run(m: &MergeArgs) -> Result<i32> {
-    if m.json.is_none() && m.csv.is_none() && m.export.is_none() {
+    if m.report_file().is_none() && m.csv.is_none() && m.export.is_none() {
         return Err(Error::invalid(
-            "say where the merged report goes: --json FILE, --csv FILE and/or --export FILE",
+            "say where the merged report goes: --json-out FILE, --csv FILE and/or --export FILE",
         ));
     }
-    for p in [&m.json, &m.csv].into_iter().flatten() {
+    for p in [m.report_file(), m.csv.as_deref()].into_iter().flatten() {
         fsio::ensure_absent(p)?;
     }
-    super::output_targets(&[("--json", m.json.as_deref()), ("--csv", m.csv.as_deref())])?;
+    super::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
     if let Some(p) = &m.export {
-        super::export::check(p, [m.json.as_deref(), m.csv.as_deref()])?;
+        super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
     }
     // The same file twice is refused before anything is read (each may be hundreds of MiB).
     let mut files = std::collections::HashSet::new();
@@ -68,7 +68,7 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         }
         None => None,
     };
-    if let Some(p) = &m.json {
+    if let Some(p) = m.report_file() {
         super::write_streamed(p, super::Existing::Refuse, |w| merged.write_json(w))?;
     }
     if let Some(p) = &m.csv {

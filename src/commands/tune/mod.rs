@@ -1,7 +1,7 @@
 //! `rr-tui tune`: sweep launch configurations of one instance. One worker thread per GPU owns
 //! an engine process (`rr-tui engine`) and asks the scheduler for configurations; results come
 //! back to this thread, which prints one line per configuration as it completes, keeps the
-//! report, and rewrites the `--json`/`--csv` files at most once a second (so an interrupted
+//! report, and rewrites the `--json-out`/`--csv` files at most once a second (so an interrupted
 //! sweep loses at most a second of work and `--resume` continues it).
 
 mod collect;
@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use engine_child::{EngineChild, Reply};
 use scheduler::{Scheduler, Work};
 
-/// A --json file larger than this is not one of ours (the largest sweep's compact report is
+/// A --json-out file larger than this is not one of ours (the largest sweep's compact report is
 /// about 300 MiB).
 const MAX_REPORT: u64 = 512 << 20;
 /// Engine starts that may fail in a row before a GPU is given up.
@@ -135,6 +135,11 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     }
     if a.descriptor().is_dir() {
         return recording::run_dir(a, a.descriptor());
+    }
+    if a.resume && a.report_file().is_none() {
+        return Err(Error::invalid(
+            "--resume continues the report of --json-out FILE: name the file",
+        ));
     }
     let for_directories: Vec<&str> = [
         (a.kernels.is_some(), "--kernels"),
@@ -246,7 +251,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
         resumed.retain(|t| t.recorded || t.index.is_some_and(|i| s.owns(i)));
     }
     if let Some(p) = &a.export {
-        export::check(p, [a.json.as_deref(), a.csv.as_deref()])?;
+        export::check(p, [a.report_file(), a.csv.as_deref()])?;
     }
     // Arguments pointing outside the recorded memory (refused under --strict by `preflight`).
     for w in rr_format::memory::outside_words(d) {
@@ -792,7 +797,7 @@ pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
         };
         let target = dir.join(name);
         if targets.contains(&target) {
-            return Err(Error::invalid("--json and --csv name the same file"));
+            return Err(Error::invalid("--json-out and --csv name the same file"));
         }
         if let Err(e) = fsio::AtomicWriter::create(&target) {
             return refuse(&format!("cannot be written ({e})"));
@@ -805,8 +810,8 @@ pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
 /// The trials of an earlier run (`--resume`), after checking that the files may be written:
 /// before any GPU time is spent, not at the end of the sweep.
 fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
-    output_targets(&[("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())])?;
-    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv)] {
+    output_targets(&[("--json-out", a.report_file()), ("--csv", a.csv.as_deref())])?;
+    for (flag, path) in [("--json-out", a.report_file()), ("--csv", a.csv.as_deref())] {
         let Some(path) = path else { continue };
         let shown = rr_format::text::visible_path(path);
         let refuse = |why: &str| Err(Error::invalid(format!("{flag} {shown}: {why}")));
@@ -815,7 +820,7 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
                 return refuse("exists and is not a regular file (a directory, link or device)")
             }
             // A simulated sweep is never resumed (--simulate refuses --resume).
-            Ok(_) if !a.resume && flag == "--json" && a.simulate.is_none() => {
+            Ok(_) if !a.resume && flag == "--json-out" && a.simulate.is_none() => {
                 return refuse(
                     "exists; choose another file, or add --resume to continue the sweep it holds",
                 )
@@ -824,14 +829,14 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
             _ => {}
         }
     }
-    let Some(path) = a.json.as_ref().filter(|p| a.resume && p.exists()) else {
+    let Some(path) = a.report_file().filter(|p| a.resume && p.exists()) else {
         return Ok(Vec::new());
     };
     let previous = read_report(path, "--resume")?;
     // Another part's results would pass for this part's.
     if previous.shard != report.shard {
         return Err(Error::invalid(format!(
-            "--json {}: holds another part of a sharded sweep (--shard differs); choose another file",
+            "--json-out {}: holds another part of a sharded sweep (--shard differs); choose another file",
             rr_format::text::visible_path(path)
         )));
     }
@@ -845,7 +850,7 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
 /// How a streamed output meets a file already at its path.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Existing {
-    /// Replaced (a sweep's own `--json`, which `--resume` continues).
+    /// Replaced (a sweep's own `--json-out`, which `--resume` continues).
     Replace,
     /// Refused, also when it appears while the output is written (`tune merge`'s outputs).
     Refuse,
@@ -872,7 +877,7 @@ pub(crate) fn write_streamed(
     Ok(())
 }
 
-/// A sweep's `--json` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
+/// A sweep's `--json-out` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
 /// (memory holds the trials kept, not the file).
 fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
     // A file a flag names that cannot be read is a usage error (exit 2), as a wrong flag is.
@@ -891,7 +896,7 @@ fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
             "answers from"
         };
         Error::invalid(format!(
-            "{} is not a tuning report ({e}): {flag} {what} a sweep's --json file",
+            "{} is not a tuning report ({e}): {flag} {what} a sweep's --json-out file",
             rr_format::text::visible_path(path)
         ))
     })

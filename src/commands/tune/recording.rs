@@ -48,9 +48,9 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             "--simulate answers one instance from its own sweep: give the instance's descriptor, not a directory",
         ));
     }
-    if a.json.is_some() || a.csv.is_some() {
+    if a.report_file().is_some() || a.csv.is_some() {
         return Err(Error::invalid(
-            "with a directory each instance's report goes to --reports DIR (<instance>.tune.json and .csv), not --json/--csv",
+            "with a directory each instance's report goes to --reports DIR (<instance>.tune.json and .csv), not --json-out/--csv",
         ));
     }
     let pattern = a
@@ -147,7 +147,8 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         one.whole = true;
         one.events = false;
         if !a.list {
-            one.json = Some(report.clone());
+            one.json_out = Some(report.clone());
+            one.json_old_spelling = None;
             one.csv = Some(reports.join(format!("{stem}.tune.csv")));
         }
         let outcome = run(&one);

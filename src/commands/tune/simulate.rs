@@ -40,7 +40,7 @@ fn cut(text: &mut String, max: usize) {
 }
 
 impl Table {
-    /// The measurements of the sweep in `path`: a `tune --json` report of this instance (the
+    /// The measurements of the sweep in `path`: a `tune --json-out` report of this instance (the
     /// same kernel and recorded configuration as `run`, the report this run starts), measured
     /// rather than simulated. Kept: what `--resume` would keep (verified or failing to verify,
     /// plausible times, each configuration once) inside this run's space, messages cut short.

@@ -354,7 +354,7 @@ impl Printer {
             }
             if r.pareto.len() > PARETO_SHOWN {
                 output::line(&format!(
-                    "  … and {} more (--csv and --json mark them all)",
+                    "  … and {} more (--csv and --json-out mark them all)",
                     r.pareto.len() - PARETO_SHOWN
                 ));
             }

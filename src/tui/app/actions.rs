@@ -212,8 +212,14 @@ impl App {
                 } else {
                     self.settings.block = value;
                 }
+                // The old X,Y,Z is taken as `replay --grid` takes it, with the same advice.
+                let old_spelling = if text.contains(',') {
+                    " (X,Y,Z is deprecated: write XxYxZ)"
+                } else {
+                    ""
+                };
                 Ok(match value {
-                    Some(v) => format!("{what} override {}", dim3(v)),
+                    Some(v) => format!("{what} override {}{old_spelling}", dim3(v)),
                     None => format!("{what} as recorded"),
                 })
             }

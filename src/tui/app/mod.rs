@@ -789,7 +789,7 @@ impl<'a> ReplayBlocker<'a> {
     }
 }
 
-/// `X,Y,Z` as the prompts take it.
+/// `XxYxZ` as the prompts and `replay --grid/--block` take it.
 pub fn dim3(v: [u32; 3]) -> String {
-    format!("{},{},{}", v[0], v[1], v[2])
+    format!("{}x{}x{}", v[0], v[1], v[2])
 }

@@ -579,7 +579,8 @@ impl TuneForm {
             strict: false,
             kernel_timeout: rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT,
             csv: None,
-            json: None,
+            json_out: None,
+            json_old_spelling: None,
             export: None,
             // A legacy record's missing pieces come from the replay screen (I, A): `start_tune`.
             supplied: Default::default(),

@@ -240,7 +240,7 @@ impl TuneRun {
         (secs > 0.0).then(|| self.measured() as f64 / secs)
     }
 
-    /// The report as `tune --json` would write it now.
+    /// The report as `tune --json-out` would write it now.
     pub fn final_report(&self) -> TuneReport {
         let mut r = self.report.clone();
         r.summarise();

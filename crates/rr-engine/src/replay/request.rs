@@ -142,7 +142,7 @@ impl ReplayRequest {
     /// The arguments of `rr-tui` that perform this request and stream its events
     /// (`replay DESC --json --run-id N …`).
     pub fn to_args(&self) -> Vec<String> {
-        let dim = |v: [u32; 3]| format!("{},{},{}", v[0], v[1], v[2]);
+        let dim = |v: [u32; 3]| format!("{}x{}x{}", v[0], v[1], v[2]);
         let o = &self.overrides;
         let mut v = vec![
             "replay".to_string(),
@@ -179,7 +179,7 @@ impl ReplayRequest {
         opt("--grid", o.grid.map(dim));
         opt("--block", o.block.map(dim));
         opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
-        opt("--device-id", o.device_id.map(|x| x.to_string()));
+        opt("--device", o.device_id.map(|x| x.to_string()));
         opt(
             "--kernel-timeout",
             (self.kernel_timeout != DEFAULT_KERNEL_TIMEOUT)

@@ -214,7 +214,7 @@ impl Session {
         let count = Device::count()?;
         if device_id < 0 || device_id >= count {
             return Err(Error::invalid(format!(
-                "device {device_id} does not exist: this machine has {count} CUDA device(s) (use --device-id)"
+                "device {device_id} does not exist: this machine has {count} CUDA device(s) (use --device)"
             )));
         }
         let device = Device::get(device_id)?;
