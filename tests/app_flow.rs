@@ -1840,3 +1840,101 @@ fn search_finds_bytes_and_typed_values_forward_and_back() {
     assert!(cmds.is_empty());
     assert!(a.prompt.as_ref().and_then(|p| p.error.as_ref()).is_some());
 }
+
+/// The bundled `record-fixtures/`: a directory of record directories, none of its own.
+fn fixtures_app() -> App {
+    let dir = fixture("llvm-two-kernels").parent().unwrap().to_path_buf();
+    rr_tui::tui::load_app(
+        dir,
+        Err("no CUDA driver found".into()),
+        std::env::temp_dir(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_directory_of_records_opens_a_picker_and_esc_comes_back_to_it() {
+    let mut a = fixtures_app();
+    assert!(a.picking);
+    let found = &a.picker.as_ref().unwrap().below.found;
+    assert_eq!(found.len(), 7);
+    assert_eq!(
+        (found[1].name.as_str(), found[1].instances),
+        ("llvm-two-kernels", 4)
+    );
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    assert!(!a.picking);
+    assert!(a.dir.ends_with("llvm-two-kernels"), "{:?}", a.dir);
+    assert_eq!(a.rows.len(), 4);
+    assert_eq!(
+        a.checked,
+        Some(4),
+        "the opened record is checked as a first frame's"
+    );
+    // Esc keeps its meaning elsewhere: from another screen it goes to the instance list.
+    key(&mut a, KeyCode::Char('2'));
+    key(&mut a, KeyCode::Esc);
+    assert_eq!((a.screen, a.picking), (Screen::Instances, false));
+    let cmds = key(&mut a, KeyCode::Esc);
+    assert!(
+        a.picking,
+        "Esc on the instance list goes back to the picker"
+    );
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.dir.ends_with("llvm16-saxpy"), "{:?}", a.dir);
+    assert_eq!(a.rows.len(), 1);
+    assert!(!key(&mut a, KeyCode::Char('q')).is_empty() && a.quit);
+}
+
+#[test]
+fn a_record_given_directly_keeps_esc_as_it_was() {
+    let mut a = app("llvm-two-kernels", false);
+    assert!(!a.picking && a.picker.is_none());
+    key(&mut a, KeyCode::Esc);
+    assert_eq!((a.screen, a.picking), (Screen::Instances, false));
+}
+
+#[test]
+fn answers_about_the_record_left_are_dropped() {
+    let mut a = fixtures_app();
+    key(&mut a, KeyCode::Enter); // llvm-no-report
+                                 // The descriptor screen asks a worker to inspect the selected instance; it answers late.
+    let late: Vec<Cmd> = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('2'),
+        KeyModifiers::NONE,
+    )));
+    let late = late
+        .into_iter()
+        .find_map(|c| match c {
+            Cmd::Work(w) => Some(w),
+            _ => None,
+        })
+        .expect("an inspection on a worker");
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter); // llvm-two-kernels
+    a.inspections.clear();
+    a.update_inline((late.0)());
+    assert!(
+        a.inspections.is_empty(),
+        "an inspection of the record left was applied"
+    );
+}
+
+#[test]
+fn an_empty_directory_opens_no_picker_and_says_so() {
+    let empty = tempfile::tempdir().unwrap();
+    let a = rr_tui::tui::load_app(
+        empty.path().to_path_buf(),
+        Err("no CUDA driver found".into()),
+        std::env::temp_dir(),
+    )
+    .unwrap();
+    assert!(!a.picking && a.picker.is_none() && a.rows.is_empty());
+    let said = &a.status.as_ref().unwrap().text;
+    assert!(said.starts_with("no instances in this directory"), "{said}");
+}

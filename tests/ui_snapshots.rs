@@ -1415,3 +1415,38 @@ fn at_80_columns_nothing_needed_is_cut() {
         "{text}"
     );
 }
+
+/// The picker of the bundled `record-fixtures/` (seven record directories, none of its own).
+fn picker_app((w, h): (u16, u16)) -> App {
+    let mut a = rr_tui::tui::load_app(
+        PathBuf::from("record-fixtures"),
+        Err("no CUDA driver found".into()),
+        std::env::temp_dir(),
+    )
+    .unwrap();
+    a.update(Msg::Resize(w, h));
+    a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
+    a
+}
+
+#[test]
+fn record_directory_picker() {
+    at_every_size("record_directory_picker", picker_app);
+}
+
+#[test]
+fn empty_directory_names_every_layout() {
+    // Relative to the package root, as the fixtures are: the screen shows the name.
+    let dir = PathBuf::from("target/rr-tui-snapshot-empty-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    at_every_size("empty_directory", |(w, h)| {
+        let mut a = rr_tui::tui::load_app(
+            dir.clone(),
+            Err("no CUDA driver found".into()),
+            std::env::temp_dir(),
+        )
+        .unwrap();
+        a.update(Msg::Resize(w, h));
+        a
+    });
+}

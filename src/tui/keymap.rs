@@ -74,6 +74,8 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
+    /// The record directories below a directory that holds none itself (`app::picker`).
+    Picker,
     Instances,
     Descriptor,
     Snapshots,
@@ -103,6 +105,14 @@ macro_rules! b {
 }
 
 pub static BINDINGS: &[Binding] = &[
+    b!(
+        Picker,
+        [(KeyCode::Enter, NONE)],
+        "Enter",
+        Open,
+        "open the record directory (Esc on its instance list comes back to this list)",
+        Some("open")
+    ),
     b!(
         Global,
         [(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
@@ -725,10 +735,12 @@ pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
             .filter(|b| b.scope == scope && b.action != g.action)
             .any(|b| b.keys.iter().any(|k| g.keys.contains(k)))
     };
+    // The picker has no record open yet: of the global keys only movement, help and quit.
     let global = BINDINGS.iter().filter(|b| {
         b.scope == Scope::Global
             && !matches!(b.action, Action::Quit | Action::Help)
             && (scope == Scope::Global || !shadowed(b))
+            && scope != Scope::Picker
     });
     let last = BINDINGS
         .iter()
@@ -811,6 +823,9 @@ const TUNE_NOTES: &[&str] = &[
     "Axes: values, A..B:STEP, A..B*FACTOR, 3-D as XxYxZ; grid `cover`.",
 ];
 
+/// How the picker comes and goes, for the help popup.
+const PICKER_NOTE: &str = "The list of a directory that holds record directories but no instance of its own; j/k move, q quits.";
+
 /// One line of the help popup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HelpLine {
@@ -845,10 +860,14 @@ pub fn help_lines() -> Vec<HelpLine> {
         (Scope::Replay, "Replay"),
         (Scope::Tune, "Tune"),
         (Scope::Profile, "Profile"),
+        (Scope::Picker, "Record directories"),
     ] {
         lines.push(HelpLine::Section(title));
         for b in screen_bindings(scope) {
             lines.push(HelpLine::Key(b.label, b.description));
+        }
+        if scope == Scope::Picker {
+            lines.push(HelpLine::Note(PICKER_NOTE));
         }
         if scope == Scope::Tune {
             lines.extend(TUNE_NOTES.iter().map(|&n| HelpLine::Note(n)));
@@ -981,6 +1000,7 @@ mod tests {
     #[test]
     fn every_screen_lists_its_own_keys_first_and_help_last() {
         for scope in [
+            Scope::Picker,
             Scope::Instances,
             Scope::Descriptor,
             Scope::Snapshots,
@@ -1028,6 +1048,7 @@ mod tests {
     #[test]
     fn the_hint_bar_shows_every_key_at_80_columns() {
         for scope in [
+            Scope::Picker,
             Scope::Instances,
             Scope::Descriptor,
             Scope::Snapshots,
@@ -1092,6 +1113,21 @@ mod tests {
         }
     }
 
+    /// The picker offers what it can do (open, help, quit), not the keys of a record it has
+    /// not opened yet; it has its own section in the help.
+    #[test]
+    fn the_picker_hints_only_its_own_keys() {
+        assert_eq!(
+            hints(Scope::Picker),
+            [("Enter", "open"), ("q", "quit"), ("?", "help")]
+        );
+        assert_eq!(
+            lookup(Scope::Picker, &key(KeyCode::Enter, NONE)),
+            Some(Action::Open)
+        );
+        assert!(help_lines().contains(&HelpLine::Section("Record directories")));
+    }
+
     #[test]
     fn help_lists_each_key_once_and_fits_any_height() {
         let lines = help_lines();
@@ -1114,6 +1150,7 @@ mod tests {
     fn no_key_is_bound_twice_in_one_scope() {
         for s in [
             Scope::Global,
+            Scope::Picker,
             Scope::Instances,
             Scope::Descriptor,
             Scope::Snapshots,

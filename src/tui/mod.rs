@@ -29,6 +29,14 @@ pub fn load_app(
     output_dir: PathBuf,
 ) -> Result<app::App> {
     let (rd, rows, pending) = app::instances::load(&dir)?;
+    // A directory of record directories (bounded search, before the first frame as the load
+    // itself is) starts on the picker of them.
+    if rd.holds_nothing() {
+        let below = rr_format::search::record_dirs_below(&dir);
+        if !below.found.is_empty() {
+            return Ok(app::App::with_picker(dir, below, gpu, output_dir));
+        }
+    }
     let mut app = app::App::new(dir, rows, gpu, output_dir);
     app.recorder = rd.recorder_summary();
     app.pending_rows = pending;

@@ -27,7 +27,8 @@ impl App {
             self.on_help_key(k);
             return vec![];
         }
-        match keymap::lookup(self.screen.scope(), &k) {
+        match keymap::lookup(self.scope(), &k) {
+            Some(a) if self.picking => self.on_picker_action(a),
             Some(a) => self.on_action(a),
             None => {
                 // A printable key that means nothing here says so (rather than nothing at all);
@@ -42,7 +43,10 @@ impl App {
                             format!(
                                 "`{}` does nothing on the {} screen (? lists the keys)",
                                 rr_format::text::visible(&c.to_string()),
-                                self.screen.title()
+                                match self.picking {
+                                    true => "record directories",
+                                    false => self.screen.title(),
+                                }
                             ),
                             false,
                         );
@@ -59,6 +63,8 @@ impl App {
         for _ in 0..lines.unsigned_abs().min(50) {
             if self.help {
                 self.scroll_help(action);
+            } else if self.picking {
+                cmds.extend(self.on_picker_action(action));
             } else {
                 cmds.extend(self.on_action(action));
             }
@@ -333,6 +339,8 @@ impl App {
                     self.refresh_view();
                 } else if self.screen != Screen::Instances {
                     self.screen = Screen::Instances;
+                } else if self.picker.is_some() {
+                    return self.back_to_picker();
                 }
                 self.status = None;
             }

@@ -10,6 +10,7 @@ pub mod descriptors;
 mod export;
 pub mod heatmap;
 pub mod instances;
+pub mod picker;
 pub mod profiles;
 pub mod prompt;
 pub mod replays;
@@ -105,6 +106,11 @@ pub enum Msg {
     },
     /// An export finished: what was written, or why not.
     Exported(Result<String, String>),
+    /// The record directory the picker asked for, read on a worker.
+    RecordOpened(Result<Box<picker::OpenedRecord>, String>),
+    /// A worker's answer about the record that was open when it started (its number): dropped
+    /// when the picker has opened another since.
+    ForRecord(u64, Box<Msg>),
     Quit,
 }
 
@@ -319,6 +325,12 @@ pub struct App {
     pub checked: Option<usize>,
     /// The recorder's account of the recorded program's launches (rr-tui recordings).
     pub recorder: Option<rr_format::report::RecorderSummary>,
+    /// The record directories below the directory given, when it holds none itself.
+    pub picker: Option<picker::Picker>,
+    /// The picker is shown (else the record opened from it, or the only one).
+    pub picking: bool,
+    /// Which record is open: the picker opens another in the same `App`.
+    record_serial: u64,
     pub width: u16,
     pub height: u16,
     pub quit: bool,
@@ -380,12 +392,19 @@ impl App {
             export_dir: PathBuf::from("."),
             checked: None,
             recorder: None,
+            picker: None,
+            picking: false,
+            record_serial: 0,
             width: 80,
             height: 24,
             quit: false,
         };
         if app.rows.is_empty() {
-            app.set_status("no instances in this directory (expected <KernelHash>_<LaunchConfigHash>.json files)", true);
+            // The instance list names every layout rr-tui reads; the message points at it.
+            app.set_status(
+                "no instances in this directory: none of the layouts listed above",
+                true,
+            );
         }
         app
     }
@@ -409,7 +428,7 @@ impl App {
     /// Lines the screen frame takes around a screen: the tab bar, the status line, the hint
     /// bar (one or two lines: every key of the screen).
     pub fn frame_lines(&self) -> u16 {
-        2 + super::keymap::hint_line_count(self.screen.scope(), self.width)
+        2 + super::keymap::hint_line_count(self.scope(), self.width)
     }
 
     /// Lines of a screen's content below its title.
@@ -479,9 +498,28 @@ impl App {
         rest
     }
 
+    /// The keys that apply now: the picker's while it is shown, else the screen's.
+    pub fn scope(&self) -> super::keymap::Scope {
+        match self.picking {
+            true => super::keymap::Scope::Picker,
+            false => self.screen.scope(),
+        }
+    }
+
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let (screen, said) = (self.screen, self.status_serial);
         let cmds = self.apply(msg);
+        // Workers answer about the record open when they started; the picker may open another.
+        let serial = self.record_serial;
+        let cmds = cmds
+            .into_iter()
+            .map(|cmd| match cmd {
+                Cmd::Work(work) => Cmd::Work(Work::new(move || {
+                    Msg::ForRecord(serial, Box::new((work.0)()))
+                })),
+                other => other,
+            })
+            .collect();
         // A message is about the screen it was said on: another screen starts without it,
         // unless what changed the screen said something (`replaying …`).
         if self.screen != screen && self.status_serial == said {
@@ -558,6 +596,9 @@ impl App {
                 vec![]
             }
             Msg::Checked { results, next } => self.on_checked(results, next),
+            Msg::RecordOpened(result) => self.on_record_opened(result),
+            Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
+            Msg::ForRecord(..) => vec![],
             Msg::Exported(result) => {
                 match result {
                     Ok(what) => self.set_status(format!("exported {what}"), false),

@@ -120,9 +120,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .title(Span::styled(title(app), theme.header));
     if app.rows.is_empty() {
         f.render_widget(
-            Paragraph::new(
-                "No instances here. Give rr-tui a record directory (LIBOMPTARGET_RECORD_DIR).",
-            )
+            Paragraph::new(format!(
+                "No instances here. Give rr-tui a record directory (LIBOMPTARGET_RECORD_DIR): {}.",
+                rr_format::search::ACCEPTED_LAYOUTS
+            ))
+            .wrap(ratatui::widgets::Wrap { trim: true })
             .style(theme.dim)
             .block(block),
             area,

@@ -6,6 +6,7 @@ pub mod format;
 mod heatmap;
 mod help;
 mod instances;
+mod picker;
 mod profile;
 mod replay;
 mod snapshots;
@@ -26,12 +27,25 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(statusbar::height(app, size.width, size.height)),
-        Constraint::Length(crate::tui::keymap::hint_line_count(
-            app.screen.scope(),
-            size.width,
-        )),
+        Constraint::Length(crate::tui::keymap::hint_line_count(app.scope(), size.width)),
     ])
     .areas(f.area());
+    match app.picker.as_ref().filter(|_| app.picking) {
+        Some(p) => {
+            draw_picker_bar(app, theme, f, tabs);
+            picker::draw(p, theme, f, main);
+        }
+        None => draw_screen(app, theme, f, tabs, main),
+    }
+    statusbar::draw_status(app, theme, f, status);
+    statusbar::draw_hints(app, theme, f, hints);
+    if app.help {
+        help::draw(app, theme, f);
+    }
+}
+
+/// The tab bar and the screen of the record that is open.
+fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) {
     draw_tabs(app, theme, f, tabs);
     match app.screen {
         Screen::Instances => instances::draw(app, theme, f, main),
@@ -41,11 +55,18 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
         Screen::Tune => tuning::draw(app, theme, f, main),
         Screen::Profile => profile::draw(app, theme, f, main),
     }
-    statusbar::draw_status(app, theme, f, status);
-    statusbar::draw_hints(app, theme, f, hints);
-    if app.help {
-        help::draw(app, theme, f);
-    }
+}
+
+/// The picker's top line: no tabs (no record is open yet), the directory given.
+fn draw_picker_bar(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    const BRAND: &str = " rr-tui ";
+    let dir = rr_format::text::visible_path(&app.dir);
+    let room = (area.width as usize).saturating_sub(BRAND.len() + 1);
+    let spans = vec![
+        Span::styled(BRAND, theme.accent),
+        Span::styled(format!(" {}", fit_path(&dir, room)), theme.dim),
+    ];
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {

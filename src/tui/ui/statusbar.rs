@@ -127,7 +127,12 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 }
 
 /// `[replaying K · ][tuning K · ]N of M instance(s)`, at most `max` columns.
+/// On the picker: `K of N record directories`.
 fn count_text(app: &App, max: usize) -> String {
+    if let Some(p) = app.picker.as_ref().filter(|_| app.picking) {
+        let n = p.below.found.len();
+        return format!("{} of {n} record directories", (p.selected + 1).min(n));
+    }
     let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
     let busy = [("replaying", app.running), ("tuning", app.tuning)];
     let Some((what, i)) = busy.iter().find_map(|&(w, i)| Some((w, i?))) else {
@@ -211,7 +216,7 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     } else if app.help {
         HELP_HINTS.to_vec()
     } else {
-        keymap::hints(app.screen.scope())
+        keymap::hints(app.scope())
     };
     let lines: Vec<Line> = keymap::hint_lines(&entries, area.width as usize)
         .into_iter()
