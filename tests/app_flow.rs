@@ -1938,3 +1938,20 @@ fn an_empty_directory_opens_no_picker_and_says_so() {
     let said = &a.status.as_ref().unwrap().text;
     assert!(said.starts_with("no instances in this directory"), "{said}");
 }
+
+/// `pid-N/` and `rank-N/` below a directory are one recording (as `report` shows it), not
+/// record directories to pick from.
+#[test]
+fn process_directories_open_as_one_record_not_a_picker() {
+    let t = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("llvm-two-kernels"), &t.path().join("pid-1234"));
+    copy_dir(&fixture("llvm-no-report"), &t.path().join("rank-0"));
+    let a = rr_tui::tui::load_app(
+        t.path().to_path_buf(),
+        Err("no GPU".into()),
+        std::env::temp_dir(),
+    )
+    .unwrap();
+    assert!(!a.picking && a.picker.is_none());
+    assert_eq!(a.rows.len(), 6);
+}

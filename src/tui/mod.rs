@@ -30,8 +30,8 @@ pub fn load_app(
 ) -> Result<app::App> {
     let (rd, rows, pending) = app::instances::load(&dir)?;
     // A directory of record directories (bounded search, before the first frame as the load
-    // itself is) starts on the picker of them.
-    if rd.holds_nothing() {
+    // itself is) starts on the picker of them. (`load` has moved the instances into the rows.)
+    if rows.is_empty() && rd.holds_nothing() {
         let below = rr_format::search::record_dirs_below(&dir);
         if !below.found.is_empty() {
             return Ok(app::App::with_picker(dir, below, gpu, output_dir));
