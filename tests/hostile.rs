@@ -1519,7 +1519,11 @@ fn holes_between_sparse_bytes_are_not_read() {
     let t = tempfile::tempdir().unwrap();
     let size = 16u64 << 30;
     let json = blob_of_holes(t.path(), size, 0x7f611c808000, HUNDRED_GIB_OF_ZEROS, size);
-    let blob = json.parent().unwrap().join("blobs").join(HUNDRED_GIB_OF_ZEROS);
+    let blob = json
+        .parent()
+        .unwrap()
+        .join("blobs")
+        .join(HUNDRED_GIB_OF_ZEROS);
     let file = std::fs::OpenOptions::new().write(true).open(&blob).unwrap();
     for at in (0..size).step_by(512 << 10) {
         file.write_all_at(&[1], at).unwrap();
