@@ -75,7 +75,7 @@ F=$(mkfault oom); truncate -s 200G "${F%.json}.record_input"; py "$F" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["VAllocSize"] = 256 << 30; open(sys.argv[1], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))
 PY
-expect "too little device memory" 1 "not enough device memory" -- "$RR" replay "$F"
+expect "more device memory than the GPU has: refused before reading the snapshot" 1 "needs 200 GiB .* more than the .* of .*: no replay on this GPU can hold it" -- "$RR" replay "$F"
 F=$(mkfault conflict); py "$F" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["VAllocAddr"] = 0x10000; open(sys.argv[1], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))
