@@ -119,16 +119,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::TOP)
         .title(Span::styled(title(app), theme.header));
     if app.rows.is_empty() {
-        f.render_widget(
-            Paragraph::new(format!(
-                "No instances here. Give rr-tui a record directory (LIBOMPTARGET_RECORD_DIR): {}.",
-                rr_format::search::ACCEPTED_LAYOUTS
-            ))
-            .wrap(ratatui::widgets::Wrap { trim: true })
-            .style(theme.dim)
-            .block(block),
-            area,
+        let text = format!(
+            "No instances here. Give rr-tui a record directory (LIBOMPTARGET_RECORD_DIR): {}.",
+            rr_format::search::ACCEPTED_LAYOUTS
         );
+        super::empty_list(text, block, theme, f, area);
         return;
     }
     if app.view.is_empty() {
@@ -136,13 +131,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             "No instance matches the filter \"{}\" (kernel names and files are searched). Esc clears it; / changes it.",
             rr_format::text::visible(&app.filter)
         );
-        f.render_widget(
-            Paragraph::new(text)
-                .wrap(ratatui::widgets::Wrap { trim: true })
-                .style(theme.dim)
-                .block(block),
-            area,
-        );
+        super::empty_list(text, block, theme, f, area);
         return;
     }
     let visible = (area.height as usize).saturating_sub(2).max(1);

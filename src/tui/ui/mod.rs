@@ -142,6 +142,23 @@ pub(crate) fn titled(title: &str, theme: &Theme, f: &mut Frame, area: Rect) -> R
     inner
 }
 
+/// A list's place when it has nothing to show: `text`, dimmed and wrapped, inside `block`.
+pub(crate) fn empty_list(
+    text: String,
+    block: ratatui::widgets::Block,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+) {
+    f.render_widget(
+        ratatui::widgets::Paragraph::new(text)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .style(theme.dim)
+            .block(block),
+        area,
+    );
+}
+
 /// Truncate to `w` columns with an ellipsis.
 pub(crate) fn fit(s: &str, w: usize) -> String {
     if s.chars().count() <= w {

@@ -3,7 +3,7 @@
 
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 use ratatui::Frame;
 
 use super::fit_middle;
@@ -47,13 +47,7 @@ pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
             "No record directory here or below. {}",
             rr_format::search::ACCEPTED_LAYOUTS
         );
-        f.render_widget(
-            Paragraph::new(text)
-                .wrap(ratatui::widgets::Wrap { trim: true })
-                .style(theme.dim)
-                .block(block),
-            area,
-        );
+        super::empty_list(text, block, theme, f, area);
         return;
     }
     let header = Row::new(["record directory", "instances", "layout"]).style(theme.header);
