@@ -47,10 +47,21 @@ pub fn refuse(dir: &Path, command: &str, json: bool) -> i32 {
 fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
     let shown = visible_path(dir);
     let Some(first) = below.found.first() else {
+        // A search that stopped early (a bound, a directory it could not read) proves nothing.
+        let found_none = match below.incomplete {
+            false => format!(
+                "none is below it (searched {} levels deep)",
+                search::MAX_DEPTH
+            ),
+            true => format!(
+                "none was found below it, but the search did not see everything (a directory \
+                 could not be read, or it reached its bound of {} entries): pass a record \
+                 directory itself",
+                search::MAX_ENTRIES_READ
+            ),
+        };
         return vec![format!(
-            "rr-tui: {shown}: not a record directory, and none is below it (searched {} levels \
-             deep); {}",
-            search::MAX_DEPTH,
+            "rr-tui: {shown}: not a record directory, and {found_none}; {}",
             search::ACCEPTED_LAYOUTS
         )];
     };
@@ -69,7 +80,8 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
     }
     if below.incomplete {
         lines.push(format!(
-            "  … the search stopped at {} directories or {} entries: there may be more",
+            "  … the search did not see everything (a directory could not be read, or it \
+             reached its bound of {} directories or {} entries): there may be more",
             search::MAX_LISTED,
             search::MAX_ENTRIES_READ
         ));

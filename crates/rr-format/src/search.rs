@@ -43,7 +43,7 @@ pub struct FoundRecordDir {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecordDirsBelow {
     pub found: Vec<FoundRecordDir>,
-    /// A bound was reached: there may be more than `found`.
+    /// A bound was reached, or a directory could not be read: there may be more than `found`.
     pub incomplete: bool,
 }
 
@@ -98,7 +98,7 @@ fn layout_of(descriptor: &Path) -> String {
 fn subdirectories(dir: &Path, entries_left: &mut usize, incomplete: &mut bool) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = read_entries(dir, entries_left, incomplete)
         .into_iter()
-        .filter(|(name, is_dir)| *is_dir && !name.starts_with('.'))
+        .filter(|(name, is_dir)| *is_dir && !name.as_encoded_bytes().starts_with(b"."))
         .map(|(name, _)| dir.join(name))
         .collect();
     dirs.sort();
@@ -115,7 +115,10 @@ struct InstanceListing {
 /// `rank-N/` directories.
 fn list_instances(dir: &Path, entries_left: &mut usize, incomplete: &mut bool) -> InstanceListing {
     let entries = read_entries(dir, entries_left, incomplete);
-    let names: std::collections::HashSet<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    // Descriptors are named in ASCII: other names are not counted (but directories below
+    // with such names are searched).
+    let names: std::collections::HashSet<&str> =
+        entries.iter().filter_map(|(n, _)| n.to_str()).collect();
     let mut descriptors: Vec<&str> = names
         .iter()
         .copied()
@@ -133,7 +136,7 @@ fn list_instances(dir: &Path, entries_left: &mut usize, incomplete: &mut bool) -
         first: descriptors.first().map(|n| dir.join(n)),
     };
     for (name, is_dir) in &entries {
-        if *is_dir && crate::dir::is_process_directory(name) {
+        if *is_dir && name.to_str().is_some_and(crate::dir::is_process_directory) {
             let part = list_instances(&dir.join(name), entries_left, incomplete);
             listing.count += part.count;
             listing.first = listing.first.or(part.first);
@@ -142,14 +145,16 @@ fn list_instances(dir: &Path, entries_left: &mut usize, incomplete: &mut bool) -
     listing
 }
 
-/// `dir`'s entries as (name, is a real directory), at most `entries_left` of them in all; a
-/// directory that cannot be read has none.
+/// `dir`'s entries as (name, is a real directory), at most `entries_left` of them in all. A
+/// directory that cannot be read (permissions) has none, and makes the search incomplete: a
+/// record may be in it.
 fn read_entries(
     dir: &Path,
     entries_left: &mut usize,
     incomplete: &mut bool,
-) -> Vec<(String, bool)> {
+) -> Vec<(std::ffi::OsString, bool)> {
     let Ok(reader) = std::fs::read_dir(dir) else {
+        *incomplete = true;
         return Vec::new();
     };
     let mut entries = Vec::new();
@@ -161,8 +166,9 @@ fn read_entries(
         *entries_left -= 1;
         // `file_type` does not follow links: a link to a directory is not a directory here.
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        // A name that is not UTF-8 cannot be one rr-tui writes; it is still searched below.
-        entries.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+        // The name as it is (not UTF-8 perhaps): the path must lead to it. Only what is shown
+        // is made visible.
+        entries.push((entry.file_name(), is_dir));
     }
     entries
 }
@@ -212,6 +218,27 @@ mod tests {
         assert_eq!(below.found[0].name, "2026-11/run\\x1b1/rr-records");
         assert_eq!(below.found[0].instances, 1);
         assert_eq!(below.found[0].path, run);
+    }
+
+    /// A directory named in bytes that are not UTF-8 is listed (its path leads to it; its name
+    /// is shown made visible), and one that cannot be read makes the search incomplete.
+    #[test]
+    fn odd_names_are_listed_and_unreadable_directories_make_it_incomplete() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let odd = d.path().join(std::ffi::OsStr::from_bytes(b"bad\xff"));
+        std::fs::create_dir(&odd).unwrap();
+        std::fs::write(odd.join("1_2.json"), "{}").unwrap();
+        let below = record_dirs_below(d.path());
+        assert_eq!(below.found.len(), 1, "{below:?}");
+        assert_eq!(below.found[0].path, odd);
+        assert!(!below.incomplete);
+        // A directory that cannot be listed (a file where a directory was listed: ENOTDIR,
+        // as unreadable as a `chmod 000` one, which root could read anyway).
+        assert!(read_entries(&odd.join("1_2.json"), &mut 10, &mut false).is_empty());
+        let mut incomplete = false;
+        read_entries(&odd.join("1_2.json"), &mut 10, &mut incomplete);
+        assert!(incomplete);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
         if found.len() == 1 { "y" } else { "ies" },
         rr_format::text::visible_path(&picker.dir),
         if picker.below.incomplete {
-            " (the search stopped at its bound: there may be more)"
+            " (the search did not see everything: there may be more)"
         } else {
             ""
         }
