@@ -560,7 +560,7 @@ pub struct CompareArgs {
     // reference to one would then name a flag that is not there.
     #[arg(long = "type", value_name = "TYPE", hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--type", "--tolerance TYPE", Listed::new(any_element_type, element_type_names)))]
     pub dtype: Option<String>,
-    #[arg(long, hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--endian", "--tolerance TYPE:endian=big", clap::builder::PossibleValuesParser::new(["little", "big"])))]
+    #[arg(long, hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--endian", "--tolerance TYPE:endian=little|big", clap::builder::PossibleValuesParser::new(["little", "big"])))]
     pub endian: Option<String>,
     // Negative numbers reach our check, which says what is allowed (clap would only say
     // "use '-- -1'").
