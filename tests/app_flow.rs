@@ -1882,6 +1882,15 @@ fn a_directory_of_records_opens_a_picker_and_esc_comes_back_to_it() {
         "Esc on the instance list goes back to the picker"
     );
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
+    // Its top line names the directory given again, not the record just left.
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 24)).unwrap();
+    let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+    t.draw(|f| rr_tui::tui::ui::draw(&a, &theme, f)).unwrap();
+    let top: String = t.backend().to_string().lines().next().unwrap().to_string();
+    assert!(
+        top.contains("record-fixtures") && !top.contains("llvm-two-kernels"),
+        "{top}"
+    );
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Enter);
     assert!(a.dir.ends_with("llvm16-saxpy"), "{:?}", a.dir);

@@ -57,10 +57,11 @@ fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) 
     }
 }
 
-/// The picker's top line: no tabs (no record is open yet), the directory given.
+/// The picker's top line: no tabs, the directory given (not the record last opened from it).
 fn draw_picker_bar(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     const BRAND: &str = " rr-tui ";
-    let dir = rr_format::text::visible_path(&app.dir);
+    let given = app.picker.as_ref().map_or(&app.dir, |p| &p.dir);
+    let dir = rr_format::text::visible_path(given);
     let room = (area.width as usize).saturating_sub(BRAND.len() + 1);
     let spans = vec![
         Span::styled(BRAND, theme.accent),
