@@ -3018,3 +3018,21 @@ fn help_shows_one_spelling_for_each_concept() {
         assert!(!text.contains("--json sweep"), "{words:?}: {text}");
     }
 }
+
+/// A word `record` does not know, before the program, is said to be no option of record (it
+/// was taken as the program's name: "--device-id: no such program in PATH").
+#[test]
+fn record_says_an_unknown_option_is_not_a_program() {
+    for words in [
+        &["record", "--device-id", "0", "--", "true"][..],
+        &["record", "--devic", "0", "true"],
+    ] {
+        rr().args(words)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "{}: not an option of rr-tui record",
+                words[1]
+            )));
+    }
+}

@@ -52,6 +52,15 @@ pub(super) fn find_program(program: &std::ffi::OsStr) -> Result<()> {
             Err(e) => Err(Error::invalid(format!("{shown}: {e}"))),
         };
     }
+    // Everything from the first word record does not know is the program's (clap takes the
+    // rest as it comes): a mistyped or another command's option lands here, not a program.
+    if program.as_encoded_bytes().starts_with(b"-") {
+        return Err(Error::invalid(format!(
+            "{shown}: not an option of rr-tui record (rr-tui record -h lists them; one device \
+             is --device N); the program comes after them, and one named so is given by its \
+             path, ./{shown}"
+        )));
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
     let found = std::env::split_paths(&path).any(|d| d.join(program).is_file());
     if found {
