@@ -1412,3 +1412,21 @@ fn the_report_file_is_json_out_and_json_file_is_taken_with_a_note() {
         .code(2)
         .stderr(predicate::str::contains("--json-out FILE, --csv FILE"));
 }
+
+/// `--json` without a file, as the other commands' switch is written, says where tune's JSON
+/// goes (it was clap's "a value is required for '--json <FILE>'", a flag help does not show).
+#[test]
+fn json_as_a_switch_says_tune_writes_json_out() {
+    for words in [
+        &["tune", "x.json", "--list", "--json"][..],
+        &["tune", "x.json", "--json", "--list"],
+        &["tune", "merge", "a.json", "--json"],
+    ] {
+        rr().args(words)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "tune has no --json switch: it writes its report with --json-out FILE",
+            ));
+    }
+}

@@ -292,7 +292,7 @@ pub struct TuneArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json_out: Option<PathBuf>,
     /// `--json-out`'s old spelling (see [`TuneArgs::report_file`]).
-    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", value_parser = old_json_spelling())]
+    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", num_args = 0..=1, default_missing_value = "", value_parser = OldJsonFile)]
     pub json_old_spelling: Option<PathBuf>,
     /// Hand the best configuration back to the application.
     ///
@@ -350,7 +350,7 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
     /// `--json-out`'s old spelling (see [`MergeArgs::report_file`]).
-    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", value_parser = old_json_spelling())]
+    #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", num_args = 0..=1, default_missing_value = "", value_parser = OldJsonFile)]
     pub json_old_spelling: Option<PathBuf>,
     /// Write it as CSV.
     #[arg(long, value_name = "FILE")]
@@ -370,8 +370,36 @@ pub struct MergeArgs {
 
 /// `tune --json FILE` and `tune merge --json FILE`: the report file's old spelling. `--json` is
 /// the switch for JSON on stdout in every other command, so the file is `--json-out`.
-fn old_json_spelling() -> super::deprecated::OldSpelling<clap::builder::PathBufValueParser> {
-    super::deprecated::OldSpelling::new("--json FILE", "--json-out FILE", Default::default())
+/// `tune`'s and `tune merge`'s old `--json FILE`, taken with a note. Given without a file, as
+/// the other commands' `--json` switch is, it says where tune's JSON goes instead of clap's
+/// "a value is required for '--json <FILE>'" (a flag help does not show).
+#[derive(Clone)]
+pub(crate) struct OldJsonFile;
+
+impl clap::builder::TypedValueParser for OldJsonFile {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<PathBuf, clap::Error> {
+        if value.is_empty() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                "tune has no --json switch: it writes its report with --json-out FILE \
+                 (--json FILE is that flag's old spelling)\n",
+            )
+            .with_cmd(cmd));
+        }
+        let old = super::deprecated::OldSpelling::new(
+            "--json FILE",
+            "--json-out FILE",
+            clap::builder::PathBufValueParser::new(),
+        );
+        old.parse_ref(cmd, arg, value)
+    }
 }
 
 impl MergeArgs {
