@@ -10,6 +10,25 @@ use std::time::{Duration, Instant};
 struct Session(String);
 
 impl Session {
+    /// `cmd` in a detached 130×36 tmux session named `name` (killed on drop).
+    fn start(name: String, cmd: &str) -> Session {
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "130",
+                "-y",
+                "36",
+                cmd,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Session(name)
+    }
     fn tmux(&self, args: &[&str]) -> String {
         let out = Command::new("tmux").args(args).output().expect("tmux runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -100,22 +119,7 @@ fn explore_sort_filter_help_diff_resize_and_quit() {
     let dir = common::fixture("llvm-two-kernels");
     // --no-config: the defaults the test expects, whatever the config of whoever runs it.
     let cmd = format!("NO_COLOR=1 {bin} --no-config {}", dir.display());
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            "130",
-            "-y",
-            "36",
-            &cmd,
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let s = Session(name);
+    let s = Session::start(name, &cmd);
     s.wait_for("4 of 4 instance(s)");
     s.wait_for("rr_scale_global");
 
@@ -191,22 +195,7 @@ fn the_config_file_sets_the_sessions_defaults() {
         file.display(),
         dir.display()
     );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            "130",
-            "-y",
-            "36",
-            &cmd,
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let s = Session(name);
+    let s = Session::start(name, &cmd);
     s.wait_for("4 of 4 instance(s)");
     s.keys(&["4"]);
     s.wait_for("repetitions 7");
