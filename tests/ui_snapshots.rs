@@ -1285,26 +1285,32 @@ fn an_llvm16_record_without_its_image_says_so_before_the_machines_reason() {
         reason.starts_with(cli_reason) && reason.contains("I gives"),
         "the CLI says {cli:?}, the explorer {reason:?}"
     );
+    says_its_reason_before_the_machines(&mut a, &reason);
+    a.settings.supplied.image = Some(PathBuf::from("saxpy.cubin"));
+    let reason = a.replay_blocker(0).expect("a reason").reason().to_string();
+    assert!(reason.starts_with("no CUDA driver"), "{reason}");
+}
+
+/// The replay, tuning and profile screens give `reason` (not the missing driver), and `r`
+/// refuses with it.
+fn says_its_reason_before_the_machines(a: &mut App, reason: &str) {
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     for (screen, intro) in [
         ('4', "This instance cannot be replayed:"),
         ('5', "This instance cannot be replayed, nor tuned:"),
         ('6', "This instance cannot be replayed, nor profiled:"),
     ] {
-        key(&mut a, screen);
-        let text = screen_text(&a);
+        key(a, screen);
+        let text = screen_text(a);
         assert!(
-            text.contains(&format!("{intro} {}", words(&reason))),
+            text.contains(&format!("{intro} {}", words(reason))),
             "screen {screen}: {text}"
         );
         assert!(!text.contains("no CUDA driver"), "screen {screen}: {text}");
     }
-    key(&mut a, 'r');
+    key(a, 'r');
     let status = a.status.as_ref().expect("r says why").text.clone();
-    assert!(status.contains(&reason), "{status}");
-    a.settings.supplied.image = Some(PathBuf::from("saxpy.cubin"));
-    let reason = a.replay_blocker(0).expect("a reason").reason().to_string();
-    assert!(reason.starts_with("no CUDA driver"), "{reason}");
+    assert!(status.contains(reason), "{status}");
 }
 
 /// An LLVM 19–22 record cannot be replayed on any machine: the replay, tuning and profile
@@ -1325,23 +1331,7 @@ fn an_unreplayable_record_says_its_own_reason_before_the_machines() {
         cli.contains(&reason),
         "the CLI says {cli:?}, the explorer {reason:?}"
     );
-    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    for (screen, intro) in [
-        ('4', "This instance cannot be replayed:"),
-        ('5', "This instance cannot be replayed, nor tuned:"),
-        ('6', "This instance cannot be replayed, nor profiled:"),
-    ] {
-        key(&mut a, screen);
-        let text = screen_text(&a);
-        assert!(
-            text.contains(&format!("{intro} {}", words(&reason))),
-            "screen {screen}: {text}"
-        );
-        assert!(!text.contains("no CUDA driver"), "screen {screen}: {text}");
-    }
-    key(&mut a, 'r');
-    let status = a.status.as_ref().expect("r says why").text.clone();
-    assert!(status.contains(&reason), "{status}");
+    says_its_reason_before_the_machines(&mut a, &reason);
 }
 
 /// At 80×24 nothing a user needs is cut: the directory's name in the tab bar, the profile and
