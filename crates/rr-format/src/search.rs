@@ -241,6 +241,23 @@ mod tests {
         assert!(incomplete);
     }
 
+    /// A descriptor that is a FIFO is counted by its name and never opened for reading (a read
+    /// would block until a writer comes): its layout says it cannot be read.
+    #[test]
+    fn a_fifo_descriptor_does_not_block_the_search() {
+        let d = tempfile::tempdir().unwrap();
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(run.join("1_2.json"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let below = record_dirs_below(d.path());
+        assert_eq!(below.found.len(), 1, "{below:?}");
+        assert_eq!(below.found[0].layout, "descriptor unreadable");
+    }
+
     #[test]
     fn the_search_stops_at_its_depth_and_its_count() {
         let d = tempfile::tempdir().unwrap();
