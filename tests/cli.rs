@@ -2867,11 +2867,10 @@ fn doctor_says_what_is_where_the_recorder_belongs_when_it_is_not_a_library() {
     std::fs::write(&lib, b"\x7fE").unwrap();
     assert!(recorder_line().contains("is not a shared library (shorter than an ELF header)"));
     clear();
-    std::fs::copy(
-        assert_cmd::cargo::cargo_bin("rr-tui").with_file_name("librr_recorder.so"),
-        &lib,
-    )
-    .unwrap();
+    // `cargo test` on a fresh clone leaves the library only in `deps/`; a build leaves it beside.
+    let beside = built.with_file_name("librr_recorder.so");
+    let in_deps = built.with_file_name("deps").join("librr_recorder.so");
+    std::fs::copy(if beside.is_file() { beside } else { in_deps }, &lib).unwrap();
     assert_eq!(recorder_line(), format!("ok       {shown}"));
 }
 
