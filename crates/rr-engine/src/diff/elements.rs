@@ -269,14 +269,8 @@ fn float_block<const N: usize>(
 
 /// Bytes without tolerance: every differing byte fails.
 fn byte_block(blk: &Block, a: &[u8], b: &[u8], st: &mut TypedStats) {
-    let n = a.len();
-    let mut i = 0;
-    while i < n {
-        if i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
-            i += 8;
-            continue;
-        }
-        if a[i] != b[i] {
+    super::index::differing_runs(a, b, |run| {
+        for i in run {
             let r = ElementResult::Numbers {
                 pass: false,
                 abs_diff: Value::Int((a[i] as i128 - b[i] as i128).abs()),
@@ -289,8 +283,7 @@ fn byte_block(blk: &Block, a: &[u8], b: &[u8], st: &mut TypedStats) {
                 b: Value::Int(b[i] as i128),
             });
         }
-        i += 1;
-    }
+    });
 }
 
 fn generic_block(blk: &Block, a: &[u8], b: &[u8], st: &mut TypedStats) {

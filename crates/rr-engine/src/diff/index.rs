@@ -114,7 +114,16 @@ pub fn scan(a: &[u8], b: &[u8], base: u64, out: &mut DiffIndex) {
 }
 
 fn scan_bytes(a: &[u8], b: &[u8], base: u64, out: &mut DiffIndex) {
-    let n = a.len();
+    differing_runs(a, b, |run| {
+        out.push(base + run.start as u64..base + run.end as u64)
+    });
+}
+
+/// Call `f` with each maximal run of differing bytes of `a` and `b` (equal length), in order.
+/// Equal stretches are skipped 8 bytes at a time: the one scanner of the byte index and of
+/// byte-exact element comparison.
+pub(crate) fn differing_runs(a: &[u8], b: &[u8], mut f: impl FnMut(Range<usize>)) {
+    let n = a.len().min(b.len());
     let mut i = 0;
     while i < n {
         if i + 8 <= n && a[i..i + 8] == b[i..i + 8] {
@@ -129,7 +138,7 @@ fn scan_bytes(a: &[u8], b: &[u8], base: u64, out: &mut DiffIndex) {
         while i < n && a[i] != b[i] {
             i += 1;
         }
-        out.push(base + start as u64..base + i as u64);
+        f(start..i);
     }
 }
 
