@@ -4,15 +4,40 @@
  * memory is address arithmetic, copies and launches do nothing, and every event is 10 µs apart.
  * Replays must run with --events-only (no clock probe). Nothing it "computes" means anything: it
  * exercises the process around the GPU, never the GPU. */
+/* With FAKE_CUDA_MEMORY set, device memory holds bytes (mapped ranges, cuMemAlloc, module
+ * globals): synchronous copies round-trip, and one that leaves that memory fails, so a program
+ * that copies where it did not map is caught (tests/repro.rs runs generated reproducers so).
+ * With FAKE_CUDA_LOG=FILE, the calls that place memory and launch kernels are appended to FILE,
+ * one line each. Without them, nothing changes for the other tests. */
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 typedef int CUresult;
 static uint64_t next_ptr = 0x7e0000000000ull;
 static uint64_t fake(size_t n){ uint64_t p = next_ptr; next_ptr += (n + 0x200000) & ~0x1fffffull; return p; }
 static void *handle(void){ static uintptr_t h = 0x1000; h += 16; return (void*)h; }
+static struct { uint64_t addr, size; unsigned char *bytes; } mem[256];
+static int nmem;
+static int memory_on(void){ static int on = -1; if (on < 0) on = getenv("FAKE_CUDA_MEMORY") != NULL; return on; }
+static void back(uint64_t addr, size_t size){
+  if (memory_on() && nmem < 256) { mem[nmem].addr = addr; mem[nmem].size = size; mem[nmem].bytes = calloc(1, size ? size : 1); nmem++; }
+}
+/* The backing of [addr, addr + n), or NULL when it is not all in one backed range. */
+static unsigned char *at(uint64_t addr, size_t n){
+  for (int i = 0; i < nmem; i++)
+    if (addr >= mem[i].addr && addr + n <= mem[i].addr + mem[i].size) return mem[i].bytes + (addr - mem[i].addr);
+  return NULL;
+}
+static void say(const char *fmt, ...){
+  const char *path = getenv("FAKE_CUDA_LOG");
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  va_list ap; va_start(ap, fmt); vfprintf(f, fmt, ap); va_end(ap);
+  fclose(f);
+}
 /* An older driver: -DFAKE_DRIVER_VERSION=12040 (doctor's test). */
 #ifndef FAKE_DRIVER_VERSION
 #define FAKE_DRIVER_VERSION 13000
@@ -48,14 +73,14 @@ CUresult cuCtxPopCurrent_v2(void **c){ if(c)*c=(void*)0x42; return 0; }
 CUresult cuCtxSynchronize(void){ return 0; }
 CUresult cuCtxGetDevice(int *d){ *d=0; return 0; }
 CUresult cuMemGetAllocationGranularity(size_t *g, void *p, int o){ *g = 2u<<20; return 0; }
-CUresult cuMemAddressReserve(uint64_t *p, size_t s, size_t al, uint64_t addr, unsigned long long f){ *p = addr ? addr : fake(s); return 0; }
+CUresult cuMemAddressReserve(uint64_t *p, size_t s, size_t al, uint64_t addr, unsigned long long f){ *p = addr ? addr : fake(s); say("reserve %#llx %#zx\n", (unsigned long long)*p, s); return 0; }
 CUresult cuMemAddressFree(uint64_t p, size_t s){ return 0; }
 CUresult cuMemCreate(uint64_t *h, size_t s, void *prop, unsigned long long f){ static uint64_t n=1; *h = n++; return 0; }
 CUresult cuMemRelease(uint64_t h){ return 0; }
-CUresult cuMemMap(uint64_t p, size_t s, size_t o, uint64_t h, unsigned long long f){ return 0; }
+CUresult cuMemMap(uint64_t p, size_t s, size_t o, uint64_t h, unsigned long long f){ back(p, s); say("map %#llx %#zx\n", (unsigned long long)p, s); return 0; }
 CUresult cuMemUnmap(uint64_t p, size_t s){ return 0; }
 CUresult cuMemSetAccess(uint64_t p, size_t s, void *d, size_t c){ return 0; }
-CUresult cuMemAlloc_v2(uint64_t *p, size_t s){ *p = fake(s); return 0; }
+CUresult cuMemAlloc_v2(uint64_t *p, size_t s){ *p = fake(s); back(*p, s); return 0; }
 CUresult cuMemFree_v2(uint64_t p){ return 0; }
 CUresult cuMemGetInfo_v2(size_t *f, size_t *t){ *f = 70ull<<30; *t = 80ull<<30; return 0; }
 CUresult cuMemAllocHost_v2(void **p, size_t s){ *p = calloc(1, s ? s : 1); return 0; }
@@ -63,11 +88,11 @@ CUresult cuMemHostAlloc(void **p, size_t s, unsigned f){ *p = calloc(1, s ? s : 
 CUresult cuMemFreeHost(void *p){ free(p); return 0; }
 CUresult cuMemHostRegister_v2(void *p, size_t s, unsigned f){ return 0; }
 CUresult cuMemHostUnregister(void *p){ return 0; }
-CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n){ return 0; }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n){ unsigned char *p = at(d, n); if (!memory_on()) return 0; if (!p) return 1; memcpy(p, s, n); return 0; }
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st){ return 0; }
-CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n){ return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n){ unsigned char *p = at(s, n); if (!memory_on()) return 0; if (!p) return 1; memcpy(d, p, n); return 0; }
 CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st){ return 0; }
-CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n){ return 0; }
+CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n){ unsigned char *to = at(d, n), *from = at(s, n); if (!memory_on()) return 0; if (!to || !from) return 1; memmove(to, from, n); return 0; }
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st){ return 0; }
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n){ return 0; }
 CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st){ return 0; }
@@ -80,7 +105,7 @@ CUresult cuModuleUnload(void *m){ return 0; }
 static struct { void *f, *m; } owners[64];
 static void own(void *f, void *m){ static int n; owners[n++ % 64].f = f; owners[(n - 1) % 64].m = m; }
 CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); own(*f, m); return 0; }
-CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *n_){ size_t n = strcmp(n_, "c_bias")==0 ? 32 : 4; if(p)*p = fake(n); if(s)*s = n; return 0; }
+CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *n_){ size_t n = strcmp(n_, "c_bias")==0 ? 32 : 4; uint64_t a = fake(n); back(a, n); if(p)*p = a; if(s)*s = n; return 0; }
 static const size_t offs[] = {0,8,16,24,28,32}, sizes[] = {8,8,8,4,4,4};
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s){ if(i>=6) return 1; if(o)*o=offs[i]; if(s)*s=sizes[i]; return 0; }
 CUresult cuFuncGetAttribute(int *v, int a, void *f){ *v = (a==0)?1024:32; return 0; }
@@ -97,7 +122,20 @@ CUresult cuEventSynchronize(void *e){ return 0; }
 CUresult cuEventQuery(void *e){ return 0; }
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){ return 0; }
+/* The launch, and with FAKE_CUDA_LOG_PARAMS set (a program launching rr_stencil3d), for a launch
+ * of more than one block (not the one-thread timing kernel) its parameters as the 6 of
+ * rr_stencil3d's layout above, each in hex. */
+static void say_launch(const char *how, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void **p){
+  if (!getenv("FAKE_CUDA_LOG")) return;
+  char params[256] = "", *w = params;
+  for (int i = 0; p && getenv("FAKE_CUDA_LOG_PARAMS") && gx * gy * gz > 1 && i < 6; i++) {
+    w += sprintf(w, i ? "," : " params=");
+    for (size_t k = 0; k < sizes[i]; k++) w += sprintf(w, "%02x", ((unsigned char *)p[i])[k]);
+  }
+  say("%s grid=%u,%u,%u block=%u,%u,%u shared=%u%s\n", how, gx, gy, gz, bx, by, bz, sh, params);
+}
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){ say_launch("launch", gx, gy, gz, bx, by, bz, sh, p); return 0; }
+CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p){ say_launch("cooperative", gx, gy, gz, bx, by, bz, sh, p); return 0; }
 CUresult cuLaunchKernelEx(void *cfg, void *f, void **p, void **e){ return 0; }
 CUresult cuGetErrorString(int e, const char **s){ *s = "fake error"; return 0; }
 CUresult cuGetErrorName(int e, const char **s){ *s = "CUDA_ERROR_FAKE"; return 0; }

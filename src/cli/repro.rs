@@ -1,0 +1,39 @@
+//! `rr-tui repro`'s arguments.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::{parse_repetitions, SuppliedArgs};
+
+/// Repetitions the reproducer times when run without --repetitions.
+pub const DEFAULT_REPRO_REPETITIONS: u32 = 20;
+
+#[derive(Debug, Args, Clone)]
+pub struct ReproArgs {
+    /// The instance's descriptor.
+    ///
+    /// `<KernelHash>_<LaunchConfigHash>.json`, or `<Name>.json` of LLVM 16–18.
+    pub descriptor: PathBuf,
+    /// The folder to write the reproducer into.
+    ///
+    /// Created when absent; an existing one must be empty (see --force). Never a link.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write repro.py on NVIDIA's cuda-python bindings instead of repro.cpp.
+    #[arg(long)]
+    pub python: bool,
+    /// Put the data into one tar archive (data.tar) instead of a data folder.
+    ///
+    /// Without it, recorded files are hard-linked when on the same file system, copied
+    /// otherwise.
+    #[arg(long)]
+    pub pack: bool,
+    /// Repetitions the reproducer times when run without its own --repetitions.
+    #[arg(long, value_name = "N", value_parser = parse_repetitions, default_value_t = DEFAULT_REPRO_REPETITIONS)]
+    pub repetitions: u32,
+    /// Write into an existing, non-empty --out, replacing files of the reproducer's names.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub supplied: SuppliedArgs,
+}

@@ -1,0 +1,217 @@
+//! What a reproducer does, taken from the instance exactly as `rr-tui replay` loads it
+//! ([`ReplayInstance`]: the same descriptor and globals readers, legacy completion, address
+//! plan and launch parameters), so the generated program cannot drift from the replay. Pure:
+//! nothing here touches a GPU or writes a file.
+
+use std::path::PathBuf;
+
+use rr_engine::replay::{launch, Overrides, ReplayInstance, Verify};
+use rr_format::image::ImageKind;
+use rr_format::instance::Side;
+use rr_format::store::{self, Layout};
+
+use crate::error::{Error, Result};
+
+/// One recorded segment the program restores and compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Copy {
+    pub addr: u64,
+    pub size: u64,
+    /// Page-locked host memory the kernel reached at its host address.
+    pub host: bool,
+    pub input: DataRef,
+    pub output: DataRef,
+}
+
+/// Where some recorded bytes are: `file` (a name in the reproducer's data folder) at `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataRef {
+    pub file: String,
+    pub offset: u64,
+}
+
+/// A file of the data folder and where its bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A record file, hard-linked or copied (snapshots and blobs: possibly GiB).
+    Record(PathBuf),
+    /// Bytes rr-tui wrote (the image as replay loads it, the globals' values).
+    Bytes(Vec<u8>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Repro {
+    pub kernel: String,
+    /// The image's file name in the data folder, and what it is ("cubin for sm_90").
+    pub image_file: String,
+    pub image_kind: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem: u32,
+    pub device: i32,
+    pub cooperative: bool,
+    pub params: Vec<u8>,
+    pub slots: Vec<(usize, usize)>,
+    pub reservations: Vec<(u64, u64)>,
+    pub mappings: Vec<(u64, u64)>,
+    pub host: Vec<(u64, u64)>,
+    pub copies: Vec<Copy>,
+    /// `(name, size, offset in globals.bin)`.
+    pub globals: Vec<(String, u64, u64)>,
+    /// The data folder: file name and source, each name once.
+    pub data: Vec<(String, Source)>,
+    /// What replay would say about the instance (legacy inferences, host memory).
+    pub notes: Vec<String>,
+    pub format: &'static str,
+}
+
+/// The reproducer of `inst`, or why there cannot be one (one line naming the descriptor).
+pub fn build(inst: &ReplayInstance) -> Result<Repro> {
+    refuse_unsupported(inst)?;
+    inst.check_verifiable(&Verify::Bytes)?;
+    let d = &inst.descriptor;
+    let geometry = launch::resolve(d, &Overrides::default())?;
+    let (params, slots) = launch::parameters(d);
+    let (image_bytes, info) = rr_format::image::read(&inst.image)?;
+    let image_file = match info.kind {
+        ImageKind::Cubin { .. } => "kernel.cubin",
+        ImageKind::Fatbin => "kernel.fatbin",
+        ImageKind::Ptx { .. } => "kernel.ptx",
+    };
+    let mut data = vec![(image_file.to_string(), Source::Bytes(image_bytes))];
+    let (globals, values) = globals(inst);
+    data.push(("globals.bin".into(), Source::Bytes(values)));
+    let copies = copies(inst, &mut data)?;
+    let plan = &inst.plan;
+    let reservations = plan.reservations.iter().map(|r| (r.addr, r.size)).collect();
+    let mappings = plan.mappings.iter().map(|r| (r.addr, r.size)).collect();
+    Ok(Repro {
+        kernel: d.name.clone(),
+        image_file: image_file.into(),
+        image_kind: info.kind.describe(),
+        grid: geometry.grid,
+        block: geometry.block,
+        shared_mem: geometry.shared_mem,
+        device: geometry.device_id,
+        cooperative: geometry.cooperative,
+        params,
+        slots,
+        reservations,
+        mappings,
+        host: inst.host.iter().map(|r| (r.addr, r.size)).collect(),
+        copies,
+        globals,
+        data,
+        notes: inst.notes.clone(),
+        format: d.format.label(),
+    })
+}
+
+/// What replay covers with rr-tui's own machinery and a reproducer on the bare driver API does
+/// not (yet): said in one line naming the descriptor, before anything is written.
+fn refuse_unsupported(inst: &ReplayInstance) -> Result<()> {
+    let json = inst.files.json();
+    let why = match &inst.descriptor.cuda {
+        Some(c) if !c.objects.is_empty() => Some(
+            "its parameters hold texture or surface objects, which a reproducer would have to \
+             create over recorded CUDA arrays; replay it with rr-tui replay instead",
+        ),
+        _ if !inst.arrays().is_empty() => Some(
+            "it records the contents of CUDA arrays, which a reproducer does not restore; replay \
+             it with rr-tui replay instead",
+        ),
+        Some(c) if c.cluster_dim.is_some() => Some(
+            "it was launched with thread-block clusters (cuLaunchKernelEx), which a reproducer \
+             does not set up; replay it with rr-tui replay instead",
+        ),
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(Error::format(
+            json,
+            format!("no reproducer can be written: {why}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The recorded globals as `(name, size, offset)` and their values one after the other (the
+/// reproducer's `globals.bin`).
+fn globals(inst: &ReplayInstance) -> (Vec<(String, u64, u64)>, Vec<u8>) {
+    let mut values = Vec::new();
+    let entries = inst
+        .globals
+        .entries
+        .iter()
+        .map(|g| {
+            let offset = values.len() as u64;
+            values.extend_from_slice(inst.globals.data(g));
+            (g.name.clone(), g.size, offset)
+        })
+        .collect();
+    (entries, values)
+}
+
+/// Every segment replay restores (device memory, host memory), with where its input and
+/// output bytes are; the files they come from are added to `data` once each.
+fn copies(inst: &ReplayInstance, data: &mut Vec<(String, Source)>) -> Result<Vec<Copy>> {
+    let input = store::layout(&inst.files, &inst.descriptor, Side::Input)?;
+    let output = store::layout(&inst.files, &inst.descriptor, Side::Output)?;
+    let device = inst.copies().into_iter().map(|c| (c, false));
+    let host = inst.host_copies().into_iter().map(|c| (c, true));
+    let mut out = Vec::new();
+    for ((addr, offset, len), is_host) in device.chain(host) {
+        let (offset, size) = (offset as u64, len as u64);
+        out.push(Copy {
+            addr,
+            size,
+            host: is_host,
+            input: locate(&input, "input.bin", offset, size, data, inst)?,
+            output: locate(&output, "output.bin", offset, size, data, inst)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Where snapshot bytes `[offset, offset + size)` are stored: the whole-snapshot file (named
+/// `whole` in the data folder) or the blob of the segment there (named by its id, which
+/// [`rr_format::descriptor::is_blob_id`] makes a safe file name).
+fn locate(
+    layout: &Layout,
+    whole: &str,
+    offset: u64,
+    size: u64,
+    data: &mut Vec<(String, Source)>,
+    inst: &ReplayInstance,
+) -> Result<DataRef> {
+    let (name, path, at) = match layout {
+        Layout::File(path) => (whole.to_string(), path.clone(), offset),
+        Layout::Blobs { pieces, .. } => {
+            let piece = pieces
+                .iter()
+                .find(|p| p.offset <= offset && offset + size <= p.offset + p.size)
+                .and_then(|p| p.blob.as_ref().map(|b| (b, offset - p.offset)));
+            let Some((blob, at)) = piece else {
+                return Err(Error::format(
+                    inst.files.json(),
+                    format!("no blob holds the snapshot bytes at offset {offset}"),
+                ));
+            };
+            let id = blob
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .filter(|n| rr_format::descriptor::is_blob_id(n))
+                .ok_or_else(|| {
+                    Error::format(inst.files.json(), "names a blob that is not a blob id")
+                })?;
+            (id, blob.clone(), at)
+        }
+    };
+    if !data.iter().any(|(n, _)| *n == name) {
+        data.push((name.clone(), Source::Record(path)));
+    }
+    Ok(DataRef {
+        file: name,
+        offset: at,
+    })
+}

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""A standalone reproducer of one recorded kernel launch, written by rr-tui repro (README.txt).
+
+It needs only the CUDA driver and NVIDIA's cuda-python bindings (pip install cuda-python): it
+reserves the recorded device addresses, loads the recorded image, sets the module globals,
+restores the recorded input, launches with the recorded geometry and parameter bytes, compares
+every recorded byte with the recorded output, and times repetitions with CUDA events.
+
+Usage: python3 repro.py [--image FILE] [--data DIR] [--repetitions N] [--device N]
+Exit status: 0 verified, 1 the result differs from the recorded output, 2 trouble.
+"""
+import argparse
+import ctypes
+import os
+import sys
+
+try:
+    from cuda.bindings import driver as cu
+except ImportError:  # cuda-python before 12.6 spelled it this way
+    from cuda import cuda as cu
+
+# @@RECORD@@
+
+# Spins until a host-mapped flag is set (or a second passes): the stream is held while the start
+# event, the kernel and the stop event are queued, so the timed interval holds no launch latency.
+BLOCK_PTX = b"""
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry rr_block(.param .u64 flag, .param .u64 timeout_ns)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [flag];
+    ld.param.u64 %rd2, [timeout_ns];
+    mov.u64 %rd3, %globaltimer;
+SPIN:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    mov.u64 %rd4, %globaltimer;
+    sub.u64 %rd5, %rd4, %rd3;
+    setp.lt.u64 %p2, %rd5, %rd2;
+    @%p2 bra SPIN;
+DONE:
+    ret;
+}
+\0"""
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.mmap.restype = ctypes.c_void_p
+LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+PROT_NONE, PROT_RW = 0, 3
+MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x10, 0x4000, 0x100000
+
+
+def die(what):
+    print(f"repro: {what}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check(result, call):
+    """cuda-python returns (error, values...): the values when the call succeeded."""
+    err, rest = result[0], result[1:]
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorName(err)
+        die(f"{call} failed: {name.decode() if isinstance(name, bytes) else name}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+def hold(ranges):
+    """PROT_NONE mappings over the recorded ranges, so nothing else is placed there."""
+    held = []
+    for addr, size in ranges:
+        p = LIBC.mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
+        held.append(p == addr)
+        if p not in (None, addr, ctypes.c_void_p(-1).value):
+            LIBC.munmap(p, size)
+    return held
+
+
+def reserve_and_map(dev):
+    """Reserve every range at its recorded address and back the recorded bytes, as replay does."""
+    for addr, size in RESERVE:
+        got = check(cu.cuMemAddressReserve(size, 0, addr, 0), "cuMemAddressReserve")
+        if int(got) != addr:
+            die(f"could not reserve the recorded address {addr:#x}: the driver offered {int(got):#x}")
+    prop = cu.CUmemAllocationProp()
+    prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    prop.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = dev
+    access = cu.CUmemAccessDesc()
+    access.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    access.location.id = dev
+    access.flags = cu.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    for addr, size in MAP:
+        handle = check(cu.cuMemCreate(size, prop, 0), "cuMemCreate")
+        check(cu.cuMemMap(addr, size, 0, handle, 0), "cuMemMap")
+        check(cu.cuMemSetAccess(addr, size, [access], 1), "cuMemSetAccess")
+
+
+def map_host(held):
+    """Page-locked host memory at its recorded address, registered so the device reaches it there."""
+    flags = cu.CU_MEMHOSTREGISTER_PORTABLE | cu.CU_MEMHOSTREGISTER_DEVICEMAP
+    for (addr, size), ours in zip(HOST, held):
+        fixed = MAP_FIXED if ours else MAP_FIXED_NOREPLACE
+        if LIBC.mmap(addr, size, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0) != addr:
+            die(f"could not map host memory at the recorded address {addr:#x}")
+        check(cu.cuMemHostRegister(addr, size, flags), "cuMemHostRegister")
+        if int(check(cu.cuMemHostGetDevicePointer(addr, 0), "cuMemHostGetDevicePointer")) != addr:
+            die(f"host memory at {addr:#x} is not reached there by the device")
+
+
+def read_at(path, offset, size):
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(size)
+    except OSError as e:
+        die(f"{path}: {e.strerror} (run where README.txt says, or pass --data DIR)")
+    if len(data) != size:
+        die(f"{path}: shorter than the record says")
+    return bytearray(data)
+
+
+def address(buf):
+    return ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf)) if len(buf) else 0
+
+
+def load(data, output):
+    return [read_at(os.path.join(data, c[4] if output else c[2]), c[5] if output else c[3], c[1]) for c in COPY]
+
+
+def bind_globals(data, module):
+    values = read_at(os.path.join(data, "globals.bin"), 0, max((o + s for _, s, o in GLOBAL), default=0))
+    where = []
+    for name, size, offset in GLOBAL:
+        ptr, got = check(cu.cuModuleGetGlobal(module, name), f"cuModuleGetGlobal {name!r}")
+        if got != size:
+            die(f"global {name!r} is {got} bytes in the image but was recorded with {size}")
+        where.append((ptr, values[offset:offset + size]))
+    return where
+
+
+def restore(inputs, globals_):
+    """Put the recorded input and globals back (untimed, before every launch)."""
+    for (addr, size, host, *_), data in zip(COPY, inputs):
+        if host:
+            ctypes.memmove(addr, address(data), size)
+        elif size:
+            check(cu.cuMemcpyHtoD(addr, address(data), size), "cuMemcpyHtoD")
+    for ptr, value in globals_:
+        if value:
+            check(cu.cuMemcpyHtoD(ptr, address(value), len(value)), "cuMemcpyHtoD (global)")
+    check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+def verify(expected):
+    """Every recorded byte against the recorded output. True when all match."""
+    differing, first, total = 0, None, 0
+    for (addr, size, host, *_), want in zip(COPY, expected):
+        got = bytearray(size)
+        if host:
+            ctypes.memmove(address(got), addr, size)
+        elif size:
+            check(cu.cuMemcpyDtoH(address(got), addr, size), "cuMemcpyDtoH")
+        if got != want:
+            diff = [k for k in range(size) if got[k] != want[k]]
+            first = first if first is not None else addr + diff[0]
+            differing += len(diff)
+        total += size
+    if differing == 0:
+        print(f"verified: {total} bytes in {len(COPY)} segments equal the recorded output")
+        return True
+    print(f"FAILED: {differing} of {total} bytes differ from the recorded output (the first at {first:#x})")
+    return False
+
+
+class Launcher:
+    def __init__(self, fn, stream):
+        self.fn, self.stream = fn, stream
+        self.params = (ctypes.c_char * max(len(PARAMS), 1)).from_buffer_copy(PARAMS or b"\0")
+        base = ctypes.addressof(self.params)
+        self.args = (ctypes.c_void_p * max(len(SLOT), 1))(*[base + off for off, _ in SLOT])
+        if SHARED_MEM > 48 * 1024:
+            attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check(cu.cuFuncSetAttribute(fn, attr, SHARED_MEM), "cuFuncSetAttribute")
+
+    def __call__(self):
+        kp = ctypes.addressof(self.args) if SLOT else 0
+        if COOPERATIVE:
+            check(cu.cuLaunchCooperativeKernel(self.fn, *GRID, *BLOCK, SHARED_MEM, self.stream, kp), "cuLaunchCooperativeKernel")
+        else:
+            check(cu.cuLaunchKernel(self.fn, *GRID, *BLOCK, SHARED_MEM, self.stream, kp, 0), "cuLaunchKernel")
+
+
+def time_launches(n, again, launch, stream):
+    """`n` timed launches, each from the restored input; kernel times in microseconds."""
+    module = check(cu.cuModuleLoadData(BLOCK_PTX), "cuModuleLoadData (timing kernel)")
+    block_fn = check(cu.cuModuleGetFunction(module, b"rr_block"), "cuModuleGetFunction")
+    flag_host = check(cu.cuMemHostAlloc(4, cu.CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc")
+    flag = ctypes.c_uint32.from_address(int(flag_host))
+    flag_dev = int(check(cu.cuMemHostGetDevicePointer(flag_host, 0), "cuMemHostGetDevicePointer"))
+    words = (ctypes.c_uint64 * 2)(flag_dev, 1_000_000_000)
+    block_args = (ctypes.c_void_p * 2)(ctypes.addressof(words), ctypes.addressof(words) + 8)
+    start = check(cu.cuEventCreate(0), "cuEventCreate")
+    stop = check(cu.cuEventCreate(0), "cuEventCreate")
+    times = []
+    for _ in range(n):
+        again()
+        flag.value = 0
+        check(cu.cuLaunchKernel(block_fn, 1, 1, 1, 1, 1, 1, 0, stream, ctypes.addressof(block_args), 0), "cuLaunchKernel")
+        check(cu.cuEventRecord(start, stream), "cuEventRecord")
+        launch()
+        check(cu.cuEventRecord(stop, stream), "cuEventRecord")
+        flag.value = 1
+        check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        times.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1000.0)
+    return sorted(times)
+
+
+def main():
+    device_held, host_held = hold(RESERVE), hold(HOST)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description="Replay one recorded kernel launch and verify it.")
+    ap.add_argument("--image", help="device image to load instead of the recorded one")
+    ap.add_argument("--data", default=os.path.join(here, "data"), help="the folder of the recorded data")
+    ap.add_argument("--repetitions", type=int, default=DEFAULT_REPETITIONS)
+    ap.add_argument("--device", type=int, default=RECORDED_DEVICE)
+    o = ap.parse_args()
+    image_path = o.image or os.path.join(o.data, IMAGE_FILE)
+    for (addr, size), ours in zip(RESERVE, device_held):
+        if ours:
+            LIBC.munmap(addr, size)
+    check(cu.cuInit(0), "cuInit")
+    dev = check(cu.cuDeviceGet(o.device), "cuDeviceGet")
+    ctx = check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+    gpu = check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName").split(b"\0")[0].decode(errors="replace")
+    print(f"kernel {KERNEL_NAME.decode(errors='replace')} on {gpu} (device {o.device}), image {image_path}")
+    reserve_and_map(dev)
+    map_host(host_held)
+    try:
+        with open(image_path, "rb") as f:
+            image = f.read() + b"\0"  # PTX is text: the driver wants it NUL-terminated
+    except OSError as e:
+        die(f"{image_path}: {e.strerror}")
+    module = check(cu.cuModuleLoadData(image), f"loading the image {image_path}")
+    fn = check(cu.cuModuleGetFunction(module, KERNEL_NAME), "cuModuleGetFunction (the recorded kernel's name)")
+    globals_ = bind_globals(o.data, module)
+    inputs, expected = load(o.data, False), load(o.data, True)
+    stream = check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    launch = Launcher(fn, stream)
+    restore(inputs, globals_)
+    launch()
+    check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
+    ok = verify(expected)
+    if o.repetitions > 0:
+        us = time_launches(o.repetitions, lambda: restore(inputs, globals_), launch, stream)
+        n = len(us)
+        median = us[n // 2] if n % 2 else (us[n // 2 - 1] + us[n // 2]) / 2
+        print(f"kernel time over {n} repetitions: min {us[0]:.3f} us, median {median:.3f} us")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
