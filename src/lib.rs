@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Check { path, json, strict }) => commands::check::run(&path, json, strict),
         Some(Command::Diff(args)) => commands::diff::run(&args),
         Some(Command::Replay(args)) => commands::replay::run(&args),
+        Some(Command::Repro(args)) => commands::repro::run(&args),
         Some(Command::Profile(args)) => commands::profile::run(&args),
         Some(Command::Record(args)) => commands::record::run(&args),
         Some(Command::Tune(args)) => commands::tune::run(&args),

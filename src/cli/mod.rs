@@ -47,6 +47,7 @@ pub(crate) fn examples_text(lines: &[&str]) -> String {
 mod deprecated;
 mod profile;
 mod replay;
+mod repro;
 mod supplied;
 mod timing;
 mod tune;
@@ -54,6 +55,7 @@ mod tune;
 pub use profile::{ProfileArgs, ProfileSet};
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
 pub use replay::{GeometryArgs, ReplayArgs};
+pub use repro::ReproArgs;
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
@@ -227,6 +229,19 @@ memory is written as `.candidate_output` beside where `.replay_output` would go.
         )
     )]
     Replay(ReplayArgs),
+    /// Write a standalone reproducer of one instance: a C++ (or Python) program on the CUDA driver API.
+    #[command(
+        long_about = "Write a standalone reproducer of one recorded instance into --out: repro.cpp, \
+a program on the CUDA driver API alone (cuda.h, libcuda), or with --python repro.py on NVIDIA's \
+cuda-python bindings; a Makefile, README.txt, and the recorded data it reads at run time (hard \
+links when on the same file system, copies otherwise; one tar archive with --pack). The program \
+reserves the recorded addresses as replay does, loads the recorded image (or --image of its own), \
+sets the globals, restores the input, launches with the recorded geometry and parameter bytes, \
+verifies every recorded byte against the recorded output and times N repetitions with CUDA \
+events; it exits 0 only when verified. Instances with texture or surface objects, CUDA arrays or \
+thread-block clusters are refused with the reason."
+    )]
+    Repro(ReproArgs),
     /// Profile one replay with Nsight Compute: speed of light, occupancy, stalls, roofline.
     #[command(
         long_about = "Run Nsight Compute (ncu) on exactly one repetition of the replay (its NVTX \

@@ -13,6 +13,7 @@ pub mod not_a_record;
 pub mod profile;
 pub mod record;
 pub mod replay;
+pub mod repro;
 pub mod report;
 pub mod tune;
 
