@@ -114,17 +114,52 @@ pub fn open_limited(path: &Path, limit: u64, what: &str) -> Result<(std::io::Tak
 }
 
 /// Read a whole regular file of at most `limit` bytes; `what` names it in messages.
+///
+/// Holes of a sparse file are not read: the buffer starts as zeros the system maps lazily, and
+/// only the file's data extents (SEEK_DATA/SEEK_HOLE) are read into it. A 1 GiB file of holes
+/// then costs neither a gigabyte of reads nor of resident memory.
 pub fn read_limited(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let (mut file, len) = open_limited(path, limit, what)?;
-    let mut buf = Vec::with_capacity(len as usize);
-    file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
-    if buf.len() as u64 > limit {
+    let (take, len) = open_limited(path, limit, what)?;
+    let file = take.into_inner();
+    // Fits: `len <= limit`, and every limit of this module is far below `usize::MAX`.
+    let mut buf = vec![0u8; usize::try_from(len).map_err(|_| too_large(path, len))?];
+    let mut at = 0;
+    while let Some(start) = next_data(&file, at, len) {
+        let end = next_hole(&file, start, len);
+        read_exact_at(&file, &mut buf[start as usize..end as usize], start)
+            .map_err(|e| changed_or(path, e))?;
+        at = end;
+    }
+    // A file still being written (a report, say) is read as it was when opened, unless it grew
+    // past what is plausible for its kind.
+    let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if now > limit {
         return Err(Error::format(
             path,
             format!("grew past {limit} bytes while being read: refused"),
         ));
     }
     Ok(buf)
+}
+
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+fn too_large(path: &Path, len: u64) -> Error {
+    Error::format(
+        path,
+        format!("is {len} bytes, more than this machine can address"),
+    )
+}
+
+/// A read that ended early: the file shrank while being read.
+fn changed_or(path: &Path, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        Error::format(path, "shrank while being read: refused")
+    } else {
+        Error::io(path, e)
+    }
 }
 
 /// Where the next data of `file` at or after `at` starts, below `end` (SEEK_DATA, lseek(2): the
@@ -365,6 +400,50 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    fn resident_bytes() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib << 10
+    }
+
+    /// A sparse file reads as its bytes, holes as zeros, without reading or keeping the holes:
+    /// a 1 GiB file of holes with data at both ends adds far less than 1 GiB resident.
+    #[test]
+    fn a_sparse_file_is_read_without_its_holes() {
+        use std::os::unix::fs::FileExt;
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("sparse.globals");
+        let f = File::create(&path).unwrap();
+        let len = 1u64 << 30;
+        f.set_len(len).unwrap();
+        f.write_all_at(b"head", 0).unwrap();
+        f.write_all_at(b"tail", len - 4).unwrap();
+        let before = resident_bytes();
+        let bytes = read_limited(&path, MAX_GLOBALS_BYTES, "globals file").unwrap();
+        let grown = resident_bytes().saturating_sub(before);
+        assert_eq!(bytes.len() as u64, len);
+        assert_eq!(&bytes[..4], b"head");
+        assert_eq!(&bytes[bytes.len() - 4..], b"tail");
+        assert!(bytes[4096..8192].iter().all(|&b| b == 0));
+        assert!(
+            grown < 256 << 20,
+            "{grown} bytes resident for a file of holes"
+        );
+    }
+
+    /// What a file holds with no holes at all is read the same way.
+    #[test]
+    fn a_dense_file_reads_whole() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("dense");
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        assert_eq!(read_limited(&path, 1 << 20, "file").unwrap(), data);
+        let e = read_limited(&path, 1000, "file").unwrap_err().to_string();
+        assert!(e.contains("is 100000 bytes"), "{e}");
+    }
 
     /// A file that appears at an export's path while it is written is never replaced: the
     /// commit fails in one line naming the path, and the file keeps what it held.
