@@ -41,12 +41,31 @@ pub fn load_app(
     app.recorder = rd.recorder_summary();
     app.pending_rows = pending;
     Ok(app)
+/// Open a sweep's `--json-out` file (`rr-tui SWEEP.json`): the record directory of the
+/// instance it is of, on that instance's tuning screen showing the sweep (used by the runtime
+/// and the tests).
+pub fn load_sweep_app(
+    sweep: app::sweepfile::SweepFile,
+    gpu: std::result::Result<(), String>,
+    output_dir: PathBuf,
+) -> Result<app::App> {
+    let mut app = load_app(sweep.record_dir(), gpu, output_dir)?;
+    app.show_sweep(sweep).map_err(Error::invalid)?;
+    Ok(app)
+}
+
 }
 
 pub fn run(args: ExploreArgs) -> Result<i32> {
     // The settings first: a broken config or theme file is said (exit 2) even without a terminal.
     let (config, _) = config::load(&args.config)?;
     let config = config.with_flags(args.theme, args.theme_file.clone());
+    // A file is a sweep to show (a directory is a record): read before the terminal is
+    // checked, so that a file that is no sweep is said in scripts too.
+    let sweep = match std::fs::metadata(&dir) {
+        Ok(m) if !m.is_dir() => Some(app::sweepfile::SweepFile::read(&dir)?),
+        _ => None,
+    };
     let theme = theme::Theme::load(config.theme, config.theme_file.as_deref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !std::io::stdout().is_terminal() {
@@ -59,7 +78,11 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let mut app = load_app(dir, gpu_status(), session.path().to_path_buf())?;
+    let output_dir = session.path().to_path_buf();
+    let mut app = match sweep {
+        Some(sweep) => load_sweep_app(sweep, gpu_status(), output_dir)?,
+        None => load_app(dir, gpu_status(), output_dir)?,
+    };
     config.apply(&mut app);
     let result = runtime::run(app, theme);
     drop(session);

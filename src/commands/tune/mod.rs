@@ -129,6 +129,51 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
     Ok((inst, space))
 }
 
+/// The source `a` compiles variants from (`--source`), and its text.
+fn source_text(a: &TuneArgs) -> Result<Option<(CandidateSpec, String)>> {
+    Ok(match a.source_spec() {
+        Some(spec) => match spec.preflight()? {
+            CandidateFile::Source(text) => Some((spec, text)),
+            // Refused by `preflight` already (not named as source).
+            CandidateFile::Image(..) => None,
+        },
+        None => None,
+    })
+}
+
+/// The report a sweep of `a` starts with: what a sweep to resume or simulate from is checked
+/// against (the same instance, variants and objective).
+fn start_report(
+    a: &TuneArgs,
+    d: &rr_format::Descriptor,
+    space: &Space,
+    seed: u64,
+    source: Option<&(CandidateSpec, String)>,
+) -> TuneReport {
+    let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
+    if let Some((spec, text)) = source {
+        report.source = Some(SourceInfo {
+            path: spec.path.display().to_string(),
+            hash: rr_format::store::blob_id(text.as_bytes()),
+            options: spec.options.clone(),
+        });
+        report.defines = space.defines.clone();
+    }
+    report
+}
+
+/// `--simulate FILE`'s checks of the sweep it answers from, against the sweep `a` asks for
+/// (after [`preflight`]): the file `run` would refuse, refused. The explorer's tuning form runs
+/// them before it starts a sweep, so it never starts one the command refuses.
+pub fn preflight_simulate(a: &TuneArgs, inst: &ReplayInstance, space: &Space) -> Result<()> {
+    let Some(path) = a.simulate.as_deref() else {
+        return Ok(());
+    };
+    let source = source_text(a)?;
+    let report = start_report(a, &inst.descriptor, space, 0, source.as_ref());
+    simulate::Table::load(path, &report, space).map(|_| ())
+}
+
 pub fn run(a: &TuneArgs) -> Result<i32> {
     if let Some(crate::cli::TuneCommand::Merge(m)) = &a.command {
         return merge::run(m);
@@ -183,16 +228,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if a.seed.is_some() && a.strategy == rr_engine::tune::StrategyKind::Exhaustive {
         printer.warning("--seed has no effect on the exhaustive strategy");
     }
-    let mut report = a.report(&d.name, space.rules.recorded, space.len(), seed);
+    let source = source_text(a)?;
+    let mut report = start_report(a, d, &space, seed, source.as_ref());
     report.shard = shard;
-    let source = match a.source_spec() {
-        Some(spec) => match spec.preflight()? {
-            CandidateFile::Source(text) => Some((spec, text)),
-            // Refused by `preflight` already (not named as source).
-            CandidateFile::Image(..) => None,
-        },
-        None => None,
-    };
     if let Some((spec, text)) = &source {
         // A misspelt define changes nothing: every variant would be the same code.
         for axis in &space.defines.axes {
@@ -204,12 +242,6 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
                 ));
             }
         }
-        report.source = Some(SourceInfo {
-            path: spec.path.display().to_string(),
-            hash: rr_format::store::blob_id(text.as_bytes()),
-            options: spec.options.clone(),
-        });
-        report.defines = space.defines.clone();
     }
     let simulated = a
         .simulate
@@ -877,9 +909,12 @@ pub(crate) fn write_streamed(
     Ok(())
 }
 
-/// A sweep's `--json-out` report, for `flag` (`--resume`, `--simulate`): streamed, not read whole
-/// (memory holds the trials kept, not the file).
-fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
+/// What the explorer passes to [`read_report`] as its flag: it opens a sweep to show it.
+pub(crate) const FOR_EXPLORER: &str = "the explorer";
+
+/// A sweep's `--json-out` report, for `flag` (`--resume`, `--simulate`, `tune merge`,
+/// [`FOR_EXPLORER`]): streamed, not read whole (memory holds the trials kept, not the file).
+pub(crate) fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
     // A file a flag names that cannot be read is a usage error (exit 2), as a wrong flag is.
     let (file, _) =
         fsio::open_limited(path, MAX_REPORT, "tuning report").map_err(|e| {
@@ -890,10 +925,10 @@ fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
         })?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     serde_json::from_reader(reader).map_err(|e| {
-        let what = if flag == "--resume" {
-            "continues"
-        } else {
-            "answers from"
+        let what = match flag {
+            "--resume" => "continues",
+            FOR_EXPLORER => "opens",
+            _ => "answers from",
         };
         Error::invalid(format!(
             "{} is not a tuning report ({e}): {flag} {what} a sweep's --json-out file",

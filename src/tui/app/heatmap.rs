@@ -143,7 +143,9 @@ impl Heatmap {
         Heatmap { objective, ..self }
     }
 
-    /// The same sweep shown on other axes.
+    /// The same sweep shown on other axes (or a whole sweep read from a file). The rows and
+    /// columns are sorted once: added one at a time in no order, each would shift the ones
+    /// after it, quadratic in a sweep of a million distinct values.
     pub fn rebuilt(
         axes: (HeatAxis, HeatAxis),
         defines: Defines,
@@ -151,6 +153,13 @@ impl Heatmap {
         trials: &[Trial],
     ) -> Heatmap {
         let mut h = Heatmap::new(axes, defines).by(objective);
+        let (mut rows, mut cols): (Vec<HeatKey>, Vec<HeatKey>) =
+            trials.iter().map(|t| h.place(&t.config)).unzip();
+        for v in [&mut rows, &mut cols] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        (h.rows, h.cols) = (rows, cols);
         for t in trials {
             h.add(t);
         }

@@ -19,6 +19,7 @@ pub mod search;
 pub mod snapview;
 pub mod status;
 mod tasks;
+pub mod sweepfile;
 mod tune_actions;
 pub mod tuneform;
 pub mod tunelayout;

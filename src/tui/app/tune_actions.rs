@@ -253,7 +253,11 @@ impl App {
                 return vec![];
             }
         };
-        if let Some(blocker) = self.replay_blocker(i) {
+        // A simulated sweep needs no GPU: only what the record itself lacks stops it.
+        let blocker = self
+            .replay_blocker(i)
+            .filter(|b| args.simulate.is_none() || matches!(b, super::ReplayBlocker::Record(_)));
+        if let Some(blocker) = blocker {
             self.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
         }
@@ -283,6 +287,9 @@ impl App {
         vec![Cmd::Work(Work::new(move || Msg::TuneChecked {
             instance: i,
             result: crate::commands::tune::preflight(&args)
+                .and_then(|(inst, space)| {
+                    crate::commands::tune::preflight_simulate(&args, &inst, &space)
+                })
                 .map(|_| Box::new(args))
                 .map_err(|e| e.to_string()),
         }))]

@@ -144,11 +144,20 @@ impl Field {
                 Some(None) => Ok("byte for byte".into()),
                 Some(Some(c)) => Ok(c.describe()),
             },
-            // `tune`'s own parsers: the same ranges and messages.
-            Field::Devices => crate::cli::parse_devices(text).map(|d| {
-                let list: Vec<String> = d.0.iter().map(|g| format!("GPU {g}")).collect();
-                list.join(", ")
-            }),
+            // `tune`'s own parsers: the same ranges and messages. `simulate FILE` answers from a
+            // finished sweep instead of GPUs (`tune --simulate`): a regular file here, and
+            // `tune`'s own checks of it on a worker when the sweep starts.
+            Field::Devices => match simulate_path(text)? {
+                Some(p) => rr_format::fsio::regular_metadata(std::path::Path::new(p))
+                    .map(|_| {
+                        "no GPU: every answer from that finished sweep (tune --simulate)".into()
+                    })
+                    .map_err(|e| e.to_string()),
+                None => crate::cli::parse_devices(text).map(|d| {
+                    let list: Vec<String> = d.0.iter().map(|g| format!("GPU {g}")).collect();
+                    list.join(", ")
+                }),
+            },
             Field::TimeLimit => {
                 crate::cli::positive_f64(text).map(|t| format!("no new configuration after {t} s"))
             }
@@ -166,6 +175,18 @@ impl Field {
             }
             Field::Strategy | Field::Cache | Field::Limits | Field::Objective => Ok(String::new()),
         }
+    }
+}
+
+/// The GPUs field's `simulate FILE` (the file), None for a list of GPUs.
+fn simulate_path(text: &str) -> Result<Option<&str>, String> {
+    let Some(rest) = text.trim().strip_prefix("simulate") else {
+        return Ok(None);
+    };
+    match rest.trim() {
+        "" => Err("simulate FILE: name a finished sweep's --json-out file".into()),
+        _ if !rest.starts_with(char::is_whitespace) => Ok(None),
+        path => Ok(Some(path)),
     }
 }
 
@@ -563,8 +584,11 @@ impl TuneForm {
             budget: crate::cli::parse_budget(&self.budget.trim().replace('_', "")).ok(),
             time_limit: crate::cli::positive_f64(self.time_limit.trim()).ok(),
             seed: self.seed.trim().parse().ok(),
-            simulate: None,
             devices: crate::cli::parse_devices(self.devices.trim()).ok(),
+            simulate: simulate_path(&self.devices)
+                .ok()
+                .flatten()
+                .map(PathBuf::from),
             engine_hub: None,
             engines: None,
             list: false,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rr_engine::replay::Event;
-use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::trial::{plausible_time, DeviceInfo, MIN_KERNEL_NS};
 use rr_engine::tune::{Config, Objective, Status, Trial, TuneReport};
 
 use super::heatmap::Heatmap;
@@ -61,10 +61,21 @@ pub struct TuneRun {
     /// The Pareto front of time against energy so far, fastest first (sweeps measuring energy
     /// take a second or more per configuration, so recomputing it per trial is cheap).
     front: Vec<Trial>,
+    /// The file a finished sweep was opened from (`rr-tui SWEEP.json`), as shown; None for a
+    /// sweep this session ran.
+    pub opened_from: Option<String>,
 }
 
 /// The fastest configurations the screen can list (the export has them all).
 pub const RANKED: usize = 20;
+
+/// The Pareto front of time against energy of `trials`, fastest first.
+fn front_of(trials: &[Trial]) -> Vec<Trial> {
+    rr_engine::tune::objective::pareto_front(trials)
+        .into_iter()
+        .map(|i| trials[i].clone())
+        .collect()
+}
 
 fn status_index(s: Status) -> usize {
     match s {
@@ -92,7 +103,70 @@ impl TuneRun {
             counts: [0; 5],
             ranked: Vec::new(),
             front: Vec::new(),
+            opened_from: None,
         }
+    }
+
+    /// A finished sweep read from its `--json-out` file (`file`, as shown), shown as if this
+    /// session had run it. Its counts, best, speed-up, Pareto front and heatmap are worked out
+    /// again from its rows, as for a sweep that streams in: a file may say anything in its
+    /// summary fields. Rows `tune --resume` would not trust are left out and counted in a
+    /// warning (a second row for a configuration, a time no launch takes); an energy no
+    /// measurement gives, or one of a sweep that says it measured none, is dropped.
+    pub fn from_report(run: u64, mut report: TuneReport, file: String) -> TuneRun {
+        let trials = std::mem::take(&mut report.trials);
+        report.best = None;
+        report.speedup = None;
+        report.energy_ratio = None;
+        report.pareto.clear();
+        if report.energy.is_some_and(|e| !e.is_plausible()) {
+            report.energy = None;
+        }
+        let mut r = TuneRun {
+            run,
+            phase: Phase::Done,
+            planned: Some(trials.len() as u64),
+            warnings: vec![],
+            heat: Heatmap::default(),
+            clock: RunClock::default(),
+            recorded_cost: None,
+            counts: [0; 5],
+            ranked: Vec::new(),
+            front: Vec::new(),
+            opened_from: Some(file),
+            report,
+        };
+        r.clock.stop();
+        let mut seen = std::collections::HashSet::with_capacity(trials.len());
+        let mut left_out = 0usize;
+        for mut t in trials {
+            let implausible = t.kernel_ns.as_ref().is_some_and(|k| !plausible_time(k));
+            if implausible || !seen.insert(t.config) {
+                left_out += 1;
+                continue;
+            }
+            if r.report.energy.is_none() || t.energy.is_some_and(|e| !e.is_plausible()) {
+                t.energy = None;
+            }
+            t.recorded = t.config == r.report.recorded;
+            t.pareto = false;
+            r.rank(t);
+        }
+        r.front = front_of(&r.report.trials);
+        // Built once over every row (rows and columns sorted once), not a row at a time.
+        r.heat = Heatmap::rebuilt(
+            r.heat.axes,
+            r.report.defines.clone(),
+            r.report.objective,
+            &r.report.trials,
+        );
+        if left_out > 0 {
+            let file = r.opened_from.as_deref().unwrap_or_default();
+            r.warnings.push(format!(
+                "{left_out} row(s) of {file} left out: a configuration given twice, or a time no launch takes (under {MIN_KERNEL_NS} ns)"
+            ));
+        }
+        r
     }
 
     pub fn apply(&mut self, e: Event) {
@@ -166,6 +240,15 @@ impl TuneRun {
 
     fn add(&mut self, t: Trial) {
         self.heat.add(&t);
+        let on_front = t.cost().is_some() && t.joules().is_some();
+        self.rank(t);
+        if on_front {
+            self.front = front_of(&self.report.trials);
+        }
+    }
+
+    /// Count, rank and keep one trial (the heatmap and the front are the caller's).
+    fn rank(&mut self, t: Trial) {
         if t.recorded {
             self.report.recorded = t.config;
             self.recorded_cost = t.cost();
@@ -186,14 +269,7 @@ impl TuneRun {
             }
         }
         self.report.best = self.ranked.first().cloned();
-        let on_front = t.cost().is_some() && t.joules().is_some();
         self.report.trials.push(t);
-        if on_front {
-            self.front = rr_engine::tune::objective::pareto_front(&self.report.trials)
-                .into_iter()
-                .map(|i| self.report.trials[i].clone())
-                .collect();
-        }
         let best = self.report.best.as_ref().and_then(Trial::cost);
         self.report.speedup = match (self.recorded_cost, best) {
             (Some(r), Some(b)) if b > 0.0 => Some(r / b),
@@ -240,12 +316,15 @@ impl TuneRun {
         (secs > 0.0).then(|| self.measured() as f64 / secs)
     }
 
-    /// The report as `tune --json-out` would write it now.
+    /// The report as `tune --json-out` would write it now (a sweep opened from a file keeps
+    /// its own wall time and rate: this session did not run it).
     pub fn final_report(&self) -> TuneReport {
         let mut r = self.report.clone();
         r.summarise();
-        r.elapsed_s = self.clock.elapsed().map_or(0.0, |d| d.as_secs_f64());
-        r.configs_per_s = self.rate().unwrap_or(0.0);
+        if self.opened_from.is_none() {
+            r.elapsed_s = self.clock.elapsed().map_or(0.0, |d| d.as_secs_f64());
+            r.configs_per_s = self.rate().unwrap_or(0.0);
+        }
         r
     }
 

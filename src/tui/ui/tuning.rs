@@ -231,6 +231,9 @@ fn draw_progress(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
     if run.report.strategy != rr_engine::tune::StrategyKind::Exhaustive && run.planned.is_some() {
         parts.push(format!("seed {}", run.report.seed));
     }
+    if let Some(file) = &run.opened_from {
+        parts.push(format!("opened from {file}"));
+    }
     let rest = format!(" {bar} {}", parts.join(" · "));
     let room = (area.width as usize).saturating_sub(state.len());
     f.render_widget(

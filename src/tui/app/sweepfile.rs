@@ -1,0 +1,193 @@
+//! A finished sweep opened from its `tune --json-out` file (`rr-tui SWEEP.json`): a sweep's
+//! heatmap, best configurations and Pareto front, without a GPU. The file is read with `tune`'s
+//! own reader (a regular file, its size checked before a byte is read, the trials bounded) and
+//! shown on the tuning screen of the instance it is a sweep of, which must be the one its
+//! descriptor names (same kernel, same recorded configuration).
+
+use std::path::{Path, PathBuf};
+
+use rr_engine::tune::{Config, TuneReport};
+use rr_format::text::visible_path;
+
+use super::tuning::TuneRun;
+use super::{App, Field, Screen};
+use crate::error::{Error, Result};
+
+/// A sweep read from a file, and the descriptor of its instance.
+pub struct SweepFile {
+    pub report: TuneReport,
+    /// The descriptor the report names, found (see [`locate`]).
+    pub descriptor: PathBuf,
+    /// The sweep's file, as given and as shown.
+    pub path: PathBuf,
+    pub shown: String,
+}
+
+impl SweepFile {
+    /// Read `path` and find the instance it is a sweep of. Every refusal is one line naming
+    /// the file.
+    pub fn read(path: &Path) -> Result<SweepFile> {
+        let shown = visible_path(path);
+        let report = crate::commands::tune::read_report(path, crate::commands::tune::FOR_EXPLORER)?;
+        let descriptor = locate(path, &report.descriptor)?;
+        let d = rr_format::Descriptor::read(&descriptor).map_err(|e| {
+            Error::invalid(format!(
+                "{shown}: its instance's descriptor cannot be read: {e}"
+            ))
+        })?;
+        let recorded = Config::recorded(&d);
+        if d.name != report.kernel || recorded != report.recorded {
+            return Err(Error::invalid(format!(
+                "{shown} is a sweep of {} recorded at {}, but {} is {} recorded at {}: not the instance it swept",
+                rr_format::text::visible(&report.kernel),
+                report.recorded,
+                visible_path(&descriptor),
+                rr_format::text::visible(&d.name),
+                recorded
+            )));
+        }
+        Ok(SweepFile {
+            report,
+            descriptor,
+            path: path.to_path_buf(),
+            shown,
+        })
+    }
+
+    /// The record directory the sweep's instance is in.
+    pub fn record_dir(&self) -> PathBuf {
+        match self.descriptor.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+}
+
+/// Where the descriptor a sweep names is: `tune` writes it as it was given, relative to where
+/// `tune` ran, so a relative one is looked for from here first, then from the sweep file's
+/// directory (a sweep kept beside its record, or bundled with the repository as
+/// `assets/sweeps/` is, names it from there).
+fn locate(sweep: &Path, named: &str) -> Result<PathBuf> {
+    let named_path = Path::new(named);
+    let beside = sweep
+        .parent()
+        .filter(|_| named_path.is_relative())
+        .map(|dir| dir.join(named_path));
+    std::iter::once(named_path.to_path_buf())
+        .chain(beside.map(|p| tidy(&p)))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{}: the descriptor of the instance it is a sweep of, {}, is not a file here{}",
+                visible_path(sweep),
+                rr_format::text::visible(named),
+                if named_path.is_relative() {
+                    " (looked for from the current directory and from the sweep's)"
+                } else {
+                    ""
+                }
+            ))
+        })
+}
+
+/// `p` without its `..` steps (`assets/sweeps/../../record-fixtures/x` is shown as
+/// `record-fixtures/x`) when that names the same file; `p` itself where a symbolic link makes
+/// the two differ.
+fn tidy(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    if same_file(&out, p) {
+        out
+    } else {
+        p.to_path_buf()
+    }
+}
+
+impl App {
+    /// Show `sweep` on the tuning screen of its instance, which must be among the rows (the
+    /// caller opened its record directory). Err: why not.
+    pub fn show_sweep(&mut self, sweep: SweepFile) -> std::result::Result<(), String> {
+        let same = |a: &Path| same_file(a, &sweep.descriptor);
+        let Some(i) = self.rows.iter().position(|r| same(&r.json_path)) else {
+            return Err(format!(
+                "{}: its instance {} is not among the instances of {}",
+                sweep.shown,
+                visible_path(&sweep.descriptor),
+                visible_path(&self.dir)
+            ));
+        };
+        self.fill_form_from(&sweep);
+        self.next_run += 1;
+        let run = TuneRun::from_report(self.next_run, sweep.report, sweep.shown.clone());
+        let (verified, rows) = (
+            run.count(rr_engine::tune::Status::Ok),
+            run.report.trials.len(),
+        );
+        let energy = match run.report.energy {
+            Some(_) => ", p for the Pareto front",
+            None => "",
+        };
+        self.tunes.insert(i, run);
+        if let Some(at) = self.view.iter().position(|&v| v == i) {
+            self.selected = at;
+        }
+        self.heat_scroll = (0, 0);
+        self.screen = Screen::Tune;
+        self.set_status(
+            format!(
+                "{}: {rows} configuration(s), {verified} verified, opened from the file (a for other axes{energy})",
+                sweep.shown
+            ),
+            false,
+        );
+        Ok(())
+    }
+}
+
+impl App {
+    /// The tuning form takes the sweep's axes and strategy, and answers from the sweep
+    /// (`simulate FILE` in the GPUs field): `r` then simulates a search of that space from it,
+    /// with no GPU. A value the form does not take (the file may say anything) leaves the
+    /// field as it was.
+    fn fill_form_from(&mut self, sweep: &SweepFile) {
+        let axes = &sweep.report.axes;
+        let simulate = format!("simulate {}", sweep.path.display());
+        let values = [
+            (Field::Grid, axes.grid.clone()),
+            (Field::Block, axes.block.clone()),
+            (Field::SharedMem, axes.shared_mem.clone()),
+            (Field::Registers, axes.registers.clone()),
+            (
+                Field::Strategy,
+                Some(sweep.report.strategy.name().to_string()),
+            ),
+            (Field::Devices, Some(simulate)),
+        ];
+        for (field, value) in values {
+            let _ = self
+                .tune_form
+                .set_text(field, value.as_deref().unwrap_or(""));
+        }
+    }
+}
+
+/// Whether two paths name the same file (device and inode: the rows' paths and the sweep's
+/// may be spelt differently).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        _ => false,
+    }
+}

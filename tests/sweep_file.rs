@@ -1,0 +1,262 @@
+//! A sweep without a GPU: the bundled finished sweep (assets/sweeps/), the explorer opening a
+//! sweep's `--json-out` file (`rr-tui SWEEP.json`) on its instance's tuning screen, and what
+//! that refuses. Paths are relative to the package root, where cargo runs integration tests.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use rr_engine::tune::Status;
+use rr_tui::cli::Theme as ThemeName;
+use rr_tui::tui::app::sweepfile::SweepFile;
+use rr_tui::tui::app::{App, Cmd, Field, Msg, Screen};
+use rr_tui::tui::theme::Theme;
+
+const BUNDLED: &str = "assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json";
+const STENCIL: &str =
+    "record-fixtures/rrtui-stencil3d/3844743599784193033_15987061097491423463.json";
+
+fn open(path: &Path) -> Result<App, String> {
+    let sweep = SweepFile::read(path).map_err(|e| e.to_string())?;
+    let gpu = Err("no CUDA driver found".to_string());
+    rr_tui::tui::load_sweep_app(sweep, gpu, std::env::temp_dir()).map_err(|e| e.to_string())
+}
+
+fn screen(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(a.width, a.height)).unwrap();
+    t.draw(|f| rr_tui::tui::ui::draw(a, &Theme::new(ThemeName::Dark), f))
+        .unwrap();
+    t.backend().to_string()
+}
+
+fn key(a: &mut App, c: char) {
+    a.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )));
+}
+
+/// The bundled sweep is read by the explorer's reader (`tune`'s), names an instance of
+/// record-fixtures/ (found from any directory: its path is relative to the file), and is a
+/// sweep of exactly that instance.
+#[test]
+fn the_bundled_sweep_is_a_sweep_of_a_fixture_instance() {
+    let sweep = SweepFile::read(Path::new(BUNDLED)).unwrap();
+    assert_eq!(
+        std::fs::canonicalize(&sweep.descriptor).unwrap(),
+        std::fs::canonicalize(STENCIL).unwrap()
+    );
+    assert_eq!(sweep.report.kernel, "rr_stencil3d");
+    assert!(sweep.report.simulated_from.is_none(), "simulate-able");
+    assert!(
+        sweep.report.energy.is_some(),
+        "it has a Pareto front to show"
+    );
+    assert_eq!(sweep.report.space_size, 144);
+    // From another working directory, through an absolute path, it is found all the same.
+    let abs = std::fs::canonicalize(BUNDLED).unwrap();
+    let elsewhere = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .arg(&abs)
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(err.contains("needs a terminal"), "read and found: {err}");
+}
+
+/// `rr-tui SWEEP.json`: the instance's tuning screen with the sweep's heatmap and best
+/// configurations, without a GPU; `p` lists its Pareto front.
+#[test]
+fn the_explorer_shows_a_sweep_from_its_file() {
+    for (w, h) in [(80, 24), (200, 60)] {
+        let mut a = open(Path::new(BUNDLED)).unwrap();
+        a.update(Msg::Resize(w, h));
+        assert_eq!(a.screen, Screen::Tune);
+        let cur = a.current().unwrap();
+        assert!(a.rows[cur]
+            .json_path
+            .ends_with(Path::new(STENCIL).file_name().unwrap()));
+        let run = &a.tunes[&cur];
+        assert_eq!(run.report.trials.len(), 144);
+        assert_eq!(run.count(Status::Ok) + run.count(Status::VerifyFailed), 144);
+        let best = run.report.best.clone().expect("a best configuration");
+        assert!(run.report.speedup.is_some_and(|s| s > 1.0));
+        assert!(run.front().len() >= 2, "time and energy disagree");
+        let shown = screen(&a);
+        assert!(shown.contains("grid╲block"), "the heatmap: {shown}");
+        assert!(shown.contains(&best.config.block[0].to_string()));
+        insta::assert_snapshot!(format!("sweep_opened_{w}x{h}"), shown);
+        key(&mut a, 'p');
+        let front = screen(&a);
+        assert!(a.show_front, "{front}");
+        insta::assert_snapshot!(format!("sweep_opened_front_{w}x{h}"), front);
+    }
+}
+
+/// What the file says of its best and speed-up is not believed: they are worked out again
+/// from the rows, of which a second row for a configuration and a time no launch takes are
+/// left out and counted.
+#[test]
+fn an_opened_sweep_trusts_its_rows_not_its_summary() {
+    let t = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(BUNDLED).unwrap()).unwrap();
+    let trials = v["trials"].as_array_mut().unwrap();
+    trials[7]["kernel_ns"]["min"] = 1e-300.into();
+    let again = trials[3].clone();
+    trials.push(again);
+    let claimed = trials[9].clone();
+    v["best"] = claimed;
+    v["speedup"] = 1e300.into();
+    v["descriptor"] = std::fs::canonicalize(STENCIL)
+        .unwrap()
+        .display()
+        .to_string()
+        .into();
+    let path = t.path().join("forged.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let a = open(&path).unwrap();
+    let run = &a.tunes[&a.current().unwrap()];
+    assert_eq!(
+        run.report.trials.len(),
+        143,
+        "the repeated and the forged rows"
+    );
+    assert!(run.report.speedup.is_some_and(|s| s < 10.0));
+    assert!(
+        run.warnings[0].starts_with("2 row(s) of ") && run.warnings[0].contains("100 ns"),
+        "{:?}",
+        run.warnings
+    );
+}
+
+fn refusal(path: &Path) -> String {
+    match SweepFile::read(path) {
+        Ok(_) => panic!("{} was opened", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Files that are no sweep, or not of the instance they name, are refused in one line that
+/// names the file; nothing is read of what is not a regular file, or of one too large.
+#[test]
+fn what_is_no_sweep_of_its_instance_is_refused_naming_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(BUNDLED).unwrap()).unwrap();
+    let write = |name: &str, v: &serde_json::Value| -> PathBuf {
+        let p = t.path().join(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p
+    };
+    let fifo = t.path().join("fifo.json");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let huge = t.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(600 << 20)
+        .unwrap();
+    let mut elsewhere = v.clone();
+    elsewhere["descriptor"] = "no/such/X.json".into();
+    let mut other = v.clone();
+    other["descriptor"] = std::fs::canonicalize(common::fixture("rrtui-stencil3d"))
+        .unwrap()
+        .join("3844743599784193033_4435446794594945131.json")
+        .display()
+        .to_string()
+        .into();
+    other["recorded"]["grid"] = serde_json::json!([4, 2, 4]);
+    for (path, says) in [
+        (PathBuf::from("README.md"), "is not a tuning report"),
+        (PathBuf::from(STENCIL), "is not a tuning report"),
+        (fifo, "not a regular file"),
+        (huge, "is not plausible, so it is not read"),
+        (
+            write("elsewhere.json", &elsewhere),
+            "no/such/X.json, is not a file here",
+        ),
+        (write("other.json", &other), "not the instance it swept"),
+    ] {
+        let e = refusal(&path);
+        assert!(e.contains(says), "{}: {e}", path.display());
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(e.contains(&name) && !e.contains('\n'), "{e}");
+    }
+}
+
+/// Opening a sweep fills the tuning form with its axes and `simulate FILE` in the GPUs field:
+/// `r` starts `tune --simulate FILE` over that space with no GPU, after `tune`'s own checks.
+#[test]
+fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
+    let mut a = open(Path::new(BUNDLED)).unwrap();
+    assert_eq!(a.tune_form.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(
+        a.tune_form.text(Field::Devices),
+        format!("simulate {BUNDLED}")
+    );
+    assert!(a.gpu.is_err(), "no GPU here");
+    // A budgeted search, as the strategy comparisons run it.
+    a.tune_form.set_text(Field::Strategy, "tpe").unwrap();
+    a.tune_form.set_text(Field::Budget, "30").unwrap();
+    let cmds = a.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::NONE,
+    )));
+    let Some(Cmd::StartTune { args, .. }) = cmds.into_iter().next() else {
+        panic!("no sweep started: {:?}", a.status)
+    };
+    let at = args
+        .iter()
+        .position(|x| x == "--simulate")
+        .expect("--simulate");
+    assert_eq!(args[at + 1], BUNDLED);
+    assert!(!args.iter().any(|x| x == "--devices"), "{args:?}");
+    assert!(args.iter().any(|x| x == "tpe"), "{args:?}");
+}
+
+/// The form refuses what `tune --simulate` refuses, with `tune`'s own words: a sweep of
+/// another kernel is refused by the same check, before anything starts.
+#[test]
+fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
+    let t = tempfile::tempdir().unwrap();
+    let saxpy = t.path().join("saxpy.json");
+    assert!(std::process::Command::new("python3")
+        .arg("tests/tools/synthetic_sweep.py")
+        .arg(&saxpy)
+        .arg("4")
+        .status()
+        .unwrap()
+        .success());
+    let mut a = open(Path::new(BUNDLED)).unwrap();
+    // The field's own check: a file, named.
+    assert!(a.tune_form.set_text(Field::Devices, "simulate").is_err());
+    let missing = a
+        .tune_form
+        .set_text(Field::Devices, "simulate /no/such/sweep.json")
+        .unwrap_err();
+    assert!(missing.contains("/no/such/sweep.json"), "{missing}");
+    let given = format!("simulate {}", saxpy.display());
+    a.tune_form.set_text(Field::Devices, &given).unwrap();
+    let cmds = a.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::NONE,
+    )));
+    assert!(cmds.is_empty(), "a sweep started: {:?}", a.status);
+    let said = a.status.as_ref().expect("a reason").text.clone();
+    assert!(said.contains("holds a sweep of another kernel"), "{said}");
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["tune", STENCIL, "--grid", "1..8*2x1..8*2x4", "--simulate"])
+        .arg(&saxpy)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&cli.stderr);
+    assert_eq!(cli.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds a sweep of another kernel"), "{err}");
+}
