@@ -103,6 +103,33 @@ pub fn describe_layout(layout: &[(usize, usize)]) -> String {
     format!("[{}]", items.join(", "))
 }
 
+/// The `cuLaunchKernelEx` attributes of a launch: its cluster dimensions and whether it is
+/// cooperative (empty for a plain launch). One place for replay's launches and the recorder's
+/// launches of graph nodes.
+pub(crate) fn launch_attributes(
+    cluster: Option<[u32; 3]>,
+    cooperative: bool,
+) -> Vec<sys::CUlaunchAttribute> {
+    let mut attrs = Vec::new();
+    if let Some(c) = cluster {
+        // SAFETY: a zeroed attribute is valid; the union member matching the id is written.
+        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a.value.clusterDim.x = c[0];
+        a.value.clusterDim.y = c[1];
+        a.value.clusterDim.z = c[2];
+        attrs.push(a);
+    }
+    if cooperative {
+        // SAFETY: as above, for the cooperative member.
+        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        a.value.cooperative = 1;
+        attrs.push(a);
+    }
+    attrs
+}
+
 /// Launch `f` on `stream`. The caller has checked the parameters against the kernel
 /// ([`Params::check_against`]); errors returned here are configuration errors (the kernel did
 /// not start) unless [`crate::CudaError::is_sticky`] says an earlier fault surfaced.
@@ -112,23 +139,7 @@ pub fn launch(
     stream: &Stream,
     params: &mut Params,
 ) -> Result<()> {
-    let mut attrs: Vec<sys::CUlaunchAttribute> = Vec::new();
-    if let Some(c) = cfg.cluster {
-        // SAFETY: a zeroed attribute is valid; the union member matching the id is written.
-        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a.value.clusterDim.x = c[0];
-        a.value.clusterDim.y = c[1];
-        a.value.clusterDim.z = c[2];
-        attrs.push(a);
-    }
-    if cfg.cooperative {
-        // SAFETY: as above.
-        let mut a: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        a.value.cooperative = 1;
-        attrs.push(a);
-    }
+    let mut attrs = launch_attributes(cfg.cluster, cfg.cooperative);
     let [gx, gy, gz] = cfg.grid;
     let [bx, by, bz] = cfg.block;
     if attrs.is_empty() {

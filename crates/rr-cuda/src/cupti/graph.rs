@@ -610,23 +610,7 @@ pub fn launch_kernel(k: &KernelNode, stream: u64) -> Result<()> {
         // SAFETY: offsets from the kernel's own layout lie inside `params`.
         .map(|&(off, _)| unsafe { params.as_mut_ptr().add(off) } as *mut c_void)
         .collect();
-    let mut attrs: Vec<ds::CUlaunchAttribute> = Vec::new();
-    if let Some(c) = k.cluster {
-        // SAFETY: zeroed is a valid attribute; the id and the cluster member are then set.
-        let mut a: ds::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        a.id = ds::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        a.value.clusterDim.x = c[0];
-        a.value.clusterDim.y = c[1];
-        a.value.clusterDim.z = c[2];
-        attrs.push(a);
-    }
-    if k.cooperative {
-        // SAFETY: as above, for the cooperative member.
-        let mut a: ds::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        a.id = ds::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        a.value.cooperative = 1;
-        attrs.push(a);
-    }
+    let mut attrs = crate::launch::launch_attributes(k.cluster, k.cooperative);
     let config = ds::CUlaunchConfig {
         gridDimX: k.grid[0],
         gridDimY: k.grid[1],
