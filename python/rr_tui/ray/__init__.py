@@ -1,6 +1,7 @@
 """Tune on a Ray cluster: one engine per GPU, every configuration handed out by one driver.
 
     python -m rr_tui.ray [--address ADDR] [--engines N] X.json --block 32..1024*2 --json-out s.json
+    python -m rr_tui.ray --num-gpus 2 --simulate SWEEP.json X.json --grid 1..8 --json-out s.json
 
 runs `rr-tui tune X.json … --engine-hub SOCKET --engines N` here, the driver: its strategy
 hands out every configuration, so an adaptive search (tpe, annealing) learns from all GPUs at
@@ -46,14 +47,26 @@ def release():
     release_kept(_ray())
 
 
-def tune(descriptor, *args, address=None, engines=None, simulate=None, pace=1.0, exe=None):
+def tune(descriptor, *args, address=None, engines=None, simulate=None, pace=1.0, exe=None,
+         num_gpus=None):
     """Run `rr-tui tune DESCRIPTOR ARGS…` with its engines on the Ray cluster at `address`
     (None: the one `ray start` made here, else a new local one), one per GPU (or `engines`).
-    `simulate`: answer from a finished sweep instead of GPUs (testing). The tuner's exit status."""
+    `simulate`: answer from a finished sweep instead of GPUs (testing). `num_gpus`: start a new
+    local cluster declaring that many GPUs (Ray's logical GPUs: with `simulate` no real one is
+    needed). The tuner's exit status."""
     ray = _ray()
     ours = not ray.is_initialized()
+    if num_gpus is not None and (address is not None or not ours):
+        # Ray takes declared resources only for a cluster it starts; a running one has its own.
+        sys.stderr.write("rr_tui.ray: --num-gpus declares the GPUs of a new local cluster; a running "
+                         "cluster has its own (ray start --num-gpus N on each node)\n")
+        return 2
     if ours:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
+        if num_gpus is not None:
+            # "local": a new cluster here, even when `ray start` made one (its GPUs are its own).
+            ray.init(address="local", num_gpus=num_gpus, log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
     try:
         return _tune(ray, descriptor, args, engines, simulate, pace, exe)
     finally:
@@ -66,7 +79,8 @@ def _tune(ray, descriptor, args, engines, simulate, pace, exe):
     where = ray.get_runtime_context().gcs_address
     if free < 1:
         sys.stderr.write("rr_tui.ray: the Ray cluster at %s has no free GPU (ray start --num-gpus N on each node%s)\n"
-                         % (where, "; with --simulate, GPUs that are only declared will do" if simulate else ""))
+                         % (where, "; with --simulate, GPUs that are only declared will do: --num-gpus N "
+                            "starts a local cluster declaring N" if simulate else ""))
         return 2
     if engines is None:
         engines = free
@@ -107,12 +121,18 @@ def main(argv=None):
     p.add_argument("--engines", type=int, help="engines to run at once (default: the cluster's GPUs)")
     p.add_argument("--simulate", metavar="SWEEP.json", help="answer from a finished sweep of the instance instead of GPUs (testing)")
     p.add_argument("--pace", type=float, default=1.0, help="with --simulate: this many times each answer's engine time")
+    p.add_argument("--num-gpus", type=int, metavar="N",
+                   help="start a new local cluster declaring N GPUs (Ray's logical GPUs: with --simulate, "
+                   "no real GPU is needed); not with --address or a cluster already connected")
     p.add_argument("descriptor", help="the instance's descriptor (X.json), at the same path on every node")
     p.add_argument("tune_args", nargs=argparse.REMAINDER, help="rr-tui tune's arguments")
     a = p.parse_args(argv)
-    for mine in ("--address", "--engines", "--pace", "--simulate"):
+    for mine in ("--address", "--engines", "--pace", "--simulate", "--num-gpus"):
         if any(t == mine or t.startswith(mine + "=") for t in a.tune_args):
             p.error("%s comes before the descriptor: the arguments after it go to rr-tui tune "
                     "(which runs its engines through this hub)" % mine)
+    if a.num_gpus is not None and a.num_gpus < 1:
+        p.error("--num-gpus %d: declare 1 GPU or more" % a.num_gpus)
     simulate = os.path.abspath(a.simulate) if a.simulate else None
-    return tune(a.descriptor, *a.tune_args, address=a.address, engines=a.engines, simulate=simulate, pace=a.pace)
+    return tune(a.descriptor, *a.tune_args, address=a.address, engines=a.engines, simulate=simulate, pace=a.pace,
+                num_gpus=a.num_gpus)
