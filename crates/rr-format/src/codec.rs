@@ -40,11 +40,8 @@ impl Descriptor {
             return Err(err("failed to read JSON integer NumTeams".into()));
         };
         let april = format == RecordFormat::LlvmApril2026;
-        let name = f.string("Name")?;
-        if name.is_empty() {
-            return Err(err("Name is empty".into()));
-        }
-        let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
+        let name = f.name()?;
+        let num_args = f.num_args()?;
         let num_teams = f.uint(
             if april { "NumTeamsClause" } else { "NumTeams" },
             u32::MAX as u64,
@@ -58,8 +55,8 @@ impl Descriptor {
             u32::MAX as u64,
         )? as u32;
         let shared_memory_size = f.uint("SharedMemorySize", u32::MAX as u64)? as u32;
-        let loop_trip_count = f.int("LoopTripCount")? as u64;
-        let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
+        let loop_trip_count = f.loop_trip_count()?;
+        let device_id = f.device_id()?;
         let valloc_addr = f.int("VAllocAddr")? as u64;
         let valloc_size = f.int("VAllocSize")? as u64;
         // LLVM's region is committed memory; an rr-tui record's VAllocSize only spans its
@@ -148,13 +145,10 @@ impl Descriptor {
         }
         let mut m = Map::new();
         let i = |v: u64| Value::from(v as i64);
-        m.insert("Name".into(), self.name.clone().into());
-        m.insert("NumArgs".into(), self.num_args.into());
+        crate::descriptor::insert_common_keys(self, &mut m);
         m.insert("NumTeams".into(), self.num_teams.into());
         m.insert("NumThreads".into(), self.num_threads.into());
         m.insert("SharedMemorySize".into(), self.shared_memory_size.into());
-        m.insert("LoopTripCount".into(), self.loop_trip_count.into());
-        m.insert("DeviceId".into(), self.device_id.into());
         m.insert("VAllocAddr".into(), i(self.valloc_addr));
         m.insert("VAllocSize".into(), self.valloc_size.into());
         m.insert(
@@ -165,11 +159,6 @@ impl Descriptor {
             "ThreadsLimits".into(),
             Value::from(self.threads_limits.to_vec()),
         );
-        m.insert(
-            "ArgPtrs".into(),
-            Value::from(self.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
-        );
-        m.insert("ArgOffsets".into(), Value::from(self.arg_offsets.clone()));
         if let Some(c) = &self.cuda {
             m.insert(
                 "RrTuiFormat".into(),

@@ -489,6 +489,24 @@ impl Fields<'_> {
             .map(str::to_owned)
             .ok_or_else(|| self.err(format!("failed to read JSON string {key}")))
     }
+    // The keys every generation of descriptor has (LLVM 16 to rr-tui's own), read in one place;
+    // `insert_common_keys` writes them.
+    pub(crate) fn name(&self) -> Result<String> {
+        let name = self.string("Name")?;
+        if name.is_empty() {
+            return Err(self.err("Name is empty".into()));
+        }
+        Ok(name)
+    }
+    pub(crate) fn num_args(&self) -> Result<u32> {
+        Ok(self.uint("NumArgs", u32::MAX as u64)? as u32)
+    }
+    pub(crate) fn loop_trip_count(&self) -> Result<u64> {
+        Ok(self.int("LoopTripCount")? as u64)
+    }
+    pub(crate) fn device_id(&self) -> Result<i32> {
+        Ok(self.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32)
+    }
     /// `ArgPtrs` (signed in the file: addresses reinterpreted as unsigned) and `ArgOffsets`, of
     /// equal length.
     pub(crate) fn arguments(&self) -> Result<(Vec<u64>, Vec<i64>)> {
@@ -524,6 +542,20 @@ impl Fields<'_> {
             })
             .collect()
     }
+}
+
+/// Write the keys every generation of descriptor has, as [`Fields`] reads them: `Name`,
+/// `NumArgs`, `LoopTripCount`, `DeviceId`, and `ArgPtrs` (addresses as i64) with `ArgOffsets`.
+pub(crate) fn insert_common_keys(d: &Descriptor, m: &mut Map<String, Value>) {
+    m.insert("Name".into(), d.name.clone().into());
+    m.insert("NumArgs".into(), d.num_args.into());
+    m.insert("LoopTripCount".into(), d.loop_trip_count.into());
+    m.insert("DeviceId".into(), d.device_id.into());
+    m.insert(
+        "ArgPtrs".into(),
+        Value::from(d.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
+    );
+    m.insert("ArgOffsets".into(), Value::from(d.arg_offsets.clone()));
 }
 
 pub fn hex_encode(bytes: &[u8]) -> String {

@@ -158,21 +158,18 @@ pub fn classify(arg_ptrs: &[u64], start: u64, size: u64) -> (RecordFormat, Strin
 
 /// Parse a legacy descriptor (after [`is_legacy`]). Key names and messages are LLVM's.
 pub(crate) fn parse(f: &Fields) -> Result<Descriptor> {
-    let name = f.string("Name")?;
-    if name.is_empty() {
-        return Err(f.err("Name is empty".into()));
-    }
-    let num_args = f.uint("NumArgs", u32::MAX as u64)? as u32;
+    let name = f.name()?;
+    let num_args = f.num_args()?;
     let num_teams_clause = f.uint("NumTeamsClause", u32::MAX as u64)? as u32;
     let thread_limit_clause = f.uint("ThreadLimitClause", u32::MAX as u64)? as u32;
-    let loop_trip_count = f.int("LoopTripCount")? as u64;
+    let loop_trip_count = f.loop_trip_count()?;
     let device_memory_size = f.uint("DeviceMemorySize", u64::MAX)?;
     if device_memory_size > MAX_REGION_BYTES {
         return Err(f.err(format!(
             "DeviceMemorySize {device_memory_size} is larger than any GPU's memory (rr-tui accepts at most {MAX_REGION_BYTES} bytes)"
         )));
     }
-    let device_id = f.int_in("DeviceId", i32::MIN as i64, i32::MAX as i64)? as i32;
+    let device_id = f.device_id()?;
     let (arg_ptrs, arg_offsets) = f.arguments()?;
     if num_args as usize != arg_ptrs.len() {
         return Err(f.err(format!(
@@ -234,21 +231,13 @@ pub(crate) fn parse(f: &Fields) -> Result<Descriptor> {
 /// The descriptor as the legacy recorder wrote it: compact, keys sorted, no trailing newline.
 pub(crate) fn to_json(d: &Descriptor, l: &Legacy) -> String {
     let mut m = Map::new();
-    m.insert("Name".into(), d.name.clone().into());
-    m.insert("NumArgs".into(), d.num_args.into());
+    crate::descriptor::insert_common_keys(d, &mut m);
     m.insert("NumTeamsClause".into(), l.num_teams_clause.into());
     m.insert("ThreadLimitClause".into(), l.thread_limit_clause.into());
-    m.insert("LoopTripCount".into(), d.loop_trip_count.into());
     m.insert("DeviceMemorySize".into(), l.device_memory_size.into());
-    m.insert("DeviceId".into(), d.device_id.into());
     if let RegionStart::Recorded(s) = l.start {
         m.insert("BumpAllocVAStart".into(), (s as i64).into());
     }
-    m.insert(
-        "ArgPtrs".into(),
-        Value::from(d.arg_ptrs.iter().map(|&p| p as i64).collect::<Vec<_>>()),
-    );
-    m.insert("ArgOffsets".into(), Value::from(d.arg_offsets.clone()));
     Value::Object(m).to_string()
 }
 
