@@ -17,10 +17,11 @@ use rr_engine::replay::ReplayInstance;
 use rr_format::text::visible_path;
 
 use crate::cli::ReproArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub fn run(args: &ReproArgs) -> Result<i32> {
-    let inst = ReplayInstance::load(&args.descriptor, &args.supplied.supplied())?;
+    let inst = ReplayInstance::load(&args.descriptor, &args.supplied.supplied())
+        .map_err(|e| naming(e, &args.descriptor))?;
     let repro = model::build(&inst)?;
     // Format 2: a blob that no longer holds what its name says would make a reproducer that
     // fails for a reason that is not the kernel's.
@@ -57,6 +58,15 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
     )?;
     summary(out, program, &repro, &placed, args.pack);
     Ok(0)
+}
+
+/// A refusal that does not say which file it is about (replay's, for a record it cannot
+/// replay: an LLVM 19–22 one) said of the descriptor, so the one line names the file.
+fn naming(e: Error, descriptor: &Path) -> Error {
+    match e {
+        Error::Record(rr_format::Error::Invalid(m)) => Error::format(descriptor, m),
+        e => e,
+    }
 }
 
 /// What was written, and the next step.

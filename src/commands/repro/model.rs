@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use rr_engine::replay::{launch, Overrides, ReplayInstance, Verify};
+use rr_engine::replay::{launch, Overrides, ReplayInstance};
 use rr_format::image::ImageKind;
 use rr_format::instance::Side;
 use rr_format::store::{self, Layout};
@@ -68,7 +68,7 @@ pub struct Repro {
 /// The reproducer of `inst`, or why there cannot be one (one line naming the descriptor).
 pub fn build(inst: &ReplayInstance) -> Result<Repro> {
     refuse_unsupported(inst)?;
-    inst.check_verifiable(&Verify::Bytes)?;
+    verifiable(inst)?;
     let d = &inst.descriptor;
     let geometry = launch::resolve(d, &Overrides::default())?;
     let (params, slots) = launch::parameters(d);
@@ -132,6 +132,20 @@ fn refuse_unsupported(inst: &ReplayInstance) -> Result<()> {
             format!("no reproducer can be written: {why}"),
         )),
         None => Ok(()),
+    }
+}
+
+/// A reproducer verifies against the recorded output: an instance recorded without it is
+/// refused, naming the file that is missing.
+fn verifiable(inst: &ReplayInstance) -> Result<()> {
+    match store::recorded_len(&inst.files, &inst.descriptor, Side::Output) {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_not_found() => Err(Error::format(
+            inst.files.snapshot_file(&inst.descriptor, Side::Output),
+            "missing, so a reproducer would have nothing to verify against: the instance was \
+             recorded without its output",
+        )),
+        Err(e) => Err(e.into()),
     }
 }
 
