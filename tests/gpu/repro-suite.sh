@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `rr-tui repro` on the GPU (tests/gpu/run-part.sh repro; suite-lib.sh defines ok/bad/skip/
+# expect/figure/$W/$RR/$LOG). For recorded instances (the bundled rr-tui fixtures in both
+# formats, an LLVM 16 record with the fixture's cubin, and two nvcc programs recorded here with
+# `rr-tui record`): write the reproducer, build it with g++ against the toolkit's cuda.h, run it
+# (it must say verified and exit 0), and compare its median kernel time with `rr-tui replay
+# --json`'s over as many repetitions (within 3 %). The --python reproducer runs too where
+# NVIDIA's cuda-python bindings import; otherwise that check is a skip.
+REPS=${REPRO_REPS:-300}
+CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
+CUBIN=record-fixtures/rrtui-stencil3d/images/kernels-sm90.cubin
+echo "== repro: standalone reproducers (CUDA_HOME $CUDA_HOME, $REPS repetitions)" | tee -a "$LOG"
+if python3 -c "import cuda.bindings" >/dev/null 2>&1 || python3 -c "from cuda import cuda" >/dev/null 2>&1; then
+  PYCUDA=1
+else
+  PYCUDA=0
+fi
+
+# replay_median JSON [FLAGS...]: the median kernel time in µs of `rr-tui replay --json`.
+replay_median() {
+  local j=$1; shift
+  note_cmd "$RR" replay "$j" --json --repetitions "$REPS" "$@"
+  timeout 300 "$RR" replay "$j" --json --repetitions "$REPS" "$@" >"$W/replay.jsonl" 2>>"$LOG"
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("event") == "summary":
+        print("%.4f" % (e["kernel_ns"]["median"] / 1e3))' "$W/replay.jsonl"
+}
+
+# repro_median OUTPUT: the median the reproducer printed, in µs.
+repro_median() { grep -oE 'median [0-9.]+ us' "$1" | grep -oE '[0-9.]+' | tail -n 1; }
+
+# check_one NAME JSON [FLAGS...]: write, build, run and time the reproducer of JSON.
+check_one() {
+  local name=$1 j=$2; shift 2
+  local out="$W/repro-$name"
+  expect "repro $name: written" 0 "wrote " -- "$RR" repro "$j" --out "$out" "$@"
+  [ -f "$out/repro.cpp" ] || return
+  note_cmd g++ "$out/repro.cpp"
+  if ! (cd "$out" && g++ -O2 -std=c++17 repro.cpp -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64/stubs" -lcuda -o repro) >>"$LOG" 2>&1; then
+    bad "repro $name: builds with g++ against cuda.h"; return
+  fi
+  ok "repro $name: builds with g++ against cuda.h"
+  expect "repro $name: the reproducer verifies (exit 0)" 0 "^verified: " -- "$out/repro" --repetitions "$REPS"
+  cp "$W/out.txt" "$W/repro-$name.txt"
+  local mine theirs
+  mine=$(repro_median "$W/repro-$name.txt")
+  theirs=$(replay_median "$j" "$@")
+  local ratio=""
+  [ -n "$mine" ] && [ -n "$theirs" ] && ratio=$(awk -v a="$mine" -v b="$theirs" 'BEGIN { printf "%.4f", a / b }')
+  figure repro "kernel time, reproducer against rr-tui replay ($name)" "$ratio" in 0.97..1.03 --unit x \
+    --measured "${mine:-nan}" µs --limit "replay median" "${theirs:-nan}" µs
+  if [ "$PYCUDA" = 1 ]; then
+    local py="$W/repro-$name-py"
+    "$RR" repro "$j" --out "$py" --python "$@" >>"$LOG" 2>&1 || { bad "repro $name --python: written"; return; }
+    expect "repro $name --python: verifies (exit 0)" 0 "^verified: " -- python3 "$py/repro.py" --repetitions 50
+  else
+    skip "repro $name --python" "python3 cannot import cuda.bindings (pip install cuda-python)"
+  fi
+}
+
+check_one stencil-v1 "$(find_json record-fixtures/rrtui-stencil3d rr_stencil3d)"
+check_one stencil-v2 "$(find_json record-fixtures/rrtui-v2-stencil3d rr_stencil3d)"
+check_one llvm16-saxpy record-fixtures/llvm16-saxpy/rr_saxpy.json --image "$CUBIN"
+
+# The nvcc programs other parts record: a memory-bound triad (long enough to time well) and
+# the A/B sample.
+if record_profile_kernels; then
+  check_one triad "$TRIAD"
+fi
+if record_ab_kernel; then
+  check_one ab-kernel "$ABJ"
+fi
+
+# --pack: the archive unpacks into the folder the program reads.
+out="$W/repro-packed"
+if "$RR" repro "$(find_json record-fixtures/rrtui-stencil3d rr_stencil3d)" --out "$out" --pack >>"$LOG" 2>&1 \
+  && (cd "$out" && tar xf data.tar && make CUDA_HOME="$CUDA_HOME" >>"$LOG" 2>&1); then
+  expect "repro --pack: unpacked, built with make, verifies" 0 "^verified: " -- "$out/repro" --repetitions 5
+else
+  bad "repro --pack: unpacked and built with make"
+fi
