@@ -1,9 +1,11 @@
 //! `rr-tui check`: validate every file of every instance. Reads snapshot *sizes* only (the
 //! command hashes blobs on top: `store::verify_blob`).
 
-// Shared with the legacy checks (`legacy::check`), which use them directly: below both.
+// The checks of every generation live here, legacy ones included (`legacy`): the record
+// formats (`descriptor`, `legacy`) know nothing of checking.
 pub(crate) mod files;
 pub(crate) mod finding;
+pub mod legacy;
 
 use crate::descriptor::Descriptor;
 use crate::dir::RecordDir;
@@ -134,7 +136,7 @@ fn instance_findings(
         ));
     }
     if d.format.is_legacy() {
-        crate::legacy::check::files(files, &d, &mut out);
+        legacy::files(files, &d, &mut out);
         return out;
     }
     // What replay refuses before any GPU is touched is an error here too (one rule each).

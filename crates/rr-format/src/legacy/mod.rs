@@ -15,7 +15,6 @@
 //! virtual addressing host stack slots never lie in a device region), consecutive 8-byte
 //! addresses can only be slots.
 
-pub mod check;
 pub mod geometry;
 pub mod region;
 pub mod start;

@@ -4,14 +4,14 @@
 //! generation never wrote (16–17: image, globals) is not a finding, except the image, whose
 //! absence replay needs to be told about.
 
-use crate::check::files::{image_findings, note_outside_links, recorded_len};
-use crate::check::finding::{finding, from_error, Finding, Severity};
+use super::files::{image_findings, note_outside_links, recorded_len};
+use super::finding::{finding, from_error, Finding, Severity};
 use crate::descriptor::{Descriptor, RecordFormat};
 use crate::globals::Globals;
 use crate::image;
 use crate::instance::{InstanceFiles, Side};
 
-use super::RegionStart;
+use crate::legacy::RegionStart;
 
 /// Append the findings about a legacy instance's files to `out`.
 pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
@@ -30,7 +30,7 @@ pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
             ),
         ));
     }
-    if let Some(why) = super::refusal(d, false) {
+    if let Some(why) = crate::legacy::refusal(d, false) {
         out.push(finding(Severity::Warning, &json, why));
     }
     if let RegionStart::Unknown(_) = legacy.start {
