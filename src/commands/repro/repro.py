@@ -56,6 +56,10 @@ PROT_NONE, PROT_RW = 0, 3
 MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x10, 0x4000, 0x100000
 
 
+# CUDA 12.8 added cuEventElapsedTime_v2 (what cuda.h's cuEventElapsedTime means from CUDA 13).
+ELAPSED = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
+
+
 def die(what):
     print(f"repro: {what}", file=sys.stderr)
     sys.exit(2)
@@ -217,7 +221,7 @@ def time_launches(n, again, launch, stream):
         check(cu.cuEventRecord(stop, stream), "cuEventRecord")
         flag.value = 1
         check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
-        times.append(check(cu.cuEventElapsedTime(start, stop), "cuEventElapsedTime") * 1000.0)
+        times.append(check(ELAPSED(start, stop), "cuEventElapsedTime") * 1000.0)
     return sorted(times)
 
 
@@ -251,7 +255,7 @@ def main():
     fn = check(cu.cuModuleGetFunction(module, KERNEL_NAME), "cuModuleGetFunction (the recorded kernel's name)")
     globals_ = bind_globals(o.data, module)
     inputs, expected = load(o.data, False), load(o.data, True)
-    stream = check(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate")
+    stream = check(cu.cuStreamCreate(int(cu.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
     launch = Launcher(fn, stream)
     restore(inputs, globals_)
     launch()
