@@ -857,7 +857,7 @@ fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let said = stderr
         .trim_end()
-        .strip_prefix("rr-tui: ")
+        .strip_prefix("rr-tui: error: ")
         .unwrap()
         .to_string();
     a.tune_form.defines = "TILE=1,2,4; T=float,double".into();
@@ -1844,12 +1844,15 @@ fn search_finds_bytes_and_typed_values_forward_and_back() {
 /// The bundled `record-fixtures/`: a directory of record directories, none of its own.
 fn fixtures_app() -> App {
     let dir = fixture("llvm-two-kernels").parent().unwrap().to_path_buf();
-    rr_tui::tui::load_app(
+    let mut a = rr_tui::tui::load_app(
         dir,
         Err("no CUDA driver found".into()),
         std::env::temp_dir(),
     )
-    .unwrap()
+    .unwrap();
+    // The search for record directories runs on a worker once the first frame is drawn.
+    a.update_inline(Msg::FirstFrameDrawn);
+    a
 }
 
 #[test]
@@ -1937,12 +1940,13 @@ fn answers_about_the_record_left_are_dropped() {
 #[test]
 fn an_empty_directory_opens_no_picker_and_says_so() {
     let empty = tempfile::tempdir().unwrap();
-    let a = rr_tui::tui::load_app(
+    let mut a = rr_tui::tui::load_app(
         empty.path().to_path_buf(),
         Err("no CUDA driver found".into()),
         std::env::temp_dir(),
     )
     .unwrap();
+    a.update_inline(Msg::FirstFrameDrawn);
     assert!(!a.picking && a.picker.is_none() && a.rows.is_empty());
     let said = &a.status.as_ref().unwrap().text;
     assert!(said.starts_with("no instances in this directory"), "{said}");

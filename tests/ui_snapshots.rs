@@ -732,7 +732,7 @@ fn the_tune_forms_refused_defines_are_never_counted_and_refused_first() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let said = stderr
         .trim_end()
-        .strip_prefix("rr-tui: ")
+        .strip_prefix("rr-tui: error: ")
         .unwrap()
         .to_string();
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -1416,6 +1416,8 @@ fn picker_app((w, h): (u16, u16)) -> App {
     )
     .unwrap();
     a.update(Msg::Resize(w, h));
+    // The search for record directories runs on a worker once the first frame is drawn.
+    a.update_inline(Msg::FirstFrameDrawn);
     a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
     a
 }
@@ -1438,6 +1440,7 @@ fn empty_directory_names_every_layout() {
         )
         .unwrap();
         a.update(Msg::Resize(w, h));
+        a.update_inline(Msg::FirstFrameDrawn);
         a
     });
 }

@@ -35,7 +35,7 @@ const TUNE_KEYS: [(&str, Field); 11] = [
     ("cache", Field::Cache),
 ];
 
-const TOP_KEYS: [&str; 4] = ["theme", "theme_file", "replay", "tune"];
+const TOP_KEYS: [&str; 5] = ["theme", "theme_file", "mouse", "replay", "tune"];
 const REPLAY_KEYS: [&str; 2] = ["repetitions", "tolerance"];
 
 /// The explorer's settings: the built-in defaults, a config file over them, flags over both.
@@ -44,6 +44,9 @@ pub struct Config {
     pub theme: ThemeName,
     /// A user's theme file over the theme (absolute, or relative to the working directory).
     pub theme_file: Option<PathBuf>,
+    /// Capture the mouse (clicks and the wheel); off, the terminal keeps its own text selection
+    /// without Shift.
+    pub mouse: bool,
     /// Repetitions per replay (`n` on the replay screen).
     pub repetitions: u32,
     /// `v` verifies as typed values (`T`); `None`: byte for byte.
@@ -57,6 +60,7 @@ impl Default for Config {
         Config {
             theme: ThemeName::Dark,
             theme_file: None,
+            mouse: true,
             repetitions: DEFAULT_REPETITIONS,
             tolerance: None,
             tune: TuneForm::default(),
@@ -125,6 +129,12 @@ impl Config {
                 "theme_file" => {
                     let file = flag_text(key, value)?;
                     config.theme_file = (!file.is_empty()).then(|| dir.join(file));
+                }
+                // A switch with no flag of its own: TOML's true or false.
+                "mouse" => {
+                    config.mouse = value.as_bool().ok_or_else(|| {
+                        format!("`mouse`: expected true or false, not {}", value.type_str())
+                    })?
                 }
                 "replay" => config.set_replay(section(key, value)?)?,
                 "tune" => config.set_tune(section(key, value)?)?,
@@ -197,6 +207,7 @@ impl Config {
             Some(p) => out += &format!("theme_file = {}\n", quoted(&p.to_string_lossy())),
             None => out += "# theme_file: none\n",
         }
+        out += &format!("mouse = {}\n", self.mouse);
         let tolerance = self.tolerance.map(|c| c.to_spec()).unwrap_or_default();
         out += &format!(
             "\n[replay]\nrepetitions = {}\ntolerance = {}\n\n[tune]\n",
@@ -259,6 +270,11 @@ mod tests {
         .unwrap();
         assert_eq!(c.theme, ThemeName::Light);
         assert_eq!(c.theme_file, Some(PathBuf::from("/etc/t.toml")));
+        assert!(
+            c.mouse,
+            "mouse capture is on unless the file says otherwise"
+        );
+        c.mouse = false;
         assert_eq!(c.repetitions, 1000);
         assert_eq!((c.tune.budget.as_str(), c.tune.cold), ("50", false));
         assert_eq!(parse(&c.to_toml()), Ok(c.clone()));
@@ -272,7 +288,7 @@ mod tests {
         for (text, want) in [
             (
                 "colour = \"dark\"",
-                "`colour`: unknown key (expected one of: theme, theme_file, replay, tune)",
+                "`colour`: unknown key (expected one of: theme, theme_file, mouse, replay, tune)",
             ),
             (
                 "[tune]\ngird = \"cover\"",
@@ -293,6 +309,10 @@ mod tests {
             (
                 "theme = true",
                 "`theme`: expected a string or a number, not boolean",
+            ),
+            (
+                "mouse = \"off\"",
+                "`mouse`: expected true or false, not string",
             ),
             (
                 "[tune]\nobjective = \"time\"",

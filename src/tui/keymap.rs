@@ -875,11 +875,29 @@ pub fn help_lines() -> Vec<HelpLine> {
     }
     lines.push(HelpLine::Section("Prompts"));
     lines.extend(PROMPT_KEYS.iter().map(|&(k, d)| HelpLine::Key(k, d)));
+    lines.push(HelpLine::Section("Mouse"));
+    lines.extend(MOUSE_KEYS.iter().map(|&(k, d)| HelpLine::Key(k, d)));
+    lines.push(HelpLine::Note(MOUSE_NOTE));
     lines.push(HelpLine::Note(
-        "Mouse wheel scrolls. j/k, PgUp/PgDn, g/G scroll this help; Esc, ? or q closes it.",
+        "j/k, PgUp/PgDn, g/G and the wheel scroll this help; Esc, ? or q (or a click) closes it.",
     ));
     lines
 }
+
+/// What the mouse does (`app::mouse`), for the help popup.
+const MOUSE_KEYS: &[(&str, &str)] = &[
+    (
+        "click",
+        "a tab: its screen; a row: selects it (instances, record directories, the tuning form's fields, the table of the best); a heatmap cell: picks its best configuration in the table (P profiles it)",
+    ),
+    (
+        "wheel",
+        "scrolls the pane under the pointer, not the one the keys move: a list, the descriptor, the snapshots, the form, the heatmap's rows (with Shift, or sideways, its columns), the table's pick",
+    ),
+];
+
+/// When the mouse does nothing, and how to give it back to the terminal.
+const MOUSE_NOTE: &str = "The mouse does nothing while a prompt or a field is being typed. While the explorer has the mouse, most terminals select text with Shift held; `mouse = false` in the config file leaves the mouse to the terminal.";
 
 /// Height of the help popup on a terminal of `height` lines: all of it when it fits, else the
 /// screen less the tab bar and the hint bar (the popup then scrolls).

@@ -29,18 +29,18 @@ pub fn load_app(
     output_dir: PathBuf,
 ) -> Result<app::App> {
     let (rd, rows, pending) = app::instances::load(&dir)?;
-    // A directory of record directories (bounded search, before the first frame as the load
-    // itself is) starts on the picker of them. (`load` has moved the instances into the rows.)
+    // A directory that holds no record may hold record directories: it starts on their picker,
+    // which searches for them on a worker once the first frame is drawn, and becomes the empty
+    // record it is if there are none. (`load` has moved the instances into the rows.)
     if rows.is_empty() && rd.holds_nothing() {
-        let below = rr_format::search::record_dirs_below(&dir);
-        if !below.found.is_empty() {
-            return Ok(app::App::with_picker(dir, below, gpu, output_dir));
-        }
+        return Ok(app::App::with_picker(dir, gpu, output_dir));
     }
     let mut app = app::App::new(dir, rows, gpu, output_dir);
     app.recorder = rd.recorder_summary();
     app.pending_rows = pending;
     Ok(app)
+}
+
 /// Open a sweep's `--json-out` file (`rr-tui SWEEP.json`): the record directory of the
 /// instance it is of, on that instance's tuning screen showing the sweep (used by the runtime
 /// and the tests).
@@ -54,20 +54,18 @@ pub fn load_sweep_app(
     Ok(app)
 }
 
-}
-
 pub fn run(args: ExploreArgs) -> Result<i32> {
     // The settings first: a broken config or theme file is said (exit 2) even without a terminal.
     let (config, _) = config::load(&args.config)?;
     let config = config.with_flags(args.theme, args.theme_file.clone());
+    let theme = theme::Theme::load(config.theme, config.theme_file.as_deref())?;
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // A file is a sweep to show (a directory is a record): read before the terminal is
     // checked, so that a file that is no sweep is said in scripts too.
     let sweep = match std::fs::metadata(&dir) {
         Ok(m) if !m.is_dir() => Some(app::sweepfile::SweepFile::read(&dir)?),
         _ => None,
     };
-    let theme = theme::Theme::load(config.theme, config.theme_file.as_deref())?;
-    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if !std::io::stdout().is_terminal() {
         return Err(Error::invalid("the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`"));
     }
@@ -84,7 +82,7 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         None => load_app(dir, gpu_status(), output_dir)?,
     };
     config.apply(&mut app);
-    let result = runtime::run(app, theme);
+    let result = runtime::run(app, theme, config.mouse);
     drop(session);
     result
 }

@@ -41,20 +41,25 @@ fn restore_terminal() {
     );
 }
 
-pub fn run(mut app: App, theme: Theme) -> Result<i32> {
+/// Run the explorer until it quits. `mouse`: capture the mouse (clicks and the wheel reach the
+/// explorer, and the terminal's own text selection needs Shift, in most terminals).
+pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
     let (tx, rx) = unbounded::<Msg>();
     let stop = Arc::new(AtomicBool::new(false));
     let signalled = Arc::new(std::sync::atomic::AtomicI32::new(0));
     spawn_signal_thread(tx.clone(), signalled.clone())?;
     let mut terminal = ratatui::try_init()
         .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
-    // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo.
+    // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo (at exit,
+    // on a signal and on a panic, `restore_terminal` disables it whether or not it was on).
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
         previous(info);
     }));
-    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    if mouse {
+        let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    }
     let input = spawn_input_thread(tx.clone(), stop.clone());
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
@@ -295,9 +300,14 @@ fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::Jo
             let msg = match event::read() {
                 // Windows and some terminals also report releases: keep presses only.
                 Ok(TermEvent::Key(k)) if k.kind == KeyEventKind::Press => Msg::Key(k),
+                // Clicks and the wheel; moves, drags and releases (a stream of them while the
+                // pointer moves) mean nothing to the explorer and would only cost frames.
                 Ok(TermEvent::Mouse(m)) => match m.kind {
-                    MouseEventKind::ScrollDown => Msg::Scroll(3),
-                    MouseEventKind::ScrollUp => Msg::Scroll(-3),
+                    MouseEventKind::Down(_)
+                    | MouseEventKind::ScrollDown
+                    | MouseEventKind::ScrollUp
+                    | MouseEventKind::ScrollLeft
+                    | MouseEventKind::ScrollRight => Msg::Mouse(m),
                     _ => continue,
                 },
                 Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),

@@ -57,21 +57,6 @@ impl App {
         }
     }
 
-    pub(super) fn on_wheel(&mut self, lines: i32) -> Vec<Cmd> {
-        let action = if lines > 0 { Action::Down } else { Action::Up };
-        let mut cmds = Vec::new();
-        for _ in 0..lines.unsigned_abs().min(50) {
-            if self.help {
-                self.scroll_help(action);
-            } else if self.picking {
-                cmds.extend(self.on_picker_action(action));
-            } else {
-                cmds.extend(self.on_action(action));
-            }
-        }
-        cmds
-    }
-
     fn on_help_key(&mut self, k: KeyEvent) {
         match keymap::lookup(Scope::Global, &k) {
             Some(Action::Help | Action::Back | Action::Quit) => {
@@ -88,7 +73,7 @@ impl App {
         keymap::help_popup_height(self.height, self.width).saturating_sub(2) as usize
     }
 
-    fn scroll_help(&mut self, a: Action) {
+    pub(super) fn scroll_help(&mut self, a: Action) {
         let lines = keymap::help_rows(keymap::help_popup_width(self.width)).len();
         let last = lines.saturating_sub(self.help_rows());
         let page = self.help_rows().max(1);
@@ -306,7 +291,7 @@ impl App {
         }
     }
 
-    fn move_selection(&mut self, delta: isize) -> Vec<Cmd> {
+    pub(super) fn move_selection(&mut self, delta: isize) -> Vec<Cmd> {
         if self.view.is_empty() {
             return vec![];
         }

@@ -10,6 +10,7 @@ pub mod descriptors;
 mod export;
 pub mod heatmap;
 pub mod instances;
+pub mod mouse;
 pub mod picker;
 pub mod profiles;
 pub mod prompt;
@@ -18,14 +19,14 @@ pub mod rowlayout;
 pub mod search;
 pub mod snapview;
 pub mod status;
-mod tasks;
 pub mod sweepfile;
+mod tasks;
 mod tune_actions;
 pub mod tuneform;
 pub mod tunelayout;
 pub mod tuning;
 
-use ratatui::crossterm::event::KeyEvent;
+use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use instances::{Row, SortKey};
+pub use mouse::{first_row, MouseAction, Pane};
 pub use prompt::{LineEditor, Prompt, PromptKind};
 pub use replays::{CandidateRun, Phase, ReplayRun};
 use rr_engine::diff::job::IndexEvent;
@@ -51,8 +53,8 @@ use super::keymap::Scope;
 #[derive(Debug)]
 pub enum Msg {
     Key(KeyEvent),
-    /// Mouse wheel: positive scrolls down.
-    Scroll(i32),
+    /// A click or a turn of the wheel (`mouse::MouseAction` says what it means where it is).
+    Mouse(MouseEvent),
     Resize(u16, u16),
     /// The runtime's clock, on every loop turn (`update` reads no clock itself): status
     /// messages expire by it.
@@ -107,6 +109,8 @@ pub enum Msg {
     },
     /// An export finished: what was written, or why not.
     Exported(Result<String, String>),
+    /// The search for record directories below the directory given, done on a worker.
+    RecordDirsFound(rr_format::search::RecordDirsBelow),
     /// The record directory the picker asked for, read on a worker.
     RecordOpened(Result<Box<picker::OpenedRecord>, String>),
     /// A worker's answer about the record that was open when it started (its number): dropped
@@ -247,6 +251,9 @@ pub struct ReplaySettings {
 /// `replay.repetitions` says otherwise.
 pub const DEFAULT_REPETITIONS: u32 = 20;
 
+/// Said on a directory that holds no instance (and no record directory below it).
+pub const NO_INSTANCES: &str = "no instances in this directory: none of the layouts listed above";
+
 /// The title line each screen draws above its content.
 pub const TITLE_LINES: u16 = 1;
 
@@ -255,6 +262,8 @@ pub struct App {
     pub rows: Vec<Row>,
     pub view: Vec<usize>,
     pub selected: usize,
+    /// The first row of the instance list on screen (`mouse::first_row` keeps it).
+    pub list_top: usize,
     pub sort: SortKey,
     pub descending: bool,
     pub filter: String,
@@ -344,6 +353,7 @@ impl App {
             view: (0..rows.len()).collect(),
             rows,
             selected: 0,
+            list_top: 0,
             sort: SortKey::Report,
             descending: false,
             filter: String::new(),
@@ -402,10 +412,7 @@ impl App {
         };
         if app.rows.is_empty() {
             // The instance list names every layout rr-tui reads; the message points at it.
-            app.set_status(
-                "no instances in this directory: none of the layouts listed above",
-                true,
-            );
+            app.set_status(NO_INSTANCES, true);
         }
         app
     }
@@ -510,6 +517,7 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let (screen, said) = (self.screen, self.status_serial);
         let cmds = self.apply(msg);
+        self.keep_lists_in_view();
         // Workers answer about the record open when they started; the picker may open another.
         let serial = self.record_serial;
         let cmds = cmds
@@ -532,7 +540,7 @@ impl App {
     fn apply(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Key(k) => self.on_key(k),
-            Msg::Scroll(d) => self.on_wheel(d),
+            Msg::Mouse(m) => self.on_mouse(m),
             Msg::Resize(w, h) => {
                 self.width = w;
                 self.height = h;
@@ -549,7 +557,8 @@ impl App {
                 vec![]
             }
             Msg::FirstFrameDrawn => {
-                let mut cmds = self.start_checks();
+                let mut cmds = self.search_record_dirs();
+                cmds.extend(self.start_checks());
                 cmds.extend(self.read_more_rows());
                 cmds
             }
@@ -597,6 +606,10 @@ impl App {
                 vec![]
             }
             Msg::Checked { results, next } => self.on_checked(results, next),
+            Msg::RecordDirsFound(below) => {
+                self.on_record_dirs_found(below);
+                vec![]
+            }
             Msg::RecordOpened(result) => self.on_record_opened(result),
             Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
             Msg::ForRecord(..) => vec![],

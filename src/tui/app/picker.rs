@@ -1,5 +1,7 @@
 //! The record-directory picker: what the explorer shows for a directory that holds no record
 //! but record directories below it (the bundled `record-fixtures/`, a `~/records/` of runs).
+//! The search runs on a worker after the first frame (it reads up to 20 000 directory entries,
+//! which a slow or network disk makes seconds): the picker says "searching…" until it ends.
 //! Enter opens one (read on a worker); Esc on its instance list comes back here.
 
 use std::path::PathBuf;
@@ -16,7 +18,11 @@ pub struct Picker {
     /// The directory given (shown in the title).
     pub dir: PathBuf,
     pub below: RecordDirsBelow,
+    /// The search for them is still running on a worker (`below` is empty until it ends).
+    pub searching: bool,
     pub selected: usize,
+    /// The first row on screen (`mouse::first_row` keeps it).
+    pub top: usize,
     /// The record directory being read on a worker (index into `below.found`), if any.
     pub opening: Option<usize>,
 }
@@ -36,23 +42,48 @@ impl std::fmt::Debug for OpenedRecord {
 }
 
 impl App {
-    /// An explorer that starts on the picker of the record directories below `dir`.
-    pub fn with_picker(
-        dir: PathBuf,
-        below: RecordDirsBelow,
-        gpu: Result<(), String>,
-        output_dir: PathBuf,
-    ) -> App {
+    /// An explorer that starts on the picker of the record directories below `dir`, searching
+    /// for them once the first frame is drawn ([`App::search_record_dirs`]).
+    pub fn with_picker(dir: PathBuf, gpu: Result<(), String>, output_dir: PathBuf) -> App {
         let mut app = App::new(dir.clone(), Vec::new(), gpu, output_dir);
         app.status = None;
         app.picker = Some(Picker {
             dir,
-            below,
+            below: RecordDirsBelow::default(),
+            searching: true,
             selected: 0,
+            top: 0,
             opening: None,
         });
         app.picking = true;
         app
+    }
+
+    /// The search of a picker still searching, on a worker (once: the first frame).
+    pub(super) fn search_record_dirs(&mut self) -> Vec<Cmd> {
+        let Some(p) = self.picker.as_ref().filter(|p| p.searching) else {
+            return vec![];
+        };
+        let dir = p.dir.clone();
+        vec![Cmd::Work(Work::new(move || {
+            Msg::RecordDirsFound(rr_format::search::record_dirs_below(&dir))
+        }))]
+    }
+
+    /// The search has ended: its list is shown; when it found none, the directory is what it
+    /// is, an empty record, and says so.
+    pub(super) fn on_record_dirs_found(&mut self, below: RecordDirsBelow) {
+        let Some(p) = self.picker.as_mut().filter(|p| p.searching) else {
+            return;
+        };
+        if below.found.is_empty() {
+            self.picker = None;
+            self.picking = false;
+            self.set_status(super::NO_INSTANCES, true);
+            return;
+        }
+        p.searching = false;
+        p.below = below;
     }
 
     /// A key's action while the picker is shown.
@@ -61,6 +92,10 @@ impl App {
         let Some(p) = self.picker.as_mut() else {
             return vec![];
         };
+        if p.searching && matches!(a, Action::Open) {
+            self.set_status("still searching for record directories…", false);
+            return vec![];
+        }
         let last = p.below.found.len().saturating_sub(1);
         p.selected = match a {
             Action::Up => p.selected.saturating_sub(1),

@@ -1,7 +1,9 @@
 //! Where the tuning screen puts things, from the terminal size and the sweep alone. Drawing uses
 //! it, and so does `update`, so that the heatmap scrolls exactly as far as it is drawn.
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use std::ops::Range;
+
+use ratatui::layout::{Constraint, Layout, Position, Rect};
 
 use super::heatmap::Heatmap;
 use super::replays::Phase;
@@ -92,6 +94,33 @@ pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
     }
 }
 
+/// The columns of the form: the width of each (the axes on the left, the rest on the right).
+pub fn form_column_width(form: Rect) -> u16 {
+    form.width / 2
+}
+
+/// The form's field (its index in `Field::ALL`) drawn at `at`, if any: fields run down the
+/// first column, then the second, one line each.
+pub fn form_field_at(form: Rect, at: Position) -> Option<usize> {
+    let col_w = form_column_width(form);
+    if !form.contains(at) || col_w == 0 {
+        return None;
+    }
+    let (row, col) = ((at.y - form.y) as usize, ((at.x - form.x) / col_w) as usize);
+    let i = col * FORM_ROWS as usize + row;
+    (row < FORM_ROWS as usize && i < Field::ALL.len()).then_some(i)
+}
+
+/// The lines of the table of the best configurations that hold its rows: below its title line
+/// and its header.
+pub fn table_rows(table: Rect) -> Rect {
+    Rect {
+        y: table.y.saturating_add(2),
+        height: table.height.saturating_sub(2),
+        ..table
+    }
+}
+
 /// The widest a grid label may make the label column (longer ones are cut).
 const MAX_LABEL: usize = 17;
 /// The header of the label column: the two axes' names.
@@ -138,6 +167,39 @@ impl HeatGeometry {
             // A header line above the rows, the legend below.
             rows: (area.height as usize).saturating_sub(2).max(1),
         }
+    }
+}
+
+impl HeatGeometry {
+    /// The heatmap's rows and columns on screen when the view asked for `scroll`.
+    pub fn window(&self, heat: &Heatmap, scroll: (usize, usize)) -> (Range<usize>, Range<usize>) {
+        let (rows, cols) = (heat.rows.len(), heat.cols.len());
+        let r0 = first(scroll.0, rows, self.rows);
+        let c0 = first(scroll.1, cols, self.cols);
+        (
+            r0..(r0 + self.rows).min(rows),
+            c0..(c0 + self.cols).min(cols),
+        )
+    }
+
+    /// The cell (its row and column in the heatmap) drawn at `at` in `area`: the header line
+    /// comes first, then a line per row; the label column, then `cell_w` columns per column.
+    pub fn cell_at(
+        &self,
+        heat: &Heatmap,
+        area: Rect,
+        scroll: (usize, usize),
+        at: Position,
+    ) -> Option<(usize, usize)> {
+        if !area.contains(at) || heat.rows.is_empty() {
+            return None;
+        }
+        let (rows, cols) = self.window(heat, scroll);
+        let line = (at.y - area.y) as usize;
+        let x = ((at.x - area.x) as usize).checked_sub(self.label_w)?;
+        let r = rows.start + line.checked_sub(1)?;
+        let c = cols.start + x / self.cell_w.max(1);
+        (rows.contains(&r) && cols.contains(&c)).then_some((r, c))
     }
 }
 

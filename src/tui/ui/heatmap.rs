@@ -14,7 +14,7 @@ use ratatui::Frame;
 use super::fit;
 use super::format::duration_ns;
 use crate::tui::app::heatmap::{HeatCell, LEVELS};
-use crate::tui::app::tunelayout::{corner, first, HeatGeometry};
+use crate::tui::app::tunelayout::{corner, HeatGeometry};
 use crate::tui::app::TuneRun;
 use crate::tui::theme::Theme;
 use rr_engine::tune::{Objective, Status};
@@ -101,10 +101,11 @@ pub fn draw(run: &TuneRun, scroll: (usize, usize), theme: &Theme, f: &mut Frame,
         return;
     }
     let g = HeatGeometry::of(heat, area);
-    let r0 = first(scroll.0, heat.rows.len(), g.rows);
-    let c0 = first(scroll.1, heat.cols.len(), g.cols);
-    let rows = &heat.rows[r0..(r0 + g.rows).min(heat.rows.len())];
-    let cols = &heat.cols[c0..(c0 + g.cols).min(heat.cols.len())];
+    // The same window clicks are found in (`HeatGeometry::cell_at`).
+    let (row_range, col_range) = g.window(heat, scroll);
+    let (r0, c0) = (row_range.start, col_range.start);
+    let rows = &heat.rows[row_range];
+    let cols = &heat.cols[col_range];
     let best = run.report.best.as_ref().map(|t| heat.place(&t.config));
     let content_w = g.cell_w - 1;
 

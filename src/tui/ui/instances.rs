@@ -89,32 +89,50 @@ fn share(free: usize, kernel_want: usize, descriptor_want: usize) -> (usize, usi
     }
 }
 
+/// The table's area in the screen's `area`: below the recorder's line, when there is one.
+fn table_area(app: &App, area: Rect) -> Rect {
+    match app.recorder {
+        Some(_) if area.height > 4 => Rect {
+            y: area.y + 1,
+            height: area.height - 1,
+            ..area
+        },
+        _ => area,
+    }
+}
+
+/// Where the table's rows are drawn in the screen's `area` (below its title rule and its
+/// header), one line each from the first on screen: clicks find their row by this.
+pub fn list_rows(app: &App, area: Rect) -> Rect {
+    let table = table_area(app, area);
+    Rect {
+        y: table.y.saturating_add(2),
+        height: table.height.saturating_sub(2),
+        ..table
+    }
+}
+
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // An rr-tui recording says what it did not record, above the table.
-    let area = match &app.recorder {
-        Some(sum) if area.height > 4 => {
-            let [line, rest] =
-                ratatui::layout::Layout::vertical([Constraint::Length(1), Constraint::Min(1)])
-                    .areas(area);
-            let style = if sum
-                .not_recorded
-                .iter()
-                .any(|(_, why)| !why.starts_with("not selected"))
-            {
-                theme.warn
-            } else {
-                theme.dim
-            };
-            let text = format!(" Recorder: {}", sum.headline());
-            f.render_widget(
-                Paragraph::new(fit(&rr_format::text::visible(&text), area.width as usize))
-                    .style(style),
-                line,
-            );
-            rest
-        }
-        _ => area,
-    };
+    let table = table_area(app, area);
+    if let Some(sum) = app.recorder.as_ref().filter(|_| table != area) {
+        let style = if sum
+            .not_recorded
+            .iter()
+            .any(|(_, why)| !why.starts_with("not selected"))
+        {
+            theme.warn
+        } else {
+            theme.dim
+        };
+        let text = format!(" Recorder: {}", sum.headline());
+        f.render_widget(
+            Paragraph::new(fit(&rr_format::text::visible(&text), area.width as usize)).style(style),
+            Rect { height: 1, ..area },
+        );
+    }
+    let visible = (list_rows(app, area).height as usize).max(1);
+    let area = table;
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(title(app), theme.header));
@@ -134,8 +152,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         super::empty_list(text, block, theme, f, area);
         return;
     }
-    let visible = (area.height as usize).saturating_sub(2).max(1);
-    let start = (app.selected + 1).saturating_sub(visible);
+    let start = crate::tui::app::first_row(app.list_top, app.selected, app.view.len(), visible);
     let digits = app.rows.len().to_string().len().max(1);
     let widest = |header: &str, text: &dyn Fn(&InstanceRow) -> String| {
         app.rows

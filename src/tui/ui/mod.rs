@@ -21,15 +21,23 @@ use ratatui::Frame;
 use super::app::{App, Screen};
 use super::theme::Theme;
 
-pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
-    let size = f.area();
-    let [tabs, main, status, hints] = Layout::vertical([
+pub use instances::list_rows as instance_rows;
+pub use picker::list_rows as picker_rows;
+
+/// The frame's four areas at this size: the tab bar, the screen, the status line, the hint
+/// bar. The mouse's hit-testing (`app::mouse`) asks this same function where things are.
+pub fn frame_areas(app: &App, size: Rect) -> [Rect; 4] {
+    Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(statusbar::height(app, size.width, size.height)),
         Constraint::Length(crate::tui::keymap::hint_line_count(app.scope(), size.width)),
     ])
-    .areas(f.area());
+    .areas(size)
+}
+
+pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
+    let [tabs, main, status, hints] = frame_areas(app, f.area());
     match app.picker.as_ref().filter(|_| app.picking) {
         Some(p) => {
             draw_picker_bar(app, theme, f, tabs);
@@ -59,7 +67,6 @@ fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) 
 
 /// The picker's top line: no tabs, the directory given (not the record last opened from it).
 fn draw_picker_bar(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    const BRAND: &str = " rr-tui ";
     let given = app.picker.as_ref().map_or(&app.dir, |p| &p.dir);
     let dir = rr_format::text::visible_path(given);
     let room = (area.width as usize).saturating_sub(BRAND.len() + 1);
@@ -70,44 +77,80 @@ fn draw_picker_bar(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    const BRAND: &str = " rr-tui ";
+const BRAND: &str = " rr-tui ";
+
+/// The tabs as drawn at `width` columns: each screen's text, the gap after each, and the
+/// columns left for the directory's name.
+struct TabBar {
+    tabs: Vec<(Screen, String)>,
+    gap: usize,
+    room: usize,
+}
+
+fn tab_bar(app: &App, width: usize) -> TabBar {
     let dir = rr_format::text::visible_path(&app.dir);
     let name_len = dir
         .rsplit('/')
         .find(|c| !c.is_empty())
         .map_or(0, |n| n.chars().count());
-    let tab = |i: usize, s: Screen, short: bool| match short && s != app.screen {
-        true => format!(" {} {} ", i + 1, s.short_title()),
-        false => format!(" {} {} ", i + 1, s.title()),
-    };
-    let tabs_width = |short: bool, gap: usize| -> usize {
+    let tabs = |short: bool| -> Vec<(Screen, String)> {
         Screen::ALL
             .iter()
             .enumerate()
-            .map(|(i, &s)| tab(i, s, short).chars().count() + gap)
-            .sum()
+            .map(|(i, &s)| match short && s != app.screen {
+                true => (s, format!(" {} {} ", i + 1, s.short_title())),
+                false => (s, format!(" {} {} ", i + 1, s.title())),
+            })
+            .collect()
+    };
+    let tabs_width = |tabs: &[(Screen, String)], gap: usize| -> usize {
+        tabs.iter().map(|(_, t)| t.chars().count() + gap).sum()
     };
     // Full titles with gaps, then without, then short titles (the active one stays whole):
     // the first that leaves the directory's name whole (80 columns: the short ones).
-    let width = area.width as usize;
     let (short, gap) = [(false, 1), (false, 0), (true, 1), (true, 0)]
         .into_iter()
-        .find(|&(short, gap)| BRAND.len() + tabs_width(short, gap) + 1 + name_len <= width)
+        .find(|&(short, gap)| BRAND.len() + tabs_width(&tabs(short), gap) + 1 + name_len <= width)
         .unwrap_or((true, 0));
+    let tabs = tabs(short);
+    let room = width.saturating_sub(BRAND.len() + tabs_width(&tabs, gap) + 1);
+    TabBar { tabs, gap, room }
+}
+
+/// Where each tab is drawn in the tab bar `area` (for clicks on them); none on the picker.
+pub fn tab_places(app: &App, area: Rect) -> Vec<(Screen, Rect)> {
+    if app.picking {
+        return vec![];
+    }
+    let bar = tab_bar(app, area.width as usize);
+    let mut x = area.x as usize + BRAND.len();
+    let mut places = Vec::with_capacity(bar.tabs.len());
+    for (s, text) in &bar.tabs {
+        let w = text.chars().count();
+        places.push((
+            *s,
+            Rect::new(x as u16, area.y, w as u16, 1).intersection(area),
+        ));
+        x += w + bar.gap;
+    }
+    places
+}
+
+fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let dir = rr_format::text::visible_path(&app.dir);
+    let bar = tab_bar(app, area.width as usize);
     let mut spans = vec![Span::styled(BRAND, theme.accent)];
-    for (i, &s) in Screen::ALL.iter().enumerate() {
+    for (s, text) in bar.tabs {
         let style = if s == app.screen {
             theme.tab_active
         } else {
             theme.dim
         };
-        spans.push(Span::styled(tab(i, s, short), style));
-        spans.push(Span::raw(" ".repeat(gap)));
+        spans.push(Span::styled(text, style));
+        spans.push(Span::raw(" ".repeat(bar.gap)));
     }
-    let room = width.saturating_sub(BRAND.len() + tabs_width(short, gap) + 1);
     spans.push(Span::styled(
-        format!(" {}", fit_path(&dir, room)),
+        format!(" {}", fit_path(&dir, bar.room)),
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -138,9 +181,15 @@ pub(crate) fn titled(title: &str, theme: &Theme, f: &mut Frame, area: Rect) -> R
             fit(&format!(" {title} "), area.width as usize),
             theme.header,
         ));
-    let inner = block.inner(area);
     f.render_widget(block, area);
-    inner
+    titled_inner(area)
+}
+
+/// The area inside a screen's frame ([`titled`]): below its top rule.
+pub fn titled_inner(area: Rect) -> Rect {
+    ratatui::widgets::Block::default()
+        .borders(ratatui::widgets::Borders::TOP)
+        .inner(area)
 }
 
 /// A list's place when it has nothing to show: `text`, dimmed and wrapped, inside `block`.

@@ -10,7 +10,30 @@ use super::fit_middle;
 use crate::tui::app::picker::Picker;
 use crate::tui::theme::Theme;
 
+/// Where the picker's rows are drawn in its `area` (below its title rule and its header), one
+/// line each from the first on screen: clicks find their row by this.
+pub fn list_rows(area: Rect) -> Rect {
+    Rect {
+        y: area.y.saturating_add(2),
+        height: area.height.saturating_sub(2),
+        ..area
+    }
+}
+
 pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
+    if picker.searching {
+        // The search runs on a worker: the frame is drawn before it ends (a slow disk, a
+        // network file system), and the title says what is awaited.
+        let title = format!(
+            " Record directories below {} ",
+            rr_format::text::visible_path(&picker.dir)
+        );
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .title(Span::styled(title, theme.header));
+        super::empty_list("searching…".to_string(), block, theme, f, area);
+        return;
+    }
     let found = &picker.below.found;
     let title = format!(
         " {} record director{} below {}{} ",
@@ -52,8 +75,8 @@ pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
     }
     let header = Row::new(["record directory", "instances", "layout"]).style(theme.header);
     // The selected row stays in view on any height (the rule and the header take two lines).
-    let visible_rows = (area.height as usize).saturating_sub(2).max(1);
-    let start = (picker.selected + 1).saturating_sub(visible_rows);
+    let visible_rows = (list_rows(area).height as usize).max(1);
+    let start = crate::tui::app::first_row(picker.top, picker.selected, found.len(), visible_rows);
     let rows: Vec<Row> = found
         .iter()
         .enumerate()

@@ -127,9 +127,12 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 }
 
 /// `[replaying K · ][tuning K · ]N of M instance(s)`, at most `max` columns.
-/// On the picker: `K of N record directories`.
+/// On the picker: `K of N record directories` (or that the search is still running).
 fn count_text(app: &App, max: usize) -> String {
     if let Some(p) = app.picker.as_ref().filter(|_| app.picking) {
+        if p.searching {
+            return "searching for record directories…".to_string();
+        }
         let n = p.below.found.len();
         return format!("{} of {n} record directories", (p.selected + 1).min(n));
     }

@@ -51,7 +51,8 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// cursor is highlighted (and marked `›`, for terminals without colour).
 fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
     let rows = tunelayout::FORM_ROWS as usize;
-    let col_w = (area.width / 2) as usize;
+    // Clicks find a field by the same columns (`tunelayout::form_field_at`).
+    let col_w = tunelayout::form_column_width(area) as usize;
     let mut lines = vec![Vec::<Span>::new(); rows];
     for (i, field) in Field::ALL.into_iter().enumerate() {
         let (row, col) = (i % rows, i / rows);
@@ -280,8 +281,9 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
     if area.height == 0 {
         return;
     }
+    // Its rows where clicks find them (`tunelayout::table_rows`): below the title and header.
+    let n = tunelayout::table_rows(area).height as usize;
     let [title, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
-    let n = (area.height as usize).saturating_sub(1);
     let energy = run.report.energy.is_some();
     let front = front && energy;
     let listed = run.listed(front);

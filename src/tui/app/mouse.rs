@@ -1,0 +1,357 @@
+//! The mouse. A click on a tab switches to its screen, on a row selects it (instances, record
+//! directories, the tuning form's fields, the table of the best configurations), on a heatmap
+//! cell picks that cell's configuration; the wheel scrolls the pane under the pointer, not the
+//! one the keys move.
+//!
+//! Where things are comes from the functions the drawing itself uses (`ui::frame_areas`,
+//! `ui::tab_places`, the lists' `list_rows`, `tunelayout`), computed from the state as the last
+//! frame drew it, so a click and what is on screen cannot disagree. An event first becomes a
+//! [`MouseAction`] (tests can ask which), then goes the way the matching key goes.
+
+use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+
+use super::tunelayout::{self, HeatGeometry};
+use super::{App, Cmd, Screen};
+use crate::tui::keymap::Action;
+use crate::tui::ui;
+
+/// Lines one notch of the wheel scrolls a list or a text (three, as terminals scroll).
+pub const WHEEL_LINES: i32 = 3;
+
+/// A pane the wheel scrolls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The help popup (it takes the wheel wherever the pointer is, as it takes the keys).
+    Help,
+    Picker,
+    /// The screen's content: the instance list, the descriptor, the snapshots (the replay and
+    /// profile screens say that nothing scrolls there, as for j/k).
+    Screen,
+    TuneForm,
+    Heatmap,
+    TuneTable,
+}
+
+/// What a mouse event means where it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseAction {
+    Tab(Screen),
+    /// A row of the instance list: its place in the view.
+    Instance(usize),
+    /// A row of the record-directory picker.
+    RecordDir(usize),
+    /// A field of the tuning form (its index in `Field::ALL`).
+    TuneField(usize),
+    /// A row of the table of the best configurations.
+    TuneRow(usize),
+    /// A heatmap cell: its row and column in the heatmap.
+    HeatCell(usize, usize),
+    CloseHelp,
+    /// Lines down (negative: up).
+    Scroll(Pane, i32),
+    /// Columns right (negative: left).
+    ScrollSideways(Pane, i32),
+}
+
+/// The first of `len` rows on screen when `visible` fit: where it was (`top`) while the
+/// selection stays in view, so that a click never moves the row under the pointer; else moved
+/// as little as brings the selection into view. Lists draw from it and clicks count from it.
+pub fn first_row(top: usize, selected: usize, len: usize, visible: usize) -> usize {
+    let visible = visible.max(1);
+    top.min(len.saturating_sub(visible))
+        .min(selected)
+        .max((selected + 1).saturating_sub(visible))
+}
+
+/// The row of a list drawn one per line in `rows` from its item `first` that `at` is on.
+fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
+    let i = first + (at.y.checked_sub(rows.y)? as usize);
+    (rows.contains(at) && i < len).then_some(i)
+}
+
+impl App {
+    /// The frame's areas as the next frame draws them (tab bar, screen, status, hints).
+    fn frame(&self) -> [Rect; 4] {
+        ui::frame_areas(self, Rect::new(0, 0, self.width, self.height))
+    }
+
+    /// The instance list's and the picker's first rows on screen, after a message changed the
+    /// selection or the size (the drawing and the clicks both read them).
+    pub(super) fn keep_lists_in_view(&mut self) {
+        let [_, main, _, _] = self.frame();
+        let visible = ui::instance_rows(self, main).height as usize;
+        self.list_top = first_row(self.list_top, self.selected, self.view.len(), visible);
+        if let Some(p) = self.picker.as_mut() {
+            let visible = ui::picker_rows(main).height as usize;
+            p.top = first_row(p.top, p.selected, p.below.found.len(), visible);
+        }
+    }
+
+    /// What `ev` means here, if anything. While a prompt or a form field is being typed the
+    /// mouse does nothing: a click must not drop a half-typed value.
+    pub fn mouse_action(&self, ev: &MouseEvent) -> Option<MouseAction> {
+        if self.prompt.is_some() || self.tune_form.editing.is_some() {
+            return None;
+        }
+        let at = Position::new(ev.column, ev.row);
+        let (down, right) = match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => return self.click_at(at),
+            MouseEventKind::ScrollDown => (WHEEL_LINES, 0),
+            MouseEventKind::ScrollUp => (-WHEEL_LINES, 0),
+            MouseEventKind::ScrollRight => (0, 1),
+            MouseEventKind::ScrollLeft => (0, -1),
+            _ => return None,
+        };
+        let pane = self.pane_at(at)?;
+        // Shift turns the wheel sideways, for mice without a horizontal wheel.
+        Some(
+            match ev.modifiers.contains(KeyModifiers::SHIFT) || right != 0 {
+                true => MouseAction::ScrollSideways(pane, right + down.signum()),
+                false => MouseAction::Scroll(pane, down),
+            },
+        )
+    }
+
+    fn click_at(&self, at: Position) -> Option<MouseAction> {
+        if self.help {
+            return Some(MouseAction::CloseHelp);
+        }
+        let [tabs, main, _, _] = self.frame();
+        if tabs.contains(at) {
+            return ui::tab_places(self, tabs)
+                .into_iter()
+                .find(|(_, r)| r.contains(at))
+                .map(|(s, _)| MouseAction::Tab(s));
+        }
+        if !main.contains(at) {
+            return None;
+        }
+        if let Some(p) = self.picker.as_ref().filter(|_| self.picking) {
+            let rows = ui::picker_rows(main);
+            let (len, visible) = (p.below.found.len(), rows.height as usize);
+            let first = first_row(p.top, p.selected, len, visible);
+            return row_at(rows, first, len, at).map(MouseAction::RecordDir);
+        }
+        match self.screen {
+            Screen::Instances => {
+                let rows = ui::instance_rows(self, main);
+                let (len, visible) = (self.view.len(), rows.height as usize);
+                let first = first_row(self.list_top, self.selected, len, visible);
+                row_at(rows, first, len, at).map(MouseAction::Instance)
+            }
+            Screen::Tune => self.tune_click(main, at),
+            _ => None,
+        }
+    }
+
+    /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
+    fn tune_click(&self, main: Rect, at: Position) -> Option<MouseAction> {
+        let run = self.tunes.get(&self.current()?);
+        let l = tunelayout::layout(ui::titled_inner(main), run);
+        if l.form.contains(at) {
+            return tunelayout::form_field_at(l.form, at).map(MouseAction::TuneField);
+        }
+        let run = run?;
+        if l.heat.contains(at) {
+            let g = HeatGeometry::of(&run.heat, l.heat);
+            let (r, c) = g.cell_at(&run.heat, l.heat, self.heat_scroll, at)?;
+            return Some(MouseAction::HeatCell(r, c));
+        }
+        let rows = tunelayout::table_rows(l.table);
+        let listed = run.listed(self.show_front).len();
+        row_at(rows, 0, listed.min(rows.height as usize), at).map(MouseAction::TuneRow)
+    }
+
+    /// The pane the wheel scrolls at `at`.
+    fn pane_at(&self, at: Position) -> Option<Pane> {
+        if self.help {
+            return Some(Pane::Help);
+        }
+        let [_, main, _, _] = self.frame();
+        if !main.contains(at) {
+            return None;
+        }
+        if self.picking {
+            return Some(Pane::Picker);
+        }
+        if self.screen != Screen::Tune {
+            return Some(Pane::Screen);
+        }
+        let run = self.current().and_then(|i| self.tunes.get(&i));
+        let l = tunelayout::layout(ui::titled_inner(main), run);
+        [
+            (l.form, Pane::TuneForm),
+            (l.heat, Pane::Heatmap),
+            (l.table, Pane::TuneTable),
+        ]
+        .into_iter()
+        .find_map(|(r, pane)| r.contains(at).then_some(pane))
+    }
+
+    pub(super) fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Cmd> {
+        match self.mouse_action(&ev) {
+            Some(a) => self.on_mouse_action(a),
+            None => vec![],
+        }
+    }
+
+    fn on_mouse_action(&mut self, a: MouseAction) -> Vec<Cmd> {
+        match a {
+            // As the tab's digit key does.
+            MouseAction::Tab(s) => return self.on_action(screen_key(s)),
+            MouseAction::Instance(i) => {
+                return self.move_selection(i as isize - self.selected as isize)
+            }
+            MouseAction::RecordDir(i) => {
+                if let Some(p) = self.picker.as_mut() {
+                    p.selected = i;
+                }
+            }
+            MouseAction::TuneField(i) => self.tune_form.cursor = i,
+            // As `[`/`]` would, from the row picked now to the one clicked.
+            MouseAction::TuneRow(k) => {
+                let from = self.picked_row(self.tune_pick);
+                self.pick_tuned(k as isize - from as isize);
+            }
+            MouseAction::HeatCell(r, c) => self.pick_heat_cell(r, c),
+            MouseAction::CloseHelp => {
+                self.help = false;
+                self.help_scroll = 0;
+            }
+            MouseAction::Scroll(pane, lines) => return self.wheel(pane, lines),
+            MouseAction::ScrollSideways(Pane::Heatmap, columns) => {
+                self.scroll_heat_by(0, columns as isize)
+            }
+            MouseAction::ScrollSideways(..) => {}
+        }
+        vec![]
+    }
+
+    /// The table's row `pick_tuned` starts from (the pick kept within the rows listed).
+    fn picked_row(&self, pick: usize) -> usize {
+        let listed = self
+            .current()
+            .and_then(|i| self.tunes.get(&i))
+            .map_or(0, |r| r.listed(self.show_front).len());
+        pick.min(listed.saturating_sub(1))
+    }
+
+    /// The wheel over `pane`: lists and texts move as by the arrow keys, the heatmap by rows,
+    /// the table's pick by one row a notch (it lists twenty at most).
+    fn wheel(&mut self, pane: Pane, lines: i32) -> Vec<Cmd> {
+        let action = if lines > 0 { Action::Down } else { Action::Up };
+        let times = lines.unsigned_abs().min(50);
+        let mut cmds = Vec::new();
+        for _ in 0..times {
+            match pane {
+                Pane::Help => self.scroll_help(action),
+                Pane::Picker => cmds.extend(self.on_picker_action(action)),
+                Pane::Screen => cmds.extend(self.on_action(action)),
+                Pane::TuneForm => self.tune_scroll(action),
+                Pane::Heatmap | Pane::TuneTable => {}
+            }
+        }
+        match pane {
+            Pane::Heatmap => self.scroll_heat_by(lines as isize, 0),
+            Pane::TuneTable => self.pick_tuned(lines.signum() as isize),
+            _ => {}
+        }
+        cmds
+    }
+
+    /// Scroll the heatmap by rows and columns, never past its ends (the keys scroll it by
+    /// pages; the wheel by lines).
+    fn scroll_heat_by(&mut self, rows: isize, columns: isize) {
+        let [_, main, _, _] = self.frame();
+        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+            return;
+        };
+        let area = tunelayout::layout(ui::titled_inner(main), Some(run)).heat;
+        let g = HeatGeometry::of(&run.heat, area);
+        let (now_rows, now_cols) = g.window(&run.heat, self.heat_scroll);
+        let step = |at: usize, by: isize, len: usize, visible: usize| {
+            at.saturating_add_signed(by)
+                .min(len.saturating_sub(visible))
+        };
+        self.heat_scroll = (
+            step(now_rows.start, rows, run.heat.rows.len(), g.rows),
+            step(now_cols.start, columns, run.heat.cols.len(), g.cols),
+        );
+    }
+
+    /// A click on a heatmap cell: the table's row of the cell's best configuration is picked
+    /// (`P` profiles it); a cell whose best the table does not list, or with nothing verified,
+    /// says so.
+    fn pick_heat_cell(&mut self, r: usize, c: usize) {
+        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+            return;
+        };
+        let heat = &run.heat;
+        let (Some(row), Some(col)) = (heat.rows.get(r), heat.cols.get(c)) else {
+            return;
+        };
+        let (row_axis, col_axis) = heat.axis_names();
+        let place = format!("{row_axis} {} × {col_axis} {}", row.label, col.label);
+        // The table lists best first: the first of its rows in the cell is the cell's best.
+        let listed = run.listed(self.show_front);
+        let target = (row.clone(), col.clone());
+        if let Some(k) = listed.iter().position(|t| heat.place(&t.config) == target) {
+            let config = listed[k].config;
+            self.tune_pick = k;
+            self.set_status(
+                format!("row {} picked ({place}: {config}): P profiles it", k + 1),
+                false,
+            );
+            return;
+        }
+        let text = match heat.cell(row, col) {
+            None => format!("{place}: nothing measured there yet"),
+            Some(cell) if cell.best.is_some() => format!(
+                "{place}: its best is not among the {} configurations the table lists: P profiles a listed row",
+                listed.len()
+            ),
+            Some(cell) => format!(
+                "{place}: no verified configuration ({} tried): nothing to pick",
+                cell.trials
+            ),
+        };
+        self.set_status(text, false);
+    }
+}
+
+/// The key action of a screen's tab (its digit).
+fn screen_key(s: Screen) -> Action {
+    match s {
+        Screen::Instances => Action::ScreenInstances,
+        Screen::Descriptor => Action::ScreenDescriptor,
+        Screen::Snapshots => Action::ScreenSnapshots,
+        Screen::Replay => Action::ScreenReplay,
+        Screen::Tune => Action::ScreenTune,
+        Screen::Profile => Action::ScreenProfile,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_row;
+
+    #[test]
+    fn the_first_row_stays_while_the_selection_is_in_view() {
+        // 100 rows, 10 on screen, the list showing 40–49.
+        assert_eq!(
+            first_row(40, 45, 100, 10),
+            40,
+            "a row in view: nothing moves"
+        );
+        assert_eq!(first_row(40, 39, 100, 10), 39, "one above: one line up");
+        assert_eq!(
+            first_row(40, 55, 100, 10),
+            46,
+            "below: it comes in at the bottom"
+        );
+        assert_eq!(first_row(95, 99, 100, 10), 90, "never past the end");
+        assert_eq!(first_row(5, 2, 4, 10), 0, "a short list shows from its top");
+        assert_eq!(first_row(0, 3, 4, 0), 3, "no room: the selection alone");
+    }
+}
