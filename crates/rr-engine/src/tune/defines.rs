@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::space::MAX_AXIS_VALUES;
+use super::axis::MAX_AXIS_VALUES;
 use crate::replay::candidate::check_identifier;
 
 /// At most this many variants in one sweep: each is a compilation.
@@ -64,7 +64,7 @@ impl DefineAxis {
                 ));
             }
             if item.starts_with(|c: char| c.is_ascii_digit()) && item.contains("..") {
-                let range = super::space::parse_scalars(item, true)?;
+                let range = super::axis::parse_scalars(item, true)?;
                 values.extend(range.into_iter().map(|v| v.to_string()));
             } else if item
                 .chars()

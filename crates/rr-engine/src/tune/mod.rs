@@ -3,6 +3,7 @@
 //! the process measures every configuration through one replay session). The driver that runs
 //! engine processes lives in the `rr-tui` binary (`tune`); everything here is pure.
 
+pub mod axis;
 pub mod bounded;
 pub mod defines;
 pub mod engine;
