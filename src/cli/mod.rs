@@ -111,7 +111,8 @@ pub struct Cli {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ExploreArgs {
-    /// Record directory to explore (default: the current directory).
+    /// Record directory to explore, or a sweep's --json-out file to show on its instance's tuning
+    /// screen (default: the current directory).
     pub dir: Option<PathBuf>,
     /// Colour theme.
     ///
