@@ -144,11 +144,27 @@ impl Device {
         Ok(self.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32)
     }
 
+    /// The device memory's peak bandwidth in bytes per second, from its attributes: memory
+    /// clock × bus width × 2 (double data rate). `None` when the driver reports no clock or
+    /// width (some drivers leave them 0).
+    pub fn peak_memory_bandwidth(&self) -> Result<Option<f64>> {
+        use sys::CUdevice_attribute as A;
+        let clock_khz = self.attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?;
+        let bus_bits = self.attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?;
+        Ok(peak_bandwidth(clock_khz, bus_bits))
+    }
+
     /// Total device memory in bytes.
     pub fn total_memory(&self) -> Result<usize> {
         // SAFETY: `handle` came from cuDeviceGet.
         unsafe { result::device::total_mem(self.handle) }.call("cuDeviceTotalMem")
     }
+}
+
+/// Peak bytes per second of a memory clocked at `clock_khz` on a `bus_bits`-wide bus, transferring
+/// twice per clock; `None` for a clock or width that is not positive.
+pub fn peak_bandwidth(clock_khz: i32, bus_bits: i32) -> Option<f64> {
+    (clock_khz > 0 && bus_bits > 0).then(|| clock_khz as f64 * 1e3 * (bus_bits as f64 / 8.0) * 2.0)
 }
 
 /// End the process at once, without exit handlers: for a watchdog whose replay thread is
@@ -162,4 +178,18 @@ pub fn exit_now(code: i32) -> ! {
     // SAFETY: `_exit` ends the process without running any code of ours; nothing is left in an
     // inconsistent state that outlives the process.
     unsafe { libc::_exit(code) }
+}
+
+#[cfg(test)]
+mod bandwidth_tests {
+    use super::peak_bandwidth;
+
+    #[test]
+    fn peak_bandwidth_is_clock_times_width_times_two() {
+        // An H100 SXM reports 2619 MHz on a 5120-bit bus: 3.35 TB/s.
+        let b = peak_bandwidth(2_619_000, 5120).unwrap();
+        assert!((b / 1e12 - 3.352).abs() < 0.01, "{b}");
+        assert_eq!(peak_bandwidth(0, 5120), None);
+        assert_eq!(peak_bandwidth(2_619_000, -1), None);
+    }
 }

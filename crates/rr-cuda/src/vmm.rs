@@ -8,7 +8,7 @@
 
 use cudarc::driver::sys;
 
-use crate::error::{check, teardown, CudaError, Result};
+use crate::error::{check, teardown, Call, CudaError, Result};
 use crate::memory::{self, DeviceBuffer};
 use crate::stream::Stream;
 
@@ -287,6 +287,21 @@ impl ExactMemory {
     pub fn upload_single(&self, addr: u64, bytes: &[u8]) -> Result<()> {
         self.ensure_owned(addr, bytes.len(), "cuMemcpyHtoD")?;
         memory::upload_sync_unchecked(addr, bytes)
+    }
+
+    /// Fill recorded ranges `(addr, len)` with `value`, asynchronously on `stream` (an A/B
+    /// candidate's poison: what it must write is overwritten before it runs). Every range is
+    /// checked to be ours before anything is queued.
+    pub fn fill(&self, stream: &Stream, ranges: &[(u64, usize)], value: u8) -> Result<()> {
+        for &(addr, len) in ranges {
+            self.ensure_owned(addr, len, "cuMemsetD8Async")?;
+        }
+        for &(addr, len) in ranges {
+            // SAFETY: the range lies inside one of our mappings (checked above).
+            unsafe { cudarc::driver::result::memset_d8_async(addr, value, len, stream.raw) }
+                .call("cuMemsetD8Async")?;
+        }
+        Ok(())
     }
 
     /// Read a recorded range back into host memory.

@@ -158,6 +158,16 @@ pub struct Session {
     staging: StagingPool,
     /// The device chunks `(addr, offset, len)` the last fingerprint comparison found to differ.
     differing_chunks: Vec<(u64, usize, usize)>,
+    /// What is poisoned before candidate runs ([`super::guards`]), and whether the recorded
+    /// kernel's runs are poisoned too (to check that poisoning is sound for this instance).
+    poison: Option<(Vec<(u64, usize)>, bool)>,
+    /// Poisoned runs so far: the poison byte changes with each.
+    poisoned_runs: u64,
+    /// The candidate's kernel is bound now ([`Session::with_candidate`]).
+    candidate_bound: bool,
+    /// The device's peak memory bandwidth (bytes/s) and L2 size: the plausibility bound.
+    peak_bandwidth: Option<f64>,
+    l2_bytes: u64,
     memory: ExactMemory,
     /// The reservations and mappings of `memory` (an instance with others cannot switch in).
     plan: Plan,
@@ -342,6 +352,14 @@ impl Session {
             shared_allowed: DEFAULT_DYNAMIC_SHARED,
             read_buffer: None,
             differing_chunks: Vec::new(),
+            poison: None,
+            // A phase no candidate can know in advance: where the poison sequence starts.
+            poisoned_runs: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos() as u64),
+            candidate_bound: false,
+            peak_bandwidth: device.peak_memory_bandwidth().ok().flatten(),
+            l2_bytes: device.l2_cache_bytes()? as u64,
             memory,
             staging,
             plan: inst.plan.clone(),
@@ -441,8 +459,10 @@ impl Session {
             recorded_globals,
             kernel_name,
         } = bound;
-        // The old kernel and its variants go with their modules.
+        // The old kernel and its variants go with their modules; the poison was the old
+        // instance's.
         self.candidate = None;
+        self.poison = None;
         self.parked.clear();
         self.active_variant = None;
         self.kernel = kernel;
@@ -505,6 +525,7 @@ impl Session {
             .map_err(classify)?;
             self.dirty = false;
         }
+        self.apply_poison()?;
         let items: Vec<(&rr_cuda::module::Global, &[u8])> = self
             .kernel
             .globals
@@ -514,8 +535,54 @@ impl Session {
         rr_cuda::module::Global::upload_all(&self.stream, &items).map_err(classify)
     }
 
-    /// Apply what a configuration needs before launching (the dynamic shared memory limit).
+    /// Overwrite the poisoned ranges with this run's poison byte, before a candidate's run (or
+    /// the recorded kernel's, while poisoning is being checked); the memory is then dirty, so
+    /// the next restore puts the recorded input back.
+    fn apply_poison(&mut self) -> std::result::Result<(), RunError> {
+        let Some((ranges, on_recorded)) = &self.poison else {
+            return Ok(());
+        };
+        if ranges.is_empty() || !(self.candidate_bound || *on_recorded) {
+            return Ok(());
+        }
+        let byte = super::guards::poison_byte(self.poisoned_runs);
+        self.poisoned_runs = self.poisoned_runs.wrapping_add(1);
+        self.dirty = true;
+        self.memory
+            .fill(&self.stream, ranges, byte)
+            .map_err(classify)
+    }
+
+    /// Poison `ranges` (device `(address, length)`, inside the recorded ranges) before every
+    /// candidate run from now on, and before the recorded kernel's runs too while
+    /// `on_recorded`; `None` stops poisoning. Switching instances stops it.
+    pub fn set_poison(&mut self, ranges: Option<Vec<(u64, usize)>>, on_recorded: bool) {
+        self.poison = ranges.map(|r| (r, on_recorded));
+    }
+
+    /// The device's peak memory bandwidth in bytes/s (None when it reports none) and its L2
+    /// cache size: what [`super::guards::plausibility`] judges a candidate's time against.
+    pub fn bandwidth_bound(&self) -> (Option<f64>, u64) {
+        (self.peak_bandwidth, self.l2_bytes)
+    }
+
+    /// Apply what a configuration needs before launching (the dynamic shared memory limit);
+    /// a candidate whose kernel cannot take the block is refused here, before it runs.
     fn prepare(&mut self, cfg: &LaunchConfig) -> std::result::Result<(), RunError> {
+        if self.candidate_bound {
+            let threads: u64 = cfg.block.iter().map(|&v| v as u64).product();
+            let limit = self
+                .kernel
+                .function
+                .max_threads_per_block()
+                .map_err(classify)?;
+            if threads > limit as u64 {
+                return Err(RunError::Other(Error::invalid(format!(
+                    "the candidate's kernel takes at most {limit} threads per block (its registers \
+                     or __launch_bounds__); the recorded launch has {threads}: refused, never a pass"
+                ))));
+            }
+        }
         if cfg.shared_mem > self.shared_allowed {
             self.kernel
                 .function
@@ -723,7 +790,8 @@ impl Session {
         let module = Module::load(&c.image)
             .map_err(|e| e.context("loading the candidate (is it built for this GPU?)"))?;
         let mut notes = Vec::new();
-        let kernel = self.bind_other(&module, &c.kernel, &mut notes)?;
+        let mut kernel = self.bind_other(&module, &c.kernel, &mut notes)?;
+        own_globals(&module, &c.image, &mut kernel, &mut notes)?;
         self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
         Ok(notes)
     }
@@ -738,7 +806,9 @@ impl Session {
             return Err(RunError::Other(Error::invalid("no candidate is loaded")));
         };
         self.swap_kernel(&mut other);
+        self.candidate_bound = true;
         let out = f(self);
+        self.candidate_bound = false;
         self.swap_kernel(&mut other);
         self.candidate = Some(other);
         out
@@ -1482,6 +1552,57 @@ impl Kernel {
             layout,
         })
     }
+}
+
+/// Add the candidate's own globals (those its image defines beyond the recorded names) to what
+/// is put back before every run, at their values as loaded: a result cached in a `static
+/// __device__` variable by one run is gone for the next ([`super::guards`]). At most
+/// [`super::guards::MAX_OWN_GLOBAL_BYTES`] in all; what is left out is said in `notes`.
+fn own_globals(
+    module: &Module,
+    image: &[u8],
+    kernel: &mut Kernel,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let names = super::guards::image_globals(image);
+    let mut budget = super::guards::MAX_OWN_GLOBAL_BYTES;
+    let mut reset = 0;
+    for name in names {
+        // A symbol the driver does not give (shared memory, a local) is no global to reset.
+        let Ok(g) = module.global(&name) else {
+            continue;
+        };
+        if kernel.globals.iter().any(|(k, _)| k.ptr == g.ptr) {
+            continue;
+        }
+        if g.size as u64 > budget {
+            notes.push(format!(
+                "global {} of the candidate ({} bytes) is not reset between runs: over the {} MiB reset at most",
+                visible(&name),
+                g.size,
+                super::guards::MAX_OWN_GLOBAL_BYTES >> 20
+            ));
+            continue;
+        }
+        budget -= g.size as u64;
+        let value = g.download()?;
+        kernel.globals.push((g, value));
+        reset += 1;
+    }
+    if reset > 0 {
+        notes.push(format!(
+            "{reset} global(s) of the candidate's own are put back to their loaded values before every run"
+        ));
+    }
+    if matches!(
+        rr_format::image::identify(image, Path::new("candidate")).map(|i| i.kind),
+        Ok(ImageKind::Fatbin)
+    ) {
+        notes.push(
+            "a fatbin lists no globals without the driver: only those of the recorded names are reset between runs".into(),
+        );
+    }
+    Ok(())
 }
 
 /// The blocking kernel holding the stream: released when dropped, on every path (a held
