@@ -4,6 +4,7 @@
 
 use rr_engine::replay::ab::{self, Side};
 use rr_engine::replay::candidate::{CandidateFile, CandidateSpec};
+use rr_engine::replay::guards::{self, Plausibility};
 use rr_engine::replay::protocol::Event;
 use rr_engine::replay::LaunchConfig;
 use rr_engine::replay::Session;
@@ -55,6 +56,16 @@ pub(super) fn run(
             detail,
         });
     }
+    // The guards of `rr_engine::replay::guards`: the bytes the kernel writes are poisoned
+    // before every candidate run (checked on the recorded kernel first).
+    let (plan, _, said) =
+        rr_engine::replay::trial::arm_poison(session, out.inst, cfg, &ab_verify(req), req.cold)?;
+    for detail in said {
+        printer.emit(Event::Phase {
+            name: "note".into(),
+            detail,
+        });
+    }
     let mut ok = true;
     if req.verify.is_on() {
         session.launch(cfg, "rr-tui verify recorded", req.cold)?;
@@ -74,6 +85,20 @@ pub(super) fn run(
     let times = |v: &[rr_engine::replay::session::Sample]| -> Vec<f64> {
         v.iter().map(|s| s.kernel_ns).collect()
     };
+    let (peak, l2) = session.bandwidth_bound();
+    let median = rr_engine::replay::stats::Stats::of(&times(&b)).median;
+    if let Plausibility::Implausible { floor_ns } =
+        guards::plausibility(median, plan.changed_bytes, peak, l2)
+    {
+        ok = false;
+        printer.emit(Event::Phase {
+            name: "warning".into(),
+            detail: format!(
+                "implausible: the candidate's median {median:.0} ns is below the {floor_ns:.0} ns that writing the {} bytes it must write takes at the GPU's peak bandwidth",
+                plan.changed_bytes
+            ),
+        });
+    }
     match ab::judge(&times(&a), &times(&b)) {
         Some(outcome) => printer.emit(Event::Compare(outcome)),
         None => printer.emit(Event::Phase {
