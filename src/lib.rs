@@ -24,8 +24,10 @@ pub(crate) fn this_binary() -> std::io::Result<std::path::PathBuf> {
     std::env::current_exe()
 }
 
-/// Run the parsed command line; returns the process exit code.
+/// Run the parsed command line; returns the process exit code (0 ok, 1 a finding or a failed
+/// run, 2 a usage or input error: see [`fail`]).
 pub fn run(cli: Cli) -> i32 {
+    let json = cli.command.as_ref().is_some_and(wants_json);
     let result = match cli.command {
         Some(Command::Report { dir, json }) => commands::report::run(&dir, json),
         Some(Command::Inspect { descriptor, json }) => commands::inspect::run(&descriptor, json),
@@ -45,9 +47,32 @@ pub fn run(cli: Cli) -> i32 {
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            output::error_line(&format!("rr-tui: {e}"));
-            e.exit_status()
-        }
+        Err(e) => fail(&e, json),
+    }
+}
+
+/// Say a command's error the one way every command says it: under `--json` an `error` object
+/// on standard output ([`output::json_error`]), else `rr-tui: error: …` on standard error. The
+/// exit status is the error's: 2 for the flags' or the input's fault, 1 for a failed run.
+pub fn fail(e: &error::Error, json: bool) -> i32 {
+    match json {
+        true => output::json_error(rr_engine::replay::session::error_kind(e), &e.to_string()),
+        false => output::error(&e.to_string()),
+    }
+    e.exit_status()
+}
+
+/// Whether the command writes JSON on standard output (`--json`), so its errors are JSON too.
+/// Event streams (`replay --json`, `--events`) say their errors as events of their own.
+fn wants_json(command: &Command) -> bool {
+    match command {
+        Command::Report { json, .. }
+        | Command::Inspect { json, .. }
+        | Command::Check { json, .. } => *json,
+        Command::Diff(a) => a.json,
+        Command::Replay(a) => a.json,
+        Command::Profile(a) => a.json,
+        Command::Doctor(a) => a.json,
+        _ => false,
     }
 }

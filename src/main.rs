@@ -20,5 +20,6 @@ fn main() {
         }
         Err(e) => e.exit(),
     };
+    rr_tui::cli::say_deprecation_notes();
     std::process::exit(rr_tui::run(cli));
 }

@@ -89,6 +89,25 @@ pub fn error_line(text: &str) {
     let _ = writeln!(err, "{}", visible(text));
 }
 
+/// What every error line of the binary starts with (warnings and notes say `rr-tui: warning: `
+/// and `rr-tui: note: `); clap's own usage errors keep clap's `error: `.
+pub const ERROR_PREFIX: &str = "rr-tui: error: ";
+
+/// One error line on standard error, after [`ERROR_PREFIX`].
+pub fn error(message: &str) {
+    error_line(&format!("{ERROR_PREFIX}{message}"));
+}
+
+/// An error as `--json` says it: one `error` object on standard output (`event`, `kind`,
+/// `message`: the event replay's and profile's streams end with, untagged), so what reads the
+/// JSON hears of the failure in JSON.
+pub fn json_error(kind: rr_engine::replay::protocol::ErrorKind, message: &str) {
+    json(&rr_engine::replay::protocol::Event::Error {
+        kind,
+        message: visible(message).into_owned(),
+    });
+}
+
 /// `outln!("…", args)`: [`line`] with `format!` arguments.
 #[macro_export]
 macro_rules! outln {

@@ -16,7 +16,10 @@ fn rr() -> Command {
 
 fn one_line(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr).into_owned();
-    let errors: Vec<&str> = text.lines().filter(|l| l.contains("Error")).collect();
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("rr-tui: error: "))
+        .collect();
     assert_eq!(errors.len(), 1, "one error line: {text}");
     errors[0].to_string()
 }
@@ -65,7 +68,8 @@ fn candidates_are_checked_before_any_gpu() {
             .args(&extra)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{file} {extra:?}");
+        // A candidate that cannot be used is the input's fault: exit 2, as in every command.
+        assert_eq!(out.status.code(), Some(2), "{file} {extra:?}");
         let line = one_line(&out.stderr);
         assert!(line.contains(want), "{file} {extra:?}: {line}");
         assert!(

@@ -137,10 +137,11 @@ fn check_warns_and_strict_makes_it_an_error() {
 #[test]
 fn replay_refuses_unreplayable_instances_and_strict_refuses_outside_pointers_before_any_gpu() {
     let (_t, json) = decorated();
+    // Refused for what the record holds: exit 2, as in every command.
     rr().args(["replay", "--strict"])
         .arg(&json)
         .assert()
-        .code(1)
+        .code(2)
         .stdout(predicate::str::contains(
             "warning: argument 1 = 0x7f66af091600 (device memory when recorded) points outside",
         ))
@@ -161,7 +162,7 @@ fn replay_refuses_unreplayable_instances_and_strict_refuses_outside_pointers_bef
     rr().arg("replay")
         .arg(&json)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "this instance cannot be replayed: the texture object at parameter byte 16 reads a mipmapped array\\x1b[31m",
         ));
@@ -197,7 +198,7 @@ fn hostile_objects_and_segment_kinds_are_one_line_errors() {
         let json = first_json(&dir);
         rewrite(&json, edit);
         let out = rr().arg("inspect").arg(&json).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{want}");
+        assert_eq!(out.status.code(), Some(2), "{want}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(want) && err.lines().count() == 1,
@@ -323,7 +324,7 @@ fn tampered_blobs_are_found() {
     rr().arg("replay")
         .arg(&json)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "holds other bytes than its name says",
         ));

@@ -261,10 +261,11 @@ fn damaged_legacy_records_name_the_missing_key() {
         .stdout(predicate::str::contains(
             "kern.json: error: failed to read JSON integer NumTeamsClause",
         ));
+    // A descriptor that cannot be read is the input's fault: exit 2, as in every command.
     rr().arg("inspect")
         .arg(t.path().join("kern.json"))
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "kern.json: failed to read JSON integer NumTeamsClause",
         ));
@@ -274,11 +275,13 @@ fn damaged_legacy_records_name_the_missing_key() {
 fn missing_paths_are_one_line_errors() {
     rr().args(["report", "/nonexistent/dir"])
         .assert()
-        .code(1)
-        .stderr(predicate::str::starts_with("rr-tui: /nonexistent/dir: "));
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "rr-tui: error: /nonexistent/dir: ",
+        ));
     rr().args(["inspect", "/nonexistent/x.json"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("/nonexistent/x.json"));
 }
 
@@ -469,7 +472,7 @@ fn diff_export_csv_never_replaces_a_file() {
         assert_eq!(
             stderr,
             format!(
-                "rr-tui: {}: {said}; an export never replaces a file: choose another name\n",
+                "rr-tui: error: {}: {said}; an export never replaces a file: choose another name\n",
                 csv.display()
             )
         );
@@ -495,7 +498,7 @@ fn diff_export_csv_names_the_file_given_and_fails_in_json_under_json() {
         .assert()
         .code(2)
         .stderr(format!(
-            "rr-tui: {}: No such file or directory (os error 2)\n",
+            "rr-tui: error: {}: No such file or directory (os error 2)\n",
             csv.display()
         ));
     // Under --json the refusal is JSON on standard output, as replay's and profile's errors are.
@@ -871,7 +874,8 @@ input: different
 #[test]
 fn replay_checks_limits_before_touching_a_gpu() {
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
-    rr().args(["replay", "--num-threads", "2000"]).arg(&d).assert().code(1).stderr(predicate::str::contains("[rr-tui] Error: number of threads (2000) is out of the allowed limits (min,max: 1,1024)"));
+    // A limit the flags break is a usage error (2), said under the binary's error prefix.
+    rr().args(["replay", "--num-threads", "2000"]).arg(&d).assert().code(2).stderr(predicate::str::contains("rr-tui: error: number of threads (2000) is out of the allowed limits (min,max: 1,1024)"));
     // The flag's range is the explorer's prompt's (one parser), a usage error like any other.
     for bad in ["0", "-1", "10000001"] {
         rr().args(["replay", "--repetitions", bad])
@@ -959,7 +963,7 @@ fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(
         matches!(&events[0], Event::Error { message, .. }
-            if message.starts_with("the tune process exited with status 1 without finishing: rr-tui: no CUDA driver found")),
+            if message.starts_with("the tune process exited with status 1 without finishing: rr-tui: error: no CUDA driver found")),
         "{events:?}"
     );
     assert_eq!(events[1], Event::Done { ok: false });
@@ -989,8 +993,10 @@ fn subcommands() -> Vec<String> {
         .split("\n\n")
         .next()
         .unwrap();
+    // A summary too long for its line goes on, indented deeper, on the next: not a command.
     let names: Vec<String> = listed
         .lines()
+        .filter(|l| l.len() - l.trim_start().len() == 2)
         .filter_map(|l| l.split_whitespace().next())
         .filter(|n| *n != "help")
         .map(str::to_string)
@@ -1041,10 +1047,15 @@ fn every_help_example_runs_on_the_bundled_records() {
         .collect();
     assert!(examples.len() >= 20, "{examples:?}");
     for example in &examples {
+        // A bundled record named by its path in the source tree, as the variables are.
         let words: Vec<String> = example
             .split_whitespace()
             .skip(1)
             .map(|w| expand(w, &vars))
+            .map(|w| match w.starts_with("record-fixtures/") {
+                true => root.join(&w).display().to_string(),
+                false => w,
+            })
             .collect();
         assert!(
             !words.iter().any(|w| w.contains('$')),
@@ -1523,7 +1534,7 @@ fn record_refuses_bad_values_before_running_the_program() {
         (
             "RR_TUI_CUPTI",
             "/nonexistent/libcupti.so",
-            "rr-tui: /nonexistent/libcupti.so: No such file or directory",
+            "rr-tui: error: /nonexistent/libcupti.so: No such file or directory",
         ),
         (
             "RR_TUI_RECORD_STAGING",
@@ -1537,7 +1548,7 @@ fn record_refuses_bad_values_before_running_the_program() {
             .arg(&ran)
             .env(var, value)
             .assert()
-            .code(if var == "RR_TUI_CUPTI" { 1 } else { 2 })
+            .code(2)
             .stderr(predicate::str::contains(said));
         assert!(!ran.exists(), "{var}={value}: the program ran");
     }
@@ -3033,5 +3044,483 @@ fn record_says_an_unknown_option_is_not_a_program() {
                 "{}: not an option of rr-tui record",
                 words[1]
             )));
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// One error prefix and one exit status policy (issue 36, point 13)
+
+/// Every command says an error as `rr-tui: error: …` on stderr with nothing on stdout, and
+/// exits 2 for what the flags or the input named get wrong (a missing file, a file that is not
+/// what it should be, a directory for a descriptor, a record rr-tui cannot replay: LLVM 19–22)
+/// and 1 for a run that failed; clap's own usage errors keep clap's `error: ` and exit 2 too.
+#[test]
+fn every_command_says_an_error_one_way_with_one_exit_status() {
+    let llvm19 = descriptor_of(&fixture("llvm19-saxpy"), "rr_saxpy");
+    let x = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let (llvm19, x) = (llvm19.to_str().unwrap(), x.to_str().unwrap());
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let dir = fixture("llvm-two-kernels");
+    let dir = dir.to_str().unwrap();
+    let empty_path = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["report", "/nonexistent/dir"], 2, "/nonexistent/dir: "),
+        (&["report", readme], 2, "README.md: not a directory"),
+        (&["check", "/nonexistent/dir"], 2, "/nonexistent/dir: "),
+        (&["check", readme], 2, "README.md: not a directory"),
+        (&["inspect", dir], 2, "a directory; inspect takes one"),
+        (&["inspect", readme], 2, "README.md: invalid JSON"),
+        (
+            &["inspect", "/nonexistent/x.json"],
+            2,
+            "/nonexistent/x.json: ",
+        ),
+        (
+            &["diff", "/nonexistent/a", "/nonexistent/b"],
+            2,
+            "/nonexistent/a: ",
+        ),
+        (
+            &["replay", "/nonexistent/x.json"],
+            2,
+            "/nonexistent/x.json: ",
+        ),
+        (&["replay", "--verify", llvm19], 2, "LLVM 19–22 recorded"),
+        (
+            &["replay", "--num-threads", "2000", x],
+            2,
+            "number of threads (2000)",
+        ),
+        (
+            &["profile", "/nonexistent/x.json"],
+            2,
+            "/nonexistent/x.json: ",
+        ),
+        (&["profile", llvm19], 2, "LLVM 19–22 recorded"),
+        (
+            &["tune", "--list", "/nonexistent/x.json"],
+            2,
+            "/nonexistent/x.json: ",
+        ),
+        (&["tune", llvm19], 2, "LLVM 19–22 recorded"),
+        (
+            &["record", "--library", "/nonexistent.so", "--", "true"],
+            2,
+            "--library /nonexistent.so: ",
+        ),
+        (
+            &["config", "--config", "/nonexistent/c.toml"],
+            2,
+            "/nonexistent/c.toml",
+        ),
+        // A run that cannot be done here: no ncu on an empty PATH.
+        (&["profile", x], 1, "Nsight Compute (ncu) was not found"),
+    ];
+    for (args, code, said) in cases {
+        let out = rr()
+            .args(*args)
+            .env("PATH", empty_path.path())
+            .env_remove("CUDA_HOME")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: {:?}", out.stdout);
+        assert!(
+            stderr.starts_with("rr-tui: error: ") && stderr.contains(said),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("[rr-tui] Error") && !stderr.contains("rr-tui tune:"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // clap's usage errors: its own format, exit 2.
+    for args in [&["replay", "--bogus"][..], &["tune"], &["check"]] {
+        let out = rr().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+    }
+}
+
+/// Under `--json` an error is one `error` object on stdout (event, kind, message), nothing on
+/// stderr, in every command that takes `--json`; kind `input` goes with exit status 2.
+#[test]
+fn json_errors_are_json_in_every_command() {
+    let x = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let x = x.to_str().unwrap();
+    let empty_path = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], i32, &str, &str)] = &[
+        (
+            &["report", "/nonexistent/dir"],
+            2,
+            "input",
+            "/nonexistent/dir: ",
+        ),
+        (
+            &["check", "/nonexistent/dir"],
+            2,
+            "input",
+            "/nonexistent/dir: ",
+        ),
+        (
+            &["inspect", "/nonexistent/x.json"],
+            2,
+            "input",
+            "/nonexistent/x.json: ",
+        ),
+        (
+            &["diff", "/nonexistent/a", "/nonexistent/b"],
+            2,
+            "input",
+            "/nonexistent/a: ",
+        ),
+        (
+            &["profile", "/nonexistent/x.json"],
+            2,
+            "input",
+            "/nonexistent/x.json: ",
+        ),
+        (
+            &["profile", x],
+            1,
+            "setup",
+            "Nsight Compute (ncu) was not found",
+        ),
+    ];
+    for (args, code, kind, said) in cases {
+        let out = rr()
+            .args(*args)
+            .arg("--json")
+            .env("PATH", empty_path.path())
+            .env_remove("CUDA_HOME")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {stdout}");
+        assert!(out.stderr.is_empty(), "{args:?}: {:?}", out.stderr);
+        let error: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"));
+        assert_eq!(error["event"], "error", "{args:?}");
+        assert_eq!(error["kind"], *kind, "{args:?}");
+        assert!(
+            error["message"].as_str().unwrap().contains(said),
+            "{args:?}: {error}"
+        );
+    }
+}
+
+/// `check --strict` failed by warnings alone says why, in text and in JSON.
+#[test]
+fn check_strict_says_that_the_warnings_failed_it() {
+    let (_t, dir) = fixture_copy("llvm-no-report");
+    let json = descriptor_of(&dir, "rr_atomic_sum");
+    for ext in ["json", "record_input", "record_output", "globals", "image"] {
+        std::fs::rename(json.with_extension(ext), dir.join(format!("1_2.{ext}"))).unwrap();
+    }
+    let out = rr()
+        .args(["check", "--strict", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["errors"].as_u64(), v["passed"].as_bool()),
+        (Some(0), Some(false))
+    );
+    assert_eq!(v["reason"], "--strict: the warnings fail the check");
+    let out = rr().args(["check", "--json"]).arg(&dir).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["passed"].as_bool(), v.get("reason")), (Some(true), None));
+}
+
+/// An old spelling given with its new one is a conflict: clap's error alone, no note about a
+/// flag the command then refuses; a command line that parses still gets its note.
+#[test]
+fn a_conflict_of_old_and_new_spellings_gets_no_deprecation_note() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    for flags in [
+        &["--device", "0", "--device-id", "0"][..],
+        &["--tolerance", "f32", "--type", "f32"],
+    ] {
+        let command = if flags[0] == "--device" {
+            "replay"
+        } else {
+            "diff"
+        };
+        let out = rr().arg(command).arg(&d).args(flags).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("error: "), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("deprecated"), "{flags:?}: {stderr}");
+    }
+    rr().args(["replay", "--device-id", "0", "--num-threads", "2000"])
+        .arg(&d)
+        .assert()
+        .stderr(predicate::str::starts_with(
+            "rr-tui: note: --device-id is deprecated; use --device\n",
+        ));
+}
+
+/// The example an error gives for a path with a space (or a shell character) is quoted, so
+/// that it runs as pasted.
+#[test]
+fn an_example_command_in_an_error_is_shell_quoted() {
+    let t = tempfile::tempdir().unwrap();
+    let runs = t.path().join("runs");
+    copy_dir(&fixture("llvm-two-kernels"), &runs.join("my run"));
+    let out = rr().arg("report").arg(&runs).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let example = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pass one of them, e.g. `"))
+        .and_then(|l| l.strip_suffix('`'))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let words = shell_words::split(example).unwrap();
+    assert_eq!(
+        words,
+        ["rr-tui", "report", runs.join("my run").to_str().unwrap()]
+    );
+    let out = rr()
+        .arg("inspect")
+        .arg(runs.join("my run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "`rr-tui report '{}'`",
+            runs.join("my run").display()
+        )),
+        "{stderr}"
+    );
+}
+
+/// `report --help` and `check --help` (and so their manual pages) say that a directory of
+/// record directories is refused with exit status 2; the top-level help states the policy.
+#[test]
+fn helps_say_the_exit_status_of_a_directory_of_records() {
+    let flat = |words: &[&str]| help(words).split_whitespace().collect::<Vec<_>>().join(" ");
+    for command in ["report", "check"] {
+        let text = flat(&[command]);
+        assert!(
+            text.contains("record directories below it (a directory of runs)")
+                && (text.contains("refused with exit status 2")
+                    || text.contains("; 2 when PATH is no record")),
+            "{command}: {text}"
+        );
+        let man = rr().args(["man", command]).output().unwrap();
+        let roff = String::from_utf8_lossy(&man.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(roff.contains("a directory of runs"), "{command}: {roff}");
+    }
+    let top = flat(&[]);
+    assert!(
+        top.contains("Exit status, the same in every command: 0 when all is well; 1 for a finding or a failed run")
+            && top.contains("2 for a usage or input error")
+            && top.contains("`rr-tui: error: …`"),
+        "{top}"
+    );
+}
+
+/// The recorder library found beside rr-tui must be an ELF shared object, as doctor requires
+/// (one rule): a file of another kind there is refused before the program runs.
+#[test]
+fn record_refuses_a_recorder_beside_it_that_is_not_a_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("rr-tui");
+    let built = assert_cmd::cargo::cargo_bin("rr-tui");
+    if std::fs::hard_link(&built, &exe).is_err() {
+        std::fs::copy(&built, &exe).unwrap();
+    }
+    let ran = dir.path().join("ran");
+    for (content, why) in [
+        (
+            &b"not a library\n"[..],
+            "is not a shared library (no ELF header)",
+        ),
+        (
+            b"\x7fELF",
+            "is not a shared library (shorter than an ELF header)",
+        ),
+    ] {
+        std::fs::write(dir.path().join("librr_recorder.so"), content).unwrap();
+        let out = std::process::Command::new(&exe)
+            .args(["record", "--dir"])
+            .arg(dir.path().join("recs"))
+            .args(["--", "touch"])
+            .arg(&ran)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with("rr-tui: error: ")
+                && stderr.contains("librr_recorder.so: ")
+                && stderr.contains(why),
+            "{stderr}"
+        );
+        assert!(!ran.exists(), "the program ran");
+    }
+    // An executable is no library either (doctor says the same of it).
+    std::fs::copy("/bin/true", dir.path().join("librr_recorder.so")).unwrap();
+    let out = std::process::Command::new(&exe)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("recorder ")).unwrap();
+    assert!(
+        line.contains("librr_recorder.so is not a shared library ("),
+        "{line}"
+    );
+}
+
+/// Each flag's description in each `--help` page that lists it (long name → page → text, its
+/// lines joined).
+fn flag_descriptions() -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+    let mut found: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+    for page in help_pages() {
+        let text = help_text(&page, "--help");
+        let mut current: Option<(String, Vec<String>)> = None;
+        let mut done = |c: Option<(String, Vec<String>)>| {
+            if let Some((flag, words)) = c {
+                found
+                    .entry(flag)
+                    .or_default()
+                    .push((page.join(" "), words.join(" ")));
+            }
+        };
+        for line in text.lines() {
+            let item = line.trim_start();
+            let indent = line.len() - item.len();
+            if (1..=6).contains(&indent) && item.starts_with('-') {
+                done(current.take());
+                let name = listed_flags(line).pop().unwrap_or_default();
+                let name = name.split('=').next().unwrap_or_default().to_string();
+                let on_line = item.split_once("  ").map(|(_, d)| d).unwrap_or_default();
+                let words = on_line.split_whitespace().map(str::to_string).collect();
+                current = Some((name, words));
+            } else if indent == 0 && !item.is_empty() {
+                done(current.take());
+            } else if let Some((_, words)) = current.as_mut() {
+                words.extend(item.split_whitespace().map(str::to_string));
+            }
+        }
+        done(current);
+    }
+    found
+}
+
+/// A flag that several commands take reads the same in each one's help (its text is written
+/// once, `cli::flags`), unless it means another thing there, each such flag named here with why.
+/// `profile --help` lists none of replay's flags that profile refuses.
+#[test]
+fn a_flag_reads_the_same_in_every_command_that_takes_it() {
+    let meant_otherwise = [
+        (
+            "--block",
+            "tune takes an axis of values, replay and profile one",
+        ),
+        (
+            "--grid",
+            "tune takes an axis of values, replay and profile one",
+        ),
+        (
+            "--shared-mem",
+            "tune takes an axis of values, replay and profile one",
+        ),
+        (
+            "--define",
+            "tune's are axes of variants, replay's one candidate's macros",
+        ),
+        (
+            "--nvrtc-opt",
+            "tune's are for every variant, replay's for one candidate",
+        ),
+        (
+            "--device",
+            "record's keeps the launches of a device, replay's runs on one",
+        ),
+        (
+            "--budget",
+            "record's is bytes written, tune's configurations measured",
+        ),
+        (
+            "--dir",
+            "record's is where records go, man's where pages go",
+        ),
+        (
+            "--energy",
+            "replay measures one kernel's, tune each configuration's",
+        ),
+        ("--kernels", "tune's applies to a directory only"),
+        (
+            "--output-dir",
+            "replay writes its output there, profile its report",
+        ),
+        (
+            "--json",
+            "replay's is an event stream, the others' one document",
+        ),
+        (
+            "--strict",
+            "check's fails on warnings, replay's and tune's refuse arguments",
+        ),
+        (
+            "--timeout",
+            "profile's bounds ncu, replay's and tune's the adaptive sampling",
+        ),
+        (
+            "--repetitions",
+            "repro's are the default of the program it writes",
+        ),
+        ("--help", "clap's"),
+    ];
+    let mut differing = Vec::new();
+    for (flag, pages) in flag_descriptions() {
+        let mut texts: Vec<&str> = pages.iter().map(|(_, t)| t.as_str()).collect();
+        texts.dedup();
+        let distinct: std::collections::BTreeSet<&str> = texts.into_iter().collect();
+        let allowed = meant_otherwise.iter().any(|(f, _)| *f == flag);
+        if distinct.len() > 1 && !allowed {
+            differing.push(format!("{flag}: {pages:#?}"));
+        }
+    }
+    assert!(differing.is_empty(), "{}", differing.join("\n"));
+    // The flags written once are where they should be, the same in each.
+    let all = flag_descriptions();
+    for (flag, commands) in [
+        ("--tolerance", &["diff", "replay", "tune"][..]),
+        ("--strict", &["replay", "tune"]),
+        ("--kernel-timeout", &["replay", "tune"]),
+        ("--ignore-limits", &["replay", "tune"]),
+        ("--csv", &["tune", "tune merge"]),
+        ("--json-out", &["tune", "tune merge"]),
+        ("--export", &["tune", "tune merge"]),
+    ] {
+        let pages = &all[flag];
+        for command in commands {
+            let (_, text) = pages.iter().find(|(p, _)| p == command).unwrap();
+            let (_, first) = pages.iter().find(|(p, _)| p == commands[0]).unwrap();
+            assert_eq!(text, first, "{flag} in {command}");
+        }
+    }
+    let profile = listed_flags(&help_text(&["profile".to_string()], "--help"));
+    for refused in [
+        "--repetitions",
+        "--tolerance",
+        "--save-output",
+        "--verify",
+        "--energy",
+    ] {
+        assert!(
+            !profile.iter().any(|f| f == refused),
+            "profile --help lists {refused}"
+        );
     }
 }

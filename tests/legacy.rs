@@ -237,12 +237,13 @@ fn diff_reads_the_old_tools_replay_output() {
 #[test]
 fn llvm19_records_are_refused_with_the_reason() {
     let json = descriptor(&fixture("llvm19-saxpy"), "rr_saxpy");
+    // A record rr-tui cannot replay is an input error: exit 2, as in tune and profile.
     rr().args(["replay", "--verify"])
         .arg(&json)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
-            "[rr-tui] Error: LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) \
+            "rr-tui: error: LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) \
              instead of the argument values; the kernel's arguments are unknown, so this record cannot be replayed",
         ));
     let events = stdout(rr().args(["replay", "--json"]).arg(&json));
@@ -255,10 +256,11 @@ fn llvm19_records_are_refused_with_the_reason() {
 #[test]
 fn llvm16_replay_asks_for_what_the_record_lacks() {
     let json = descriptor(&fixture("llvm16-saxpy"), "rr_saxpy");
+    // What the record lacks and the user must supply is a usage error: exit 2.
     rr().arg("replay")
         .arg(&json)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "rr_saxpy.image: missing: LLVM 16–17 never saved the device image; pass --image FILE",
         ));
@@ -285,7 +287,7 @@ fn llvm16_replay_asks_for_what_the_record_lacks() {
     rr().args(["replay", "--base-address", "0x12"])
         .arg(descriptor(&fixture("llvm18-two-kernels"), "rr_saxpy"))
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "--base-address is for LLVM 16–17 records",
         ));

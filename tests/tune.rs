@@ -352,7 +352,7 @@ fn a_sweep_that_cannot_be_simulated_from_is_named_as_the_simulate_flags() {
         .assert()
         .code(2)
         .stderr(
-            "rr-tui: --simulate /nonexistent/sweep.json: No such file or directory (os error 2)\n",
+            "rr-tui: error: --simulate /nonexistent/sweep.json: No such file or directory (os error 2)\n",
         );
 }
 
@@ -394,7 +394,7 @@ fn a_simulated_sweep_says_simulated_and_the_list_refuses_what_the_sweep_refuses(
     assert_eq!(
         stderr,
         format!(
-            "rr-tui: --json-out {}: exists; choose another file\n",
+            "rr-tui: error: --json-out {}: exists; choose another file\n",
             existing.display()
         )
     );
@@ -879,7 +879,7 @@ fn shards_merge_into_the_unsharded_sweep() {
         .assert()
         .code(2)
         .stderr(format!(
-            "rr-tui: {}: exists; an export never replaces a file: choose another name\n",
+            "rr-tui: error: {}: exists; an export never replaces a file: choose another name\n",
             at("merged.csv").display()
         ));
     // One file by two spellings (`m` and `./m`) is refused before anything is written.

@@ -5,7 +5,10 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-/// `rr-tui: note: OLD is deprecated; use NEW`, on stderr, once per old spelling in a process.
+/// `rr-tui: note: OLD is deprecated; use NEW`, on stderr, once per old spelling in a process,
+/// when the command line has parsed ([`say_notes`]): a line that does not parse (an old
+/// spelling given with its new one) gets clap's error alone, not a note about a flag it then
+/// refuses.
 pub fn note_deprecated(old: &str, new: &str) {
     static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     let first_time = NOTED
@@ -13,7 +16,23 @@ pub fn note_deprecated(old: &str, new: &str) {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .insert(old.to_string());
     if first_time {
-        crate::output::error_line(&format!("rr-tui: note: {old} is deprecated; use {new}"));
+        pending().push(format!("rr-tui: note: {old} is deprecated; use {new}"));
+    }
+}
+
+/// The notes of the parse under way, said by [`say_notes`] once it has succeeded.
+fn pending() -> std::sync::MutexGuard<'static, Vec<String>> {
+    static PENDING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    PENDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Say the deprecation notes of a command line that parsed (main calls it once the parse has
+/// succeeded; a failed parse's notes are dropped with it).
+pub fn say_notes() {
+    for line in pending().drain(..) {
+        crate::output::error_line(&line);
     }
 }
 

@@ -45,6 +45,7 @@ pub(crate) fn examples_text(lines: &[&str]) -> String {
 
 // After the macro: the subcommands' argument modules use `examples!`.
 mod deprecated;
+mod flags;
 mod profile;
 mod replay;
 mod repro;
@@ -52,6 +53,7 @@ mod supplied;
 mod timing;
 mod tune;
 
+pub use deprecated::say_notes as say_deprecation_notes;
 pub use profile::{ProfileArgs, ProfileSet};
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
 pub use replay::{GeometryArgs, ReplayArgs};
@@ -98,7 +100,16 @@ fn long_version() -> String {
     long_about = "rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
 verifies the result against the recorded output, and compares memory snapshots.\n\n\
-Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.",
+Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.\n\n\
+Exit status, the same in every command: 0 when all is well; 1 for a finding or a failed run (a \
+problem `check` found, a difference `diff` found, a replay that did not verify, no CUDA driver, a \
+GPU error, a tool that did not finish); 2 for a usage or input error (flags that do not parse or \
+do not go together; a file named on the command line that is missing, unreadable or not what it \
+should be; a directory of record directories given where a record is expected; a record rr-tui \
+cannot replay, such as LLVM 19–22's); 141 when the reader of standard output went away. An error \
+is one line on standard error, `rr-tui: error: …` (`error: …` with the usage for flags that do not \
+parse); where JSON output was asked for, it is an object on standard output, {\"event\": \
+\"error\", \"kind\", \"message\"}, whose kind is \"input\" for what status 2 means.",
     after_long_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
@@ -159,7 +170,10 @@ pub enum Command {
         long_about = "Print the record report of DIR exactly as libomptarget writes it \
 (=== Kernel Record Report ===). The report comes from a report file or a captured log in DIR; \
 without one, the instance table is built from the descriptors and time and occurrences print as `?`. \
-Never reads snapshot bytes.",
+Never reads snapshot bytes.\n\n\
+A directory that holds no record but record directories below it (a directory of runs) is \
+refused with exit status 2, as a usage error, and the record directories below are listed: \
+pass one of them.",
         after_long_help = examples!(
             "rr-tui report $D",
             "rr-tui report $D --json",
@@ -186,11 +200,19 @@ Never reads snapshot bytes.",
         json: bool,
     },
     /// Validate every file of every instance, one line per problem; exit 0 when all is well.
-    #[command(after_long_help = examples!(
+    #[command(
+        long_about = "Validate every file of every instance (descriptors, snapshots, blobs \
+against their hashes, file names against the descriptors' hashes), one line per problem. Exit \
+status 0 when all is well; 1 when a problem is an error, or with --strict a warning (the last \
+line then says that --strict failed the check on warnings); 2 when PATH is no record: missing, \
+neither a directory nor a descriptor (.json), or a directory that holds no record but record \
+directories below it (a directory of runs), which are listed: pass one of them.",
+        after_long_help = examples!(
         "rr-tui check $D",
         "rr-tui check $X.json --strict",
         "rr-tui check record-fixtures/rrtui-stencil3d --json",
-    ))]
+        )
+    )]
     Check {
         /// Record directory, or one descriptor.
         path: PathBuf,
@@ -563,12 +585,8 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct CompareArgs {
-    /// Compare as typed values.
-    ///
-    /// TYPE[:atol=X,rtol=Y,ulp=N,endian=big], e.g. f32:rtol=1e-6,ulp=4, as `replay` and `tune`
-    /// take it. TYPE: u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64; rtol is of the second
-    /// operand; ulp (units in the last place) for float types; little-endian by default.
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
+    // One text for the flag in every command that takes it (`flags`).
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     // The old spellings of --tolerance's parts, taken for a release with a note (one spelling
     // of a tolerance in every command: issue 36, point 12). Each names its conflict with

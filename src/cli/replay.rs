@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use rr_engine::replay::candidate::{CandidateSpec, Define};
 
 use super::deprecated::{Dim3Flag, OldSpelling};
-use super::{parse_tolerance, SuppliedArgs, TimingArgs};
+use super::{flags, parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReplayArgs {
@@ -28,10 +28,8 @@ pub struct ReplayArgs {
     /// the GPU are equal.
     #[arg(long)]
     pub verify_on_host: bool,
-    /// Compare as typed values (implies --verify).
-    ///
-    /// TYPE[:atol=X,rtol=Y,ulp=N], e.g. f32:rtol=1e-5,ulp=4.
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
+    // The help of the flags `tune` (and `diff`) take too is theirs: `super::flags`.
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Write .replay_output, named as LLVM names it.
     #[arg(long)]
@@ -62,21 +60,11 @@ pub struct ReplayArgs {
     pub num_threads: Option<u32>,
     #[command(flatten)]
     pub geometry: GeometryArgs,
-    /// Skip the TeamsLimits/ThreadsLimits checks.
-    ///
-    /// Unrecommended, as in LLVM.
-    #[arg(long)]
+    #[arg(long, help = flags::IGNORE_LIMITS, long_help = flags::IGNORE_LIMITS_LONG)]
     pub ignore_limits: bool,
-    /// Refuse arguments that point outside the recorded memory.
-    ///
-    /// The replay could fault or read other data; without --strict that is a warning.
-    #[arg(long)]
+    #[arg(long, help = flags::STRICT, long_help = flags::STRICT_LONG)]
     pub strict: bool,
-    /// End a kernel still running after SECONDS; 0: none.
-    ///
-    /// The replay ends with a message: a kernel that waits for another thread of the recorded
-    /// program never ends in a replay.
-    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout)]
+    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = parse_kernel_timeout, help = flags::KERNEL_TIMEOUT, long_help = flags::KERNEL_TIMEOUT_LONG)]
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub ab: CandidateArgs,

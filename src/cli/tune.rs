@@ -8,7 +8,7 @@ use rr_engine::replay::Verify;
 use rr_engine::tune::trial::Axes;
 use rr_engine::tune::{Config, StrategyKind, TuneReport};
 
-use super::{parse_tolerance, SuppliedArgs, TimingArgs};
+use super::{flags, parse_tolerance, SuppliedArgs, TimingArgs};
 
 #[derive(Debug, Args, Clone)]
 #[command(
@@ -143,10 +143,8 @@ pub struct TuneArgs {
     /// The kernel in --source, when not named as the recorded one.
     #[arg(long, value_name = "NAME", help_heading = "Compile-time")]
     pub source_kernel: Option<String>,
-    /// Try configurations outside the recorded limits too.
-    ///
-    /// Outside the recorded TeamsLimits/ThreadsLimits; hardware limits still apply.
-    #[arg(long, help_heading = "Axes")]
+    // The help of the flags other commands take too is theirs: `super::flags`.
+    #[arg(long, help_heading = "Axes", help = flags::IGNORE_LIMITS, long_help = flags::IGNORE_LIMITS_LONG)]
     pub ignore_limits: bool,
     /// List the configurations; measure nothing.
     ///
@@ -259,52 +257,31 @@ pub struct TuneArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    /// Compare as typed values [default: byte for byte].
-    ///
-    /// TYPE[:atol=X,rtol=Y,ulp=N].
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification")]
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification", help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Do not verify.
     ///
     /// For records without .record_output.
     #[arg(long, conflicts_with = "tolerance", help_heading = "Verification")]
     pub no_verify: bool,
-    /// Refuse arguments that point outside the recorded memory.
-    ///
-    /// As `replay --strict`; without --strict that is a warning.
-    #[arg(long, help_heading = "Verification")]
+    #[arg(long, help_heading = "Verification", help = flags::STRICT, long_help = flags::STRICT_LONG)]
     pub strict: bool,
-    /// End a kernel still running after SECONDS; 0: none.
-    ///
-    /// The engine ends with a message and the configuration counts as failed (as
-    /// `replay --kernel-timeout`).
-    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing")]
+    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing", help = flags::KERNEL_TIMEOUT, long_help = flags::KERNEL_TIMEOUT_LONG)]
     pub kernel_timeout: f64,
-    /// Write every configuration as CSV.
-    ///
-    /// Mneme's columns first.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[arg(long, value_name = "FILE", help_heading = "Output", help = flags::CSV, long_help = flags::CSV_LONG)]
     pub csv: Option<PathBuf>,
-    /// Write the results and their metadata as JSON to FILE.
-    ///
-    /// Rewritten as the sweep goes. (`--json`, a switch for JSON on stdout in the other
-    /// commands, was this flag's old spelling: still taken for now, with a note.)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[arg(long, value_name = "FILE", help_heading = "Output", help = flags::JSON_OUT, long_help = flags::JSON_OUT_LONG)]
     pub json_out: Option<PathBuf>,
     /// `--json-out`'s old spelling (see [`TuneArgs::report_file`]).
     #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", num_args = 0..=1, default_missing_value = "", value_parser = OldJsonFile)]
     pub json_old_spelling: Option<PathBuf>,
-    /// Hand the best configuration back to the application.
-    ///
-    /// FILE (JSON) and FILE with .h (a C
-    /// header of #define RR_<KERNEL>_<ARCH>_<FIELD>, e.g. RR_AB_SCALE_SM90_BLOCK_X or a define's
-    /// RR_AB_SCALE_SM90_TILE), keyed by kernel, problem signature (recorded grid, block and
-    /// argument sizes) and GPU architecture; another sweep adds to the file.
     #[arg(
         long,
         value_name = "FILE",
         help_heading = "Output",
-        conflicts_with = "simulate"
+        conflicts_with = "simulate",
+        help = flags::EXPORT,
+        long_help = flags::EXPORT_LONG
     )]
     pub export: Option<PathBuf>,
     /// Skip configurations already in the --json-out file.
@@ -344,21 +321,15 @@ pub struct MergeArgs {
     /// The shards' --json-out reports, every part of one sweep once.
     #[arg(required = true, value_name = "SHARD.json")]
     pub reports: Vec<PathBuf>,
-    /// Write the merged report as JSON to FILE.
-    ///
-    /// As `tune --json-out`; the old spelling `--json FILE` is still taken for now, with a note.
-    #[arg(long, value_name = "FILE")]
+    // What `tune` writes, in the same words (`super::flags`).
+    #[arg(long, value_name = "FILE", help = flags::JSON_OUT, long_help = flags::JSON_OUT_LONG)]
     pub json_out: Option<PathBuf>,
     /// `--json-out`'s old spelling (see [`MergeArgs::report_file`]).
     #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", num_args = 0..=1, default_missing_value = "", value_parser = OldJsonFile)]
     pub json_old_spelling: Option<PathBuf>,
-    /// Write it as CSV.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = flags::CSV, long_help = flags::CSV_LONG)]
     pub csv: Option<PathBuf>,
-    /// Add the best configuration to an export file.
-    ///
-    /// As `tune --export`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = flags::EXPORT, long_help = flags::EXPORT_LONG)]
     pub export: Option<PathBuf>,
     /// Merge even when configurations are in no part.
     ///

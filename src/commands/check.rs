@@ -55,38 +55,43 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
         .filter(|f| f.severity == Severity::Error)
         .count();
     let warnings = findings.len() - errors;
+    // A check failed by warnings alone says so (text and JSON): the counts alone read as a pass.
+    let strict_fails = (strict && errors == 0 && warnings > 0).then_some(STRICT_FAILS);
+    let passed = errors == 0 && strict_fails.is_none();
     if json {
         #[derive(serde::Serialize)]
         struct Out<'a> {
             instances: usize,
             errors: usize,
             warnings: usize,
+            passed: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<&'static str>,
             findings: &'a [Finding],
         }
         super::print_json(&Out {
             instances,
             errors,
             warnings,
+            passed,
+            reason: strict_fails,
             findings: &findings,
         });
     } else {
         let mut lines: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
         lines.push(format!(
             "checked {instances} instance(s): {errors} error(s), {warnings} warning(s){}",
-            if strict && errors == 0 && warnings > 0 {
-                " (--strict: the warnings fail the check)"
-            } else {
-                ""
-            }
+            strict_fails
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
         ));
         crate::output::lines(lines);
     }
-    Ok(if errors > 0 || (strict && warnings > 0) {
-        1
-    } else {
-        0
-    })
+    Ok(if passed { 0 } else { 1 })
 }
+
+/// Why a check with warnings and no error fails under `--strict`.
+const STRICT_FAILS: &str = "--strict: the warnings fail the check";
 
 fn is_link(path: &std::path::Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())

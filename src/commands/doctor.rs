@@ -21,7 +21,9 @@ use serde::Serialize;
 use crate::cli::{ConfigArgs, DoctorArgs};
 use crate::commands::child;
 use crate::commands::config::source_line;
-use crate::commands::record::{cupti_library, recorder_beside_this_binary, BUILD_THE_RECORDER};
+use crate::commands::record::{
+    cupti_library, recorder_beside_this_binary, shared_object_problem, BUILD_THE_RECORDER,
+};
 use crate::error::Result;
 use crate::output;
 use crate::tui::config;
@@ -396,7 +398,7 @@ fn recorder() -> Finding {
     let fix = format!("{BUILD_THE_RECORDER}; or give record --library PATH");
     const NEEDS: &str = "record preloads it into programs";
     match recorder_beside_this_binary() {
-        Ok(Ok(path)) => match elf_header(&path) {
+        Ok(Ok(path)) => match shared_object_problem(&path) {
             Ok(()) => Finding::ok("recorder", path.display().to_string()),
             Err(why) => Finding::not_ok(
                 "recorder",
@@ -445,22 +447,6 @@ fn what_is_there(path: &Path) -> String {
     match target {
         Ok(target) => format!("is a link to {what} ({target}), not a library"),
         Err(_) => format!("is {what}, not a library"),
-    }
-}
-
-/// Whether the regular file `path` starts as a shared library does (ELF's magic number): its
-/// first four bytes are read, nothing more, whatever its size.
-fn elf_header(path: &Path) -> std::result::Result<(), String> {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
-    match read {
-        Ok(()) if &magic == b"\x7fELF" => Ok(()),
-        Ok(()) => Err("is not a shared library (no ELF header)".into()),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err("is not a shared library (shorter than an ELF header)".into())
-        }
-        Err(e) => Err(format!("cannot be read: {e}")),
     }
 }
 

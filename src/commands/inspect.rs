@@ -10,8 +10,9 @@ use crate::output;
 pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
     if descriptor.is_dir() {
         return Err(crate::error::Error::invalid(format!(
-            "{}: a directory; inspect takes one instance's descriptor (X.json): `rr-tui report {0}` lists them",
-            rr_format::text::visible_path(descriptor)
+            "{}: a directory; inspect takes one instance's descriptor (X.json): `rr-tui report {}` lists them",
+            rr_format::text::visible_path(descriptor),
+            shell_words::quote(&rr_format::text::visible_path(descriptor))
         )));
     }
     let inspection = Inspection::of(descriptor)?;
@@ -22,7 +23,7 @@ pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
     }
     let problems = inspection.problems();
     for p in &problems {
-        output::error_line(&format!("rr-tui: {p}"));
+        output::error(&p.to_string());
     }
     Ok(if problems.is_empty() { 0 } else { 1 })
 }

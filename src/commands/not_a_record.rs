@@ -22,14 +22,22 @@ pub const EXIT_NOT_A_RECORD_DIR: i32 = 2;
 pub fn refuse(dir: &Path, command: &str, json: bool) -> i32 {
     let below = search::record_dirs_below(dir);
     if json {
+        // The `error` object every command's --json error is (event, kind, message), with
+        // what is below; `error` stays, as the first readers of this answer read it.
         #[derive(serde::Serialize)]
         struct Out<'a> {
+            event: &'static str,
+            kind: rr_engine::replay::protocol::ErrorKind,
+            message: String,
             directory: String,
             error: &'static str,
             record_directories: &'a RecordDirsBelow,
             accepted_layouts: &'static str,
         }
         super::print_json(&Out {
+            event: "error",
+            kind: rr_engine::replay::protocol::ErrorKind::Input,
+            message: format!("{}: not a record directory", visible_path(dir)),
             directory: visible_path(dir),
             error: "not a record directory",
             record_directories: &below,
@@ -43,7 +51,7 @@ pub fn refuse(dir: &Path, command: &str, json: bool) -> i32 {
     EXIT_NOT_A_RECORD_DIR
 }
 
-/// The lines said on stderr (`rr-tui: ` first, as every error of the binary).
+/// The lines said on stderr ([`output::ERROR_PREFIX`] first, as every error of the binary).
 fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
     let shown = visible_path(dir);
     let Some(first) = below.found.first() else {
@@ -61,12 +69,14 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
             ),
         };
         return vec![format!(
-            "rr-tui: {shown}: not a record directory, and {found_none}; {}",
+            "{}{shown}: not a record directory, and {found_none}; {}",
+            output::ERROR_PREFIX,
             search::ACCEPTED_LAYOUTS
         )];
     };
     let mut lines = vec![format!(
-        "rr-tui: {shown}: not a record directory; the record directories below it:"
+        "{}{shown}: not a record directory; the record directories below it:",
+        output::ERROR_PREFIX
     )];
     let width = below.found.iter().map(|f| f.name.chars().count()).max();
     for found in &below.found {
@@ -86,9 +96,10 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
             search::MAX_ENTRIES_READ
         ));
     }
+    // Quoted as a shell needs it, so that the example runs when pasted (a path with a space).
     lines.push(format!(
         "pass one of them, e.g. `rr-tui {command} {}`",
-        visible_path(&first.path)
+        shell_words::quote(&visible_path(&first.path))
     ));
     lines
 }

@@ -79,7 +79,7 @@ pub fn run(dir: &Path, json: bool) -> Result<i32> {
         output::error_line(&format!("rr-tui: warning: {e}"));
     }
     for e in &problems {
-        output::error_line(&format!("rr-tui: {e}"));
+        output::error(&e.to_string());
     }
     Ok(if problems.is_empty() { 0 } else { 1 })
 }

@@ -29,11 +29,14 @@ impl Error {
     pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Error {
         Error::Record(rr_format::Error::io(path, source))
     }
-    /// The exit status a command ends with on this error: 2 for what the input or the flags
-    /// get wrong, 1 for everything else.
+    /// The exit status a command ends with on this error (the policy `rr-tui --help` states):
+    /// 2 for what the flags or the input named by the user get wrong (a bad combination, a
+    /// file that is missing, unreadable or not what it should be, a record this tool cannot
+    /// replay: every record error, the `input` kind of the JSON error), 1 for a run that failed
+    /// (no driver, a GPU error, a tool that did not finish).
     pub fn exit_status(&self) -> i32 {
         match self {
-            Error::Record(rr_format::Error::Invalid(_)) => 2,
+            Error::Record(_) => 2,
             _ => 1,
         }
     }

@@ -26,22 +26,11 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
             )),
         }
     });
-    match result {
-        Ok(code) => Ok(code),
-        // What reads the JSON hears of the failure in JSON too: an `error` object on standard
-        // output, as the --json streams of replay and profile say one.
-        Err(e) if args.json => {
-            crate::output::json(&rr_engine::replay::protocol::Event::Error {
-                kind: rr_engine::replay::session::error_kind(&e),
-                message: rr_format::text::visible(&e.to_string()).into_owned(),
-            });
-            Ok(2)
-        }
-        Err(e) => {
-            crate::output::error_line(&format!("rr-tui: {e}"));
-            Ok(2)
-        }
-    }
+    // Every error of diff is trouble (exit 2, as cmp's), a failed run included.
+    Ok(result.unwrap_or_else(|e| {
+        crate::fail(&e, args.json);
+        2
+    }))
 }
 
 /// The comparison the flags ask for: `--tolerance`'s, or the old spellings' (`--type` and its

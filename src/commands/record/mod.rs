@@ -20,7 +20,8 @@ use crate::output;
 
 mod paths;
 mod progress;
-use paths::{find_program, is_shared_object};
+use paths::find_program;
+pub(crate) use paths::shared_object_problem;
 use progress::Progress;
 
 const LIBRARY: &str = "librr_recorder.so";
@@ -33,12 +34,21 @@ pub(crate) const BUILD_THE_RECORDER: &str = "the recorder library is built besid
 /// ([`recorder_beside_this_binary`]).
 fn recorder_library(given: Option<&Path>) -> Result<PathBuf> {
     let Some(p) = given else {
-        return recorder_beside_this_binary()?.map_err(|lib| {
+        let lib = recorder_beside_this_binary()?.map_err(|lib| {
             Error::format(
                 &lib,
                 format!("missing: {BUILD_THE_RECORDER}, or give --library PATH"),
             )
-        });
+        })?;
+        // The file found is checked as a given one is (doctor's rule): a preload that fails
+        // would only be ld.so's warning, and the program would run unrecorded.
+        return match shared_object_problem(&lib) {
+            Ok(()) => Ok(lib),
+            Err(why) => Err(Error::format(
+                &lib,
+                format!("{why}: {BUILD_THE_RECORDER}, or give --library PATH"),
+            )),
+        };
     };
     let named = |why: String| {
         Error::invalid(format!(
@@ -47,11 +57,8 @@ fn recorder_library(given: Option<&Path>) -> Result<PathBuf> {
         ))
     };
     rr_format::fsio::regular_metadata(p).map_err(|e| named(e.problem()))?;
-    if !is_shared_object(p) {
-        return Err(named(
-            "not a shared library (ELF shared object) to preload".into(),
-        ));
-    }
+    shared_object_problem(p)
+        .map_err(|why| named(format!("{why}, an ELF shared object to preload")))?;
     std::fs::canonicalize(p).map_err(|e| named(e.to_string()))
 }
 

@@ -6,16 +6,29 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Whether `path` is an ELF shared library ld.so can preload: `e_type` ET_DYN without an
-/// interpreter (a position-independent executable is ET_DYN too, with PT_INTERP).
-pub(super) fn is_shared_object(path: &Path) -> bool {
+/// Why `path` is no ELF shared library ld.so can preload (`Err`, the words after the path:
+/// "is not a shared library (no ELF header)"), the one rule `record` (the library given or
+/// found beside rr-tui) and `doctor` apply. A library is a 64-bit little-endian ELF file of
+/// `e_type` ET_DYN without an interpreter (a position-independent executable is ET_DYN too,
+/// with PT_INTERP). Only the header and the program headers are read, whatever the file's size.
+pub(crate) fn shared_object_problem(path: &Path) -> std::result::Result<(), String> {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = rr_format::fsio::open_regular(path) else {
-        return false;
-    };
-    let mut h = [0u8; 64];
-    if f.read_exact(&mut h).is_err() || !h.starts_with(b"\x7fELF\x02\x01") {
-        return false; // not a 64-bit little-endian ELF file
+    let not_one = |why: &str| Err(format!("is not a shared library ({why})"));
+    let mut f = rr_format::fsio::open_regular(path)
+        .map_err(|e| format!("cannot be read: {}", e.problem()))?;
+    let mut h = Vec::with_capacity(64);
+    if let Err(e) = f.by_ref().take(64).read_to_end(&mut h) {
+        return Err(format!("cannot be read: {e}"));
+    }
+    const MAGIC: &[u8] = b"\x7fELF";
+    if !MAGIC.starts_with(&h[..h.len().min(4)]) {
+        return not_one("no ELF header");
+    }
+    if h.len() < 64 {
+        return not_one("shorter than an ELF header");
+    }
+    if !h.starts_with(b"\x7fELF\x02\x01") {
+        return not_one("not a 64-bit little-endian ELF file");
     }
     let u16_at = |o: usize| u16::from_le_bytes([h[o], h[o + 1]]);
     let (phoff, phentsize, phnum) = (
@@ -23,17 +36,22 @@ pub(super) fn is_shared_object(path: &Path) -> bool {
         u16_at(54) as usize,
         u16_at(56).min(512) as usize,
     );
-    if u16_at(16) != 3 || phentsize < 4 || f.seek(SeekFrom::Start(phoff)).is_err() {
-        return false;
+    if u16_at(16) != 3 {
+        return not_one("an ELF file of another type");
     }
     let mut table = vec![0u8; phentsize * phnum];
-    if f.read_exact(&mut table).is_err() {
-        return false;
+    if phentsize < 4 || f.seek(SeekFrom::Start(phoff)).is_err() || f.read_exact(&mut table).is_err()
+    {
+        return not_one("its program headers cannot be read");
     }
     const PT_INTERP: u32 = 3;
-    !table
+    let interpreted = table
         .chunks(phentsize)
-        .any(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) == PT_INTERP)
+        .any(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) == PT_INTERP);
+    match interpreted {
+        true => not_one("an executable"),
+        false => Ok(()),
+    }
 }
 
 /// The program to run, as `execvp` will find it: a name without a slash is looked up in PATH.

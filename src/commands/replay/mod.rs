@@ -49,13 +49,15 @@ fn finish(outcome: std::result::Result<bool, Failure>, printer: &Printer) -> i32
             }
         }
         Err(e) => {
-            let (kind, message) = match &e {
-                Failure::Run(r) => (r.kind(), r.to_string()),
-                Failure::Setup(e) => (error_kind(e), e.to_string()),
+            // A failed run is 1; what the flags or the record get wrong is 2, as in every
+            // command (`Error::exit_status`).
+            let (kind, message, status) = match &e {
+                Failure::Run(r) => (r.kind(), r.to_string(), 1),
+                Failure::Setup(e) => (error_kind(e), e.to_string(), e.exit_status()),
             };
             printer.emit(Event::Error { kind, message });
             printer.emit(Event::Done { ok: false });
-            1
+            status
         }
     }
 }
@@ -288,7 +290,7 @@ fn open_session(
         // the next request be sent to a process about to exit. Its reader ends the run, quoting
         // the message.
         if serving() {
-            output::error_line(&format!("rr-tui: error: {message}"));
+            output::error(message);
             return;
         }
         let hang = Printer {

@@ -86,9 +86,10 @@ impl Printer {
                         if v.on_device { " (equal fingerprints computed on the GPU)" } else { "" }
                     ));
                 } else {
-                    output::error_line(&format!("{PREFIX} Error: {whose} device memory failed to verify"));
+                    // Errors go under the binary's one error prefix, not the progress lines'.
+                    output::error(&format!("{whose} device memory failed to verify"));
                     for line in verify::describe(&v) {
-                        output::error_line(&format!("{PREFIX}   {line}"));
+                        output::error_line(&format!("rr-tui:   {line}"));
                     }
                 }
             }
@@ -115,7 +116,7 @@ impl Printer {
                     ErrorKind::Address => " (the recorded addresses are taken on this machine)",
                     _ => "",
                 };
-                output::error_line(&format!("{PREFIX} Error: {message}{hint}"))
+                output::error(&format!("{message}{hint}"))
             }
             // Events of sweeps: a replay never emits them.
             Event::Done { .. }

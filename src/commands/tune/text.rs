@@ -238,7 +238,7 @@ impl Printer {
                 detail: message.into(),
             });
         } else {
-            output::error_line(&format!("rr-tui tune: {message}"));
+            output::error_line(&format!("rr-tui: warning: {message}"));
         }
     }
 
