@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `rr-tui repro` on the GPU (tests/gpu/run-part.sh repro; suite-lib.sh defines ok/bad/skip/
 # expect/figure/$W/$RR/$LOG). For recorded instances (the bundled rr-tui fixtures in both
-# formats, an LLVM 16 record with the fixture's cubin, and two nvcc programs recorded here with
-# `rr-tui record`): write the reproducer, build it with g++ against the toolkit's cuda.h, run it
+# formats, an LLVM 16 record with the fixture's cubin, an LLVM 18 record with globals, and two
+# nvcc programs recorded here with `rr-tui record`): write the reproducer, build it with g++ against the toolkit's cuda.h, run it
 # (it must say verified and exit 0), and compare its median kernel time with `rr-tui replay
 # --json`'s over as many repetitions (within 3 %). The --python reproducer runs too where
 # NVIDIA's cuda-python bindings import; otherwise that check is a skip.
@@ -63,6 +63,7 @@ check_one() {
 check_one stencil-v1 "$(find_json record-fixtures/rrtui-stencil3d rr_stencil3d)"
 check_one stencil-v2 "$(find_json record-fixtures/rrtui-v2-stencil3d rr_stencil3d)"
 check_one llvm16-saxpy record-fixtures/llvm16-saxpy/rr_saxpy.json --image "$CUBIN"
+check_one llvm18-scale record-fixtures/llvm18-two-kernels/rr_scale_global.json
 
 # The nvcc programs other parts record: a memory-bound triad (long enough to time well) and
 # the A/B sample.
