@@ -462,3 +462,51 @@ fn data_on_another_file_system_is_copied() {
         std::fs::read(rec.join(format!("{stem}.record_output"))).unwrap()
     );
 }
+
+/// A kernel name that would end a string literal, a line or a comment in the generated
+/// programs stays inside its literal: both still compile, and the name reaches the driver
+/// byte for byte.
+#[test]
+fn a_hostile_kernel_name_cannot_escape_the_generated_source() {
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    let json = rec.join(STENCIL);
+    let hostile = "k\\\"); abort(); /* \\n */ // ??/";
+    let text = std::fs::read_to_string(&json).unwrap().replace(
+        "\"Name\":\"rr_stencil3d\"",
+        &format!("\"Name\":\"{hostile}\""),
+    );
+    std::fs::write(&json, text).unwrap();
+    let name: String = serde_json::from_str(&format!("\"{hostile}\"")).unwrap();
+    for python in [false, true] {
+        let out = rec.parent().unwrap().join(format!("hostile-{python}"));
+        let mut flags = vec![];
+        if python {
+            flags.push("--python");
+        }
+        repro(&json, &out, &flags);
+        let (tool, args): (&str, Vec<String>) = if python {
+            ("python3", vec!["-c".into(), format!(
+                "import ast,sys; t=ast.parse(open(sys.argv[1]).read()); \
+                 v=[n.value.value for n in t.body if isinstance(n, ast.Assign) and getattr(n.targets[0], 'id', '') == 'KERNEL_NAME']; \
+                 sys.exit(0 if v == [sys.argv[2].encode()] else 1)"),
+                out.join("repro.py").display().to_string(), name.clone()])
+        } else {
+            let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/cuda_min");
+            (
+                "g++",
+                vec![
+                    "-std=c++17".into(),
+                    "-fsyntax-only".into(),
+                    "-Wall".into(),
+                    "-Werror".into(),
+                    format!("-I{}", mini.display()),
+                    out.join("repro.cpp").display().to_string(),
+                ],
+            )
+        };
+        match std::process::Command::new(tool).args(&args).status() {
+            Ok(s) => assert!(s.success(), "{tool} on the program with a hostile name"),
+            Err(_) => eprintln!("no {tool}: not checked"),
+        }
+    }
+}

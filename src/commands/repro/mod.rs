@@ -42,7 +42,8 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
     if !args.python {
         data::write_file(out, "Makefile", readme::makefile().as_bytes())?;
     }
-    let command = shell_words::join(std::env::args());
+    // Lossy: an argument that is not UTF-8 must not stop the README (std::env::args panics).
+    let command = shell_words::join(std::env::args_os().map(|a| a.to_string_lossy().into_owned()));
     let context = readme::Context {
         version: crate::cli::VERSION,
         command: &command,

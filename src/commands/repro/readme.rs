@@ -117,7 +117,9 @@ fn steps(r: &Repro, c: &Context) -> String {
          {kernel})\n\n\
          The data ({DATA_DIR}/): the image, globals.bin (the globals' recorded values), and the\n\
          recorded input and output bytes (input.bin/output.bin, or one file per segment named by\n\
-         the XXH3-128 of its contents). The program reads them at run time.\n",
+         the XXH3-128 of its contents). The program reads them at run time. Recorded files are\n\
+         hard links to the record's own files when written on its file system: copy one before\n\
+         changing it.\n",
         image = r.image_file,
         reps = c.repetitions,
         kernel = rr_format::text::visible(&r.kernel),
