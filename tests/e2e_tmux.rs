@@ -203,3 +203,53 @@ fn the_config_file_sets_the_sessions_defaults() {
     s.wait_for("1..64");
     s.keys(&["q"]);
 }
+
+/// The mouse in a real terminal: the explorer asks tmux for mouse reports (SGR), a click on the
+/// Tune tab (tmux passes the terminal's report on) switches to it; `mouse = false` in the
+/// config file asks for none.
+#[test]
+#[cfg_attr(rr_no_tmux, ignore = "tmux is not installed (apt-get install tmux)")]
+fn a_click_on_a_tab_switches_and_the_config_can_leave_the_mouse_alone() {
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let dir = common::fixture("llvm-two-kernels");
+    let flags = |s: &Session| s.tmux(&["display", "-p", "-t", &s.0, "#{mouse_sgr_flag}"]);
+    let name = format!("rr-tui-e2e-mouse-{}", std::process::id());
+    let s = Session::start(
+        name,
+        &format!("NO_COLOR=1 {bin} --no-config {}", dir.display()),
+    );
+    let screen = s.wait_for("4 of 4 instance(s)");
+    assert_eq!(flags(&s).trim(), "1", "no mouse reports asked for");
+    let top = screen.lines().next().unwrap();
+    let x = top[..top.find("5 Tune").unwrap()].chars().count() + 1;
+    // A press and a release of the left button at (x, 1), 1-based, as the terminal reports it.
+    for end in ['M', 'm'] {
+        s.keys(&["-l", &format!("\x1b[<0;{x};1{end}")]);
+    }
+    s.wait_for("Tune · ");
+    s.keys(&["q"]);
+
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("config.toml");
+    std::fs::write(&file, "mouse = false\n").unwrap();
+    let name = format!("rr-tui-e2e-no-mouse-{}", std::process::id());
+    let s = Session::start(
+        name,
+        &format!(
+            "NO_COLOR=1 {bin} --config {} {}",
+            file.display(),
+            dir.display()
+        ),
+    );
+    s.wait_for("4 of 4 instance(s)");
+    assert_eq!(
+        flags(&s).trim(),
+        "0",
+        "mouse reports asked for with mouse = false"
+    );
+    s.keys(&["q"]);
+}
