@@ -791,7 +791,13 @@ impl Session {
             .map_err(|e| e.context("loading the candidate (is it built for this GPU?)"))?;
         let mut notes = Vec::new();
         let mut kernel = self.bind_other(&module, &c.kernel, &mut notes)?;
-        own_globals(&module, &c.image, &mut kernel, &mut notes)?;
+        own_globals(
+            &module,
+            &c.image,
+            &self.recorded_globals,
+            &mut kernel,
+            &mut notes,
+        )?;
         self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
         Ok(notes)
     }
@@ -1561,12 +1567,17 @@ impl Kernel {
 fn own_globals(
     module: &Module,
     image: &[u8],
+    recorded: &Globals,
     kernel: &mut Kernel,
     notes: &mut Vec<String>,
 ) -> Result<()> {
     let names = super::guards::image_globals(image);
     let mut budget = super::guards::MAX_OWN_GLOBAL_BYTES;
     let mut reset = 0;
+    // Those of the recorded names already get the recorded values.
+    let names = names
+        .into_iter()
+        .filter(|n| !recorded.entries.iter().any(|g| &g.name == n));
     for name in names {
         // A symbol the driver does not give (shared memory, a local) is no global to reset.
         let Ok(g) = module.global(&name) else {

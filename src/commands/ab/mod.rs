@@ -1,0 +1,162 @@
+//! `rr-tui ab DIR --kernel REGEX --candidate FILE…`: each candidate judged on every recorded
+//! instance of the kernel, then a leaderboard (text, or `--json` of schema
+//! [`rr_engine::replay::leaderboard::SCHEMA`]).
+//!
+//! Everything that needs no GPU is checked first (the selection, each candidate's file and
+//! flags). Then each candidate runs in worker processes of its own ([`worker`]): a faulting
+//! candidate poisons its CUDA context, and must take neither the others nor the remaining
+//! instances with it. One worker runs a span of instances that share a memory layout, switching
+//! from one to the next on the GPU; after a worker ends early, the instance it was on counts as
+//! an error and a fresh worker goes on with the next.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard};
+use rr_format::text::visible;
+
+use crate::cli::AbArgs;
+use crate::error::{Error, Result};
+use crate::output;
+
+mod select;
+pub mod text;
+pub(crate) mod worker;
+
+/// A worker's result line is at most this long (its own output; anything longer is not ours).
+const MAX_LINE: u64 = 1 << 20;
+
+pub fn run(a: &AbArgs) -> Result<i32> {
+    if let Some(span) = a.worker {
+        return worker::run(a, span);
+    }
+    let Some(selected) = select::instances(&a.dir, &a.kernel)? else {
+        return Ok(crate::commands::not_a_record::refuse(&a.dir, "ab", a.json));
+    };
+    // What the flags or the files get wrong is said before any GPU work.
+    for path in &a.candidate {
+        a.build.spec(path).preflight()?;
+    }
+    rr_engine::replay::driver_usable()?;
+    let keys: Vec<_> = selected
+        .iter()
+        .map(|s| select::switch_key(&s.json))
+        .collect();
+    let spans = select::spans(&keys);
+    let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
+    let mut rows = Vec::with_capacity(a.candidate.len());
+    for (i, path) in a.candidate.iter().enumerate() {
+        if !a.json {
+            output::error_line(&format!(
+                "[rr-tui] candidate {}/{}: {} on {} instance(s)",
+                i + 1,
+                a.candidate.len(),
+                visible(&path.display().to_string()),
+                names.len()
+            ));
+        }
+        let results = run_candidate(a, path, &names, &spans)?;
+        rows.push(CandidateRow::of(&path.display().to_string(), results));
+    }
+    let board = Leaderboard::new(&a.dir.display().to_string(), &a.kernel, names, rows);
+    if a.json {
+        crate::commands::print_json(&board);
+    } else {
+        output::lines(text::render(&board));
+    }
+    Ok(if board.passed { 0 } else { 1 })
+}
+
+/// The results of candidate `path` on every instance, in order, from as many workers as it
+/// takes.
+fn run_candidate(
+    a: &AbArgs,
+    path: &Path,
+    names: &[String],
+    spans: &[(usize, usize)],
+) -> Result<Vec<InstanceResult>> {
+    let mut results = Vec::with_capacity(names.len());
+    for &(from, to) in spans {
+        let mut start = from;
+        while start < to {
+            let (got, stderr) = run_worker(a, path, start, to, &names[start..to], &mut |r| {
+                if !a.json {
+                    output::error_line(&format!("[rr-tui]   {}", text::instance_line(r)));
+                }
+                results.push(r.clone());
+            })?;
+            start += got;
+            // A worker that said something and ended (after a fault or a failed switch) is
+            // followed by a fresh one; one that ended on its first instance (a hang, a crash)
+            // leaves that instance as an error.
+            if start < to && got == 0 {
+                let why = last_line(&stderr).unwrap_or("no message");
+                let r = InstanceResult::error(
+                    &names[start],
+                    format!("the candidate's process ended on this instance: {why}"),
+                );
+                if !a.json {
+                    output::error_line(&format!("[rr-tui]   {}", text::instance_line(&r)));
+                }
+                results.push(r);
+                start += 1;
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Run one worker over `[from, to)`; each result goes to `on_result` as it comes (named as
+/// `expected` says, in order: a line naming another instance ends the reading). How many came,
+/// and the worker's standard error.
+fn run_worker(
+    a: &AbArgs,
+    path: &Path,
+    from: usize,
+    to: usize,
+    expected: &[String],
+    on_result: &mut dyn FnMut(&InstanceResult),
+) -> Result<(usize, String)> {
+    let exe = crate::this_binary().map_err(|e| Error::invalid(format!("rr-tui itself: {e}")))?;
+    let mut child = Command::new(exe)
+        .args(a.worker_args(path, from, to))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::invalid(format!("cannot start a worker process: {e}")))?;
+    let mut err_pipe = child.stderr.take().expect("piped");
+    // Read on a thread: a worker writing much to stderr must not block on a full pipe.
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = (&mut err_pipe).take(MAX_LINE).read_to_string(&mut s);
+        s
+    });
+    let mut got = 0;
+    let mut out = BufReader::new(child.stdout.take().expect("piped"));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut out).take(MAX_LINE).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let Ok(w) = serde_json::from_slice::<worker::WorkerLine>(&line) else {
+            continue; // a replay event, not a result
+        };
+        if expected.get(got) != Some(&w.ab_result.instance) {
+            break;
+        }
+        on_result(&w.ab_result);
+        got += 1;
+    }
+    drop(out);
+    let _ = child.wait();
+    Ok((got, stderr.join().unwrap_or_default()))
+}
+
+/// The last non-empty line of a worker's standard error.
+fn last_line(s: &str) -> Option<&str> {
+    s.lines().rev().map(str::trim).find(|l| !l.is_empty())
+}

@@ -1,0 +1,107 @@
+//! The instances `ab` judges candidates on: every recorded instance in the record directory
+//! (and the recordings below it, as `RecordDir` lists them) of a kernel the pattern matches,
+//! in the recording's order; and the spans of them one process can run in turn.
+
+use std::path::{Path, PathBuf};
+
+use rr_engine::replay::plan::Plan;
+use rr_engine::replay::{ReplayInstance, Supplied};
+use rr_format::dir::RecordDir;
+use rr_format::text::visible_path;
+use rr_format::{demangle, Descriptor};
+
+use crate::error::{Error, Result};
+
+/// One selected instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selected {
+    /// The descriptor, relative to the record directory (`pid-42/1_2.json`).
+    pub name: String,
+    pub json: PathBuf,
+}
+
+/// The instances of `dir` whose kernel `pattern` matches (mangled or demangled name, as
+/// `tune DIR --kernels` selects); `Ok(None)` when `dir` holds no record at all (the caller
+/// refuses it as `report` does).
+pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
+    let re = rr_format::record_config::kernel_pattern(pattern)
+        .map_err(|e| Error::invalid(format!("--kernel {e}")))?;
+    let rec = RecordDir::open(dir)?;
+    if rec.holds_nothing() {
+        return Ok(None);
+    }
+    let mut selected = Vec::new();
+    for e in &rec.instances {
+        let json = e.files.json();
+        // The report's name, else the descriptor's (an unreadable one matches nothing).
+        let kernel = match &e.kernel_name {
+            Some(k) => k.clone(),
+            None => Descriptor::read(&json).map(|d| d.name).unwrap_or_default(),
+        };
+        if !kernel.is_empty() && (re.is_match(&kernel) || re.is_match(&demangle(&kernel))) {
+            selected.push(Selected {
+                name: e.json_file.clone(),
+                json,
+            });
+        }
+    }
+    if selected.is_empty() {
+        return Err(Error::invalid(format!(
+            "{}: no recorded instance of a kernel matching --kernel {pattern:?}",
+            visible_path(dir)
+        )));
+    }
+    Ok(Some(selected))
+}
+
+/// What decides whether one process can go on from one instance to the next: the memory
+/// layout, when the instance has nothing a switch cannot carry (host memory, arrays, texture
+/// or surface objects); `None` for an instance that needs a process of its own (or cannot be
+/// read: its worker says why).
+pub fn switch_key(json: &Path) -> Option<Plan> {
+    let inst = ReplayInstance::load(json, &Supplied::default()).ok()?;
+    let has_objects = inst
+        .descriptor
+        .cuda
+        .as_ref()
+        .is_some_and(|c| !c.objects.is_empty());
+    (inst.host.is_empty() && inst.arrays().is_empty() && !has_objects).then_some(inst.plan)
+}
+
+/// Cut `keys` into spans `[from, to)` of consecutive instances with the same key (a `None`
+/// key is a span of its own): each span runs in one process, switching instances.
+pub fn spans<K: PartialEq>(keys: &[Option<K>]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let joins = i > 0 && k.is_some() && *k == keys[i - 1];
+        match out.last_mut() {
+            Some(last) if joins => last.1 = i + 1,
+            _ => out.push((i, i + 1)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_join_equal_layouts_only() {
+        let keys = [Some(1), Some(1), Some(2), None, None, Some(2), Some(2)];
+        assert_eq!(spans(&keys), [(0, 2), (2, 3), (3, 4), (4, 5), (5, 7)]);
+        assert!(spans::<u8>(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_bundled_records_select_by_kernel() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("record-fixtures/llvm-two-kernels");
+        let all = instances(&root, ".").unwrap().unwrap();
+        assert!(all.len() >= 2, "{all:?}");
+        let e = instances(&root, "^no_such_kernel$").unwrap_err();
+        assert!(e.to_string().contains("no recorded instance"), "{e}");
+        assert!(instances(&root, "(").is_err());
+        let empty = tempfile::tempdir().unwrap();
+        assert!(instances(empty.path(), ".").unwrap().is_none());
+    }
+}

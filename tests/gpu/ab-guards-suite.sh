@@ -1,0 +1,70 @@
+# `rr-tui ab` on every recorded instance, and the guards a cheating candidate cannot pass
+# (tests/gpu/run-part.sh ab-guards; suite-lib.sh defines ok/bad/expect/$W/$RR/$LOG). A program
+# launches tests/gpu/samples/ab_cheats.cu's kernel three times (three sizes and contents on the
+# same buffers: three instances one worker switches between); then one `ab --json` judges the
+# honest source and five cheats of it, each a candidate file that includes the sample with its
+# macro, and the leaderboard says what each guard caught. `replay --candidate` is caught the same
+# way. Figures (the honest candidate's speed-up and the wall time) go to $OUTDIR/ab-guards.txt.
+echo "== ab on every instance, and its guards" | tee -a "$LOG"
+SAMPLE=$ROOT/tests/gpu/samples/ab_cheats.cu
+nvcc -O3 -arch=sm_90 -o "$W/cheat_prog" "$SAMPLE" >>"$LOG" 2>&1 || { bad "nvcc ab_cheats (the part stops here)"; return 0; }
+"$RR" record --dir "$W/cheats" -- "$W/cheat_prog" >>"$LOG" 2>&1 || bad "record ab_cheats"
+n=$(grep -l '"ab_cheat"' "$W"/cheats/*.json 2>/dev/null | wc -l)
+[ "$n" -eq 3 ] && ok "ab: the program's three launches are three instances" || { bad "ab: three instances recorded" "$n found (the part stops here)"; return 0; }
+# One candidate file per macro: the sample included by its absolute path.
+for c in honest WRITE_NOTHING WRITE_HALF CACHE WRITE_OUTSIDE LAUNCH_BOUNDS; do
+  { [ "$c" = honest ] || echo "#define $c"; echo "#include \"$SAMPLE\""; } >"$W/$c.cu"
+done
+t0=$(date +%s.%N)
+note_cmd "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W"/{honest,WRITE_NOTHING,WRITE_HALF,CACHE,WRITE_OUTSIDE,LAUNCH_BOUNDS}.cu --repetitions 20 --json
+timeout 240 "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W"/{honest,WRITE_NOTHING,WRITE_HALF,CACHE,WRITE_OUTSIDE,LAUNCH_BOUNDS}.cu \
+  --repetitions 20 --json >"$W/board.json" 2>"$W/board.err"; rc=$?
+cat "$W/board.json" "$W/board.err" >>"$LOG"
+py "$W/board.json" "$rc" "$(since "$t0")" <<'PY' | tee -a "$LOG" "$OUTDIR/ab-guards.txt"
+import json, os, sys
+sys.path.insert(0, os.environ["ROOT"] + "/tests/gpu")
+from figure import figure, check
+path, rc, wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
+try:
+    board = json.load(open(path))
+except (OSError, ValueError) as e:
+    check("ab --json: one leaderboard document", False, "%r (exit %s)" % (e, rc))
+    sys.exit(0)
+rows = {os.path.basename(c["candidate"])[:-3]: c for c in board.get("candidates", [])}
+check("ab --json: schema rr-tui.ab/1, three instances, six candidates, exit 0 (one verified everywhere)",
+      board.get("schema") == "rr-tui.ab/1" and len(board.get("instances", [])) == 3 and len(rows) == 6 and rc == "0",
+      "schema %r, %d instances, %d candidates, exit %s" % (board.get("schema"), len(board.get("instances", [])), len(rows), rc))
+def statuses(name):
+    return [r["status"] for r in rows.get(name, {}).get("instances", [])]
+h = rows.get("honest", {})
+check("ab: the honest candidate verifies on 3 of 3, with a speed-up interval, poison armed",
+      h.get("verified") == 3 and h.get("total") == 3 and h.get("geomean_ci") is not None
+      and all(r.get("poisoned_bytes", 0) > 0 for r in h.get("instances", [])),
+      "verified %s of %s, ci %s, poisoned %s" % (h.get("verified"), h.get("total"), h.get("geomean_ci"),
+                                                [r.get("poisoned_bytes") for r in h.get("instances", [])]))
+for name, why in [("WRITE_NOTHING", "poison: a candidate that writes nothing"),
+                  ("WRITE_HALF", "poison: a candidate that writes half"),
+                  ("WRITE_OUTSIDE", "every byte compared: a write outside the output")]:
+    c = rows.get(name, {})
+    check("ab guard, %s: wrong on every instance, rejected" % why,
+          statuses(name) == ["wrong"] * 3 and c.get("verdict") == "rejected",
+          "statuses %s, verdict %s" % (statuses(name), c.get("verdict")))
+c = rows.get("CACHE", {})
+check("ab guard, globals reset: a result cached in a __device__ flag is recomputed every run (verified, not faster)",
+      statuses("CACHE") == ["verified"] * 3 and c.get("verdict") != "faster",
+      "statuses %s, verdict %s, reasons %s" % (statuses("CACHE"), c.get("verdict"),
+                                               [r.get("reason") for r in c.get("instances", [])]))
+c = rows.get("LAUNCH_BOUNDS", {})
+reasons = [r.get("reason") or "" for r in c.get("instances", [])]
+check("ab guard, launch limits: a kernel that cannot take the recorded block is an error, never a pass",
+      statuses("LAUNCH_BOUNDS") == ["error"] * 3 and all("threads per block" in r for r in reasons),
+      "statuses %s, reasons %s" % (statuses("LAUNCH_BOUNDS"), reasons))
+figure("ab-guards", "ab: the honest candidate's geometric-mean speed-up (identical code)", h.get("geomean_speedup"),
+       "in", "0.9..1.1", unit="x", detail="interval %s, worst %s" % (h.get("geomean_ci"), h.get("worst")))
+figure("ab-guards", "ab: six candidates on three instances, wall time", wall, "<=", 90, unit="s")
+PY
+expect "ab: only cheats: exit 1 and the text leaderboard says so" 1 "No candidate verified on every instance" -- \
+  "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W/WRITE_NOTHING.cu" --repetitions 6
+J=$(grep -l '"ab_cheat"' "$W"/cheats/*.json | head -n 1)
+expect "replay --candidate: the poison catches a candidate that writes nothing (exit 1)" 1 "poisoned before every candidate run" -- \
+  "$RR" replay "$J" --candidate "$W/WRITE_NOTHING.cu" --repetitions 6
