@@ -1093,10 +1093,21 @@ fn every_help_example_runs_on_the_bundled_records() {
             // A file an earlier example writes with a GPU (`--simulate all.json`): refused as
             // any missing file a flag names, whatever the status; the example's flags parsed.
             assert_eq!(stderr.lines().count(), 1, "{example}: {stderr}");
+        } else if json_error_message(&out.stdout)
+            .is_some_and(|m| m.ends_with("No such file or directory (os error 2)"))
+        {
+            // The same under --json: the refusal is the `error` object on stdout.
+            assert!(stderr.is_empty(), "{example}: {stderr}");
         } else {
             assert_ne!(out.status.code(), Some(2), "{example}: {stderr}");
         }
     }
+}
+
+/// The message of the `error` object a command's --json prints, if that is what `stdout` is.
+fn json_error_message(stdout: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(stdout).ok()?;
+    (v["event"] == "error").then(|| v["message"].as_str().unwrap_or_default().to_string())
 }
 
 /// Every option and argument line in every `--help` has a description (on its line, or on
@@ -1636,7 +1647,9 @@ fn record_report_refuses_a_fifo() {
         .args(["--", "true"])
         .timeout(std::time::Duration::from_secs(20))
         .assert()
-        .stderr(predicate::str::contains("report.txt").and(predicate::str::contains("FIFO")));
+        .stderr(predicate::str::contains("report.txt").and(predicate::str::contains("FIFO")))
+        // Said as every error is.
+        .stderr(predicate::str::contains("rr-tui: error: --report: "));
 }
 
 /// SIGTERM to `record` reaches the program, which decides how to end; `record` then exits with

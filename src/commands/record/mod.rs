@@ -394,6 +394,6 @@ fn print_report(path: &Path) {
     }
     match rr_format::fsio::read_limited(path, rr_format::fsio::MAX_REPORT_BYTES, "report") {
         Ok(bytes) => output::lines(String::from_utf8_lossy(&bytes).lines()),
-        Err(e) => output::error_line(&format!("rr-tui record: --report: {e}")),
+        Err(e) => output::error(&format!("--report: {e}")),
     }
 }
