@@ -144,6 +144,6 @@ impl Worker<'_> {
             self.compiled.insert(name.clone(), c);
         }
         let c = &self.compiled[&name];
-        Ok(session.load_candidate(c)?)
+        session.load_candidate(c)
     }
 }
