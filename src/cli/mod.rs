@@ -252,7 +252,7 @@ memory is written as `.candidate_output` beside where `.replay_output` would go.
         )
     )]
     Replay(ReplayArgs),
-    /// Write a standalone reproducer of one instance: a C++ (or Python) program on the CUDA driver API.
+    /// Write a standalone reproducer of one instance: C++ or Python on the CUDA driver API.
     #[command(
         long_about = "Write a standalone reproducer of one recorded instance into --out: repro.cpp, \
 a program on the CUDA driver API alone (cuda.h, libcuda), or with --python repro.py on NVIDIA's \

@@ -28,10 +28,14 @@ pub struct ReproArgs {
     /// otherwise.
     #[arg(long)]
     pub pack: bool,
-    /// Repetitions the reproducer times when run without its own --repetitions.
+    /// Repetitions the program times by default.
+    ///
+    /// Its own --repetitions N overrides this when it runs.
     #[arg(long, value_name = "N", value_parser = parse_repetitions, default_value_t = DEFAULT_REPRO_REPETITIONS)]
     pub repetitions: u32,
-    /// Write into an existing, non-empty --out, replacing files of the reproducer's names.
+    /// Write into a non-empty --out.
+    ///
+    /// Files of the reproducer's names are replaced; the others stay.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
