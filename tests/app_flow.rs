@@ -1591,7 +1591,10 @@ fn the_heatmap_picks_its_axes_among_those_that_vary() {
 /// second instead of writing tens of GiB); the output → replay pair then says how to get it.
 #[test]
 fn a_large_instances_replay_keeps_no_output_and_says_so() {
-    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    // In a directory whose name has a space: the command it gives must run as pasted.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("my records");
+    copy_dir(&fixture("llvm-two-kernels"), &dir);
     let stem = dir.join("12965991079383468724_4571022325904014944");
     let size = 3u64 << 29; // 1.5 GiB, sparse
     for side in ["record_input", "record_output"] {
@@ -1629,6 +1632,9 @@ fn a_large_instances_replay_keeps_no_output_and_says_so() {
         said.contains("keeps no replay output over 1 GiB") && said.contains("--save-output"),
         "{said}"
     );
+    let command = said.split('`').nth(1).unwrap();
+    let words = shell_words::split(command).unwrap();
+    assert_eq!(words[2], json.display().to_string(), "{said}");
 }
 
 /// A kept replay process says what it did with the last replay's memory on a line of its own

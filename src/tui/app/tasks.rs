@@ -62,7 +62,10 @@ impl App {
                         format!(
                             "the explorer keeps no replay output over {}: `rr-tui replay {} --verify --save-output` writes it",
                             humansize::format_size(SAVED_OUTPUT_LIMIT, humansize::BINARY),
-                            rr_format::text::visible_path(&self.rows[i].json_path)
+                            // Quoted, so that the command runs as pasted.
+                            shell_words::quote(&rr_format::text::visible_path(
+                                &self.rows[i].json_path
+                            ))
                         ),
                         true,
                     );
