@@ -516,8 +516,11 @@ impl App {
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let (screen, said) = (self.screen, self.status_serial);
+        let placed = self.lists_placed();
         let cmds = self.apply(msg);
-        self.keep_lists_in_view();
+        if self.lists_placed() != placed {
+            self.keep_lists_in_view();
+        }
         // Workers answer about the record open when they started; the picker may open another.
         let serial = self.record_serial;
         let cmds = cmds

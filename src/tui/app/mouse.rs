@@ -64,6 +64,16 @@ pub fn first_row(top: usize, selected: usize, len: usize, visible: usize) -> usi
         .max((selected + 1).saturating_sub(visible))
 }
 
+/// See [`App::lists_placed`]: compared before and after a message, so that the stream of replay
+/// and sweep events (thousands a second) does not lay the frame out for nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ListsPlaced {
+    selected: usize,
+    rows: usize,
+    size: (u16, u16),
+    picker: Option<(usize, usize)>,
+}
+
 /// The row of a list drawn one per line in `rows` from its item `first` that `at` is on.
 fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
     let i = first + (at.y.checked_sub(rows.y)? as usize);
@@ -76,8 +86,23 @@ impl App {
         ui::frame_areas(self, Rect::new(0, 0, self.width, self.height))
     }
 
-    /// The instance list's and the picker's first rows on screen, after a message changed the
-    /// selection or the size (the drawing and the clicks both read them).
+    /// What places the lists: their selections and lengths, and the terminal's size. (A status
+    /// message that wraps changes how many rows fit too, but the drawing and the clicks both
+    /// clamp the kept first row with [`first_row`], so they agree without it.)
+    pub(super) fn lists_placed(&self) -> ListsPlaced {
+        ListsPlaced {
+            selected: self.selected,
+            rows: self.view.len(),
+            size: (self.width, self.height),
+            picker: self
+                .picker
+                .as_ref()
+                .map(|p| (p.selected, p.below.found.len())),
+        }
+    }
+
+    /// The instance list's and the picker's first rows on screen, after a message changed
+    /// what places them (the drawing and the clicks both read them).
     pub(super) fn keep_lists_in_view(&mut self) {
         let [_, main, _, _] = self.frame();
         let visible = ui::instance_rows(self, main).height as usize;
