@@ -510,3 +510,70 @@ fn a_hostile_kernel_name_cannot_escape_the_generated_source() {
         }
     }
 }
+
+/// The Python reproducer on NVIDIA's cuda-python, run against the stand-in driver (cuda-python
+/// resolves every call through cuGetProcAddress, which the stand-in answers by name): where a
+/// python3 with `cuda.bindings` is found (`RR_TUI_TEST_PYTHON`, else `python3`); skipped
+/// otherwise.
+#[test]
+fn the_python_reproducer_runs_on_the_stand_in_driver_where_cuda_python_is() {
+    let python = std::env::var("RR_TUI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = std::process::Command::new(&python)
+        .args(["-c", "import cuda.bindings.driver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("{python} cannot import cuda.bindings: the Python reproducer is not run");
+        return;
+    }
+    let lib = fake_driver();
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    let json = rec.join(STENCIL);
+    let stem = STENCIL.trim_end_matches(".json");
+    for same in [false, true] {
+        if same {
+            std::fs::copy(
+                rec.join(format!("{stem}.record_input")),
+                rec.join(format!("{stem}.record_output")),
+            )
+            .unwrap();
+        }
+        let out = rec.parent().unwrap().join(format!("py-{same}"));
+        repro(&json, &out, &["--python"]);
+        let log = out.join("driver.log");
+        let o = std::process::Command::new(&python)
+            .arg(out.join("repro.py"))
+            .args(["--repetitions", "2"])
+            .env("LD_LIBRARY_PATH", lib.path())
+            .env("FAKE_CUDA_MEMORY", "1")
+            .env("FAKE_CUDA_LOG", &log)
+            .env("FAKE_CUDA_LOG_PARAMS", "1")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(
+            o.status.code(),
+            Some(if same { 0 } else { 1 }),
+            "{said}{err}"
+        );
+        let verdict = if same {
+            "verified: 33024 bytes"
+        } else {
+            "FAILED: "
+        };
+        assert!(said.contains(verdict), "{said}");
+        assert!(said.contains("kernel time over 2 repetitions"), "{said}");
+        assert!(
+            log.starts_with("reserve 0x7f611c000000 0x4000000\nmap 0x7f611c800000 0x200000\n"),
+            "{log}"
+        );
+        assert_eq!(
+            log.matches("launch grid=2,2,4 block=8,8,4 shared=0 params=0040801c617f0000,")
+                .count(),
+            3,
+            "{log}"
+        );
+    }
+}

@@ -9,12 +9,14 @@
  * that copies where it did not map is caught (tests/repro.rs runs generated reproducers so).
  * With FAKE_CUDA_LOG=FILE, the calls that place memory and launch kernels are appended to FILE,
  * one line each. Without them, nothing changes for the other tests. */
+#define _GNU_SOURCE 1 /* dladdr */
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
+#include <dlfcn.h>
 typedef int CUresult;
 static uint64_t next_ptr = 0x7e0000000000ull;
 static uint64_t fake(size_t n){ uint64_t p = next_ptr; next_ptr += (n + 0x200000) & ~0x1fffffull; return p; }
@@ -172,5 +174,17 @@ CUresult cuGetProcAddress_v2(const char *name, void **pfn, int version, unsigned
   };
   for (size_t i = 0; i < sizeof table / sizeof *table; i++)
     if (!strcmp(name, table[i].name)) { *pfn = table[i].f; if (status) *status = 0; return 0; }
+  /* With FAKE_CUDA_MEMORY (a test of a whole program, e.g. a Python reproducer on cuda-python,
+   * which resolves every call this way): any function of this file, the versioned one first. */
+  Dl_info self;
+  void *me = memory_on() && dladdr((void *)cuGetProcAddress_v2, &self) ? dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+  if (me) {
+    char versioned[128];
+    snprintf(versioned, sizeof versioned, "%s_v2", name);
+    *pfn = dlsym(me, versioned);
+    if (!*pfn) *pfn = dlsym(me, name);
+    dlclose(me);
+    if (*pfn) { if (status) *status = 0; return 0; }
+  }
   *pfn = NULL; if (status) *status = 1; return 500; /* CUDA_ERROR_NOT_FOUND */
 }

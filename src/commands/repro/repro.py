@@ -134,7 +134,12 @@ def address(buf):
 
 
 def load(data, output):
-    return [read_at(os.path.join(data, c[4] if output else c[2]), c[5] if output else c[3], c[1]) for c in COPY]
+    """Each segment's recorded bytes, before the kernel or (output) after it."""
+    out = []
+    for _addr, size, _host, in_file, in_off, out_file, out_off in COPY:
+        name, offset = (out_file, out_off) if output else (in_file, in_off)
+        out.append(read_at(os.path.join(data, name), offset, size))
+    return out
 
 
 def bind_globals(data, module):
