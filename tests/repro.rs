@@ -577,3 +577,42 @@ fn the_python_reproducer_runs_on_the_stand_in_driver_where_cuda_python_is() {
         );
     }
 }
+
+/// Page-locked host memory (a segment of kind `host`, far from the device memory) is mapped
+/// at its recorded address, restored and compared like the rest: a byte changed in its recorded
+/// output is the first difference, at its host address.
+#[test]
+fn host_memory_is_restored_and_compared_at_its_recorded_address() {
+    let lib = fake_driver();
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    let json = rec.join(STENCIL);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let host = 0x7f70_0000_0000u64;
+    v["Segments"][2]["Kind"] = "host".into();
+    v["Segments"][2]["Addr"] = host.into();
+    v["VAllocSize"] = (host + 256 - v["VAllocAddr"].as_u64().unwrap()).into();
+    std::fs::write(&json, v.to_string()).unwrap();
+    let stem = STENCIL.trim_end_matches(".json");
+    let mut output = std::fs::read(rec.join(format!("{stem}.record_input"))).unwrap();
+    output[32768 + 5] ^= 0xff; // byte 5 of the host segment
+    std::fs::write(rec.join(format!("{stem}.record_output")), output).unwrap();
+    let out = rec.parent().unwrap().join("host");
+    repro(&json, &out, &[]);
+    let cpp = std::fs::read_to_string(out.join("repro.cpp")).unwrap();
+    assert!(
+        cpp.contains("{0x7f7000000000ull, 0x1000ull}"),
+        "the host page"
+    );
+    assert!(cpp.contains("{0x7f7000000000ull, 256ull, true, \"input.bin\", 32768ull"));
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/cuda_min");
+    let Some(exe) = build(&out, &include, lib.path()) else {
+        return;
+    };
+    let (code, said, _) = run(&exe, lib.path(), false);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("FAILED: 1 of 33024 bytes differ from the recorded output (the first at 0x7f7000000005)"),
+        "{said}"
+    );
+}
