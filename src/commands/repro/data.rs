@@ -151,10 +151,15 @@ pub fn pack(out: &Path, files: &[(String, Source)]) -> Result<Placed> {
                     let file = fsio::open_regular(src)?;
                     let len = file.metadata().map_err(|e| Error::io(src, e))?.len();
                     header.set_size(len);
-                    // `take`: a file that grows meanwhile cannot make the entry longer than its
-                    // header says.
-                    tar.append_data(&mut header, &inner, std::io::Read::take(file, len))
-                        .map_err(io)?;
+                    tar.append_data(
+                        &mut header,
+                        &inner,
+                        Exactly {
+                            inner: file,
+                            left: len,
+                        },
+                    )
+                    .map_err(io)?;
                     placed.bytes += len;
                 }
             }
@@ -165,4 +170,62 @@ pub fn pack(out: &Path, files: &[(String, Source)]) -> Result<Placed> {
     w.flush().map_err(|e| Error::io(&path, e))?;
     w.commit()?;
     Ok(placed)
+}
+
+/// A file read as exactly the length its tar header says: one that grows meanwhile is cut
+/// there, one that shrinks is an error (tar would otherwise pad a short entry silently and
+/// every entry after it would be read from the wrong place).
+struct Exactly<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Exactly<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was being packed",
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Exactly;
+    use std::io::Read;
+
+    #[test]
+    fn a_packed_file_is_read_as_long_as_its_header_says() {
+        let mut out = Vec::new();
+        let longer = Exactly {
+            inner: &b"abcdef"[..],
+            left: 4,
+        };
+        std::io::BufReader::new(longer)
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(
+            out, b"abcd",
+            "a file that grew is cut at its header's length"
+        );
+        let shorter = Exactly {
+            inner: &b"ab"[..],
+            left: 4,
+        };
+        let err = std::io::BufReader::new(shorter)
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    }
 }
