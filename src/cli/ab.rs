@@ -12,9 +12,9 @@ pub struct AbArgs {
     pub dir: PathBuf,
     /// The kernels to judge: a regular expression over their names.
     ///
-    /// Matched against the mangled and the demangled name, as `record --kernels` and
-    /// `tune DIR --kernels` match (anchor it with ^…$ for one kernel). Every recorded instance
-    /// of a matching kernel is run.
+    /// Matched against the mangled and the demangled name, as the recorder and `tune DIR`
+    /// select kernels (anchor it with ^…$ for one kernel). Every recorded instance of a
+    /// matching kernel is run.
     #[arg(long, value_name = "REGEX")]
     pub kernel: String,
     // Several: each is judged on every instance. One text with `replay`'s (`flags`).

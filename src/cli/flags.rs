@@ -60,3 +60,11 @@ FILE (JSON) and FILE with .h (a C header of #define RR_<KERNEL>_<ARCH>_<FIELD>, 
 RR_AB_SCALE_SM90_BLOCK_X or a define's RR_AB_SCALE_SM90_TILE), keyed by kernel, problem \
 signature (recorded grid, block and argument sizes) and GPU architecture; another sweep adds to \
 the file.";
+
+/// `--candidate` of `replay`, `profile` (one candidate) and `ab` (several).
+pub(crate) const CANDIDATE: &str = "A/B: another build of the kernel, from FILE";
+pub(crate) const CANDIDATE_LONG: &str = "A/B: another build of the kernel, from FILE.
+
+FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source *.cu compiled here with \
+NVRTC for this GPU) runs on the recorded input at the recorded addresses; its parameter layout \
+must match the recorded kernel's. The command's description says what it measures of it.";

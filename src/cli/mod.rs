@@ -44,6 +44,7 @@ pub(crate) fn examples_text(lines: &[&str]) -> String {
 }
 
 // After the macro: the subcommands' argument modules use `examples!`.
+mod ab;
 mod deprecated;
 mod flags;
 mod profile;
@@ -53,6 +54,7 @@ mod supplied;
 mod timing;
 mod tune;
 
+pub use ab::AbArgs;
 pub use deprecated::say_notes as say_deprecation_notes;
 pub use profile::{ProfileArgs, ProfileSet};
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
@@ -265,6 +267,25 @@ events; it exits 0 only when verified. Instances with texture or surface objects
 thread-block clusters are refused with the reason."
     )]
     Repro(ReproArgs),
+    /// Rank candidate kernels on every recorded instance of a kernel.
+    #[command(
+        long_about = "Run each --candidate against every recorded instance in DIR of the kernels \
+--kernel matches (every shape and content the program produced): verify it against the recorded \
+output, time it against the recorded kernel in alternating pairs, and print a leaderboard: per \
+candidate, the instances it verified on, the geometric mean of its speed-ups with a 95 % \
+interval, its worst instance and its verdict. Guards a cheating candidate cannot pass: the bytes \
+the kernel writes are poisoned before every candidate run, the candidate's globals are reset, \
+every byte of every recorded segment is compared, a launch that fails or exceeds the kernel's \
+limits is an error, and a time below what writing its bytes at the GPU's peak bandwidth takes \
+is implausible (docs/ab-testing.md). Each candidate runs in its own process, switching from \
+instance to instance with the memory kept on the GPU where the layout allows. Exit status 0 when \
+at least one candidate verified on every instance, 1 otherwise, 2 for a usage error.",
+        after_long_help = examples!(
+            "rr-tui ab $D --kernel . --candidate faster.cu other.cubin --tolerance f32:rtol=1e-5",
+            "rr-tui ab $D --kernel saxpy --candidate faster.cu -D TILE=32 --json",
+        )
+    )]
+    Ab(AbArgs),
     /// Profile one replay with Nsight Compute: speed of light, occupancy, stalls, roofline.
     #[command(
         long_about = "Run Nsight Compute (ncu) on exactly one repetition of the replay (its NVTX \

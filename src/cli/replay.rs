@@ -194,14 +194,16 @@ impl ReplayArgs {
 /// An A/B candidate: the flags `replay` and `profile` share.
 #[derive(Debug, Args, Clone, Default)]
 pub struct CandidateArgs {
-    /// A/B: another build of the kernel, from FILE.
-    ///
-    /// FILE's kernel of the same name (a cubin, fatbin, PTX, or CUDA C++ source *.cu compiled
-    /// here with NVRTC for this GPU) runs on the recorded input at the recorded addresses; its
-    /// parameter layout must match the recorded kernel's. The command's description says what
-    /// it measures of it.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help = flags::CANDIDATE, long_help = flags::CANDIDATE_LONG)]
     pub candidate: Option<PathBuf>,
+    #[command(flatten)]
+    pub build: CandidateBuildArgs,
+}
+
+/// How a candidate is built and which of its kernels runs: the flags `replay`, `profile` and
+/// `ab` share (each requires `--candidate`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct CandidateBuildArgs {
     /// The candidate's kernel, when not named as the recorded one.
     ///
     /// A mangled name, as `rr-tui inspect` shows the recorded one.
@@ -225,15 +227,22 @@ pub struct CandidateArgs {
     pub nvrtc_opts: Vec<String>,
 }
 
-impl CandidateArgs {
-    /// The candidate as the engine takes it.
-    pub fn spec(&self) -> Option<CandidateSpec> {
-        self.candidate.as_ref().map(|path| CandidateSpec {
-            path: path.clone(),
+impl CandidateBuildArgs {
+    /// The candidate at `path` as the engine takes it.
+    pub fn spec(&self, path: &std::path::Path) -> CandidateSpec {
+        CandidateSpec {
+            path: path.to_path_buf(),
             kernel: self.candidate_kernel.clone(),
             defines: self.defines.clone(),
             options: self.nvrtc_opts.clone(),
-        })
+        }
+    }
+}
+
+impl CandidateArgs {
+    /// The candidate as the engine takes it.
+    pub fn spec(&self) -> Option<CandidateSpec> {
+        self.candidate.as_ref().map(|path| self.build.spec(path))
     }
 }
 

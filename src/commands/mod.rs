@@ -1,6 +1,7 @@
 //! Headless subcommands: each returns the process exit code, prints results on stdout and
 //! one-line errors on stderr.
 
+pub mod ab;
 pub mod check;
 pub mod child;
 pub mod config;

@@ -27,6 +27,12 @@ impl App {
             self.on_help_key(k);
             return vec![];
         }
+        // Enter on the Replay screen steps through the leaderboard (its title says so; no
+        // binding: the screen has no other use for Enter).
+        if k.code == KeyCode::Enter && self.screen == Screen::Replay && self.leaderboard.is_some() {
+            self.leaderboard_next();
+            return vec![];
+        }
         match keymap::lookup(self.scope(), &k) {
             Some(a) if self.picking => self.on_picker_action(a),
             Some(a) => self.on_action(a),
@@ -112,6 +118,10 @@ impl App {
                         self.set_status(done, false);
                         if kind == PromptKind::Search {
                             return self.search_again(true);
+                        }
+                        if !self.asked_candidates.is_empty() {
+                            let specs = std::mem::take(&mut self.asked_candidates);
+                            return self.start_leaderboard(specs);
                         }
                     }
                     Err(why) => {
@@ -234,7 +244,16 @@ impl App {
                 })
             }
             PromptKind::Candidate => {
-                let spec = crate::cli::parse_candidate(text)?;
+                let mut specs = super::leaderboard::parse_candidates(text)?;
+                if specs.len() > 1 {
+                    for c in &specs {
+                        rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
+                    }
+                    // Started when the prompt closes (`on_prompt_key`).
+                    self.asked_candidates = std::mem::take(&mut specs);
+                    return Ok("ranking the candidates on every instance of the kernel…".into());
+                }
+                let spec = specs.pop();
                 // A regular file; the replay's own checks read it (on a worker) later.
                 if let Some(c) = &spec {
                     rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;

@@ -10,6 +10,7 @@ pub mod descriptors;
 mod export;
 pub mod heatmap;
 pub mod instances;
+pub mod leaderboard;
 pub mod mouse;
 pub mod picker;
 pub mod profiles;
@@ -109,6 +110,8 @@ pub enum Msg {
     },
     /// An export finished: what was written, or why not.
     Exported(Result<String, String>),
+    /// `rr-tui ab`'s leaderboard of the candidates `C` named, or why there is none.
+    Leaderboard(Result<Box<rr_engine::replay::leaderboard::Leaderboard>, String>),
     /// The search for record directories below the directory given, done on a worker.
     RecordDirsFound(rr_format::search::RecordDirsBelow),
     /// The record directory the picker asked for, read on a worker.
@@ -325,6 +328,10 @@ pub struct App {
     pub profiles: HashMap<usize, profiles::Profiles>,
     /// The profile running (one at a time: ncu serialises the GPU).
     pub profiling: Option<(usize, profiles::Target)>,
+    /// The Replay screen's leaderboard of several candidates (`C` with several files).
+    pub leaderboard: Option<leaderboard::LeaderboardView>,
+    /// Several candidates the `C` prompt named, started as a leaderboard when it closes.
+    pub asked_candidates: Vec<rr_engine::replay::candidate::CandidateSpec>,
     /// `Err(why)` when replay cannot run here (no CUDA driver).
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
@@ -398,6 +405,8 @@ impl App {
             tune_queue: Default::default(),
             profiles: HashMap::new(),
             profiling: None,
+            leaderboard: None,
+            asked_candidates: Vec::new(),
             gpu,
             output_dir,
             export_dir: PathBuf::from("."),
@@ -616,6 +625,10 @@ impl App {
             Msg::RecordOpened(result) => self.on_record_opened(result),
             Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
             Msg::ForRecord(..) => vec![],
+            Msg::Leaderboard(result) => {
+                self.on_leaderboard(result);
+                vec![]
+            }
             Msg::Exported(result) => {
                 match result {
                     Ok(what) => self.set_status(format!("exported {what}"), false),

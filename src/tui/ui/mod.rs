@@ -6,6 +6,7 @@ pub mod format;
 mod heatmap;
 mod help;
 mod instances;
+mod leaderboard;
 mod picker;
 mod profile;
 mod replay;

@@ -43,6 +43,17 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         ))),
         settings_area,
     );
+    // The leaderboard of several candidates (`C`), below the replay, while there is one.
+    let inner = match &app.leaderboard {
+        Some(board) => {
+            let h = super::leaderboard::height(board, inner.height);
+            let [rest, section] =
+                Layout::vertical([Constraint::Min(1), Constraint::Length(h)]).areas(inner);
+            super::leaderboard::draw(board, theme, f, section);
+            rest
+        }
+        None => inner,
+    };
     let Some(run) = app.replays.get(&cur) else {
         let text = match app.replay_blocker(cur) {
             Some(ReplayBlocker::Record(why)) => vec![Line::from(Span::styled(format!("This instance cannot be replayed: {why}"), theme.warn))],

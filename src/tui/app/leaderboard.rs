@@ -1,0 +1,239 @@
+//! The Replay screen's leaderboard: `C` given several candidate files ranks them on every
+//! recorded instance of the selected instance's kernel. The work is `rr-tui ab … --json` in a
+//! process of its own (as a replay is `rr-tui replay --json`: a faulting candidate takes nothing
+//! of the explorer with it), started on a worker thread; its one JSON document comes back as
+//! [`Msg::Leaderboard`]. Enter on the Replay screen shows each candidate's per-instance results
+//! in turn.
+
+use std::process::{Command, Stdio};
+
+use rr_engine::replay::candidate::CandidateSpec;
+use rr_engine::replay::leaderboard::Leaderboard;
+
+use super::{App, Cmd, Msg, Work};
+
+/// The leaderboard document is at most this long (`ab`'s own output; more is not ours).
+const MAX_BOARD_BYTES: u64 = 64 << 20;
+
+/// Where the leaderboard stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeaderboardState {
+    /// `rr-tui ab` is running.
+    Running,
+    Done(Box<Leaderboard>),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaderboardView {
+    /// The kernel's readable name, and the candidate files as given.
+    pub kernel: String,
+    pub candidates: Vec<String>,
+    pub state: LeaderboardState,
+    /// The candidate whose per-instance results are shown (None: the table).
+    pub detail: Option<usize>,
+}
+
+/// `FILE… [-D N=V]… [--nvrtc-opt=O]… [--candidate-kernel K]`: the candidate files (the words
+/// before the first flag), each with the flags, parsed by `replay`'s own flags (through the
+/// one-candidate prompt's parser). Empty: no candidate.
+pub fn parse_candidates(text: &str) -> Result<Vec<CandidateSpec>, String> {
+    let words = shell_words::split(text).map_err(|e| format!("{e} (quote paths with spaces)"))?;
+    let files = words.iter().take_while(|w| !w.starts_with('-')).count();
+    let flags = &words[files..];
+    let mut specs = Vec::with_capacity(files);
+    for file in &words[..files] {
+        let one: Vec<String> = std::iter::once(file.clone())
+            .chain(flags.iter().cloned())
+            .collect();
+        if let Some(spec) = crate::cli::parse_candidate(&shell_words::join(&one))? {
+            specs.push(spec);
+        }
+    }
+    Ok(specs)
+}
+
+/// `name` as a regular expression that matches it alone.
+fn exactly(name: &str) -> String {
+    let mut re = String::from("^");
+    for c in name.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            re.push('\\');
+        }
+        re.push(c);
+    }
+    re.push('$');
+    re
+}
+
+impl App {
+    /// Rank `specs` on every instance of the selected instance's kernel (refused, with why,
+    /// while other GPU work runs).
+    pub(super) fn start_leaderboard(&mut self, specs: Vec<CandidateSpec>) -> Vec<Cmd> {
+        let Some(i) = self.current() else {
+            self.set_status("no instance selected", true);
+            return vec![];
+        };
+        let busy = match () {
+            _ if self.running.is_some() => Some("a replay is running (c cancels it)"),
+            _ if self.tuning.is_some() => Some("a sweep is running"),
+            _ if self.profiling.is_some() => Some("a profile is running"),
+            _ if matches!(
+                self.leaderboard.as_ref().map(|l| &l.state),
+                Some(LeaderboardState::Running)
+            ) =>
+            {
+                Some("a leaderboard is being made")
+            }
+            _ => None,
+        };
+        if let Some(why) = busy {
+            self.set_status(format!("{why}: the candidates wait"), true);
+            return vec![];
+        }
+        let row = &self.rows[i];
+        let mut args = vec![
+            "ab".to_string(),
+            self.dir.display().to_string(),
+            format!("--kernel={}", exactly(&row.kernel)),
+            "--json".into(),
+        ];
+        if self.settings.repetitions as usize >= rr_engine::replay::ab::MIN_PAIRS {
+            args.push(format!("--repetitions={}", self.settings.repetitions));
+        }
+        if let Some(t) = &self.settings.tolerance {
+            args.push(format!("--tolerance={}", t.to_spec()));
+        }
+        args.push("--candidate".into());
+        args.extend(specs.iter().map(|s| s.path.display().to_string()));
+        // The flags are the same for every file (the prompt gave them once).
+        args.extend(specs[0].to_args().into_iter().skip(2));
+        self.leaderboard = Some(LeaderboardView {
+            kernel: row.demangled.clone(),
+            candidates: specs.iter().map(|s| s.path.display().to_string()).collect(),
+            state: LeaderboardState::Running,
+            detail: None,
+        });
+        vec![Cmd::Work(Work::new(move || {
+            Msg::Leaderboard(run_ab(&args))
+        }))]
+    }
+
+    /// The leaderboard came back (or why not).
+    pub(super) fn on_leaderboard(&mut self, result: Result<Box<Leaderboard>, String>) {
+        let Some(view) = self.leaderboard.as_mut() else {
+            return;
+        };
+        let said = match &result {
+            Ok(b) => format!(
+                "leaderboard: {} candidate(s) on {} instance(s){}",
+                b.candidates.len(),
+                b.instances.len(),
+                if b.passed {
+                    ""
+                } else {
+                    "; none verified on every instance"
+                }
+            ),
+            Err(e) => format!("leaderboard: {e}"),
+        };
+        let failed = result.is_err();
+        view.state = match result {
+            Ok(b) => LeaderboardState::Done(b),
+            Err(e) => LeaderboardState::Failed(e),
+        };
+        view.detail = None;
+        self.set_status(said, failed);
+    }
+
+    /// Enter on the Replay screen: the next candidate's per-instance results, then the table
+    /// again.
+    pub(super) fn leaderboard_next(&mut self) {
+        let Some(view) = self.leaderboard.as_mut() else {
+            self.set_status(
+                "no leaderboard: C with several candidate files ranks them on every instance",
+                false,
+            );
+            return;
+        };
+        let LeaderboardState::Done(board) = &view.state else {
+            return;
+        };
+        let n = board.candidates.len();
+        view.detail = match view.detail {
+            None if n > 0 => Some(0),
+            Some(k) if k + 1 < n => Some(k + 1),
+            _ => None,
+        };
+    }
+}
+
+/// Run `rr-tui ARGS` (an `ab … --json`) and read its leaderboard, or say why there is none.
+fn run_ab(args: &[String]) -> Result<Box<Leaderboard>, String> {
+    use std::io::Read;
+    let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {e}"))?;
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start rr-tui ab: {e}"))?;
+    let mut out = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|s| s.take(MAX_BOARD_BYTES).read_to_end(&mut out));
+    let _ = child.wait();
+    if let Some(Err(e)) = read {
+        return Err(format!("reading rr-tui ab: {e}"));
+    }
+    board_of(&out)
+}
+
+/// The leaderboard in `ab --json`'s output, or the error it printed instead.
+pub fn board_of(out: &[u8]) -> Result<Box<Leaderboard>, String> {
+    if let Ok(b) = serde_json::from_slice::<Leaderboard>(out) {
+        return Ok(Box::new(b));
+    }
+    let error: Option<String> = serde_json::from_slice::<serde_json::Value>(out)
+        .ok()
+        .and_then(|v| Some(v.get("message")?.as_str()?.to_string()));
+    Err(error.unwrap_or_else(|| "rr-tui ab gave no leaderboard".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_files_share_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.cu"), dir.path().join("b b.cu"));
+        let text = format!(
+            "{} {} -D TILE=8 --nvrtc-opt=--use_fast_math",
+            shell_words::quote(&a.display().to_string()),
+            shell_words::quote(&b.display().to_string())
+        );
+        let specs = parse_candidates(&text).unwrap();
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[1].path, b);
+        assert_eq!(specs[1].defines[0].name, "TILE");
+        assert_eq!(specs[0].options, ["--use_fast_math"]);
+        assert!(parse_candidates("").unwrap().is_empty());
+        assert!(parse_candidates("a.cu -D").is_err());
+    }
+
+    #[test]
+    fn the_kernel_is_matched_exactly() {
+        assert_eq!(exactly("_Z4scalePfi"), "^_Z4scalePfi$");
+        assert_eq!(exactly("a.b$c"), "^a\\.b\\$c$");
+    }
+
+    #[test]
+    fn the_document_or_the_error_it_says() {
+        let e = board_of(br#"{"event":"error","kind":"setup","message":"no CUDA driver"}"#);
+        assert_eq!(e.unwrap_err(), "no CUDA driver");
+        assert!(board_of(b"garbage").is_err());
+    }
+}
