@@ -1583,7 +1583,8 @@ fn own_globals(
         let Ok(g) = module.global(&name) else {
             continue;
         };
-        if kernel.globals.iter().any(|(k, _)| k.ptr == g.ptr) {
+        // Nothing to put back in an empty one (an extern array), nor twice in one.
+        if g.size == 0 || kernel.globals.iter().any(|(k, _)| k.ptr == g.ptr) {
             continue;
         }
         if g.size as u64 > budget {
