@@ -116,6 +116,17 @@ impl App {
             );
             return vec![];
         }
+        if matches!(
+            self.leaderboard.as_ref().map(|l| &l.state),
+            Some(super::leaderboard::LeaderboardState::Running)
+        ) {
+            // Its timings too.
+            self.set_status(
+                "the candidates' leaderboard is being made: let it finish",
+                true,
+            );
+            return vec![];
+        }
         let s = &self.settings;
         let mut request = ReplayRequest::new(self.rows[i].json_path.clone());
         request.verify = match (verify, s.tolerance) {
