@@ -616,3 +616,70 @@ fn host_memory_is_restored_and_compared_at_its_recorded_address() {
         "{said}"
     );
 }
+
+/// `--tolerance f32:…`: an element within it verifies (and is counted), one beyond it fails,
+/// in both programs; a type the programs do not implement is refused.
+#[test]
+fn a_tolerance_passes_close_floats_and_fails_far_ones() {
+    let lib = fake_driver();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/cuda_min");
+    let python = std::env::var("RR_TUI_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let cuda_python = std::process::Command::new(&python)
+        .args(["-c", "import cuda.bindings.driver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    let json = rec.join(STENCIL);
+    let stem = STENCIL.trim_end_matches(".json");
+    let input = std::fs::read(rec.join(format!("{stem}.record_input"))).unwrap();
+    for (factor, verified) in [(1.0001f32, true), (1.5, false)] {
+        // The output is the input with one float of segment 0 scaled.
+        let mut output = input.clone();
+        let f32_at = |at: usize| f32::from_le_bytes(output[at..at + 4].try_into().unwrap());
+        let at = (0..16384)
+            .step_by(4)
+            .find(|&at| f32_at(at).is_normal())
+            .expect("a nonzero float in segment 0");
+        let x = f32_at(at);
+        output[at..at + 4].copy_from_slice(&(x * factor).to_le_bytes());
+        std::fs::write(rec.join(format!("{stem}.record_output")), &output).unwrap();
+        let out = rec.parent().unwrap().join(format!("tol-{verified}"));
+        repro(&json, &out, &["--tolerance", "f32:rtol=1e-3"]);
+        let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+        assert!(readme.contains("Verification: f32 elements"), "{readme}");
+        let want = match verified {
+            true => "verified: 33024 bytes in 3 segments equal the recorded output (1 elements within the tolerance)".to_string(),
+            false => format!("FAILED: 4 of 33024 bytes differ from the recorded output beyond the tolerance (the first at {:#x})", 0x7f611c800000u64 + at as u64),
+        };
+        if let Some(exe) = build(&out, &include, lib.path()) {
+            let (code, said, _) = run(&exe, lib.path(), false);
+            assert_eq!(code, if verified { 0 } else { 1 }, "{said}");
+            assert!(said.contains(&want), "{said}");
+        }
+        if cuda_python {
+            let py = rec.parent().unwrap().join(format!("tol-py-{verified}"));
+            repro(&json, &py, &["--tolerance", "f32:rtol=1e-3", "--python"]);
+            let o = std::process::Command::new(&python)
+                .arg(py.join("repro.py"))
+                .args(["--repetitions", "1"])
+                .env("LD_LIBRARY_PATH", lib.path())
+                .env("FAKE_CUDA_MEMORY", "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                said.contains(&want),
+                "{said}{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    rr().arg("repro")
+        .arg(&json)
+        .arg("--out")
+        .arg(rec.parent().unwrap().join("i32"))
+        .args(["--tolerance", "i32:atol=1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("f32 or f64"));
+}

@@ -3,7 +3,7 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use super::{parse_repetitions, SuppliedArgs};
+use super::{parse_repetitions, parse_tolerance, SuppliedArgs};
 
 /// Repetitions the reproducer times when run without --repetitions.
 pub const DEFAULT_REPRO_REPETITIONS: u32 = 20;
@@ -33,6 +33,12 @@ pub struct ReproArgs {
     /// Its own --repetitions N overrides this when it runs.
     #[arg(long, value_name = "N", value_parser = parse_repetitions, default_value_t = DEFAULT_REPRO_REPETITIONS)]
     pub repetitions: u32,
+    /// Compare f32 or f64 values with tolerances instead of bytes.
+    ///
+    /// f32 or f64[:atol=X,rtol=Y,ulp=N], as replay's --tolerance (e.g. a kernel with float
+    /// atomics).
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance)]
+    pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Write into a non-empty --out.
     ///
     /// Files of the reproducer's names are replaced; the others stay.

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 pub fn run(args: &ReproArgs) -> Result<i32> {
     let inst = ReplayInstance::load(&args.descriptor, &args.supplied.supplied())
         .map_err(|e| naming(e, &args.descriptor))?;
-    let repro = model::build(&inst)?;
+    let repro = model::build(&inst, args.tolerance.as_ref())?;
     // Format 2: a blob that no longer holds what its name says would make a reproducer that
     // fails for a reason that is not the kernel's.
     inst.verify_blobs()?;

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use rr_engine::diff::{Comparison, DType};
 use rr_engine::replay::{launch, Overrides, ReplayInstance};
 use rr_format::image::ImageKind;
 use rr_format::instance::Side;
@@ -63,10 +64,51 @@ pub struct Repro {
     /// What replay would say about the instance (legacy inferences, host memory).
     pub notes: Vec<String>,
     pub format: &'static str,
+    /// `--tolerance`: compare elements of this type within these tolerances (else bytes).
+    pub tolerance: Option<Tolerance>,
+}
+
+/// A typed comparison the generated programs implement (replay's rules, for f32 and f64).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// 4 (f32) or 8 (f64).
+    pub bytes: u32,
+    pub atol: f64,
+    pub rtol: f64,
+    pub ulp: u64,
+    /// As replay names it (`f32 (rtol 1e-5)`), for README.txt.
+    pub spec: &'static str,
+}
+
+/// The comparison of `--tolerance`, when a reproducer implements it: f32 or f64, little-endian.
+pub fn tolerance(c: Option<&Comparison>) -> Result<Option<Tolerance>> {
+    let Some(c) = c.filter(|c| !c.is_bytes()) else {
+        return Ok(None);
+    };
+    let (bytes, spec) = match (c.dtype, c.big_endian) {
+        (DType::F32, false) => (4, "f32"),
+        (DType::F64, false) => (8, "f64"),
+        _ => {
+            return Err(Error::invalid(format!(
+                "--tolerance {}: a reproducer compares f32 or f64 values (or bytes); rr-tui replay \
+                 takes the other types",
+                c.to_spec()
+            )))
+        }
+    };
+    let t = c.tolerance;
+    Ok(Some(Tolerance {
+        bytes,
+        atol: t.atol,
+        rtol: t.rtol,
+        ulp: t.ulp,
+        spec,
+    }))
 }
 
 /// The reproducer of `inst`, or why there cannot be one (one line naming the descriptor).
-pub fn build(inst: &ReplayInstance) -> Result<Repro> {
+pub fn build(inst: &ReplayInstance, compare: Option<&Comparison>) -> Result<Repro> {
+    let tolerance = tolerance(compare)?;
     refuse_unsupported(inst)?;
     verifiable(inst)?;
     let d = &inst.descriptor;
@@ -104,6 +146,7 @@ pub fn build(inst: &ReplayInstance) -> Result<Repro> {
         data,
         notes: inst.notes.clone(),
         format: d.format.label(),
+        tolerance,
     })
 }
 

@@ -72,6 +72,15 @@ pub fn readme(r: &Repro, c: &Context) -> String {
         device_bytes + r.copies.iter().filter(|c| c.host).map(|c| c.size).sum::<u64>(),
         r.globals.len()
     );
+    let _ = match r.tolerance {
+        Some(t) => writeln!(
+            w,
+            "Verification: {} elements from each segment's start within atol={}, rtol={}, ulp={} \
+             (rr-tui replay --tolerance's rules), the rest byte for byte",
+            t.spec, t.atol, t.rtol, t.ulp
+        ),
+        None => writeln!(w, "Verification: byte for byte"),
+    };
     for note in &r.notes {
         let _ = writeln!(w, "Note: {note}");
     }

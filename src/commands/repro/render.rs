@@ -80,6 +80,27 @@ pub fn cpp(r: &Repro, repetitions: u32) -> String {
         w,
         format!("const unsigned DEFAULT_REPETITIONS = {repetitions};"),
     );
+    // Element size 0: byte for byte. Tolerances as replay's --tolerance.
+    let tol = r.tolerance;
+    line(
+        w,
+        format!("const unsigned TOL_BYTES = {};", tol.map_or(0, |t| t.bytes)),
+    );
+    line(
+        w,
+        format!("const double TOL_ATOL = {:e};", tol.map_or(0.0, |t| t.atol)),
+    );
+    line(
+        w,
+        format!("const double TOL_RTOL = {:e};", tol.map_or(0.0, |t| t.rtol)),
+    );
+    line(
+        w,
+        format!(
+            "const unsigned long long TOL_ULP = {}ull;",
+            tol.map_or(0, |t| t.ulp)
+        ),
+    );
     // Arrays end with a placeholder entry: C++ has no empty arrays; the counts say what is real.
     let bytes: Vec<String> = r.params.iter().map(|b| format!("{b:#04x}")).collect();
     line(w, format!("const size_t PARAM_BYTES = {};", r.params.len()));
@@ -176,6 +197,11 @@ pub fn python(r: &Repro, repetitions: u32) -> String {
         if r.cooperative { "True" } else { "False" }
     );
     let _ = writeln!(w, "DEFAULT_REPETITIONS = {repetitions}");
+    let tol = r.tolerance;
+    let _ = writeln!(w, "TOL_BYTES = {}", tol.map_or(0, |t| t.bytes));
+    let _ = writeln!(w, "TOL_ATOL = {:e}", tol.map_or(0.0, |t| t.atol));
+    let _ = writeln!(w, "TOL_RTOL = {:e}", tol.map_or(0.0, |t| t.rtol));
+    let _ = writeln!(w, "TOL_ULP = {}", tol.map_or(0, |t| t.ulp));
     let _ = writeln!(w, "PARAMS = bytes.fromhex(\"{}\")", hex(&r.params));
     let slots: Vec<String> = r.slots.iter().map(|(o, s)| format!("({o}, {s})")).collect();
     py_list(w, "SLOT", &slots);

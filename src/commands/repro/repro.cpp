@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -280,9 +282,44 @@ struct Launcher {
     }
 };
 
-// Every recorded byte against the recorded output; prints what differs. True when all match.
+// Float bits mapped to integers ordered like the floats, so a ULP distance is a difference.
+long long ordered(uint64_t bits, unsigned width) {
+    uint64_t sign = 1ull << (width - 1);
+    long long mag = static_cast<long long>(bits & (sign - 1));
+    return (bits & sign) ? -mag : mag;
+}
+
+// With a tolerance (TOL_BYTES 4: f32, 8: f64), replay's rules for an element whose bits differ:
+// NaN against NaN passes, NaN against a number fails, equal values (+0, -0) pass, an infinity
+// against anything else fails, and two numbers pass when |a - b| <= atol + rtol * |b| (b: this
+// run's value) or when they are at most ulp ULPs apart.
+bool close_enough(const unsigned char *want, const unsigned char *got) {
+    uint64_t a = 0, b = 0;
+    std::memcpy(&a, want, TOL_BYTES);
+    std::memcpy(&b, got, TOL_BYTES);
+    double x, y;
+    if (TOL_BYTES == 4) {
+        float f, g;
+        std::memcpy(&f, want, 4);
+        std::memcpy(&g, got, 4);
+        x = f, y = g;
+    } else {
+        std::memcpy(&x, want, 8);
+        std::memcpy(&y, got, 8);
+    }
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+    if (x == y) return true;
+    if (std::isinf(x) || std::isinf(y)) return false;
+    double diff = std::min(std::fabs(x - y), DBL_MAX);
+    long long oa = ordered(a, TOL_BYTES * 8), ob = ordered(b, TOL_BYTES * 8);
+    uint64_t ulp = oa > ob ? uint64_t(oa) - uint64_t(ob) : uint64_t(ob) - uint64_t(oa);
+    return diff <= TOL_ATOL + TOL_RTOL * std::fabs(y) || ulp <= TOL_ULP;
+}
+
+// Every recorded byte against the recorded output (elements of TOL_BYTES from each segment's
+// start within the tolerance, the rest byte for byte); prints what differs. True when all pass.
 bool verify(const Snapshot &expected) {
-    uint64_t differing = 0, first = 0, total = 0;
+    uint64_t differing = 0, first = 0, total = 0, within = 0;
     std::vector<unsigned char> got;
     for (size_t i = 0; i < N_COPY; i++) {
         const Copy &c = COPY[i];
@@ -290,17 +327,26 @@ bool verify(const Snapshot &expected) {
         if (c.host) std::memcpy(got.data(), reinterpret_cast<void *>(c.addr), c.size);
         else if (c.size) CHECK(cuMemcpyDtoH(got.data(), c.addr, c.size));
         const unsigned char *want = expected.bytes.data() + expected.at[i];
-        for (uint64_t k = 0; k < c.size; k++)
+        uint64_t k = 0;
+        for (; TOL_BYTES && k + TOL_BYTES <= c.size; k += TOL_BYTES) {
+            if (std::memcmp(got.data() + k, want + k, TOL_BYTES) == 0) continue;
+            if (close_enough(want + k, got.data() + k)) { within++; continue; }
+            if (differing == 0) first = c.addr + k;
+            differing += TOL_BYTES;
+        }
+        for (; k < c.size; k++)
             if (got[k] != want[k] && differing++ == 0) first = c.addr + k;
         total += c.size;
     }
+    const char *how = TOL_BYTES ? " beyond the tolerance" : "";
     if (differing == 0) {
-        std::printf("verified: %llu bytes in %zu segments equal the recorded output\n",
-                    static_cast<unsigned long long>(total), N_COPY);
+        std::printf("verified: %llu bytes in %zu segments equal the recorded output", static_cast<unsigned long long>(total), N_COPY);
+        if (TOL_BYTES) std::printf(" (%llu elements within the tolerance)", static_cast<unsigned long long>(within));
+        std::printf("\n");
         return true;
     }
-    std::printf("FAILED: %llu of %llu bytes differ from the recorded output (the first at %s)\n",
-                static_cast<unsigned long long>(differing), static_cast<unsigned long long>(total), hex(first).c_str());
+    std::printf("FAILED: %llu of %llu bytes differ from the recorded output%s (the first at %s)\n",
+                static_cast<unsigned long long>(differing), static_cast<unsigned long long>(total), how, hex(first).c_str());
     return false;
 }
 

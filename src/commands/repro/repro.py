@@ -11,7 +11,9 @@ Exit status: 0 verified, 1 the result differs from the recorded output, 2 troubl
 """
 import argparse
 import ctypes
+import math
 import os
+import struct
 import sys
 
 try:
@@ -166,9 +168,51 @@ def restore(inputs, globals_):
     check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
 
 
+def ordered(bits, width):
+    """Float bits as an integer ordered like the floats, so a ULP distance is a difference."""
+    sign = 1 << (width - 1)
+    mag = bits & (sign - 1)
+    return -mag if bits & sign else mag
+
+
+def close_enough(want, got):
+    """replay's rules for an element whose bits differ (see repro.cpp's close_enough)."""
+    fmt, ifmt = ("<f", "<I") if TOL_BYTES == 4 else ("<d", "<Q")
+    (x,), (y,) = struct.unpack(fmt, want), struct.unpack(fmt, got)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    if x == y:
+        return True
+    if math.isinf(x) or math.isinf(y):
+        return False
+    (a,), (b,) = struct.unpack(ifmt, want), struct.unpack(ifmt, got)
+    ulp = abs(ordered(a, TOL_BYTES * 8) - ordered(b, TOL_BYTES * 8))
+    return min(abs(x - y), sys.float_info.max) <= TOL_ATOL + TOL_RTOL * abs(y) or ulp <= TOL_ULP
+
+
+def compare(addr, want, got):
+    """(differing bytes, first differing address or None, elements within the tolerance)."""
+    differing, first, within, k = 0, None, 0, 0
+    while TOL_BYTES and k + TOL_BYTES <= len(want):
+        w, g = want[k:k + TOL_BYTES], got[k:k + TOL_BYTES]
+        if w != g:
+            if close_enough(bytes(w), bytes(g)):
+                within += 1
+            else:
+                first = addr + k if first is None else first
+                differing += TOL_BYTES
+        k += TOL_BYTES
+    for j in range(k, len(want)):
+        if want[j] != got[j]:
+            first = addr + j if first is None else first
+            differing += 1
+    return differing, first, within
+
+
 def verify(expected):
-    """Every recorded byte against the recorded output. True when all match."""
-    differing, first, total = 0, None, 0
+    """Every recorded byte against the recorded output (with TOL_BYTES: elements within the
+    tolerance, the rest byte for byte). True when all pass."""
+    differing, first, total, within = 0, None, 0, 0
     for (addr, size, host, *_), want in zip(COPY, expected):
         got = bytearray(size)
         if host:
@@ -176,14 +220,16 @@ def verify(expected):
         elif size:
             check(cu.cuMemcpyDtoH(address(got), addr, size), "cuMemcpyDtoH")
         if got != want:
-            diff = [k for k in range(size) if got[k] != want[k]]
-            first = first if first is not None else addr + diff[0]
-            differing += len(diff)
+            d, f, w = compare(addr, want, got)
+            first = f if first is None else first
+            differing, within = differing + d, within + w
         total += size
+    how = " beyond the tolerance" if TOL_BYTES else ""
     if differing == 0:
-        print(f"verified: {total} bytes in {len(COPY)} segments equal the recorded output")
+        extra = f" ({within} elements within the tolerance)" if TOL_BYTES else ""
+        print(f"verified: {total} bytes in {len(COPY)} segments equal the recorded output{extra}")
         return True
-    print(f"FAILED: {differing} of {total} bytes differ from the recorded output (the first at {first:#x})")
+    print(f"FAILED: {differing} of {total} bytes differ from the recorded output{how} (the first at {first:#x})")
     return False
 
 
