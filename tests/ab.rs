@@ -143,7 +143,11 @@ fn ab_refuses_what_it_cannot_judge_before_any_gpu() {
             "missing.cu",
         ),
         (
-            vec!["^no_such_kernel$".as_ref(), "--candidate".as_ref(), k.as_os_str()],
+            vec![
+                "^no_such_kernel$".as_ref(),
+                "--candidate".as_ref(),
+                k.as_os_str(),
+            ],
             "no recorded instance of a kernel matching --kernel",
         ),
         (
@@ -185,7 +189,14 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
     let out = rr()
         .arg("ab")
         .arg(&dir)
-        .args(["--kernel", "stencil", "--repetitions", "6", "--events-only", "--json"])
+        .args([
+            "--kernel",
+            "stencil",
+            "--repetitions",
+            "6",
+            "--events-only",
+            "--json",
+        ])
         .arg("--candidate")
         .arg(&image)
         .arg(&image)
@@ -200,7 +211,10 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
     assert_eq!(board["instances"].as_array().unwrap().len(), 2, "{board}");
     assert_eq!(board["passed"], true);
     for c in board["candidates"].as_array().unwrap() {
-        assert_eq!((c["verified"].as_u64(), c["total"].as_u64()), (Some(2), Some(2)));
+        assert_eq!(
+            (c["verified"].as_u64(), c["total"].as_u64()),
+            (Some(2), Some(2))
+        );
         for r in c["instances"].as_array().unwrap() {
             assert_eq!(r["status"], "verified", "{r}");
             assert_eq!(r["compare"]["pairs"], 6);
@@ -221,9 +235,15 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Leaderboard: 1 candidate(s) on 2 instance(s)"), "{text}");
+    assert!(
+        text.contains("Leaderboard: 1 candidate(s) on 2 instance(s)"),
+        "{text}"
+    );
     assert!(text.contains("2/2"), "{text}");
-    assert!(text.ends_with("At least one candidate verified on every instance\n"), "{text}");
+    assert!(
+        text.ends_with("At least one candidate verified on every instance\n"),
+        "{text}"
+    );
 }
 
 /// Without a driver, `ab` says so once (after the checks), exit 1; `--json` as an error object.
