@@ -96,6 +96,37 @@ pub fn plan_poison(copies: &[(u64, usize, usize)], input: &[u8], output: &[u8]) 
     }
 }
 
+/// Unrecorded mapped bytes poisoned at most (more is left alone, and said).
+pub const MAX_UNRECORDED_POISON: u64 = 1 << 30;
+
+/// The parts of the mapped device ranges `mappings` (`(address, size)`) that no recorded
+/// segment of `copies` (`(address, offset, length)`) covers: the padding up to the mapping
+/// granularity. Nothing recorded lies there, so no correct kernel reads it; a candidate could
+/// stash a result there between runs (it is neither restored nor compared), so it is poisoned
+/// with the rest.
+pub fn unrecorded(mappings: &[(u64, u64)], copies: &[(u64, usize, usize)]) -> Vec<(u64, usize)> {
+    let mut covered: Vec<(u64, u64)> = copies
+        .iter()
+        .map(|&(a, _, l)| (a, a.saturating_add(l as u64)))
+        .collect();
+    covered.sort_unstable();
+    let mut out = Vec::new();
+    for &(start, size) in mappings {
+        let end = start.saturating_add(size);
+        let mut at = start;
+        for &(a, b) in covered.iter().filter(|(a, b)| *b > start && *a < end) {
+            if a > at {
+                out.push((at, (a - at) as usize));
+            }
+            at = at.max(b);
+        }
+        if at < end {
+            out.push((at, (end - at) as usize));
+        }
+    }
+    out
+}
+
 /// Whether a candidate's time is possible for the bytes it must write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "plausibility", rename_all = "snake_case")]
@@ -238,6 +269,30 @@ mod tests {
         assert!(plan_poison(&[(0, 390, 20)], &input, &output)
             .ranges
             .is_empty());
+    }
+
+    #[test]
+    fn the_padding_around_recorded_segments_is_found() {
+        // One 2 MiB mapping holding two segments, one mapping wholly covered, one with none.
+        let m = [
+            (0x20_0000, 0x20_0000),
+            (0x60_0000, 0x1000),
+            (0x80_0000, 0x1000),
+        ];
+        let copies = [
+            (0x20_1000, 0, 0x100),
+            (0x20_0000, 0x100, 0x800),
+            (0x60_0000, 0x900, 0x1000),
+        ];
+        assert_eq!(
+            unrecorded(&m, &copies),
+            vec![
+                (0x20_0800, 0x800),
+                (0x20_1100, 0x20_0000 - 0x1100),
+                (0x80_0000, 0x1000)
+            ]
+        );
+        assert!(unrecorded(&[], &copies).is_empty());
     }
 
     #[test]

@@ -57,7 +57,25 @@ pub fn arm_poison(
                    that writes nothing passes this instance)";
         return Ok((plan, false, vec![why.into()]));
     }
-    session.set_poison(Some(plan.ranges.clone()), true);
+    // The padding of the mappings too, where a result could be stashed between runs.
+    let mappings: Vec<(u64, u64)> = inst
+        .plan
+        .mappings
+        .iter()
+        .map(|m| (m.addr, m.size))
+        .collect();
+    let mut padding = guards::unrecorded(&mappings, &inst.copies());
+    let padded: u64 = padding.iter().map(|r| r.1 as u64).sum();
+    let mut said = Vec::new();
+    if padded > guards::MAX_UNRECORDED_POISON {
+        said.push(format!(
+            "{padded} unrecorded mapped byte(s) are not poisoned (over {} MiB)",
+            guards::MAX_UNRECORDED_POISON >> 20
+        ));
+        padding.clear();
+    }
+    let ranges: Vec<(u64, usize)> = plan.ranges.iter().copied().chain(padding).collect();
+    session.set_poison(Some(ranges.clone()), true);
     session.launch(cfg, "rr-tui poison check", cold)?;
     let passed = verify_quietly(session, inst, verify)?.passed;
     if !passed {
@@ -66,13 +84,14 @@ pub fn arm_poison(
                    memory): poisoning is off for this instance";
         return Ok((plan, false, vec![why.into()]));
     }
-    session.set_poison(Some(plan.ranges.clone()), false);
-    let said = format!(
-        "{} byte(s) the kernel writes are poisoned before every candidate run ({} range(s))",
+    session.set_poison(Some(ranges), false);
+    said.push(format!(
+        "{} byte(s) the kernel writes are poisoned before every candidate run ({} range(s)), and \
+         the unrecorded padding of the mapped memory",
         plan.poisoned_bytes(),
         plan.ranges.len()
-    );
-    Ok((plan, true, vec![said]))
+    ));
+    Ok((plan, true, said))
 }
 
 /// Compare the memory the last launch left with the recorded output, every byte of every
