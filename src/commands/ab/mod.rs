@@ -160,3 +160,25 @@ fn run_worker(
 fn last_line(s: &str) -> Option<&str> {
     s.lines().rev().map(str::trim).find(|l| !l.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_line_round_trips_and_other_lines_are_not_results() {
+        let r = InstanceResult::error("1_2.json", "the kernel failed");
+        let line = serde_json::to_string(&worker::WorkerLine {
+            ab_result: r.clone(),
+        })
+        .unwrap();
+        let back: worker::WorkerLine = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.ab_result, r);
+        // A replay event on the same stdout is skipped.
+        assert!(
+            serde_json::from_str::<worker::WorkerLine>(r#"{"run":1,"event":"device"}"#).is_err()
+        );
+        assert_eq!(last_line("a\n  b  \n\n"), Some("b"));
+        assert_eq!(last_line(""), None);
+    }
+}
