@@ -41,8 +41,8 @@ PY
 ab_verdict "A/B: the kernel's source without SLOW is faster and verifies" faster "the source with SLOW=0 (NVRTC)" "$SRC" -D SLOW=0 --repetitions 60
 ab_verdict "A/B: SLOW=16 is slower and verifies" slower "the source with SLOW=16 (NVRTC)" "$SRC" -D SLOW=16 --repetitions 60
 expect "A/B: a wrong candidate fails verification (exit 1)" 1 "the candidate's device memory failed to verify" -- ab "$SRC" -D SLOW=4 -D WRONG --repetitions 10
-expect "A/B: a different parameter layout is refused with both layouts" 1 "recorded \[0:8, 8:8, 16:4\], candidate \[0:8, 8:8, 16:4, 24:8\]" -- ab "$SRC" -D BAD_LAYOUT
-expect "A/B: a source that does not compile says its first error" 1 "does not compile: .*error: .*more error" -- ab "$SRC" -D BROKEN
+expect "A/B: a different parameter layout is refused with both layouts" 2 "recorded \[0:8, 8:8, 16:4\], candidate \[0:8, 8:8, 16:4, 24:8\]" -- ab "$SRC" -D BAD_LAYOUT
+expect "A/B: a source that does not compile says its first error" 2 "does not compile: .*error: .*more error" -- ab "$SRC" -D BROKEN
 expect "A/B: --json carries the candidate, its verification and the verdict" 0 '"event":"compare".*"verdict":"faster"' -- ab "$SRC" -D SLOW=0 --repetitions 20 --json
 expect "A/B: --save-output writes the candidate's memory" 0 "Replay output saved to .*candidate_output" -- ab "$SRC" -D SLOW=0 --repetitions 6 --save-output --output-dir "$W"
 IMG=$(python3 -c 'import json,sys,os; d=json.load(open(sys.argv[1])); print(os.path.join(os.path.dirname(sys.argv[1]), d["ImageFile"]))' "$ABJ" 2>/dev/null)
