@@ -59,7 +59,7 @@ expect "inspect shows a texture object" 0 "texture object .* linear filtering" -
 grep -q "points outside the recorded memory" "$W/global.err" && ok "record names an argument outside the recorded memory" || bad "record outside warning" "$(tail -n 3 "$W/global.err" | tr '\n' ' ')"
 G=$(ls "$W"/cap-global/*.json | head -1)
 expect "check warns about it" 0 "warning: argument 0 = 0x[0-9a-f]+ \(device memory when recorded\) points outside" -- "$RR" check "$W/cap-global"
-expect "replay --strict refuses it" 1 "refuses to run" -- "$RR" replay "$G" --strict
+expect "replay --strict refuses it" 2 "refuses to run" -- "$RR" replay "$G" --strict
 
 # A kernel that waited for another thread of the program: the replay's watchdog names it.
 "$RR" record --dir "$W/cap-wait" -- "$W/samples/host_memory" wait >>"$LOG" 2>&1 && ok "record a kernel waiting on host memory" || bad "record wait"

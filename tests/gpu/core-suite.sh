@@ -34,7 +34,7 @@ PY
 # must give the same bytes. (saxpy is x-only: y/z blocks would update elements twice.)
 expect "3-D grid/block override" 0 "grid 32×32×64, block 4×4×2" -- "$RR" replay "$STENCIL" --grid 32x32x64 --block 4x4x2 --verify
 expect "threads limit message" 1 "number of threads \(2000\) is out of the allowed limits \(min,max: 1,1024\)" -- "$RR" replay "$SAXPY" --num-threads 2000
-expect "thread_limit(256) message" 1 "number of threads \(257\) is out of the allowed limits \(min,max: 1,256\)" -- "$RR" replay "$SCALE" --num-threads 257
+expect "thread_limit(256) message" 2 "number of threads \(257\) is out of the allowed limits \(min,max: 1,256\)" -- "$RR" replay "$SCALE" --num-threads 257
 expect "--ignore-limits" 0 "verified" -- "$RR" replay "$SCALE" --num-threads 512 --ignore-limits --verify
 expect "invalid repetitions" 2 "is not a number of repetitions \(1 to 10000000\)" -- "$RR" replay "$SAXPY" --repetitions 0
 
@@ -70,12 +70,12 @@ PY
 expect "illegal address fault is reported" 1 "ILLEGAL_ADDRESS" -- "$RR" replay "$F" --verify --save-output
 ls "$W/illegal"/*.replay_output >/dev/null 2>&1 && bad "fault leaves no replay_output" || ok "fault leaves no replay_output"
 F=$(mkfault arch); cp "$W/kernels_sm80.cubin" "${F%.json}.image"
-expect "image for another architecture" 1 "sm_80 but .* is sm_90" -- "$RR" replay "$F"
+expect "image for another architecture" 2 "sm_80 but .* is sm_90" -- "$RR" replay "$F"
 F=$(mkfault oom); truncate -s 200G "${F%.json}.record_input"; py "$F" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["VAllocSize"] = 256 << 30; open(sys.argv[1], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))
 PY
-expect "more device memory than the GPU has: refused before reading the snapshot" 1 "needs 200 GiB .* more than the .* of .*: no replay on this GPU can hold it" -- "$RR" replay "$F"
+expect "more device memory than the GPU has: refused before reading the snapshot" 2 "needs 200 GiB .* more than the .* of .*: no replay on this GPU can hold it" -- "$RR" replay "$F"
 F=$(mkfault conflict); py "$F" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["VAllocAddr"] = 0x10000; open(sys.argv[1], "w").write(json.dumps(d, separators=(",", ":"), sort_keys=True))

@@ -12,7 +12,7 @@ L19=record-fixtures/llvm19-saxpy/rr_saxpy.json
 expect_also() { grep -qE "$2" "$W/out.txt" && ok "$1" || bad "$1" "output lacks /$2/"; }
 
 # LLVM 16–17: no image (pass one), no start address (inferred, or given), no globals.
-expect "LLVM 16: replay without --image asks for it" 1 "never saved the device image; pass --image FILE" -- "$RR" replay "$L16" --verify
+expect "LLVM 16: replay without --image asks for it" 2 "never saved the device image; pass --image FILE" -- "$RR" replay "$L16" --verify
 expect "LLVM 16: inferred start + --image verifies" 0 "device memory verified" -- "$RR" replay "$L16" --image "$CUBIN" --verify --repetitions 3
 expect_also "LLVM 16: the inferred start is said" "note: region start 0x7fe7aa000000, inferred"
 expect "LLVM 16: explicit --base-address verifies" 0 "device memory verified" -- "$RR" replay "$L16" --image "$CUBIN" --base-address 0x7fe7aa000000 --verify
@@ -52,5 +52,5 @@ expect "LLVM 18: --save-output writes a .replay_output" 0 "saved to .*/l18/rr_sa
 cmp -s "$W/l18/rr_saxpy.original.output" "$L18/rr_saxpy.original.output" && ok "LLVM 18: .original.output untouched" || bad "LLVM 18: .original.output changed"
 
 # LLVM 19–22: the argument values are lost; refused with the reason, still explorable.
-expect "LLVM 19: replay is refused with the reason" 1 "host addresses of the argument slots .* cannot be replayed" -- "$RR" replay "$L19" --verify
+expect "LLVM 19: replay is refused with the reason" 2 "host addresses of the argument slots .* cannot be replayed" -- "$RR" replay "$L19" --verify
 expect "LLVM 19: still inspectable" 0 "LLVM 19–22 layout" -- "$RR" inspect "$L19"
