@@ -33,7 +33,7 @@ PY
 # A 3-D kernel (the stencil guards its indices): another geometry covering the same 128³ cells
 # must give the same bytes. (saxpy is x-only: y/z blocks would update elements twice.)
 expect "3-D grid/block override" 0 "grid 32×32×64, block 4×4×2" -- "$RR" replay "$STENCIL" --grid 32x32x64 --block 4x4x2 --verify
-expect "threads limit message" 1 "number of threads \(2000\) is out of the allowed limits \(min,max: 1,1024\)" -- "$RR" replay "$SAXPY" --num-threads 2000
+expect "threads limit message" 2 "number of threads \(2000\) is out of the allowed limits \(min,max: 1,1024\)" -- "$RR" replay "$SAXPY" --num-threads 2000
 expect "thread_limit(256) message" 2 "number of threads \(257\) is out of the allowed limits \(min,max: 1,256\)" -- "$RR" replay "$SCALE" --num-threads 257
 expect "--ignore-limits" 0 "verified" -- "$RR" replay "$SCALE" --num-threads 512 --ignore-limits --verify
 expect "invalid repetitions" 2 "is not a number of repetitions \(1 to 10000000\)" -- "$RR" replay "$SAXPY" --repetitions 0
