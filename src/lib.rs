@@ -24,6 +24,22 @@ pub(crate) fn this_binary() -> std::io::Result<std::path::PathBuf> {
     std::env::current_exe()
 }
 
+/// The exit-status policy every command follows (`rr-tui --help`, and the EXIT STATUS section
+/// of every manual page): the one text of it.
+pub const EXIT_STATUS: &str = "Exit status, the same in every command: 0 when all is well; 1 for \
+a finding or a failed run (a problem `check` found, a difference `diff` found, a replay that did \
+not verify, no CUDA driver, a GPU error, a tool that did not finish); 2 for a usage or input error \
+(flags that do not parse or do not go together; a file named on the command line that is \
+missing, unreadable or not what it should be; a directory of record directories given where a \
+record is expected; a record rr-tui cannot replay, such as LLVM 19–22's), said before any GPU is \
+looked for; 141 when the reader of standard output went away. `record` ends with the recorded \
+program's own status (a run that recorded nothing is a note, not an error), 2 when it cannot \
+start it. An error is one line on standard error, `rr-tui: error: …` (`error: …` with the usage \
+for flags that do not parse; for a directory of record directories, the record directories \
+below it are listed after that line); where JSON output was asked for, it is an object \
+on standard output, {\"event\": \"error\", \"kind\", \"message\"}, whose kind is \"input\" for \
+what status 2 means (\"usage\" for flags that do not parse).";
+
 /// Run the parsed command line; returns the process exit code (0 ok, 1 a finding or a failed
 /// run, 2 a usage or input error: see [`fail`]).
 pub fn run(cli: Cli) -> i32 {
@@ -61,6 +77,55 @@ pub fn fail(e: &error::Error, json: bool) -> i32 {
         false => output::error(&e.to_string()),
     }
     e.exit_status()
+}
+
+/// A command line clap refused, said as `--json` says every other error when the command it
+/// names has a `--json` switch and `--json` is among its words (before any `--`): one `error`
+/// object on standard output, kind `usage` (exit status 2, as clap's own). Returns whether it
+/// was said so; otherwise clap's text is for the caller to print.
+pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool {
+    use clap::CommandFactory;
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or(""))
+        .take_while(|w| *w != "--")
+        .collect();
+    if !words.contains(&"--json") {
+        return false;
+    }
+    // The (sub)command the words name: `tune merge` is `merge` of `tune`.
+    let mut command = Cli::command();
+    for word in &words {
+        if word.starts_with('-') {
+            continue;
+        }
+        match command.find_subcommand(word) {
+            Some(sub) => command = sub.clone(),
+            None => break,
+        }
+    }
+    let has_json_switch = command.get_arguments().any(|a| {
+        a.get_long() == Some("json") && matches!(a.get_action(), clap::ArgAction::SetTrue)
+    });
+    if !has_json_switch {
+        return false;
+    }
+    // Clap's error paragraph (up to its usage and tips), as one line.
+    let text = e.render().to_string();
+    let paragraph: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let joined = paragraph.join(" ");
+    let message = joined.strip_prefix("error: ").unwrap_or(&joined);
+    output::json(&serde_json::json!({
+        "event": "error",
+        "kind": "usage",
+        "message": rr_format::text::visible(message),
+    }));
+    true
 }
 
 /// Whether the command writes JSON on standard output (`--json`), so its errors are JSON too.

@@ -18,6 +18,8 @@ fn main() {
             });
             std::process::exit(0);
         }
+        // Under `--json`, a command line that does not parse is said in JSON too.
+        Err(e) if rr_tui::usage_error_as_json(&args, &e) => std::process::exit(2),
         Err(e) => e.exit(),
     };
     rr_tui::cli::say_deprecation_notes();

@@ -2321,6 +2321,16 @@ fn man_prints_one_page_or_writes_a_page_per_command() {
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("man/man1");
+    // A file where the directory should be is said to be one (not "File exists").
+    let file = t.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    rr().args(["man", "--dir"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "notes.txt: exists and is not a directory",
+        ));
     rr().args(["man", "--dir"]).arg(&dir).assert().success();
     let mut written: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -2351,6 +2361,11 @@ fn man_prints_one_page_or_writes_a_page_per_command() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.contains(".SH NAME") && text.contains(".SH SYNOPSIS"),
+            "{name}"
+        );
+        // Every page states the exit-status policy, from the one text of it.
+        assert!(
+            text.contains(&format!(".SH \"EXIT STATUS\"\n{}\n", rr_tui::EXIT_STATUS)),
             "{name}"
         );
         let Ok(groff) = std::process::Command::new("groff")
@@ -3075,13 +3090,27 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
     let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let dir = fixture("llvm-two-kernels");
     let dir = dir.to_str().unwrap();
+    let fixtures = fixture("");
+    let fixtures = fixtures.to_str().unwrap();
+    let empty_dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir.path().to_str().unwrap();
+    let llvm19_dir = fixture("llvm19-saxpy");
+    let llvm19_dir = llvm19_dir.to_str().unwrap();
+    let x_input = x.replace(".json", ".record_input");
     let empty_path = tempfile::tempdir().unwrap();
+    let not_descriptor = empty_path.path().join("not_descriptor.json");
+    std::fs::write(&not_descriptor, r#"{"a":1}"#).unwrap();
+    let not_descriptor = not_descriptor.to_str().unwrap();
     let cases: &[(&[&str], i32, &str)] = &[
         (&["report", "/nonexistent/dir"], 2, "/nonexistent/dir: "),
         (&["report", readme], 2, "README.md: not a directory"),
         (&["check", "/nonexistent/dir"], 2, "/nonexistent/dir: "),
         (&["check", readme], 2, "README.md: not a directory"),
-        (&["inspect", dir], 2, "a directory; inspect takes one"),
+        (
+            &["inspect", dir],
+            2,
+            "a record directory; inspect takes one",
+        ),
         (&["inspect", readme], 2, "README.md: invalid JSON"),
         (
             &["inspect", "/nonexistent/x.json"],
@@ -3128,6 +3157,101 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
         ),
         // A run that cannot be done here: no ncu on an empty PATH.
         (&["profile", x], 1, "Nsight Compute (ncu) was not found"),
+        // The record's own refusal before the driver, naming the descriptor, in every command.
+        (&["replay", llvm19], 2, "rr_saxpy.json: LLVM 19–22 recorded"),
+        (&["tune", llvm19], 2, "rr_saxpy.json: LLVM 19–22 recorded"),
+        (
+            &["tune", llvm19_dir],
+            2,
+            "rr_saxpy.json: LLVM 19–22 recorded",
+        ),
+        (
+            &["tune", "--list", llvm19_dir],
+            2,
+            "rr_saxpy.json: LLVM 19–22 recorded",
+        ),
+        // A missing --image is an input error, checked before the driver (--list too).
+        (
+            &["replay", x, "--image", "/nonexistent.cubin"],
+            2,
+            "--image /nonexistent.cubin: ",
+        ),
+        (
+            &["tune", x, "--image", "/nonexistent.cubin"],
+            2,
+            "--image /nonexistent.cubin: ",
+        ),
+        (
+            &["tune", "--list", x, "--image", "/nonexistent.cubin"],
+            2,
+            "--image /nonexistent.cubin: ",
+        ),
+        // --list refuses the outputs the sweep would refuse.
+        (
+            &["tune", "--list", x, "--csv", "/nonexistent/a.csv"],
+            2,
+            "--csv /nonexistent/a.csv: its directory does not exist",
+        ),
+        (
+            &["tune", "--list", x, "--json-out", "/nonexistent/a.json"],
+            2,
+            "--json-out /nonexistent/a.json: its directory does not exist",
+        ),
+        // A file named directly that is no descriptor: an input error in check too.
+        (&["check", not_descriptor], 2, "not_descriptor.json: "),
+        (
+            &["check", &x_input],
+            2,
+            ".record_input: not a directory, nor a descriptor (.json)",
+        ),
+        // diff given one path that is no descriptor says what the path is.
+        (
+            &["diff", "/nonexistent/a"],
+            2,
+            "/nonexistent/a: No such file or directory",
+        ),
+        (&["diff", dir], 2, "llvm-two-kernels: a directory"),
+        (&["diff", readme], 2, "README.md: not a descriptor (.json)"),
+        (&["diff", &x_input], 2, "not a descriptor (.json)"),
+        // tune merge: the inputs before the flags.
+        (
+            &["tune", "merge", "/nonexistent/part.json"],
+            2,
+            "/nonexistent/part.json",
+        ),
+        // --json as a switch in tune names the command as typed, after the one prefix.
+        (
+            &["tune", "merge", "a.json", "--json"],
+            2,
+            "tune merge has no --json switch",
+        ),
+        // A directory where one descriptor is expected: one wording, and a command that works.
+        (
+            &["inspect", fixtures],
+            2,
+            "record directories below it list theirs, e.g. `rr-tui report ",
+        ),
+        (
+            &["replay", dir],
+            2,
+            "a record directory; replay takes one instance's descriptor (X.json): `rr-tui report ",
+        ),
+        (
+            &["profile", fixtures],
+            2,
+            "not a record directory, and profile takes one instance's descriptor",
+        ),
+        (
+            &["inspect", empty],
+            2,
+            "a directory that holds no record; inspect takes",
+        ),
+        // The explorer given a descriptor says how to open its record.
+        (
+            &[x],
+            2,
+            "an instance's descriptor, not a tuning report: open its record directory",
+        ),
     ];
     for (args, code, said) in cases {
         let out = rr()
@@ -3154,6 +3278,18 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
     }
+    // A negative number reaches the flag's check, which says what is allowed (not clap's
+    // "unexpected argument '-1'").
+    for args in [
+        &["replay", x, "--device", "-1"][..],
+        &["diff", x, "--max", "-1"],
+        &["record", "--device", "-1", "--", "true"],
+    ] {
+        let out = rr().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr.contains("-1: must be ≥ 0"), "{args:?}: {stderr}");
+    }
 }
 
 /// Under `--json` an error is one `error` object on stdout (event, kind, message), nothing on
@@ -3163,6 +3299,9 @@ fn json_errors_are_json_in_every_command() {
     let x = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
     let x = x.to_str().unwrap();
     let empty_path = tempfile::tempdir().unwrap();
+    let not_descriptor = empty_path.path().join("not_descriptor.json");
+    std::fs::write(&not_descriptor, r#"{"a":1}"#).unwrap();
+    let not_descriptor = not_descriptor.to_str().unwrap();
     let cases: &[(&[&str], i32, &str, &str)] = &[
         (
             &["report", "/nonexistent/dir"],
@@ -3200,6 +3339,24 @@ fn json_errors_are_json_in_every_command() {
             "setup",
             "Nsight Compute (ncu) was not found",
         ),
+        (
+            &["check", not_descriptor],
+            2,
+            "input",
+            "not_descriptor.json: ",
+        ),
+        // A command line clap refuses is said in JSON too, kind `usage`.
+        (
+            &["replay", x, "--repetitions", "abc"],
+            2,
+            "usage",
+            "--repetitions",
+        ),
+        (&["replay", x, "--tolerance", "f33"], 2, "usage", "f33"),
+        (&["replay", x, "--bogus"], 2, "usage", "--bogus"),
+        (&["diff", x, "--tolerance", "f33"], 2, "usage", "f33"),
+        (&["inspect"], 2, "usage", "<DESCRIPTOR>"),
+        (&["profile", x, "--set", "nope"], 2, "usage", "nope"),
     ];
     for (args, code, kind, said) in cases {
         let out = rr()
@@ -3473,6 +3630,14 @@ fn a_flag_reads_the_same_in_every_command_that_takes_it() {
         ),
         ("--kernels", "tune's applies to a directory only"),
         (
+            "--tolerance",
+            "one core (`cli::flags`), then what each command does with it; repro's takes f32/f64",
+        ),
+        (
+            "--json-out",
+            "tune's report is rewritten as the sweep goes, tune merge's is a new file",
+        ),
+        (
             "--output-dir",
             "replay writes its output there, profile its report",
         ),
@@ -3517,11 +3682,49 @@ fn a_flag_reads_the_same_in_every_command_that_takes_it() {
         ("--export", &["tune", "tune merge"]),
     ] {
         let pages = &all[flag];
+        // A text tailored per command keeps its shared core: up to its last shared sentence.
+        let core = |text: &str| -> String {
+            let cut = match flag {
+                "--tolerance" => text.find("by default.").map(|i| i + "by default.".len()),
+                "--json-out" => text
+                    .find("JSON to FILE.")
+                    .map(|i| i + "JSON to FILE.".len()),
+                _ => None,
+            };
+            text[..cut.unwrap_or(text.len())].to_string()
+        };
         for command in commands {
             let (_, text) = pages.iter().find(|(p, _)| p == command).unwrap();
             let (_, first) = pages.iter().find(|(p, _)| p == commands[0]).unwrap();
-            assert_eq!(text, first, "{flag} in {command}");
+            assert_eq!(core(text), core(first), "{flag} in {command}");
         }
+    }
+    // Each command's --tolerance says what it does with one, and only its own.
+    for (command, says, not) in [
+        (
+            "diff",
+            "Every pair of snapshots diff compares",
+            "A replay given",
+        ),
+        (
+            "replay",
+            "A replay given a tolerance verifies",
+            "diff compares",
+        ),
+        (
+            "tune",
+            "Every configuration is verified so",
+            "A replay given",
+        ),
+    ] {
+        let (_, text) = all["--tolerance"]
+            .iter()
+            .find(|(p, _)| p == command)
+            .unwrap();
+        assert!(
+            text.contains(says) && !text.contains(not),
+            "{command}: {text}"
+        );
     }
     let profile = listed_flags(&help_text(&["profile".to_string()], "--help"));
     for refused in [

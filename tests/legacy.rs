@@ -242,10 +242,11 @@ fn llvm19_records_are_refused_with_the_reason() {
         .arg(&json)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains(
-            "rr-tui: error: LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) \
+        .stderr(predicate::str::contains(format!(
+            "rr-tui: error: {}: LLVM 19–22 recorded the host addresses of the argument slots (LaunchParams.Ptrs) \
              instead of the argument values; the kernel's arguments are unknown, so this record cannot be replayed",
-        ));
+            json.display()
+        )));
     let events = stdout(rr().args(["replay", "--json"]).arg(&json));
     assert!(
         events.contains(r#""event":"error","kind":"input""#),

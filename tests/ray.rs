@@ -79,6 +79,11 @@ fn a_simulated_sweep_declares_the_gpus_of_its_local_cluster() {
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(!err.contains("no free GPU"), "{err}");
+    // Nothing is measured: the header says so, as `tune --simulate`'s does.
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(said.contains("simulating up to 144"), "{said}");
+    assert!(!said.contains("timing: "), "{said}");
+    assert!(said.contains("simulated from "), "{said}");
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(report["trials"].as_array().unwrap().len(), 144);
     assert_eq!(

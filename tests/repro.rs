@@ -144,6 +144,61 @@ fn a_format_2_record_links_each_blob_once_and_python_is_valid_python() {
     }
 }
 
+/// repro.py that cannot run says so in one line with exit status 2 (trouble, as README.txt
+/// says), never 1 (a result that differs): without cuda-python (`python3 -S`: no site-packages),
+/// and with bindings that find no driver. `--help` and bad arguments need no bindings.
+#[test]
+fn the_python_reproducer_that_cannot_run_exits_2_in_one_line() {
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    let out = rec.parent().unwrap().join("py");
+    repro(&rec.join(STENCIL), &out, &["--python"]);
+    let script = out.join("repro.py");
+    let python = |args: &[&str], path: Option<&Path>| {
+        let mut c = std::process::Command::new("python3");
+        c.arg("-S").arg(&script).args(args);
+        if let Some(p) = path {
+            c.env("PYTHONPATH", p);
+        }
+        c.output()
+    };
+    let Ok(help) = python(&["--help"], None) else {
+        eprintln!("no python3: repro.py not run");
+        return;
+    };
+    assert_eq!(help.status.code(), Some(0), "{help:?}");
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--repetitions"));
+    let one_line = |o: &std::process::Output, says: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(!err.contains("Traceback"), "{err}");
+    };
+    one_line(
+        &python(&[], None).unwrap(),
+        "repro: cuda-python is not installed",
+    );
+    one_line(
+        &python(&["--repetitions", "abc"], None).unwrap(),
+        "not a whole number from 0",
+    );
+    // Bindings whose driver cannot be loaded (as cuda-python's DynamicLibNotFoundError).
+    let fake = rec.parent().unwrap().join("fake-bindings");
+    std::fs::create_dir_all(fake.join("cuda/bindings")).unwrap();
+    std::fs::write(fake.join("cuda/__init__.py"), "").unwrap();
+    std::fs::write(fake.join("cuda/bindings/__init__.py"), "").unwrap();
+    std::fs::write(
+        fake.join("cuda/bindings/driver.py"),
+        "class DynamicLibNotFoundError(Exception):\n    pass\n\n\
+         def cuEventElapsedTime(*a):\n    pass\n\n\
+         def cuInit(flags):\n    raise DynamicLibNotFoundError('libcuda.so.1 not found')\n",
+    )
+    .unwrap();
+    one_line(
+        &python(&[], Some(&fake)).unwrap(),
+        "repro: no CUDA driver found (DynamicLibNotFoundError: libcuda.so.1 not found)",
+    );
+}
+
 #[test]
 fn pack_writes_one_archive_of_the_data() {
     let t = tempfile::tempdir().unwrap();
@@ -181,6 +236,12 @@ fn pack_writes_one_archive_of_the_data() {
     let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
     assert!(readme.contains("tar xf data.tar"), "{readme}");
     assert!(readme.contains("LLVM 16–17"), "the legacy layout is named");
+    // What --pack wrote is said: copies in the archive, not links to the record's files.
+    assert!(!readme.contains("hard links"), "{readme}");
+    assert!(
+        readme.contains("written\ninto data.tar by rr-tui repro --pack"),
+        "{readme}"
+    );
 }
 
 #[test]
@@ -370,6 +431,20 @@ fn the_cpp_reproducer_builds_and_runs_on_the_stand_in_driver() {
         let Some(exe) = build(&out, &include, lib.path()) else {
             return;
         };
+        // A count that is no number is refused (strtoul read "abc" as 0 repetitions).
+        for bad in ["abc", "-3", "5x"] {
+            let o = std::process::Command::new(&exe)
+                .args(["--repetitions", bad])
+                .env("LD_LIBRARY_PATH", lib.path())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+            assert!(
+                err.contains(&format!("--repetitions {bad}: not a whole number from 0")),
+                "{err}"
+            );
+        }
         let (code, said, log) = run(&exe, lib.path(), true);
         assert_eq!(code, 1, "{said}");
         assert!(

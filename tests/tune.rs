@@ -879,7 +879,8 @@ fn shards_merge_into_the_unsharded_sweep() {
         .assert()
         .code(2)
         .stderr(format!(
-            "rr-tui: error: {}: exists; an export never replaces a file: choose another name\n",
+            "rr-tui: error: --csv {}: exists; tune merge never replaces an existing file: choose \
+             another --csv or remove it\n",
             at("merged.csv").display()
         ));
     // One file by two spellings (`m` and `./m`) is refused before anything is written.
@@ -942,6 +943,13 @@ fn shards_merge_into_the_unsharded_sweep() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("say where the merged report goes"));
+    // The inputs are checked first: a missing part is said before the missing flags.
+    rr().args(["tune", "merge"])
+        .arg(at("nonexistent.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nonexistent.json"))
+        .stderr(predicate::str::contains("say where").not());
     // A hand-edited part: a configuration that is not its own is refused, naming the file.
     let mut v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(at("part2.json")).unwrap()).unwrap();
@@ -1417,16 +1425,18 @@ fn the_report_file_is_json_out_and_json_file_is_taken_with_a_note() {
 /// goes (it was clap's "a value is required for '--json <FILE>'", a flag help does not show).
 #[test]
 fn json_as_a_switch_says_tune_writes_json_out() {
-    for words in [
-        &["tune", "x.json", "--list", "--json"][..],
-        &["tune", "x.json", "--json", "--list"],
-        &["tune", "merge", "a.json", "--json"],
+    // One line after the prefix every error has, naming the command as typed.
+    for (words, command) in [
+        (&["tune", "x.json", "--list", "--json"][..], "tune"),
+        (&["tune", "x.json", "--json", "--list"], "tune"),
+        (&["tune", "merge", "a.json", "--json"], "tune merge"),
     ] {
         rr().args(words)
             .assert()
             .code(2)
-            .stderr(predicate::str::contains(
-                "tune has no --json switch: it writes its report with --json-out FILE",
-            ));
+            .stderr(predicate::str::starts_with(format!(
+                "rr-tui: error: {command} has no --json switch: it writes its report with \
+                 --json-out FILE"
+            )));
     }
 }

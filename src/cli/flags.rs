@@ -23,13 +23,33 @@ waits for another thread of the recorded program never ends in a replay.";
 
 /// `--tolerance` of `diff`, `replay` and `tune`.
 pub(crate) const TOLERANCE: &str = "Compare as typed values [default: byte for byte]";
-pub(crate) const TOLERANCE_LONG: &str = "Compare as typed values [default: byte for byte].
+/// `--tolerance`'s long help: one core, then what the command does with it (`$suffix`).
+macro_rules! tolerance_long {
+    ($suffix:literal) => {
+        concat!(
+            "Compare as typed values [default: byte for byte].
 
 TYPE[:atol=X,rtol=Y,ulp=N,endian=big], e.g. f32:rtol=1e-6,ulp=4. TYPE: u8 i8 u16 i16 u32 i32 \
 u64 i64 f16 bf16 f32 f64. An element passes when its bits are equal, or |a-b| <= atol + rtol*|b| \
 (b: the recorded output, or the second file), or (float types) its distance in units in the last \
-place is at most ulp; little-endian by default. A replay given a tolerance verifies (as \
-`replay --verify`).";
+place is at most ulp; little-endian by default. ",
+            $suffix
+        )
+    };
+}
+/// `replay`'s (and `ab`'s, which verifies every candidate).
+pub(crate) const TOLERANCE_LONG: &str =
+    tolerance_long!("A replay given a tolerance verifies (as `replay --verify`).");
+/// `diff`'s.
+pub(crate) const TOLERANCE_LONG_DIFF: &str = tolerance_long!(
+    "Every pair of snapshots diff compares is compared so, and the exit status is 0 when every \
+     element passes."
+);
+/// `tune`'s.
+pub(crate) const TOLERANCE_LONG_TUNE: &str = tolerance_long!(
+    "Every configuration is verified so against the recorded output (--no-verify sweeps \
+     without verifying)."
+);
 
 /// `--ignore-limits` of `replay` and `tune`.
 pub(crate) const IGNORE_LIMITS: &str = "Skip the checks against the recorded launch limits";
@@ -42,7 +62,8 @@ the same; the hardware's limits still apply. Unrecommended, as in LLVM.";
 pub(crate) const CSV: &str = "Write every configuration as CSV to FILE";
 pub(crate) const CSV_LONG: &str = "Write every configuration as CSV to FILE.
 
-One row per configuration, Mneme's columns first.";
+One row per configuration, Mneme's columns first (the CSV layout of LLNL's record-replay \
+autotuner, so that its scripts read the file), then rr-tui's.";
 
 /// `--json-out` of `tune` and `tune merge`.
 pub(crate) const JSON_OUT: &str = "Write the results and their metadata as JSON to FILE";
@@ -51,6 +72,12 @@ pub(crate) const JSON_OUT_LONG: &str = "Write the results and their metadata as 
 The report `tune merge` joins and `tune --resume` continues; a sweep rewrites it as it goes. \
 (`--json`, a switch for JSON on stdout in the other commands, was this flag's old spelling: \
 still taken for now, with a note.)";
+/// `tune merge --json-out`: the same summary, what the merge writes.
+pub(crate) const JSON_OUT_LONG_MERGE: &str = "Write the results and their metadata as JSON to FILE.
+
+The merged report, as one unsharded sweep writes it (`tune --resume` continues it, the explorer \
+shows it); a new file: an existing one is refused. (`--json`, a switch for JSON on stdout in the \
+other commands, was this flag's old spelling: still taken for now, with a note.)";
 
 /// `--export` of `tune` and `tune merge`.
 pub(crate) const EXPORT: &str = "Hand the best configuration back to the application";

@@ -99,19 +99,10 @@ fn long_version() -> String {
     version = VERSION,
     long_version = long_version(),
     about = "Explore, replay and verify recorded GPU kernel executions",
-    long_about = "rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
+    long_about = format!("rr-tui reads kernel record directories (LLVM libomptarget records unchanged, and rr-tui's own \
 CUDA records), replays one kernel in isolation on an NVIDIA GPU at its recorded device addresses, \
 verifies the result against the recorded output, and compares memory snapshots.\n\n\
-Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.\n\n\
-Exit status, the same in every command: 0 when all is well; 1 for a finding or a failed run (a \
-problem `check` found, a difference `diff` found, a replay that did not verify, no CUDA driver, a \
-GPU error, a tool that did not finish); 2 for a usage or input error (flags that do not parse or \
-do not go together; a file named on the command line that is missing, unreadable or not what it \
-should be; a directory of record directories given where a record is expected; a record rr-tui \
-cannot replay, such as LLVM 19–22's); 141 when the reader of standard output went away. An error \
-is one line on standard error, `rr-tui: error: …` (`error: …` with the usage for flags that do not \
-parse); where JSON output was asked for, it is an object on standard output, {\"event\": \
-\"error\", \"kind\", \"message\"}, whose kind is \"input\" for what status 2 means.",
+Run `rr-tui DIR` for the interactive explorer, or a subcommand for scripts and CI.\n\n{}", crate::EXIT_STATUS),
     after_long_help = EXAMPLES,
     args_conflicts_with_subcommands = true
 )]
@@ -124,8 +115,10 @@ pub struct Cli {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ExploreArgs {
-    /// Record directory to explore, or a sweep's --json-out file to show on its instance's tuning
-    /// screen (default: the current directory).
+    /// Record directory to explore, or a sweep's JSON file [default: the current directory].
+    ///
+    /// A finished sweep's JSON file (what `tune` writes with its json-out option) is shown on
+    /// its instance's tuning screen.
     pub dir: Option<PathBuf>,
     /// Colour theme.
     ///
@@ -486,7 +479,7 @@ pub struct RecordArgs {
     #[arg(long, value_enum, default_value_t = SnapshotMode::All)]
     pub snapshot: SnapshotMode,
     /// Only launches on this device.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
+    #[arg(long, value_name = "N", value_parser = parse_device, allow_negative_numbers = true)]
     pub device: Option<i32>,
     /// Only these MPI ranks (e.g. 0,2-3).
     #[arg(long, value_name = "LIST")]
@@ -591,7 +584,7 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub compare: CompareArgs,
     /// How many differing ranges / mismatching elements to list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = parse_max, allow_negative_numbers = true)]
     pub max: usize,
     /// Machine-readable output (JSON).
     #[arg(long)]
@@ -607,7 +600,7 @@ pub struct DiffArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct CompareArgs {
     // One text for the flag in every command that takes it (`flags`).
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG_DIFF)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     // The old spellings of --tolerance's parts, taken for a release with a note (one spelling
     // of a tolerance in every command: issue 36, point 12). Each names its conflict with
@@ -676,6 +669,28 @@ pub fn misspelt_command(args: &[std::ffi::OsString]) -> Option<String> {
             "`{first}` is neither a command nor a record directory (`rr-tui --help` lists the commands)"
         )),
         None => None,
+    }
+}
+
+/// A device ordinal (`--device`): a whole number from 0. Negative numbers reach it (the flags
+/// allow them), so that `-1` is told what is allowed rather than taken for a flag.
+pub(crate) fn parse_device(s: &str) -> Result<i32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!("{n}: must be ≥ 0 (a device ordinal)")),
+        Ok(n) => i32::try_from(n).map_err(|_| format!("{n}: too large for a device ordinal")),
+        Err(_) => Err(format!(
+            "{s:?} is not a device ordinal (a whole number from 0)"
+        )),
+    }
+}
+
+/// `diff --max`: how many to list, a whole number from 0 (negative numbers reach it, as for
+/// [`parse_device`]).
+fn parse_max(s: &str) -> Result<usize, String> {
+    match s.trim().replace('_', "").parse::<i128>() {
+        Ok(n) if n < 0 => Err(format!("{n}: must be ≥ 0")),
+        Ok(n) => usize::try_from(n).map_err(|_| format!("{n}: too large")),
+        Err(_) => Err(format!("{s:?} is not a whole number from 0")),
     }
 }
 

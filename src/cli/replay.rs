@@ -124,7 +124,7 @@ pub struct GeometryArgs {
     /// The CUDA device to run on [default: the recorded one].
     ///
     /// Its ordinal, as `record --device` (`tune --devices` takes several).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
+    #[arg(long, value_name = "N", value_parser = super::parse_device, allow_negative_numbers = true)]
     pub device: Option<i32>,
     /// `--device`'s old spelling, taken for now with a note.
     #[arg(
@@ -132,7 +132,8 @@ pub struct GeometryArgs {
         value_name = "N",
         hide = true,
         conflicts_with = "device",
-        value_parser = OldSpelling::new("--device-id", "--device", clap::value_parser!(i32).range(0..))
+        allow_negative_numbers = true,
+        value_parser = OldSpelling::new("--device-id", "--device", super::parse_device)
     )]
     pub device_id: Option<i32>,
 }

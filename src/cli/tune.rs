@@ -59,14 +59,14 @@ pub struct TuneArgs {
     /// With a directory: only kernels whose name matches REGEX.
     ///
     /// The mangled or the readable name.
-    #[arg(long, value_name = "REGEX", help_heading = "Recording")]
+    #[arg(long, value_name = "REGEX", help_heading = "Directory of instances")]
     pub kernels: Option<String>,
     /// With a directory: where the reports go.
     ///
     /// Each instance's report (<instance>.tune.json and .csv) and the summary (summary.json,
     /// summary.csv) [default: ./rr-tune-<directory's name>]; with --resume, each instance
     /// continues its own.
-    #[arg(long, value_name = "DIR", help_heading = "Recording")]
+    #[arg(long, value_name = "DIR", help_heading = "Directory of instances")]
     pub reports: Option<PathBuf>,
     /// With a directory: a new engine process for every instance.
     ///
@@ -78,7 +78,7 @@ pub struct TuneArgs {
     /// surfaces, gets a new engine anyway, and the output says why.
     /// Results do not depend on it (the GPU suite checks the verdicts); use it to rule out
     /// anything carried over from one instance to the next.
-    #[arg(long, help_heading = "Recording")]
+    #[arg(long, help_heading = "Directory of instances")]
     pub fresh_engines: bool,
     #[command(subcommand)]
     pub command: Option<TuneCommand>,
@@ -257,7 +257,7 @@ pub struct TuneArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification", help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
+    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help_heading = "Verification", help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG_TUNE)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
     /// Do not verify.
     ///
@@ -322,7 +322,7 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "SHARD.json")]
     pub reports: Vec<PathBuf>,
     // What `tune` writes, in the same words (`super::flags`).
-    #[arg(long, value_name = "FILE", help = flags::JSON_OUT, long_help = flags::JSON_OUT_LONG)]
+    #[arg(long, value_name = "FILE", help = flags::JSON_OUT, long_help = flags::JSON_OUT_LONG_MERGE)]
     pub json_out: Option<PathBuf>,
     /// `--json-out`'s old spelling (see [`MergeArgs::report_file`]).
     #[arg(long = "json", value_name = "FILE", hide = true, conflicts_with = "json_out", num_args = 0..=1, default_missing_value = "", value_parser = OldJsonFile)]
@@ -333,8 +333,9 @@ pub struct MergeArgs {
     pub export: Option<PathBuf>,
     /// Merge even when configurations are in no part.
     ///
-    /// A part cut short, or lost: how many configurations no part measured is said, instead
-    /// of refused.
+    /// A part that was cut short, or measured nothing of its share: how many configurations no
+    /// part measured is said, instead of refused. Every part must still be given (a missing
+    /// shard is refused all the same).
     #[arg(long)]
     pub allow_missing: bool,
 }
@@ -357,12 +358,9 @@ impl clap::builder::TypedValueParser for OldJsonFile {
         value: &std::ffi::OsStr,
     ) -> Result<PathBuf, clap::Error> {
         if value.is_empty() {
-            return Err(clap::Error::raw(
-                clap::error::ErrorKind::InvalidValue,
-                "tune has no --json switch: it writes its report with --json-out FILE \
-                 (--json FILE is that flag's old spelling)\n",
-            )
-            .with_cmd(cmd));
+            // Refused by the command (`no_json_switch`), as its other errors are: one line after
+            // `rr-tui: error: `, naming `tune` or `tune merge`.
+            return Ok(PathBuf::new());
         }
         let old = super::deprecated::OldSpelling::new(
             "--json FILE",
@@ -373,7 +371,23 @@ impl clap::builder::TypedValueParser for OldJsonFile {
     }
 }
 
+/// `tune --json` or `tune merge --json` given as a switch (without a file): why it is refused,
+/// naming the command, for `json_old_spelling`.
+fn no_json_switch(command: &str, old: Option<&std::path::Path>) -> Option<String> {
+    old.filter(|p| p.as_os_str().is_empty()).map(|_| {
+        format!(
+            "{command} has no --json switch: it writes its report with --json-out FILE \
+             (--json FILE is that flag's old spelling)"
+        )
+    })
+}
+
 impl MergeArgs {
+    /// Why `--json` given as a switch is refused (it is `--json-out FILE`'s old spelling).
+    pub(crate) fn json_switch_refused(&self) -> Option<String> {
+        no_json_switch("tune merge", self.json_old_spelling.as_deref())
+    }
+
     /// Where the merged report goes, whichever spelling named it.
     pub fn report_file(&self) -> Option<&std::path::Path> {
         self.json_out
@@ -404,6 +418,11 @@ pub fn source_flags_problem(source: bool, given: &[(&str, bool)]) -> Result<(), 
 }
 
 impl TuneArgs {
+    /// Why `--json` given as a switch is refused (it is `--json-out FILE`'s old spelling).
+    pub(crate) fn json_switch_refused(&self) -> Option<String> {
+        no_json_switch("tune", self.json_old_spelling.as_deref())
+    }
+
     /// Where the sweep's report goes, whichever spelling named it.
     pub fn report_file(&self) -> Option<&std::path::Path> {
         self.json_out

@@ -8,12 +8,15 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
     let (mut findings, instances, blobs) =
         if path.extension().is_some_and(|e| e == "json") && !path.is_dir() {
             let files = InstanceFiles::from_descriptor_path(path);
-            let blobs = match rr_format::Descriptor::read(path) {
-                Ok(d) => rr_format::store::blobs_of(&files, &d),
-                Err(_) => vec![], // reported by the check
-            };
+            // A file named on the command line that is no descriptor is an input error (exit
+            // status 2), as in `inspect` and `replay`: there is no instance to check.
+            let d = rr_format::Descriptor::read(path)?;
+            let blobs = rr_format::store::blobs_of(&files, &d);
             (check::check_instance(&files, None), 1, blobs)
         } else {
+            if let Some(why) = not_checkable(path) {
+                return Err(crate::error::Error::invalid(why));
+            }
             let rd = RecordDir::open(path)?;
             // Not each record directory below checked in turn: a mistyped path would then pass
             // as a check; the list says which to pass (the same answer as `report`'s).
@@ -88,6 +91,28 @@ pub fn run(path: &Path, json: bool, strict: bool) -> Result<i32> {
         crate::output::lines(lines);
     }
     Ok(if passed { 0 } else { 1 })
+}
+
+/// Why `path`, an existing file that is neither a directory nor a descriptor, cannot be
+/// checked, naming what check takes (and the instance's descriptor beside a snapshot).
+fn not_checkable(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_dir() {
+        return None;
+    }
+    let shown = rr_format::text::visible_path(path);
+    let descriptor = path.with_extension("json");
+    let beside = match descriptor.is_file() {
+        true => format!(
+            ": its instance's descriptor is `rr-tui check {}`",
+            shell_words::quote(&rr_format::text::visible_path(&descriptor))
+        ),
+        false => String::new(),
+    };
+    Some(format!(
+        "{shown}: not a directory, nor a descriptor (.json); check takes a record directory or \
+         one instance's descriptor{beside}"
+    ))
 }
 
 /// Why a check with warnings and no error fails under `--strict`.

@@ -9,11 +9,7 @@ use crate::output;
 /// descriptor itself unreadable is an error before anything is printed).
 pub fn run(descriptor: &Path, json: bool) -> Result<i32> {
     if descriptor.is_dir() {
-        return Err(crate::error::Error::invalid(format!(
-            "{}: a directory; inspect takes one instance's descriptor (X.json): `rr-tui report {}` lists them",
-            rr_format::text::visible_path(descriptor),
-            shell_words::quote(&rr_format::text::visible_path(descriptor))
-        )));
+        return Err(super::not_a_record::directory_given(descriptor, "inspect"));
     }
     let inspection = Inspection::of(descriptor)?;
     if json {

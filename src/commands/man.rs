@@ -100,7 +100,20 @@ fn render(command: clap::Command) -> Result<(String, Vec<u8>)> {
     let mut roff = Vec::new();
     page.render(&mut roff)
         .map_err(|e| Error::Failed(format!("cannot render a manual page: {e}")))?;
-    Ok((page.get_filename(), examples_headed(roff)))
+    Ok((page.get_filename(), with_exit_status(examples_headed(roff))))
+}
+
+/// The EXIT STATUS section every page has, from the one policy text ([`crate::EXIT_STATUS`]),
+/// before the VERSION section (or at the end).
+fn with_exit_status(roff: Vec<u8>) -> Vec<u8> {
+    let text = crate::EXIT_STATUS.replace('\\', "\\e");
+    // A line that starts with . or ' would be a request: the text is one line, starting "Exit".
+    let section = format!(".SH \"EXIT STATUS\"\n{text}\n");
+    let page = String::from_utf8_lossy(&roff).into_owned();
+    match page.find("\n.SH VERSION") {
+        Some(at) => format!("{}\n{section}{}", &page[..at], &page[at + 1..]).into_bytes(),
+        None => format!("{page}{section}").into_bytes(),
+    }
 }
 
 /// clap_mangen heads what follows a command's help "EXTRA"; ours is only ever its examples
@@ -147,6 +160,13 @@ pub fn run(args: &ManArgs) -> Result<i32> {
 /// Every page into `dir` (created if missing), each written whole under its name and never
 /// through a link; the names written are printed, one a line.
 fn write_all(dir: &Path, all: Vec<(Vec<String>, clap::Command)>) -> Result<i32> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(Error::invalid(format!(
+            "--dir {}: exists and is not a directory (the pages go into a directory, created \
+             when missing)",
+            rr_format::text::visible_path(dir)
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut written = Vec::new();
     for (_, command) in all {

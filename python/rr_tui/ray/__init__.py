@@ -96,7 +96,10 @@ def _tune(ray, descriptor, args, engines, simulate, pace, exe):
         return 1
     try:
         cmd = [exe, "tune", str(descriptor), *map(str, args), "--engine-hub", hub.path, "--engines", str(engines)]
-        child = subprocess.Popen(cmd)
+        # The engines answer from a finished sweep: the tuner's header says it simulates (as
+        # `rr-tui tune --simulate` does), rather than measuring with a timing policy.
+        env = dict(os.environ, RR_TUI_HUB_SIMULATES=simulate) if simulate else None
+        child = subprocess.Popen(cmd, env=env)
         while True:
             try:
                 return child.wait()

@@ -21,9 +21,7 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
                 "diff compares two descriptors (A.json B.json) or two snapshot files, not one of each",
             )),
             Some(b) => files::diff(args, &cmp, b),
-            None => Err(Error::invalid(
-                "diff needs two snapshot files, one descriptor (.json) or two descriptors",
-            )),
+            None => Err(Error::invalid(lone_path(&args.a))),
         }
     });
     // Every error of diff is trouble (exit 2, as cmp's), a failed run included.
@@ -31,6 +29,32 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
         crate::fail(&e, args.json);
         2
     }))
+}
+
+/// Why `diff A`, one path that is no descriptor, compares nothing: what A is (missing, a
+/// directory, a file that is not a descriptor) and what diff takes.
+fn lone_path(a: &Path) -> String {
+    use rr_format::text::visible_path;
+    const TAKES: &str = "diff takes two snapshot files, one descriptor (.json) or two descriptors";
+    let shown = visible_path(a);
+    match std::fs::metadata(a) {
+        Err(e) => format!("{shown}: {e}; {TAKES}"),
+        Ok(m) if m.is_dir() => format!(
+            "{shown}: a directory; {TAKES} (`rr-tui report {}` lists its instances)",
+            shell_words::quote(&shown)
+        ),
+        Ok(_) => {
+            let descriptor = a.with_extension("json");
+            let beside = match descriptor.is_file() {
+                true => format!(
+                    " (its instance's snapshots: `rr-tui diff {}`)",
+                    shell_words::quote(&visible_path(&descriptor))
+                ),
+                false => String::new(),
+            };
+            format!("{shown}: not a descriptor (.json), and no second file to compare it with; {TAKES}{beside}")
+        }
+    }
 }
 
 /// The comparison the flags ask for: `--tolerance`'s, or the old spellings' (`--type` and its

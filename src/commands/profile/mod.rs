@@ -65,6 +65,12 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     child::watch_signals();
     let text = !a.json && !a.events;
     let req = a.request();
+    if a.descriptor.is_dir() {
+        return Err(super::not_a_record::directory_given(
+            &a.descriptor,
+            "profile",
+        ));
+    }
     // The replay's own checks first: nothing starts that `replay` would refuse.
     let checked = super::replay::preflight(&req)?;
     let ncu = match &a.ncu {

@@ -108,6 +108,12 @@ pub fn preflight(req: &ReplayRequest) -> Result<Checked> {
             "at most {MAX_REPETITIONS} repetitions and warm-ups per replay (every repetition's times are kept)"
         )));
     }
+    if req.descriptor.is_dir() {
+        return Err(crate::commands::not_a_record::directory_given(
+            &req.descriptor,
+            "replay",
+        ));
+    }
     let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
     let l = launch::resolve(&inst.descriptor, &req.overrides)?;
     if let Some(dir) = &req.output_dir {

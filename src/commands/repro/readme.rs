@@ -117,7 +117,8 @@ fn steps(r: &Repro, c: &Context) -> String {
          parameter bytes, and compares every recorded byte with the recorded output. It prints\n\
          `verified` or `FAILED`, then the minimum and median kernel time (CUDA events) over N\n\
          repetitions (default {reps}), each from the restored input. Exit status: 0 verified,\n\
-         1 the result differs, 2 trouble (no driver, an address in use, a file missing).\n\n\
+         1 the result differs, 2 trouble (bad arguments, {no_bindings}no driver, an address in use,\n\
+         a file missing): one line on stderr, no verdict.\n\n\
          Another image: {run} --image other.cubin (a cubin, fatbin or PTX that defines the same\n\
          kernel with the same parameters and globals).\n\
          Another source: compile it to a cubin for this GPU, then pass that:\n  \
@@ -126,9 +127,19 @@ fn steps(r: &Repro, c: &Context) -> String {
          {kernel})\n\n\
          The data ({DATA_DIR}/): the image, globals.bin (the globals' recorded values), and the\n\
          recorded input and output bytes (input.bin/output.bin, or one file per segment named by\n\
-         the XXH3-128 of its contents). The program reads them at run time. Recorded files are\n\
-         hard links to the record's own files when written on its file system: copy one before\n\
-         changing it.\n",
+         the XXH3-128 of its contents). The program reads them at run time. {whence}\n",
+        no_bindings = if c.python { "no cuda-python, " } else { "" },
+        whence = match c.packed {
+            true => format!(
+                "They were written\n\
+                 into {PACK_FILE} by rr-tui repro --pack: what tar unpacks are copies of the\n\
+                 record's files, free to change."
+            ),
+            false => "Recorded files are\n\
+                 hard links to the record's own files when written on its file system: copy one before\n\
+                 changing it."
+                .to_string(),
+        },
         image = r.image_file,
         reps = c.repetitions,
         kernel = rr_format::text::visible(&r.kernel),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -103,6 +104,17 @@ std::vector<unsigned char> read_file(const std::string &path) {
     return bytes;
 }
 
+// A whole number from 0 (`--repetitions`) or any integer (`--device`), all of `text`;
+// anything else is refused (strtoul would read "abc" as 0).
+long long number(const std::string &flag, const std::string &text, bool from_zero) {
+    errno = 0;
+    char *end = nullptr;
+    long long n = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE || (from_zero && n < 0) || n > 0x7fffffff || n < -0x7fffffff)
+        die(flag + " " + text + ": not a " + (from_zero ? "whole number from 0" : "number"));
+    return n;
+}
+
 struct Options {
     std::string image, data;
     unsigned repetitions = DEFAULT_REPETITIONS;
@@ -122,8 +134,8 @@ Options parse(int argc, char **argv) {
         };
         if (a == "--image") o.image = value();
         else if (a == "--data") o.data = value();
-        else if (a == "--repetitions") o.repetitions = static_cast<unsigned>(std::strtoul(value().c_str(), nullptr, 10));
-        else if (a == "--device") o.device = std::atoi(value().c_str());
+        else if (a == "--repetitions") o.repetitions = static_cast<unsigned>(number(a, value(), true));
+        else if (a == "--device") o.device = static_cast<int>(number(a, value(), false));
         else die("unknown argument " + a + " (--image FILE, --data DIR, --repetitions N, --device N)");
     }
     if (o.image.empty()) o.image = o.data + "/" + IMAGE_FILE;

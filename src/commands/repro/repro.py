@@ -16,10 +16,9 @@ import os
 import struct
 import sys
 
-try:
-    from cuda.bindings import driver as cu
-except ImportError:  # cuda-python before 12.6 spelled it this way
-    from cuda import cuda as cu
+# NVIDIA's bindings, imported once the arguments have parsed (`--help` needs none): see load_cuda.
+cu = None
+ELAPSED = None
 
 # @@RECORD@@
 
@@ -58,13 +57,36 @@ PROT_NONE, PROT_RW = 0, 3
 MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x10, 0x4000, 0x100000
 
 
-# CUDA 12.8 added cuEventElapsedTime_v2 (what cuda.h's cuEventElapsedTime means from CUDA 13).
-ELAPSED = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
-
-
 def die(what):
     print(f"repro: {what}", file=sys.stderr)
     sys.exit(2)
+
+
+def load_cuda():
+    """Import cuda-python's driver module; without it, one line and exit status 2 (the program
+    could not run: no verdict), not a traceback."""
+    global cu, ELAPSED
+    try:
+        try:
+            from cuda.bindings import driver
+        except ImportError:  # cuda-python before 12.6 spelled it this way
+            from cuda import cuda as driver
+    except ImportError as e:
+        die(f"cuda-python is not installed (pip install cuda-python): {e}")
+    except Exception as e:  # the bindings load libcuda as they are imported, in some versions
+        die(f"cannot load the CUDA driver through cuda-python ({type(e).__name__}: {e})")
+    cu = driver
+    # CUDA 12.8 added cuEventElapsedTime_v2 (what cuda.h's cuEventElapsedTime means from CUDA 13).
+    ELAPSED = getattr(cu, "cuEventElapsedTime_v2", None) or cu.cuEventElapsedTime
+
+
+def init_cuda():
+    """cuInit; a driver that cannot be loaded is one line and exit status 2, as in load_cuda."""
+    try:
+        result = cu.cuInit(0)
+    except Exception as e:  # DynamicLibNotFoundError and the like: no libcuda on this machine
+        die(f"no CUDA driver found ({type(e).__name__}: {e}): the reproducer needs an NVIDIA GPU and its driver")
+    check(result, "cuInit")
 
 
 def check(result, call):
@@ -276,20 +298,38 @@ def time_launches(n, again, launch, stream):
     return sorted(times)
 
 
+def count(text):
+    """--repetitions: a whole number from 0."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0")
+    return n
+
+
 def main():
-    device_held, host_held = hold(RESERVE), hold(HOST)
     here = os.path.dirname(os.path.abspath(__file__))
-    ap = argparse.ArgumentParser(description="Replay one recorded kernel launch and verify it.")
+    ap = argparse.ArgumentParser(
+        description="Replay one recorded kernel launch and verify it.",
+        epilog="Exit status: 0 verified, 1 the result differs from the recorded output, 2 trouble "
+        "(bad arguments, no cuda-python, no CUDA driver, a driver error).",
+    )
     ap.add_argument("--image", help="device image to load instead of the recorded one")
     ap.add_argument("--data", default=os.path.join(here, "data"), help="the folder of the recorded data")
-    ap.add_argument("--repetitions", type=int, default=DEFAULT_REPETITIONS)
+    ap.add_argument("--repetitions", type=count, default=DEFAULT_REPETITIONS)
     ap.add_argument("--device", type=int, default=RECORDED_DEVICE)
     o = ap.parse_args()
     image_path = o.image or os.path.join(o.data, IMAGE_FILE)
+    # The recorded ranges are held before the bindings are imported (some load the driver then),
+    # and the device ones given back right before cuInit.
+    device_held, host_held = hold(RESERVE), hold(HOST)
+    load_cuda()
     for (addr, size), ours in zip(RESERVE, device_held):
         if ours:
             LIBC.munmap(addr, size)
-    check(cu.cuInit(0), "cuInit")
+    init_cuda()
     dev = check(cu.cuDeviceGet(o.device), "cuDeviceGet")
     ctx = check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
     check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")

@@ -13,19 +13,11 @@ use crate::error::{Error, Result};
 use crate::output;
 
 pub fn run(m: &MergeArgs) -> Result<i32> {
-    if m.report_file().is_none() && m.csv.is_none() && m.export.is_none() {
-        return Err(Error::invalid(
-            "say where the merged report goes: --json-out FILE, --csv FILE and/or --export FILE",
-        ));
+    if let Some(why) = m.json_switch_refused() {
+        return Err(Error::invalid(why));
     }
-    for p in [m.report_file(), m.csv.as_deref()].into_iter().flatten() {
-        fsio::ensure_absent(p)?;
-    }
-    super::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
-    if let Some(p) = &m.export {
-        super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
-    }
-    // The same file twice is refused before anything is read (each may be hundreds of MiB).
+    // The inputs first: a missing part is said before what the flags lack. The same file twice
+    // is refused before anything is read (each may be hundreds of MiB).
     let mut files = std::collections::HashSet::new();
     for p in &m.reports {
         use std::os::unix::fs::MetadataExt;
@@ -36,6 +28,26 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
                 visible_path(p)
             )));
         }
+    }
+    if m.report_file().is_none() && m.csv.is_none() && m.export.is_none() {
+        return Err(Error::invalid(
+            "say where the merged report goes: --json-out FILE, --csv FILE and/or --export FILE",
+        ));
+    }
+    for (flag, p) in [("--json-out", m.report_file()), ("--csv", m.csv.as_deref())] {
+        if let Some(p) = p {
+            if std::fs::symlink_metadata(p).is_ok() {
+                return Err(Error::invalid(format!(
+                    "{flag} {}: exists; tune merge never replaces an existing file: choose \
+                     another {flag} or remove it",
+                    visible_path(p)
+                )));
+            }
+        }
+    }
+    super::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
+    if let Some(p) = &m.export {
+        super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
     }
     let mut reports = Vec::with_capacity(m.reports.len());
     for p in &m.reports {

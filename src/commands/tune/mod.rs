@@ -41,6 +41,9 @@ use scheduler::{Scheduler, Work};
 /// A --json-out file larger than this is not one of ours (the largest sweep's compact report is
 /// about 300 MiB).
 const MAX_REPORT: u64 = 512 << 20;
+/// Set by `python -m rr_tui.ray --simulate SWEEP` on the tuner it starts: the hub's engines
+/// answer from SWEEP, so nothing is measured.
+const HUB_SIMULATES_ENV: &str = "RR_TUI_HUB_SIMULATES";
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;
 /// Engines that may break the protocol in a row (answering for runs they were never sent)
@@ -178,6 +181,9 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if let Some(crate::cli::TuneCommand::Merge(m)) = &a.command {
         return merge::run(m);
     }
+    if let Some(why) = a.json_switch_refused() {
+        return Err(Error::invalid(why));
+    }
     if a.descriptor().is_dir() {
         return recording::run_dir(a, a.descriptor());
     }
@@ -214,6 +220,11 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     let shard = a.shard().map_err(Error::invalid)?;
     let d = &inst.descriptor;
     if a.list {
+        // What the sweep would refuse of its output files, refused here too.
+        check_outputs(a)?;
+        if let Some(p) = &a.export {
+            export::check(p, [a.report_file(), a.csv.as_deref()])?;
+        }
         list::print(&space, shard, a.simulate.is_some());
         return Ok(0);
     }
@@ -325,6 +336,13 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     // A hub's engine holds a GPU of its cluster: no more engines than configurations.
     if a.engine_hub.is_some() {
         devices.truncate(usize::try_from(planned.max(1)).unwrap_or(usize::MAX));
+    }
+    // A hub whose engines answer from a finished sweep (`python -m rr_tui.ray --simulate`) says
+    // so to the tuner it starts: the header then speaks of simulating, as `tune --simulate`'s.
+    if a.engine_hub.is_some() && report.simulated_from.is_none() {
+        if let Some(from) = std::env::var_os(HUB_SIMULATES_ENV).filter(|f| !f.is_empty()) {
+            report.simulated_from = Some(from.to_string_lossy().into_owned());
+        }
     }
     printer.start(
         &report,
@@ -842,6 +860,28 @@ pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
 /// The trials of an earlier run (`--resume`), after checking that the files may be written:
 /// before any GPU time is spent, not at the end of the sweep.
 fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
+    check_outputs(a)?;
+    let Some(path) = a.report_file().filter(|p| a.resume && p.exists()) else {
+        return Ok(Vec::new());
+    };
+    let previous = read_report(path, "--resume")?;
+    // Another part's results would pass for this part's.
+    if previous.shard != report.shard {
+        return Err(Error::invalid(format!(
+            "--json-out {}: holds another part of a sharded sweep (--shard differs); choose another file",
+            rr_format::text::visible_path(path)
+        )));
+    }
+    // A configuration that faulted or was refused is measured again (the cause may be gone);
+    // skips are decided again from this sweep's limits.
+    previous
+        .resumable_trials(report, path, rr_engine::tune::ReadBack::Resume)
+        .map_err(Error::invalid)
+}
+
+/// `--json-out` and `--csv` can be written where they are named, and replace no file they may
+/// not (checked by the sweep and by `--list`, which refuses what the sweep would).
+fn check_outputs(a: &TuneArgs) -> Result<()> {
     output_targets(&[("--json-out", a.report_file()), ("--csv", a.csv.as_deref())])?;
     for (flag, path) in [("--json-out", a.report_file()), ("--csv", a.csv.as_deref())] {
         let Some(path) = path else { continue };
@@ -861,22 +901,7 @@ fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
             _ => {}
         }
     }
-    let Some(path) = a.report_file().filter(|p| a.resume && p.exists()) else {
-        return Ok(Vec::new());
-    };
-    let previous = read_report(path, "--resume")?;
-    // Another part's results would pass for this part's.
-    if previous.shard != report.shard {
-        return Err(Error::invalid(format!(
-            "--json-out {}: holds another part of a sharded sweep (--shard differs); choose another file",
-            rr_format::text::visible_path(path)
-        )));
-    }
-    // A configuration that faulted or was refused is measured again (the cause may be gone);
-    // skips are decided again from this sweep's limits.
-    previous
-        .resumable_trials(report, path, rr_engine::tune::ReadBack::Resume)
-        .map_err(Error::invalid)
+    Ok(())
 }
 
 /// How a streamed output meets a file already at its path.
@@ -925,6 +950,19 @@ pub(crate) fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
         })?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
     serde_json::from_reader(reader).map_err(|e| {
+        // The explorer given an instance's descriptor: say how to open its record.
+        if flag == FOR_EXPLORER && rr_format::Descriptor::read(path).is_ok() {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            return Error::invalid(format!(
+                "{}: an instance's descriptor, not a tuning report: open its record directory \
+                 (`rr-tui {}`) and choose the instance there",
+                rr_format::text::visible_path(path),
+                shell_words::quote(&rr_format::text::visible_path(dir))
+            ));
+        }
         let what = match flag {
             "--resume" => "continues",
             FOR_EXPLORER => "opens",

@@ -106,6 +106,12 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             }
         )));
     }
+    // A recording none of whose selected instances can be swept (LLVM 19–22's, say) is the
+    // input's fault, said before the driver is looked for, as for one instance: the first
+    // instance's refusal, which names its descriptor.
+    if let Some(e) = all_refused(a, &selected) {
+        return Err(e);
+    }
     let reports = a.reports.clone().unwrap_or_else(|| default_reports(dir));
     if !a.list {
         // Said once here, not once per instance, and before anything is created: a hub's
@@ -178,6 +184,27 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// The first instance's refusal when every one of `selected` is refused by [`super::preflight`]
+/// (which needs no GPU); None as soon as one passes.
+fn all_refused(a: &TuneArgs, selected: &[(String, PathBuf, String)]) -> Option<Error> {
+    let mut first = None;
+    for (_, json, _) in selected {
+        let mut one = a.clone();
+        one.descriptor = Some(json.clone());
+        one.kernels = None;
+        one.reports = None;
+        one.shard = None;
+        one.whole = true;
+        match super::preflight(&one) {
+            Ok(_) => return None,
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first
 }
 
 /// `./rr-tune-<recording's name>`.

@@ -86,6 +86,11 @@ impl ReplayInstance {
 
     pub fn load(json: &Path, supplied: &Supplied) -> Result<ReplayInstance> {
         let descriptor = Descriptor::read(json)?;
+        // A file the user names is checked before anything looks for a GPU (an input error,
+        // exit status 2, in every command that takes --image).
+        if let Some(image) = &supplied.image {
+            check_image_flag(image)?;
+        }
         let files = InstanceFiles::from_descriptor_path(json);
         if let Some(why) = descriptor
             .cuda
@@ -322,6 +327,20 @@ fn host_ranges(segments: &[Segment]) -> Vec<Range> {
             })
             .collect(),
     )
+}
+
+/// `--image FILE`: a regular file that can be opened (its content is the driver's to judge).
+fn check_image_flag(image: &Path) -> Result<()> {
+    let shown = rr_format::text::visible_path(image);
+    match std::fs::metadata(image) {
+        Err(e) => Err(Error::invalid(format!("--image {shown}: {e}"))),
+        Ok(m) if !m.is_file() => Err(Error::invalid(format!(
+            "--image {shown}: not a regular file (give the kernel's cubin, fatbin or PTX)"
+        ))),
+        Ok(_) => std::fs::File::open(image)
+            .map(drop)
+            .map_err(|e| Error::invalid(format!("--image {shown}: {e}"))),
+    }
 }
 
 #[cfg(test)]

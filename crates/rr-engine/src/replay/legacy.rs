@@ -43,7 +43,7 @@ pub fn missing_image(d: &Descriptor, files: &InstanceFiles) -> Option<PathBuf> {
 
 pub fn prepare(d: Descriptor, files: &InstanceFiles, supplied: &Supplied) -> Result<Prepared> {
     if let Some(why) = legacy::refusal(&d, supplied.assume_llvm18) {
-        return Err(Error::invalid(why));
+        return Err(Error::format(files.json(), why));
     }
     let llvm16 = d.format == RecordFormat::LegacyLlvm16;
     let image = match &supplied.image {

@@ -264,7 +264,7 @@ pub struct DeviceInfo {
 /// What a sweep's report is read back for, which says what to do with one that does not fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadBack {
-    /// `tune --resume`: continued in the same `--json` file.
+    /// `tune --resume`: continued in the same `--json-out` file.
     Resume,
     /// `tune --simulate`: answered from, in place of a GPU.
     Simulate,
@@ -273,7 +273,7 @@ pub enum ReadBack {
 impl ReadBack {
     fn choose_another(self) -> &'static str {
         match self {
-            ReadBack::Resume => "choose another --json file",
+            ReadBack::Resume => "choose another --json-out file",
             ReadBack::Simulate => "choose another sweep for --simulate",
         }
     }
