@@ -1907,6 +1907,60 @@ fn a_directory_of_records_opens_a_picker_and_esc_comes_back_to_it() {
     assert!(!key(&mut a, KeyCode::Char('q')).is_empty() && a.quit);
 }
 
+/// The picker counts its record directories as the instance list counts its instances (not
+/// the position of the selection); a record opened from it is named below the picker's
+/// directory in the top line (not `r…/rrtui-stencil3d` at 80 columns), and its instance list's
+/// hint bar says that Esc goes back to the picker.
+#[test]
+fn a_record_opened_from_the_picker_is_named_below_it_and_esc_is_hinted() {
+    let draw = |a: &App| -> Vec<String> {
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+        let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+        t.draw(|f| rr_tui::tui::ui::draw(a, &theme, f)).unwrap();
+        t.backend()
+            .to_string()
+            .lines()
+            .map(|l| l.trim_matches('"').to_string())
+            .collect()
+    };
+    let mut a = fixtures_app();
+    a.update(Msg::Resize(80, 24));
+    let at = a
+        .picker
+        .as_ref()
+        .unwrap()
+        .below
+        .found
+        .iter()
+        .position(|r| r.name == "rrtui-stencil3d")
+        .unwrap();
+    for _ in 0..at {
+        key(&mut a, KeyCode::Down);
+    }
+    let picker = draw(&a).join("\n");
+    assert!(picker.contains("7 record directories"), "{picker}");
+    assert!(!picker.contains("of 7 record"), "{picker}");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.dir.ends_with("rrtui-stencil3d"), "{:?}", a.dir);
+    let shown = draw(&a);
+    assert!(
+        shown[0].trim_end().ends_with(" rrtui-stencil3d"),
+        "{}",
+        shown[0]
+    );
+    assert!(!shown[0].contains('…'), "{}", shown[0]);
+    let hints = shown[shown.len() - 2..].join("\n");
+    assert!(hints.contains("Esc records"), "{hints}");
+    // Elsewhere Esc means what it always has: no such hint.
+    key(&mut a, KeyCode::Char('2'));
+    let hints = draw(&a)[22..].join("\n");
+    assert!(!hints.contains("Esc records"), "{hints}");
+    // A record given directly: no picker to go back to.
+    let b = app("llvm-two-kernels", false);
+    let hints = draw(&b)[22..].join("\n");
+    assert!(!hints.contains("Esc records"), "{hints}");
+}
+
 #[test]
 fn a_record_given_directly_keeps_esc_as_it_was() {
     let mut a = app("llvm-two-kernels", false);

@@ -253,3 +253,59 @@ fn a_click_on_a_tab_switches_and_the_config_can_leave_the_mouse_alone() {
     );
     s.keys(&["q"]);
 }
+
+/// README step 4 in the real binary: `rr-tui SWEEP.json` (from the repository root, with and
+/// without a config file whose tuning axes differ) opens the sweep with the tuning form set to
+/// simulate a search of the sweep's space: its axes, not the config's; `r` asks before
+/// replacing the opened sweep, `r` again runs the simulated search with no GPU, and nothing
+/// the user did not set is said to have no effect.
+#[test]
+#[cfg_attr(rr_no_tmux, ignore = "tmux is not installed (apt-get install tmux)")]
+fn an_opened_sweep_is_ready_to_simulate_in_the_real_binary() {
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("config.toml");
+    std::fs::write(&file, "[tune]\nblock = \"64..128*2\"\ngrid = \"1..64\"\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let sweep = "assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json";
+    for (n, settings) in [
+        "--no-config".to_string(),
+        format!("--config {}", file.display()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("rr-tui-e2e-sweep-{}-{n}", std::process::id());
+        let cmd = format!("cd {root} && NO_COLOR=1 {bin} {settings} {sweep}");
+        let s = Session::start(name, &cmd);
+        s.wait_for("Tune · rr_stencil3d");
+        // At 80×24 the form is the line of the field under the cursor (the heatmap needs the
+        // room); at 200×60 it is whole: the sweep's axes and where the answers come from.
+        for (w, h, drawn) in [
+            ("80", "24", "· field 1 of 16"),
+            ("200", "60", "4..16*2x4..16*2x4"),
+        ] {
+            s.tmux(&["resize-window", "-t", &s.0, "-x", w, "-y", h]);
+            s.wait_for(drawn);
+            let shown = s.settled();
+            assert!(shown.contains("1..8*2x1..8*2x4"), "{shown}");
+            assert!(shown.contains("144 configuration(s)"), "{shown}");
+            assert!(!shown.contains("64..128*2"), "the config's axes: {shown}");
+            assert!(!shown.contains("1..64"), "the config's axes: {shown}");
+        }
+        let whole = s.settled();
+        assert!(whole.contains(&format!("simulate {sweep}")), "{whole}");
+        s.keys(&["r"]);
+        s.wait_for("r again replaces the sweep opened from");
+        s.keys(&["r"]);
+        let done = s.wait_for("sweep of rr_stencil3d done: best");
+        assert!(!done.contains("cannot tune"), "{done}");
+        assert!(!done.contains("no effect"), "{done}");
+        assert!(done.contains("144/144"), "{done}");
+        s.keys(&["q"]);
+    }
+}

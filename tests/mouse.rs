@@ -258,8 +258,9 @@ fn the_wheel_scrolls_the_tuning_pane_under_the_pointer() {
         modifiers: KeyModifiers::SHIFT,
     }));
     assert_eq!(a.heat_scroll, (3, 0));
-    // Over the form: its fields; the heatmap stays.
-    let at = find(&a, "verify");
+    // Over the form (collapsed to the line of its field under the cursor: thirty heatmap rows
+    // need the room): its fields; the heatmap stays.
+    let at = find(&a, "j/k for the others");
     mouse(&mut a, MouseEventKind::ScrollDown, at);
     assert_eq!(a.tune_form.cursor, cursor + 3);
     assert_eq!(a.heat_scroll.0, 3);

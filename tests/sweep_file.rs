@@ -7,7 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use ratatui::Terminal;
 use rr_engine::tune::Status;
 use rr_tui::cli::Theme as ThemeName;
@@ -22,7 +24,13 @@ const STENCIL: &str =
 fn open(path: &Path) -> Result<App, String> {
     let sweep = SweepFile::read(path).map_err(|e| e.to_string())?;
     let gpu = Err("no CUDA driver found".to_string());
-    rr_tui::tui::load_sweep_app(sweep, gpu, std::env::temp_dir()).map_err(|e| e.to_string())
+    rr_tui::tui::load_sweep_app(
+        sweep,
+        gpu,
+        std::env::temp_dir(),
+        &rr_tui::tui::config::Config::default(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn screen(a: &App) -> String {
@@ -205,10 +213,9 @@ fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     // A budgeted search, as the strategy comparisons run it.
     a.tune_form.set_text(Field::Strategy, "tpe").unwrap();
     a.tune_form.set_text(Field::Budget, "30").unwrap();
-    let cmds = a.update_inline(Msg::Key(KeyEvent::new(
-        KeyCode::Char('r'),
-        KeyModifiers::NONE,
-    )));
+    // The opened sweep is not replaced without asking: `r` again does.
+    assert!(press_r(&mut a).is_empty());
+    let cmds = press_r(&mut a);
     let Some(Cmd::StartTune { args, .. }) = cmds.into_iter().next() else {
         panic!("no sweep started: {:?}", a.status)
     };
@@ -219,6 +226,133 @@ fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     assert_eq!(args[at + 1], BUNDLED);
     assert!(!args.iter().any(|x| x == "--devices"), "{args:?}");
     assert!(args.iter().any(|x| x == "tpe"), "{args:?}");
+    // Nothing the user did not set that `tune --simulate` would say has no effect.
+    assert!(
+        !args
+            .iter()
+            .any(|x| ["--cold", "--hot", "--energy", "--no-verify"].contains(&x.as_str())),
+        "{args:?}"
+    );
+}
+
+fn press_r(a: &mut App) -> Vec<Cmd> {
+    a.update_inline(Msg::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::NONE,
+    )))
+}
+
+/// The session's config (its tuning axes, as a config file sets them) is applied before the
+/// sweep is shown: the form keeps the sweep's axes and `simulate FILE`, not the config's.
+#[test]
+fn the_config_does_not_replace_the_opened_sweeps_form() {
+    let mut config = rr_tui::tui::config::Config::default();
+    config.tune.set_text(Field::Block, "64..128*2").unwrap();
+    config.tune.set_text(Field::Samples, "7").unwrap();
+    let sweep = SweepFile::read(Path::new(BUNDLED)).unwrap();
+    let gpu = Err("no CUDA driver found".to_string());
+    let a = rr_tui::tui::load_sweep_app(sweep, gpu, std::env::temp_dir(), &config).unwrap();
+    assert_eq!(a.tune_form.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(a.tune_form.text(Field::Block), "4..16*2x4..16*2x4");
+    assert_eq!(
+        a.tune_form.text(Field::Devices),
+        format!("simulate {BUNDLED}")
+    );
+    // What the sweep does not say stays the config's.
+    assert_eq!(a.tune_form.text(Field::Samples), "7");
+}
+
+/// `r` on an opened sweep asks before replacing it (the file keeps it); any other key keeps
+/// it and forgets the question; `r` twice replaces it.
+#[test]
+fn an_opened_sweep_is_not_replaced_without_asking() {
+    let mut a = open(Path::new(BUNDLED)).unwrap();
+    a.update(Msg::Resize(100, 30));
+    assert!(press_r(&mut a).is_empty());
+    let said = a.status.as_ref().unwrap().text.clone();
+    assert!(
+        said.contains("r again replaces the sweep opened from"),
+        "{said}"
+    );
+    assert!(said.contains("144 configuration(s)"), "{said}");
+    key(&mut a, ']');
+    assert!(press_r(&mut a).is_empty(), "the question was forgotten");
+    let cur = a.current().unwrap();
+    assert!(a.tunes[&cur].opened_from.is_some(), "kept");
+    let cmds = press_r(&mut a);
+    assert!(
+        matches!(cmds.first(), Some(Cmd::StartTune { .. })),
+        "{:?}",
+        a.status
+    );
+}
+
+/// Where the table has room for a few rows (100×30), it scrolls to keep the picked row on
+/// screen: by `]`, and by a click on a heatmap cell whose best is further down.
+#[test]
+fn the_tune_table_scrolls_to_the_picked_row() {
+    let picked_line = |shown: &str| -> Option<String> {
+        shown
+            .lines()
+            .find(|l| {
+                l.trim_start_matches(['"', '│', ' '])
+                    .strip_prefix('›')
+                    .and_then(|r| r.chars().next())
+                    .is_some_and(|c| c.is_ascii_digit() || c == '◆' || c == '⬦')
+            })
+            .map(str::to_string)
+    };
+    let mut a = open(Path::new(BUNDLED)).unwrap();
+    a.update(Msg::Resize(100, 30));
+    for _ in 0..13 {
+        key(&mut a, ']');
+    }
+    assert!(a.status.as_ref().unwrap().text.starts_with("row 14 picked"));
+    let shown = screen(&a);
+    let line = picked_line(&shown).unwrap_or_else(|| panic!("no picked row shown:\n{shown}"));
+    assert!(
+        line.contains("›14 ") || line.contains("›◆14") || line.contains("›⬦14"),
+        "{line}\n{shown}"
+    );
+    insta::assert_snapshot!("sweep_table_scrolled_100x30", shown);
+    // A click on each heatmap cell in turn: the row it picks is the one marked.
+    key(&mut a, '[');
+    let mut seen_below = false;
+    // The heatmap's lines (a click elsewhere may switch screens or start something).
+    let lines: Vec<String> = screen(&a).lines().map(str::to_string).collect();
+    let header = lines.iter().position(|l| l.contains("grid╲block")).unwrap();
+    let legend = lines.iter().position(|l| l.contains("PgUp/PgDn")).unwrap();
+    for y in (header + 1) as u16..legend as u16 {
+        for x in 0..a.width {
+            a.update_inline(Msg::Mouse(MouseEvent {
+                kind: MouseEventKind::Down(MouseButton::Left),
+                column: x,
+                row: y,
+                modifiers: KeyModifiers::NONE,
+            }));
+            let Some(said) = a.status.as_ref().map(|s| s.text.clone()) else {
+                continue;
+            };
+            let Some(n) = said
+                .strip_prefix("row ")
+                .and_then(|r| r.split_once(" picked ("))
+                .and_then(|(n, _)| n.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let shown = screen(&a);
+            let line = picked_line(&shown).unwrap_or_else(|| panic!("{said}:\n{shown}"));
+            let mark = line.split('›').nth(1).unwrap();
+            let digits: String = mark
+                .trim_start_matches(['◆', '⬦'])
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            assert_eq!(digits, n.to_string(), "{said}:\n{shown}");
+            seen_below |= n > 3;
+        }
+    }
+    assert!(seen_below, "no heatmap cell picked a row below the third");
 }
 
 /// The form refuses what `tune --simulate` refuses, with `tune`'s own words: a sweep of
@@ -244,10 +378,8 @@ fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
     assert!(missing.contains("/no/such/sweep.json"), "{missing}");
     let given = format!("simulate {}", saxpy.display());
     a.tune_form.set_text(Field::Devices, &given).unwrap();
-    let cmds = a.update_inline(Msg::Key(KeyEvent::new(
-        KeyCode::Char('r'),
-        KeyModifiers::NONE,
-    )));
+    press_r(&mut a); // asks before replacing the opened sweep
+    let cmds = press_r(&mut a);
     assert!(cmds.is_empty(), "a sweep started: {:?}", a.status);
     let said = a.status.as_ref().expect("a reason").text.clone();
     assert!(said.contains("holds a sweep of another kernel"), "{said}");

@@ -43,13 +43,17 @@ pub fn load_app(
 
 /// Open a sweep's `--json-out` file (`rr-tui SWEEP.json`): the record directory of the
 /// instance it is of, on that instance's tuning screen showing the sweep (used by the runtime
-/// and the tests).
+/// and the tests). The session's settings (`config`) are applied first: the tuning form then
+/// takes the sweep's axes and `simulate SWEEP.json` over the config's defaults, not the other
+/// way round.
 pub fn load_sweep_app(
     sweep: app::sweepfile::SweepFile,
     gpu: std::result::Result<(), String>,
     output_dir: PathBuf,
+    config: &config::Config,
 ) -> Result<app::App> {
     let mut app = load_app(sweep.record_dir(), gpu, output_dir)?;
+    config.apply(&mut app);
     app.show_sweep(sweep).map_err(Error::invalid)?;
     Ok(app)
 }
@@ -77,11 +81,14 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let output_dir = session.path().to_path_buf();
-    let mut app = match sweep {
-        Some(sweep) => load_sweep_app(sweep, gpu_status(), output_dir)?,
-        None => load_app(dir, gpu_status(), output_dir)?,
+    let app = match sweep {
+        Some(sweep) => load_sweep_app(sweep, gpu_status(), output_dir, &config)?,
+        None => {
+            let mut app = load_app(dir, gpu_status(), output_dir)?;
+            config.apply(&mut app);
+            app
+        }
     };
-    config.apply(&mut app);
     let result = runtime::run(app, theme, config.mouse);
     drop(session);
     result

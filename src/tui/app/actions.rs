@@ -16,6 +16,17 @@ impl App {
             self.quit = true;
             return vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit];
         }
+        // `r` again confirms the replacement of an opened sweep it asked about (`start_tune`);
+        // any other key forgets the question.
+        if let Some(asked) = self.replace_asked.take() {
+            let plain = self.prompt.is_none()
+                && self.tune_form.editing.is_none()
+                && !self.help
+                && !self.picking;
+            if plain && keymap::lookup(self.scope(), &k) == Some(Action::TuneStart) {
+                self.replace_asked = Some(asked);
+            }
+        }
         if self.prompt.is_some() {
             return self.on_prompt_key(k);
         }

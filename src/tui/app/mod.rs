@@ -319,6 +319,9 @@ pub struct App {
     pub show_front: bool,
     /// The row of the tuning table `P` profiles (0: the best).
     pub tune_pick: usize,
+    /// `r` asked whether to replace the sweep opened from a file on this instance: `r` again
+    /// does, any other key keeps it.
+    pub replace_asked: Option<usize>,
     /// Instances marked (`M`) for a sweep one after the other (`R` on the tuning screen), and
     /// those of such a sweep not started yet.
     pub sweep_marks: std::collections::BTreeSet<usize>,
@@ -401,6 +404,7 @@ impl App {
             heat_scroll: (0, 0),
             show_front: false,
             tune_pick: 0,
+            replace_asked: None,
             sweep_marks: Default::default(),
             tune_queue: Default::default(),
             profiles: HashMap::new(),

@@ -174,6 +174,10 @@ impl App {
     fn tune_click(&self, main: Rect, at: Position) -> Option<MouseAction> {
         let run = self.tunes.get(&self.current()?);
         let l = tunelayout::layout(ui::titled_inner(main), run);
+        // The form collapsed to one line shows the field under the cursor.
+        if l.collapsed && l.form.contains(at) {
+            return Some(MouseAction::TuneField(self.tune_form.cursor));
+        }
         if l.form.contains(at) {
             return tunelayout::form_field_at(l.form, at).map(MouseAction::TuneField);
         }
@@ -185,7 +189,9 @@ impl App {
         }
         let rows = tunelayout::table_rows(l.table);
         let listed = run.listed(self.show_front).len();
-        row_at(rows, 0, listed.min(rows.height as usize), at).map(MouseAction::TuneRow)
+        // Scrolled as drawn: the picked row on screen.
+        let window = tunelayout::table_window(self.tune_pick, listed, rows.height as usize);
+        row_at(rows, window.start, window.end, at).map(MouseAction::TuneRow)
     }
 
     /// The pane the wheel scrolls at `at`.

@@ -195,6 +195,26 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
+        // A sweep opened from its file is not replaced without asking: `r` again does (the file
+        // keeps it: `rr-tui FILE` opens it again).
+        let asked = self.replace_asked.take() == Some(i);
+        if let Some(run) = self
+            .tunes
+            .get(&i)
+            .filter(|_| !asked && self.tuning.is_none())
+        {
+            if let Some(file) = &run.opened_from {
+                let rows = run.report.trials.len();
+                self.replace_asked = Some(i);
+                self.set_status(
+                    format!(
+                        "r again replaces the sweep opened from {file} ({rows} configuration(s)) with a new one (the file keeps it: rr-tui {file} opens it again); any other key keeps it"
+                    ),
+                    true,
+                );
+                return vec![];
+            }
+        }
         self.tune_queue.clear();
         self.start_tune_of(i)
     }

@@ -567,6 +567,11 @@ impl TuneForm {
         self.space_size().map_err(|e| (Field::Block, e))?;
         let axis = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
         let verify = parse_verify(self.verify.trim()).map_err(|e| (Field::Verify, e))?;
+        let simulate = simulate_path(&self.devices)
+            .ok()
+            .flatten()
+            .map(PathBuf::from);
+        let simulated = simulate.is_some();
         Ok(TuneArgs {
             descriptor: Some(descriptor),
             command: None,
@@ -585,16 +590,16 @@ impl TuneForm {
             time_limit: crate::cli::positive_f64(self.time_limit.trim()).ok(),
             seed: self.seed.trim().parse().ok(),
             devices: crate::cli::parse_devices(self.devices.trim()).ok(),
-            simulate: simulate_path(&self.devices)
-                .ok()
-                .flatten()
-                .map(PathBuf::from),
+            simulate,
             engine_hub: None,
             engines: None,
             list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,
+            // A simulated sweep measures nothing and `tune --simulate` warns of every timing flag
+            // given: cold, `tune`'s own default, is then not passed, so that only a choice the
+            // user made (hot) is said to have no effect.
             timing: TimingArgs {
-                cold: self.cold,
+                cold: self.cold && !simulated,
                 hot: !self.cold,
                 ..TimingArgs::default()
             },
@@ -655,6 +660,28 @@ mod tests {
                 "--events"
             ]
         );
+    }
+
+    /// `simulate FILE`: the form's defaults pass no flag `tune --simulate` would say has no
+    /// effect (cold is tune's default); hot, chosen, is passed (and warned of).
+    #[test]
+    fn a_simulated_sweep_gets_no_flag_the_user_did_not_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = dir.path().join("sweep.json");
+        std::fs::write(&sweep, "{}").unwrap();
+        let mut f = TuneForm {
+            devices: format!("simulate {}", sweep.display()),
+            ..TuneForm::default()
+        };
+        let a = f.to_args(PathBuf::from("x.json"), 3).unwrap();
+        assert!(a.simulate.is_some());
+        assert!(!a.timing.cold && !a.timing.hot && !a.timing.adaptive());
+        assert!(a.samples.is_none() && a.tolerance.is_none() && !a.no_verify && !a.energy);
+        assert!(a.devices.is_none());
+        assert!(a.timing.cold(true), "tune's default: cold");
+        f.cold = false;
+        let a = f.to_args(PathBuf::from("x.json"), 3).unwrap();
+        assert!(a.timing.hot);
     }
 
     #[test]

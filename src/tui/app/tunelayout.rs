@@ -20,6 +20,9 @@ pub const FORM_ROWS: u16 = Field::ALL.len().div_ceil(2) as u16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TuneLayout {
     pub form: Rect,
+    /// The form is one line, its field under the cursor: a sweep is shown and its heatmap
+    /// would not fit under the whole form.
+    pub collapsed: bool,
     /// One line: what the field being edited means (or why it does not parse), or the space.
     pub info: Rect,
     /// Without a sweep: how to use the screen.
@@ -39,10 +42,28 @@ pub fn note_lines(run: &TuneRun) -> u16 {
     u16::from(!run.warnings.is_empty()) + u16::from(failed)
 }
 
-/// The layout of the tuning screen's content `area` (below its title).
+/// The layout of the tuning screen's content `area` (below its title): the whole form, or,
+/// where a sweep's heatmap would not fit under it (80×24), the form collapsed to the line of
+/// the field under the cursor, so that the heatmap and the table get its lines.
 pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
+    let whole = layout_with(area, run, FORM_ROWS);
+    match run {
+        Some(run) if whole.heat.height < heat_need(run) => TuneLayout {
+            collapsed: true,
+            ..layout_with(area, Some(run), 1)
+        },
+        _ => whole,
+    }
+}
+
+/// The lines the heatmap of `run` needs: a header, its rows and its legend.
+fn heat_need(run: &TuneRun) -> u16 {
+    (run.heat.rows.len() as u16).saturating_add(2)
+}
+
+fn layout_with(area: Rect, run: Option<&TuneRun>, form_rows: u16) -> TuneLayout {
     let [form, info, rest] = Layout::vertical([
-        Constraint::Length(FORM_ROWS),
+        Constraint::Length(form_rows),
         Constraint::Length(1),
         Constraint::Fill(1),
     ])
@@ -74,8 +95,7 @@ pub fn layout(area: Rect, run: Option<&TuneRun>) -> TuneLayout {
         // three rows, and whatever is left goes to the table.
         let ranked = run.ranking().len() as u16;
         let table_min = 2 + ranked.clamp(1, 3);
-        let heat_need = run.heat.rows.len() as u16 + 2;
-        let heat_h = heat_need
+        let heat_h = heat_need(run)
             .max(3)
             .min(body.height.saturating_sub(table_min))
             .max(body.height.min(3));
@@ -119,6 +139,17 @@ pub fn table_rows(table: Rect) -> Rect {
         height: table.height.saturating_sub(2),
         ..table
     }
+}
+
+/// The table's rows on screen (indices into its list of `listed`), `visible` lines of them: from
+/// the first, or scrolled just far enough that the picked row (`pick`, clamped) is the last one
+/// shown. The drawing and the clicks both place the rows with it.
+pub fn table_window(pick: usize, listed: usize, visible: usize) -> Range<usize> {
+    let pick = pick.min(listed.saturating_sub(1));
+    let start = (pick + 1)
+        .saturating_sub(visible)
+        .min(listed.saturating_sub(visible));
+    start..(start + visible).min(listed)
 }
 
 /// The widest a grid label may make the label column (longer ones are cut).
@@ -206,4 +237,20 @@ impl HeatGeometry {
 /// The first of `len` items on screen when `visible` fit and the view asked for `scroll`.
 pub fn first(scroll: usize, len: usize, visible: usize) -> usize {
     scroll.min(len.saturating_sub(visible))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table_window;
+
+    #[test]
+    fn the_table_scrolls_to_keep_the_picked_row_on_screen() {
+        assert_eq!(table_window(0, 20, 3), 0..3);
+        assert_eq!(table_window(2, 20, 3), 0..3);
+        assert_eq!(table_window(13, 20, 3), 11..14);
+        assert_eq!(table_window(99, 20, 3), 17..20);
+        assert_eq!(table_window(5, 2, 3), 0..2);
+        assert_eq!(table_window(0, 0, 3), 0..0);
+        assert_eq!(table_window(4, 20, 0), 5..5);
+    }
 }

@@ -88,8 +88,20 @@ struct TabBar {
     room: usize,
 }
 
+/// The open record's directory as the tab bar names it: relative to the picker's directory
+/// when it was opened from the picker (`rrtui-stencil3d` below `record-fixtures`), else as
+/// given.
+fn shown_dir(app: &App) -> String {
+    let below = app
+        .picker
+        .as_ref()
+        .and_then(|p| app.dir.strip_prefix(&p.dir).ok())
+        .filter(|rel| !rel.as_os_str().is_empty());
+    rr_format::text::visible_path(below.unwrap_or(&app.dir))
+}
+
 fn tab_bar(app: &App, width: usize) -> TabBar {
-    let dir = rr_format::text::visible_path(&app.dir);
+    let dir = shown_dir(app);
     let name_len = dir
         .rsplit('/')
         .find(|c| !c.is_empty())
@@ -138,7 +150,7 @@ pub fn tab_places(app: &App, area: Rect) -> Vec<(Screen, Rect)> {
 }
 
 fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let dir = rr_format::text::visible_path(&app.dir);
+    let dir = shown_dir(app);
     let bar = tab_bar(app, area.width as usize);
     let mut spans = vec![Span::styled(BRAND, theme.accent)];
     for (s, text) in bar.tabs {
@@ -170,7 +182,11 @@ pub(crate) fn fit_path(path: &str, w: usize) -> String {
     if name_len + 2 > w {
         return fit_middle(name, w);
     }
-    let head: String = path.chars().take(w - name_len - 2).collect();
+    // A head of a character or two (`r…/name`) says nothing of where the name is: none then.
+    let head: String = match w - name_len - 2 {
+        keep if keep < 3 => String::new(),
+        keep => path.chars().take(keep).collect(),
+    };
     format!("{head}…/{name}")
 }
 

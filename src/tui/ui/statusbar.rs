@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::fit;
-use crate::tui::app::{App, Prompt};
+use crate::tui::app::{App, Prompt, Screen};
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
 
@@ -127,14 +127,17 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 }
 
 /// `[replaying K · ][tuning K · ]N of M instance(s)`, at most `max` columns.
-/// On the picker: `K of N record directories` (or that the search is still running).
+/// On the picker: `N record directories` (or that the search is still running).
 fn count_text(app: &App, max: usize) -> String {
     if let Some(p) = app.picker.as_ref().filter(|_| app.picking) {
         if p.searching {
             return "searching for record directories…".to_string();
         }
-        let n = p.below.found.len();
-        return format!("{} of {n} record directories", (p.selected + 1).min(n));
+        // A count, as the instance list's is (the picker has no filter: all of them).
+        return match p.below.found.len() {
+            1 => "1 record directory".to_string(),
+            n => format!("{n} record directories"),
+        };
     }
     let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
     let busy = [("replaying", app.running), ("tuning", app.tuning)];
@@ -219,7 +222,18 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     } else if app.help {
         HELP_HINTS.to_vec()
     } else {
-        keymap::hints(app.scope())
+        let mut hints = keymap::hints(app.scope());
+        // A record opened from the picker: Esc on its instance list goes back to the picker
+        // (the key's binding is the global "go back", which the bar does not list).
+        let from_picker = app.picker.is_some() && !app.picking;
+        if from_picker && app.screen == Screen::Instances && app.filter.is_empty() {
+            let at = hints
+                .iter()
+                .position(|&(k, _)| k == "q")
+                .unwrap_or(hints.len());
+            hints.insert(at, ("Esc", "records"));
+        }
+        hints
     };
     let lines: Vec<Line> = keymap::hint_lines(&entries, area.width as usize)
         .into_iter()

@@ -30,7 +30,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     );
     let run = app.tunes.get(&cur);
     let l = tunelayout::layout(inner, run);
-    draw_form(&app.tune_form, theme, f, l.form);
+    if l.collapsed {
+        draw_form_line(&app.tune_form, theme, f, l.form);
+    } else {
+        draw_form(&app.tune_form, theme, f, l.form);
+    }
     let Some(run) = run else {
         // Without a sweep the info line and the help below it share the area and wrap.
         draw_intro(app, theme, f, l.info.union(l.intro));
@@ -54,8 +58,44 @@ fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
     // Clicks find a field by the same columns (`tunelayout::form_field_at`).
     let col_w = tunelayout::form_column_width(area) as usize;
     let mut lines = vec![Vec::<Span>::new(); rows];
-    for (i, field) in Field::ALL.into_iter().enumerate() {
+    for (i, _) in Field::ALL.into_iter().enumerate() {
         let (row, col) = (i % rows, i / rows);
+        let mut spans = field_spans(form, i, theme, col_w);
+        if col == 0 {
+            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+            spans.push(Span::raw(" ".repeat(col_w.saturating_sub(used))));
+        }
+        lines[row].extend(spans);
+    }
+    f.render_widget(
+        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>()),
+        area,
+    );
+}
+
+/// The form collapsed to one line (`tunelayout::layout`: a sweep's heatmap needs its lines):
+/// the field under the cursor, edited there as in the whole form, and how to reach the others.
+fn draw_form_line(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let width = area.width as usize;
+    let more = format!(
+        "  · field {} of {}, j/k for the others",
+        form.cursor.min(Field::ALL.len() - 1) + 1,
+        Field::ALL.len()
+    );
+    let room = width.saturating_sub(more.chars().count()).max(width / 2);
+    let mut spans = field_spans(form, form.cursor.min(Field::ALL.len() - 1), theme, room);
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    if used + more.chars().count() <= width {
+        spans.push(Span::raw(" ".repeat(room.saturating_sub(used))));
+        spans.push(Span::styled(more, theme.dim));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The label and value of the form's field `i` in a column `col_w` wide.
+fn field_spans<'a>(form: &TuneForm, i: usize, theme: &Theme, col_w: usize) -> Vec<Span<'a>> {
+    let field = Field::ALL[i];
+    {
         let selected = form.cursor == i;
         let editing = form.editing.as_ref().filter(|e| e.field == field);
         let base = if selected { theme.selected } else { theme.text };
@@ -94,16 +134,8 @@ fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
                 }
             }
         }
-        if col == 0 {
-            let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
-            spans.push(Span::raw(" ".repeat(col_w.saturating_sub(used))));
-        }
-        lines[row].extend(spans);
+        spans
     }
-    f.render_widget(
-        Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>()),
-        area,
-    );
 }
 
 /// The text being typed, the character under the cursor reversed; it scrolls sideways to
@@ -287,7 +319,10 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
     let energy = run.report.energy.is_some();
     let front = front && energy;
     let listed = run.listed(front);
-    let ranked = &listed[..n.min(listed.len())];
+    // Scrolled to keep the picked row on screen (`tunelayout::table_window`, as clicks are).
+    let window = tunelayout::table_window(pick, listed.len(), n);
+    let top = window.start;
+    let ranked = &listed[window];
     let verified = run.count(Status::Ok);
     let objective = run.report.objective;
     let text = match (verified, &run.phase) {
@@ -334,7 +369,8 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
         .map(|(i, t)| {
             let k = t.kernel_ns.unwrap_or_default();
             let on_front = energy && run.front().iter().any(|p| p.config == t.config);
-            let picked = i == pick.min(ranked.len().saturating_sub(1));
+            let i = top + i;
+            let picked = i == pick.min(listed.len().saturating_sub(1));
             let mut cells = vec![right(format!(
                 "{}{}{}{}",
                 if picked { "›" } else { "" },
