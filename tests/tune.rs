@@ -315,6 +315,18 @@ fn a_simulated_sweep_answers_from_a_finished_one_without_a_gpu() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("was simulated from"));
+    // Resuming it names the flag by its spelling (--json-out, not the old --json).
+    rr().arg("tune")
+        .arg(saxpy())
+        .args(axes)
+        .arg("--json-out")
+        .arg(&all)
+        .arg("--resume")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not measured: choose another --json-out file",
+        ));
 }
 
 /// A sweep `--simulate` cannot answer from is refused naming --simulate, not --json-out, and a file
@@ -1439,4 +1451,26 @@ fn json_as_a_switch_says_tune_writes_json_out() {
                  --json-out FILE"
             )));
     }
+}
+
+/// `tune -h` lists the flags about a directory of instances under their own heading (not
+/// "Recording:"), and `tune merge --help` says what the merge writes and refuses.
+#[test]
+fn tune_help_heads_the_directory_flags_and_merge_says_what_it_writes() {
+    let help = rr().args(["tune", "-h"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let heading = help
+        .find("Directory of instances:")
+        .unwrap_or_else(|| panic!("{help}"));
+    for flag in ["--kernels", "--reports", "--fresh-engines"] {
+        let at = help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
+        assert!(at > heading, "{flag} is listed before its heading:\n{help}");
+    }
+    assert!(!help.contains("Recording:"), "{help}");
+    let merge = rr().args(["tune", "merge", "--help"]).output().unwrap();
+    let merge = String::from_utf8_lossy(&merge.stdout);
+    let merge = merge.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!merge.contains("a sweep rewrites it as it goes"), "{merge}");
+    assert!(merge.contains("an existing one is refused"), "{merge}");
+    assert!(merge.contains("a missing shard is refused"), "{merge}");
 }
