@@ -277,6 +277,18 @@ fn an_opened_sweep_is_not_replaced_without_asking() {
     assert!(said.contains("144 configuration(s)"), "{said}");
     key(&mut a, ']');
     assert!(press_r(&mut a).is_empty(), "the question was forgotten");
+    // A click forgets it too (here on the table's title line).
+    let title = screen(&a)
+        .lines()
+        .position(|l| l.contains("best by time"))
+        .unwrap() as u16;
+    a.update_inline(Msg::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 2,
+        row: title + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert!(press_r(&mut a).is_empty(), "the question was forgotten");
     let cur = a.current().unwrap();
     assert!(a.tunes[&cur].opened_from.is_some(), "kept");
     let cmds = press_r(&mut a);

@@ -222,7 +222,11 @@ impl App {
 
     pub(super) fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Cmd> {
         match self.mouse_action(&ev) {
-            Some(a) => self.on_mouse_action(a),
+            Some(a) => {
+                // As any other key does, a click forgets the question `r` asked (`start_tune`).
+                self.replace_asked = None;
+                self.on_mouse_action(a)
+            }
             None => vec![],
         }
     }
