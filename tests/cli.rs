@@ -3250,7 +3250,7 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
         (
             &[x],
             2,
-            "an instance's descriptor, not a tuning report: open its record directory",
+            "is not a tuning report but an instance's descriptor: open its record directory",
         ),
     ];
     for (args, code, said) in cases {

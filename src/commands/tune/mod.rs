@@ -957,8 +957,8 @@ pub(crate) fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
                 _ => Path::new("."),
             };
             return Error::invalid(format!(
-                "{}: an instance's descriptor, not a tuning report: open its record directory \
-                 (`rr-tui {}`) and choose the instance there",
+                "{} is not a tuning report but an instance's descriptor: open its record \
+                 directory (`rr-tui {}`) and choose the instance there",
                 rr_format::text::visible_path(path),
                 shell_words::quote(&rr_format::text::visible_path(dir))
             ));
