@@ -1,15 +1,19 @@
 //! The reproducer's folder and its data: the output folder is checked before anything is
 //! written (never through a link, never into a non-empty folder without `--force`); recorded
 //! files are hard-linked when on the same file system (no copy of GiB), copied otherwise, or
-//! packed into one tar archive.
+//! packed into one tar archive; copies and archives keep the holes of sparse files
+//! ([`sparse`]).
 
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use rr_format::fsio::{self, AtomicWriter};
 use rr_format::text::visible_path;
 
 use super::model::Source;
+use super::sparse::{self, Progress, Runs, Src};
 use crate::error::{Error, Result};
 
 /// The data folder inside the output folder, and the archive `--pack` writes instead.
@@ -22,7 +26,10 @@ pub struct Placed {
     pub linked: usize,
     pub copied: usize,
     pub written: usize,
+    /// The data's full length, holes included.
     pub bytes: u64,
+    /// The bytes of data copied or written (holes and hard links take none).
+    pub stored: u64,
 }
 
 /// Make `out` ready to receive a reproducer: created when absent; an existing folder must be
@@ -82,150 +89,203 @@ pub fn write_file(out: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     fsio::write_atomic(&out.join(name), bytes).map_err(Into::into)
 }
 
-/// Place every data file in `out/data/`.
-pub fn place(out: &Path, files: &[(String, Source)]) -> Result<Placed> {
-    let dir = subdir(out, DATA_DIR)?;
-    let mut placed = Placed::default();
+/// Where the data of one file comes from, and what writing it will take.
+enum What<'a> {
+    Bytes(&'a [u8], Runs),
+    /// A record file, open (what is written is what was measured); `runs` is `None` for one
+    /// that is expected to be hard-linked (same file system): nothing to write.
+    Record {
+        path: &'a Path,
+        file: File,
+        runs: Option<Runs>,
+    },
+}
+
+/// Every data file of the reproducer and the bytes writing them takes, measured before
+/// anything is written.
+pub struct Plan<'a> {
+    items: Vec<(&'a str, What<'a>)>,
+    /// Bytes the data will really take on the destination: holes are not written, hard links
+    /// take nothing.
+    pub needed: u64,
+    /// The data's full length, holes included.
+    pub bytes: u64,
+}
+
+/// The nearest folder of `out` (itself or a parent) that exists: its file system is the one
+/// `out` will be on.
+pub fn existing_ancestor(out: &Path) -> PathBuf {
+    let mut p = out;
+    loop {
+        if p.as_os_str().is_empty() {
+            return PathBuf::from(".");
+        }
+        if std::fs::metadata(p).is_ok() {
+            return p.to_path_buf();
+        }
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => return PathBuf::from("."),
+        }
+    }
+}
+
+/// Measure the data files for `out` (`pack`: one archive, everything written).
+pub fn plan<'a>(out: &Path, files: &'a [(String, Source)], pack: bool) -> Result<Plan<'a>> {
+    let here = std::fs::metadata(existing_ancestor(out))
+        .ok()
+        .map(|m| m.dev());
+    let mut plan = Plan {
+        items: Vec::new(),
+        needed: if pack { 1024 } else { 0 },
+        bytes: 0,
+    };
     for (name, source) in files {
-        let dst = dir.join(name);
-        match source {
-            Source::Bytes(b) => {
-                fsio::write_atomic(&dst, b)?;
-                placed.written += 1;
-                placed.bytes += b.len() as u64;
+        let what = match source {
+            Source::Bytes(b) => What::Bytes(b, sparse::of_bytes(b)),
+            Source::Record(path) => {
+                let file = fsio::open_regular(path)?;
+                let m = file.metadata().map_err(|e| Error::io(path, e))?;
+                let linked = !pack && Some(m.dev()) == here;
+                let runs = (!linked).then(|| sparse::of_file(&file, m.len()));
+                plan.bytes += m.len();
+                What::Record { path, file, runs }
             }
-            Source::Record(src) => {
-                placed.bytes += fsio::regular_len(src)?;
-                match link(src, &dst)? {
-                    true => placed.linked += 1,
-                    false => placed.copied += 1,
+        };
+        let runs = match &what {
+            What::Bytes(b, runs) => {
+                plan.bytes += b.len() as u64;
+                Some(runs)
+            }
+            What::Record { runs, .. } => runs.as_ref(),
+        };
+        plan.needed += match (runs, pack) {
+            (Some(r), true) => sparse::tar_size(r),
+            (Some(r), false) => r.data().div_ceil(sparse::GRAIN) * sparse::GRAIN,
+            (None, _) => 0,
+        };
+        plan.items.push((name, what));
+    }
+    Ok(plan)
+}
+
+impl Plan<'_> {
+    /// Everything written (bytes of data, holes not counted), for the progress lines.
+    fn to_write(&self) -> u64 {
+        self.items
+            .iter()
+            .map(|(_, w)| match w {
+                What::Bytes(_, r) | What::Record { runs: Some(r), .. } => r.data(),
+                What::Record { runs: None, .. } => 0,
+            })
+            .sum()
+    }
+}
+
+/// Place every data file in `out/data/`.
+pub fn place(out: &Path, plan: Plan) -> Result<Placed> {
+    let dir = subdir(out, DATA_DIR)?;
+    let mut placed = Placed {
+        bytes: plan.bytes,
+        ..Placed::default()
+    };
+    let mut progress = Progress::new(plan.to_write());
+    for (name, what) in plan.items {
+        let dst = dir.join(name);
+        match what {
+            What::Bytes(b, runs) => {
+                write_runs(&dst, Src::Bytes(b), &runs, &mut progress)?;
+                placed.written += 1;
+                placed.stored += runs.data();
+            }
+            What::Record { path, file, runs } => {
+                if runs.is_none() && link(path, &dst)? {
+                    placed.linked += 1;
+                    continue;
                 }
+                let runs = match runs {
+                    Some(r) => r,
+                    None => {
+                        // Not linked after all (linking not allowed): copied, if it fits.
+                        let runs = sparse::of_file(
+                            &file,
+                            file.metadata().map_err(|e| Error::io(path, e))?.len(),
+                        );
+                        sparse::check_space(&dir, runs.data(), sparse::free_space(&dir))?;
+                        runs
+                    }
+                };
+                remove(&dst)?;
+                write_runs(&dst, Src::File(&file, path), &runs, &mut progress)?;
+                placed.copied += 1;
+                placed.stored += runs.data();
             }
         }
     }
     Ok(placed)
 }
 
-/// Hard-link `src` (a regular file; links followed to it) at `dst`; copy when the file
-/// systems differ or linking is not allowed. Whether it was linked.
+/// Write `runs` of `src` at `dst`, atomically (renamed into place: a link there is replaced,
+/// never followed), holes kept.
+fn write_runs(dst: &Path, src: Src, runs: &sparse::Runs, progress: &mut Progress) -> Result<()> {
+    let to = AtomicWriter::create(dst)?;
+    sparse::copy(src, runs, to.file(), dst, progress)?;
+    to.commit().map_err(Into::into)
+}
+
+/// Whatever is at `dst` (an earlier reproducer's file, a link) is replaced, not written into.
+fn remove(dst: &Path) -> Result<()> {
+    match std::fs::remove_file(dst) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(dst, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Hard-link `src` (a regular file; links followed to it) at `dst`. Whether it was linked
+/// (not when linking is not allowed: the caller copies).
 fn link(src: &Path, dst: &Path) -> Result<bool> {
     fsio::regular_metadata(src)?;
     let real = std::fs::canonicalize(src).map_err(|e| Error::io(src, e))?;
-    // Whatever is at `dst` (an earlier reproducer's file, a link) is replaced, not written into.
-    match std::fs::remove_file(dst) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(dst, e)),
-        _ => {}
-    }
-    if std::fs::hard_link(&real, dst).is_ok() {
-        return Ok(true);
-    }
-    let mut from = fsio::open_regular(&real)?;
-    let mut to = AtomicWriter::create(dst)?;
-    std::io::copy(&mut from, &mut to).map_err(|e| Error::io(dst, e))?;
-    to.commit()?;
-    Ok(false)
+    remove(dst)?;
+    Ok(std::fs::hard_link(&real, dst).is_ok())
 }
 
-/// `--pack`: every data file in one tar archive (`data/<name>` inside), written atomically.
-pub fn pack(out: &Path, files: &[(String, Source)]) -> Result<Placed> {
+/// `--pack`: every data file in one tar archive (`data/<name>` inside), written atomically;
+/// holes are kept as GNU sparse entries.
+pub fn pack(out: &Path, plan: Plan) -> Result<Placed> {
     let path = out.join(PACK_FILE);
-    let mut placed = Placed::default();
-    let mut w = AtomicWriter::create(&path)?;
-    {
-        let mut tar = tar::Builder::new(&mut w);
-        tar.mode(tar::HeaderMode::Deterministic);
-        for (name, source) in files {
-            let inner = format!("{DATA_DIR}/{name}");
-            let mut header = tar::Header::new_ustar();
-            header.set_mode(0o644);
-            header.set_entry_type(tar::EntryType::Regular);
-            let io = |e| Error::io(&path, e);
-            match source {
-                Source::Bytes(b) => {
-                    header.set_size(b.len() as u64);
-                    tar.append_data(&mut header, &inner, b.as_slice())
-                        .map_err(io)?;
-                    placed.bytes += b.len() as u64;
-                }
-                Source::Record(src) => {
-                    let file = fsio::open_regular(src)?;
-                    let len = file.metadata().map_err(|e| Error::io(src, e))?.len();
-                    header.set_size(len);
-                    tar.append_data(
-                        &mut header,
-                        &inner,
-                        Exactly {
-                            inner: file,
-                            left: len,
-                        },
-                    )
-                    .map_err(io)?;
-                    placed.bytes += len;
-                }
-            }
-            placed.written += 1;
-        }
-        tar.finish().map_err(|e| Error::io(&path, e))?;
+    let mut placed = Placed {
+        bytes: plan.bytes,
+        ..Placed::default()
+    };
+    let mut progress = Progress::new(plan.to_write());
+    let w = AtomicWriter::create(&path)?;
+    let mut buf = std::io::BufWriter::with_capacity(1 << 20, w);
+    let named = |e: Error| match e {
+        // The entry's name stands for the archive in a write error: say the archive.
+        Error::Record(rr_format::Error::Io { source, .. }) => Error::io(&path, source),
+        e => e,
+    };
+    for (name, what) in plan.items {
+        let inner = format!("{DATA_DIR}/{name}");
+        let (src, runs) = match &what {
+            What::Bytes(b, runs) => (Src::Bytes(b), runs),
+            What::Record {
+                path,
+                file,
+                runs: Some(runs),
+            } => (Src::File(file, path), runs),
+            What::Record { runs: None, .. } => unreachable!("a packed file is measured"),
+        };
+        sparse::append_tar(&mut buf, &inner, src, runs, &mut progress).map_err(named)?;
+        placed.written += 1;
+        placed.stored += runs.data();
     }
+    sparse::finish_tar(&mut buf).map_err(|e| Error::io(&path, e))?;
+    let mut w = buf
+        .into_inner()
+        .map_err(|e| Error::io(&path, e.into_error()))?;
     w.flush().map_err(|e| Error::io(&path, e))?;
     w.commit()?;
     Ok(placed)
-}
-
-/// A file read as exactly the length its tar header says: one that grows meanwhile is cut
-/// there, one that shrinks is an error (tar would otherwise pad a short entry silently and
-/// every entry after it would be read from the wrong place).
-struct Exactly<R> {
-    inner: R,
-    left: u64,
-}
-
-impl<R: std::io::Read> std::io::Read for Exactly<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.left == 0 {
-            return Ok(0);
-        }
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want])?;
-        if n == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the file shrank while it was being packed",
-            ));
-        }
-        self.left -= n as u64;
-        Ok(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Exactly;
-    use std::io::Read;
-
-    #[test]
-    fn a_packed_file_is_read_as_long_as_its_header_says() {
-        let mut out = Vec::new();
-        let longer = Exactly {
-            inner: &b"abcdef"[..],
-            left: 4,
-        };
-        std::io::BufReader::new(longer)
-            .read_to_end(&mut out)
-            .unwrap();
-        assert_eq!(
-            out, b"abcd",
-            "a file that grew is cut at its header's length"
-        );
-        let shorter = Exactly {
-            inner: &b"ab"[..],
-            left: 4,
-        };
-        let err = std::io::BufReader::new(shorter)
-            .read_to_end(&mut Vec::new())
-            .unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
-    }
 }

@@ -10,6 +10,7 @@ mod data;
 mod model;
 mod readme;
 mod render;
+mod sparse;
 
 use std::path::Path;
 
@@ -27,21 +28,13 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
     // fails for a reason that is not the kernel's.
     inst.verify_blobs()?;
     let out = args.out.as_path();
-    data::prepare_out(out, args.force)?;
-    let placed = if args.pack {
-        data::pack(out, &repro.data)?
-    } else {
-        data::place(out, &repro.data)?
-    };
+    // Everything is made before anything is written, so that the space it needs is known.
     let (program, source) = if args.python {
         ("repro.py", render::python(&repro, args.repetitions))
     } else {
         ("repro.cpp", render::cpp(&repro, args.repetitions))
     };
-    data::write_file(out, program, source.as_bytes())?;
-    if !args.python {
-        data::write_file(out, "Makefile", readme::makefile().as_bytes())?;
-    }
+    let makefile = (!args.python).then(readme::makefile);
     // Lossy: an argument that is not UTF-8 must not stop the README (std::env::args panics).
     let command = shell_words::join(std::env::args_os().map(|a| a.to_string_lossy().into_owned()));
     let context = readme::Context {
@@ -52,13 +45,55 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
         packed: args.pack,
         repetitions: args.repetitions,
     };
-    data::write_file(
+    let readme = readme::readme(&repro, &context);
+    let plan = data::plan(out, &repro.data, args.pack)?;
+    let texts = [
+        source.len(),
+        readme.len(),
+        makefile.as_ref().map_or(0, String::len),
+    ];
+    let needed = plan.needed
+        + texts
+            .iter()
+            .map(|&n| (n as u64).div_ceil(sparse::GRAIN) * sparse::GRAIN)
+            .sum::<u64>();
+    let at = data::existing_ancestor(out);
+    sparse::check_space(&at, needed, sparse::free_space(&at))?;
+    data::prepare_out(out, args.force)?;
+    let placed = write(
         out,
-        "README.txt",
-        readme::readme(&repro, &context).as_bytes(),
-    )?;
+        plan,
+        args.pack,
+        program,
+        &source,
+        makefile.as_deref(),
+        &readme,
+    )
+    .map_err(sparse::environment)?;
     summary(out, program, &repro, &placed, args.pack);
     Ok(0)
+}
+
+/// Write the data and the generated files into the prepared `out`.
+fn write(
+    out: &Path,
+    plan: data::Plan,
+    pack: bool,
+    program: &str,
+    source: &str,
+    makefile: Option<&str>,
+    readme: &str,
+) -> Result<data::Placed> {
+    let placed = match pack {
+        true => data::pack(out, plan)?,
+        false => data::place(out, plan)?,
+    };
+    data::write_file(out, program, source.as_bytes())?;
+    if let Some(m) = makefile {
+        data::write_file(out, "Makefile", m.as_bytes())?;
+    }
+    data::write_file(out, "README.txt", readme.as_bytes())?;
+    Ok(placed)
 }
 
 /// A refusal that does not say which file it is about (replay's, for a record it cannot
@@ -86,9 +121,11 @@ fn summary(out: &Path, program: &str, r: &model::Repro, p: &data::Placed, packed
     };
     crate::output::lines([
         format!(
-            "wrote {}: {program}, README.txt; data files {how} ({})",
+            "wrote {}{}: {program}, README.txt; data files {how} ({}, {} of it stored)",
             visible_path(out),
-            rr_format::text::human(p.bytes)
+            resolved(out),
+            rr_format::text::human(p.bytes),
+            rr_format::text::human(p.stored)
         ),
         format!(
             "kernel {}: {} segment(s), {} global(s); build and run as README.txt says",
@@ -97,4 +134,17 @@ fn summary(out: &Path, program: &str, r: &model::Repro, p: &data::Placed, packed
             r.globals.len()
         ),
     ]);
+}
+
+/// Where `out` really is when a link on its way leads elsewhere (`--out scratch/r` with
+/// `scratch -> /data/scratch`): ` (resolves to /data/scratch/r)`, so that a folder written
+/// through a linked parent is never a surprise; nothing when the path is the real one.
+fn resolved(out: &Path) -> String {
+    let (Ok(real), Ok(given)) = (std::fs::canonicalize(out), std::path::absolute(out)) else {
+        return String::new();
+    };
+    match real == given {
+        true => String::new(),
+        false => format!(" (resolves to {})", visible_path(&real)),
+    }
 }

@@ -40,6 +40,9 @@ pub enum Source {
     Bytes(Vec<u8>),
 }
 
+/// A module global: `(name, size, offset in globals.bin)`.
+pub type GlobalVar = (String, u64, u64);
+
 #[derive(Debug, Clone)]
 pub struct Repro {
     pub kernel: String,
@@ -57,8 +60,7 @@ pub struct Repro {
     pub mappings: Vec<(u64, u64)>,
     pub host: Vec<(u64, u64)>,
     pub copies: Vec<Copy>,
-    /// `(name, size, offset in globals.bin)`.
-    pub globals: Vec<(String, u64, u64)>,
+    pub globals: Vec<GlobalVar>,
     /// The data folder: file name and source, each name once.
     pub data: Vec<(String, Source)>,
     /// What replay would say about the instance (legacy inferences, host memory).
@@ -121,7 +123,7 @@ pub fn build(inst: &ReplayInstance, compare: Option<&Comparison>) -> Result<Repr
         ImageKind::Ptx { .. } => "kernel.ptx",
     };
     let mut data = vec![(image_file.to_string(), Source::Bytes(image_bytes))];
-    let (globals, values) = globals(inst);
+    let (globals, values) = globals(inst, &info)?;
     data.push(("globals.bin".into(), Source::Bytes(values)));
     let copies = copies(inst, &mut data)?;
     let plan = &inst.plan;
@@ -193,20 +195,48 @@ fn verifiable(inst: &ReplayInstance) -> Result<()> {
 }
 
 /// The recorded globals as `(name, size, offset)` and their values one after the other (the
-/// reproducer's `globals.bin`).
-fn globals(inst: &ReplayInstance) -> (Vec<(String, u64, u64)>, Vec<u8>) {
-    let mut values = Vec::new();
-    let entries = inst
-        .globals
-        .entries
-        .iter()
-        .map(|g| {
-            let offset = values.len() as u64;
-            values.extend_from_slice(inst.globals.data(g));
-            (g.name.clone(), g.size, offset)
-        })
-        .collect();
-    (entries, values)
+/// reproducer's `globals.bin`), once they agree with the image as `check` requires (no name
+/// twice; a cubin defines each, of the recorded size): the first problem is refused with
+/// `check`'s words, naming the globals file. The values are laid in a zeroed buffer block by
+/// block, only the blocks that are not zeros copied: a global of GiB of zeros (a sparse
+/// `.globals`) costs no memory, and is written without its holes.
+fn globals(
+    inst: &ReplayInstance,
+    info: &rr_format::image::ImageInfo,
+) -> Result<(Vec<GlobalVar>, Vec<u8>)> {
+    let problems = rr_format::check::global_problems(info, &inst.globals);
+    if let Some(first) = problems.first() {
+        let more = match problems.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more problems with its globals)"),
+        };
+        return Err(Error::format(
+            inst.files.globals(),
+            format!("{first}{more}: no reproducer can be written (rr-tui check lists them)"),
+        ));
+    }
+    let total: u64 = inst.globals.entries.iter().map(|g| g.size).sum();
+    let total = usize::try_from(total).map_err(|_| {
+        Error::format(
+            inst.files.globals(),
+            "its globals are larger than this machine can address",
+        )
+    })?;
+    let mut values = vec![0u8; total];
+    let mut entries = Vec::with_capacity(inst.globals.entries.len());
+    let mut offset = 0usize;
+    for g in &inst.globals.entries {
+        let data = inst.globals.data(g);
+        let to = &mut values[offset..offset + data.len()];
+        for (src, dst) in data.chunks(4096).zip(to.chunks_mut(4096)) {
+            if src.iter().any(|&b| b != 0) {
+                dst.copy_from_slice(src);
+            }
+        }
+        entries.push((g.name.clone(), g.size, offset as u64));
+        offset += data.len();
+    }
+    Ok((entries, values))
 }
 
 /// Every segment replay restores (device memory, host memory), with where its input and

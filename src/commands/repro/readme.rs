@@ -5,6 +5,9 @@ use std::fmt::Write;
 
 use super::data::{DATA_DIR, PACK_FILE};
 use super::model::Repro;
+// Every string of the record (kernel name, notes, paths) reaches README.txt through this: no
+// control character of a record can forge a line or reach a terminal that shows the file.
+use rr_format::text::visible;
 
 /// The one build line (also the Makefile's rule). The driver is linked through the stubs
 /// library so the program builds on a machine without a GPU; it runs against the real one.
@@ -36,13 +39,14 @@ pub fn readme(r: &Repro, c: &Context) -> String {
     let _ = writeln!(
         w,
         "Reproducer of one recorded launch of kernel {}",
-        r.kernel
+        visible(&r.kernel)
     );
     let _ = writeln!(w, "{}\n", "=".repeat(40));
     let _ = writeln!(
         w,
         "Written by rr-tui {} with:\n  {}\n",
-        c.version, c.command
+        c.version,
+        visible(c.command)
     );
     let _ = writeln!(
         w,
@@ -52,7 +56,8 @@ pub fn readme(r: &Repro, c: &Context) -> String {
     let _ = writeln!(
         w,
         "Recorded on: the record does not name the GPU; its device image is a {} (device {} when recorded)",
-        r.image_kind, r.device
+        visible(&r.image_kind),
+        r.device
     );
     let [gx, gy, gz] = r.grid;
     let [bx, by, bz] = r.block;
@@ -82,7 +87,7 @@ pub fn readme(r: &Repro, c: &Context) -> String {
         None => writeln!(w, "Verification: byte for byte"),
     };
     for note in &r.notes {
-        let _ = writeln!(w, "Note: {note}");
+        let _ = writeln!(w, "Note: {}", visible(note));
     }
     let _ = writeln!(w, "\n{}", steps(r, c));
     t

@@ -63,7 +63,26 @@ pub(crate) fn image_findings(
         ));
     }
     let Some(g) = globals else { return };
-    // The same name twice: a replay would write one of them over the other.
+    let problems = global_problems(info, g);
+    // A damaged file can hold thousands of bad entries: the first ones say what is wrong.
+    let more = problems.len().saturating_sub(MAX_GLOBAL_FINDINGS);
+    for p in problems.into_iter().take(MAX_GLOBAL_FINDINGS) {
+        out.push(finding(Severity::Error, globals_path, p));
+    }
+    if more > 0 {
+        out.push(finding(
+            Severity::Error,
+            globals_path,
+            format!("… and {more} more problems with its globals"),
+        ));
+    }
+}
+
+/// What is wrong between the recorded globals and the image's symbols, one sentence each: a
+/// name recorded twice (a replay would write one over the other) and, for a cubin (whose
+/// symbol table is read), a global the image does not define or of another size. `check`'s
+/// findings and `repro`'s refusal both say these.
+pub fn global_problems(info: &image::ImageInfo, g: &Globals) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     let mut problems = Vec::new();
     for entry in &g.entries {
@@ -88,18 +107,7 @@ pub(crate) fn image_findings(
             }
         }
     }
-    // A damaged file can hold thousands of bad entries: the first ones say what is wrong.
-    let more = problems.len().saturating_sub(MAX_GLOBAL_FINDINGS);
-    for p in problems.into_iter().take(MAX_GLOBAL_FINDINGS) {
-        out.push(finding(Severity::Error, globals_path, p));
-    }
-    if more > 0 {
-        out.push(finding(
-            Severity::Error,
-            globals_path,
-            format!("… and {more} more problems with its globals"),
-        ));
-    }
+    problems
 }
 
 /// Findings listed per `.globals` file before the rest are counted.

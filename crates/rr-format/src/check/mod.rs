@@ -12,6 +12,7 @@ use crate::dir::RecordDir;
 use crate::globals::Globals;
 use crate::image;
 use crate::instance::{InstanceFiles, Side};
+pub use files::global_problems;
 use files::{image_findings, note_outside_links, recorded_len};
 pub use finding::finding;
 pub use finding::{from_error, Finding, Severity};
