@@ -120,11 +120,14 @@ pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool
         .collect();
     let joined = paragraph.join(" ");
     let message = joined.strip_prefix("error: ").unwrap_or(&joined);
-    output::json(&serde_json::json!({
+    // One line: a JSON document for the commands that print one, and a line of the event
+    // stream for `replay --json`, whose readers read lines.
+    let error = serde_json::json!({
         "event": "error",
         "kind": "usage",
         "message": rr_format::text::visible(message),
-    }));
+    });
+    output::json_line(&error.to_string());
     true
 }
 
