@@ -177,6 +177,40 @@ fn a_reproducer_that_does_not_fit_is_refused_before_anything_is_written() {
 /// One global of a `.globals` file: name, size, the data at its start.
 type Global<'a> = (&'a str, u64, &'a [u8]);
 
+/// A file system that runs out while the reproducer is written (a tmpfs of plenty of bytes
+/// but 5 inodes: the space check passes, a later file cannot be made, ENOSPC) ends with one
+/// line naming the file and exit status 1, as a failure of the machine, not of the record.
+#[test]
+fn a_disk_that_fills_up_while_writing_exits_1_naming_the_file() {
+    let json = fixture("rrtui-stencil3d").join(STENCIL);
+    let bin = assert_cmd::cargo::cargo_bin("rr-tui");
+    let script = format!(
+        "d=$(mktemp -d) && mount -t tmpfs -o size=16m,nr_inodes=5 tmpfs \"$d\" || exit 97; \
+         NO_COLOR=1 '{}' repro '{}' --out \"$d/r\"; echo \"rc=$?\"; umount \"$d\"",
+        bin.display(),
+        json.display()
+    );
+    let Ok(o) = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+    else {
+        eprintln!("no unshare: not checked");
+        return;
+    };
+    let (said, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    if !said.contains("rc=") {
+        eprintln!("cannot mount a small file system here: not checked ({err})");
+        return;
+    }
+    assert!(said.contains("rc=1"), "{said} {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("/r/"), "names the file: {err}");
+    assert!(err.to_lowercase().contains("no space left"), "{err}");
+}
+
 /// A `.globals` of entries `(name, size, data)` in rr-tui's layout, data written sparse: the
 /// file is `size` long whatever `data` holds.
 fn write_globals(path: &Path, entries: &[Global]) {

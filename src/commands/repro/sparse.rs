@@ -319,10 +319,13 @@ pub fn check_space(dir: &Path, needed: u64, free: Option<u64>) -> Result<()> {
 /// A write that failed for want of space (or quota) is the machine's failure, not the
 /// input's: exit status 1, the one line still naming the file.
 pub fn environment(e: Error) -> Error {
+    // By kind: an error rewritten on its way (the temporary file's name taken out) keeps its
+    // kind, not its number.
     let full = |s: &std::io::Error| {
-        let code = s.raw_os_error();
-        code == Some(rustix::io::Errno::NOSPC.raw_os_error())
-            || code == Some(rustix::io::Errno::DQUOT.raw_os_error())
+        matches!(
+            s.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+        )
     };
     match e {
         Error::Record(rr_format::Error::Io { ref source, .. }) if full(source) => {
@@ -429,5 +432,11 @@ mod tests {
         let e = environment(full);
         assert_eq!(e.exit_status(), 1);
         assert!(e.to_string().starts_with("/o/data/x: "), "{e}");
+        // An error rebuilt from its kind and text alone (as fsio does for temporary files).
+        let rebuilt = Error::io(
+            "/o/README.txt",
+            std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device"),
+        );
+        assert_eq!(environment(rebuilt).exit_status(), 1);
     }
 }
