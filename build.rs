@@ -1,4 +1,4 @@
-//! What this machine offers the integration tests (tmux, Ray, mkfifo, a GPU), as cfg flags: a
+//! What this machine offers the integration tests (tmux, Ray, mkfifo, g++, cuda-python, a GPU), as cfg flags: a
 //! test that cannot run here is compiled as ignored, with its reason (`cargo test` lists it as
 //! ignored), instead of passing without running. With `REQUIRE_ALL=1` (set by `.ci/run` and by
 //! the GPU suite's wrapper) nothing is ignored for a missing dependency: its test fails. A GPU
@@ -101,7 +101,15 @@ fn version_info() {
 
 fn main() {
     version_info();
-    for cfg in ["rr_no_tmux", "rr_no_ray", "rr_no_mkfifo", "rr_gpu"] {
+    for cfg in [
+        "rr_no_tmux",
+        "rr_no_ray",
+        "rr_no_mkfifo",
+        "rr_no_cxx",
+        "rr_no_cuda_python",
+        "rr_no_mount",
+        "rr_gpu",
+    ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     println!("cargo::rerun-if-changed=build.rs");
@@ -118,6 +126,20 @@ fn main() {
         if !runs("sh", &["-c", "command -v mkfifo"]) {
             println!("cargo::rustc-cfg=rr_no_mkfifo");
         }
+        // The reproducers' tests build repro.cpp and run repro.py on the stand-in driver.
+        if !runs("g++", &["--version"]) {
+            println!("cargo::rustc-cfg=rr_no_cxx");
+        }
+        if !runs("python3", &["-c", "import cuda.bindings.driver"]) {
+            println!("cargo::rustc-cfg=rr_no_cuda_python");
+        }
+    }
+    // A privilege, not a tool to install: tests that fill a small file system of their own
+    // (a tmpfs in a private mount namespace) are ignored without it, even with REQUIRE_ALL.
+    let mount = "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\" && umount \"$d\"; \
+                 s=$?; rmdir \"$d\"; exit $s";
+    if !runs("unshare", &["-m", "sh", "-c", mount]) {
+        println!("cargo::rustc-cfg=rr_no_mount");
     }
     if std::path::Path::new("/dev/nvidiactl").exists() {
         println!("cargo::rustc-cfg=rr_gpu");
