@@ -148,7 +148,7 @@ fn ab_refuses_what_it_cannot_judge_before_any_gpu() {
                 "--candidate".as_ref(),
                 k.as_os_str(),
             ],
-            "no recorded instance of a kernel matching --kernel",
+            "no recorded instance of a kernel matching --kernels",
         ),
         (
             vec!["(".as_ref(), "--candidate".as_ref(), k.as_os_str()],
@@ -159,7 +159,7 @@ fn ab_refuses_what_it_cannot_judge_before_any_gpu() {
         let out = rr()
             .arg("ab")
             .arg(&dir)
-            .arg("--kernel")
+            .arg("--kernels")
             .args(&args)
             .output()
             .unwrap();
@@ -170,10 +170,10 @@ fn ab_refuses_what_it_cannot_judge_before_any_gpu() {
     // No candidate at all is a usage error too.
     rr().args(["ab"])
         .arg(&dir)
-        .args(["--kernel", "."])
+        .args(["--kernels", "."])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--candidate <FILE>..."));
+        .stderr(predicate::str::contains("--candidate <FILE>"));
 }
 
 /// The whole `ab` process around the GPU, on the stand-in driver (whose kernels do nothing and
@@ -186,11 +186,15 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
     let driver = fake_driver();
     let dir = fixture("rrtui-v2-stencil3d");
     let image = dir.join("images/kernels-sm90.cubin");
+    // Two candidates: the recorded image, and a copy of it (the same file twice is refused).
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("copy.cubin");
+    std::fs::copy(&image, &copy).unwrap();
     let out = rr()
         .arg("ab")
         .arg(&dir)
         .args([
-            "--kernel",
+            "--kernels",
             "stencil",
             "--repetitions",
             "6",
@@ -199,7 +203,8 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
         ])
         .arg("--candidate")
         .arg(&image)
-        .arg(&image)
+        .arg("--candidate")
+        .arg(&copy)
         .env("LD_LIBRARY_PATH", driver.path())
         .env("FAKE_CUDA_MEMORY", "1")
         .output()
@@ -227,7 +232,7 @@ fn ab_runs_every_candidate_on_every_instance_through_its_workers() {
     let out = rr()
         .arg("ab")
         .arg(&dir)
-        .args(["--kernel", ".", "--repetitions", "6", "--events-only"])
+        .args(["--kernels", ".", "--repetitions", "6", "--events-only"])
         .arg("--candidate")
         .arg(&image)
         .env("LD_LIBRARY_PATH", driver.path())
@@ -256,7 +261,7 @@ fn ab_without_a_driver_says_so() {
     let out = rr()
         .arg("ab")
         .arg(&dir)
-        .args(["--kernel", ".", "--json", "--candidate"])
+        .args(["--kernels", ".", "--json", "--candidate"])
         .arg(&k)
         .env("LD_LIBRARY_PATH", work.path())
         .output()
@@ -264,4 +269,219 @@ fn ab_without_a_driver_says_so() {
     assert_eq!(out.status.code(), Some(1));
     let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(e["event"], "error", "{e}");
+}
+
+/// `rr-tui ab` with no driver to be found: the empty directory `work` on the loader's path.
+fn ab_without_driver(work: &std::path::Path) -> Command {
+    let mut c = rr();
+    c.arg("ab").env("LD_LIBRARY_PATH", work);
+    c
+}
+
+/// The usage line as `ab --help` writes it, DIR after the flags, runs: DIR is not taken for one
+/// more candidate (`--candidate` takes one file, repeated for several). `--kernel`, the old
+/// spelling of `--kernels` (record's and tune's), is taken with one note.
+#[cfg_attr(rr_gpu, ignore = "a machine without a GPU's path")]
+#[test]
+fn ab_usage_runs_as_written_and_kernel_is_an_old_spelling() {
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let (a, b) = (work.path().join("a.cu"), work.path().join("b.cu"));
+    for k in [&a, &b] {
+        std::fs::write(k, b"__global__ void k() {}").unwrap();
+    }
+    let usage = rr().args(["ab", "--help"]).output().unwrap();
+    let usage = String::from_utf8_lossy(&usage.stdout);
+    assert!(
+        usage.contains("--kernels <REGEX> --candidate <FILE> <DIR>"),
+        "{usage}"
+    );
+    let out = ab_without_driver(work.path())
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&a)
+        .arg("--candidate")
+        .arg(&b)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(one_line(&out.stderr).contains("CUDA driver"), "{stderr}");
+    let out = ab_without_driver(work.path())
+        .arg(&dir)
+        .args(["--kernel", "stencil", "--candidate"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("rr-tui: note: --kernel is deprecated; use --kernels")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}
+
+/// A record no replay can run (LLVM 19–22's) is refused as `replay` refuses it, before the
+/// driver: exit 2 naming the descriptor, and under --json the `input` error object.
+#[test]
+fn ab_refuses_a_record_no_replay_can_run_before_the_driver() {
+    let dir = fixture("llvm19-saxpy");
+    let work = tempfile::tempdir().unwrap();
+    let k = work.path().join("k.cu");
+    std::fs::write(&k, b"__global__ void k() {}").unwrap();
+    let out = ab_without_driver(work.path())
+        .arg(&dir)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&k)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let line = one_line(&out.stderr);
+    assert!(
+        line.contains("LLVM 19–22 recorded") && line.contains(".json: "),
+        "{line}"
+    );
+    let out = ab_without_driver(work.path())
+        .arg(&dir)
+        .args(["--kernels", ".", "--json", "--candidate"])
+        .arg(&k)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&e["event"], &e["kind"]),
+        (&"error".into(), &"input".into()),
+        "{e}"
+    );
+    // An LLVM 16–17 record has no image: refused, unless --image (which ab takes, as replay
+    // and tune do) supplies one; then the run goes as far as the driver.
+    let llvm16 = fixture("llvm16-saxpy");
+    let out = ab_without_driver(work.path())
+        .arg(&llvm16)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&k)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_line(&out.stderr).contains("pass --image FILE"));
+    let image = fixture("rrtui-v2-stencil3d").join("images/kernels-sm90.cubin");
+    let out = ab_without_driver(work.path())
+        .arg(&llvm16)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&k)
+        .arg("--image")
+        .arg(&image)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(one_line(&out.stderr).contains("CUDA driver"));
+}
+
+/// The same candidate file twice (as given, or by another path to it) is refused, naming it;
+/// a pattern of 100 KB is quoted cut in its error, never whole.
+#[test]
+fn ab_refuses_a_candidate_twice_and_quotes_a_long_pattern_short() {
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let k = work.path().join("k.cu");
+    std::fs::write(&k, b"__global__ void k() {}").unwrap();
+    // Another path to the same file.
+    let other = work.path().join("link.cu");
+    std::os::unix::fs::symlink(&k, &other).unwrap();
+    for (second, want) in [
+        (&k, "k.cu: given twice"),
+        (&other, "the same file as --candidate"),
+    ] {
+        let out = ab_without_driver(work.path())
+            .arg(&dir)
+            .args(["--kernels", ".", "--candidate"])
+            .arg(&k)
+            .arg("--candidate")
+            .arg(second)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let line = one_line(&out.stderr);
+        assert!(line.contains(want), "{line}");
+    }
+    for (pattern, want) in [
+        (
+            format!("({}", "a".repeat(100_000)),
+            "not a regular expression",
+        ),
+        ("z".repeat(1_000), "no recorded instance"),
+    ] {
+        let out = ab_without_driver(work.path())
+            .arg(&dir)
+            .arg(format!("--kernels={pattern}"))
+            .arg("--candidate")
+            .arg(&k)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let line = one_line(&out.stderr);
+        assert!(line.len() < 400, "{} bytes: {line:.200}", line.len());
+        assert!(
+            line.contains(want) && line.contains(&format!("… ({} bytes)", pattern.len())),
+            "{line}"
+        );
+    }
+}
+
+/// A candidate whose path is not UTF-8 reaches its worker as it is, and is shown with the
+/// bytes escaped (`\xff`), never as U+FFFD.
+#[test]
+fn ab_shows_a_path_that_is_not_utf8_escaped_and_runs_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let driver = fake_driver();
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let odd = work
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"odd\xff.cubin"));
+    std::fs::copy(dir.join("images/kernels-sm90.cubin"), &odd).unwrap();
+    let out = rr()
+        .arg("ab")
+        .arg(&dir)
+        .args(["--kernels", ".", "--repetitions", "6", "--events-only"])
+        .arg("--candidate")
+        .arg(&odd)
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("FAKE_CUDA_MEMORY", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("odd\\xff.cubin on 2 instance(s)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("odd\\xff.cubin") && stdout.contains("2/2"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains('\u{fffd}') && !stdout.contains('\u{fffd}'));
+    // A missing one is named the same way.
+    let missing = work
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"gone\xfe.cu"));
+    let out = rr()
+        .arg("ab")
+        .arg(&dir)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let line = one_line(&out.stderr);
+    assert!(
+        line.contains("gone\\xfe.cu") && !line.contains('\u{fffd}'),
+        "{line}"
+    );
 }

@@ -3,22 +3,44 @@
 use clap::Args;
 use std::path::PathBuf;
 
+use super::deprecated::OldSpelling;
 use super::replay::{parse_kernel_timeout, CandidateBuildArgs};
 use super::{flags, parse_repetitions, parse_tolerance};
 
 #[derive(Debug, Args, Clone, Default)]
+// `--kernels` is required, but through its old spelling too (a group: the completion scripts
+// drop hidden flags, and what refers to them): the usage says so itself.
+#[command(
+    override_usage = "rr-tui ab [OPTIONS] --kernels <REGEX> --candidate <FILE> <DIR>",
+    group = clap::ArgGroup::new("pattern").required(true).args(["kernels", "kernel_old"])
+)]
 pub struct AbArgs {
-    /// Record directory.
+    /// Record directory (with the pid-N/ and rank-N/ recordings below it).
+    ///
+    /// One record directory, as `record --dir` wrote it: the recordings of the program's other
+    /// processes and MPI ranks below it count too. A directory of record directories is
+    /// refused: give each in turn.
     pub dir: PathBuf,
     /// The kernels to judge: a regular expression over their names.
     ///
-    /// Matched against the mangled and the demangled name, as the recorder and `tune DIR`
-    /// select kernels (anchor it with ^…$ for one kernel). Every recorded instance of a
-    /// matching kernel is run.
+    /// Matched against the mangled and the demangled name, as `record --kernels` and `tune DIR
+    /// --kernels` select kernels (anchor it with ^…$ for one kernel). Every recorded instance
+    /// of a matching kernel is run.
     #[arg(long, value_name = "REGEX")]
-    pub kernel: String,
-    // Several: each is judged on every instance. One text with `replay`'s (`flags`).
-    #[arg(long, value_name = "FILE", num_args = 1.., required = true, help = flags::CANDIDATE, long_help = flags::CANDIDATE_LONG)]
+    pub kernels: Option<String>,
+    /// `--kernels`' old spelling, taken for now with a note.
+    #[arg(
+        long = "kernel",
+        value_name = "REGEX",
+        hide = true,
+        conflicts_with = "kernels",
+        value_parser = OldSpelling::new("--kernel", "--kernels", clap::builder::StringValueParser::new())
+    )]
+    pub kernel_old: Option<String>,
+    // One file a flag, repeated for several (`--candidate a.cu --candidate b.cu`): a list would
+    // take DIR after it for a candidate. Each is judged on every instance. One text with
+    // `replay`'s (`flags`).
+    #[arg(long, value_name = "FILE", num_args = 1, action = clap::ArgAction::Append, required = true, help = flags::CANDIDATE, long_help = flags::CANDIDATE_LONG)]
     pub candidate: Vec<PathBuf>,
     #[command(flatten)]
     pub build: CandidateBuildArgs,
@@ -44,6 +66,8 @@ pub struct AbArgs {
     /// Described in docs/ab-testing.md; fields are only added within a schema version.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub supplied: super::SuppliedArgs,
     /// Time with CUDA events alone (as `replay --events-only`): for stand-in drivers in tests.
     #[arg(long, hide = true)]
     pub events_only: bool,
@@ -76,23 +100,56 @@ impl AbArgs {
         }
     }
 
-    /// The arguments of the worker process of `candidate` over instances `from..to`.
-    pub fn worker_args(&self, candidate: &std::path::Path, from: usize, to: usize) -> Vec<String> {
-        let mut v = vec![
-            "ab".to_string(),
-            self.dir.display().to_string(),
-            format!("--kernel={}", self.kernel),
-            format!("--repetitions={}", self.pairs()),
-            format!("--warmup={}", self.warmup),
-            format!("--kernel-timeout={}", self.kernel_timeout),
-            format!("--worker={from}..{to}"),
+    /// The kernel pattern (`--kernels`, or its old spelling `--kernel`).
+    pub fn pattern(&self) -> &str {
+        self.kernels
+            .as_deref()
+            .or(self.kernel_old.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// The arguments of the worker process of `candidate` over instances `from..to`: paths as
+    /// they are (a name that is not UTF-8 reaches the worker unchanged).
+    pub fn worker_args(
+        &self,
+        candidate: &std::path::Path,
+        from: usize,
+        to: usize,
+    ) -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = vec![
+            "ab".into(),
+            self.dir.clone().into(),
+            format!("--kernels={}", self.pattern()).into(),
+            format!("--repetitions={}", self.pairs()).into(),
+            format!("--warmup={}", self.warmup).into(),
+            format!("--kernel-timeout={}", self.kernel_timeout).into(),
+            format!("--worker={from}..{to}").into(),
+            "--candidate".into(),
+            candidate.into(),
         ];
-        v.extend(self.build.spec(candidate).to_args());
+        // The build flags; the file is given above, as it is.
+        v.extend(
+            self.build
+                .spec(candidate)
+                .to_args()
+                .into_iter()
+                .skip(2)
+                .map(Into::into),
+        );
         if let Some(t) = &self.tolerance {
-            v.push(format!("--tolerance={}", t.to_spec()));
+            v.push(format!("--tolerance={}", t.to_spec()).into());
+        }
+        if let Some(image) = &self.supplied.image {
+            v.extend(["--image".into(), image.clone().into()]);
+        }
+        if let Some(a) = self.supplied.base_address {
+            v.push(format!("--base-address={a:#x}").into());
+        }
+        if self.supplied.assume_llvm18 {
+            v.push("--assume-llvm18".into());
         }
         if let Some(d) = self.device {
-            v.push(format!("--device={d}"));
+            v.push(format!("--device={d}").into());
         }
         if self.events_only {
             v.push("--events-only".into());
@@ -118,19 +175,25 @@ mod tests {
     fn several_candidates_and_their_build_flags() {
         let a = parse(&[
             "rec",
-            "--kernel",
+            "--kernels",
             "scale",
             "--candidate",
             "a.cu",
+            "--candidate",
             "b.cubin",
             "-D",
             "TILE=8",
             "--tolerance",
             "f32:rtol=1e-5",
         ]);
-        assert_eq!(a.candidate.len(), 2);
+        assert_eq!(
+            a.candidate,
+            [PathBuf::from("a.cu"), PathBuf::from("b.cubin")]
+        );
+        assert_eq!(a.pattern(), "scale");
         assert_eq!(a.pairs(), 100);
         let w = a.worker_args(&a.candidate[0], 2, 5);
+        let w: Vec<String> = w.iter().map(|s| s.to_str().unwrap().to_string()).collect();
         assert!(w.contains(&"--worker=2..5".to_string()), "{w:?}");
         assert!(w.contains(&"--define".to_string()) && w.contains(&"TILE=8".to_string()));
         // The worker's own arguments parse back to the same request.
@@ -138,7 +201,78 @@ mod tests {
         let back = parse(&argv);
         assert_eq!(back.worker, Some((2, 5)));
         assert_eq!(back.candidate, [PathBuf::from("a.cu")]);
+        assert_eq!(back.pattern(), "scale");
         assert_eq!(back.tolerance, a.tolerance);
+        // What a legacy record lacks reaches the worker too.
+        let a = parse(&[
+            "rec",
+            "--kernels",
+            ".",
+            "--candidate",
+            "a.cu",
+            "--image",
+            "k.cubin",
+            "--base-address",
+            "0x1000",
+            "--assume-llvm18",
+        ]);
+        let w = a.worker_args(&a.candidate[0], 0, 1);
+        let argv: Vec<&str> = w.iter().skip(1).map(|s| s.to_str().unwrap()).collect();
+        assert_eq!(parse(&argv).supplied, a.supplied);
         assert!(parse_span("5..2").is_err() && parse_span("x").is_err());
+    }
+
+    /// The usage line as written: DIR after the flags is DIR, not one more candidate.
+    #[test]
+    fn dir_after_the_candidate_is_the_dir() {
+        let a = parse(&["--kernels", ".", "--candidate", "cand.cu", "rec"]);
+        assert_eq!(a.dir, PathBuf::from("rec"));
+        assert_eq!(a.candidate, [PathBuf::from("cand.cu")]);
+        // One file per --candidate: a second word is an argument of its own.
+        let argv = [
+            "rr-tui",
+            "ab",
+            "rec",
+            "--kernels",
+            ".",
+            "--candidate",
+            "a.cu",
+            "b.cu",
+        ];
+        assert!(crate::cli::Cli::try_parse_from(argv).is_err());
+    }
+
+    /// `--kernel`, the old spelling of `--kernels`, still works; both at once do not.
+    #[test]
+    fn kernel_is_the_old_spelling_of_kernels() {
+        let a = parse(&["rec", "--kernel", "scale", "--candidate", "a.cu"]);
+        assert_eq!(a.pattern(), "scale");
+        let both = [
+            "rr-tui",
+            "ab",
+            "rec",
+            "--kernel",
+            "a",
+            "--kernels",
+            "b",
+            "--candidate",
+            "a.cu",
+        ];
+        assert!(crate::cli::Cli::try_parse_from(both).is_err());
+        let none = ["rr-tui", "ab", "rec", "--candidate", "a.cu"];
+        let e = crate::cli::Cli::try_parse_from(none)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--kernels"), "{e}");
+    }
+
+    /// A path that is not UTF-8 reaches the worker as it is.
+    #[test]
+    fn worker_paths_are_passed_as_they_are() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::ffi::OsStr::from_bytes(b"c\xff.cu");
+        let a = parse(&["rec", "--kernels", ".", "--candidate", "a.cu"]);
+        let w = a.worker_args(std::path::Path::new(odd), 0, 1);
+        assert!(w.iter().any(|s| s.as_os_str() == odd), "{w:?}");
     }
 }

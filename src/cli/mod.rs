@@ -262,20 +262,23 @@ thread-block clusters are refused with the reason."
     Repro(ReproArgs),
     /// Rank candidate kernels on every recorded instance of a kernel.
     #[command(
-        long_about = "Run each --candidate against every recorded instance in DIR of the kernels \
---kernel matches (every shape and content the program produced): verify it against the recorded \
-output, time it against the recorded kernel in alternating pairs, and print a leaderboard: per \
-candidate, the instances it verified on, the geometric mean of its speed-ups with a 95 % \
-interval, its worst instance and its verdict. Guards a cheating candidate cannot pass: the bytes \
-the kernel writes are poisoned before every candidate run, the candidate's globals are reset, \
-every byte of every recorded segment is compared, a launch that fails or exceeds the kernel's \
-limits is an error, and a time below what writing its bytes at the GPU's peak bandwidth takes \
-is implausible (docs/ab-testing.md). Each candidate runs in its own process, switching from \
-instance to instance with the memory kept on the GPU where the layout allows. Exit status 0 when \
-at least one candidate verified on every instance, 1 otherwise, 2 for a usage error.",
+        long_about = "Run each --candidate (one file after each: --candidate a.cu --candidate \
+b.cubin) against every recorded instance in DIR of the kernels --kernels matches (every shape and \
+content the program produced; DIR is one record directory, with the recordings `record` wrote \
+below it, pid-N/ and rank-N/): verify it against the recorded output, time it against the \
+recorded kernel in alternating pairs, and print a leaderboard: per candidate, the instances it \
+verified on, the geometric mean of its speed-ups with a 95 % interval, its worst instance and its \
+verdict. Guards a cheating candidate cannot pass: the bytes the kernel writes are poisoned before \
+every candidate run, the candidate's globals are reset, every byte of every recorded segment is \
+compared, a launch that fails or exceeds the kernel's limits is an error, and a time below what \
+writing its bytes at the GPU's peak bandwidth takes is implausible (docs/ab-testing.md). Each \
+candidate runs in its own process, switching from instance to instance with the memory kept on \
+the GPU where the layout allows. Exit status 0 when at least one candidate verified on every \
+instance, 1 otherwise, 2 for a usage or input error (a candidate file given twice or unusable, \
+a pattern that matches no instance, an instance no replay can run).",
         after_long_help = examples!(
-            "rr-tui ab $D --kernel . --candidate faster.cu other.cubin --tolerance f32:rtol=1e-5",
-            "rr-tui ab $D --kernel saxpy --candidate faster.cu -D TILE=32 --json",
+            "rr-tui ab $D --kernels saxpy --candidate record-fixtures/candidates/saxpy.cu -D ILP=4 --json",
+            "rr-tui ab $D --kernels saxpy --candidate $X.image --candidate record-fixtures/candidates/saxpy.cu",
         )
     )]
     Ab(AbArgs),

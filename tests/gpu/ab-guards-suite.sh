@@ -15,9 +15,12 @@ n=$(grep -l '"ab_cheat"' "$W"/cheats/*.json 2>/dev/null | wc -l)
 for c in honest WRITE_NOTHING WRITE_HALF CACHE WRITE_OUTSIDE LAUNCH_BOUNDS; do
   { [ "$c" = honest ] || echo "#define $c"; echo "#include \"$SAMPLE\""; } >"$W/$c.cu"
 done
+# One file a --candidate.
+CANDS=()
+for c in honest WRITE_NOTHING WRITE_HALF CACHE WRITE_OUTSIDE LAUNCH_BOUNDS; do CANDS+=(--candidate "$W/$c.cu"); done
 t0=$(date +%s.%N)
-note_cmd "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W"/{honest,WRITE_NOTHING,WRITE_HALF,CACHE,WRITE_OUTSIDE,LAUNCH_BOUNDS}.cu --repetitions 20 --json
-timeout 240 "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W"/{honest,WRITE_NOTHING,WRITE_HALF,CACHE,WRITE_OUTSIDE,LAUNCH_BOUNDS}.cu \
+note_cmd "$RR" ab "$W/cheats" --kernels ab_cheat "${CANDS[@]}" --repetitions 20 --json
+timeout 240 "$RR" ab "$W/cheats" --kernels ab_cheat "${CANDS[@]}" \
   --repetitions 20 --json >"$W/board.json" 2>"$W/board.err"; rc=$?
 cat "$W/board.json" "$W/board.err" >>"$LOG"
 py "$W/board.json" "$rc" "$(since "$t0")" <<'PY' | tee -a "$LOG" "$OUTDIR/ab-guards.txt"
@@ -64,7 +67,12 @@ figure("ab-guards", "ab: the honest candidate's geometric-mean speed-up (identic
 figure("ab-guards", "ab: six candidates on three instances, wall time", wall, "<=", 90, unit="s")
 PY
 expect "ab: only cheats: exit 1 and the text leaderboard says so" 1 "No candidate verified on every instance" -- \
-  "$RR" ab "$W/cheats" --kernel ab_cheat --candidate "$W/WRITE_NOTHING.cu" --repetitions 6
+  "$RR" ab "$W/cheats" --kernels ab_cheat --candidate "$W/WRITE_NOTHING.cu" --repetitions 6
 J=$(grep -l '"ab_cheat"' "$W"/cheats/*.json | head -n 1)
 expect "replay --candidate: the poison catches a candidate that writes nothing (exit 1)" 1 "poisoned before every candidate run" -- \
   "$RR" replay "$J" --candidate "$W/WRITE_NOTHING.cu" --repetitions 6
+# The help's example: the bundled candidate (record-fixtures/candidates/saxpy.cu) on the bundled
+# record's two rr_saxpy instances, with the recorded image beside it.
+X2=record-fixtures/llvm-two-kernels/8683979482637550046_13526365365894479501
+expect "ab: the help's example, the bundled candidate on the bundled record, verifies on both instances" 0 "2/2" -- \
+  "$RR" ab record-fixtures/llvm-two-kernels --kernels saxpy --candidate "$X2.image" --candidate record-fixtures/candidates/saxpy.cu --repetitions 6

@@ -5,15 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::text::visible;
+use crate::text::{visible, visible_path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file exists but its contents (or its kind, or its size) are wrong.
-    #[error("{}: {}", visible(&path.to_string_lossy()), visible(problem))]
+    #[error("{}: {}", visible_path(path), visible(problem))]
     Format { path: PathBuf, problem: String },
     /// A file could not be opened, read or written.
-    #[error("{}: {source}", visible(&path.to_string_lossy()))]
+    #[error("{}: {source}", visible_path(path))]
     Io {
         path: PathBuf,
         source: std::io::Error,

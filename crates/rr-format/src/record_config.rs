@@ -271,10 +271,24 @@ pub fn kernel_pattern(pattern: &str) -> Result<regex::Regex, String> {
             .unwrap_or("invalid")
             .to_string();
         format!(
-            "{:?}: not a regular expression: {why}",
-            crate::text::visible(pattern)
+            "{}: not a regular expression: {why}",
+            shown_pattern(pattern)
         )
     })
+}
+
+/// How many characters of a pattern a message quotes ([`shown_pattern`]).
+pub const SHOWN_PATTERN_CHARS: usize = 80;
+
+/// A pattern as a message quotes it: in quotes with control characters made visible, and a
+/// long one cut to its first [`SHOWN_PATTERN_CHARS`] characters followed by its length (a
+/// pattern of 100 KB must not make a 100 KB error line).
+pub fn shown_pattern(pattern: &str) -> String {
+    let quoted = |s: &str| format!("{:?}", crate::text::visible(s));
+    match pattern.char_indices().nth(SHOWN_PATTERN_CHARS) {
+        None => quoted(pattern),
+        Some((at, _)) => format!("{}… ({} bytes)", quoted(&pattern[..at]), pattern.len()),
+    }
 }
 
 #[cfg(test)]
@@ -346,5 +360,24 @@ mod tests {
         );
         assert_eq!(mpi_rank(&env(&[("PMI_RANK", "7")])), Some(7));
         assert_eq!(crate::parse_bytes("18446744073709551615T"), None);
+    }
+
+    /// A pattern that is no regular expression is quoted in the error, a long one cut (its
+    /// length said), so the error stays one short line.
+    #[test]
+    fn a_bad_pattern_is_quoted_short() {
+        let e = kernel_pattern("(").unwrap_err();
+        assert_eq!(e, "\"(\": not a regular expression: unclosed group");
+        let long = format!("({}", "é".repeat(50_000));
+        let e = kernel_pattern(&long).unwrap_err();
+        assert!(e.len() < 400, "{} bytes: {e}", e.len());
+        assert!(e.contains(&format!("… ({} bytes)", long.len())), "{e}");
+        assert!(
+            e.ends_with("not a regular expression: unclosed group"),
+            "{e}"
+        );
+        assert_eq!(shown_pattern("a\x1bb"), "\"a\\\\x1bb\"");
+        let at_limit = "x".repeat(SHOWN_PATTERN_CHARS);
+        assert_eq!(shown_pattern(&at_limit), format!("{at_limit:?}"));
     }
 }

@@ -172,14 +172,48 @@ pub fn human(bytes: u64) -> String {
     humansize::format_size(bytes, humansize::BINARY)
 }
 
-/// A path for text output: lossy UTF-8 with control characters made visible.
+/// A path for text output: control characters made visible as [`visible`] does, and each byte
+/// that is not UTF-8 written `\xNN` (not U+FFFD: two different names must not read the same).
+///
+/// ```
+/// use std::os::unix::ffi::OsStrExt;
+/// let p = std::path::Path::new(std::ffi::OsStr::from_bytes(b"c\xff\x1b.cu"));
+/// assert_eq!(rr_format::text::visible_path(p), "c\\xff\\x1b.cu");
+/// ```
 pub fn visible_path(p: &std::path::Path) -> String {
-    visible(&p.to_string_lossy()).into_owned()
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in p.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(&visible(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bytes that are not UTF-8 are written `\xNN`, so two names that differ there differ
+    /// when shown; valid text is shown as [`visible`] shows it.
+    #[test]
+    fn a_path_that_is_not_utf8_is_escaped_not_replaced() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = |b: &[u8]| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b));
+        assert_eq!(visible_path(&path(b"a\xffb.cu")), "a\\xffb.cu");
+        assert_ne!(
+            visible_path(&path(b"\xfe.cu")),
+            visible_path(&path(b"\xff.cu"))
+        );
+        assert_eq!(
+            visible_path(&path("é\n\u{202e}".as_bytes())),
+            "é\\n\\u{202e}"
+        );
+        let e = crate::Error::format(path(b"x\xc3"), "bad");
+        assert_eq!(e.to_string(), "x\\xc3: bad");
+    }
 
     #[test]
     fn escapes_controls_and_bidi_but_nothing_else() {

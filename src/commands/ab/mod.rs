@@ -1,20 +1,21 @@
-//! `rr-tui ab DIR --kernel REGEX --candidate FILE…`: each candidate judged on every recorded
-//! instance of the kernel, then a leaderboard (text, or `--json` of schema
+//! `rr-tui ab DIR --kernels REGEX --candidate FILE [--candidate FILE]…`: each candidate judged
+//! on every recorded instance of the kernels, then a leaderboard (text, or `--json` of schema
 //! [`rr_engine::replay::leaderboard::SCHEMA`]).
 //!
-//! Everything that needs no GPU is checked first (the selection, each candidate's file and
-//! flags). Then each candidate runs in worker processes of its own ([`worker`]): a faulting
+//! Everything that needs no GPU is checked first (the selection and every instance in it, each
+//! candidate's file and flags, the same file given twice). Then each candidate runs in worker processes of its own ([`worker`]): a faulting
 //! candidate poisons its CUDA context, and must take neither the others nor the remaining
 //! instances with it. One worker runs a span of instances that share a memory layout, switching
 //! from one to the next on the GPU; after a worker ends early, the instance it was on counts as
 //! an error and a fresh worker goes on with the next.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard};
-use rr_format::text::visible;
+use rr_format::text::visible_path;
 
 use crate::cli::AbArgs;
 use crate::error::{Error, Result};
@@ -31,18 +32,14 @@ pub fn run(a: &AbArgs) -> Result<i32> {
     if let Some(span) = a.worker {
         return worker::run(a, span);
     }
-    let Some(selected) = select::instances(&a.dir, &a.kernel)? else {
+    let Some(selected) = select::instances(&a.dir, a.pattern())? else {
         return Ok(crate::commands::not_a_record::refuse(&a.dir, "ab", a.json));
     };
-    // What the flags or the files get wrong is said before any GPU work.
-    for path in &a.candidate {
-        a.build.spec(path).preflight()?;
-    }
+    // What the flags or the files get wrong is said before any GPU work: the candidates, then
+    // the records (an instance no replay can run, as `replay` refuses it).
+    check_candidates(a)?;
+    let keys = select::load_all(&selected, &a.supplied.supplied())?;
     rr_engine::replay::driver_usable()?;
-    let keys: Vec<_> = selected
-        .iter()
-        .map(|s| select::switch_key(&s.json))
-        .collect();
     let spans = select::spans(&keys);
     let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
     let mut rows = Vec::with_capacity(a.candidate.len());
@@ -52,20 +49,42 @@ pub fn run(a: &AbArgs) -> Result<i32> {
                 "[rr-tui] candidate {}/{}: {} on {} instance(s)",
                 i + 1,
                 a.candidate.len(),
-                visible(&path.display().to_string()),
+                visible_path(path),
                 names.len()
             ));
         }
         let results = run_candidate(a, path, &names, &spans)?;
-        rows.push(CandidateRow::of(&path.display().to_string(), results));
+        rows.push(CandidateRow::of(&visible_path(path), results));
     }
-    let board = Leaderboard::new(&a.dir.display().to_string(), &a.kernel, names, rows);
+    let board = Leaderboard::new(&visible_path(&a.dir), a.pattern(), names, rows);
     if a.json {
         crate::commands::print_json(&board);
     } else {
         output::lines(text::render(&board));
     }
     Ok(if board.passed { 0 } else { 1 })
+}
+
+/// Each candidate's file and build flags as `replay --candidate` checks them, and no file given
+/// twice (the same file, by its canonical path: the build flags are the same for every one).
+fn check_candidates(a: &AbArgs) -> Result<()> {
+    let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
+    for path in &a.candidate {
+        a.build.spec(path).preflight()?;
+        let canonical = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
+        if let Some(first) = seen.insert(canonical, path) {
+            let which = match first == path {
+                true => "given twice".to_string(),
+                false => format!("the same file as --candidate {}", visible_path(first)),
+            };
+            return Err(Error::invalid(format!(
+                "--candidate {}: {which}; each file is judged once (-D and --nvrtc-opt apply \
+                 to every candidate: a variant of other flags is a file of its own)",
+                visible_path(path)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The results of candidate `path` on every instance, in order, from as many workers as it

@@ -1,12 +1,14 @@
 //! The instances `ab` judges candidates on: every recorded instance in the record directory
-//! (and the recordings below it, as `RecordDir` lists them) of a kernel the pattern matches,
-//! in the recording's order; and the spans of them one process can run in turn.
+//! (and the recordings `record` wrote below it, `pid-N/` and `rank-N/`, as `RecordDir` lists
+//! them) of a kernel the pattern matches, in the recording's order; and the spans of them one
+//! process can run in turn.
 
 use std::path::{Path, PathBuf};
 
 use rr_engine::replay::plan::Plan;
 use rr_engine::replay::{ReplayInstance, Supplied};
 use rr_format::dir::RecordDir;
+use rr_format::record_config::shown_pattern;
 use rr_format::text::visible_path;
 use rr_format::{demangle, Descriptor};
 
@@ -25,7 +27,7 @@ pub struct Selected {
 /// refuses it as `report` does).
 pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
     let re = rr_format::record_config::kernel_pattern(pattern)
-        .map_err(|e| Error::invalid(format!("--kernel {e}")))?;
+        .map_err(|e| Error::invalid(format!("--kernels {e}")))?;
     let rec = RecordDir::open(dir)?;
     if rec.holds_nothing() {
         return Ok(None);
@@ -47,25 +49,46 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
     }
     if selected.is_empty() {
         return Err(Error::invalid(format!(
-            "{}: no recorded instance of a kernel matching --kernel {pattern:?}",
-            visible_path(dir)
+            "{}: no recorded instance of a kernel matching --kernels {}",
+            visible_path(dir),
+            shown_pattern(pattern)
         )));
     }
     Ok(Some(selected))
 }
 
+/// Every selected instance loaded as `replay` loads it (with what the user supplies that a
+/// legacy record lacks), before anything looks for a GPU: an instance no replay can run (an
+/// LLVM 19–22 record, an LLVM 16–17 one without --image, one recorded as unreplayable, a file
+/// that is missing or wrong) refuses the whole judgement, naming its descriptor (exit status 2, as
+/// `replay` refuses it). For each, what decides whether one process can go on to the next
+/// ([`switch_key`]).
+pub fn load_all(selected: &[Selected], supplied: &Supplied) -> Result<Vec<Option<Plan>>> {
+    selected
+        .iter()
+        .map(|s| {
+            let inst = ReplayInstance::load(&s.json, supplied).map_err(|e| {
+                match &e {
+                    // An error that names its file names the descriptor or one beside it.
+                    Error::Record(r) if r.path().is_some() => e,
+                    _ => Error::format(&s.json, e.to_string()),
+                }
+            })?;
+            Ok(switch_key(&inst))
+        })
+        .collect()
+}
+
 /// What decides whether one process can go on from one instance to the next: the memory
 /// layout, when the instance has nothing a switch cannot carry (host memory, arrays, texture
-/// or surface objects); `None` for an instance that needs a process of its own (or cannot be
-/// read: its worker says why).
-pub fn switch_key(json: &Path) -> Option<Plan> {
-    let inst = ReplayInstance::load(json, &Supplied::default()).ok()?;
+/// or surface objects); `None` for an instance that needs a process of its own.
+pub fn switch_key(inst: &ReplayInstance) -> Option<Plan> {
     let has_objects = inst
         .descriptor
         .cuda
         .as_ref()
         .is_some_and(|c| !c.objects.is_empty());
-    (inst.host.is_empty() && inst.arrays().is_empty() && !has_objects).then_some(inst.plan)
+    (inst.host.is_empty() && inst.arrays().is_empty() && !has_objects).then(|| inst.plan.clone())
 }
 
 /// Cut `keys` into spans `[from, to)` of consecutive instances with the same key (a `None`

@@ -11,7 +11,7 @@ use rr_engine::replay::candidate::{Candidate, CandidateFile, CandidateSpec};
 use rr_engine::replay::leaderboard::InstanceResult;
 use rr_engine::replay::session::RunError;
 use rr_engine::replay::trial::{self, TrialOptions};
-use rr_engine::replay::{launch, Overrides, ReplayInstance, Session, Supplied};
+use rr_engine::replay::{launch, Overrides, ReplayInstance, Session};
 use serde::{Deserialize, Serialize};
 
 use super::select::{self, Selected};
@@ -27,7 +27,7 @@ pub struct WorkerLine {
 }
 
 pub fn run(a: &AbArgs, (from, to): (usize, usize)) -> Result<i32> {
-    let selected = select::instances(&a.dir, &a.kernel)?
+    let selected = select::instances(&a.dir, a.pattern())?
         .ok_or_else(|| Error::invalid("the record directory holds no record"))?;
     let span = selected
         .get(from..to.min(selected.len()))
@@ -77,7 +77,7 @@ impl Worker<'_> {
     /// Judge the candidate on `s`: its result, and whether this process may go on (not after
     /// a fault or a failed switch, which leave the session unusable).
     fn one(&mut self, s: &Selected) -> (InstanceResult, bool) {
-        let inst = match ReplayInstance::load(&s.json, &Supplied::default()) {
+        let inst = match ReplayInstance::load(&s.json, &self.a.supplied.supplied()) {
             Ok(i) => i,
             Err(e) => return (InstanceResult::error(&s.name, e.to_string()), true),
         };

@@ -92,22 +92,14 @@ impl App {
             return vec![];
         }
         let row = &self.rows[i];
-        let mut args = vec![
-            "ab".to_string(),
-            self.dir.display().to_string(),
-            format!("--kernel={}", exactly(&row.kernel)),
-            "--json".into(),
-        ];
-        if self.settings.repetitions as usize >= rr_engine::replay::ab::MIN_PAIRS {
-            args.push(format!("--repetitions={}", self.settings.repetitions));
-        }
-        if let Some(t) = &self.settings.tolerance {
-            args.push(format!("--tolerance={}", t.to_spec()));
-        }
-        args.push("--candidate".into());
-        args.extend(specs.iter().map(|s| s.path.display().to_string()));
-        // The flags are the same for every file (the prompt gave them once).
-        args.extend(specs[0].to_args().into_iter().skip(2));
+        let args = ab_args(
+            &self.dir,
+            &row.kernel,
+            self.settings.repetitions,
+            self.settings.tolerance.as_ref(),
+            &self.settings.supplied,
+            &specs,
+        );
         self.leaderboard = Some(LeaderboardView {
             kernel: row.demangled.clone(),
             candidates: specs.iter().map(|s| s.path.display().to_string()).collect(),
@@ -168,6 +160,43 @@ impl App {
     }
 }
 
+/// `rr-tui ab`'s arguments that rank `specs` on every instance in `dir` of `kernel` (the
+/// mangled name, matched exactly), with the Replay screen's repetitions (when at least
+/// [`rr_engine::replay::ab::MIN_PAIRS`]), tolerance and what a legacy record lacks.
+fn ab_args(
+    dir: &std::path::Path,
+    kernel: &str,
+    repetitions: u32,
+    tolerance: Option<&rr_engine::diff::Comparison>,
+    supplied: &crate::cli::SuppliedArgs,
+    specs: &[CandidateSpec],
+) -> Vec<String> {
+    let mut args = vec![
+        "ab".to_string(),
+        dir.display().to_string(),
+        format!("--kernels={}", exactly(kernel)),
+        "--json".into(),
+    ];
+    if repetitions as usize >= rr_engine::replay::ab::MIN_PAIRS {
+        args.push(format!("--repetitions={repetitions}"));
+    }
+    if let Some(t) = tolerance {
+        args.push(format!("--tolerance={}", t.to_spec()));
+    }
+    // What a legacy record lacks, as the Replay screen's replays are given it.
+    args.extend(supplied.to_args());
+    // One file a --candidate (`ab` takes one after each).
+    for s in specs {
+        args.push("--candidate".into());
+        args.push(s.path.display().to_string());
+    }
+    // The flags are the same for every file (the prompt gave them once).
+    if let Some(first) = specs.first() {
+        args.extend(first.to_args().into_iter().skip(2));
+    }
+    args
+}
+
 /// Run `rr-tui ARGS` (an `ab … --json`) and read its leaderboard, or say why there is none.
 fn run_ab(args: &[String]) -> Result<Box<Leaderboard>, String> {
     use std::io::Read;
@@ -222,6 +251,36 @@ mod tests {
         assert_eq!(specs[0].options, ["--use_fast_math"]);
         assert!(parse_candidates("").unwrap().is_empty());
         assert!(parse_candidates("a.cu -D").is_err());
+    }
+
+    /// The explorer asks `ab` what its command line takes: every file, each after its own
+    /// --candidate, the flags once, the kernel by --kernels.
+    #[test]
+    fn the_ab_command_line_parses_as_ab() {
+        let specs = parse_candidates("a.cu 'b b.cu' c.cubin -D TILE=8").unwrap();
+        let tol = rr_engine::diff::Comparison::parse_spec("f32:rtol=1e-5").ok();
+        let args = ab_args(
+            std::path::Path::new("rec"),
+            "_Z4scalePfi",
+            20,
+            tol.as_ref(),
+            &crate::cli::SuppliedArgs {
+                assume_llvm18: true,
+                ..Default::default()
+            },
+            &specs[..2],
+        );
+        let argv = std::iter::once("rr-tui".to_string()).chain(args);
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
+        let Some(crate::cli::Command::Ab(a)) = cli.command else {
+            panic!("not ab");
+        };
+        assert_eq!(a.dir, std::path::PathBuf::from("rec"));
+        assert_eq!(a.candidate, [specs[0].path.clone(), specs[1].path.clone()]);
+        assert_eq!(a.pattern(), "^_Z4scalePfi$");
+        assert_eq!(a.build.defines.len(), 1);
+        assert_eq!((a.pairs(), a.json), (20, true));
+        assert!(a.supplied.assume_llvm18);
     }
 
     #[test]
