@@ -2028,3 +2028,25 @@ fn process_directories_open_as_one_record_not_a_picker() {
     assert!(!a.picking && a.picker.is_none());
     assert_eq!(a.rows.len(), 6);
 }
+
+/// A record-directory search cut short that found nothing proves nothing: the explorer says so,
+/// with the words `rr-tui report DIR` uses.
+#[test]
+fn a_search_cut_short_that_found_nothing_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let mut a = rr_tui::tui::app::App::with_picker(
+        d.path().to_path_buf(),
+        Err("no GPU".into()),
+        d.path().to_path_buf(),
+    );
+    a.update(Msg::RecordDirsFound(rr_format::search::RecordDirsBelow {
+        found: vec![],
+        incomplete: true,
+    }));
+    let text = &a.status.as_ref().unwrap().text;
+    assert!(
+        text.contains(&rr_format::search::did_not_see_everything()),
+        "{text}"
+    );
+    assert!(text.contains("20000 entries"), "{text}");
+}

@@ -135,11 +135,63 @@ fn an_opened_sweep_trusts_its_rows_not_its_summary() {
         "the repeated and the forged rows"
     );
     assert!(run.report.speedup.is_some_and(|s| s < 10.0));
-    assert!(
-        run.warnings[0].starts_with("2 row(s) of ") && run.warnings[0].contains("100 ns"),
-        "{:?}",
-        run.warnings
+    assert_eq!(
+        run.warnings,
+        ["rows left out: 1 given twice, 1 with an impossible time (<100 ns, …)"]
     );
+    assert!(("warning: ".len() + run.warnings[0].chars().count()) <= 80);
+    // The progress counts the rows shown: 143 of 143, not of the 144 in the file.
+    assert_eq!(run.planned, Some(143));
+}
+
+/// Rows no sweep of its axes can hold are refused as `tune merge` refuses them, naming the
+/// file and the row; a file whose every time is forged is refused, not opened empty; text
+/// from the file is shown with its control characters visible.
+#[test]
+fn impossible_rows_forged_times_and_control_characters() {
+    let t = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(BUNDLED).unwrap()).unwrap();
+    v["descriptor"] = std::fs::canonicalize(STENCIL)
+        .unwrap()
+        .display()
+        .to_string()
+        .into();
+    let write = |name: &str, v: &serde_json::Value| -> PathBuf {
+        let p = t.path().join(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p
+    };
+    let mut huge = v.clone();
+    huge["trials"][5]["grid"] = serde_json::json!([4294967295u32, 4294967295u32, 4294967295u32]);
+    let e = refusal(&write("huge.json", &huge));
+    assert!(e.contains("huge.json: row 6 ("), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let mut zero = v.clone();
+    zero["trials"][9]["block"] = serde_json::json!([4096, 0, 1]);
+    let e = refusal(&write("zero.json", &zero));
+    assert!(e.contains("zero.json: row 10 ("), "{e}");
+    let mut forged = v.clone();
+    for (i, t) in forged["trials"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        if !t["kernel_ns"].is_null() {
+            t["kernel_ns"]["min"] = [1e-300, 0.0, -1.0][i % 3].into();
+        }
+    }
+    let e = refusal(&write("forged.json", &forged));
+    assert!(
+        e.contains("forged.json: no row has a plausible time"),
+        "{e}"
+    );
+    let mut named = v.clone();
+    named["devices"][0]["name"] = "A\x1b]52;c;SGVsbG8=\x07B\u{9b}31mC".into();
+    let a = open(&write("named.json", &named)).unwrap();
+    let shown = screen(&a);
+    assert!(shown.contains("A\\x1b]52;c;SGVsbG8=\\x07B"), "{shown}");
 }
 
 fn refusal(path: &Path) -> String {

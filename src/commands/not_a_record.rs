@@ -62,10 +62,8 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
                 search::MAX_DEPTH
             ),
             true => format!(
-                "none was found below it, but the search did not see everything (a directory \
-                 could not be read, or it reached its bound of {} entries): pass a record \
-                 directory itself",
-                search::MAX_ENTRIES_READ
+                "none was found below it, but {}: pass a record directory itself",
+                search::did_not_see_everything()
             ),
         };
         return vec![format!(

@@ -17,6 +17,15 @@ pub const MAX_ENTRIES_READ: usize = 20_000;
 /// Record directories listed at most.
 pub const MAX_LISTED: usize = 200;
 
+/// What a search that stopped early did not do, said the same by `report`, `check`, `tune`
+/// and the explorer: it found none, which proves nothing.
+pub fn did_not_see_everything() -> String {
+    format!(
+        "the search did not see everything (a directory could not be read, or it reached its \
+         bound of {MAX_ENTRIES_READ} entries)"
+    )
+}
+
 /// Every layout a record directory may have, for the message on a directory holding none.
 pub const ACCEPTED_LAYOUTS: &str = "a record directory holds one of: \
 LLVM 2026 records (<KernelHash>_<LaunchConfigHash>.json, and report.txt when the run wrote one), \

@@ -27,10 +27,10 @@ impl HeatAxis {
             HeatAxis::Block => "block".into(),
             HeatAxis::SharedMem => "smem".into(),
             HeatAxis::Registers => "regs".into(),
-            HeatAxis::Define(i) => defines
-                .axes
-                .get(i)
-                .map_or_else(|| format!("define {i}"), |a| a.name.clone()),
+            HeatAxis::Define(i) => defines.axes.get(i).map_or_else(
+                || format!("define {i}"),
+                |a| rr_format::text::visible(&a.name).into_owned(),
+            ),
         }
     }
 
@@ -195,7 +195,7 @@ impl Heatmap {
                         .get(i)
                         .and_then(|a| a.values.iter().position(|x| x == value))
                         .map_or(u64::MAX, |p| p as u64 + 1);
-                    HeatKey::scalar(at, value.to_string())
+                    HeatKey::scalar(at, rr_format::text::visible(value).into_owned())
                 }
                 None => HeatKey::scalar(0, "recorded".into()),
             },

@@ -79,7 +79,18 @@ impl App {
         if below.found.is_empty() {
             self.picker = None;
             self.picking = false;
-            self.set_status(super::NO_INSTANCES, true);
+            // A search cut short proves nothing: said, as `report` says it.
+            match below.incomplete {
+                true => self.set_status(
+                    format!(
+                        "{}; none was found below it, but {}",
+                        super::NO_INSTANCES,
+                        rr_format::search::did_not_see_everything()
+                    ),
+                    true,
+                ),
+                false => self.set_status(super::NO_INSTANCES, true),
+            }
             return;
         }
         p.searching = false;

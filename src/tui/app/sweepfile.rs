@@ -46,6 +46,7 @@ impl SweepFile {
                 recorded
             )));
         }
+        check_rows(&shown, &report)?;
         Ok(SweepFile {
             report,
             descriptor,
@@ -61,6 +62,22 @@ impl SweepFile {
             _ => PathBuf::from("."),
         }
     }
+}
+
+/// The rows a sweep can hold, checked as `tune merge` checks its parts' (one rule): each a
+/// configuration of the space its axes span, at its own index; and at least one with a time a
+/// launch takes when any has a time (a file of only forged times would open as an empty sweep).
+fn check_rows(shown: &str, report: &TuneReport) -> Result<()> {
+    rr_engine::tune::shard::check_report_rows(shown, report).map_err(Error::invalid)?;
+    let timed = || report.trials.iter().filter_map(|t| t.kernel_ns.as_ref());
+    if timed().next().is_some() && !timed().any(rr_engine::tune::trial::plausible_time) {
+        return Err(Error::invalid(format!(
+            "{shown}: no row has a plausible time (finite, ordered, none under {} ns: no launch \
+             takes less)",
+            rr_engine::tune::trial::MIN_KERNEL_NS
+        )));
+    }
+    Ok(())
 }
 
 /// Where the descriptor a sweep names is: `tune` writes it as it was given, relative to where

@@ -138,11 +138,14 @@ impl TuneRun {
         };
         r.clock.stop();
         let mut seen = std::collections::HashSet::with_capacity(trials.len());
-        let mut left_out = 0usize;
+        let (mut implausible, mut twice) = (0usize, 0usize);
         for mut t in trials {
-            let implausible = t.kernel_ns.as_ref().is_some_and(|k| !plausible_time(k));
-            if implausible || !seen.insert(t.config) {
-                left_out += 1;
+            if t.kernel_ns.as_ref().is_some_and(|k| !plausible_time(k)) {
+                implausible += 1;
+                continue;
+            }
+            if !seen.insert(t.config) {
+                twice += 1;
                 continue;
             }
             if r.report.energy.is_none() || t.energy.is_some_and(|e| !e.is_plausible()) {
@@ -160,11 +163,21 @@ impl TuneRun {
             r.report.objective,
             &r.report.trials,
         );
-        if left_out > 0 {
-            let file = r.opened_from.as_deref().unwrap_or_default();
-            r.warnings.push(format!(
-                "{left_out} row(s) of {file} left out: a configuration given twice, or a time no launch takes (under {MIN_KERNEL_NS} ns)"
+        // The progress counts the rows shown, not those left out.
+        r.planned = Some(r.report.trials.len() as u64);
+        // Which reason left out how many, short: the notes line is one line of the screen.
+        let mut reasons = Vec::new();
+        if twice > 0 {
+            reasons.push(format!("{twice} given twice"));
+        }
+        if implausible > 0 {
+            reasons.push(format!(
+                "{implausible} with an impossible time (<{MIN_KERNEL_NS} ns, …)"
             ));
+        }
+        if !reasons.is_empty() {
+            r.warnings
+                .push(format!("rows left out: {}", reasons.join(", ")));
         }
         r
     }

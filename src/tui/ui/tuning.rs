@@ -16,6 +16,7 @@ use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
 use crate::tui::theme::Theme;
 use rr_engine::replay::energy::joules_text;
 use rr_engine::tune::Status;
+use rr_format::text::visible;
 
 /// The label column of the form.
 const LABEL_W: usize = 12;
@@ -259,13 +260,18 @@ fn draw_progress(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
         parts.push(format!("{skipped} skipped"));
     }
     for d in &run.report.devices {
-        parts.push(format!("GPU {} {} (sm_{})", d.ordinal, d.name, d.sm));
+        parts.push(format!(
+            "GPU {} {} (sm_{})",
+            d.ordinal,
+            visible(&d.name),
+            d.sm
+        ));
     }
     if run.report.strategy != rr_engine::tune::StrategyKind::Exhaustive && run.planned.is_some() {
         parts.push(format!("seed {}", run.report.seed));
     }
     if let Some(file) = &run.opened_from {
-        parts.push(format!("opened from {file}"));
+        parts.push(format!("opened from {}", visible(file)));
     }
     let rest = format!(" {bar} {}", parts.join(" · "));
     let room = (area.width as usize).saturating_sub(state.len());
@@ -288,13 +294,13 @@ fn draw_notes(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
             n => format!(" ({n} warnings)"),
         };
         lines.push(Line::from(Span::styled(
-            fit(&format!("warning{count}: {last}"), w),
+            fit(&format!("warning{count}: {}", visible(last)), w),
             theme.warn,
         )));
     }
     match &run.phase {
         Phase::Failed(m) => lines.push(Line::from(Span::styled(
-            fit(&format!("error: {m}"), w),
+            fit(&format!("error: {}", visible(m)), w),
             theme.error,
         ))),
         Phase::Done if run.report.best.is_none() => lines.push(Line::from(Span::styled(
