@@ -14,8 +14,8 @@ pub mod not_a_record;
 pub mod profile;
 pub mod record;
 pub mod replay;
-pub mod repro;
 pub mod report;
+pub mod repro;
 pub mod tune;
 
 /// Print a serialisable value as one JSON document.
