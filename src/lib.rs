@@ -112,7 +112,7 @@ pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool
         return false;
     }
     // Clap's error paragraph (up to its usage and tips), as one line.
-    let text = e.render().to_string();
+    let text = usage_error_text(args, e).unwrap_or_else(|| e.render().to_string());
     let paragraph: Vec<&str> = text
         .lines()
         .take_while(|l| !l.trim().is_empty())
@@ -129,6 +129,45 @@ pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool
     });
     output::json_line(&error.to_string());
     true
+}
+
+/// Clap's text for a command line it refused, when a word of it holds a character a terminal
+/// acts on (an escape sequence, a carriage return, a newline): clap prints values as given
+/// (in a terminal, styled and unfiltered), so the words are written visible (`\x1b`, `\n`) in
+/// its plain text, and anything still hidden (a part of a value a parser quoted) too, line by
+/// line: clap's own newlines stay, a newline in a value does not split the message. None:
+/// clap's own text is fine as it is.
+pub fn usage_error_text(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    use rr_format::text::visible;
+    let mut words: Vec<String> = Vec::new();
+    for a in args.iter().skip(1) {
+        let a = a.to_string_lossy();
+        if visible(&a) == a {
+            continue;
+        }
+        // `--flag=VALUE`: clap quotes the value alone.
+        if let Some((_, v)) = a.split_once('=').filter(|_| a.starts_with('-')) {
+            words.push(v.to_string());
+        }
+        words.push(a.into_owned());
+    }
+    if words.is_empty() {
+        return None;
+    }
+    // The longest first: a value inside another word is replaced after it.
+    words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    let mut text = e.render().to_string();
+    for w in &words {
+        text = text.replace(w.as_str(), &visible(w));
+        // Clap's plain text drops the escape sequences of a value ('INJ' for
+        // '\x1b[2JINJ'): the quoted value it shows is the word made visible.
+        let stripped = clap::builder::StyledStr::from(w.clone()).to_string();
+        if stripped != *w {
+            text = text.replace(&format!("'{stripped}'"), &format!("'{}'", visible(w)));
+        }
+    }
+    let lines: Vec<String> = text.split('\n').map(|l| visible(l).into_owned()).collect();
+    Some(lines.join("\n"))
 }
 
 /// Whether the command writes JSON on standard output (`--json`), so its errors are JSON too.

@@ -20,7 +20,15 @@ fn main() {
         }
         // Under `--json`, a command line that does not parse is said in JSON too.
         Err(e) if rr_tui::usage_error_as_json(&args, &e) => std::process::exit(2),
-        Err(e) => e.exit(),
+        // A word holding a control character: clap's text with it made visible.
+        Err(e) => match rr_tui::usage_error_text(&args, &e) {
+            Some(text) => {
+                use std::io::Write;
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+                std::process::exit(e.exit_code());
+            }
+            None => e.exit(),
+        },
     };
     rr_tui::cli::say_deprecation_notes();
     std::process::exit(rr_tui::run(cli));

@@ -1592,3 +1592,37 @@ fn replay_refuses_more_memory_than_the_gpu_has_before_reading_it() {
     assert_eq!(o.code(), Some(2), "{}", o.describe());
     assert!(o.stderr().ends_with(&want), "{}", o.describe());
 }
+
+/// A command line clap refuses is said with every control character of the words visible: no
+/// escape sequence, carriage return or C1 control reaches the terminal, and a newline inside a
+/// value does not split the error (its lines are clap's: the error, a blank line, the tip).
+#[test]
+fn usage_errors_show_the_words_control_characters() {
+    let cases: [&[&str]; 4] = [
+        &[
+            "tune",
+            "X.json",
+            "--samples",
+            "\x1b[2J\x1b[41mINJ\x1b]0;TITLE\x07",
+        ],
+        &["tune", "X.json", "--samples", "A\rB\x08C\u{9b}31mD\x7f"],
+        &["tune", "X.json", "-D", "A\nB=1"],
+        &["tune", "X.json", "--samples=1\n2"],
+    ];
+    for args in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            !err.chars()
+                .any(|c| c != '\n' && (c.is_control() || ('\u{80}'..'\u{a0}').contains(&c))),
+            "{args:?}: {err:?}"
+        );
+        assert!(err.starts_with("error: invalid value '"), "{err:?}");
+        assert_eq!(err.lines().count(), 3, "{args:?}: {err:?}");
+        assert!(err.contains(r"\x") || err.contains(r"\n"), "{args:?}: {err:?}");
+    }
+}
