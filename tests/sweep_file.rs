@@ -456,3 +456,46 @@ fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
     assert_eq!(cli.status.code(), Some(2), "{err}");
     assert!(err.contains("holds a sweep of another kernel"), "{err}");
 }
+
+/// Run the workers `cmds` ask for, as the runtime does, and hand their answers to `a` (not
+/// the workers those answers start: the checks of the record's instances).
+fn run_work(a: &mut App, cmds: Vec<Cmd>) {
+    for cmd in cmds {
+        if let Cmd::Work(w) = cmd {
+            let msg = (w.0)();
+            a.update(msg);
+        }
+    }
+}
+
+/// `rr-tui SWEEP.json` in a terminal draws its first frame before a byte of the file is
+/// read ("reading SWEEP.json…"); a worker reads it once that frame is drawn, and the sweep
+/// then shows as a sweep opened before the first frame; one that cannot be shown ends the
+/// explorer with the one line that says why.
+#[test]
+fn a_sweep_file_is_read_after_the_first_frame() {
+    let gpu = || Err("no CUDA driver found".to_string());
+    let mut a = App::opening_sweep(PathBuf::from(BUNDLED), gpu(), std::env::temp_dir());
+    let first = screen(&a);
+    assert!(first.contains(&format!("reading {BUNDLED}…")), "{first}");
+    assert!(a.tunes.is_empty());
+    let cmds = a.update(Msg::FirstFrameDrawn);
+    assert!(cmds.iter().any(|c| matches!(c, Cmd::Work(_))));
+    run_work(&mut a, cmds);
+    assert!(a.opening_sweep.is_none() && a.fatal.is_none() && !a.quit);
+    assert_eq!(a.screen, Screen::Tune);
+    let shown = screen(&a);
+    let before = open(Path::new(BUNDLED)).unwrap();
+    assert_eq!(shown, screen(&before));
+
+    let t = tempfile::tempdir().unwrap();
+    let bad = t.path().join("bad.json");
+    std::fs::write(&bad, b"{").unwrap();
+    let mut a = App::opening_sweep(bad.clone(), gpu(), std::env::temp_dir());
+    let cmds = a.update(Msg::FirstFrameDrawn);
+    run_work(&mut a, cmds);
+    assert!(a.quit);
+    let why = a.fatal.clone().unwrap();
+    assert!(why.starts_with(&bad.display().to_string()), "{why}");
+    assert_eq!(why.lines().count(), 1, "{why}");
+}

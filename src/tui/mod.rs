@@ -42,8 +42,9 @@ pub fn load_app(
 }
 
 /// Open a sweep's `--json-out` file (`rr-tui SWEEP.json`): the record directory of the
-/// instance it is of, on that instance's tuning screen showing the sweep (used by the runtime
-/// and the tests). The session's settings (`config`) are applied first: the tuning form then
+/// instance it is of, on that instance's tuning screen showing the sweep, at once (the tests
+/// and benchmarks; in a terminal the explorer reads it on a worker after its first frame,
+/// `App::opening_sweep`, and shows the same). The session's settings (`config`) are applied first: the tuning form then
 /// takes the sweep's axes and `simulate SWEEP.json` over the config's defaults, not the other
 /// way round.
 pub fn load_sweep_app(
@@ -64,13 +65,17 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     let config = config.with_flags(args.theme, args.theme_file.clone());
     let theme = theme::Theme::load(config.theme, config.theme_file.as_deref())?;
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    // A file is a sweep to show (a directory is a record): read before the terminal is
-    // checked, so that a file that is no sweep is said in scripts too.
+    // A file is a sweep to show (a directory is a record). Without a terminal it is read
+    // before the terminal is refused, so that a file that is no sweep is said in scripts too;
+    // in one, the first frame is drawn at once and a worker reads it ("reading SWEEP.json…").
     let sweep = match std::fs::metadata(&dir) {
-        Ok(m) if !m.is_dir() => Some(app::sweepfile::SweepFile::read(&dir)?),
+        Ok(m) if !m.is_dir() => Some(dir.clone()),
         _ => None,
     };
     if !std::io::stdout().is_terminal() {
+        if let Some(path) = &sweep {
+            app::sweepfile::SweepFile::read(path)?;
+        }
         return Err(Error::invalid("the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`"));
     }
     // Replays write `.replay_output` here, never into the record directory. An unpredictable
@@ -82,7 +87,11 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let output_dir = session.path().to_path_buf();
     let app = match sweep {
-        Some(sweep) => load_sweep_app(sweep, gpu_status(), output_dir, &config)?,
+        Some(path) => {
+            let mut app = app::App::opening_sweep(path, gpu_status(), output_dir);
+            config.apply(&mut app);
+            app
+        }
         None => {
             let mut app = load_app(dir, gpu_status(), output_dir)?;
             config.apply(&mut app);

@@ -230,6 +230,11 @@ pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
     // The input thread is not joined: after a hang-up crossterm's read can spin on end of input
     // without returning to check `stop`; the process ends it when we return.
     drop(input);
+    // A sweep file it was started with that cannot be shown: said as before a frame.
+    if let Some(why) = app.fatal.take() {
+        result?;
+        return Err(Error::invalid(why));
+    }
     // Ended by a signal: the shell's convention (128 + its number), as if it had killed us.
     result.map(|_| match signalled.load(Ordering::Relaxed) {
         0 => 0,

@@ -116,6 +116,9 @@ pub enum Msg {
     RecordDirsFound(rr_format::search::RecordDirsBelow),
     /// The record directory the picker asked for, read on a worker.
     RecordOpened(Result<Box<picker::OpenedRecord>, String>),
+    /// The sweep file the explorer was started with, read on a worker with its record
+    /// (`rr-tui SWEEP.json`), or why it cannot be shown.
+    SweepOpened(Result<Box<sweepfile::OpenedSweep>, String>),
     /// A worker's answer about the record that was open when it started (its number): dropped
     /// when the picker has opened another since.
     ForRecord(u64, Box<Msg>),
@@ -349,6 +352,12 @@ pub struct App {
     pub picker: Option<picker::Picker>,
     /// The picker is shown (else the record opened from it, or the only one).
     pub picking: bool,
+    /// The sweep file being read on a worker (`rr-tui SWEEP.json` in a terminal): the first
+    /// frame says so at once, whatever the file's size.
+    pub opening_sweep: Option<sweepfile::OpeningSweep>,
+    /// Why the explorer ends with an error (a sweep file it was started with that cannot be
+    /// shown): said on standard error once the terminal is restored.
+    pub fatal: Option<String>,
     /// Which record is open: the picker opens another in the same `App`.
     record_serial: u64,
     pub width: u16,
@@ -422,6 +431,8 @@ impl App {
             width: 80,
             height: 24,
             quit: false,
+            opening_sweep: None,
+            fatal: None,
         };
         if app.rows.is_empty() {
             // The instance list names every layout rr-tui reads; the message points at it.
@@ -574,6 +585,7 @@ impl App {
             }
             Msg::FirstFrameDrawn => {
                 let mut cmds = self.search_record_dirs();
+                cmds.extend(self.read_sweep());
                 cmds.extend(self.start_checks());
                 cmds.extend(self.read_more_rows());
                 cmds
@@ -627,6 +639,7 @@ impl App {
                 vec![]
             }
             Msg::RecordOpened(result) => self.on_record_opened(result),
+            Msg::SweepOpened(result) => self.on_sweep_opened(result),
             Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
             Msg::ForRecord(..) => vec![],
             Msg::Leaderboard(result) => {

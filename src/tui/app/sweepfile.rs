@@ -10,7 +10,7 @@ use rr_engine::tune::{Config, TuneReport};
 use rr_format::text::visible_path;
 
 use super::tuning::TuneRun;
-use super::{App, Field, Screen};
+use super::{App, Cmd, Field, Msg, Screen, Work};
 use crate::error::{Error, Result};
 
 /// A sweep read from a file, and the descriptor of its instance.
@@ -131,10 +131,142 @@ fn tidy(p: &Path) -> PathBuf {
     }
 }
 
+/// A sweep file the explorer is reading on a worker.
+#[derive(Debug, Clone)]
+pub struct OpeningSweep {
+    pub path: PathBuf,
+    /// As shown ("reading SWEEP.json…").
+    pub shown: String,
+}
+
+/// A sweep file read on a worker with the record directory of its instance, its rows worked
+/// out (heatmap, ranking, front: seconds for a million rows), ready to show.
+pub struct OpenedSweep {
+    meta: SweepFile,
+    run: TuneRun,
+    record: super::picker::OpenedRecord,
+}
+
+impl std::fmt::Debug for OpenedSweep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpenedSweep({})", self.meta.shown)
+    }
+}
+
 impl App {
+    /// An explorer started on a sweep file (`rr-tui SWEEP.json`): its first frame says the file
+    /// is being read, which a worker does once that frame is drawn ([`App::read_sweep`]);
+    /// the sweep then replaces it, shown as [`App::show_sweep`] shows one.
+    pub fn opening_sweep(
+        path: PathBuf,
+        gpu: std::result::Result<(), String>,
+        output_dir: PathBuf,
+    ) -> App {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut app = App::new(dir, Vec::new(), gpu, output_dir);
+        app.status = None;
+        app.opening_sweep = Some(OpeningSweep {
+            shown: visible_path(&path),
+            path,
+        });
+        app
+    }
+
+    /// The sweep file of [`App::opening_sweep`], read on a worker (once: the first frame).
+    pub(super) fn read_sweep(&mut self) -> Vec<Cmd> {
+        let Some(o) = self.opening_sweep.as_ref() else {
+            return vec![];
+        };
+        let path = o.path.clone();
+        vec![Cmd::Work(Work::new(move || {
+            let opened = (|| -> Result<OpenedSweep> {
+                let mut meta = SweepFile::read(&path)?;
+                let dir = meta.record_dir();
+                let (rd, rows, pending) = super::instances::load(&dir)?;
+                let report = std::mem::take(&mut meta.report.trials);
+                let mut report_only = meta.report.clone();
+                report_only.trials = report;
+                let run = TuneRun::from_report(1, report_only, meta.shown.clone());
+                Ok(OpenedSweep {
+                    meta,
+                    run,
+                    record: super::picker::OpenedRecord {
+                        recorder: rd.recorder_summary(),
+                        dir,
+                        rows,
+                        pending,
+                    },
+                })
+            })();
+            Msg::SweepOpened(opened.map(Box::new).map_err(|e| e.to_string()))
+        }))]
+    }
+
+    /// The sweep file is read: its record replaces the explorer's (the settings stay) and the
+    /// sweep is shown; one that cannot be ends the explorer with why, as before a frame.
+    pub(super) fn on_sweep_opened(
+        &mut self,
+        result: std::result::Result<Box<OpenedSweep>, String>,
+    ) -> Vec<Cmd> {
+        if self.opening_sweep.take().is_none() {
+            return vec![];
+        }
+        let shown = result.and_then(|opened| {
+            let OpenedSweep { meta, run, record } = *opened;
+            let mut fresh = App::new(
+                record.dir,
+                record.rows,
+                self.gpu.clone(),
+                self.output_dir.clone(),
+            );
+            fresh.settings = self.settings.clone();
+            fresh.tune_form = self.tune_form.clone();
+            fresh.export_dir = self.export_dir.clone();
+            fresh.width = self.width;
+            fresh.height = self.height;
+            fresh.recorder = record.recorder;
+            fresh.pending_rows = record.pending;
+            // Said after what was said before (the screen changes, the message stays); the
+            // record is another than the placeholder's, whose answers are dropped.
+            fresh.status_serial = self.status_serial;
+            fresh.record_serial = self.record_serial + 1;
+            fresh.show_sweep_run(&meta, run)?;
+            Ok(fresh)
+        });
+        match shown {
+            Ok(fresh) => {
+                *self = fresh;
+                self.relayout();
+                let mut cmds = self.start_checks();
+                cmds.extend(self.read_more_rows());
+                cmds
+            }
+            Err(e) => {
+                self.fatal = Some(e);
+                self.quit = true;
+                vec![Cmd::Quit]
+            }
+        }
+    }
+
     /// Show `sweep` on the tuning screen of its instance, which must be among the rows (the
     /// caller opened its record directory). Err: why not.
-    pub fn show_sweep(&mut self, sweep: SweepFile) -> std::result::Result<(), String> {
+    pub fn show_sweep(&mut self, mut sweep: SweepFile) -> std::result::Result<(), String> {
+        let mut report = sweep.report.clone();
+        report.trials = std::mem::take(&mut sweep.report.trials);
+        let run = TuneRun::from_report(self.next_run + 1, report, sweep.shown.clone());
+        self.show_sweep_run(&sweep, run)
+    }
+
+    /// Show `run`, worked out from `sweep`'s rows, on the tuning screen of its instance.
+    fn show_sweep_run(
+        &mut self,
+        sweep: &SweepFile,
+        run: TuneRun,
+    ) -> std::result::Result<(), String> {
         let same = |a: &Path| same_file(a, &sweep.descriptor);
         let Some(i) = self.rows.iter().position(|r| same(&r.json_path)) else {
             return Err(format!(
@@ -144,9 +276,8 @@ impl App {
                 visible_path(&self.dir)
             ));
         };
-        self.fill_form_from(&sweep);
-        self.next_run += 1;
-        let run = TuneRun::from_report(self.next_run, sweep.report, sweep.shown.clone());
+        self.fill_form_from(sweep);
+        self.next_run = self.next_run.max(run.run);
         let (verified, rows) = (
             run.count(rr_engine::tune::Status::Ok),
             run.report.trials.len(),

@@ -44,6 +44,15 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
             draw_picker_bar(app, theme, f, tabs);
             picker::draw(p, theme, f, main);
         }
+        // A sweep file still being read on a worker: said at once, whatever its size.
+        None if app.opening_sweep.is_some() => {
+            draw_picker_bar(app, theme, f, tabs);
+            let shown = app.opening_sweep.as_ref().map_or("", |o| o.shown.as_str());
+            let block = ratatui::widgets::Block::default()
+                .borders(ratatui::widgets::Borders::TOP)
+                .title(Span::styled(" Sweep ", theme.header));
+            empty_list(format!("reading {shown}…"), block, theme, f, main);
+        }
         None => draw_screen(app, theme, f, tabs, main),
     }
     statusbar::draw_status(app, theme, f, status);
