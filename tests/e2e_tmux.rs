@@ -309,3 +309,63 @@ fn an_opened_sweep_is_ready_to_simulate_in_the_real_binary() {
         s.keys(&["q"]);
     }
 }
+
+/// `rr-tui SWEEP.json` of a large sweep draws its first frame before the file is read
+/// ("reading SWEEP.json…"), then shows it; a sweep that cannot be shown (every time forged)
+/// ends the explorer with its one line on the terminal, exit status 2.
+#[test]
+fn a_large_sweep_is_read_after_the_first_frame_and_a_refused_one_is_said() {
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let bundled =
+        std::path::Path::new(root).join("assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&bundled).unwrap()).unwrap();
+    v["descriptor"] = std::path::Path::new(root)
+        .join("record-fixtures/rrtui-stencil3d/3844743599784193033_15987061097491423463.json")
+        .display()
+        .to_string()
+        .into();
+    let t = tempfile::tempdir().unwrap();
+    // Many rows (each a copy of one: all but one left out as given twice).
+    let mut large = v.clone();
+    let row = large["trials"][3].clone();
+    large["trials"] = serde_json::Value::Array(vec![row; 40_000]);
+    let path = t.path().join("large.json");
+    std::fs::write(&path, serde_json::to_vec(&large).unwrap()).unwrap();
+    let name = format!("rr-tui-e2e-large-sweep-{}", std::process::id());
+    let s = Session::start(
+        name,
+        &format!("NO_COLOR=1 {bin} --no-config {}", path.display()),
+    );
+    s.wait_for("reading ");
+    s.wait_for("Tune · rr_stencil3d");
+    s.keys(&["q"]);
+
+    let mut forged = v.clone();
+    for t in forged["trials"].as_array_mut().unwrap() {
+        if !t["kernel_ns"].is_null() {
+            t["kernel_ns"]["min"] = 1e-300.into();
+        }
+    }
+    let path = t.path().join("forged.json");
+    std::fs::write(&path, serde_json::to_vec(&forged).unwrap()).unwrap();
+    let name = format!("rr-tui-e2e-forged-sweep-{}", std::process::id());
+    let s = Session::start(
+        name,
+        &format!(
+            "NO_COLOR=1 {bin} --no-config {}; echo EXIT=$?; sleep 60",
+            path.display()
+        ),
+    );
+    let shown = s.wait_for("EXIT=");
+    assert!(shown.contains("EXIT=2"), "{shown}");
+    assert!(
+        shown.contains("forged.json: no row has a plausible time"),
+        "{shown}"
+    );
+}
