@@ -376,6 +376,30 @@ mod tests {
         assert_eq!(HeatAxis::all(&defines).len(), 6);
     }
 
+    /// A sweep file may hold any define name and value: they are shown with their control
+    /// characters visible (the ranked list's `describe` likewise, in ui::tuning).
+    #[test]
+    fn define_names_and_values_from_a_file_show_control_characters() {
+        use rr_engine::tune::defines::DefineAxis;
+        // As read back: the fields as the file says.
+        let defines = Defines {
+            axes: vec![DefineAxis {
+                name: "T\x1b]0;X\x07".into(),
+                values: vec!["a\u{9b}31m".into()],
+            }],
+        };
+        let mut t = trial(1, [32, 1, 1], 0, Status::Ok, 100.0);
+        t.config.variant = Some(0);
+        let h = Heatmap::rebuilt(
+            (HeatAxis::Define(0), HeatAxis::Block),
+            defines,
+            Objective::Time,
+            &[t],
+        );
+        assert_eq!(h.axis_names().0, "T\\x1b]0;X\\x07");
+        assert_eq!(h.rows[0].label, "a\\u{9b}31m");
+    }
+
     #[test]
     fn the_scale_is_logarithmic() {
         let mut h = Heatmap::default();

@@ -364,7 +364,7 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
     // Compile-time tuning: each configuration's define values (the recorded image: none).
     let defines = &run.report.defines;
     let variant = |t: &rr_engine::tune::Trial| match t.config.variant {
-        Some(v) if !defines.is_empty() => defines.describe(v as usize),
+        Some(v) if !defines.is_empty() => visible(&defines.describe(v as usize)).into_owned(),
         _ => "recorded".to_string(),
     };
     let recorded = run.recorded_cost();
