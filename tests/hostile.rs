@@ -1623,6 +1623,9 @@ fn usage_errors_show_the_words_control_characters() {
         );
         assert!(err.starts_with("error: invalid value '"), "{err:?}");
         assert_eq!(err.lines().count(), 3, "{args:?}: {err:?}");
-        assert!(err.contains(r"\x") || err.contains(r"\n"), "{args:?}: {err:?}");
+        assert!(
+            err.contains(r"\x") || err.contains(r"\n"),
+            "{args:?}: {err:?}"
+        );
     }
 }
