@@ -905,7 +905,11 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
         key(&mut a, KeyCode::Char('v')).is_empty(),
         "no replay during a sweep"
     );
-    assert!(status(&a).contains("a sweep is running"), "{}", status(&a));
+    assert!(
+        status(&a).starts_with("a sweep of rr_saxpy is running"),
+        "{}",
+        status(&a)
+    );
 
     let t0 = Instant::now();
     a.update(Msg::Tick(t0));
@@ -2049,4 +2053,30 @@ fn a_search_cut_short_that_found_nothing_says_so() {
         "{text}"
     );
     assert!(text.contains("20000 entries"), "{text}");
+}
+
+/// Replays, sweeps and profiles share the GPU: while one runs, every other start is refused
+/// with the same words, naming what runs and how to end it (one rule for every screen).
+#[test]
+fn gpu_work_waits_for_the_work_that_holds_the_gpu_with_one_message() {
+    let mut a = app("rrtui-stencil3d", true);
+    let name = a.rows[0].demangled.clone();
+    a.tuning = Some(0);
+    let sweep = format!("a sweep of {name} is running: let it finish or cancel it (5, then c)");
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(status(&a), sweep, "a replay waits for the sweep");
+    key(&mut a, KeyCode::Char('P'));
+    assert_eq!(status(&a), sweep, "a profile waits for the sweep");
+    a.tuning = None;
+    a.running = Some(0);
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(
+        status(&a),
+        "a replay is already running: let it finish or cancel it (4, then c)"
+    );
+    key(&mut a, KeyCode::Char('P'));
+    assert_eq!(
+        status(&a),
+        "a replay is running: let it finish or cancel it (4, then c)"
+    );
 }

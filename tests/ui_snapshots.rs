@@ -679,7 +679,7 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     assert!(a
         .status
         .as_ref()
-        .is_some_and(|s| s.text.contains("a profile is running")));
+        .is_some_and(|s| s.text.contains("a profile is already running")));
     assert!(matches!(key(&mut a, 'c').as_slice(), [Cmd::CancelProfile]));
     assert!(
         !key(&mut a, 'P').is_empty(),

@@ -74,21 +74,8 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        let busy = match () {
-            _ if self.running.is_some() => Some("a replay is running (c cancels it)"),
-            _ if self.tuning.is_some() => Some("a sweep is running"),
-            _ if self.profiling.is_some() => Some("a profile is running"),
-            _ if matches!(
-                self.leaderboard.as_ref().map(|l| &l.state),
-                Some(LeaderboardState::Running)
-            ) =>
-            {
-                Some("a leaderboard is being made")
-            }
-            _ => None,
-        };
-        if let Some(why) = busy {
-            self.set_status(format!("{why}: the candidates wait"), true);
+        if let Some(why) = self.gpu_busy(super::gpu_work::GpuWork::Leaderboard) {
+            self.set_status(why, true);
             return vec![];
         }
         let row = &self.rows[i];

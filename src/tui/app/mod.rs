@@ -8,6 +8,7 @@ mod actions;
 pub mod checks;
 pub mod descriptors;
 mod export;
+mod gpu_work;
 pub mod heatmap;
 pub mod instances;
 pub mod leaderboard;

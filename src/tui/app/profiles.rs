@@ -91,21 +91,12 @@ impl Profiles {
 }
 
 impl App {
-    /// Why the GPU cannot take a profile now (a replay, sweep or profile runs), if it cannot.
+    /// Why the GPU cannot take a profile now (the record's own reason, or other GPU work), if it cannot.
     fn profile_refused(&self, i: usize) -> Option<String> {
         if let Some(blocker) = self.replay_blocker(i) {
             return Some(blocker.refusal("profile", "profiled"));
         }
-        if self.profiling.is_some() {
-            return Some("a profile is running (c on the profile screen cancels it)".into());
-        }
-        if self.running.is_some() {
-            return Some("a replay is running: let it finish or cancel it (4, then c)".into());
-        }
-        if self.tuning.is_some() {
-            return Some("a sweep is running: let it finish or cancel it (5, then c)".into());
-        }
-        None
+        self.gpu_busy(super::gpu_work::GpuWork::Profile)
     }
 
     /// `P`: profile the selected instance as recorded.

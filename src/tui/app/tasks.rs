@@ -97,34 +97,9 @@ impl App {
             self.set_status(blocker.refusal("replay", "replayed"), true);
             return vec![];
         }
-        if self.running.is_some() {
-            self.set_status("a replay is already running (c cancels it)", true);
-            return vec![];
-        }
-        if self.profiling.is_some() {
-            self.set_status(
-                "a profile is running: let it finish or cancel it (6, then c)",
-                true,
-            );
-            return vec![];
-        }
-        if self.tuning.is_some() {
-            // Both would use the GPU: the sweep's timings would mean nothing.
-            self.set_status(
-                "a sweep is running: let it finish or cancel it (5, then c)",
-                true,
-            );
-            return vec![];
-        }
-        if matches!(
-            self.leaderboard.as_ref().map(|l| &l.state),
-            Some(super::leaderboard::LeaderboardState::Running)
-        ) {
-            // Its timings too.
-            self.set_status(
-                "the candidates' leaderboard is being made: let it finish",
-                true,
-            );
+        // Both would use the GPU: the other's timings would mean nothing.
+        if let Some(why) = self.gpu_busy(super::gpu_work::GpuWork::Replay) {
+            self.set_status(why, true);
             return vec![];
         }
         let s = &self.settings;

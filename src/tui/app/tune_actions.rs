@@ -230,8 +230,8 @@ impl App {
             );
             return vec![];
         }
-        if self.tuning.is_some() {
-            self.set_status("a sweep is running (c cancels it)", true);
+        if let Some(why) = self.gpu_busy(super::gpu_work::GpuWork::Sweep) {
+            self.set_status(why, true);
             return vec![];
         }
         self.tune_queue = self.sweep_marks.iter().copied().collect();
@@ -281,23 +281,8 @@ impl App {
             self.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
         }
-        if let Some(t) = self.tuning {
-            let name = self.rows[t].demangled.clone();
-            self.set_status(format!("a sweep of {name} is running (c cancels it)"), true);
-            return vec![];
-        }
-        if self.running.is_some() {
-            self.set_status(
-                "a replay is running: let it finish or cancel it (4, then c)",
-                true,
-            );
-            return vec![];
-        }
-        if self.profiling.is_some() {
-            self.set_status(
-                "a profile is running: let it finish or cancel it (6, then c)",
-                true,
-            );
+        if let Some(why) = self.gpu_busy(super::gpu_work::GpuWork::Sweep) {
+            self.set_status(why, true);
             return vec![];
         }
         let row = &self.rows[i];
