@@ -2080,3 +2080,34 @@ fn gpu_work_waits_for_the_work_that_holds_the_gpu_with_one_message() {
         "a replay is running: let it finish or cancel it (4, then c)"
     );
 }
+
+/// A leaderboard being made holds the GPU: other work waits for it with the same words, and `c`
+/// on the Replay screen ends it (`rr-tui ab` and its workers) instead of saying nothing runs.
+#[test]
+fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
+    use rr_tui::tui::app::leaderboard::{LeaderboardState, LeaderboardView};
+    let mut a = app("rrtui-stencil3d", true);
+    a.leaderboard = Some(LeaderboardView {
+        kernel: "rr_stencil3d".into(),
+        candidates: vec!["a.cu".into(), "b.cu".into()],
+        state: LeaderboardState::Running,
+        detail: None,
+    });
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(
+        status(&a),
+        "the candidates' leaderboard is running: let it finish or cancel it (4, then c)"
+    );
+    key(&mut a, KeyCode::Char('4'));
+    let cmds = key(&mut a, KeyCode::Char('c'));
+    assert!(matches!(cmds.as_slice(), [Cmd::CancelLeaderboard]));
+    assert_eq!(
+        a.leaderboard.as_ref().map(|l| &l.state),
+        Some(&LeaderboardState::Failed("cancelled".into()))
+    );
+    assert!(
+        status(&a).starts_with("leaderboard cancelled"),
+        "{}",
+        status(&a)
+    );
+}

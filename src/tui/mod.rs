@@ -99,6 +99,8 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         }
     };
     let result = runtime::run(app, theme, config.mouse);
+    // However the explorer ends, no GPU work it started goes on without it.
+    app::leaderboard::end_running_ab();
     drop(session);
     result
 }

@@ -149,6 +149,7 @@ pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
                         }
                         profile = start_child(&mut app, &tx, &args, run, "profile", Msg::Profile)?;
                     }
+                    Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
                     Cmd::CancelProfile => {
                         if let Some(c) = profile.take() {
                             c.cancel();

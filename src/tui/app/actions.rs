@@ -14,7 +14,13 @@ impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
             self.quit = true;
-            return vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::Quit];
+            return vec![
+                Cmd::CancelReplay,
+                Cmd::CancelTune,
+                Cmd::CancelProfile,
+                Cmd::CancelLeaderboard,
+                Cmd::Quit,
+            ];
         }
         // `r` again confirms the replacement of an opened sweep it asked about (`start_tune`);
         // any other key forgets the question.
@@ -341,6 +347,7 @@ impl App {
                     Cmd::CancelReplay,
                     Cmd::CancelTune,
                     Cmd::CancelProfile,
+                    Cmd::CancelLeaderboard,
                     Cmd::Quit,
                 ];
             }
@@ -695,6 +702,9 @@ impl App {
                     false,
                 );
                 return vec![Cmd::CancelReplay];
+            }
+            if let Some(cmds) = self.cancel_leaderboard() {
+                return cmds;
             }
             self.set_status("nothing to cancel: no replay is running", false);
             return vec![];

@@ -15,13 +15,12 @@ pub enum GpuWork {
 }
 
 impl GpuWork {
-    /// Where it is cancelled: its screen's key, then `c` (a leaderboard cannot be cancelled).
-    fn cancel(self) -> Option<&'static str> {
+    /// Where it is cancelled: its screen's key, then `c`.
+    fn cancel(self) -> &'static str {
         match self {
-            GpuWork::Replay => Some("4, then c"),
-            GpuWork::Sweep => Some("5, then c"),
-            GpuWork::Profile => Some("6, then c"),
-            GpuWork::Leaderboard => None,
+            GpuWork::Replay | GpuWork::Leaderboard => "4, then c",
+            GpuWork::Sweep => "5, then c",
+            GpuWork::Profile => "6, then c",
         }
     }
 }
@@ -51,11 +50,9 @@ impl App {
     pub(super) fn gpu_busy(&self, wanted: GpuWork) -> Option<String> {
         let (running, label) = self.gpu_work()?;
         let already = if running == wanted { " already" } else { "" };
-        Some(match running.cancel() {
-            Some(keys) => {
-                format!("{label} is{already} running: let it finish or cancel it ({keys})")
-            }
-            None => format!("{label} is{already} being made: let it finish"),
-        })
+        let keys = running.cancel();
+        Some(format!(
+            "{label} is{already} running: let it finish or cancel it ({keys})"
+        ))
     }
 }

@@ -6,6 +6,7 @@
 //! in turn.
 
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::leaderboard::Leaderboard;
@@ -125,6 +126,20 @@ impl App {
         self.set_status(said, failed);
     }
 
+    /// `c` on the Replay screen with no replay running: end a leaderboard being made, if one is.
+    pub(super) fn cancel_leaderboard(&mut self) -> Option<Vec<Cmd>> {
+        let view = self.leaderboard.as_mut()?;
+        if view.state != LeaderboardState::Running {
+            return None;
+        }
+        view.state = LeaderboardState::Failed("cancelled".into());
+        self.set_status(
+            "leaderboard cancelled: rr-tui ab and its workers end",
+            false,
+        );
+        Some(vec![Cmd::CancelLeaderboard])
+    }
+
     /// Enter on the Replay screen: the next candidate's per-instance results, then the table
     /// again.
     pub(super) fn leaderboard_next(&mut self) {
@@ -186,25 +201,53 @@ fn ab_args(
 
 /// Run `rr-tui ARGS` (an `ab … --json`) and read its leaderboard, or say why there is none.
 fn run_ab(args: &[String]) -> Result<Box<Leaderboard>, String> {
-    use std::io::Read;
     let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {e}"))?;
-    let mut child = Command::new(exe)
-        .args(args)
+    let mut cmd = Command::new(exe);
+    cmd.args(args);
+    let out = run_grouped(cmd).map_err(|e| format!("rr-tui ab: {e}"))?;
+    if RUNNING_AB_ENDED.swap(false, Ordering::SeqCst) {
+        return Err("cancelled".into());
+    }
+    board_of(&out)
+}
+
+/// The process group of the running `rr-tui ab` (0: none). One leaderboard runs at a time (the
+/// GPU is shared), so one place suffices; `c` and leaving the explorer end it through here, so
+/// that no GPU work outlives what asked for it.
+static RUNNING_AB: AtomicI32 = AtomicI32::new(0);
+/// Set when [`end_running_ab`] ended it: its empty output is a cancellation, not an error.
+static RUNNING_AB_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Run `cmd` in a process group of its own, registered as the running `ab`, and return its
+/// stdout (at most [`MAX_BOARD_BYTES`]).
+fn run_grouped(mut cmd: Command) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start rr-tui ab: {e}"))?;
+        .process_group(0)
+        .spawn()?;
+    RUNNING_AB.store(child.id() as i32, Ordering::SeqCst);
     let mut out = Vec::new();
     let read = child
         .stdout
         .take()
         .map(|s| s.take(MAX_BOARD_BYTES).read_to_end(&mut out));
     let _ = child.wait();
-    if let Some(Err(e)) = read {
-        return Err(format!("reading rr-tui ab: {e}"));
+    RUNNING_AB.store(0, Ordering::SeqCst);
+    read.transpose()?;
+    Ok(out)
+}
+
+/// End the running `rr-tui ab` and everything it started (its workers hold the GPU), if one runs.
+pub fn end_running_ab() {
+    let group = RUNNING_AB.swap(0, Ordering::SeqCst);
+    if let Some(pid) = rustix::process::Pid::from_raw(group) {
+        RUNNING_AB_ENDED.store(true, Ordering::SeqCst);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
     }
-    board_of(&out)
 }
 
 /// The leaderboard in `ab --json`'s output, or the error it printed instead.
@@ -221,6 +264,29 @@ pub fn board_of(out: &[u8]) -> Result<Box<Leaderboard>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The running `ab` and what it started (here a shell and its `sleep`) end together, at
+    /// once, and what it said is taken as cancelled; nothing is left registered.
+    #[test]
+    fn ending_the_running_ab_ends_its_process_group() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 30 & wait; echo late"]);
+        let started = std::time::Instant::now();
+        let run = std::thread::spawn(move || run_grouped(cmd));
+        while RUNNING_AB.load(Ordering::SeqCst) == 0 {
+            assert!(started.elapsed().as_secs() < 10, "never started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        end_running_ab();
+        let out = run.join().unwrap().unwrap();
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "the group outlived its end"
+        );
+        assert!(out.is_empty(), "{out:?}");
+        assert!(RUNNING_AB_ENDED.swap(false, Ordering::SeqCst));
+        assert_eq!(RUNNING_AB.load(Ordering::SeqCst), 0);
+    }
 
     #[test]
     fn several_files_share_the_flags() {

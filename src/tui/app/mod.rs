@@ -173,6 +173,8 @@ pub enum Cmd {
     },
     /// Kill the running profile (ncu and the replay under it).
     CancelProfile,
+    /// End the running leaderboard (`rr-tui ab` and its workers).
+    CancelLeaderboard,
     StartIndex {
         job: u64,
         a: Arc<Snapshot>,
@@ -598,6 +600,7 @@ impl App {
                     Cmd::CancelReplay,
                     Cmd::CancelTune,
                     Cmd::CancelProfile,
+                    Cmd::CancelLeaderboard,
                     Cmd::Quit,
                 ]
             }

@@ -218,6 +218,11 @@ impl App {
         self.picking = true;
         self.screen = Screen::Instances;
         self.status = None;
-        vec![Cmd::CancelReplay, Cmd::CancelTune, Cmd::CancelProfile]
+        vec![
+            Cmd::CancelReplay,
+            Cmd::CancelTune,
+            Cmd::CancelProfile,
+            Cmd::CancelLeaderboard,
+        ]
     }
 }
