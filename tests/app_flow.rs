@@ -2111,3 +2111,17 @@ fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
         status(&a)
     );
 }
+
+/// `rr-tui X.json` opens X's record directory with X selected, however its path is spelled.
+#[test]
+fn a_descriptor_given_to_the_explorer_is_the_selected_instance() {
+    let dir = fixture("llvm-two-kernels");
+    let mut a = rr_tui::tui::load_app(dir.clone(), Ok(()), std::env::temp_dir()).unwrap();
+    let last = a.rows.len() - 1;
+    let json = a.rows[last].json_path.clone();
+    let spelled = dir.join(".").join(json.file_name().unwrap());
+    assert!(a.select_descriptor(&spelled));
+    assert_eq!(a.current(), Some(last));
+    assert!(!a.select_descriptor(&dir.join("nothing.json")));
+    assert_eq!(a.current(), Some(last), "an unlisted file changes nothing");
+}

@@ -3246,12 +3246,8 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
             2,
             "a directory that holds no record; inspect takes",
         ),
-        // The explorer given a descriptor says how to open its record.
-        (
-            &[x],
-            2,
-            "is not a tuning report but an instance's descriptor: open its record directory",
-        ),
+        // The explorer given a descriptor opens its record (in a terminal; here there is none).
+        (&[x], 2, "the explorer needs a terminal"),
     ];
     for (args, code, said) in cases {
         let out = rr()

@@ -118,7 +118,8 @@ pub struct ExploreArgs {
     /// Record directory to explore, or a sweep's JSON file [default: the current directory].
     ///
     /// A finished sweep's JSON file (what `tune` writes with its json-out option) is shown on
-    /// its instance's tuning screen.
+    /// its instance's tuning screen; an instance's descriptor opens its record directory with
+    /// that instance selected.
     pub dir: Option<PathBuf>,
     /// Colour theme.
     ///

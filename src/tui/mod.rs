@@ -68,9 +68,21 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     // A file is a sweep to show (a directory is a record). Without a terminal it is read
     // before the terminal is refused, so that a file that is no sweep is said in scripts too;
     // in one, the first frame is drawn at once and a worker reads it ("reading SWEEP.json…").
-    let sweep = match std::fs::metadata(&dir) {
+    let file = match std::fs::metadata(&dir) {
         Ok(m) if !m.is_dir() => Some(dir.clone()),
         _ => None,
+    };
+    // An instance's descriptor opens its record directory with that instance selected.
+    let (sweep, descriptor) = match file {
+        Some(f) if rr_format::Descriptor::read(&f).is_ok() => (None, Some(f)),
+        other => (other, None),
+    };
+    let dir = match &descriptor {
+        Some(d) => d
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from),
+        None => dir,
     };
     if !std::io::stdout().is_terminal() {
         if let Some(path) = &sweep {
@@ -95,6 +107,9 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         None => {
             let mut app = load_app(dir, gpu_status(), output_dir)?;
             config.apply(&mut app);
+            if let Some(d) = &descriptor {
+                app.select_descriptor(d);
+            }
             app
         }
     };

@@ -449,6 +449,27 @@ impl App {
         self.view.get(self.selected).copied()
     }
 
+    /// Select the instance of descriptor `json` (`rr-tui X.json`), if it is listed; the same
+    /// file however its path is spelled.
+    pub fn select_descriptor(&mut self, json: &std::path::Path) -> bool {
+        let same =
+            |p: &std::path::Path| match (std::fs::canonicalize(p), std::fs::canonicalize(json)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => p == json,
+            };
+        match self
+            .view
+            .iter()
+            .position(|&i| same(&self.rows[i].json_path))
+        {
+            Some(at) => {
+                self.selected = at;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Show a message (replacing the previous one); names from record files in it are made
     /// visible.
     pub fn set_status(&mut self, text: impl Into<String>, error: bool) {
