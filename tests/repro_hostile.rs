@@ -138,33 +138,14 @@ fn a_sparse_snapshot_is_copied_and_packed_without_its_holes() {
 /// A reproducer larger than the space free at --out is refused before anything is written, in
 /// one line saying both amounts, exit status 1 (the machine's, not the record's). Needs a small
 /// file system: a tmpfs of 64 KiB mounted in a private mount namespace (`unshare -m`, which
-/// needs the privilege to mount; skipped without it).
+/// needs the privilege to mount; ignored without it).
 #[test]
 #[cfg_attr(
     rr_no_mount,
     ignore = "needs the privilege to mount a tmpfs in a private namespace (unshare -m)"
 )]
 fn a_reproducer_that_does_not_fit_is_refused_before_anything_is_written() {
-    let json = fixture("rrtui-stencil3d").join(STENCIL);
-    let bin = assert_cmd::cargo::cargo_bin("rr-tui");
-    let script = format!(
-        "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs \"$d\" || exit 97; \
-         NO_COLOR=1 '{}' repro '{}' --out \"$d/r\"; echo \"rc=$?\"; ls -A \"$d\"; umount \"$d\"",
-        bin.display(),
-        json.display()
-    );
-    let o = std::process::Command::new("unshare")
-        .args(["-m", "sh", "-c", &script])
-        .output();
-    let o = o.expect("unshare runs (build.rs found it)");
-    let (said, err) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    assert!(
-        said.contains("rc="),
-        "the small file system was not made: {err}"
-    );
+    let (said, err) = repro_in_small_tmpfs("size=64k", "ls -A \"$d\"; ");
     assert!(said.contains("rc=1"), "{said} {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
@@ -173,6 +154,33 @@ fn a_reproducer_that_does_not_fit_is_refused_before_anything_is_written() {
     );
     let left = said.split("rc=1").nth(1).unwrap_or("");
     assert!(left.trim().is_empty(), "nothing written: {said}");
+}
+
+/// Run `rr-tui repro` of the stencil fixture into a tmpfs mounted with `options` in a private
+/// mount namespace, then the shell commands `after` (with `$d` the mount point): what it said
+/// (with `rc=N`, its exit status) and its stderr.
+fn repro_in_small_tmpfs(options: &str, after: &str) -> (String, String) {
+    let json = fixture("rrtui-stencil3d").join(STENCIL);
+    let bin = assert_cmd::cargo::cargo_bin("rr-tui");
+    let script = format!(
+        "d=$(mktemp -d) && mount -t tmpfs -o {options} tmpfs \"$d\" || exit 97; \
+         NO_COLOR=1 '{}' repro '{}' --out \"$d/r\"; echo \"rc=$?\"; {after}umount \"$d\"",
+        bin.display(),
+        json.display()
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .output()
+        .expect("unshare runs (build.rs found it)");
+    let (said, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(
+        said.contains("rc="),
+        "the small file system was not made: {err}"
+    );
+    (said, err)
 }
 
 /// One global of a `.globals` file: name, size, the data at its start.
@@ -187,26 +195,7 @@ type Global<'a> = (&'a str, u64, &'a [u8]);
     ignore = "needs the privilege to mount a tmpfs in a private namespace (unshare -m)"
 )]
 fn a_disk_that_fills_up_while_writing_exits_1_naming_the_file() {
-    let json = fixture("rrtui-stencil3d").join(STENCIL);
-    let bin = assert_cmd::cargo::cargo_bin("rr-tui");
-    let script = format!(
-        "d=$(mktemp -d) && mount -t tmpfs -o size=16m,nr_inodes=5 tmpfs \"$d\" || exit 97; \
-         NO_COLOR=1 '{}' repro '{}' --out \"$d/r\"; echo \"rc=$?\"; umount \"$d\"",
-        bin.display(),
-        json.display()
-    );
-    let o = std::process::Command::new("unshare")
-        .args(["-m", "sh", "-c", &script])
-        .output()
-        .expect("unshare runs (build.rs found it)");
-    let (said, err) = (
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr),
-    );
-    assert!(
-        said.contains("rc="),
-        "the small file system was not made: {err}"
-    );
+    let (said, err) = repro_in_small_tmpfs("size=16m,nr_inodes=5", "");
     assert!(said.contains("rc=1"), "{said} {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("/r/"), "names the file: {err}");
