@@ -2,7 +2,8 @@
 # `rr-tui repro` on the GPU (tests/gpu/run-part.sh repro; suite-lib.sh defines ok/bad/skip/
 # expect/figure/$W/$RR/$LOG). For recorded instances (the bundled rr-tui fixtures in both
 # formats, an LLVM 16 record with the fixture's cubin, an LLVM 18 record with globals, and two
-# nvcc programs recorded here with `rr-tui record`): write the reproducer, build it with g++ against the toolkit's cuda.h, run it
+# nvcc programs and a PyTorch program's cuBLAS, softmax and Triton kernels recorded here with
+# `rr-tui record`): write the reproducer, build it with g++ against the toolkit's cuda.h, run it
 # (it must say verified and exit 0), and compare its median kernel time with `rr-tui replay
 # --json`'s over as many repetitions (within 3 %). The --python reproducer runs too where
 # NVIDIA's cuda-python bindings import; otherwise that check is a skip.
@@ -77,6 +78,30 @@ if record_profile_kernels; then
 fi
 if record_ab_kernel; then
   check_one ab-kernel "$ABJ"
+fi
+
+# Kernels of a PyTorch program (tests/gpu/samples/torch_ops.py): a cuBLAS GEMM (launched with
+# cuLaunchKernelEx from a library), PyTorch's own softmax, and a Triton kernel (Triton's
+# launcher, its own cubin). The first instance whose name contains each word.
+if have torch; then
+  note_cmd "$RR" record --dir "$W/repro-torch" --kernels 'gemm|xmma|SoftMax|add_kernel' -- python3 tests/gpu/samples/torch_ops.py
+  timeout 300 "$RR" record --dir "$W/repro-torch" --kernels 'gemm|xmma|SoftMax|add_kernel' -- python3 tests/gpu/samples/torch_ops.py >>"$LOG" 2>&1 \
+    || bad "repro: record torch_ops.py" "exit $?"
+  for pick in cublas:gemm,xmma softmax:SoftMax triton:add_kernel; do
+    label=${pick%%:*}
+    j=$(python3 -c 'import json, os, sys
+d, words = sys.argv[1], sys.argv[2].split(",")
+for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+    if f.endswith(".json") and any(w in json.load(open(os.path.join(d, f))).get("Name", "") for w in words):
+        print(os.path.join(d, f)); break' "$W/repro-torch" "${pick#*:}" 2>>"$LOG")
+    if [ -n "$j" ]; then
+      check_one "torch-$label" "$j"
+    else
+      bad "repro torch-$label: an instance recorded" "no kernel named like ${pick#*:} in $W/repro-torch"
+    fi
+  done
+else
+  skip "repro of PyTorch, cuBLAS and Triton kernels" "$(what_missing torch)"
 fi
 
 # --pack: the archive unpacks into the folder the program reads.
