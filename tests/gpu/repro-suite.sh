@@ -54,8 +54,10 @@ check_one() {
   # when all three miss (kernels of a few µs are a few ticks of the 32 ns event timer).
   local mine theirs ratios="" k
   for k in 1 2 3; do
-    timeout 120 "$out/repro" --repetitions "$REPS" >"$W/repro-$name.txt" 2>>"$LOG"
+    timeout 120 "$out/repro" --repetitions "$REPS" >"$W/repro-$name.txt" 2>&1
+    local rc=$?
     mine=$(repro_median "$W/repro-$name.txt")
+    [ -n "$mine" ] || echo "repro $name round $k: exit $rc$(why_status "$rc" | sed 's/^/, /'): $(tail -n 3 "$W/repro-$name.txt" | tr '\n' ' ')" | tee -a "$LOG"
     theirs=$(replay_median "$j" "$@")
     echo "repro $name round $k: reproducer ${mine:-none} µs, replay ${theirs:-none} µs" >>"$LOG"
     [ -n "$mine" ] && [ -n "$theirs" ] && ratios="$ratios $(awk -v a="$mine" -v b="$theirs" 'BEGIN { printf "%.4f", a / b }')"
