@@ -1,6 +1,7 @@
 //! The documentation's relative links lead somewhere: every `[text](path)` and
-//! `[text](path#anchor)` of README.md, ARCHITECTURE.md, FORMAT.md and docs/*.md names a file
-//! that exists (relative to the linking file) and, with an anchor, a heading of that file whose
+//! `[text](path#anchor)` of README.md, ARCHITECTURE.md, FORMAT.md, docs/*.md and
+//! docs/internals/*.md names a file that exists (relative to the linking file) and, with an
+//! anchor, a heading of that file whose
 //! GitHub slug is the anchor. Links to other sites (`http:`, `https:`, `mailto:`, any scheme) are
 //! not followed. Links inside code (fenced blocks, code spans) are not links. The README stays a
 //! page a newcomer reads in five minutes, and names the test command `.ci/run` runs.
@@ -14,21 +15,24 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The documents checked: the three at the root, then docs/*.md in name order.
+/// The documents checked: the three at the root, then docs/*.md and docs/internals/*.md in name
+/// order.
 fn documents() -> Vec<PathBuf> {
     let root = root();
     let mut out: Vec<PathBuf> = ["README.md", "ARCHITECTURE.md", "FORMAT.md"]
         .iter()
         .map(|f| root.join(f))
         .collect();
-    let docs = root.join("docs");
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(&docs)
-        .unwrap_or_else(|e| panic!("{}: {e}", docs.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
-        .collect();
-    pages.sort();
-    out.extend(pages);
+    for folder in ["docs", "docs/internals"] {
+        let dir = root.join(folder);
+        let mut pages: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
+            .collect();
+        pages.sort();
+        out.extend(pages);
+    }
     out
 }
 
@@ -496,6 +500,19 @@ fn the_readme_is_read_in_five_minutes_and_names_the_test_command() {
     assert!(
         text.contains("cargo test --locked"),
         "README.md: does not contain `cargo test --locked`, the command .ci/run runs"
+    );
+}
+
+#[test]
+fn the_architecture_page_is_a_map() {
+    // The crates, their processes and rules on one page; how each part works inside belongs in
+    // docs/internals/.
+    let path = root().join("ARCHITECTURE.md");
+    let text = read(&path);
+    assert!(
+        text.len() <= 15_000,
+        "ARCHITECTURE.md: {} bytes, more than 15 000: move how a part works inside into docs/internals/",
+        text.len()
     );
 }
 

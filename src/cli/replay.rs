@@ -89,7 +89,7 @@ pub struct ReplayArgs {
     pub supplied: SuppliedArgs,
     /// Stream one JSON event per line.
     ///
-    /// The explorer's protocol; see ARCHITECTURE.md.
+    /// The explorer's protocol; see docs/internals/protocol.md.
     #[arg(long)]
     pub json: bool,
     /// The run id every JSON event carries (set by the explorer and `tune`).
