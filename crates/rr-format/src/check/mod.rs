@@ -17,6 +17,7 @@ use files::{image_findings, note_outside_links, recorded_len};
 pub use finding::finding;
 pub use finding::{from_error, Finding, Severity};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// Check a whole directory, the recordings below it included.
 pub fn check_dir(dir: &RecordDir) -> Vec<Finding> {
@@ -104,6 +105,10 @@ fn check_instance_using(
     out
 }
 
+/// Everything wrong with one instance, in the order `check` has always listed it: the
+/// descriptor, the report's name for it, then (rr-tui's and LLVM's current records) what replay
+/// refuses, the launch's names and limits, links out of the directory, the snapshots, the
+/// globals and the image; legacy records are checked by [`legacy::files`].
 fn instance_findings(
     files: &InstanceFiles,
     report_name: Option<&str>,
@@ -119,13 +124,7 @@ fn instance_findings(
             return out;
         }
     };
-    if let Some(cuda) = &d.cuda {
-        for (c, seg) in cuda.content.iter().flatten().zip(&cuda.segments) {
-            for id in std::iter::once(&c.input).chain(&c.output) {
-                used.sizes.insert(id.clone(), seg.size);
-            }
-        }
-    }
+    note_used_blobs(&d, used);
     if let Some(name) = report_name.filter(|n| *n != d.name) {
         out.push(finding(
             Severity::Error,
@@ -140,82 +139,8 @@ fn instance_findings(
         legacy::files(files, &d, &mut out);
         return out;
     }
-    // What replay refuses before any GPU is touched is an error here too (one rule each).
-    let segments = d.segments(d.snapshot_len().unwrap_or(d.valloc_size));
-    if let Some(why) = crate::memory::unmappable(&d, &segments) {
-        out.push(finding(Severity::Error, &json, why));
-    }
-    if let Some(why) = crate::limits::geometry_problem(d.grid(), d.block()) {
-        out.push(finding(
-            Severity::Error,
-            &json,
-            format!("recorded launch cannot run on any CUDA GPU: {why}"),
-        ));
-    }
-    for w in crate::memory::outside_words(&d) {
-        out.push(finding(
-            Severity::Warning,
-            &json,
-            crate::memory::describe_outside(&d, &w),
-        ));
-    }
-    if let Some(why) = d.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
-        out.push(finding(
-            Severity::Warning,
-            &json,
-            format!("cannot be replayed: {why}"),
-        ));
-    }
-    if let Some(why) = d.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
-        out.push(finding(
-            Severity::Warning,
-            &json,
-            format!(
-                "its snapshots may have raced with another stream (a replay may not verify): {}",
-                crate::text::visible(why)
-            ),
-        ));
-    }
-    if let Some(why) = d
-        .cuda
-        .as_ref()
-        .and_then(|c| crate::memory::object_problem(&d, &c.segments))
-    {
-        out.push(finding(Severity::Error, &json, why));
-    }
-    let expected = InstanceFiles::expected_stem(&d);
-    if expected != files.stem {
-        out.push(finding(
-            Severity::Warning,
-            &json,
-            format!("file name does not match the descriptor's hashes (expected {expected}.json)"),
-        ));
-    }
-    if d.teams_limits[0] > 0 && (d.num_teams < d.teams_limits[0] || d.num_teams > d.teams_limits[1])
-    {
-        out.push(finding(
-            Severity::Warning,
-            &json,
-            format!(
-                "recorded NumTeams {} is outside TeamsLimits {:?}",
-                d.num_teams, d.teams_limits
-            ),
-        ));
-    }
-    if (d.teams_limits[0] == 0) != (d.teams_limits[1] == 0) {
-        out.push(finding(
-            Severity::Error,
-            &json,
-            "TeamsLimits min and max are inconsistent",
-        ));
-    }
-    if (d.threads_limits[0] == 0) != (d.threads_limits[1] == 0) {
-        out.push(finding(
-            Severity::Error,
-            &json,
-            "ThreadsLimits min and max are inconsistent",
-        ));
-    }
+    replay_refusals(&d, &json, &mut out);
+    name_and_limit_findings(files, &d, &json, &mut out);
     note_outside_links(
         &files.dir,
         &[
@@ -226,8 +151,116 @@ fn instance_findings(
         ],
         &mut out,
     );
-    let input = files.snapshot_file(&d, Side::Input);
-    let recorded_input = recorded_len(files, &d, Side::Input);
+    snapshot_findings(files, &d, &json, &mut out);
+    globals_and_image_findings(files, &d, &mut out);
+    out
+}
+
+/// Adds the blobs `d`'s segments are stored in to `used`, each with the size it must have.
+fn note_used_blobs(d: &Descriptor, used: &mut BlobUse) {
+    if let Some(cuda) = &d.cuda {
+        for (c, seg) in cuda.content.iter().flatten().zip(&cuda.segments) {
+            for id in std::iter::once(&c.input).chain(&c.output) {
+                used.sizes.insert(id.clone(), seg.size);
+            }
+        }
+    }
+}
+
+/// What replay refuses before any GPU is touched is an error here too (one rule each); what it
+/// only warns about (pointers outside the record, an unreplayable or raced launch), a warning.
+fn replay_refusals(d: &Descriptor, json: &Path, out: &mut Vec<Finding>) {
+    let segments = d.segments(d.snapshot_len().unwrap_or(d.valloc_size));
+    if let Some(why) = crate::memory::unmappable(d, &segments) {
+        out.push(finding(Severity::Error, json, why));
+    }
+    if let Some(why) = crate::limits::geometry_problem(d.grid(), d.block()) {
+        out.push(finding(
+            Severity::Error,
+            json,
+            format!("recorded launch cannot run on any CUDA GPU: {why}"),
+        ));
+    }
+    for w in crate::memory::outside_words(d) {
+        out.push(finding(
+            Severity::Warning,
+            json,
+            crate::memory::describe_outside(d, &w),
+        ));
+    }
+    if let Some(why) = d.cuda.as_ref().and_then(|c| c.unreplayable.as_ref()) {
+        out.push(finding(
+            Severity::Warning,
+            json,
+            format!("cannot be replayed: {why}"),
+        ));
+    }
+    if let Some(why) = d.cuda.as_ref().and_then(|c| c.raced.as_ref()) {
+        out.push(finding(
+            Severity::Warning,
+            json,
+            format!(
+                "its snapshots may have raced with another stream (a replay may not verify): {}",
+                crate::text::visible(why)
+            ),
+        ));
+    }
+    if let Some(why) = d
+        .cuda
+        .as_ref()
+        .and_then(|c| crate::memory::object_problem(d, &c.segments))
+    {
+        out.push(finding(Severity::Error, json, why));
+    }
+}
+
+/// The file name against the descriptor's hashes, and the recorded team and thread limits.
+fn name_and_limit_findings(
+    files: &InstanceFiles,
+    d: &Descriptor,
+    json: &Path,
+    out: &mut Vec<Finding>,
+) {
+    let expected = InstanceFiles::expected_stem(d);
+    if expected != files.stem {
+        out.push(finding(
+            Severity::Warning,
+            json,
+            format!("file name does not match the descriptor's hashes (expected {expected}.json)"),
+        ));
+    }
+    if d.teams_limits[0] > 0 && (d.num_teams < d.teams_limits[0] || d.num_teams > d.teams_limits[1])
+    {
+        out.push(finding(
+            Severity::Warning,
+            json,
+            format!(
+                "recorded NumTeams {} is outside TeamsLimits {:?}",
+                d.num_teams, d.teams_limits
+            ),
+        ));
+    }
+    if (d.teams_limits[0] == 0) != (d.teams_limits[1] == 0) {
+        out.push(finding(
+            Severity::Error,
+            json,
+            "TeamsLimits min and max are inconsistent",
+        ));
+    }
+    if (d.threads_limits[0] == 0) != (d.threads_limits[1] == 0) {
+        out.push(finding(
+            Severity::Error,
+            json,
+            "ThreadsLimits min and max are inconsistent",
+        ));
+    }
+}
+
+/// The recorded input and output snapshots: present, and of the sizes the descriptor and each
+/// other say.
+fn snapshot_findings(files: &InstanceFiles, d: &Descriptor, json: &Path, out: &mut Vec<Finding>) {
+    let input = files.snapshot_file(d, Side::Input);
+    let recorded_input = recorded_len(files, d, Side::Input);
     let input_len = recorded_input.as_ref().ok().copied().flatten();
     match recorded_input {
         Err(f) => out.push(f),
@@ -261,12 +294,12 @@ fn instance_findings(
             }
         },
     }
-    let output = files.snapshot_file(&d, Side::Output);
-    match (recorded_len(files, &d, Side::Output), input_len) {
+    let output = files.snapshot_file(d, Side::Output);
+    match (recorded_len(files, d, Side::Output), input_len) {
         (Err(f), _) => out.push(f),
         (Ok(None), _) if d.cuda.as_ref().is_some_and(|c| c.content.is_some()) => out.push(finding(
             Severity::Warning,
-            &json,
+            json,
             "recorded without its output (rr-tui record --no-output): verification is impossible",
         )),
         (Ok(None), _) => out.push(finding(
@@ -281,6 +314,10 @@ fn instance_findings(
         )),
         _ => {}
     }
+}
+
+/// The module globals, and the image against the kernel and those globals.
+fn globals_and_image_findings(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
     let globals_path = files.globals();
     let globals = match Globals::read(&globals_path) {
         Ok(g) => Some(g),
@@ -297,20 +334,14 @@ fn instance_findings(
             None
         }
     };
-    let image_path = files.image(&d);
+    let image_path = files.image(d);
     if d.cuda.is_none() {
-        note_outside_links(&files.dir, std::slice::from_ref(&image_path), &mut out);
+        note_outside_links(&files.dir, std::slice::from_ref(&image_path), out);
     }
-    match files.resolve_image(&d).and_then(|p| image::read(&p)) {
+    match files.resolve_image(d).and_then(|p| image::read(&p)) {
         Err(e) => out.push(from_error(e)),
-        Ok((_, info)) => image_findings(
-            &d,
-            &info,
-            &image_path,
-            globals.as_ref(),
-            &globals_path,
-            &mut out,
-        ),
+        Ok((_, info)) => {
+            image_findings(d, &info, &image_path, globals.as_ref(), &globals_path, out)
+        }
     }
-    out
 }
