@@ -13,6 +13,7 @@
 
 #![deny(clippy::let_underscore_must_use)]
 
+pub(crate) mod capture;
 pub mod context;
 pub mod cupti;
 pub mod driver;

@@ -32,8 +32,7 @@ pub const CHANGED: u32 = 2;
 pub const NOT_COPIED: u64 = u64::MAX;
 /// The kernels, compiled from `kernels/snapshot.cu` by `tests/gpu/make_ptx.sh`.
 const PTX: &str = include_str!("../kernels/snapshot.ptx");
-/// `CU_STREAM_PER_THREAD`: the per-thread default stream, named explicitly.
-pub const STREAM_PER_THREAD: u64 = 0x2;
+pub use crate::stream::STREAM_PER_THREAD;
 
 /// Set when the program is ending and the recorder gives up waiting (a graph capture left open
 /// forbids its copies for ever): waits end with an error instead.
@@ -456,7 +455,7 @@ impl Snapshotter {
             self.sync_own()
         };
         loop {
-            if let Some(done) = crate::cupti::outside_global_capture(copy) {
+            if let Some(done) = crate::capture::outside_global_capture(copy) {
                 return done;
             }
             if waits_abandoned() {
@@ -610,7 +609,7 @@ impl StreamEvent {
     pub fn done(&self) -> Result<bool> {
         // SAFETY: our live event.
         let query = || unsafe { ds::cuEventQuery(self.raw) };
-        let Some(r) = crate::cupti::outside_global_capture(query) else {
+        let Some(r) = crate::capture::outside_global_capture(query) else {
             return Ok(false);
         };
         match r {
@@ -637,7 +636,7 @@ impl Drop for StreamEvent {
         // SAFETY: our event, destroyed once (the driver frees it when its work is done); while a
         // graph capture in global mode is in progress it is left (a few bytes), not destroyed.
         let destroy = || unsafe { ds::cuEventDestroy_v2(self.raw) };
-        if let Some(r) = crate::cupti::outside_global_capture(destroy) {
+        if let Some(r) = crate::capture::outside_global_capture(destroy) {
             teardown(check(r, "cuEventDestroy"));
         }
     }

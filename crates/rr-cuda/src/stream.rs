@@ -4,6 +4,9 @@ use cudarc::driver::{result, sys};
 
 use crate::error::{teardown, Call, Result};
 
+/// `CU_STREAM_PER_THREAD`: the per-thread default stream, named explicitly.
+pub const STREAM_PER_THREAD: u64 = 0x2;
+
 /// A non-blocking stream of the current context.
 pub struct Stream {
     pub(crate) raw: sys::CUstream,

@@ -19,7 +19,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
 use super::launch::{copy_params, function_name, resolve_function};
-use super::SWAP_TO;
+use super::state::SWAP_TO;
 use crate::error::{check, CudaError, Result};
 
 /// `CUgraphNodeType` values.
@@ -126,8 +126,8 @@ pub struct KernelNode {
 
 impl KernelNode {
     /// The kernel as a function of the current context (for its module and attributes).
-    pub fn kernel_function(&self) -> super::KernelFunction {
-        super::KernelFunction {
+    pub fn kernel_function(&self) -> super::launch::KernelFunction {
+        super::launch::KernelFunction {
             raw: self.function as ds::CUfunction,
         }
     }

@@ -7,7 +7,8 @@ use cudarc::driver::sys as ds;
 use std::borrow::Cow;
 use std::ffi::{c_char, c_void, CStr};
 
-use super::{cbid, LOADED_HERE};
+use super::cbid;
+use super::state::LOADED_HERE;
 use crate::error::{check, Call, CudaError, Result};
 
 /// `CU_LAUNCH_ATTRIBUTE_*` ids the replay can reproduce.
@@ -179,7 +180,7 @@ impl<'a> LaunchCall<'a> {
 /// (`CU_STREAM_PER_THREAD`) so that work enqueued through another entry point lands on it.
 pub fn effective_stream(stream: u64, per_thread: bool) -> u64 {
     if per_thread && stream == 0 {
-        crate::ordered::STREAM_PER_THREAD
+        crate::stream::STREAM_PER_THREAD
     } else {
         stream
     }

@@ -12,141 +12,41 @@
 //! - enum-typed fields of C structs (callback site, domain, launch attribute ids, node types)
 //!   are read as integers: a value unknown to the bindings must not become an invalid Rust enum.
 
-mod capture;
 pub(crate) mod cbid;
+mod driver_call;
 mod extract;
 pub mod graph;
+mod graph_calls;
 mod launch;
+mod memory_calls;
+mod module_calls;
+mod object_calls;
+mod observer;
+mod state;
+mod stream_calls;
 
 use cudarc::cupti::sys as cs;
 use cudarc::driver::sys as ds;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use crate::error::{check, Call, CudaError, Result};
 pub use crate::objects::{CapturedObject, CapturedResource};
+pub(crate) use driver_call::DriverCall;
 pub use extract::loaded_cubin;
 pub use graph::{GraphTemplate, HostCall, KernelNode, Memcpy3d, Memset, Node, NodeOp};
 pub use launch::{KernelFunction, LaunchCall, LaunchKind};
+pub use observer::{AllocKind, Allocation, GraphChange, Observer};
+use state::{HANDLE_GENERATION, LOADED_HERE, SWAP_TO};
 
 /// CUPTI callback domains (`CUpti_CallbackDomain`).
 const DOMAIN_DRIVER: u32 = 1;
 const DOMAIN_RESOURCE: u32 = 3;
 /// `CUPTI_CBID_RESOURCE_MODULE_LOADED`.
 const RESOURCE_MODULE_LOADED: u32 = 6;
-
-/// What a recorder is told. Every method runs on the application thread that made the call,
-/// possibly concurrently with others; none may block on a lock held across a driver call.
-pub trait Observer: Send + Sync {
-    /// The launch storm's path, before anything else: count `call` and return `true` when the
-    /// observer already knows that no launch of its kernel and configuration can be selected.
-    /// Runs outside [`observe`] (no depth bookkeeping, no unwinding guard), so it must not
-    /// panic, lock, allocate or call the driver; `false` sends the launch down the full path.
-    fn launch_settled(&self, _call: &LaunchCall) -> bool {
-        false
-    }
-    /// A kernel launch is about to be issued (the kernel has not run).
-    fn launch_enter(&self, call: &mut LaunchCall);
-    /// The launch call returned (the kernel may still be running). Called only for launches
-    /// whose `launch_enter` set [`LaunchCall::correlation`] (the others cost nothing more).
-    fn launch_exit(&self, call: &mut LaunchCall);
-    /// Memory became usable by kernels at `[addr, addr + size)`.
-    fn allocated(&self, a: Allocation);
-    /// The allocation starting at `addr` (or VMM mapping) was released.
-    fn freed(&self, context: u64, addr: u64);
-    /// The driver loaded a module; `image` is the device image it loaded (valid only now).
-    fn module_loaded(&self, module_id: u32, image: &[u8]);
-    /// A `cuModuleLoad*` call returned `module`; these module ids were loaded during it.
-    fn module_handle(&self, module: u64, loaded: &[u32]);
-    /// A `cuLibraryLoad*` call returned `library`; these module ids were loaded during it (seen
-    /// through interposed entry points only: the library's modules are asked for by handle
-    /// when one of its kernels is recorded).
-    fn library_loaded(&self, library: u64, loaded: &[u32]);
-    /// `cuLibraryUnload` is about to unload `library`.
-    fn library_unloaded(&self, library: u64);
-    /// An executable graph was instantiated: what it runs, or why that could not be read.
-    fn graph_instantiated(&self, exec: u64, graph: Result<GraphTemplate>);
-    /// Something an executable graph runs changed after instantiation.
-    fn graph_changed(&self, exec: u64, change: GraphChange);
-    fn graph_destroyed(&self, exec: u64);
-    /// A graph launch is about to be issued on `stream`. Returns `true` when the observer ran
-    /// the graph's nodes itself (in stream order, on `stream`): the launch then runs the empty
-    /// graph instead, so every node runs once. Only return `true` after
-    /// [`graph::swap_supported`] said so.
-    fn graph_launch(&self, exec: u64, stream: u64, context: u64) -> bool;
-    /// A texture or surface object was created.
-    fn object_created(&self, handle: u64, object: CapturedObject);
-    fn object_destroyed(&self, handle: u64);
-    /// The program is about to destroy stream `stream` (its handle may be reused after).
-    fn stream_destroyed(&self, _stream: u64) {}
-    /// A context is about to be destroyed (`context`), or the primary context of `device` may
-    /// be (reset, or released for the last time): what is pending there must be done now.
-    fn context_ending(&self, _context: Option<u64>, _device: Option<i32>) {}
-    /// The context is gone (named as in `context_ending`): its handle may come back for a new
-    /// one.
-    fn context_gone(&self, _context: Option<u64>, _device: Option<i32>) {}
-}
-
-/// A change to an executable graph after instantiation; nodes are named by their handle in the
-/// graph it was instantiated (or last updated) from.
-#[derive(Debug)]
-pub enum GraphChange {
-    /// `cuGraphExecKernelNodeSetParams`, `cuGraphExecNodeSetParams` on a kernel node.
-    Kernel {
-        node: u64,
-        kernel: Result<KernelNode>,
-    },
-    Memset {
-        node: u64,
-        memset: Memset,
-    },
-    Memcpy {
-        node: u64,
-        copy: Memcpy3d,
-    },
-    Host {
-        node: u64,
-        host: HostCall,
-    },
-    Event {
-        node: u64,
-        event: u64,
-    },
-    /// `cuGraphNodeSetEnabled`.
-    Enabled {
-        node: u64,
-        enabled: bool,
-    },
-    /// `cuGraphExecUpdate`: the executable now runs this graph.
-    Updated(Result<GraphTemplate>),
-    /// A change rr-tui does not follow (which call).
-    Untracked(&'static str),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AllocKind {
-    Device,
-    Pitched,
-    Managed,
-    /// Stream-ordered (`cuMemAllocAsync`, pools).
-    StreamOrdered,
-    /// A virtual-memory mapping (`cuMemMap`).
-    Mapped,
-    /// Page-locked host memory mapped into the device address space (`cuMemHostAlloc`,
-    /// `cuMemAllocHost`, `cuMemHostRegister`), at its device address.
-    Host,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Allocation {
-    pub context: u64,
-    pub addr: u64,
-    pub size: u64,
-    pub kind: AllocKind,
-}
 
 /// The address and size of global `name` of a module (handle from [`KernelFunction::module`]).
 pub fn module_global(module: u64, name: &str) -> Result<(u64, usize)> {
@@ -174,14 +74,6 @@ pub fn library_kernel_module(library: u64, name: &str) -> Result<u64> {
     let r = unsafe { ds::cuKernelGetFunction(&mut f, kernel) };
     check(r, "cuKernelGetFunction")?;
     KernelFunction { raw: f }.module()
-}
-
-/// Whether device `dev`'s primary context is active (retained by someone).
-fn primary_active(dev: i32) -> bool {
-    let (mut flags, mut active) = (0u32, 0i32);
-    // SAFETY: writes two integers for a device ordinal the program used.
-    let r = unsafe { ds::cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active) };
-    r != ds::CUresult::CUDA_SUCCESS || active != 0
 }
 
 /// Wait for all work of the current context.
@@ -256,22 +148,13 @@ pub fn load_library(path: Option<&std::path::Path>) -> bool {
     unsafe { cs::is_culib_present() }
 }
 
-pub use capture::{any_capture_active, outside_any_capture, outside_global_capture};
+pub use crate::capture::{any_capture_active, outside_any_capture, outside_global_capture};
 
 thread_local! {
     /// > 0 while an observer method runs on this thread: driver callbacks raised by its own
     /// driver calls are not delivered (resource callbacks are).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// Module ids loaded on this thread since the last take.
-    static LOADED_HERE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
-    /// When not 0, the next graph launch on this thread runs this executable instead (the swap
-    /// of [`graph::swap_supported`]'s own check).
-    static SWAP_TO: Cell<u64> = const { Cell::new(0) };
 }
-
-/// Bumped when modules or libraries are unloaded: kernel handles seen before may be reused for
-/// other kernels from then on, so whatever a recorder cached by handle is stale.
-static HANDLE_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The current generation of kernel handles (see [`HANDLE_GENERATION`]).
 pub fn handle_generation() -> u64 {
@@ -466,28 +349,6 @@ fn returned(d: &cs::CUpti_CallbackData) -> Option<u32> {
     Some(unsafe { *(d.functionReturnValue as *const u32) })
 }
 
-/// The device address of page-locked host memory at host address `p` (the same address under
-/// unified addressing), if the driver knows it.
-fn host_device_address(p: *mut c_void) -> Option<u64> {
-    let mut d: ds::CUdeviceptr = 0;
-    // SAFETY: the driver looks the host address up (any value) and writes one address.
-    let r = unsafe { ds::cuMemHostGetDevicePointer_v2(&mut d, p, 0) };
-    (r == ds::CUresult::CUDA_SUCCESS).then_some(d)
-}
-
-/// One driver call as the decoder sees it: from CUPTI's callback data, or from an interposed
-/// entry point that packed its arguments into the same parameter struct.
-pub(crate) struct DriverCall {
-    /// The CUPTI callback id of the call.
-    pub id: u32,
-    /// The call's parameter struct (CUPTI's layout for `id`).
-    pub params: *mut c_void,
-    /// The context current on the calling thread (an opaque id; 0 if none).
-    pub context: u64,
-    /// `None` before the call; its `CUresult` as a number after it.
-    pub result: Option<u32>,
-}
-
 /// A CUPTI driver callback: launches are decoded from CUPTI's own data (its kernel name and
 /// correlation slot), everything else by [`on_call`].
 ///
@@ -534,349 +395,23 @@ unsafe fn on_driver(observer: &dyn Observer, id: u32, d: &cs::CUpti_CallbackData
     }
 }
 
-/// Decode one driver call (other than a launch) for the observer.
+/// Decode one driver call (other than a launch) for the observer: each call family has its
+/// own decoder, and no call id is in two families, so at most one of them acts on the call.
 ///
 /// # Safety
 /// `c.params` points to the parameter struct of call `c.id` (CUPTI's generated_cuda_meta.h
 /// layout), valid during the call; after a successful call, its output pointers were written.
 pub(crate) unsafe fn on_call(observer: &dyn Observer, c: &DriverCall) {
-    let (id, p, context) = (c.id, c.params, c.context);
-    if p.is_null() {
+    if c.params.is_null() {
         return;
     }
-    let alloc = |addr: u64, size: u64, kind| {
-        observer.allocated(Allocation {
-            context,
-            addr,
-            size,
-            kind,
-        })
-    };
-    let entering = c.result.is_none();
-    let exit_ok = c.result == Some(0);
-    // SAFETY: (for every cast below) the caller's contract.
+    // SAFETY: the caller's contract, passed on to each family's decoder.
     unsafe {
-        match id {
-            cbid::MEM_ALLOC if exit_ok => {
-                let q = &*(p as *const cs::cuMemAlloc_v2_params);
-                alloc(*q.dptr, q.bytesize as u64, AllocKind::Device);
-            }
-            cbid::MEM_ALLOC_PITCH if exit_ok => {
-                let q = &*(p as *const cs::cuMemAllocPitch_v2_params);
-                alloc(
-                    *q.dptr,
-                    (*q.pPitch as u64).saturating_mul(q.Height as u64),
-                    AllocKind::Pitched,
-                );
-            }
-            cbid::MEM_ALLOC_MANAGED if exit_ok => {
-                let q = &*(p as *const cs::cuMemAllocManaged_params);
-                alloc(*q.dptr, q.bytesize as u64, AllocKind::Managed);
-            }
-            cbid::MEM_ALLOC_ASYNC | cbid::MEM_ALLOC_ASYNC_PTSZ if exit_ok => {
-                let q = &*(p as *const cs::cuMemAllocAsync_params);
-                alloc(*q.dptr, q.bytesize as u64, AllocKind::StreamOrdered);
-            }
-            cbid::MEM_ALLOC_FROM_POOL_ASYNC | cbid::MEM_ALLOC_FROM_POOL_ASYNC_PTSZ if exit_ok => {
-                let q = &*(p as *const cs::cuMemAllocFromPoolAsync_params);
-                alloc(*q.dptr, q.bytesize as u64, AllocKind::StreamOrdered);
-            }
-            cbid::MEM_MAP if exit_ok => {
-                let q = &*(p as *const cs::cuMemMap_params);
-                alloc(q.ptr, q.size as u64, AllocKind::Mapped);
-            }
-            cbid::MEM_HOST_ALLOC if exit_ok => {
-                let q = &*(p as *const cs::cuMemHostAlloc_params);
-                if let Some(dev) = host_device_address(*q.pp) {
-                    alloc(dev, q.bytesize as u64, AllocKind::Host);
-                }
-            }
-            cbid::MEM_ALLOC_HOST_V2 if exit_ok => {
-                let q = &*(p as *const cs::cuMemAllocHost_v2_params);
-                if let Some(dev) = host_device_address(*q.pp) {
-                    alloc(dev, q.bytesize as u64, AllocKind::Host);
-                }
-            }
-            cbid::MEM_HOST_REGISTER | cbid::MEM_HOST_REGISTER_V2 if exit_ok => {
-                // The two parameter structs have the same fields (p, bytesize, Flags).
-                let q = &*(p as *const cs::cuMemHostRegister_v2_params);
-                if let Some(dev) = host_device_address(q.p) {
-                    alloc(dev, q.bytesize as u64, AllocKind::Host);
-                }
-            }
-            cbid::MEM_FREE_HOST | cbid::MEM_HOST_UNREGISTER if entering => {
-                // Both take the host pointer first.
-                let host = *(p as *const *mut c_void);
-                if let Some(dev) = host_device_address(host) {
-                    observer.freed(context, dev);
-                }
-            }
-            cbid::MEM_FREE if entering => {
-                observer.freed(context, (*(p as *const cs::cuMemFree_v2_params)).dptr);
-            }
-            cbid::MEM_FREE_ASYNC | cbid::MEM_FREE_ASYNC_PTSZ if entering => {
-                observer.freed(context, (*(p as *const cs::cuMemFreeAsync_params)).dptr);
-            }
-            cbid::MEM_UNMAP if entering => {
-                observer.freed(context, (*(p as *const cs::cuMemUnmap_params)).ptr);
-            }
-            cbid::STREAM_BEGIN_CAPTURE_V2
-            | cbid::STREAM_BEGIN_CAPTURE_V2_PTSZ
-            | cbid::STREAM_BEGIN_CAPTURE_TO_GRAPH
-            | cbid::STREAM_BEGIN_CAPTURE_TO_GRAPH_PTSZ => {
-                // Both structs start with the stream; the mode is the second field of one, the
-                // sixth of the other (a CUstreamCaptureMode, read as the integer it is).
-                let stream = *(p as *const u64);
-                let mode = match id {
-                    cbid::STREAM_BEGIN_CAPTURE_V2 | cbid::STREAM_BEGIN_CAPTURE_V2_PTSZ => {
-                        *(p as *const u32).add(2)
-                    }
-                    _ => *(p as *const u32).add(10),
-                };
-                // Counted from the enter on: launches on other threads must not synchronise
-                // while a capture starts.
-                if entering {
-                    capture::began(stream, mode);
-                } else if !exit_ok {
-                    capture::ended(stream);
-                }
-            }
-            cbid::STREAM_DESTROY_V2 if entering => {
-                observer.stream_destroyed(*(p as *const u64));
-            }
-            cbid::CTX_DESTROY_V2 => {
-                let ctx = *(p as *const u64);
-                if entering {
-                    observer.context_ending(Some(ctx), None);
-                } else if exit_ok {
-                    observer.context_gone(Some(ctx), None);
-                }
-            }
-            cbid::DEVICE_PRIMARY_CTX_RESET_V2 | cbid::DEVICE_PRIMARY_CTX_RELEASE_V2 => {
-                let dev = *(p as *const i32);
-                if entering {
-                    observer.context_ending(None, Some(dev));
-                } else if exit_ok
-                    && (id == cbid::DEVICE_PRIMARY_CTX_RESET_V2 || !primary_active(dev))
-                {
-                    observer.context_gone(None, Some(dev));
-                }
-            }
-            cbid::STREAM_END_CAPTURE | cbid::STREAM_END_CAPTURE_PTSZ if !entering => {
-                capture::ended(*(p as *const u64));
-            }
-            cbid::GRAPH_INSTANTIATE
-            | cbid::GRAPH_INSTANTIATE_V2
-            | cbid::GRAPH_INSTANTIATE_WITH_FLAGS
-            | cbid::GRAPH_INSTANTIATE_WITH_PARAMS
-            | cbid::GRAPH_INSTANTIATE_WITH_PARAMS_PTSZ
-                if exit_ok =>
-            {
-                // Every instantiate params struct starts with `CUgraphExec *phGraphExec;
-                // CUgraph hGraph;`; the flags differ in place.
-                let exec = **(p as *const *const ds::CUgraphExec) as u64;
-                let graph = *(p as *const ds::CUgraph).add(1);
-                let flags = match id {
-                    cbid::GRAPH_INSTANTIATE_WITH_FLAGS => {
-                        (*(p as *const cs::cuGraphInstantiateWithFlags_params)).flags
-                    }
-                    cbid::GRAPH_INSTANTIATE_WITH_PARAMS
-                    | cbid::GRAPH_INSTANTIATE_WITH_PARAMS_PTSZ => {
-                        let q = &*(p as *const cs::cuGraphInstantiateWithParams_params);
-                        if q.instantiateParams.is_null() {
-                            0
-                        } else {
-                            (*q.instantiateParams).flags
-                        }
-                    }
-                    _ => 0,
-                };
-                let template = graph::walk(graph as u64).map(|mut t| {
-                    t.device_launch = flags & graph::FLAG_DEVICE_LAUNCH != 0;
-                    t
-                });
-                observer.graph_instantiated(exec, template);
-            }
-            cbid::GRAPH_EXEC_DESTROY if entering => {
-                observer.graph_destroyed(
-                    (*(p as *const cs::cuGraphExecDestroy_params)).hGraphExec as u64,
-                );
-            }
-            cbid::GRAPH_LAUNCH | cbid::GRAPH_LAUNCH_PTSZ if entering => {
-                let q = p as *mut cs::cuGraphLaunch_params;
-                let per_thread = id == cbid::GRAPH_LAUNCH_PTSZ;
-                let exec = (*q).hGraph as u64;
-                let stream = launch::effective_stream((*q).hStream as u64, per_thread);
-                if observer.graph_launch(exec, stream, context) {
-                    // The observer checked the swap works and ran the nodes: the application's
-                    // launch runs the empty graph (cached by the check, so this cannot fail).
-                    if let Ok(empty) = graph::empty_exec() {
-                        (*q).hGraph = empty as ds::CUgraphExec;
-                    }
-                }
-            }
-            cbid::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS
-            | cbid::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS_V2
-                if exit_ok =>
-            {
-                let q = &*(p as *const cs::cuGraphExecKernelNodeSetParams_v2_params);
-                if q.nodeParams.is_null() {
-                    return;
-                }
-                // The v1 struct is a prefix of v2 (without `kern` and `ctx`).
-                let mut k: ds::CUDA_KERNEL_NODE_PARAMS_v2 = std::mem::zeroed();
-                let n = if id == cbid::GRAPH_EXEC_KERNEL_NODE_SET_PARAMS {
-                    std::mem::size_of::<ds::CUDA_KERNEL_NODE_PARAMS_v1>()
-                } else {
-                    std::mem::size_of::<ds::CUDA_KERNEL_NODE_PARAMS_v2>()
-                };
-                std::ptr::copy_nonoverlapping(
-                    q.nodeParams as *const u8,
-                    &mut k as *mut ds::CUDA_KERNEL_NODE_PARAMS_v2 as *mut u8,
-                    n,
-                );
-                observer.graph_changed(
-                    q.hGraphExec as u64,
-                    GraphChange::Kernel {
-                        node: q.hNode as u64,
-                        kernel: graph::kernel_from_params(&k),
-                    },
-                );
-            }
-            cbid::GRAPH_EXEC_NODE_SET_PARAMS if exit_ok => {
-                let q = &*(p as *const cs::cuGraphExecNodeSetParams_params);
-                if q.nodeParams.is_null() {
-                    return;
-                }
-                // CUgraphNodeParams: `type` (an enum, read as u32), 3 reserved ints, then the
-                // union, whose kernel member has CUDA_KERNEL_NODE_PARAMS_v2's layout.
-                let kind = *(q.nodeParams as *const u32);
-                let change = if kind == 0 {
-                    let k = &*((q.nodeParams as *const u8).add(16)
-                        as *const ds::CUDA_KERNEL_NODE_PARAMS_v2);
-                    GraphChange::Kernel {
-                        node: q.hNode as u64,
-                        kernel: graph::kernel_from_params(k),
-                    }
-                } else {
-                    GraphChange::Untracked("cuGraphExecNodeSetParams on a node other than a kernel")
-                };
-                observer.graph_changed(q.hGraphExec as u64, change);
-            }
-            cbid::GRAPH_EXEC_UPDATE | cbid::GRAPH_EXEC_UPDATE_V2 if exit_ok => {
-                // Both params structs start with `CUgraphExec hGraphExec; CUgraph hGraph;`.
-                let exec = *(p as *const ds::CUgraphExec) as u64;
-                let graph = *(p as *const ds::CUgraph).add(1) as u64;
-                observer.graph_changed(exec, GraphChange::Updated(graph::walk(graph)));
-            }
-            cbid::GRAPH_EXEC_MEMSET_NODE_SET_PARAMS if exit_ok => {
-                let q = &*(p as *const cs::cuGraphExecMemsetNodeSetParams_params);
-                if !q.memsetParams.is_null() {
-                    let memset = graph::memset_of(&*q.memsetParams);
-                    let node = q.hNode as u64;
-                    observer
-                        .graph_changed(q.hGraphExec as u64, GraphChange::Memset { node, memset });
-                }
-            }
-            cbid::GRAPH_EXEC_MEMCPY_NODE_SET_PARAMS if exit_ok => {
-                let q = &*(p as *const cs::cuGraphExecMemcpyNodeSetParams_params);
-                if !q.copyParams.is_null() {
-                    let copy = graph::memcpy_of(q.copyParams);
-                    let node = q.hNode as u64;
-                    observer.graph_changed(q.hGraphExec as u64, GraphChange::Memcpy { node, copy });
-                }
-            }
-            cbid::GRAPH_EXEC_HOST_NODE_SET_PARAMS if exit_ok => {
-                let q = &*(p as *const cs::cuGraphExecHostNodeSetParams_params);
-                if !q.nodeParams.is_null() {
-                    let host = graph::host_of(&*q.nodeParams);
-                    let node = q.hNode as u64;
-                    observer.graph_changed(q.hGraphExec as u64, GraphChange::Host { node, host });
-                }
-            }
-            cbid::GRAPH_EXEC_EVENT_RECORD_NODE_SET_EVENT
-            | cbid::GRAPH_EXEC_EVENT_WAIT_NODE_SET_EVENT
-                if exit_ok =>
-            {
-                // Both: `hGraphExec, hNode, event`.
-                let q = &*(p as *const cs::cuGraphExecEventRecordNodeSetEvent_params);
-                let (node, event) = (q.hNode as u64, q.event as u64);
-                observer.graph_changed(q.hGraphExec as u64, GraphChange::Event { node, event });
-            }
-            cbid::GRAPH_NODE_SET_ENABLED if exit_ok => {
-                let q = &*(p as *const cs::cuGraphNodeSetEnabled_params);
-                let (node, enabled) = (q.hNode as u64, q.isEnabled != 0);
-                observer.graph_changed(q.hGraphExec as u64, GraphChange::Enabled { node, enabled });
-            }
-            cbid::GRAPH_EXEC_CHILD_GRAPH_NODE_SET_PARAMS if exit_ok => {
-                let exec = *(p as *const ds::CUgraphExec) as u64;
-                observer.graph_changed(
-                    exec,
-                    GraphChange::Untracked("cuGraphExecChildGraphNodeSetParams"),
-                );
-            }
-            cbid::TEX_OBJECT_CREATE if exit_ok => {
-                let q = &*(p as *const cs::cuTexObjectCreate_params);
-                if q.pTexObject.is_null() || q.pResDesc.is_null() || q.pTexDesc.is_null() {
-                    return;
-                }
-                observer.object_created(
-                    *q.pTexObject,
-                    CapturedObject {
-                        kind: rr_format::objects::ObjectKind::Texture,
-                        resource: crate::objects::capture_resource(q.pResDesc),
-                        texture: Some(crate::objects::capture_texture(q.pTexDesc)),
-                        view: crate::objects::capture_view(q.pResViewDesc),
-                    },
-                );
-            }
-            cbid::SURF_OBJECT_CREATE if exit_ok => {
-                let q = &*(p as *const cs::cuSurfObjectCreate_params);
-                if q.pSurfObject.is_null() || q.pResDesc.is_null() {
-                    return;
-                }
-                observer.object_created(
-                    *q.pSurfObject,
-                    CapturedObject {
-                        kind: rr_format::objects::ObjectKind::Surface,
-                        resource: crate::objects::capture_resource(q.pResDesc),
-                        texture: None,
-                        view: None,
-                    },
-                );
-            }
-            cbid::TEX_OBJECT_DESTROY | cbid::SURF_OBJECT_DESTROY if entering => {
-                // Both take the 64-bit handle.
-                observer.object_destroyed(*(p as *const u64));
-            }
-            cbid::MODULE_UNLOAD if entering => {
-                HANDLE_GENERATION.fetch_add(1, Ordering::Relaxed);
-            }
-            cbid::LIBRARY_UNLOAD if entering => {
-                HANDLE_GENERATION.fetch_add(1, Ordering::Relaxed);
-                observer.library_unloaded(*(p as *const u64));
-            }
-            cbid::MODULE_LOAD
-            | cbid::MODULE_LOAD_DATA
-            | cbid::MODULE_LOAD_DATA_EX
-            | cbid::MODULE_LOAD_FAT_BINARY
-            | cbid::LIBRARY_LOAD_DATA
-            | cbid::LIBRARY_LOAD_FROM_FILE => {
-                if entering {
-                    LOADED_HERE.with(|l| l.borrow_mut().clear());
-                } else if exit_ok {
-                    // Every cuModuleLoad* and cuLibraryLoad* params struct starts with the
-                    // pointer the handle is written to.
-                    let handle = *(*(p as *const *const u64));
-                    let loaded = LOADED_HERE.with(|l| std::mem::take(&mut *l.borrow_mut()));
-                    if matches!(id, cbid::LIBRARY_LOAD_DATA | cbid::LIBRARY_LOAD_FROM_FILE) {
-                        observer.library_loaded(handle, &loaded);
-                    } else {
-                        observer.module_handle(handle, &loaded);
-                    }
-                }
-            }
-            _ => {}
-        }
+        memory_calls::on_memory_call(observer, c);
+        stream_calls::on_stream_call(observer, c);
+        graph_calls::on_graph_lifecycle_call(observer, c);
+        graph_calls::on_graph_change_call(observer, c);
+        object_calls::on_object_call(observer, c);
+        module_calls::on_module_call(observer, c);
     }
 }
