@@ -4,7 +4,10 @@
 
 pub mod app;
 pub mod config;
+pub mod format;
 pub mod keymap;
+mod keytable;
+pub mod layout;
 mod runtime;
 pub mod theme;
 pub mod tomlfile;

@@ -169,15 +169,7 @@ impl App {
     /// Use a prompt's text, or say why it cannot be used (the prompt then stays open).
     fn apply_prompt(&mut self, kind: PromptKind, text: &str) -> Result<String, String> {
         match kind {
-            PromptKind::Filter => Ok(if text.is_empty() {
-                "filter cleared".to_string()
-            } else {
-                format!(
-                    "{} of {} instance(s) match {text:?}",
-                    self.view.len(),
-                    self.rows.len()
-                )
-            }),
+            PromptKind::Filter => Ok(self.filter_applied(text)),
             PromptKind::Goto => {
                 let s = self.snap.as_mut().ok_or(NO_SNAPSHOTS)?;
                 if text.is_empty() {
@@ -187,103 +179,15 @@ impl App {
                 Ok(format!("at offset {:#x}", s.top))
             }
             PromptKind::Search => self.set_search(text),
-            PromptKind::Type => {
-                let dtype = match text.trim().to_ascii_lowercase().as_str() {
-                    "hex" | "" => None,
-                    name => Some(DType::parse(name).ok_or_else(|| {
-                        format!(
-                            "unknown type {name:?}: hex, {}",
-                            DType::ALL.map(DType::name).join(", ")
-                        )
-                    })?),
-                };
-                self.snap.as_ref().ok_or(NO_SNAPSHOTS)?;
-                Ok(self.set_type(dtype))
-            }
+            PromptKind::Type => self.apply_type_prompt(text),
             PromptKind::Repetitions => {
                 let n = crate::cli::parse_repetitions(text)?;
                 self.settings.repetitions = n;
                 Ok(format!("replays run {n} repetition(s)"))
             }
-            PromptKind::Grid | PromptKind::Block => {
-                let what = if kind == PromptKind::Grid {
-                    "grid"
-                } else {
-                    "block"
-                };
-                let value = match text {
-                    "" => None,
-                    t => Some(crate::cli::parse_dim3(t)?),
-                };
-                // The hardware limits replay applies, checked as the value is given.
-                if let Some(v) = value {
-                    let (grid, block) = match kind {
-                        PromptKind::Grid => (v, self.settings.block.unwrap_or([1, 1, 1])),
-                        _ => (self.settings.grid.unwrap_or([1, 1, 1]), v),
-                    };
-                    if let Some(why) = rr_format::limits::geometry_problem(grid, block) {
-                        return Err(why);
-                    }
-                }
-                if kind == PromptKind::Grid {
-                    self.settings.grid = value;
-                } else {
-                    self.settings.block = value;
-                }
-                // The old X,Y,Z is taken as `replay --grid` takes it, with the same advice.
-                let old_spelling = if text.contains(',') {
-                    " (X,Y,Z is deprecated: write XxYxZ)"
-                } else {
-                    ""
-                };
-                Ok(match value {
-                    Some(v) => format!("{what} override {}{old_spelling}", dim3(v)),
-                    None => format!("{what} as recorded"),
-                })
-            }
-            PromptKind::Image => {
-                let supplied = &mut self.settings.supplied;
-                supplied.image = match text {
-                    "" => None,
-                    // A regular file (the replay reads it by the same rule later).
-                    t => {
-                        rr_format::fsio::regular_metadata(std::path::Path::new(t))
-                            .map_err(|e| e.to_string())?;
-                        Some(std::path::PathBuf::from(t))
-                    }
-                };
-                Ok(match &supplied.image {
-                    Some(p) => format!(
-                        "replays and sweeps load {}",
-                        rr_format::text::visible_path(p)
-                    ),
-                    None => "replays load the recorded image".into(),
-                })
-            }
-            PromptKind::Candidate => {
-                let mut specs = super::leaderboard::parse_candidates(text)?;
-                if specs.len() > 1 {
-                    for c in &specs {
-                        rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
-                    }
-                    // Started when the prompt closes (`on_prompt_key`).
-                    self.asked_candidates = std::mem::take(&mut specs);
-                    return Ok("ranking the candidates on every instance of the kernel…".into());
-                }
-                let spec = specs.pop();
-                // A regular file; the replay's own checks read it (on a worker) later.
-                if let Some(c) = &spec {
-                    rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
-                }
-                self.settings.candidate = spec;
-                Ok(match &self.settings.candidate {
-                    Some(c) => format!(
-                        "r and v check and replay A/B against {}",
-                        rr_format::text::visible_path(&c.path)
-                    ),
-                    None => "replays run the recorded kernel alone".into(),
-                })
-            }
+            PromptKind::Grid | PromptKind::Block => self.apply_geometry_prompt(kind, text),
+            PromptKind::Image => self.apply_image_prompt(text),
+            PromptKind::Candidate => self.apply_candidate_prompt(text),
             PromptKind::BaseAddress => {
                 let supplied = &mut self.settings.supplied;
                 supplied.base_address = match text {
@@ -307,6 +211,120 @@ impl App {
                 })
             }
         }
+    }
+
+    /// What the filter (already applied as it was typed) leaves listed.
+    fn filter_applied(&self, text: &str) -> String {
+        if text.is_empty() {
+            "filter cleared".to_string()
+        } else {
+            format!(
+                "{} of {} instance(s) match {text:?}",
+                self.view.len(),
+                self.rows.len()
+            )
+        }
+    }
+
+    /// `t`'s prompt: an element type by name, or hex.
+    fn apply_type_prompt(&mut self, text: &str) -> Result<String, String> {
+        let dtype = match text.trim().to_ascii_lowercase().as_str() {
+            "hex" | "" => None,
+            name => Some(DType::parse(name).ok_or_else(|| {
+                format!(
+                    "unknown type {name:?}: hex, {}",
+                    DType::ALL.map(DType::name).join(", ")
+                )
+            })?),
+        };
+        self.snap.as_ref().ok_or(NO_SNAPSHOTS)?;
+        Ok(self.set_type(dtype))
+    }
+
+    /// The grid or block override (`kind`), checked against the hardware limits replay
+    /// applies, with the other of the two as it stands.
+    fn apply_geometry_prompt(&mut self, kind: PromptKind, text: &str) -> Result<String, String> {
+        let what = if kind == PromptKind::Grid {
+            "grid"
+        } else {
+            "block"
+        };
+        let value = match text {
+            "" => None,
+            t => Some(crate::cli::parse_dim3(t)?),
+        };
+        // The hardware limits replay applies, checked as the value is given.
+        if let Some(v) = value {
+            let (grid, block) = match kind {
+                PromptKind::Grid => (v, self.settings.block.unwrap_or([1, 1, 1])),
+                _ => (self.settings.grid.unwrap_or([1, 1, 1]), v),
+            };
+            if let Some(why) = rr_format::limits::geometry_problem(grid, block) {
+                return Err(why);
+            }
+        }
+        if kind == PromptKind::Grid {
+            self.settings.grid = value;
+        } else {
+            self.settings.block = value;
+        }
+        // The old X,Y,Z is taken as `replay --grid` takes it, with the same advice.
+        let old_spelling = if text.contains(',') {
+            " (X,Y,Z is deprecated: write XxYxZ)"
+        } else {
+            ""
+        };
+        Ok(match value {
+            Some(v) => format!("{what} override {}{old_spelling}", dim3(v)),
+            None => format!("{what} as recorded"),
+        })
+    }
+
+    /// `I`'s prompt: the kernel's image file for records that lack it (`--image`).
+    fn apply_image_prompt(&mut self, text: &str) -> Result<String, String> {
+        let supplied = &mut self.settings.supplied;
+        supplied.image = match text {
+            "" => None,
+            // A regular file (the replay reads it by the same rule later).
+            t => {
+                rr_format::fsio::regular_metadata(std::path::Path::new(t))
+                    .map_err(|e| e.to_string())?;
+                Some(std::path::PathBuf::from(t))
+            }
+        };
+        Ok(match &supplied.image {
+            Some(p) => format!(
+                "replays and sweeps load {}",
+                rr_format::text::visible_path(p)
+            ),
+            None => "replays load the recorded image".into(),
+        })
+    }
+
+    /// `C`'s prompt: one candidate for A/B replays, or several for a leaderboard.
+    fn apply_candidate_prompt(&mut self, text: &str) -> Result<String, String> {
+        let mut specs = super::leaderboard::parse_candidates(text)?;
+        if specs.len() > 1 {
+            for c in &specs {
+                rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
+            }
+            // Started when the prompt closes (`on_prompt_key`).
+            self.asked_candidates = std::mem::take(&mut specs);
+            return Ok("ranking the candidates on every instance of the kernel…".into());
+        }
+        let spec = specs.pop();
+        // A regular file; the replay's own checks read it (on a worker) later.
+        if let Some(c) = &spec {
+            rr_format::fsio::regular_metadata(&c.path).map_err(|e| e.to_string())?;
+        }
+        self.settings.candidate = spec;
+        Ok(match &self.settings.candidate {
+            Some(c) => format!(
+                "r and v check and replay A/B against {}",
+                rr_format::text::visible_path(&c.path)
+            ),
+            None => "replays run the recorded kernel alone".into(),
+        })
     }
 
     fn switch(&mut self, screen: Screen) -> Vec<Cmd> {
@@ -339,7 +357,80 @@ impl App {
         vec![]
     }
 
+    /// An action of the key map: each family goes to the handler of its screen or subject
+    /// (this match names every action, so a new one cannot be forgotten).
     pub(super) fn on_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
+            Action::Quit
+            | Action::Help
+            | Action::Back
+            | Action::ScreenInstances
+            | Action::ScreenDescriptor
+            | Action::ScreenSnapshots
+            | Action::ScreenReplay
+            | Action::ScreenTune
+            | Action::OpenTune
+            | Action::ScreenProfile
+            | Action::NextScreen
+            | Action::PrevScreen
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::Open => self.on_navigation_action(a),
+            Action::Filter
+            | Action::Sort
+            | Action::ReverseSort
+            | Action::RawNames
+            | Action::Mark
+            | Action::TextDiff
+            | Action::MarkSweep
+            | Action::TuneStartMarked => self.on_instance_list_action(a),
+            Action::NextDiff
+            | Action::PrevDiff
+            | Action::Goto
+            | Action::CyclePair
+            | Action::CycleType
+            | Action::CycleTypeBack
+            | Action::Search
+            | Action::SearchNext
+            | Action::SearchPrev
+            | Action::PickType
+            | Action::Endian
+            | Action::Squeeze => self.on_snapshot_action(a),
+            Action::Replay
+            | Action::Verify
+            | Action::Cancel
+            | Action::EditRepetitions
+            | Action::EditGrid
+            | Action::EditBlock
+            | Action::EditTolerance
+            | Action::EditCandidate
+            | Action::EditImage
+            | Action::EditBaseAddress
+            | Action::Freeze
+            | Action::Export => self.on_replay_action(a),
+            Action::TuneStart
+            | Action::TuneCancel
+            | Action::TuneEdit
+            | Action::TuneExport
+            | Action::HeatLeft
+            | Action::HeatRight
+            | Action::HeatAxes
+            | Action::TuneFront
+            | Action::TunePickUp
+            | Action::TunePickDown
+            | Action::Profile
+            | Action::ProfileBest
+            | Action::ProfileCancel
+            | Action::ProfileCandidate => self.on_tune_action(a),
+        }
+    }
+
+    /// Quitting, help, going back, switching screens, scrolling and opening the selection.
+    fn on_navigation_action(&mut self, a: Action) -> Vec<Cmd> {
         match a {
             Action::Quit => {
                 self.quit = true;
@@ -385,12 +476,6 @@ impl App {
                 };
                 return self.switch(Screen::ALL[j]);
             }
-            Action::Up
-            | Action::Down
-            | Action::PageUp
-            | Action::PageDown
-            | Action::Top
-            | Action::Bottom => return self.scroll(a),
             Action::Open if self.current().is_none() => {
                 let why = if self.rows.is_empty() {
                     "no instance to open here"
@@ -400,6 +485,16 @@ impl App {
                 self.set_status(why.to_string(), true);
             }
             Action::Open => return self.switch(Screen::Snapshots),
+            // Up, Down, PageUp, PageDown, Top, Bottom.
+            _ => return self.scroll(a),
+        }
+        vec![]
+    }
+
+    /// The instance list's filter, order and names, and the marks that pick instances for the
+    /// descriptor comparison and for sweeps one after the other.
+    fn on_instance_list_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
             Action::Filter => {
                 let f = self.filter.clone();
                 self.open_prompt(PromptKind::Filter, f);
@@ -432,6 +527,14 @@ impl App {
             Action::TextDiff => self.toggle_text_diff(),
             Action::MarkSweep => self.toggle_sweep_mark(),
             Action::TuneStartMarked => return self.start_marked_tunes(),
+            _ => {}
+        }
+        vec![]
+    }
+
+    /// The snapshot screen: differences, offsets, the pair shown, element types, search.
+    fn on_snapshot_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
             Action::NextDiff | Action::PrevDiff => self.jump_to_difference(a == Action::NextDiff),
             Action::Goto => {
                 if self.snap.is_some() {
@@ -468,68 +571,91 @@ impl App {
                 false => self.set_status(NO_SNAPSHOTS, true),
             },
             Action::Endian => self.toggle_endian(),
-            Action::Squeeze => {
-                let Some(s) = self.snap.as_mut() else {
-                    self.set_status(NO_SNAPSHOTS, true);
-                    return vec![];
-                };
-                s.squeeze = !s.squeeze;
-                let text = if s.squeeze {
-                    "equal rows squeezed"
-                } else {
-                    "every row shown"
-                };
-                self.set_status(text, false);
-            }
+            Action::Squeeze => self.toggle_squeeze(),
+            _ => {}
+        }
+        vec![]
+    }
+
+    /// `z`: squeeze runs of equal rows, or show every row.
+    fn toggle_squeeze(&mut self) {
+        let Some(s) = self.snap.as_mut() else {
+            self.set_status(NO_SNAPSHOTS, true);
+            return;
+        };
+        s.squeeze = !s.squeeze;
+        let text = if s.squeeze {
+            "equal rows squeezed"
+        } else {
+            "every row shown"
+        };
+        self.set_status(text, false);
+    }
+
+    /// The replay screen: replays and their cancelling, the settings' prompts (each opened
+    /// with the value in force), the chart's freeze and the export.
+    fn on_replay_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
             Action::Replay => return self.start_replay(false),
             Action::Verify => return self.start_replay(true),
             Action::Cancel => return self.cancel_replay(),
-            Action::EditRepetitions => self.open_prompt(
-                PromptKind::Repetitions,
-                self.settings.repetitions.to_string(),
-            ),
-            Action::EditGrid => self.open_prompt(
+            Action::Freeze => self.toggle_freeze(),
+            Action::Export => return self.export(),
+            _ => self.open_setting_prompt(a),
+        }
+        vec![]
+    }
+
+    /// The prompt of the replay setting `a` edits, holding the setting's value in force.
+    fn open_setting_prompt(&mut self, a: Action) {
+        let settings = &self.settings;
+        let (kind, text) = match a {
+            Action::EditRepetitions => (PromptKind::Repetitions, settings.repetitions.to_string()),
+            Action::EditGrid => (
                 PromptKind::Grid,
-                self.settings.grid.map(dim3).unwrap_or_default(),
+                settings.grid.map(dim3).unwrap_or_default(),
             ),
-            Action::EditBlock => self.open_prompt(
+            Action::EditBlock => (
                 PromptKind::Block,
-                self.settings.block.map(dim3).unwrap_or_default(),
+                settings.block.map(dim3).unwrap_or_default(),
             ),
-            Action::EditTolerance => self.open_prompt(
+            Action::EditTolerance => (
                 PromptKind::Tolerance,
-                self.settings
-                    .tolerance
-                    .map(|c| c.to_spec())
-                    .unwrap_or_default(),
+                settings.tolerance.map(|c| c.to_spec()).unwrap_or_default(),
             ),
-            Action::EditCandidate => self.open_prompt(
+            Action::EditCandidate => (
                 PromptKind::Candidate,
-                self.settings
+                settings
                     .candidate
                     .as_ref()
                     .map(|c| shell_words::join(c.to_args().iter().skip(1)))
                     .unwrap_or_default(),
             ),
-            Action::EditImage => self.open_prompt(
+            Action::EditImage => (
                 PromptKind::Image,
-                self.settings
+                settings
                     .supplied
                     .image
                     .as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
             ),
-            Action::EditBaseAddress => self.open_prompt(
+            Action::EditBaseAddress => (
                 PromptKind::BaseAddress,
-                self.settings
+                settings
                     .supplied
                     .base_address
                     .map(|a| format!("{a:#x}"))
                     .unwrap_or_default(),
             ),
-            Action::Freeze => self.toggle_freeze(),
-            Action::Export => return self.export(),
+            _ => return,
+        };
+        self.open_prompt(kind, text);
+    }
+
+    /// The tuning screen (sweeps, the heatmap, the table of the best) and the profile screen.
+    fn on_tune_action(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
             Action::TuneStart => return self.start_tune(),
             Action::TuneCancel => return self.cancel_tune(),
             Action::TuneEdit => self.edit_tune_field(),
@@ -544,6 +670,7 @@ impl App {
             Action::TunePickDown => self.pick_tuned(1),
             Action::ProfileCancel => return self.cancel_profile(),
             Action::ProfileCandidate => return self.start_candidate_profile(),
+            _ => {}
         }
         vec![]
     }

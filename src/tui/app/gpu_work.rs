@@ -2,7 +2,6 @@
 //! and candidates' leaderboards all time kernels on the same GPU, and a timing taken while
 //! another runs means nothing. So one at a time, and one way of saying why not.
 
-use super::leaderboard::LeaderboardState;
 use super::App;
 
 /// The kinds of work that hold the GPU.
@@ -39,8 +38,7 @@ impl App {
         if self.profiling.is_some() {
             return Some((GpuWork::Profile, "a profile".into()));
         }
-        let leaderboard = self.leaderboard.as_ref().map(|l| &l.state);
-        if matches!(leaderboard, Some(LeaderboardState::Running)) {
+        if self.leaderboard.as_ref().is_some_and(|l| l.is_running()) {
             return Some((GpuWork::Leaderboard, "the candidates' leaderboard".into()));
         }
         None

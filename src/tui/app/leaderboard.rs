@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::leaderboard::Leaderboard;
 
+use super::gpu_work::GpuWork;
 use super::{App, Cmd, Msg, Work};
 
 /// The leaderboard document is at most this long (`ab`'s own output; more is not ours).
@@ -33,6 +34,13 @@ pub struct LeaderboardView {
     pub state: LeaderboardState,
     /// The candidate whose per-instance results are shown (None: the table).
     pub detail: Option<usize>,
+}
+
+impl LeaderboardView {
+    /// `rr-tui ab` is still ranking the candidates (it holds the GPU: `gpu_work`).
+    pub fn is_running(&self) -> bool {
+        matches!(self.state, LeaderboardState::Running)
+    }
 }
 
 /// `FILE… [-D N=V]… [--nvrtc-opt=O]… [--candidate-kernel K]`: the candidate files (the words
@@ -75,7 +83,7 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        if let Some(why) = self.gpu_busy(super::gpu_work::GpuWork::Leaderboard) {
+        if let Some(why) = self.gpu_busy(GpuWork::Leaderboard) {
             self.set_status(why, true);
             return vec![];
         }

@@ -3,18 +3,19 @@
 //! cell picks that cell's configuration; the wheel scrolls the pane under the pointer, not the
 //! one the keys move.
 //!
-//! Where things are comes from the functions the drawing itself uses (`ui::frame_areas`,
-//! `ui::tab_places`, the lists' `list_rows`, `tunelayout`), computed from the state as the last
+//! Where things are comes from the functions the drawing itself uses (`framelayout`'s
+//! `frame_areas`, `tab_places` and the lists' rows, `tunelayout`), computed from the state as the last
 //! frame drew it, so a click and what is on screen cannot disagree. An event first becomes a
 //! [`MouseAction`] (tests can ask which), then goes the way the matching key goes.
 
 use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
+use super::framelayout::{frame_areas, instance_rows, picker_rows, tab_places};
 use super::tunelayout::{self, HeatGeometry};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
-use crate::tui::ui;
+use crate::tui::layout::titled_inner;
 
 /// Lines one notch of the wheel scrolls a list or a text (three, as terminals scroll).
 pub const WHEEL_LINES: i32 = 3;
@@ -83,7 +84,7 @@ fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
 impl App {
     /// The frame's areas as the next frame draws them (tab bar, screen, status, hints).
     fn frame(&self) -> [Rect; 4] {
-        ui::frame_areas(self, Rect::new(0, 0, self.width, self.height))
+        frame_areas(self, Rect::new(0, 0, self.width, self.height))
     }
 
     /// What places the lists: their selections and lengths, and the terminal's size. (A status
@@ -105,10 +106,10 @@ impl App {
     /// what places them (the drawing and the clicks both read them).
     pub(super) fn keep_lists_in_view(&mut self) {
         let [_, main, _, _] = self.frame();
-        let visible = ui::instance_rows(self, main).height as usize;
+        let visible = instance_rows(self, main).height as usize;
         self.list_top = first_row(self.list_top, self.selected, self.view.len(), visible);
         if let Some(p) = self.picker.as_mut() {
-            let visible = ui::picker_rows(main).height as usize;
+            let visible = picker_rows(main).height as usize;
             p.top = first_row(p.top, p.selected, p.below.found.len(), visible);
         }
     }
@@ -144,7 +145,7 @@ impl App {
         }
         let [tabs, main, _, _] = self.frame();
         if tabs.contains(at) {
-            return ui::tab_places(self, tabs)
+            return tab_places(self, tabs)
                 .into_iter()
                 .find(|(_, r)| r.contains(at))
                 .map(|(s, _)| MouseAction::Tab(s));
@@ -153,14 +154,14 @@ impl App {
             return None;
         }
         if let Some(p) = self.picker.as_ref().filter(|_| self.picking) {
-            let rows = ui::picker_rows(main);
+            let rows = picker_rows(main);
             let (len, visible) = (p.below.found.len(), rows.height as usize);
             let first = first_row(p.top, p.selected, len, visible);
             return row_at(rows, first, len, at).map(MouseAction::RecordDir);
         }
         match self.screen {
             Screen::Instances => {
-                let rows = ui::instance_rows(self, main);
+                let rows = instance_rows(self, main);
                 let (len, visible) = (self.view.len(), rows.height as usize);
                 let first = first_row(self.list_top, self.selected, len, visible);
                 row_at(rows, first, len, at).map(MouseAction::Instance)
@@ -173,7 +174,7 @@ impl App {
     /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
     fn tune_click(&self, main: Rect, at: Position) -> Option<MouseAction> {
         let run = self.tunes.get(&self.current()?);
-        let l = tunelayout::layout(ui::titled_inner(main), run);
+        let l = tunelayout::layout(titled_inner(main), run);
         // The form collapsed to one line shows the field under the cursor.
         if l.collapsed && l.form.contains(at) {
             return Some(MouseAction::TuneField(self.tune_form.cursor));
@@ -210,7 +211,7 @@ impl App {
             return Some(Pane::Screen);
         }
         let run = self.current().and_then(|i| self.tunes.get(&i));
-        let l = tunelayout::layout(ui::titled_inner(main), run);
+        let l = tunelayout::layout(titled_inner(main), run);
         [
             (l.form, Pane::TuneForm),
             (l.heat, Pane::Heatmap),
@@ -302,7 +303,7 @@ impl App {
         let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
             return;
         };
-        let area = tunelayout::layout(ui::titled_inner(main), Some(run)).heat;
+        let area = tunelayout::layout(titled_inner(main), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
         let (now_rows, now_cols) = g.window(&run.heat, self.heat_scroll);
         let step = |at: usize, by: isize, len: usize, visible: usize| {

@@ -136,7 +136,7 @@ impl SnapView {
         let mut lines = crate::tui::wrap::wrap(&self.title(json_file), room);
         if lines.len() > MAX_TITLE_LINES {
             let rest = lines.split_off(MAX_TITLE_LINES - 1).join(" ");
-            lines.push(crate::tui::ui::fit(&rest, room));
+            lines.push(crate::tui::layout::fit(&rest, room));
         }
         lines
     }

@@ -12,8 +12,8 @@ use super::tuneform::EditOutcome;
 use super::tunelayout::{self, HeatGeometry};
 use super::tuning::TuneRun;
 use super::{App, Cmd, Msg, Work, TITLE_LINES};
+use crate::tui::format::duration_ns;
 use crate::tui::keymap::Action;
-use crate::tui::ui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};
 use rr_engine::tune::Config;
 

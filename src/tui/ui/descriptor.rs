@@ -11,9 +11,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::{fit, fit_middle};
 use crate::tui::app::descriptors::{self, Compared, FieldRow};
 use crate::tui::app::App;
+use crate::tui::layout::{fit, fit_middle};
 use crate::tui::theme::Theme;
 use rr_engine::diff::lines::{self as line_diff, Part, Row, Tag};
 use rr_format::inspect::Inspection;

@@ -11,11 +11,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::fit;
-use super::format::duration_ns;
 use crate::tui::app::heatmap::{HeatCell, LEVELS};
 use crate::tui::app::tunelayout::{corner, HeatGeometry};
 use crate::tui::app::TuneRun;
+use crate::tui::format::duration_ns;
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 use rr_engine::tune::{Objective, Status};
 

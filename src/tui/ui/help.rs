@@ -5,9 +5,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::fit;
 use crate::tui::app::App;
 use crate::tui::keymap::{self, HelpRow, HELP_KEY_COLUMN as KEY_COLUMN};
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {

@@ -7,9 +7,10 @@ use ratatui::text::{Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::format::duration_ns;
-use super::{fit, fit_middle};
+use crate::tui::app::framelayout::{instance_rows, instance_table_area};
 use crate::tui::app::{App, Row as InstanceRow};
+use crate::tui::format::duration_ns;
+use crate::tui::layout::{fit, fit_middle};
 use crate::tui::theme::Theme;
 
 /// The descriptor column is dropped rather than shown narrower than this.
@@ -89,32 +90,9 @@ fn share(free: usize, kernel_want: usize, descriptor_want: usize) -> (usize, usi
     }
 }
 
-/// The table's area in the screen's `area`: below the recorder's line, when there is one.
-fn table_area(app: &App, area: Rect) -> Rect {
-    match app.recorder {
-        Some(_) if area.height > 4 => Rect {
-            y: area.y + 1,
-            height: area.height - 1,
-            ..area
-        },
-        _ => area,
-    }
-}
-
-/// Where the table's rows are drawn in the screen's `area` (below its title rule and its
-/// header), one line each from the first on screen: clicks find their row by this.
-pub fn list_rows(app: &App, area: Rect) -> Rect {
-    let table = table_area(app, area);
-    Rect {
-        y: table.y.saturating_add(2),
-        height: table.height.saturating_sub(2),
-        ..table
-    }
-}
-
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // An rr-tui recording says what it did not record, above the table.
-    let table = table_area(app, area);
+    let table = instance_table_area(app, area);
     if let Some(sum) = app.recorder.as_ref().filter(|_| table != area) {
         let style = if sum
             .not_recorded
@@ -131,7 +109,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             Rect { height: 1, ..area },
         );
     }
-    let visible = (list_rows(app, area).height as usize).max(1);
+    let visible = (instance_rows(app, area).height as usize).max(1);
     let area = table;
     let block = Block::default()
         .borders(Borders::TOP)

@@ -6,19 +6,10 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 use ratatui::Frame;
 
-use super::fit_middle;
+use crate::tui::app::framelayout::picker_rows;
 use crate::tui::app::picker::Picker;
+use crate::tui::layout::fit_middle;
 use crate::tui::theme::Theme;
-
-/// Where the picker's rows are drawn in its `area` (below its title rule and its header), one
-/// line each from the first on screen: clicks find their row by this.
-pub fn list_rows(area: Rect) -> Rect {
-    Rect {
-        y: area.y.saturating_add(2),
-        height: area.height.saturating_sub(2),
-        ..area
-    }
-}
 
 pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
     if picker.searching {
@@ -75,7 +66,7 @@ pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
     }
     let header = Row::new(["record directory", "instances", "layout"]).style(theme.header);
     // The selected row stays in view on any height (the rule and the header take two lines).
-    let visible_rows = (list_rows(area).height as usize).max(1);
+    let visible_rows = (picker_rows(area).height as usize).max(1);
     let start = crate::tui::app::first_row(picker.top, picker.selected, found.len(), visible_rows);
     let rows: Vec<Row> = found
         .iter()

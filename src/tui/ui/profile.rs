@@ -9,10 +9,10 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::fit;
-use super::format::duration_ns;
 use crate::tui::app::profiles::{ProfileRun, Profiles};
 use crate::tui::app::{App, Phase, ReplayBlocker};
+use crate::tui::format::duration_ns;
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 use rr_engine::profile::{roofline_chart, Profile};
 
@@ -96,7 +96,10 @@ fn status_line<'a>(r: &ProfileRun, w: usize, theme: &Theme) -> Line<'a> {
             let head = format!("{}: done; ncu-ui opens ", r.label);
             let room = w.saturating_sub(head.chars().count());
             (
-                format!("{head}{}", super::fit_middle(&res.report, room)),
+                format!(
+                    "{head}{}",
+                    crate::tui::layout::fit_middle(&res.report, room)
+                ),
                 theme.dim,
             )
         }

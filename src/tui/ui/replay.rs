@@ -6,10 +6,10 @@ use ratatui::widgets::{
 };
 use ratatui::Frame;
 
-use super::fit;
-use super::format::duration_ns;
 use crate::tui::app::dim3;
 use crate::tui::app::{App, CandidateRun, Phase, ReplayBlocker, ReplayRun};
+use crate::tui::format::duration_ns;
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;

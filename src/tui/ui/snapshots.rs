@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::fit;
-use super::format::{ascii_char, typed_cell, ByteCategory};
 use crate::tui::app::rowlayout::{self, RowLayout, ASCII_GAP, LABEL_WIDTH};
 use crate::tui::app::snapview::{Line as ViewLine, Pair, SnapView};
 use crate::tui::app::App;
+use crate::tui::format::{ascii_char, typed_cell, ByteCategory};
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {

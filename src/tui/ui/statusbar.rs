@@ -8,83 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::fit;
+use crate::tui::app::framelayout::{
+    count_text, message, message_lines, prompt_label_lines, COUNT_RULE,
+};
 use crate::tui::app::{App, Prompt, Screen};
 use crate::tui::keymap;
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
-
-/// The fewest lines a long message may take on a terminal of 20 lines or more (a shorter one
-/// gives it one, cut with an ellipsis); a taller one gives it a third of its height, so that a
-/// refusal (an LLVM 19–22 record's reason takes seven lines at 80×24) is read whole.
-const MIN_STATUS_LINES: usize = 3;
-
-/// The most lines a message takes on a terminal `height` lines tall.
-fn max_status_lines(height: u16) -> usize {
-    match height {
-        0..20 => 1,
-        _ => MIN_STATUS_LINES.max(height as usize / 3),
-    }
-}
-
-/// The message of the status line and whether it is an error: the last message, or the
-/// selected instance's problem (a prompt is drawn instead of either).
-fn message(app: &App) -> Option<(&str, bool)> {
-    if let Some(s) = &app.status {
-        return Some((&s.text, s.error));
-    }
-    app.current()
-        .and_then(|i| app.rows[i].problem.as_deref())
-        .map(|p| (p, true))
-}
-
-/// The message in lines of the room left of the instance count: wrapped at spaces, at most
-/// [`max_status_lines`] (the last cut with an ellipsis).
-fn message_lines(app: &App, width: u16, height: u16) -> Vec<String> {
-    let Some((text, _)) = message(app).filter(|_| app.prompt.is_none()) else {
-        return vec![];
-    };
-    let room = message_room(app, width);
-    let most = max_status_lines(height);
-    let mut lines = crate::tui::wrap::wrap(text, room);
-    if lines.len() > most {
-        let rest = lines.split_off(most - 1).join(" ");
-        lines.push(fit(&rest, room));
-    }
-    lines
-}
-
-/// Columns left of the instance count and the rule that sets it apart.
-fn message_room(app: &App, width: u16) -> usize {
-    let count = count_text(app, width as usize / 2).chars().count() + COUNT_RULE.len();
-    (width as usize).saturating_sub(count).max(10)
-}
-
-/// Between the message and the instance count: a wrapped message never reads into the count.
-const COUNT_RULE: &str = " │ ";
-
-/// The fewest columns a prompt leaves for typing beside its label; a longer label goes on
-/// lines of its own above the text.
-const MIN_PROMPT_INPUT: usize = 24;
-
-/// The prompt's label in lines, when it is too long to share its line with the text (the A/B
-/// candidate's): wrapped, never cut.
-fn prompt_label_lines(prompt: &Prompt, room: usize) -> Vec<String> {
-    let label = format!("{}:", prompt.kind.label());
-    if label.chars().count() + 1 + MIN_PROMPT_INPUT <= room {
-        return vec![];
-    }
-    crate::tui::wrap::wrap(&label, room)
-}
-
-/// Rows the status line needs at this size (a message longer than the line wraps, and so
-/// does a long prompt label).
-pub fn height(app: &App, width: u16, screen_height: u16) -> u16 {
-    if let Some(prompt) = &app.prompt {
-        let room = message_room(app, width);
-        return prompt_label_lines(prompt, room).len() as u16 + 1;
-    }
-    message_lines(app, width, screen_height).len().max(1) as u16
-}
 
 pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let count = count_text(app, area.width as usize / 2);
@@ -124,31 +54,6 @@ pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Paragraph::new(Line::from(Span::styled(count, theme.dim))).right_aligned(),
         Rect { height: 1, ..right },
     );
-}
-
-/// `[replaying K · ][tuning K · ]N of M instance(s)`, at most `max` columns.
-/// On the picker: `N record directories` (or that the search is still running).
-fn count_text(app: &App, max: usize) -> String {
-    if let Some(p) = app.picker.as_ref().filter(|_| app.picking) {
-        if p.searching {
-            return "searching for record directories…".to_string();
-        }
-        // A count, as the instance list's is (the picker has no filter: all of them).
-        return match p.below.found.len() {
-            1 => "1 record directory".to_string(),
-            n => format!("{n} record directories"),
-        };
-    }
-    let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
-    let busy = [("replaying", app.running), ("tuning", app.tuning)];
-    let Some((what, i)) = busy.iter().find_map(|&(w, i)| Some((w, i?))) else {
-        return count;
-    };
-    let room = max.saturating_sub(count.chars().count() + what.len() + 4);
-    format!(
-        "{what} {} · {count}",
-        fit(&app.rows[i].demangled, room.max(4))
-    )
 }
 
 /// `label: text` (the text alone when the label has lines of its own) with the character

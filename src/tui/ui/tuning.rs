@@ -7,12 +7,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::format::duration_ns;
 use super::{fit, heatmap};
 use crate::tui::app::heatmap::dims_label;
 use crate::tui::app::replays::Phase;
 use crate::tui::app::tunelayout;
 use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
+use crate::tui::format::duration_ns;
 use crate::tui::theme::Theme;
 use rr_engine::replay::energy::joules_text;
 use rr_engine::tune::Status;

@@ -1,0 +1,258 @@
+//! What each message does to the state: `App::update` and the handlers of the messages that
+//! no screen's own module takes (replay events, opened snapshots, index progress, checks).
+
+use rr_engine::diff::job::IndexEvent;
+use rr_engine::replay::{Event, Tagged};
+
+use super::{checks, replays, App, Cmd, Msg, OpenedPair, Pair, Phase, SnapView, SortKey, Work};
+
+impl App {
+    pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let (screen, said) = (self.screen, self.status_serial);
+        let placed = self.lists_placed();
+        let cmds = self.apply(msg);
+        if self.lists_placed() != placed {
+            self.keep_lists_in_view();
+        }
+        // Workers answer about the record open when they started; the picker may open another.
+        let serial = self.record_serial;
+        let cmds = cmds
+            .into_iter()
+            .map(|cmd| match cmd {
+                Cmd::Work(work) => Cmd::Work(Work::new(move || {
+                    Msg::ForRecord(serial, Box::new((work.0)()))
+                })),
+                other => other,
+            })
+            .collect();
+        // A message is about the screen it was said on: another screen starts without it,
+        // unless what changed the screen said something (`replaying …`).
+        if self.screen != screen && self.status_serial == said {
+            self.status = None;
+        }
+        cmds
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Cmd> {
+        match msg {
+            Msg::Key(k) => self.on_key(k),
+            Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Resize(w, h) => {
+                self.width = w;
+                self.height = h;
+                self.relayout();
+                vec![]
+            }
+            Msg::Tick(now) => {
+                if self.status.as_mut().is_some_and(|s| s.expired(now)) {
+                    self.status = None;
+                }
+                if let Some(run) = self.tuning.and_then(|i| self.tunes.get_mut(&i)) {
+                    run.clock.tick(now);
+                }
+                vec![]
+            }
+            Msg::FirstFrameDrawn => {
+                let mut cmds = self.search_record_dirs();
+                cmds.extend(self.read_sweep());
+                cmds.extend(self.start_checks());
+                cmds.extend(self.read_more_rows());
+                cmds
+            }
+            Msg::RowsLoaded(rows) => self.on_rows_loaded(rows),
+            Msg::Quit => {
+                self.quit = true;
+                vec![
+                    Cmd::CancelReplay,
+                    Cmd::CancelTune,
+                    Cmd::CancelProfile,
+                    Cmd::CancelLeaderboard,
+                    Cmd::Quit,
+                ]
+            }
+            Msg::Replay(tagged) => {
+                self.on_replay_event(tagged);
+                vec![]
+            }
+            Msg::Tune(tagged) => self.on_tune_event(tagged),
+            Msg::Profile(tagged) => {
+                self.on_profile_event(tagged);
+                vec![]
+            }
+            Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
+            Msg::ReplayChecked { instance, result } => self.on_replay_checked(instance, result),
+            Msg::Inspected { instance, result } => {
+                self.inspecting.remove(&instance);
+                self.inspections.insert(instance, result);
+                self.compared.clear();
+                vec![]
+            }
+            Msg::SnapshotsOpened {
+                instance,
+                pair,
+                result,
+            } => self.on_snapshots_opened(instance, pair, result),
+            Msg::SnapshotsChanged => {
+                if let Some(s) = self.snap.as_mut() {
+                    if !s.stale {
+                        s.stale = true;
+                        let msg = "a snapshot was truncated or rewritten after it was indexed: this view is stale (press Enter to reopen)";
+                        s.error = Some(msg.into());
+                        self.set_status(msg, true);
+                    }
+                }
+                vec![]
+            }
+            Msg::Checked { results, next } => self.on_checked(results, next),
+            Msg::RecordDirsFound(below) => {
+                self.on_record_dirs_found(below);
+                vec![]
+            }
+            Msg::RecordOpened(result) => self.on_record_opened(result),
+            Msg::SweepOpened(result) => self.on_sweep_opened(result),
+            Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
+            Msg::ForRecord(..) => vec![],
+            Msg::Leaderboard(result) => {
+                self.on_leaderboard(result);
+                vec![]
+            }
+            Msg::Exported(result) => {
+                match result {
+                    Ok(what) => self.set_status(format!("exported {what}"), false),
+                    Err(e) => self.set_status(format!("export failed: {e}"), true),
+                }
+                vec![]
+            }
+            Msg::Index { job, event } => {
+                self.on_index_event(job, event);
+                vec![]
+            }
+            Msg::Search { job, event } => {
+                self.on_search_event(job, event);
+                vec![]
+            }
+        }
+    }
+
+    fn on_replay_event(&mut self, Tagged { run, event }: Tagged) {
+        let Some(instance) = replays::waiting_for(&self.replays, run) else {
+            return;
+        };
+        let done = matches!(event, Event::Done { .. });
+        if let Some(r) = self.replays.get_mut(&instance) {
+            r.apply(event);
+        }
+        if done && self.running == Some(instance) {
+            self.running = None;
+            let name = self.rows[instance].demangled.clone();
+            match self
+                .replays
+                .get(&instance)
+                .map(|r| (r.badge().0, r.phase.clone()))
+            {
+                Some((_, Phase::Failed(m))) => {
+                    self.set_status(format!("replay of {name} failed: {m}"), true)
+                }
+                Some((badge, _)) => {
+                    self.set_status(format!("replay of {name}: {badge}"), badge == "mismatch")
+                }
+                None => {}
+            }
+            if self.sort == SortKey::Status {
+                self.refresh_view();
+            }
+        }
+    }
+
+    fn on_snapshots_opened(
+        &mut self,
+        instance: usize,
+        pair: Pair,
+        result: Result<OpenedPair, String>,
+    ) -> Vec<Cmd> {
+        if self.opening != Some((instance, pair)) {
+            return vec![]; // superseded by a later request
+        }
+        self.opening = None;
+        match result {
+            Ok(o) => {
+                self.next_job += 1;
+                let view = SnapView::new(
+                    instance,
+                    pair,
+                    o.a.clone(),
+                    o.b.clone(),
+                    o.map,
+                    self.next_job,
+                );
+                let dtype = self.snap.as_ref().and_then(|s| s.dtype);
+                let big_endian = self.snap.as_ref().is_some_and(|s| s.big_endian);
+                self.snap = Some(SnapView {
+                    dtype,
+                    big_endian,
+                    // One snapshot on both sides: every row is "equal", so none is squeezed.
+                    squeeze: o.note.is_none(),
+                    ..view
+                });
+                if let Some(note) = o.note {
+                    self.set_status(note, false);
+                }
+                self.relayout();
+                vec![Cmd::StartIndex {
+                    job: self.next_job,
+                    a: o.a,
+                    b: o.b,
+                }]
+            }
+            Err(e) => {
+                self.set_status(e, true);
+                vec![]
+            }
+        }
+    }
+
+    fn on_index_event(&mut self, job: u64, event: IndexEvent) {
+        let Some(s) = self.snap.as_mut().filter(|s| s.job == job) else {
+            return;
+        };
+        match event {
+            IndexEvent::Progress {
+                scanned,
+                new_ranges,
+                differing_bytes,
+                ..
+            } => {
+                s.index.absorb(new_ranges, differing_bytes);
+                s.scanned = scanned;
+            }
+            IndexEvent::Done(Ok(out)) => {
+                s.index = out.index;
+                s.scanned = out.compared;
+                s.done = true;
+            }
+            IndexEvent::Done(Err(e)) => {
+                s.done = true;
+                s.error = Some(e.clone());
+                self.set_status(e, true);
+            }
+        }
+    }
+
+    fn on_checked(&mut self, results: checks::CheckResults, next: usize) -> Vec<Cmd> {
+        for (i, problem) in results {
+            if let Some(row) = self.rows.get_mut(i) {
+                // A problem found at load (an unreadable descriptor) says it first.
+                if row.problem.is_none() {
+                    row.problem = problem;
+                }
+            }
+        }
+        self.checked = Some(next);
+        if self.sort == SortKey::Status {
+            self.refresh_view();
+        }
+        checks::batch(&self.rows, next)
+            .map(|w| vec![Cmd::Work(w)])
+            .unwrap_or_default()
+    }
+}
