@@ -11,13 +11,37 @@ use crate::globals::Globals;
 use crate::image;
 use crate::instance::{InstanceFiles, Side};
 
-use crate::legacy::RegionStart;
+use crate::legacy::{Legacy, RegionStart};
 
-/// Append the findings about a legacy instance's files to `out`.
+/// Append the findings about a legacy instance's files to `out`: the descriptor, links out of
+/// the directory, the snapshots, then the globals and the image.
 pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
     let Some(legacy) = &d.legacy else {
         return;
     };
+    descriptor_findings(files, d, legacy, out);
+    note_outside_links(
+        &files.dir,
+        &[
+            files.json(),
+            files.snapshot_file(d, Side::Input),
+            files.snapshot_file(d, Side::Output),
+            files.globals(),
+            files.image(d),
+        ],
+        out,
+    );
+    snapshot_findings(files, d, legacy.device_memory_size, out);
+    globals_and_image_findings(files, d, out);
+}
+
+/// The descriptor's name, what makes it unreplayable, its region start and `DeviceMemorySize`.
+fn descriptor_findings(
+    files: &InstanceFiles,
+    d: &Descriptor,
+    legacy: &Legacy,
+    out: &mut Vec<Finding>,
+) {
     let json = files.json();
     if files.stem != d.name {
         out.push(finding(
@@ -44,28 +68,20 @@ pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
         ));
     }
     let size = legacy.device_memory_size;
-    if size % 16 != 0 {
+    if !size.is_multiple_of(16) {
         out.push(finding(
             Severity::Warning,
             &json,
             format!("DeviceMemorySize {size} is not a multiple of 16 (the bump allocator's unit)"),
         ));
     }
+}
+
+/// The memory before the kernel against `DeviceMemorySize` (`size`), the memory after it and an
+/// old replay's output against the memory before.
+fn snapshot_findings(files: &InstanceFiles, d: &Descriptor, size: u64, out: &mut Vec<Finding>) {
     let input = files.snapshot_file(d, Side::Input);
     let output = files.snapshot_file(d, Side::Output);
-    let globals_path = files.globals();
-    let image_path = files.image(d);
-    note_outside_links(
-        &files.dir,
-        &[
-            json.clone(),
-            input.clone(),
-            output.clone(),
-            globals_path.clone(),
-            image_path.clone(),
-        ],
-        out,
-    );
     let input_len = match recorded_len(files, d, Side::Input) {
         Err(f) => {
             out.push(f);
@@ -114,6 +130,12 @@ pub fn files(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// The count-less globals and the image, which LLVM 16–17 never wrote and 18–22 always did.
+fn globals_and_image_findings(files: &InstanceFiles, d: &Descriptor, out: &mut Vec<Finding>) {
+    let globals_path = files.globals();
+    let image_path = files.image(d);
     let llvm16 = d.format == RecordFormat::LegacyLlvm16;
     let globals = match Globals::read_legacy(&globals_path) {
         Ok(g) => Some(g),
