@@ -2,9 +2,20 @@
 //! `--shared-mem`, `--registers`): parsed and bounded here, for the space (`space`) and the
 //! define axes (`defines`) alike.
 
+use serde::{Deserialize, Serialize};
+
 /// At most this many values on one axis: a typo such as `1..1000000000:1` is refused instead of
 /// exhausting memory.
 pub const MAX_AXIS_VALUES: usize = 1 << 16;
+
+/// The axes as given on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Axes {
+    pub grid: Option<String>,
+    pub block: Option<String>,
+    pub shared_mem: Option<String>,
+    pub registers: Option<String>,
+}
 
 /// `XxYxZ`.
 pub fn dim(v: [u32; 3]) -> String {

@@ -10,8 +10,8 @@ use rr_format::memory::MemoryMap;
 use rr_format::text::visible;
 use serde::{Deserialize, Serialize};
 
+use super::measurement::{Status, Trial, TrialEnergy};
 use super::space::Config;
-use super::trial::{Status, Trial, TrialEnergy};
 use crate::diff::Comparison;
 use crate::replay::energy::{self, EnergyPolicy};
 use crate::replay::instance::ReplayInstance;

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::trial::Trial;
+use super::measurement::Trial;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,7 +100,7 @@ pub fn pareto_front(trials: &[Trial]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::replay::stats::Stats;
-    use crate::tune::trial::{Status, TrialEnergy};
+    use crate::tune::measurement::{Status, TrialEnergy};
     use crate::tune::Config;
 
     fn trial(block: u32, ns: f64, joules: Option<f64>, status: Status) -> Trial {

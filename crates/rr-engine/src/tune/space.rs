@@ -13,20 +13,19 @@ use std::fmt;
 use rr_format::Descriptor;
 use serde::{Deserialize, Serialize};
 
+use super::axis::Axes;
 use super::defines::{DefineAxis, Defines, GeometryExpr};
-use super::trial::Axes;
 use crate::replay::launch::check_limits;
 
 pub use super::axis::{
     dim, parse_dims, parse_grid, parse_registers, parse_scalars, GridChoice, MAX_AXIS_VALUES,
     MAX_REGISTERS,
 };
+pub use super::limits::MAX_MEASURED;
 
 /// At most this many configurations in one space: a typo is refused instead of exhausting
 /// memory.
 pub const MAX_CONFIGS: u64 = 1 << 24;
-/// Configurations one sweep measures at most: larger spaces are sampled (`--budget`).
-pub const MAX_MEASURED: u64 = 1 << 20;
 
 /// One launch configuration of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

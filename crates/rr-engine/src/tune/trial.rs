@@ -1,5 +1,6 @@
-//! What one configuration of a sweep gave, and the sweep's report: CSV with Mneme's columns
-//! first, JSON with the measurement metadata (the same file is read back by `--resume`).
+//! The sweep's report: JSON with the measurement metadata (the same file is read back by
+//! `--resume`), CSV with Mneme's columns first (`report_csv`). It sits above what it holds:
+//! the trials (`measurement`), the objective, the strategy and the shard (`part`).
 
 use std::io::Write;
 use std::path::Path;
@@ -8,249 +9,17 @@ use serde::{Deserialize, Serialize};
 
 use super::defines::Defines;
 use super::objective::Objective;
+use super::part::Shard;
 use super::space::{Config, Space};
 use super::strategy::StrategyKind;
-use crate::replay::stats::Stats;
-use crate::replay::timing::{StopReason, TimingPolicy};
+use crate::replay::timing::TimingPolicy;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Measured and verified (or verification off).
-    Ok,
-    /// Measured, but the memory after it differs from the recorded output.
-    VerifyFailed,
-    /// The driver refused the launch (too many resources, bad geometry); nothing ran.
-    Invalid,
-    /// The kernel faulted; the engine process was restarted.
-    Fault,
-    /// Not launched: it breaks a hardware or recorded limit.
-    Skipped,
-}
-
-impl Status {
-    pub fn label(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::VerifyFailed => "verify failed",
-            Status::Invalid => "invalid",
-            Status::Fault => "fault",
-            Status::Skipped => "skipped",
-        }
-    }
-}
-
-/// One measured (or refused) configuration. Read back (`tune --resume`) through [`TrialWire`]:
-/// a flattened struct makes serde buffer every field of a trial, unknown ones included, so a
-/// hostile report file could cost many times its size in memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "TrialWire")]
-pub struct Trial {
-    #[serde(flatten)]
-    pub config: Config,
-    pub status: Status,
-    /// Why it failed, was refused or skipped (control characters made visible).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Kernel time in ns over the kept samples.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_ns: Option<Stats>,
-    /// SM clock over the kept samples, in MHz.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_mhz: Option<Stats>,
-    /// Samples discarded because the clock was throttled.
-    #[serde(default)]
-    pub discarded: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<StopReason>,
-    /// Registers per thread as compiled for this configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registers: Option<u32>,
-    /// Resident blocks per SM the driver computes for this block and shared memory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocks_per_sm: Option<u32>,
-    /// The CUDA device that measured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<i32>,
-    /// Time the engine spent on this configuration: samples, restores, recompilation and
-    /// verification (ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine_ms: Option<f64>,
-    /// Of which reading the memory back and verifying it (ms).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verify_ms: Option<f64>,
-    /// Whether this is the recorded configuration.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub recorded: bool,
-    /// Its position in the sweep's space (`tune merge` puts shards in this order).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<u64>,
-    /// Energy per execution (`tune --energy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<TrialEnergy>,
-    /// On the Pareto front of time against energy (set by [`TuneReport::summarise`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pareto: bool,
-}
-
-/// What NVML measured for one configuration: the part of [`crate::replay::energy::Energy`] a
-/// sweep keeps per row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TrialEnergy {
-    /// Joules per execution.
-    pub joules: f64,
-    /// Average power while it ran back to back (W).
-    pub power_w: f64,
-    /// Relative spread of the power over groups of counter windows.
-    pub noise: f64,
-    /// Counter windows measured.
-    pub windows: usize,
-}
-
-impl TrialEnergy {
-    pub fn of(e: &crate::replay::energy::Energy) -> TrialEnergy {
-        TrialEnergy {
-            joules: e.joules,
-            power_w: e.power_w,
-            noise: e.noise,
-            windows: e.windows,
-        }
-    }
-
-    /// Values a measurement can give (a report read back may hold anything): a positive
-    /// energy up to a megajoule per execution, a power up to a megawatt, a noise up to 100 times
-    /// the mean — beyond, the report's arithmetic would run into infinities.
-    pub fn is_plausible(&self) -> bool {
-        let within = |v: f64, lo: f64, hi: f64| v.is_finite() && v >= lo && v <= hi;
-        self.joules > 0.0
-            && within(self.joules, 0.0, 1e6)
-            && within(self.power_w, 0.0, 1e6)
-            && within(self.noise, 0.0, 100.0)
-    }
-}
-
-/// A [`Trial`] as its JSON holds it: the configuration's fields inline, unknown fields
-/// skipped as they stream by.
-#[derive(Deserialize)]
-struct TrialWire {
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_mem: u32,
-    #[serde(default)]
-    max_registers: Option<u32>,
-    #[serde(default)]
-    variant: Option<u32>,
-    status: Status,
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    kernel_ns: Option<Stats>,
-    #[serde(default)]
-    clock_mhz: Option<Stats>,
-    #[serde(default)]
-    discarded: usize,
-    #[serde(default)]
-    stop: Option<StopReason>,
-    #[serde(default)]
-    registers: Option<u32>,
-    #[serde(default)]
-    blocks_per_sm: Option<u32>,
-    #[serde(default)]
-    device: Option<i32>,
-    #[serde(default)]
-    engine_ms: Option<f64>,
-    #[serde(default)]
-    verify_ms: Option<f64>,
-    #[serde(default)]
-    recorded: bool,
-    #[serde(default)]
-    index: Option<u64>,
-    #[serde(default)]
-    energy: Option<TrialEnergy>,
-    #[serde(default)]
-    pareto: bool,
-}
-
-impl From<TrialWire> for Trial {
-    fn from(w: TrialWire) -> Trial {
-        Trial {
-            config: Config {
-                grid: w.grid,
-                block: w.block,
-                shared_mem: w.shared_mem,
-                max_registers: w.max_registers,
-                variant: w.variant,
-            },
-            status: w.status,
-            message: w.message,
-            kernel_ns: w.kernel_ns,
-            clock_mhz: w.clock_mhz,
-            discarded: w.discarded,
-            stop: w.stop,
-            registers: w.registers,
-            blocks_per_sm: w.blocks_per_sm,
-            device: w.device,
-            engine_ms: w.engine_ms,
-            verify_ms: w.verify_ms,
-            recorded: w.recorded,
-            index: w.index,
-            energy: w.energy,
-            pareto: w.pareto,
-        }
-    }
-}
-
-impl Trial {
-    /// A configuration with nothing measured yet.
-    pub fn new(config: Config, status: Status) -> Trial {
-        Trial {
-            config,
-            status,
-            message: None,
-            kernel_ns: None,
-            clock_mhz: None,
-            discarded: 0,
-            stop: None,
-            registers: None,
-            blocks_per_sm: None,
-            device: None,
-            engine_ms: None,
-            verify_ms: None,
-            recorded: false,
-            index: None,
-            energy: None,
-            pareto: false,
-        }
-    }
-
-    /// A configuration that was not measured, and why.
-    pub fn refused(config: Config, status: Status, message: String) -> Trial {
-        Trial {
-            message: Some(message),
-            ..Trial::new(config, status)
-        }
-    }
-
-    /// The cost a search minimises: the median kernel time of a verified configuration.
-    pub fn cost(&self) -> Option<f64> {
-        match (self.status, &self.kernel_ns) {
-            (Status::Ok, Some(k)) if k.count > 0 => Some(k.median),
-            _ => None,
-        }
-    }
-
-    /// Joules per execution, when measured.
-    pub fn joules(&self) -> Option<f64> {
-        self.energy.map(|e| e.joules)
-    }
-
-    /// Relative standard deviation of the kernel time.
-    pub fn noise(&self) -> Option<f64> {
-        self.kernel_ns
-            .filter(|k| k.count > 1 && k.mean > 0.0)
-            .map(|k| k.stddev / k.mean)
-    }
-}
+// What the report is made of, where the rest of the workspace finds it (`tune::trial::…`).
+pub use super::axis::Axes;
+pub use super::limits::{
+    plausible_time, MAX_NAME_BYTES, MAX_SKIPPED_LISTED, MAX_TRIALS, MIN_KERNEL_NS,
+};
+pub use super::measurement::{Status, Trial, TrialEnergy};
 
 /// The device that measured, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -352,7 +121,7 @@ pub struct TuneReport {
     pub compile: Option<CompileStats>,
     /// The part of the sweep this run measured (`--shard K/N`; `tune merge` joins them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<super::shard::Shard>,
+    pub shard: Option<Shard>,
 }
 
 /// Where a sweep's variants come from.
@@ -385,15 +154,6 @@ pub struct CompileStats {
     /// time (workers × sweep seconds).
     pub gpu_wait_s: f64,
     pub gpu_idle_fraction: f64,
-}
-
-/// The axes as given on the command line.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Axes {
-    pub grid: Option<String>,
-    pub block: Option<String>,
-    pub shared_mem: Option<String>,
-    pub registers: Option<String>,
 }
 
 impl TuneReport {
@@ -587,144 +347,10 @@ impl TuneReport {
         }?;
         w.write_all(b"\n")
     }
-
-    /// CSV: Mneme's columns first, then the 3-D dimensions and the measurement details.
-    pub fn to_csv(&self) -> Result<Vec<u8>, csv::Error> {
-        let mut v = Vec::new();
-        self.write_csv(&mut v)?;
-        Ok(v)
-    }
-
-    /// [`TuneReport::to_csv`] into `w` row by row: the kernel's name is in every row, so the CSV
-    /// can be many times the size of the report.
-    pub fn write_csv(&self, w: impl Write) -> Result<(), csv::Error> {
-        let mut w = csv::Writer::from_writer(w);
-        // Compile-time tuning adds a column per define (empty for the recorded image).
-        let names = self.defines.axes.iter().map(|a| a.name.as_str());
-        w.write_record(CSV_HEADER.iter().copied().chain(names))?;
-        for t in &self.trials {
-            let mut row = csv_row(&self.kernel, t);
-            let values = t.config.variant.map(|v| self.defines.values(v as usize));
-            for i in 0..self.defines.axes.len() {
-                let value = values.as_ref().and_then(|v| v.get(i)).map(|(_, x)| *x);
-                row.push(value.unwrap_or_default().to_string());
-            }
-            w.write_record(row)?;
-        }
-        w.flush()?;
-        Ok(())
-    }
 }
 
-/// A kernel name read back is at most this many bytes (the symbol-name bound every reader of
-/// records applies): it goes into every CSV row.
-pub const MAX_NAME_BYTES: usize = rr_format::limits::MAX_SYMBOL_NAME_BYTES;
-
-/// No launch is measured faster than this (ns): even an empty kernel keeps the GPU about a
-/// microsecond between the events around it, and CUDA events resolve about half of one; a
-/// tenth of that leaves room for GPUs to come. Below it a time is no measurement (1e-300 ns
-/// once made "0 ns" and a 300-digit speed-up).
-pub const MIN_KERNEL_NS: f64 = 100.0;
-
-/// The one rule for a kernel time this process did not measure itself: an engine's or a hub's
-/// answer, a part to merge, a sweep to resume or simulate from. What a measurement can give:
-/// finite, ordered, no sample faster than a launch, none slower than days.
-pub fn plausible_time(k: &Stats) -> bool {
-    k.is_plausible() && k.min >= MIN_KERNEL_NS
-}
-
-/// Trials a report may hold: every measured configuration of the largest sweep, plus the
-/// skipped ones it lists.
-pub const MAX_TRIALS: usize = (super::space::MAX_MEASURED as usize) + MAX_SKIPPED_LISTED;
-/// Skipped configurations a report lists one by one; more are only counted.
-pub const MAX_SKIPPED_LISTED: usize = 10_000;
 /// Reports with more trials are written without indentation (a third of the size).
 const COMPACT_ABOVE: usize = 10_000;
-
-pub const CSV_HEADER: [&str; 30] = [
-    "Kernel-Name",
-    "GridDim-X",
-    "BlockDim-X",
-    "MaxThreads",
-    "MinBlock",
-    "Duration (ms)",
-    "Duration (stdev)",
-    "Verify",
-    "GridDim-Y",
-    "GridDim-Z",
-    "BlockDim-Y",
-    "BlockDim-Z",
-    "SharedMem",
-    "MaxRegisters",
-    "Registers",
-    "Median (ms)",
-    "Min (ms)",
-    "Max (ms)",
-    "Noise (%)",
-    "Samples",
-    "Discarded",
-    "Clock (MHz)",
-    "Status",
-    "Device",
-    "Recorded",
-    "Energy (mJ)",
-    "Power (W)",
-    "Energy noise (%)",
-    "EDP (J*s)",
-    "Pareto",
-];
-
-fn csv_row(kernel: &str, t: &Trial) -> Vec<String> {
-    let ms = |f: fn(&Stats) -> f64| {
-        t.kernel_ns
-            .map(|k| format!("{:.6}", f(&k) / 1e6))
-            .unwrap_or_default()
-    };
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-    let energy = |f: fn(&TrialEnergy) -> String| t.energy.as_ref().map(f).unwrap_or_default();
-    let c = &t.config;
-    vec![
-        kernel.to_string(),
-        c.grid[0].to_string(),
-        c.block[0].to_string(),
-        // Mneme's launch bounds: the threads per block, and the blocks per SM that reside.
-        c.block_threads().to_string(),
-        opt(t.blocks_per_sm),
-        ms(|k| k.mean),
-        ms(|k| k.stddev),
-        // Mneme: 0 = correct.
-        if t.status == Status::Ok { "0" } else { "1" }.to_string(),
-        c.grid[1].to_string(),
-        c.grid[2].to_string(),
-        c.block[1].to_string(),
-        c.block[2].to_string(),
-        c.shared_mem.to_string(),
-        opt(c.max_registers),
-        opt(t.registers),
-        ms(|k| k.median),
-        ms(|k| k.min),
-        ms(|k| k.max),
-        t.noise()
-            .map(|n| format!("{:.3}", n * 100.0))
-            .unwrap_or_default(),
-        t.kernel_ns.map(|k| k.count.to_string()).unwrap_or_default(),
-        t.discarded.to_string(),
-        t.clock_mhz
-            .map(|c| format!("{:.0}", c.median))
-            .unwrap_or_default(),
-        t.status.label().to_string(),
-        t.device.map(|d| d.to_string()).unwrap_or_default(),
-        if t.recorded { "1" } else { "0" }.to_string(),
-        energy(|e| format!("{:.6}", e.joules * 1e3)),
-        energy(|e| format!("{:.2}", e.power_w)),
-        energy(|e| format!("{:.3}", e.noise * 100.0)),
-        Objective::Edp
-            .of(t)
-            .map(|v| format!("{v:.6e}"))
-            .unwrap_or_default(),
-        if t.pareto { "1" } else { "0" }.to_string(),
-    ]
-}
 
 /// The index of `config` in `space`, when it is one of its configurations.
 pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
@@ -735,6 +361,7 @@ pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
 mod tests {
     use super::super::space::{parse_dims, parse_grid, Rules};
     use super::*;
+    use crate::replay::stats::Stats;
 
     fn trial(block: u32, status: Status, median: f64, recorded: bool) -> Trial {
         let mut t = Trial::new(
@@ -867,24 +494,6 @@ mod tests {
             .unwrap();
         assert_eq!(kept.len(), 4);
         assert_eq!(kept[3].energy, None);
-    }
-
-    /// One rule for every time read from elsewhere: nothing faster than a launch, nothing
-    /// unordered or beyond days.
-    #[test]
-    fn a_time_is_plausible_from_a_launchs_minimum_on() {
-        let ok = |v: &[f64]| plausible_time(&Stats::of(v));
-        assert!(ok(&[1000.0, 1200.0]));
-        assert!(ok(&[MIN_KERNEL_NS]));
-        for bad in [1e-300, 0.0, 99.0, -5.0, f64::NAN, 1e16] {
-            assert!(!ok(&[bad]), "{bad}");
-        }
-        assert!(!ok(&[1e-300, 2000.0, 3000.0]), "a sample under the floor");
-        let unordered = Stats {
-            min: 3000.0,
-            ..Stats::of(&[2000.0])
-        };
-        assert!(!plausible_time(&unordered));
     }
 
     #[test]
