@@ -428,7 +428,25 @@ impl Inspection {
         self.render(false)
     }
 
+    /// The text lines, the paths of the descriptor and the image among them if `paths`.
     fn render(&self, paths: bool) -> Vec<String> {
+        let mut out = self.identity_lines(paths);
+        self.push_launch_lines(&mut out);
+        self.push_argument_lines(&mut out);
+        self.push_globals_and_image_lines(paths, &mut out);
+        let s = &self.snapshots;
+        out.push(format!(
+            "Snapshots    input {}, output {}",
+            Self::snapshot_text(s.record_input_bytes, &s.record_input_problem),
+            Self::snapshot_text(s.record_output_bytes, &s.record_output_problem)
+        ));
+        out.into_iter()
+            .map(|l| crate::text::visible(&l).into_owned())
+            .collect()
+    }
+
+    /// Which record and kernel this is, and whether it can be replayed.
+    fn identity_lines(&self, paths: bool) -> Vec<String> {
         let d = &self.descriptor;
         let mut out = vec![
             match paths {
@@ -461,6 +479,12 @@ impl Inspection {
                 crate::text::visible(why)
             ));
         }
+        out
+    }
+
+    /// How the kernel is launched, and the memory it was recorded with.
+    fn push_launch_lines(&self, out: &mut Vec<String>) {
+        let d = &self.descriptor;
         out.push(format!(
             "Geometry     grid {}, block {}, dynamic shared memory {}",
             dims(self.grid),
@@ -514,6 +538,11 @@ impl Inspection {
                 ));
             }
         }
+    }
+
+    /// The arguments, the objects among them and the parameter words pointing outside the record.
+    fn push_argument_lines(&self, out: &mut Vec<String>) {
+        let d = &self.descriptor;
         out.push(format!("Arguments    {}", self.arguments.len()));
         for a in &self.arguments {
             out.push(format!("  #{:<3} {}  {}", a.index, a.hex, a.meaning));
@@ -527,6 +556,10 @@ impl Inspection {
         for w in &self.outside {
             out.push(format!("Warning      {w}"));
         }
+    }
+
+    /// The module globals and the device image (its path if `paths`), or why they are unreadable.
+    fn push_globals_and_image_lines(&self, paths: bool, out: &mut Vec<String>) {
         match &self.globals_problem {
             // Not recorded (LLVM 16–17): a note above says so.
             None if !self.globals_recorded => {}
@@ -558,15 +591,6 @@ impl Inspection {
             // Not recorded (LLVM 16–17): a note above says so.
             (None, None) => {}
         }
-        let s = &self.snapshots;
-        out.push(format!(
-            "Snapshots    input {}, output {}",
-            Self::snapshot_text(s.record_input_bytes, &s.record_input_problem),
-            Self::snapshot_text(s.record_output_bytes, &s.record_output_problem)
-        ));
-        out.into_iter()
-            .map(|l| crate::text::visible(&l).into_owned())
-            .collect()
     }
 
     /// The decoded fields, in display order, named so that the same field of two instances has
