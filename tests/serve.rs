@@ -1,12 +1,14 @@
-//! The explorer's kept replay process (`replay --json --serve`) end to end, on a stand-in CUDA
-//! driver (`tests/tools/fake_libcuda.c`: every call succeeds, nothing is computed): the next
-//! instance switches in with the memory it shares, one that cannot switch gets a fresh copy of
-//! the process, requests queued behind that copy are still served, a refused request is
-//! answered under its run id, and the end of input ends the process.
+//! The explorer's kept replay process (`replay - --json --serve`, fed replay jobs as JSON lines)
+//! end to end, on a stand-in CUDA driver (`tests/tools/fake_libcuda.c`: every call succeeds,
+//! nothing is computed): the next instance switches in with the memory it shares, one that
+//! cannot switch gets a fresh copy of the process (handed its job), jobs queued behind that copy
+//! are still served, a refused job is answered under its run id, and the end of input ends the
+//! process.
 
 mod common;
 
 use common::*;
+use rr_engine::replay::{job, ReplayRequest};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,17 +28,22 @@ fn descriptors() -> (PathBuf, PathBuf) {
     (json[0].clone(), json[1].clone())
 }
 
-fn request(desc: &Path, run: u64, extra: &[&str]) -> String {
-    let mut args = vec![
-        "replay".to_string(),
-        desc.display().to_string(),
-        "--json".into(),
-        "--run-id".into(),
-        run.to_string(),
-        "--events-only".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    serde_json::to_string(&args).unwrap()
+/// A job for run `run` of `desc`, timed with events alone, changed by `edit`.
+fn job_with(desc: &Path, run: u64, edit: impl FnOnce(&mut ReplayRequest)) -> String {
+    let mut r = ReplayRequest::new(desc.to_path_buf());
+    r.run_id = run;
+    r.events_only = true;
+    edit(&mut r);
+    String::from_utf8(job::encode(&r).unwrap()).unwrap()
+}
+
+fn request(desc: &Path, run: u64) -> String {
+    job_with(desc, run, |_| ())
+}
+
+/// The same with a kernel timeout of 10 s (other than the first job's: no switch in).
+fn request_timeout(desc: &Path, run: u64) -> String {
+    job_with(desc, run, |r| r.kernel_timeout = 10.0)
 }
 
 #[test]
@@ -51,9 +58,7 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
     bytes[100] ^= 0xff;
     std::fs::write(&blob, bytes).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
-        .args(["replay"])
-        .arg(&d)
-        .args(["--json", "--run-id", "1", "--events-only", "--serve"])
+        .args(["replay", "-", "--json", "--serve"])
         .env("LD_LIBRARY_PATH", driver.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -62,20 +67,17 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
         .unwrap();
     // All requests at once: those behind the fresh copy (run 3) must survive its exec.
     let lines = [
-        request(&e, 2, &[]),
-        request(&d, 3, &["--kernel-timeout", "10"]),
-        r#"["replay", "x.json", "--run-id", "4", "--repetitions", "0x"]"#.to_string(),
-        request(&d, 5, &["--kernel-timeout", "10"]),
-        request(
-            Path::new("/nonexistent/x.json"),
-            6,
-            &["--kernel-timeout", "10"],
-        ),
-        request(&e, 7, &["--kernel-timeout", "10"]),
+        request(&d, 1),
+        request(&e, 2),
+        request_timeout(&d, 3),
+        job_with(Path::new("x.json"), 4, |r| r.repetitions = 0),
+        request_timeout(&d, 5),
+        request_timeout(Path::new("/nonexistent/x.json"), 6),
+        request_timeout(&e, 7),
         // Refused before the GPU although it could not have switched (another timeout): the
         // session stays, and the next one switches in.
-        request(&bad_e, 8, &[]),
-        request(&d, 9, &["--kernel-timeout", "10"]),
+        request(&bad_e, 8),
+        request_timeout(&d, 9),
     ];
     let mut stdin = child.stdin.take().unwrap();
     for l in &lines {
@@ -121,10 +123,12 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
         Some("a new replay process: another kernel timeout is asked for")
     );
     assert_eq!(done(3), Some(true));
-    // A request the parser refuses, answered under the run it names.
-    assert!(of(4)
-        .iter()
-        .any(|e| e["event"] == "error" && e["message"].as_str().unwrap().contains("'0x'")));
+    // A job outside the command line's limits, answered under the run it names.
+    assert!(of(4).iter().any(|e| e["event"] == "error"
+        && e["message"]
+            .as_str()
+            .unwrap()
+            .contains("--repetitions 0: from 1 to")));
     assert_eq!(done(4), Some(false));
     // The fresh copy goes on: the same instance again keeps everything.
     assert!(phase(5, "switched")

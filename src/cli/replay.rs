@@ -95,9 +95,9 @@ pub struct ReplayArgs {
     /// The run id every JSON event carries (set by the explorer and `tune`).
     #[arg(long, default_value_t = 1, hide = true)]
     pub run_id: u64,
-    /// After this replay, read more from stdin (one JSON array of arguments a line) and keep
-    /// the memory on the GPU when the next instance maps the same ranges (the explorer's
-    /// replay process).
+    /// After this replay (none with `-` as the descriptor), read replay jobs from stdin (one
+    /// JSON line each, `rr_engine::replay::job`) and keep the memory on the GPU when the next
+    /// instance maps the same ranges (the explorer's replay process).
     #[arg(long, requires = "json", hide = true)]
     pub serve: bool,
 }
@@ -296,8 +296,8 @@ pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
     Define::parse(s)
 }
 
-/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
-pub(crate) const MAX_REPETITIONS: u32 = 10_000_000;
+/// The job's limit, which the parser applies ([`rr_engine::replay::ReplayRequest::check`]).
+pub(crate) use rr_engine::replay::request::MAX_REPETITIONS;
 
 /// A number of repetitions, `1000` or `1_000`, from 1 to [`MAX_REPETITIONS`] (the command's
 /// flag and the explorer's prompt alike).
@@ -310,12 +310,13 @@ pub(crate) fn parse_repetitions(text: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
 }
 
-/// Seconds from 0 (no limit) to a day.
+/// Seconds from 0 (no limit) to a day (the job's limit).
 pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
+    use rr_engine::replay::request::MAX_KERNEL_TIMEOUT;
     match s.trim().parse::<f64>() {
-        Ok(v) if (0.0..=86_400.0).contains(&v) => Ok(v),
+        Ok(v) if (0.0..=MAX_KERNEL_TIMEOUT).contains(&v) => Ok(v),
         _ => Err(format!(
-            "{s:?} is not a number of seconds from 0 (no limit) to 86400"
+            "{s:?} is not a number of seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}"
         )),
     }
 }

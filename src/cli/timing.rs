@@ -26,7 +26,7 @@ pub struct TimingArgs {
     /// Adaptive sampling: samples before the noise may stop it.
     ///
     /// Kept samples, at least 2 [default: 10].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..), allow_negative_numbers = true, help_heading = "Timing")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(rr_engine::replay::request::LEAST_MIN_SAMPLES as i64..), allow_negative_numbers = true, help_heading = "Timing")]
     pub min_samples: Option<u32>,
     /// Adaptive sampling: kernel time before the noise may stop it.
     ///
@@ -78,8 +78,9 @@ pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Sampling one configuration for more than an hour is a mistake, not a measurement.
-pub(crate) const MAX_SECONDS: f64 = 3600.0;
+/// Sampling one configuration for more than an hour is a mistake, not a measurement (the job's
+/// limit, [`rr_engine::replay::ReplayRequest::check`]).
+pub(crate) const MAX_SECONDS: f64 = rr_engine::replay::request::MAX_SAMPLING_SECONDS;
 
 fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {

@@ -9,6 +9,7 @@ use rr_engine::replay::{Placeholders, ReplayInstance, Session};
 use super::printer::Printer;
 use crate::error::Error;
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 
 /// How many times a replay re-executes itself when its own mappings sit on recorded ranges.
 const MAX_FRESH_PROCESSES: u32 = 3;
@@ -82,7 +83,8 @@ fn reexec(attempt: u32) -> Error {
 pub(crate) const FRESH_REASON_ENV: &str = "RR_TUI_SERVE_FRESH";
 
 /// Replace this process with a copy of the executable running `args`, with `env` added (and
-/// neither a count of earlier attempts nor a reason for a fresh copy unless `env` sets them).
+/// neither a count of earlier attempts nor a reason for a fresh copy unless `env` sets them;
+/// the job a serving process serves goes with it).
 /// Returns only when that fails, with why.
 pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
     use std::os::unix::process::CommandExt;
@@ -97,7 +99,12 @@ pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
     command
         .args(args)
         .env_remove(REEXEC_ENV)
-        .env_remove(FRESH_REASON_ENV);
+        .env_remove(FRESH_REASON_ENV)
+        .env_remove(super::serve::JOB_ENV);
+    // A serving process hands the job it serves to its copy, which reads no command line for it.
+    if let Some(job) = super::serve::current_job() {
+        command.env(super::serve::JOB_ENV, std::ffi::OsStr::from_bytes(&job));
+    }
     for (k, v) in env {
         command.env(k, v);
     }

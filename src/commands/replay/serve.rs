@@ -1,13 +1,13 @@
-//! `rr-tui replay … --json --serve` (hidden): the explorer's replay process. After the replay
-//! its arguments ask for, it reads further replays from stdin, one JSON array of `rr-tui`
-//! arguments a line (`["replay", "DESC.json", "--json", "--run-id", "7", …]`, parsed by the
-//! command line's own parser), and keeps its session from one to the next: a neighbouring
+//! `rr-tui replay - --json --serve` (hidden): the explorer's replay process. It reads replay
+//! jobs from stdin, one JSON line each (`rr_engine::replay::job`: the typed job itself, held to
+//! the command line's limits, never command-line text); `replay DESC.json --json --serve` runs
+//! the replay its arguments ask for first. It keeps its session from one job to the next: a neighbouring
 //! instance of the same recording switches in with the memory already on the GPU
 //! ([`Session::switch_to`]), so a replay of a 24 GiB model's next kernel uploads what changed,
 //! not everything. A replay that cannot switch (memory laid out differently, another GPU or
 //! kernel timeout, host memory, textures, an A/B candidate) gets a fresh process: this one
-//! replaces itself with a copy running the new arguments, on the same pipes (requests are read
-//! a byte at a time, so those queued behind are left for the copy). A failure after the checks
+//! replaces itself with a copy that takes the job from its environment ([`JOB_ENV`]), on the
+//! same pipes (jobs are read a byte at a time, so those queued behind are left for the copy). A failure after the checks
 //! drops the session (a fault leaves the context unusable) and the next request gets a fresh
 //! process; a refusal by the checks keeps it. Only the end of input, or a line that is no
 //! request, ends the process.
@@ -16,8 +16,9 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
-use clap::Parser;
+use rr_engine::replay::job::{self, JobError, MAX_JOB_LINE};
 use rr_engine::replay::protocol::Event;
 use rr_engine::replay::{ReplayRequest, Session};
 
@@ -26,15 +27,24 @@ use super::printer::Printer;
 use super::{
     finish, in_new_session, launch_event, open, preflight, run_on, screen, start, Checked, Failure,
 };
-use crate::cli::{Cli, Command, ReplayArgs};
+use crate::cli::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::lines::Line;
 
 /// Set while this process serves replays (its sessions keep their input copy).
 pub(super) static SERVING: AtomicBool = AtomicBool::new(false);
 
-/// A request line longer than this is not one of ours.
-const MAX_REQUEST: u64 = 1 << 20;
+/// The job a fresh copy of a serving process runs first: the one its predecessor could not.
+pub(crate) const JOB_ENV: &str = "RR_TUI_REPLAY_JOB";
+
+/// The job being served, as its line: what a copy of this process must take over when it
+/// replaces this one (`open::exec_fresh`, for a fresh session or a new address layout).
+static CURRENT_JOB: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
+/// The job this process serves now, if it serves jobs.
+pub(crate) fn current_job() -> Option<Vec<u8>> {
+    CURRENT_JOB.lock().ok()?.clone()
+}
 
 /// The open session and what it was opened with that a switch cannot change.
 struct Held {
@@ -46,15 +56,38 @@ struct Held {
 
 pub fn run(a: &ReplayArgs) -> Result<i32> {
     SERVING.store(true, Ordering::Relaxed);
-    let mut request = a.request();
+    // `-`: every job comes as a job line; otherwise the first is the command line's.
+    let mut next = (a.descriptor.as_os_str() != "-").then(|| a.request());
+    let mut jobs = Jobs::new();
     let mut held: Option<Held> = None;
     // Whether this process has opened a session (a later replay without one needs a fresh
     // process: this one's state after a failure on the GPU is not to be trusted).
     let mut opened = false;
-    let mut stdin = BufReader::with_capacity(1, UnbufferedStdin);
-    let mut line = Vec::new();
-    let mut status;
+    let mut status = 0;
     loop {
+        let request = match next.take() {
+            Some(r) => r,
+            // The process goes on after a failure too, until the end of input: a `done` is
+            // never followed by an exit that would drop the next job on the floor.
+            None => match jobs.next() {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(status),
+                Err(JobError {
+                    run: Some(run),
+                    message,
+                }) => {
+                    // A job whose run is known gets its answer; the session stays.
+                    let printer = Printer { json: true, run };
+                    start(&printer, std::path::Path::new(""));
+                    status = finish(Err(Error::invalid(message).into()), &printer);
+                    continue;
+                }
+                Err(JobError { run: None, message }) => return Err(Error::invalid(message)),
+            },
+        };
+        if let Ok(mut current) = CURRENT_JOB.lock() {
+            *current = Some(job::encode(&request).map_err(|e| Error::invalid(e.to_string()))?);
+        }
         let printer = Printer {
             json: true,
             run: request.run_id,
@@ -62,29 +95,41 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
         match serve_one(&request, &printer, &mut held, &mut opened) {
             Served::Finished(outcome) => status = finish(outcome, &printer),
             Served::Fresh(why) => {
-                let mut args: Vec<OsString> =
-                    request.to_args().into_iter().map(OsString::from).collect();
-                args.push("--serve".into());
+                let args: Vec<OsString> = ["replay", "-", "--json", "--serve"]
+                    .into_iter()
+                    .map(OsString::from)
+                    .collect();
                 // Freed here, not by exec: the device memory must be free for the copy.
                 drop(held.take());
                 return Err(open::exec_fresh(&args, &[(FRESH_REASON_ENV, &why)]));
             }
         }
-        // The process goes on after a failure too, until the end of input: a `done` is never
-        // followed by an exit that would drop the next request on the floor.
-        request = loop {
-            match next_request(&mut stdin, &mut line) {
-                Ok(Some(next)) => break next,
-                Ok(None) => return Ok(status),
-                Err((Some(run), e)) => {
-                    // A request whose run is known gets its answer; the session stays.
-                    let printer = Printer { json: true, run };
-                    start(&printer, std::path::Path::new(""));
-                    status = finish(Err(e.into()), &printer);
-                }
-                Err((None, e)) => return Err(e),
-            }
-        };
+    }
+}
+
+/// Where jobs come from: the one a predecessor handed over in [`JOB_ENV`] first, then stdin.
+struct Jobs {
+    handed_over: Option<std::ffi::OsString>,
+    stdin: BufReader<UnbufferedStdin>,
+    line: Vec<u8>,
+}
+
+impl Jobs {
+    fn new() -> Jobs {
+        Jobs {
+            handed_over: std::env::var_os(JOB_ENV),
+            stdin: BufReader::with_capacity(1, UnbufferedStdin),
+            line: Vec::new(),
+        }
+    }
+
+    /// The next job; None at the end of input.
+    fn next(&mut self) -> std::result::Result<Option<ReplayRequest>, JobError> {
+        if let Some(line) = self.handed_over.take() {
+            use std::os::unix::ffi::OsStrExt;
+            return job::decode(line.as_bytes()).map(Some);
+        }
+        next_job(&mut self.stdin, &mut self.line)
     }
 }
 
@@ -206,63 +251,20 @@ fn cannot_switch(held: &Held, req: &ReplayRequest, checked: &Checked) -> Option<
     }
 }
 
-/// A request that cannot be served, with its run id when the line names one.
-type Refused = (Option<u64>, Error);
-
-/// The next request on stdin; None at the end of input.
-fn next_request(
+/// The next job on stdin; None at the end of input.
+fn next_job(
     stdin: &mut impl BufRead,
     line: &mut Vec<u8>,
-) -> std::result::Result<Option<ReplayRequest>, Refused> {
-    let read = crate::lines::next_nonblank(stdin, MAX_REQUEST, line).map_err(|e| {
-        let why = format!("reading replay requests: {e}");
-        (None, Error::invalid(why))
-    })?;
+) -> std::result::Result<Option<ReplayRequest>, JobError> {
+    let refused = |message| JobError { run: None, message };
+    let read = crate::lines::next_nonblank(stdin, MAX_JOB_LINE as u64, line)
+        .map_err(|e| refused(format!("reading replay jobs: {e}")))?;
     match read {
         None => Ok(None),
-        Some(Line::Cut) => Err((
-            None,
-            Error::invalid(format!("a replay request longer than {MAX_REQUEST} bytes")),
-        )),
-        Some(Line::Whole) => parse_request(line).map(Some),
-    }
-}
-
-/// A request line: a JSON array of the arguments of `rr-tui replay … --json`.
-fn parse_request(line: &[u8]) -> std::result::Result<ReplayRequest, Refused> {
-    let args: Vec<String> = serde_json::from_slice(line).map_err(|e| {
-        let why = format!("a replay request is a JSON array of rr-tui's arguments: {e}");
-        (None, Error::invalid(why))
-    })?;
-    let run = args
-        .iter()
-        .enumerate()
-        .find_map(|(i, a)| match a.strip_prefix("--run-id") {
-            Some("") => args.get(i + 1).map(String::as_str),
-            Some(v) => v.strip_prefix('='),
-            None => None,
-        })
-        .and_then(|v| v.parse().ok());
-    let cli =
-        Cli::try_parse_from(std::iter::once("rr-tui".to_string()).chain(args)).map_err(|e| {
-            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-            let why = match e.kind() {
-                DisplayHelp | DisplayVersion => "--help and --version are not replays".into(),
-                _ => {
-                    let said = e.to_string();
-                    let first = said.lines().next().unwrap_or_default();
-                    first.trim_start_matches("error: ").to_string()
-                }
-            };
-            let why = format!("a replay request's arguments: {why}");
-            (run, Error::invalid(why))
-        })?;
-    match cli.command {
-        Some(Command::Replay(a)) if a.json => Ok(a.request()),
-        _ => Err((
-            run,
-            Error::invalid("a replay request must be the arguments of `replay … --json`"),
-        )),
+        Some(Line::Cut) => Err(refused(format!(
+            "a replay job longer than {MAX_JOB_LINE} bytes"
+        ))),
+        Some(Line::Whole) => job::decode(line).map(Some),
     }
 }
 
@@ -270,65 +272,25 @@ fn parse_request(line: &[u8]) -> std::result::Result<ReplayRequest, Refused> {
 mod tests {
     use super::*;
 
+    /// Jobs are read a byte at a time: nothing after the first line is taken from the pipe (a
+    /// process that replaces itself leaves the rest to its successor).
     #[test]
-    fn a_request_is_parsed_by_the_command_lines_parser() {
-        let mut want = ReplayRequest::new("x.json".into());
-        want.run_id = 7;
-        want.repetitions = 5;
-        let line = serde_json::to_vec(&want.to_args()).unwrap();
-        assert_eq!(parse_request(&line).map_err(|e| e.1).unwrap(), want);
-    }
-
-    #[test]
-    fn anything_else_is_refused_with_the_reason_and_the_run_when_it_is_named() {
-        let cases: [(&[u8], Option<u64>, &str); 7] = [
-            (br#"{"replay": 1}"#, None, "JSON array"),
-            (
-                br#"["replay", "x.json", "--repetitions", "0x"]"#,
-                None,
-                "arguments",
-            ),
-            (
-                br#"["replay", "x.json", "--run-id", "4", "--repetitions", "0x"]"#,
-                Some(4),
-                "invalid value",
-            ),
-            (
-                br#"["replay", "x.json", "--help"]"#,
-                None,
-                "--help and --version are not replays",
-            ),
-            (
-                br#"["replay", "x.json", "--run-id", "9"]"#,
-                Some(9),
-                "--json",
-            ),
-            (br#"["replay", "x.json", "--run-id=8"]"#, Some(8), "--json"),
-            (br#"["inspect", "x.json"]"#, None, "--json"),
-        ];
-        for (line, run, says) in cases {
-            let (got, e) = parse_request(line).unwrap_err();
-            assert_eq!(got, run);
-            assert!(e.to_string().contains(says), "{e}");
-        }
-    }
-
-    /// Requests are read a byte at a time: nothing after the first line is taken from the pipe
-    /// (a process that replaces itself leaves the rest to its successor).
-    #[test]
-    fn a_request_is_read_without_taking_the_next_one() {
+    fn a_job_is_read_without_taking_the_next_one() {
         let mut want = ReplayRequest::new("x.json".into());
         want.run_id = 3;
-        let mut pipe = serde_json::to_vec(&want.to_args()).unwrap();
+        let mut pipe = job::encode(&want).unwrap();
         pipe.extend_from_slice(b"\n[\"next\"]\n");
         let mut reader = BufReader::with_capacity(1, &pipe[..]);
         let mut line = Vec::new();
-        let got = next_request(&mut reader, &mut line)
-            .map_err(|e| e.1)
-            .unwrap();
-        assert_eq!(got, Some(want));
+        assert_eq!(next_job(&mut reader, &mut line), Ok(Some(want)));
         let mut rest = Vec::new();
         reader.read_to_end(&mut rest).unwrap();
         assert_eq!(rest, b"[\"next\"]\n");
+        // That next line is no job: refused, with no run to answer.
+        let mut reader = BufReader::with_capacity(1, &rest[..]);
+        let e = next_job(&mut reader, &mut line).unwrap_err();
+        assert_eq!(e.run, None);
+        assert!(e.message.contains("no job"), "{}", e.message);
+        assert_eq!(next_job(&mut reader, &mut line), Ok(None));
     }
 }

@@ -5,18 +5,18 @@
 //! NaN matches NaN whatever the payload; NaN never matches a number; +0 matches -0; an infinity
 //! matches only the same infinity.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::typed::{raw, value_of_bits, DType, Value};
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Tolerance {
     pub atol: f64,
     pub rtol: f64,
     pub ulp: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub dtype: DType,
     pub big_endian: bool,

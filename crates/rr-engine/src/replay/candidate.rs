@@ -29,13 +29,22 @@ pub fn is_source(path: &Path) -> bool {
 }
 
 /// A preprocessor definition, `NAME` or `NAME=VALUE` (`-DNAME=VALUE`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Define {
     pub name: String,
     pub value: Option<String>,
 }
 
 impl Define {
+    /// `NAME` or `NAME=VALUE`, as [`Define::parse`] reads it.
+    pub fn spec(&self) -> String {
+        match &self.value {
+            Some(val) => format!("{}={val}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     /// `NAME` or `NAME=VALUE`: NAME a C identifier, VALUE free of control characters (one
     /// compiler option each).
     pub fn parse(s: &str) -> std::result::Result<Define, String> {
@@ -82,8 +91,10 @@ pub fn check_identifier(name: &str) -> std::result::Result<(), String> {
 }
 
 /// What the user names as the candidate.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CandidateSpec {
+    #[serde(with = "super::pathjson")]
     pub path: PathBuf,
     /// The kernel to run (default: the recorded kernel's name).
     pub kernel: Option<String>,
@@ -122,10 +133,7 @@ impl CandidateSpec {
         }
         for d in &self.defines {
             v.push("--define".into());
-            v.push(match &d.value {
-                Some(val) => format!("{}={val}", d.name),
-                None => d.name.clone(),
-            });
+            v.push(d.spec());
         }
         for o in &self.options {
             // `=`: an option starting with `-` is a value, not a flag of rr-tui.

@@ -41,18 +41,32 @@ struct RunState {
 const MAX_EVENT_LINE: u64 = 16 << 20;
 
 impl ChildRun {
-    /// Start `exe replay … --json --serve`: a replay child that, once `request` is done, takes
-    /// further replays through [`ChildRun::replay_next`] and keeps the memory on the GPU from
-    /// one to the next when it can. Events of each run go to `sink` as with
-    /// [`ChildRun::spawn`]; a death without `done` ends the run being served.
+    /// Start `exe replay - --json --serve` and hand it `request` as its first job: a replay
+    /// child that, once that is done, takes further jobs through [`ChildRun::replay_next`] and
+    /// keeps the memory on the GPU from one to the next when it can. Jobs travel as typed JSON
+    /// lines ([`super::job`]), never as command-line text. Events of each run go to `sink` as
+    /// with [`ChildRun::spawn`]; a death without `done` ends the run being served.
     pub fn serve_replays(
         exe: &Path,
         request: &ReplayRequest,
         sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
-        let mut args = request.to_args();
-        args.push("--serve".into());
-        ChildRun::start(exe, &args, request.run_id, "replay", true, sink)
+        let args = ["replay", "-", "--json", "--serve"].map(String::from);
+        let run = ChildRun::start(exe, &args, request.run_id, "replay", true, sink)?;
+        let sent = run
+            .stdin
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))
+            .and_then(|mut stdin| match stdin.as_mut() {
+                Some(pipe) => send_job(pipe, request),
+                None => Err(std::io::Error::other("the replay process takes no jobs")),
+            });
+        if let Err(e) = sent {
+            // A child that could not be given its job is of no use: end it.
+            run.cancel();
+            return Err(e);
+        }
+        Ok(run)
     }
 
     /// Hand `request` to a serving child whose last run is done. Refused (nothing sent) when
@@ -74,15 +88,12 @@ impl ChildRun {
                 "the replay process takes no requests",
             ));
         };
-        let mut line = serde_json::to_vec(&request.to_args()).map_err(std::io::Error::other)?;
-        line.push(b'\n');
         // Under the state's lock: the reader cannot end a run between the switch of run ids and
-        // the request reaching the child, so a child that died meanwhile fails the write here
+        // the job reaching the child, so a child that died meanwhile fails the write here
         // (the caller starts another) or fails the new run there, never both.
-        // Taken before the child can read the request: all it writes about it comes after.
+        // Taken before the child can read the job: all it writes about it comes after.
         let mark = self.stderr.lock().map_or(0, |t| t.total());
-        pipe.write_all(&line)?;
-        pipe.flush()?;
+        send_job(pipe, request)?;
         state.run = request.run_id;
         state.done_at = None;
         state.stderr_mark = mark;
@@ -278,6 +289,14 @@ impl ChildRun {
     }
 }
 
+/// Write `request` to a replay child's stdin as one job line.
+fn send_job(pipe: &mut ChildStdin, request: &ReplayRequest) -> std::io::Result<()> {
+    let mut line = super::job::encode(request)?;
+    line.push(b'\n');
+    pipe.write_all(&line)?;
+    pipe.flush()
+}
+
 /// A line of a child's stdout that is not an event, said as an `output` phase of `run`.
 fn output_note(run: u64, detail: String) -> Tagged {
     Tagged {
@@ -393,8 +412,8 @@ mod tests {
             echo '{"run":1,"event":"done","ok":true}'
             read line
             case "$line" in
-              '["replay","x.json","--json","--run-id","2",'*) ;;
-              *) echo "unexpected request: $line" >&2; exit 9 ;;
+              '{"protocol":1,"replay":{"descriptor":"x.json",'*'"run_id":2,'*) ;;
+              *) echo "unexpected job: $line" >&2; exit 9 ;;
             esac
             echo '{"run":1,"event":"phase","name":"stale","detail":""}'
             echo '{"run":2,"event":"phase","name":"switched","detail":"kept"}'

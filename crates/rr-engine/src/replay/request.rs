@@ -1,14 +1,32 @@
-//! What a replay is asked to do, as typed values (the CLI parses text into these; the explorer
-//! and `tune` build them directly), and the command line that asks a child process for it.
+//! What a replay is asked to do, as typed values: the replay job. The CLI parses text into
+//! one, the explorer and `tune` build them directly; a replay process receives one as JSON
+//! ([`super::job`]). Its limits live here, on the job ([`ReplayRequest::check`]): the command
+//! line's parsers apply the same ones, so the explorer never sends what the CLI refuses.
 
 use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use super::candidate::CandidateSpec;
 use super::timing::NoiseTarget;
 use crate::diff::Comparison;
 
+/// A replay job: what `ReplayRequest` is to a replay process.
+pub type ReplayJob = ReplayRequest;
+
+/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
+pub const MAX_REPETITIONS: u32 = 10_000_000;
+/// `--kernel-timeout` at most (seconds; 0 is no limit).
+pub const MAX_KERNEL_TIMEOUT: f64 = 86_400.0;
+/// Sampling one configuration for more than an hour is a mistake, not a measurement
+/// (`--timeout`, `--min-time`).
+pub const MAX_SAMPLING_SECONDS: f64 = 3600.0;
+/// Adaptive sampling keeps at least this many samples before the noise may stop it.
+pub const LEAST_MIN_SAMPLES: u32 = 2;
+
 /// Changes to the recorded launch. `None` keeps the recorded value.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Overrides {
     pub grid: Option<[u32; 3]>,
     pub block: Option<[u32; 3]>,
@@ -25,9 +43,11 @@ pub struct Overrides {
 /// What the user supplies that a record lacks: LLVM 16–17 records store neither their device
 /// image nor the start of their memory, and LLVM 18–22 records may not show whether their
 /// arguments are values.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Supplied {
     /// The device image to load instead of the record's (LLVM 16–17 records have none).
+    #[serde(with = "super::pathjson::option")]
     pub image: Option<PathBuf>,
     /// Where an LLVM 16–17 record's memory starts (otherwise inferred when unambiguous).
     pub base_address: Option<u64>,
@@ -53,7 +73,8 @@ impl Supplied {
 }
 
 /// How the replayed memory is compared with `.record_output`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verify {
     #[default]
     No,
@@ -75,8 +96,10 @@ impl Verify {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReplayRequest {
+    #[serde(with = "super::pathjson")]
     pub descriptor: PathBuf,
     pub overrides: Overrides,
     pub supplied: Supplied,
@@ -94,6 +117,7 @@ pub struct ReplayRequest {
     pub verify_on_host: bool,
     /// Write `.replay_output` (into `output_dir`, or beside the descriptor).
     pub save_output: bool,
+    #[serde(with = "super::pathjson::option")]
     pub output_dir: Option<PathBuf>,
     /// The run this replay belongs to; every event carries it.
     pub run_id: u64,
@@ -137,6 +161,48 @@ impl ReplayRequest {
             energy: false,
             events_only: false,
         }
+    }
+
+    /// Whether the command line could have asked for this job: every limit and every pair of
+    /// flags that exclude each other, as `rr-tui replay`'s parsers hold them. A replay process
+    /// checks each job it receives with it before anything runs; the message names the flag.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if !(1..=MAX_REPETITIONS).contains(&self.repetitions) {
+            return Err(format!(
+                "--repetitions {}: from 1 to {MAX_REPETITIONS}",
+                self.repetitions
+            ));
+        }
+        if !(self.kernel_timeout.is_finite()
+            && (0.0..=MAX_KERNEL_TIMEOUT).contains(&self.kernel_timeout))
+        {
+            return Err(format!(
+                "--kernel-timeout {}: seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}",
+                self.kernel_timeout
+            ));
+        }
+        if let Some(n) = &self.noise {
+            check_noise(n)?;
+        }
+        self.overrides.check()?;
+        if let Verify::Typed(c) = &self.verify {
+            // The spec syntax is the rule: a comparison it cannot write and read back the same
+            // (a negative or non-finite tolerance) is not one `--tolerance` gives.
+            if super::super::diff::Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) {
+                return Err(format!("--tolerance {}: not a tolerance", c.to_spec()));
+            }
+        }
+        if self.energy && self.candidate.is_some() {
+            return Err("--energy cannot be used with --candidate".into());
+        }
+        if let Some(c) = &self.candidate {
+            for d in &c.defines {
+                if super::candidate::Define::parse(&d.spec()).as_ref() != Ok(d) {
+                    return Err(format!("--define {}: not a definition", d.spec()));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The arguments of `rr-tui` that perform this request and stream its events
@@ -205,4 +271,59 @@ impl ReplayRequest {
         }
         v
     }
+}
+
+impl Overrides {
+    /// `--grid`/`--block` dimensions from 1, a device ordinal from 0, and `--num-teams` or
+    /// `--num-threads` never beside the whole grid or block they would change.
+    fn check(&self) -> std::result::Result<(), String> {
+        for (flag, dims) in [("--grid", self.grid), ("--block", self.block)] {
+            if let Some(d) = dims.filter(|d| d.contains(&0)) {
+                return Err(format!(
+                    "{flag} {}x{}x{}: every dimension is at least 1",
+                    d[0], d[1], d[2]
+                ));
+            }
+        }
+        if let Some(d) = self.device_id.filter(|d| *d < 0) {
+            return Err(format!("--device {d}: must be ≥ 0 (a device ordinal)"));
+        }
+        if self.num_teams.is_some() && self.grid.is_some() {
+            return Err("--num-teams cannot be used with --grid".into());
+        }
+        if self.num_threads.is_some() && self.block.is_some() {
+            return Err("--num-threads cannot be used with --block".into());
+        }
+        Ok(())
+    }
+}
+
+/// The adaptive-sampling flags' limits (`--max-noise`, `--min-samples`, `--min-time`,
+/// `--timeout`).
+fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
+    if let Some(x) = n.max_noise.filter(|x| !(x.is_finite() && *x >= 0.0)) {
+        return Err(format!(
+            "--max-noise {}: expected a positive number",
+            x * 100.0
+        ));
+    }
+    if n.min_samples < LEAST_MIN_SAMPLES {
+        return Err(format!(
+            "--min-samples {}: at least {LEAST_MIN_SAMPLES}",
+            n.min_samples
+        ));
+    }
+    if !(n.min_gpu_time.is_finite() && (0.0..=MAX_SAMPLING_SECONDS).contains(&n.min_gpu_time)) {
+        return Err(format!(
+            "--min-time {}: expected seconds, from 0 to {MAX_SAMPLING_SECONDS}",
+            n.min_gpu_time
+        ));
+    }
+    if !(n.timeout.is_finite() && n.timeout > 0.0 && n.timeout <= MAX_SAMPLING_SECONDS) {
+        return Err(format!(
+            "--timeout {}: expected seconds, above 0 and at most {MAX_SAMPLING_SECONDS}",
+            n.timeout
+        ));
+    }
+    Ok(())
 }
