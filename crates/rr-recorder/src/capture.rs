@@ -16,13 +16,15 @@ use rr_format::store::chunks;
 use crate::config::Snapshot;
 use crate::images::Image;
 use crate::launch::{LaunchSpec, Pending};
+use crate::locks::lock;
 use crate::memory::{pointed_to, Live};
 use crate::ordered::drain::{Sealed, Slot};
 use crate::ordered::plan::{Chunk, Expect};
 use crate::ordered::staging::{ContextStaging, Refused, Snap};
+use crate::ordered::writer::start_drain_thread;
 use crate::pipeline::Source;
 use crate::races::{self, InFlight};
-use crate::recorder::{lock, Recorder, Setup};
+use crate::recorder::{Recorder, Setup};
 use crate::stats::Reason;
 
 /// The texture and surface objects a launch passes, the arrays behind them (as extra sources)
@@ -331,7 +333,7 @@ impl Recorder {
         let stream = spec.stream;
         // The slot (and with it the order the drain takes launches in) comes first: a snapshot
         // expects only what snapshots of earlier slots hold (they are drained before it).
-        let slot = self.drain.open(spec.context);
+        let slot = self.drain.open(spec.context, start_drain_thread);
         let id = slot.seq;
         // In flight from now on: a launch on another stream from here is checked as it comes;
         // what other streams have in flight already, asked just after.

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rr_cuda::ordered::StreamEvent;
 
-use crate::recorder::lock;
+use crate::locks::lock;
 
 /// How many streams are remembered (a program making streams without end stops being asked
 /// about after this many).

@@ -13,14 +13,11 @@
 //! calls raise module callbacks that need it); `known` may be taken before `state`, never
 //! after.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-use rustc_hash::FxHashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rr_cuda::cupti::{
     self, Allocation, CapturedObject, GraphChange, GraphTemplate, LaunchCall, NodeOp, Observer,
@@ -33,13 +30,15 @@ use crate::graphs::Graphs;
 use crate::images::Images;
 use crate::known::Known;
 use crate::launch::{Cost, LaunchSpec, Pending};
+use crate::locks::lock;
 use crate::memory::Allocations;
 use crate::objects::Objects;
 use crate::ordered::drain::{Drain, Slot};
 use crate::ordered::plan::SnapShared;
 use crate::ordered::staging::ContextStaging;
 use crate::races::{self, Races};
-use crate::select::{Decision, LaunchKey, Selector, Settled};
+use crate::select::{Decision, LaunchKey, Selector};
+use crate::settled::{count_settled, remember_settled, FastKey};
 use crate::stats::{Reason, Stats};
 use crate::write;
 
@@ -77,48 +76,6 @@ pub(crate) struct State {
     stored_bytes: u64,
 }
 
-/// A launch as the fast path knows it: the kernel handle and the launch configuration.
-type FastKey = (u64, [u32; 3], [u32; 3], u32);
-
-thread_local! {
-    /// Per thread: the configurations no later launch of which will be selected, by kernel
-    /// handle (no lock, no kernel name: a launch storm costs a hash lookup and three atomic
-    /// increments per launch), and the generation of kernel handles it was filled in.
-    static SETTLED: RefCell<(u64, FxHashMap<FastKey, Settled>)> = RefCell::default();
-}
-
-/// Count the launch if its configuration is settled; `false` when the selector must decide.
-fn count_settled(key: &FastKey) -> bool {
-    SETTLED.with(|s| {
-        // Busy only if a signal handler launched while this thread was counting.
-        let Ok(mut s) = s.try_borrow_mut() else {
-            return false;
-        };
-        let generation = cupti::handle_generation();
-        if s.0 != generation {
-            // Modules were unloaded: a handle may now name another kernel.
-            s.1.clear();
-            s.0 = generation;
-        }
-        match s.1.get(key) {
-            Some(settled) => {
-                settled.count();
-                true
-            }
-            None => false,
-        }
-    })
-}
-
-fn remember_settled(key: FastKey, settled: Settled) {
-    SETTLED.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.1.len() < 1 << 16 {
-            s.1.insert(key, settled);
-        }
-    });
-}
-
 pub struct Recorder {
     pub(crate) cfg: Config,
     pub(crate) dir: PathBuf,
@@ -138,15 +95,6 @@ pub struct Recorder {
     pub(crate) devices: Mutex<HashMap<u64, i32>>,
     pub(crate) drain: Drain,
     progress: Option<UnixDatagram>,
-}
-
-/// A graph launch the recorder runs itself: the graph, and its selected kernel nodes (index,
-/// occurrence).
-type GraphPlan = (GraphTemplate, Vec<(usize, u64)>);
-
-/// Lock, recovering from a poisoned lock (a panic elsewhere was already contained).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Recorder {
@@ -187,7 +135,7 @@ impl Recorder {
         std::process::id() != self.pid
     }
 
-    fn active(&self) -> bool {
+    pub(crate) fn active(&self) -> bool {
         !self.stopped.load(Ordering::Relaxed) && !self.forked()
     }
 
@@ -389,26 +337,6 @@ impl Recorder {
         }
     }
 
-    /// A graph launched while snapshots are in flight: its kernels, as launches (the race
-    /// checks of [`Races::launched`]).
-    fn graph_races(&self, exec: u64, stream: u64, context: u64) {
-        let mut st = lock(&self.state);
-        let st = &mut *st;
-        let Some(Ok(t)) = st.graphs.get(exec).map(|e| e.template.as_ref()) else {
-            return;
-        };
-        let stream = races::key(stream);
-        for n in t.nodes.iter().filter(|n| n.enabled) {
-            if let NodeOp::Kernel(k) = &n.op {
-                let words = rr_format::memory::words_of(
-                    &k.params,
-                    k.layout.iter().map(|&(o, s)| (o as u32, s as u32)),
-                );
-                st.races.launched(&k.name, context, stream, &words);
-            }
-        }
-    }
-
     /// A launch counted as recorded was lost after all: a later launch of its configuration may
     /// take its place.
     pub(crate) fn retract(&self, key: &LaunchKey) {
@@ -538,125 +466,6 @@ impl Recorder {
         let launched = call.result.is_none_or(|r| r == 0);
         self.record_after(p, &slot, launched)
     }
-
-    /// A graph launch: which of its kernels the selection rules pick, and whether the recorder
-    /// can run the graph itself. Returns the nodes to run and the selected ones, or `None` when
-    /// the launch goes through untouched.
-    fn plan_graph(&self, exec: u64, stream: u64) -> Result<Option<GraphPlan>, String> {
-        if cupti::any_capture_active() && stream_capturing(stream)? {
-            return Ok(None); // captured into another graph: it runs with that one
-        }
-        let mut guard = lock(&self.state);
-        let st = &mut *guard;
-        let Some(e) = st.graphs.get(exec) else {
-            st.stats.not_recorded(Reason::GraphUnknown, 1);
-            return Ok(None);
-        };
-        let t = match &e.template {
-            Ok(t) => t,
-            Err(why) => {
-                let why = why.clone();
-                st.stats.not_recorded(Reason::GraphUnreadable(why), 1);
-                return Ok(None);
-            }
-        };
-        let Some(selector) = st.selector.as_mut() else {
-            return Ok(None);
-        };
-        let mut selected = Vec::new();
-        for (i, n) in t.nodes.iter().enumerate() {
-            let (true, NodeOp::Kernel(k)) = (n.enabled, &n.op) else {
-                continue;
-            };
-            let fast: FastKey = (k.function, k.grid, k.block, k.shared_mem);
-            if count_settled(&fast) {
-                continue;
-            }
-            match selector.observe(&k.name, (k.grid, k.block, k.shared_mem)) {
-                Decision::Record { occurrence } => selected.push((i, occurrence)),
-                Decision::Skip(Some(settled)) => remember_settled(fast, settled),
-                Decision::Skip(None) => {}
-            }
-        }
-        if selected.is_empty() {
-            return Ok(None);
-        }
-        st.stats.selected += selected.len() as u64;
-        if let Some(why) = e.refusal() {
-            st.stats.not_recorded(why, selected.len() as u64);
-            return Ok(None);
-        }
-        let template = t.clone();
-        drop(guard);
-        if !cupti::graph::swap_supported() {
-            lock(&self.state)
-                .stats
-                .not_recorded(Reason::GraphSwapUnsupported, selected.len() as u64);
-            return Ok(None);
-        }
-        Ok(Some((template, selected)))
-    }
-
-    /// Enqueue a graph's nodes in order on `stream`, with the snapshots of the selected
-    /// kernels around them. Nothing waits: every node and snapshot is stream-ordered.
-    fn run_graph(&self, t: &GraphTemplate, selected: &[(usize, u64)], stream: u64, context: u64) {
-        for (i, node) in t.nodes.iter().enumerate() {
-            if !node.enabled {
-                continue;
-            }
-            let chosen = selected.iter().find(|s| s.0 == i).map(|s| s.1);
-            let (NodeOp::Kernel(k), Some(occurrence), true) = (&node.op, chosen, self.active())
-            else {
-                if let Err(e) = cupti::graph::run_node(&node.op, stream) {
-                    eprintln!("rr-tui record: a graph node failed: {e}");
-                }
-                continue;
-            };
-            let spec = LaunchSpec {
-                key: LaunchKey {
-                    kernel: k.name.clone(),
-                    grid: k.grid,
-                    block: k.block,
-                    shared_mem: k.shared_mem,
-                },
-                occurrence,
-                function: k.kernel_function(),
-                loaded_now: vec![],
-                params: k.params.clone(),
-                layout: k.layout.clone(),
-                cluster: k.cluster,
-                cooperative: k.cooperative,
-                context,
-                stream,
-                stream_key: races::key(stream),
-                from_graph: true,
-            };
-            let pending = match self.record_before(spec) {
-                Ok(Ok(p)) => Some(p),
-                Ok(Err(why)) => {
-                    self.not_recorded(why);
-                    None
-                }
-                Err(e) => {
-                    self.stop(&e);
-                    None
-                }
-            };
-            let launched = cupti::graph::launch_kernel(k, stream);
-            if let Err(e) = &launched {
-                eprintln!("rr-tui record: a graph kernel node failed to launch: {e}");
-            }
-            if let Some((p, slot)) = pending {
-                if let Err(e) = self.record_after(p, &slot, launched.is_ok()) {
-                    self.stop(&e);
-                }
-            }
-        }
-    }
-}
-
-fn stream_capturing(stream: u64) -> Result<bool, String> {
-    rr_cuda::cupti::stream_is_capturing(stream).map_err(|e| e.to_string())
 }
 
 impl Observer for Recorder {

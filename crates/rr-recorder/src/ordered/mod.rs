@@ -9,10 +9,12 @@
 //! - [`arena`], [`ring`]: the recorder's own space (metadata and uploads; the staging ring's
 //!   tail). Pure.
 //! - [`staging`]: one context's snapshot resources and the enqueueing of a snapshot.
-//! - [`drain`]: the recorder's thread: waits, reads back, stores, writes instances.
+//! - [`drain`]: the queue of recorded launches the recorder's thread takes in order.
+//! - [`writer`]: the recorder's thread: waits, reads back, stores, writes instances.
 
 pub mod arena;
 pub mod drain;
 pub mod plan;
 pub mod ring;
 pub mod staging;
+pub mod writer;

@@ -10,7 +10,7 @@ use rr_cuda::ordered::{SnapAddrs, Snapshotter};
 use super::arena::Arena;
 use super::plan::{self, Chunk, Layout, SnapShared};
 use super::ring::RingTail;
-use crate::recorder::lock;
+use crate::locks::lock;
 
 /// The default staging ring: half the device memory free when the first launch of a context
 /// is recorded, at most this much. A snapshot's new content (the chunks copied) must fit in
