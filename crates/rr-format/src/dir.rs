@@ -74,6 +74,60 @@ pub(crate) fn is_process_directory(name: &str) -> bool {
     number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// What one listing of a directory found that opening it needs.
+struct Listing {
+    /// Descriptors, and legacy memory beside them: only what is looked up.
+    names: HashSet<String>,
+    /// Files that may be a report, `(name, bytes)`: small regular files that are not instance
+    /// files or images.
+    report_candidates: Vec<(String, u64)>,
+    /// The recordings below it, `(name, path)`, unsorted.
+    below: Vec<(String, PathBuf)>,
+}
+
+impl Listing {
+    /// Lists `path` once, reading no file (only the entries' types and sizes).
+    fn read(path: &Path) -> Result<Listing> {
+        let mut names = HashSet::new();
+        let mut report_candidates = Vec::new();
+        let mut below = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+            let entry = entry.map_err(|e| Error::io(path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if is_recording_below(&name, entry.file_type().ok()) {
+                below.push((name.clone(), entry.path()));
+            }
+            let ext = Path::new(&name)
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("");
+            if !instance::is_instance_file(&name)
+                && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv")
+            {
+                let small_file = entry
+                    .metadata()
+                    .ok()
+                    .filter(|m| m.is_file() && m.len() <= MAX_REPORT_FILE);
+                if let Some(m) = small_file {
+                    report_candidates.push((name.clone(), m.len()));
+                }
+            }
+            // Only what is looked up below: descriptors, and legacy memory beside them.
+            let legacy_input = name
+                .strip_suffix(EXT_LEGACY_INPUT)
+                .is_some_and(|rest| rest.ends_with('.'));
+            if name.ends_with(".json") || legacy_input {
+                names.insert(name);
+            }
+        }
+        Ok(Listing {
+            names,
+            report_candidates,
+            below,
+        })
+    }
+}
+
 impl RecordDir {
     /// Scan a directory. Reads only file names and the report; never snapshots, and descriptors
     /// only when a `.json` is named neither by hashes nor beside a `.memory` (is it a legacy
@@ -129,38 +183,11 @@ impl RecordDir {
                 "not a directory (give a record directory, or a descriptor .json to `inspect`)",
             ));
         }
-        let mut names = HashSet::new();
-        let mut report_candidates = Vec::new();
-        let mut below = Vec::new();
-        for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
-            let entry = entry.map_err(|e| Error::io(path, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if is_recording_below(&name, entry.file_type().ok()) {
-                below.push((name.clone(), entry.path()));
-            }
-            let ext = Path::new(&name)
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or("");
-            if !instance::is_instance_file(&name)
-                && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv")
-            {
-                let small_file = entry
-                    .metadata()
-                    .ok()
-                    .filter(|m| m.is_file() && m.len() <= MAX_REPORT_FILE);
-                if let Some(m) = small_file {
-                    report_candidates.push((name.clone(), m.len()));
-                }
-            }
-            // Only what is looked up below: descriptors, and legacy memory beside them.
-            let legacy_input = name
-                .strip_suffix(EXT_LEGACY_INPUT)
-                .is_some_and(|rest| rest.ends_with('.'));
-            if name.ends_with(".json") || legacy_input {
-                names.insert(name);
-            }
-        }
+        let Listing {
+            names,
+            report_candidates,
+            mut below,
+        } = Listing::read(path)?;
         let mut dir = RecordDir {
             path: path.to_path_buf(),
             report_file: None,
@@ -170,21 +197,30 @@ impl RecordDir {
             missing_rows: vec![],
             below: vec![],
         };
-        // Likely names first (the recorder's report.txt, captured logs), then by name; at most
-        // `budget` bytes read in all.
+        dir.find_report(report_candidates, budget);
+        let by_file = dir.add_reported_instances(&names);
+        dir.add_unreported_instances(&names, &by_file);
+        below.sort();
+        Ok((dir, below))
+    }
+
+    /// Reads the first report among `candidates` (`(name, bytes)`) into `report` (or what is
+    /// wrong with it into `report_problem`). Likely names first (the recorder's report.txt,
+    /// captured logs), then by name; at most `budget` bytes read in all.
+    fn find_report(&mut self, mut candidates: Vec<(String, u64)>, budget: &mut u64) {
         let rank = |n: &str| match n {
             "report.txt" => 0,
             _ if n.contains("report") => 1,
             _ if n.ends_with(".txt") || n.ends_with(".log") => 2,
             _ => 3,
         };
-        report_candidates.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
-        for (cand, len) in report_candidates {
+        candidates.sort_by(|a, b| (rank(&a.0), &a.0).cmp(&(rank(&b.0), &b.0)));
+        for (cand, len) in candidates {
             let Some(left) = budget.checked_sub(len) else {
                 continue;
             };
             *budget = left;
-            let p = path.join(&cand);
+            let p = self.path.join(&cand);
             let Ok(bytes) = crate::fsio::read_limited(&p, MAX_REPORT_FILE, "report") else {
                 continue;
             };
@@ -193,39 +229,56 @@ impl RecordDir {
             }
             match report::parse(&String::from_utf8_lossy(&bytes)) {
                 Ok(Some(r)) => {
-                    dir.report_file = Some(p);
-                    dir.report = Some(r);
+                    self.report_file = Some(p);
+                    self.report = Some(r);
                     break;
                 }
                 Ok(None) => {}
-                Err(problem) => dir.report_problem = Some(Error::format(&p, problem)),
+                Err(problem) => self.report_problem = Some(Error::format(&p, problem)),
             }
         }
+    }
+
+    /// The instances the report names, in its order, among the directory's `names`; rows whose
+    /// descriptor is not there go to `missing_rows`. Returns each reported file's index.
+    fn add_reported_instances(&mut self, names: &HashSet<String>) -> HashMap<String, usize> {
+        let mut by_file: HashMap<String, usize> = HashMap::new();
+        let Some(r) = &self.report else {
+            return by_file;
+        };
+        for row in &r.rows {
+            // A report row's file is relative to the recording directory, which may have moved.
+            let file_name = Path::new(&row.json_file)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if names.contains(&file_name) && !by_file.contains_key(&file_name) {
+                by_file.insert(file_name.clone(), self.instances.len());
+                self.instances.push(InstanceEntry {
+                    files: InstanceFiles::from_descriptor_path(&self.path.join(&file_name)),
+                    json_file: file_name,
+                    kernel_name: Some(row.kernel_name.clone()),
+                    time_ns: row.time_ns,
+                    occurrences: row.occurrences,
+                    in_report: true,
+                });
+            } else if !names.contains(&file_name) {
+                self.missing_rows.push(row.clone());
+            }
+        }
+        by_file
+    }
+
+    /// The descriptors among `names` that the report does not name (`by_file`), by name: those
+    /// named by hashes, and legacy ones.
+    fn add_unreported_instances(
+        &mut self,
+        names: &HashSet<String>,
+        by_file: &HashMap<String, usize>,
+    ) {
         let mut stems: Vec<&String> = names.iter().filter(|n| n.ends_with(".json")).collect();
         stems.sort();
-        let mut by_file: HashMap<String, usize> = HashMap::new();
-        if let Some(r) = &dir.report {
-            for row in &r.rows {
-                // A report row's file is relative to the recording directory, which may have moved.
-                let file_name = Path::new(&row.json_file)
-                    .file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if names.contains(&file_name) && !by_file.contains_key(&file_name) {
-                    by_file.insert(file_name.clone(), dir.instances.len());
-                    dir.instances.push(InstanceEntry {
-                        files: InstanceFiles::from_descriptor_path(&path.join(&file_name)),
-                        json_file: file_name,
-                        kernel_name: Some(row.kernel_name.clone()),
-                        time_ns: row.time_ns,
-                        occurrences: row.occurrences,
-                        in_report: true,
-                    });
-                } else if !names.contains(&file_name) {
-                    dir.missing_rows.push(row.clone());
-                }
-            }
-        }
+        let path = &self.path;
         for name in stems {
             if by_file.contains_key(name) {
                 continue;
@@ -239,7 +292,7 @@ impl RecordDir {
             {
                 continue;
             }
-            dir.instances.push(InstanceEntry {
+            self.instances.push(InstanceEntry {
                 files: InstanceFiles::from_descriptor_path(&path.join(name)),
                 json_file: name.clone(),
                 kernel_name: None,
@@ -248,8 +301,6 @@ impl RecordDir {
                 in_report: false,
             });
         }
-        below.sort();
-        Ok((dir, below))
     }
 
     /// Rows in LLVM's report format; unknown time and occurrences stay unknown. Without a
