@@ -46,8 +46,10 @@ pub(crate) fn examples_text(lines: &[&str]) -> String {
 // After the macro: the subcommands' argument modules use `examples!`.
 mod ab;
 mod deprecated;
+mod diff;
 mod flags;
 mod profile;
+mod record;
 mod replay;
 mod repro;
 mod supplied;
@@ -56,7 +58,10 @@ mod tune;
 
 pub use ab::AbArgs;
 pub use deprecated::say_notes as say_deprecation_notes;
+use diff::DIFF_ABOUT;
+pub use diff::{CompareArgs, DiffArgs};
 pub use profile::{ProfileArgs, ProfileSet};
+pub use record::{Hooks, RecordArgs, SnapshotMode};
 pub(crate) use replay::{parse_candidate, parse_repetitions, MAX_REPETITIONS};
 pub use replay::{GeometryArgs, ReplayArgs};
 pub use repro::ReproArgs;
@@ -423,205 +428,6 @@ pub struct ConfigCommandArgs {
     /// assets/config.toml, every key with the built-in values.
     #[arg(long, conflicts_with_all = ["config", "no_config"])]
     pub default: bool,
-}
-
-#[derive(Debug, Args, Clone)]
-pub struct RecordArgs {
-    /// Directory for the records.
-    ///
-    /// Created; refused if it holds another recording.
-    #[arg(long, short = 'o', default_value = "rr-records", value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Write into a directory that already holds records.
-    #[arg(long)]
-    pub overwrite: bool,
-    /// Do not record memory after the kernel.
-    ///
-    /// Halves the work; replays cannot verify.
-    #[arg(long)]
-    pub no_output: bool,
-    /// Tell stored memory apart on the host (slower).
-    ///
-    /// Copy every non-zero device segment to the host to tell whether it is stored already,
-    /// instead of comparing the fingerprints the snapshot kernels compute on the GPU with what
-    /// is stored (slower; for benchmarks).
-    #[arg(long)]
-    pub no_fingerprints: bool,
-    /// Device memory to stage snapshots in, per GPU context.
-    ///
-    /// E.g. 8G [default: half the device memory free when the context's first launch is
-    /// recorded, at most 32 GiB]. Snapshots are taken in stream order and copied out by the
-    /// recorder's own thread: new content waits there meanwhile. An instance whose new content
-    /// does not fit is skipped, said as "staging full", never waited for.
-    #[arg(long, value_name = "BYTES")]
-    pub staging: Option<String>,
-    /// Only kernels whose name matches this regular expression.
-    ///
-    /// The mangled or the readable name.
-    #[arg(long, value_name = "REGEX")]
-    pub kernels: Option<String>,
-    /// Record the N-th launch of each selected kernel.
-    ///
-    /// 1-based; instead of the first launch of each launch configuration.
-    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
-    pub occurrence: Option<u64>,
-    /// At most N instances per kernel.
-    #[arg(long, value_name = "N", value_parser = parse_count, allow_negative_numbers = true)]
-    pub max_per_kernel: Option<u64>,
-    /// Ignore the first N launches (warm-up).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub skip: u64,
-    /// Stop recording once this many bytes are written.
-    ///
-    /// E.g. 20G; noted in the report.
-    #[arg(long, value_name = "BYTES")]
-    pub budget: Option<String>,
-    /// Memory an instance keeps.
-    ///
-    /// The device memory an instance keeps: every live allocation, or only those its parameters
-    /// point into (for large applications).
-    #[arg(long, value_enum, default_value_t = SnapshotMode::All)]
-    pub snapshot: SnapshotMode,
-    /// Only launches on this device.
-    #[arg(long, value_name = "N", value_parser = parse_device, allow_negative_numbers = true)]
-    pub device: Option<i32>,
-    /// Only these MPI ranks (e.g. 0,2-3).
-    #[arg(long, value_name = "LIST")]
-    pub ranks: Option<String>,
-    /// Print the report when the program ends.
-    #[arg(long)]
-    pub report: bool,
-    /// libcupti, when not found in the usual places.
-    #[arg(long, value_name = "PATH")]
-    pub cupti: Option<PathBuf>,
-    /// The recorder library.
-    ///
-    /// [default: librr_recorder.so next to this executable]
-    #[arg(long, value_name = "PATH")]
-    pub library: Option<PathBuf>,
-    /// How the recorder sees what the program does.
-    ///
-    /// `interpose` (default) preloads the library (LD_PRELOAD) so that launches, allocations,
-    /// module loads, graphs and texture objects reach its own driver entry points; CUPTI stays
-    /// out of the program until a kernel from a fatbin or PTX image is recorded (nothing
-    /// measurable to pay while recording nothing). `mixed` sees launches that way and the rest
-    /// through CUPTI's callbacks, and has CUDA inject the library too (CUDA_INJECTION64_PATH),
-    /// so children that clear LD_PRELOAD are still recorded (3–4 % on a storm of 3 µs
-    /// launches). `cupti` uses CUPTI's callbacks only, nothing preloaded (6–8 %). The
-    /// environment variable RR_TUI_RECORD_HOOKS sets it too.
-    // The values and the variable are in the text above: listed by clap, they would not fit
-    // `-h`'s one line.
-    #[arg(
-        long,
-        value_enum,
-        default_value_t = Hooks::Interpose,
-        alias = "launch-hooks",
-        env = "RR_TUI_RECORD_HOOKS",
-        hide_env = true,
-        hide_possible_values = true
-    )]
-    pub hooks: Hooks,
-    /// The program to record and its arguments (after `--`).
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "APP ARGS"
-    )]
-    pub app: Vec<std::ffi::OsString>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Hooks {
-    Interpose,
-    Mixed,
-    Cupti,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SnapshotMode {
-    All,
-    Args,
-}
-
-const DIFF_ABOUT: &str = "\
-Compare memory snapshots at equal offsets (a snapshot's layout is fixed: nothing is inserted or \
-deleted), byte for byte, or as typed values with tolerances.
-
-  diff A B            two snapshot files
-  diff X.json         one instance: input → output, output → .replay_output
-  diff X.json Y.json  two instances: descriptors, globals, descriptor text, then snapshots
-
-Legacy LLVM 16–22 records: .memory against .original.output (and the old tool's .replay.output).
-
-One instance's snapshots are compared per kernel argument (and the segment bytes around the \
-arguments): recorded input against recorded output, and recorded output against .replay_output \
-when a replay saved one. Two instances are compared field by field (geometry, limits, each \
-argument and where it points, segments, launch attributes, globals by name), then as a line \
-diff of their decoded descriptors (the text `inspect` prints, without the file paths; unified, \
-3 lines of context, the changed words of changed lines in reverse video when stdout is a \
-terminal and NO_COLOR is unset; in --json, `descriptor_text`: hunks of numbered `equal`, \
-`delete` and `insert` lines), then input with input and output with output, labelled by X's \
-arguments. The line diff is for reading: the fields decide the verdict. It compares at most \
-20 000 lines of 1 KiB a side, and stops refining after a quarter of a second for the lines and \
-another for the words (the blocks it shows are then coarser).
-
-Counting. Each differing byte counts once (nearby differences are merged into ranges for \
-listing only). Bytes present in one file only are missing, never equal. With --tolerance, an element \
-passes when its bits are equal, or |a-b| <= atol + rtol*|b|, or (floats) its ULP distance <= ulp. \
-Elements whose bits differ but pass are counted as within tolerance, and so are +0 against -0 and \
-two NaNs with different payloads; NaN never matches a number, an infinity only itself. Largest \
-distances are over finite elements; NaN and infinity mismatches are counted apart. Bytes after \
-the last whole element are compared byte for byte.
-
-Exit status, as cmp: 0 when everything compared is equal (within tolerance), 1 when something \
-differs beyond tolerance or is missing, 2 on trouble (unreadable files, bad flags). For X.json \
-that includes input → output, which differ whenever the kernel writes memory: the last line \
-names the pairs that differ, and --json gives each pair's `equal`.";
-
-#[derive(Debug, Args, Clone)]
-pub struct DiffArgs {
-    /// First snapshot, or a descriptor (.json).
-    pub a: PathBuf,
-    /// Second snapshot, or a second descriptor (omit to compare one instance's snapshots).
-    pub b: Option<PathBuf>,
-    #[command(flatten)]
-    pub compare: CompareArgs,
-    /// How many differing ranges / mismatching elements to list.
-    #[arg(long, default_value_t = 10, value_parser = parse_max, allow_negative_numbers = true)]
-    pub max: usize,
-    /// Machine-readable output (JSON).
-    #[arg(long)]
-    pub json: bool,
-    /// Write the differing ranges of two snapshot files to this new CSV file.
-    ///
-    /// One row per range: offset, length. Only a comparison of two snapshot files has them,
-    /// not one of descriptors. An existing file (or link) there is refused.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-}
-
-#[derive(Debug, Args, Clone, Default)]
-pub struct CompareArgs {
-    // One text for the flag in every command that takes it (`flags`).
-    #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG_DIFF)]
-    pub tolerance: Option<rr_engine::diff::Comparison>,
-    // The old spellings of --tolerance's parts, taken for a release with a note (one spelling
-    // of a tolerance in every command: issue 36, point 12). Each names its conflict with
-    // --tolerance itself: the completion scripts drop hidden flags, and a visible flag's
-    // reference to one would then name a flag that is not there.
-    #[arg(long = "type", value_name = "TYPE", hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--type", "--tolerance TYPE", Listed::new(any_element_type, element_type_names)))]
-    pub dtype: Option<String>,
-    #[arg(long, hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--endian", "--tolerance TYPE:endian=little|big", clap::builder::PossibleValuesParser::new(["little", "big"])))]
-    pub endian: Option<String>,
-    // Negative numbers reach our check, which says what is allowed (clap would only say
-    // "use '-- -1'").
-    #[arg(long, value_name = "X", hide = true, conflicts_with = "tolerance", allow_negative_numbers = true, value_parser = deprecated::OldSpelling::new("--atol", "--tolerance TYPE:atol=X", <f64 as std::str::FromStr>::from_str))]
-    pub atol: Option<f64>,
-    #[arg(long, value_name = "X", hide = true, conflicts_with = "tolerance", allow_negative_numbers = true, value_parser = deprecated::OldSpelling::new("--rtol", "--tolerance TYPE:rtol=X", <f64 as std::str::FromStr>::from_str))]
-    pub rtol: Option<f64>,
-    #[arg(long, value_name = "N", hide = true, conflicts_with = "tolerance", value_parser = deprecated::OldSpelling::new("--ulp", "--tolerance TYPE:ulp=N", <u64 as std::str::FromStr>::from_str))]
-    pub ulp: Option<u64>,
 }
 
 /// `rr-tui reprot DIR`: clap would take `reprot` for the explorer's directory and complain

@@ -257,6 +257,7 @@ pub fn help_rows(width: u16) -> Vec<HelpRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::keytable::{CTRL, NONE, SHIFT};
 
     /// Help text wraps at spaces under its column: nothing is cut, at any width.
     #[test]

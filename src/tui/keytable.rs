@@ -96,9 +96,9 @@ pub struct Binding {
     pub hint: Option<&'static str>,
 }
 
-const NONE: KeyModifiers = KeyModifiers::NONE;
-const CTRL: KeyModifiers = KeyModifiers::CONTROL;
-const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
+pub(super) const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+pub(super) const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 macro_rules! b {
     ($scope:ident, [$($k:expr),+], $label:expr, $action:ident, $desc:expr, $hint:expr) => {

@@ -2,7 +2,7 @@
 //! slow (replays, diff indexing) runs elsewhere and comes back as messages; the loop drains all
 //! pending messages before drawing once, so bursts of repetitions cost one frame.
 
-use crossbeam_channel::{unbounded, RecvTimeoutError, Sender};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind, MouseEventKind,
 };
@@ -48,180 +48,15 @@ pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
     let stop = Arc::new(AtomicBool::new(false));
     let signalled = Arc::new(std::sync::atomic::AtomicI32::new(0));
     spawn_signal_thread(tx.clone(), signalled.clone())?;
-    let mut terminal = ratatui::try_init()
-        .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
-    // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo (at exit,
-    // on a signal and on a panic, `restore_terminal` disables it whether or not it was on).
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous(info);
-    }));
-    if mouse {
-        let _ = execute!(std::io::stdout(), EnableMouseCapture);
-    }
+    let mut terminal = set_up_terminal(mouse)?;
     let input = spawn_input_thread(tx.clone(), stop.clone());
     if let Ok(size) = terminal.size() {
         app.update(Msg::Resize(size.width, size.height));
     }
-    let mut replay: Option<ChildRun> = None;
-    let mut tune: Option<ChildRun> = None;
-    let mut profile: Option<ChildRun> = None;
-    let mut index: Option<IndexJob> = None;
-    // The snapshot search (`/`): a new one replaces (and so cancels) the one before.
-    let mut search: Option<SearchJob> = None;
-    let mut first_frame = true;
-    let result = (|| -> Result<()> {
-        loop {
-            app.replay_kept = replay.as_ref().is_some_and(|c| c.idle_for().is_some());
-            terminal
-                .draw(|f| super::ui::draw(&app, &theme, f))
-                .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
-            let mut cmds = Vec::new();
-            if std::mem::take(&mut first_frame) {
-                // Checks of every instance start once the table is on screen, never before.
-                cmds.extend(app.update(Msg::FirstFrameDrawn));
-            }
-            let first = match rx.recv_timeout(TICK) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => Msg::Tick(Instant::now()),
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
-            };
-            cmds.extend(app.update(first));
-            while let Ok(m) = rx.try_recv() {
-                cmds.extend(app.update(m));
-            }
-            // The clock, every turn: status messages expire even while events stream in.
-            cmds.extend(app.update(Msg::Tick(Instant::now())));
-            // A terminal that went away (hang-up, its shell killed) is the end of input, even
-            // when no SIGHUP reached us: quit rather than spin re-parented to init.
-            if !std::io::stdout().is_terminal() {
-                return Ok(());
-            }
-            for cmd in cmds {
-                match cmd {
-                    Cmd::StartReplay { request, .. } => {
-                        // The last replay's process, still waiting, takes it: a neighbouring
-                        // instance switches in with the memory already on the GPU.
-                        if replay
-                            .as_ref()
-                            .is_some_and(|c| c.replay_next(&request).is_ok())
-                        {
-                            continue;
-                        }
-                        if let Some(c) = replay.take() {
-                            c.cancel();
-                        }
-                        let exe = executable()?;
-                        let sink = tx.clone();
-                        let run = request.run_id;
-                        match ChildRun::serve_replays(&exe, &request, move |tagged| {
-                            let _ = sink.send(Msg::Replay(tagged));
-                        }) {
-                            Ok(child) => replay = Some(child),
-                            Err(e) => {
-                                for m in failed_start(run, "replay", &e) {
-                                    app.update(Msg::Replay(m));
-                                }
-                            }
-                        }
-                    }
-                    Cmd::CancelReplay => {
-                        if let Some(c) = replay.take() {
-                            c.cancel();
-                        }
-                    }
-                    Cmd::StartTune { run, args, .. } => {
-                        // Its engines need the GPU memory the last replay still holds.
-                        if let Some(c) = replay.take() {
-                            c.cancel_and_wait(FREEING_LIMIT);
-                        }
-                        tune = start_child(&mut app, &tx, &args, run, "tune", Msg::Tune)?;
-                    }
-                    Cmd::CancelTune => {
-                        if let Some(c) = tune.take() {
-                            c.cancel();
-                        }
-                    }
-                    Cmd::StartProfile { run, args, .. } => {
-                        if let Some(c) = replay.take() {
-                            c.cancel_and_wait(FREEING_LIMIT);
-                        }
-                        profile = start_child(&mut app, &tx, &args, run, "profile", Msg::Profile)?;
-                    }
-                    Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
-                    Cmd::CancelProfile => {
-                        if let Some(c) = profile.take() {
-                            c.cancel();
-                        }
-                    }
-                    Cmd::StartIndex { job, a, b } => {
-                        let sink = tx.clone();
-                        index = Some(IndexJob::spawn(
-                            a,
-                            b,
-                            rr_engine::diff::index::DEFAULT_MERGE_GAP,
-                            move |event| {
-                                let _ = sink.send(Msg::Index { job, event });
-                            },
-                        ));
-                    }
-                    Cmd::StartSearch { job, a, b, query } => {
-                        let sink = tx.clone();
-                        search = Some(SearchJob::spawn(a, b, query, move |event| {
-                            let _ = sink.send(Msg::Search { job, event });
-                        }));
-                    }
-                    Cmd::Work(work) => {
-                        let sink = tx.clone();
-                        let spawned = std::thread::Builder::new()
-                            .name("explorer-work".into())
-                            .spawn(move || {
-                                let _ = sink.send((work.0)());
-                            });
-                        if let Err(e) = spawned {
-                            app.set_status(format!("cannot start a worker thread: {e}"), true);
-                        }
-                    }
-                    Cmd::Quit => return Ok(()),
-                }
-            }
-            if app.quit {
-                return Ok(());
-            }
-            // A replay process kept for the next replay gives its GPU memory back after a while.
-            if replay
-                .as_ref()
-                .and_then(ChildRun::idle_for)
-                .is_some_and(|idle| idle > REPLAY_KEPT_FOR)
-            {
-                if let Some(c) = replay.take() {
-                    c.cancel();
-                    app.set_status(
-                        format!(
-                            "the kept replay process ended after {} idle minutes: its GPU memory is free",
-                            REPLAY_KEPT_FOR.as_secs() / 60
-                        ),
-                        false,
-                    );
-                }
-            }
-            // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
-            // the open pair on every turn (two fstat calls).
-            if app
-                .snap
-                .as_ref()
-                .is_some_and(|s| !s.stale && !s.files_unchanged())
-            {
-                let _ = tx.send(Msg::SnapshotsChanged);
-            }
-        }
-    })();
+    let mut workers = Workers::default();
+    let result = message_loop(&mut app, &theme, &mut terminal, &rx, &tx, &mut workers);
     stop.store(true, Ordering::Relaxed);
-    for c in [replay, tune, profile].into_iter().flatten() {
-        c.cancel();
-    }
-    drop(index);
+    workers.end();
     restore_terminal();
     // ratatui's Terminal shows the cursor when dropped and `eprintln!`s a failure (a panic on
     // a dead terminal): show it here, and if the terminal is gone, never run that drop.
@@ -241,6 +76,241 @@ pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
         0 => 0,
         sig => 128 + sig,
     })
+}
+
+/// Raw mode and the alternate screen (ratatui's), the panic hook that undoes them, and the
+/// mouse when asked for.
+fn set_up_terminal(mouse: bool) -> Result<ratatui::DefaultTerminal> {
+    let terminal = ratatui::try_init()
+        .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
+    // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo (at exit,
+    // on a signal and on a panic, `restore_terminal` disables it whether or not it was on).
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    if mouse {
+        let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    }
+    Ok(terminal)
+}
+
+/// Draw, take every pending message, carry out the commands they gave; until the explorer
+/// quits, its input ends or the terminal goes away.
+fn message_loop(
+    app: &mut App,
+    theme: &Theme,
+    terminal: &mut ratatui::DefaultTerminal,
+    rx: &Receiver<Msg>,
+    tx: &Sender<Msg>,
+    workers: &mut Workers,
+) -> Result<()> {
+    let mut first_frame = true;
+    loop {
+        app.replay_kept = workers
+            .replay
+            .as_ref()
+            .is_some_and(|c| c.idle_for().is_some());
+        terminal
+            .draw(|f| super::ui::draw(app, theme, f))
+            .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
+        let mut cmds = Vec::new();
+        if std::mem::take(&mut first_frame) {
+            // Checks of every instance start once the table is on screen, never before.
+            cmds.extend(app.update(Msg::FirstFrameDrawn));
+        }
+        let first = match rx.recv_timeout(TICK) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => Msg::Tick(Instant::now()),
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        cmds.extend(app.update(first));
+        while let Ok(m) = rx.try_recv() {
+            cmds.extend(app.update(m));
+        }
+        // The clock, every turn: status messages expire even while events stream in.
+        cmds.extend(app.update(Msg::Tick(Instant::now())));
+        // A terminal that went away (hang-up, its shell killed) is the end of input, even
+        // when no SIGHUP reached us: quit rather than spin re-parented to init.
+        if !std::io::stdout().is_terminal() {
+            return Ok(());
+        }
+        for cmd in cmds {
+            if workers.carry_out(app, tx, cmd)? == Flow::Quit {
+                return Ok(());
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+        workers.end_idle_replay(app);
+        // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
+        // the open pair on every turn (two fstat calls).
+        if app
+            .snap
+            .as_ref()
+            .is_some_and(|s| !s.stale && !s.files_unchanged())
+        {
+            let _ = tx.send(Msg::SnapshotsChanged);
+        }
+    }
+}
+
+/// Whether the loop goes on after a command.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// The child processes and jobs the explorer's commands started: one of each at a time, a new
+/// one replacing (and so cancelling) the one before.
+#[derive(Default)]
+struct Workers {
+    replay: Option<ChildRun>,
+    tune: Option<ChildRun>,
+    profile: Option<ChildRun>,
+    index: Option<IndexJob>,
+    /// The snapshot search (`/`).
+    search: Option<SearchJob>,
+}
+
+impl Workers {
+    /// Carry out one command of `update`'s.
+    fn carry_out(&mut self, app: &mut App, tx: &Sender<Msg>, cmd: Cmd) -> Result<Flow> {
+        match cmd {
+            Cmd::StartReplay { request, .. } => self.start_replay(app, tx, request)?,
+            Cmd::CancelReplay => {
+                if let Some(c) = self.replay.take() {
+                    c.cancel();
+                }
+            }
+            Cmd::StartTune { run, args, .. } => {
+                // Its engines need the GPU memory the last replay still holds.
+                if let Some(c) = self.replay.take() {
+                    c.cancel_and_wait(FREEING_LIMIT);
+                }
+                self.tune = start_child(app, tx, &args, run, "tune", Msg::Tune)?;
+            }
+            Cmd::CancelTune => {
+                if let Some(c) = self.tune.take() {
+                    c.cancel();
+                }
+            }
+            Cmd::StartProfile { run, args, .. } => {
+                if let Some(c) = self.replay.take() {
+                    c.cancel_and_wait(FREEING_LIMIT);
+                }
+                self.profile = start_child(app, tx, &args, run, "profile", Msg::Profile)?;
+            }
+            Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
+            Cmd::CancelProfile => {
+                if let Some(c) = self.profile.take() {
+                    c.cancel();
+                }
+            }
+            Cmd::StartIndex { job, a, b } => {
+                let sink = tx.clone();
+                self.index = Some(IndexJob::spawn(
+                    a,
+                    b,
+                    rr_engine::diff::index::DEFAULT_MERGE_GAP,
+                    move |event| {
+                        let _ = sink.send(Msg::Index { job, event });
+                    },
+                ));
+            }
+            Cmd::StartSearch { job, a, b, query } => {
+                let sink = tx.clone();
+                self.search = Some(SearchJob::spawn(a, b, query, move |event| {
+                    let _ = sink.send(Msg::Search { job, event });
+                }));
+            }
+            Cmd::Work(work) => spawn_work(app, tx, work),
+            Cmd::Quit => return Ok(Flow::Quit),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn start_replay(
+        &mut self,
+        app: &mut App,
+        tx: &Sender<Msg>,
+        request: Box<rr_engine::replay::ReplayRequest>,
+    ) -> Result<()> {
+        // The last replay's process, still waiting, takes it: a neighbouring instance switches
+        // in with the memory already on the GPU.
+        if self
+            .replay
+            .as_ref()
+            .is_some_and(|c| c.replay_next(&request).is_ok())
+        {
+            return Ok(());
+        }
+        if let Some(c) = self.replay.take() {
+            c.cancel();
+        }
+        let exe = executable()?;
+        let sink = tx.clone();
+        let run = request.run_id;
+        match ChildRun::serve_replays(&exe, &request, move |tagged| {
+            let _ = sink.send(Msg::Replay(tagged));
+        }) {
+            Ok(child) => self.replay = Some(child),
+            Err(e) => {
+                for m in failed_start(run, "replay", &e) {
+                    app.update(Msg::Replay(m));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A replay process kept for the next replay gives its GPU memory back after a while.
+    fn end_idle_replay(&mut self, app: &mut App) {
+        if self
+            .replay
+            .as_ref()
+            .and_then(ChildRun::idle_for)
+            .is_some_and(|idle| idle > REPLAY_KEPT_FOR)
+        {
+            if let Some(c) = self.replay.take() {
+                c.cancel();
+                app.set_status(
+                    format!(
+                        "the kept replay process ended after {} idle minutes: its GPU memory is free",
+                        REPLAY_KEPT_FOR.as_secs() / 60
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+
+    /// The explorer ends: no child process goes on without it, and the index job stops.
+    fn end(&mut self) {
+        for c in [self.replay.take(), self.tune.take(), self.profile.take()]
+            .into_iter()
+            .flatten()
+        {
+            c.cancel();
+        }
+        drop(self.index.take());
+    }
+}
+
+/// Slow work on a thread of its own; its message comes back on `tx`.
+fn spawn_work(app: &mut App, tx: &Sender<Msg>, work: crate::tui::app::Work) {
+    let sink = tx.clone();
+    let spawned = std::thread::Builder::new()
+        .name("explorer-work".into())
+        .spawn(move || {
+            let _ = sink.send((work.0)());
+        });
+    if let Err(e) = spawned {
+        app.set_status(format!("cannot start a worker thread: {e}"), true);
+    }
 }
 
 fn executable() -> Result<std::path::PathBuf> {

@@ -60,7 +60,10 @@ impl App {
     /// The search prompt's text applied: kept as the view's search (`search_again` then
     /// starts it from the cursor on), or why it is no value or bytes.
     pub(super) fn set_search(&mut self, text: &str) -> Result<String, String> {
-        let s = self.snap.as_mut().ok_or(super::actions::NO_SNAPSHOTS)?;
+        let s = self
+            .snap
+            .as_mut()
+            .ok_or(super::snapshot_actions::NO_SNAPSHOTS)?;
         if text.trim().is_empty() {
             return Err("type a value of the view's type, or bytes (x:de ad be ef)".into());
         }
@@ -78,7 +81,7 @@ impl App {
     /// The next (or previous) match of the view's search, from the cursor.
     pub(super) fn search_again(&mut self, forward: bool) -> Vec<Cmd> {
         let Some(s) = self.snap.as_mut() else {
-            self.set_status(super::actions::NO_SNAPSHOTS, true);
+            self.set_status(super::snapshot_actions::NO_SNAPSHOTS, true);
             return vec![];
         };
         let Some(search) = s.search.as_mut() else {

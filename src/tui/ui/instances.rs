@@ -93,21 +93,8 @@ fn share(free: usize, kernel_want: usize, descriptor_want: usize) -> (usize, usi
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // An rr-tui recording says what it did not record, above the table.
     let table = instance_table_area(app, area);
-    if let Some(sum) = app.recorder.as_ref().filter(|_| table != area) {
-        let style = if sum
-            .not_recorded
-            .iter()
-            .any(|(_, why)| !why.starts_with("not selected"))
-        {
-            theme.warn
-        } else {
-            theme.dim
-        };
-        let text = format!(" Recorder: {}", sum.headline());
-        f.render_widget(
-            Paragraph::new(fit(&rr_format::text::visible(&text), area.width as usize)).style(style),
-            Rect { height: 1, ..area },
-        );
+    if table != area {
+        draw_recorder_line(app, theme, f, area);
     }
     let visible = (instance_rows(app, area).height as usize).max(1);
     let area = table;
@@ -131,62 +118,12 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         return;
     }
     let start = crate::tui::app::first_row(app.list_top, app.selected, app.view.len(), visible);
-    let digits = app.rows.len().to_string().len().max(1);
-    let widest = |header: &str, text: &dyn Fn(&InstanceRow) -> String| {
-        app.rows
-            .iter()
-            .map(|r| text(r).chars().count())
-            .chain([header.chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let number_w = digits + 2;
-    let time_w = widest("time", &time_text);
-    let occ_w = widest("occ", &|r| {
-        r.occurrences.map_or("?".into(), |o| o.to_string())
-    });
-    let geometry_w = widest("grid · block", &InstanceRow::geometry);
-    let size_w = widest("input", &size_text);
-    let status_w = (0..app.rows.len())
-        .map(|i| badge(app, theme, i).0.len())
-        .chain(["status".len()])
-        .max()
-        .unwrap_or(6);
-    let fixed = number_w + time_w + occ_w + geometry_w + size_w + status_w + (COLUMNS - 2);
-    let kernel_want = widest("kernel", &|r| name_of(app, r));
-    let descriptor_want = widest("descriptor", &|r| r.json_file.clone());
-    let (kernel_w, descriptor_w) = share(
-        (area.width as usize).saturating_sub(fixed),
-        kernel_want,
-        descriptor_want,
-    );
-    let right = |s: String| Cell::from(Text::from(s).alignment(Alignment::Right));
+    let widths = Widths::of(app, theme, area.width as usize);
     let rows: Vec<Row> = app.view[start..(start + visible).min(app.view.len())]
         .iter()
         .enumerate()
         .map(|(k, &i)| {
-            let r = &app.rows[i];
-            let (badge, style) = badge(app, theme, i);
-            let mark = if app.mark == Some(i) {
-                "◆"
-            } else if app.sweep_marks.contains(&i) {
-                "●"
-            } else {
-                " "
-            };
-            let row = Row::new(vec![
-                Cell::from(format!("{mark}{:>w$}", i + 1, w = number_w - 1)),
-                Cell::from(fit(&name_of(app, r), kernel_w)),
-                right(time_text(r)),
-                right(r.occurrences.map_or("?".into(), |o| o.to_string())),
-                Cell::from(r.geometry()),
-                right(size_text(r)),
-                Cell::from(Span::styled(badge, style)),
-                Cell::from(Span::styled(
-                    fit_middle(&r.json_file, descriptor_w),
-                    theme.dim,
-                )),
-            ]);
+            let row = table_row(app, theme, &widths, i);
             if start + k == app.selected {
                 row.style(theme.selected)
             } else {
@@ -202,21 +139,141 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Cell::from("grid · block"),
         right("input".into()),
         Cell::from("status"),
-        Cell::from(if descriptor_w > 0 { "descriptor" } else { "" }),
+        Cell::from(if widths.descriptor > 0 {
+            "descriptor"
+        } else {
+            ""
+        }),
     ])
     .style(theme.header);
-    let widths = [
-        number_w,
-        kernel_w,
-        time_w,
-        occ_w,
-        geometry_w,
-        size_w,
-        status_w,
-        descriptor_w,
-    ]
-    .map(|w| Constraint::Length(w as u16));
-    f.render_widget(Table::new(rows, widths).header(header).block(block), area);
+    f.render_widget(
+        Table::new(rows, widths.constraints())
+            .header(header)
+            .block(block),
+        area,
+    );
+}
+
+/// The recorder's account of what it did not record, on the screen's first line (a warning
+/// when it left out more than what was not selected).
+fn draw_recorder_line(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(sum) = app.recorder.as_ref() else {
+        return;
+    };
+    let style = if sum
+        .not_recorded
+        .iter()
+        .any(|(_, why)| !why.starts_with("not selected"))
+    {
+        theme.warn
+    } else {
+        theme.dim
+    };
+    let text = format!(" Recorder: {}", sum.headline());
+    f.render_widget(
+        Paragraph::new(fit(&rr_format::text::visible(&text), area.width as usize)).style(style),
+        Rect { height: 1, ..area },
+    );
+}
+
+/// A right-aligned cell.
+fn right<'a>(s: String) -> Cell<'a> {
+    Cell::from(Text::from(s).alignment(Alignment::Right))
+}
+
+/// The columns' widths: each fixed column as wide as its widest text over every row (not
+/// only those on screen, so that scrolling does not move them), the kernel and descriptor
+/// columns sharing what is left ([`share`]).
+struct Widths {
+    number: usize,
+    kernel: usize,
+    time: usize,
+    occurrences: usize,
+    geometry: usize,
+    size: usize,
+    status: usize,
+    descriptor: usize,
+}
+
+impl Widths {
+    fn of(app: &App, theme: &Theme, width: usize) -> Widths {
+        let digits = app.rows.len().to_string().len().max(1);
+        let widest = |header: &str, text: &dyn Fn(&InstanceRow) -> String| {
+            app.rows
+                .iter()
+                .map(|r| text(r).chars().count())
+                .chain([header.chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let number = digits + 2;
+        let time = widest("time", &time_text);
+        let occurrences = widest("occ", &|r| {
+            r.occurrences.map_or("?".into(), |o| o.to_string())
+        });
+        let geometry = widest("grid · block", &InstanceRow::geometry);
+        let size = widest("input", &size_text);
+        let status = (0..app.rows.len())
+            .map(|i| badge(app, theme, i).0.len())
+            .chain(["status".len()])
+            .max()
+            .unwrap_or(6);
+        let fixed = number + time + occurrences + geometry + size + status + (COLUMNS - 2);
+        let kernel_want = widest("kernel", &|r| name_of(app, r));
+        let descriptor_want = widest("descriptor", &|r| r.json_file.clone());
+        let (kernel, descriptor) = share(width.saturating_sub(fixed), kernel_want, descriptor_want);
+        Widths {
+            number,
+            kernel,
+            time,
+            occurrences,
+            geometry,
+            size,
+            status,
+            descriptor,
+        }
+    }
+
+    fn constraints(&self) -> [Constraint; COLUMNS] {
+        [
+            self.number,
+            self.kernel,
+            self.time,
+            self.occurrences,
+            self.geometry,
+            self.size,
+            self.status,
+            self.descriptor,
+        ]
+        .map(|w| Constraint::Length(w as u16))
+    }
+}
+
+/// The row of instance `i`: ◆ marks the instance compared on the descriptor screen, ● one
+/// marked for a sweep.
+fn table_row<'a>(app: &App, theme: &Theme, widths: &Widths, i: usize) -> Row<'a> {
+    let r = &app.rows[i];
+    let (badge, style) = badge(app, theme, i);
+    let mark = if app.mark == Some(i) {
+        "◆"
+    } else if app.sweep_marks.contains(&i) {
+        "●"
+    } else {
+        " "
+    };
+    Row::new(vec![
+        Cell::from(format!("{mark}{:>w$}", i + 1, w = widths.number - 1)),
+        Cell::from(fit(&name_of(app, r), widths.kernel)),
+        right(time_text(r)),
+        right(r.occurrences.map_or("?".into(), |o| o.to_string())),
+        Cell::from(r.geometry()),
+        right(size_text(r)),
+        Cell::from(Span::styled(badge, style)),
+        Cell::from(Span::styled(
+            fit_middle(&r.json_file, widths.descriptor),
+            theme.dim,
+        )),
+    ])
 }
 
 #[cfg(test)]

@@ -7,12 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::{fit, heatmap};
+use super::heatmap;
 use crate::tui::app::heatmap::dims_label;
 use crate::tui::app::replays::Phase;
 use crate::tui::app::tunelayout;
 use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
 use crate::tui::format::duration_ns;
+use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 use rr_engine::replay::energy::joules_text;
 use rr_engine::tune::Status;
@@ -329,9 +330,30 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
     let window = tunelayout::table_window(pick, listed.len(), n);
     let top = window.start;
     let ranked = &listed[window];
+    let text = best_title(run, front, energy);
+    f.render_widget(
+        Paragraph::new(Span::styled(fit(&text, title.width as usize), theme.dim)),
+        title,
+    );
+    if ranked.is_empty() {
+        return;
+    }
+    let columns = BestColumns::of(run);
+    let picked = pick.min(listed.len().saturating_sub(1));
+    let rows: Vec<Row> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, t)| columns.row(t, top + i, picked, theme))
+        .collect();
+    let (header, widths) = columns.header(ranked, theme);
+    f.render_widget(Table::new(rows, widths).header(header), area);
+}
+
+/// The line above the table of the best: what it lists, and how many were verified.
+fn best_title(run: &TuneRun, front: bool, energy: bool) -> String {
     let verified = run.count(Status::Ok);
     let objective = run.report.objective;
-    let text = match (verified, &run.phase) {
+    match (verified, &run.phase) {
         (0, Phase::Running) => "best configurations: none verified yet".to_string(),
         (0, _) => "best configurations: none verified".to_string(),
         (_, _) if front => format!(
@@ -348,139 +370,155 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
                 String::new()
             }
         ),
-    };
-    f.render_widget(
-        Paragraph::new(Span::styled(fit(&text, title.width as usize), theme.dim)),
-        title,
-    );
-    if ranked.is_empty() {
-        return;
     }
-    let regs = run
-        .report
-        .trials
-        .iter()
-        .any(|t| t.config.max_registers.is_some());
-    // Compile-time tuning: each configuration's define values (the recorded image: none).
-    let defines = &run.report.defines;
-    let variant = |t: &rr_engine::tune::Trial| match t.config.variant {
-        Some(v) if !defines.is_empty() => visible(&defines.describe(v as usize)).into_owned(),
-        _ => "recorded".to_string(),
-    };
-    let recorded = run.recorded_cost();
-    let right = |s: String| Cell::from(ratatui::text::Text::from(s).right_aligned());
-    let rows: Vec<Row> = ranked
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let k = t.kernel_ns.unwrap_or_default();
-            let on_front = energy && run.front().iter().any(|p| p.config == t.config);
-            let i = top + i;
-            let picked = i == pick.min(listed.len().saturating_sub(1));
-            let mut cells = vec![right(format!(
-                "{}{}{}{}",
-                if picked { "›" } else { "" },
-                if t.recorded { "◆" } else { "" },
-                if on_front { "⬦" } else { "" },
-                i + 1
-            ))];
-            if !defines.is_empty() {
-                cells.push(Cell::from(variant(t)));
+}
+
+/// A right-aligned cell (the table's numbers).
+fn right<'a>(s: String) -> Cell<'a> {
+    Cell::from(ratatui::text::Text::from(s).right_aligned())
+}
+
+/// The columns of the table of the best configurations, as this sweep has them.
+struct BestColumns<'a> {
+    run: &'a TuneRun,
+    /// Energy measured: joules and watts take the place of the samples and the clock.
+    energy: bool,
+    /// Some configuration caps the registers: a column for the cap.
+    regs: bool,
+    /// Compile-time tuning: each configuration's define values (the recorded image: none).
+    defines: &'a rr_engine::tune::defines::Defines,
+    /// The recorded configuration's cost, which speedups are over.
+    recorded: Option<f64>,
+}
+
+impl<'a> BestColumns<'a> {
+    fn of(run: &'a TuneRun) -> BestColumns<'a> {
+        BestColumns {
+            run,
+            energy: run.report.energy.is_some(),
+            regs: run
+                .report
+                .trials
+                .iter()
+                .any(|t| t.config.max_registers.is_some()),
+            defines: &run.report.defines,
+            recorded: run.recorded_cost(),
+        }
+    }
+
+    fn variant(&self, t: &rr_engine::tune::Trial) -> String {
+        match t.config.variant {
+            Some(v) if !self.defines.is_empty() => {
+                visible(&self.defines.describe(v as usize)).into_owned()
             }
+            _ => "recorded".to_string(),
+        }
+    }
+
+    /// The row of trial `t`, `i`th of the list (from 0), `picked` the row `P` profiles.
+    fn row(&self, t: &rr_engine::tune::Trial, i: usize, picked: usize, theme: &Theme) -> Row<'a> {
+        let k = t.kernel_ns.unwrap_or_default();
+        let on_front = self.energy && self.run.front().iter().any(|p| p.config == t.config);
+        let mut cells = vec![right(format!(
+            "{}{}{}{}",
+            if i == picked { "›" } else { "" },
+            if t.recorded { "◆" } else { "" },
+            if on_front { "⬦" } else { "" },
+            i + 1
+        ))];
+        if !self.defines.is_empty() {
+            cells.push(Cell::from(self.variant(t)));
+        }
+        cells.extend([
+            Cell::from(dims_label(t.config.grid)),
+            Cell::from(dims_label(t.config.block)),
+            right(t.config.shared_mem.to_string()),
+        ]);
+        if self.regs {
+            cells.push(right(
+                t.config
+                    .max_registers
+                    .map_or("–".to_string(), |r| r.to_string()),
+            ));
+        }
+        cells.extend([
+            right(duration_ns(k.median)),
+            right(
+                t.noise()
+                    .map_or("–".to_string(), |n| format!("{:.2}%", n * 100.0)),
+            ),
+        ]);
+        if self.energy {
             cells.extend([
-                Cell::from(dims_label(t.config.grid)),
-                Cell::from(dims_label(t.config.block)),
-                right(t.config.shared_mem.to_string()),
+                right(t.joules().map_or("–".into(), joules_text)),
+                right(t.energy.map_or("–".into(), |e| format!("{:.0}", e.power_w))),
             ]);
-            if regs {
-                cells.push(right(
-                    t.config
-                        .max_registers
-                        .map_or("–".to_string(), |r| r.to_string()),
-                ));
-            }
+        } else {
             cells.extend([
-                right(duration_ns(k.median)),
+                right(k.count.to_string()),
                 right(
-                    t.noise()
-                        .map_or("–".to_string(), |n| format!("{:.2}%", n * 100.0)),
+                    t.clock_mhz
+                        .map_or("–".to_string(), |c| format!("{:.0}", c.median)),
                 ),
             ]);
-            if energy {
-                cells.extend([
-                    right(t.joules().map_or("–".into(), joules_text)),
-                    right(t.energy.map_or("–".into(), |e| format!("{:.0}", e.power_w))),
-                ]);
-            } else {
-                cells.extend([
-                    right(k.count.to_string()),
-                    right(
-                        t.clock_mhz
-                            .map_or("–".to_string(), |c| format!("{:.0}", c.median)),
-                    ),
-                ]);
-            }
-            cells.extend([right(match (recorded, t.cost()) {
-                (Some(r), Some(c)) if c > 0.0 => format!("{:.2}×", r / c),
-                _ => "–".to_string(),
-            })]);
-            let row = Row::new(cells);
-            if t.recorded {
-                row.style(theme.accent)
-            } else {
-                row
-            }
-        })
-        .collect();
-    let grid_w = ranked
-        .iter()
-        .map(|t| dims_label(t.config.grid).len())
-        .max()
-        .unwrap_or(0)
-        .max(4) as u16;
-    let block_w = ranked
-        .iter()
-        .map(|t| dims_label(t.config.block).len())
-        .max()
-        .unwrap_or(0)
-        .max(5) as u16;
-    let mut header = vec!["#"];
-    let mut widths = vec![Constraint::Length(4)];
-    if !defines.is_empty() {
-        let w = ranked
-            .iter()
-            .map(|t| variant(t).len())
-            .max()
-            .unwrap_or(0)
-            .max(7);
-        header.push("defines");
-        widths.push(Constraint::Length(w.min(40) as u16));
-    }
-    header.extend(["grid", "block", "smem"]);
-    widths.extend([
-        Constraint::Length(grid_w),
-        Constraint::Length(block_w),
-        Constraint::Length(6),
-    ]);
-    if regs {
-        header.push("regs");
-        widths.push(Constraint::Length(4));
-    }
-    // Measuring energy, joules and watts take the place of the samples and the clock.
-    let ((c3, w3), (c4, w4)) = if energy {
-        (("energy", 9), ("W", 4))
-    } else {
-        (("n", 5), ("MHz", 5))
-    };
-    header.extend(["median", "noise", c3, c4, "speedup"]);
-    widths.extend([8, 6, w3, w4, 7].map(Constraint::Length));
-    let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
-        if i < 3 {
-            Cell::from(h)
-        } else {
-            right(h.to_string())
         }
-    }))
-    .style(theme.header);
-    f.render_widget(Table::new(rows, widths).header(header), area);
+        cells.extend([right(match (self.recorded, t.cost()) {
+            (Some(r), Some(c)) if c > 0.0 => format!("{:.2}×", r / c),
+            _ => "–".to_string(),
+        })]);
+        let row = Row::new(cells);
+        if t.recorded {
+            row.style(theme.accent)
+        } else {
+            row
+        }
+    }
+
+    /// The header and the columns' widths, the grid's, block's and defines' as wide as the
+    /// `ranked` rows on screen need.
+    fn header(
+        &self,
+        ranked: &[rr_engine::tune::Trial],
+        theme: &Theme,
+    ) -> (Row<'a>, Vec<Constraint>) {
+        let widest = |text: &dyn Fn(&rr_engine::tune::Trial) -> usize| {
+            ranked.iter().map(text).max().unwrap_or(0)
+        };
+        let grid_w = widest(&|t| dims_label(t.config.grid).len()).max(4) as u16;
+        let block_w = widest(&|t| dims_label(t.config.block).len()).max(5) as u16;
+        let mut header = vec!["#"];
+        let mut widths = vec![Constraint::Length(4)];
+        if !self.defines.is_empty() {
+            let w = widest(&|t| self.variant(t).len()).max(7);
+            header.push("defines");
+            widths.push(Constraint::Length(w.min(40) as u16));
+        }
+        header.extend(["grid", "block", "smem"]);
+        widths.extend([
+            Constraint::Length(grid_w),
+            Constraint::Length(block_w),
+            Constraint::Length(6),
+        ]);
+        if self.regs {
+            header.push("regs");
+            widths.push(Constraint::Length(4));
+        }
+        // Measuring energy, joules and watts take the place of the samples and the clock.
+        let ((c3, w3), (c4, w4)) = if self.energy {
+            (("energy", 9), ("W", 4))
+        } else {
+            (("n", 5), ("MHz", 5))
+        };
+        header.extend(["median", "noise", c3, c4, "speedup"]);
+        widths.extend([8, 6, w3, w4, 7].map(Constraint::Length));
+        let header = Row::new(header.into_iter().enumerate().map(|(i, h)| {
+            if i < 3 {
+                Cell::from(h)
+            } else {
+                right(h.to_string())
+            }
+        }))
+        .style(theme.header);
+        (header, widths)
+    }
 }
