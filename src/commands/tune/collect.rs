@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rr_engine::tune::trial::{DeviceInfo, MAX_SKIPPED_LISTED};
 use rr_engine::tune::{Status, Trial, TuneReport};
 
+use super::report_files;
 use super::text::Printer;
 use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
@@ -57,7 +58,7 @@ impl<'a> Collector<'a> {
         &mut self,
         info: DeviceInfo,
         simulated_from: Option<String>,
-        carried: Option<&super::Carried>,
+        carried: Option<&super::msg::Carried>,
     ) {
         self.first_ready.get_or_insert_with(Instant::now);
         // Answers of a simulated engine are no measurements: never resumed or simulated from.
@@ -167,10 +168,12 @@ impl<'a> Collector<'a> {
 
 fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
     if let Some(p) = a.report_file() {
-        super::write_streamed(p, super::Existing::Replace, |w| report.write_json(w))?;
+        report_files::write_streamed(p, report_files::Existing::Replace, |w| report.write_json(w))?;
     }
     if let Some(p) = &a.csv {
-        super::write_streamed(p, super::Existing::Replace, |w| Ok(report.write_csv(w)?))?;
+        report_files::write_streamed(p, report_files::Existing::Replace, |w| {
+            Ok(report.write_csv(w)?)
+        })?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use rr_engine::tune::shard;
 use rr_format::fsio;
 use rr_format::text::visible_path;
 
-use super::read_report;
+use super::report_files::{self, read_report};
 use crate::cli::MergeArgs;
 use crate::error::{Error, Result};
 use crate::output;
@@ -45,7 +45,7 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
             }
         }
     }
-    super::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
+    report_files::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
     if let Some(p) = &m.export {
         super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
     }
@@ -81,10 +81,12 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
         None => None,
     };
     if let Some(p) = m.report_file() {
-        super::write_streamed(p, super::Existing::Refuse, |w| merged.write_json(w))?;
+        report_files::write_streamed(p, report_files::Existing::Refuse, |w| merged.write_json(w))?;
     }
     if let Some(p) = &m.csv {
-        super::write_streamed(p, super::Existing::Refuse, |w| Ok(merged.write_csv(w)?))?;
+        report_files::write_streamed(p, report_files::Existing::Refuse, |w| {
+            Ok(merged.write_csv(w)?)
+        })?;
     }
     let measured = merged
         .trials

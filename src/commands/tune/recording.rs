@@ -7,13 +7,16 @@
 
 use std::path::{Path, PathBuf};
 
+use rr_engine::tune::shard::Shard;
 use rr_engine::tune::{Status, TuneReport};
 use rr_format::dir::RecordDir;
 use rr_format::text::{visible, visible_path};
 use rr_format::{demangle, fsio, Descriptor};
 use serde::Serialize;
 
-use super::{read_report, run, text};
+use super::preflight::{check_hub, preflight};
+use super::report_files::read_report;
+use super::text;
 use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
 use crate::output;
@@ -40,19 +43,10 @@ struct Row {
     report: String,
 }
 
-pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
-    // Once for the recording, before its instances (each one's preflight says it again).
-    a.check_source_flags().map_err(Error::invalid)?;
-    if a.simulate.is_some() {
-        return Err(Error::invalid(
-            "--simulate answers one instance from its own sweep: give the instance's descriptor, not a directory",
-        ));
-    }
-    if a.report_file().is_some() || a.csv.is_some() {
-        return Err(Error::invalid(
-            "with a directory each instance's report goes to --reports DIR (<instance>.tune.json and .csv), not --json-out/--csv",
-        ));
-    }
+/// `tune DIR`: each selected instance swept by `sweep` (`tune`'s own entry point, passed in
+/// rather than imported: it calls this for a directory), so exactly as `tune X.json` sweeps it.
+pub fn run_dir(a: &TuneArgs, dir: &Path, sweep: fn(&TuneArgs) -> Result<i32>) -> Result<i32> {
+    refuse_one_instance_flags(a)?;
     let pattern = a
         .kernels
         .as_deref()
@@ -65,6 +59,66 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         let command = if a.list { "tune --list" } else { "tune" };
         return Ok(crate::commands::not_a_record::refuse(dir, command, false));
     }
+    let selected = select_instances(&rec, shard, |kernel| {
+        pattern
+            .as_ref()
+            .is_none_or(|p| p.is_match(kernel) || p.is_match(&demangle(kernel)))
+    });
+    if selected.is_empty() {
+        return nothing_selected(a, dir, &rec, shard);
+    }
+    // A recording none of whose selected instances can be swept (LLVM 19–22's, say) is the
+    // input's fault, said before the driver is looked for, as for one instance: the first
+    // instance's refusal, which names its descriptor.
+    if let Some(e) = all_refused(a, &selected) {
+        return Err(e);
+    }
+    let reports = a.reports.clone().unwrap_or_else(|| default_reports(dir));
+    if !a.list {
+        prepare_reports(a, &reports)?;
+    }
+    // Engines go on from one instance to the next (quitting when this returns).
+    let _keeping = (!a.fresh_engines && !a.list).then(super::pool::keep);
+    let rows = sweep_instances(a, selected, &reports, sweep);
+    if a.list {
+        return Ok(0);
+    }
+    write_summary(&reports, &rows)?;
+    print_summary(&rows, &reports);
+    let interrupted = rows.iter().any(|r| r.outcome == "interrupted");
+    Ok(if interrupted {
+        130
+    } else if rows.iter().any(|r| r.best.is_some()) {
+        0
+    } else {
+        1
+    })
+}
+
+/// What only one instance's sweep takes, refused for a recording (once, before its instances:
+/// each one's preflight says the source flags' problem again).
+fn refuse_one_instance_flags(a: &TuneArgs) -> Result<()> {
+    a.check_source_flags().map_err(Error::invalid)?;
+    if a.simulate.is_some() {
+        return Err(Error::invalid(
+            "--simulate answers one instance from its own sweep: give the instance's descriptor, not a directory",
+        ));
+    }
+    if a.report_file().is_some() || a.csv.is_some() {
+        return Err(Error::invalid(
+            "with a directory each instance's report goes to --reports DIR (<instance>.tune.json and .csv), not --json-out/--csv",
+        ));
+    }
+    Ok(())
+}
+
+/// The instances of `rec` this run sweeps, in the recording's order: its part's (`shard`),
+/// whose kernel is `wanted` (`--kernels`). Each as its descriptor's name, path and kernel.
+fn select_instances(
+    rec: &RecordDir,
+    shard: Option<Shard>,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(String, PathBuf, String)> {
     let mut selected = Vec::new();
     for (i, e) in rec.instances.iter().enumerate() {
         if shard.is_some_and(|s| !s.owns(i as u64)) {
@@ -76,16 +130,24 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             Some(k) => k.clone(),
             None => Descriptor::read(&json).map(|d| d.name).unwrap_or_default(),
         };
-        let wanted = pattern
-            .as_ref()
-            .is_none_or(|p| p.is_match(&kernel) || p.is_match(&demangle(&kernel)));
-        if wanted {
+        if wanted(&kernel) {
             selected.push((e.json_file.clone(), json, kernel));
         }
     }
-    if selected.is_empty() && shard.is_some() && a.kernels.is_none() {
+    selected
+}
+
+/// No instance selected: nothing to do for a part of a job array with more tasks than
+/// instances, else refused.
+fn nothing_selected(
+    a: &TuneArgs,
+    dir: &Path,
+    rec: &RecordDir,
+    shard: Option<Shard>,
+) -> Result<i32> {
+    if shard.is_some() && a.kernels.is_none() {
         // A job array with more tasks than instances: the surplus tasks have nothing to do.
-        let s = shard.unwrap_or(rr_engine::tune::shard::Shard { k: 1, n: 1 });
+        let s = shard.unwrap_or(Shard { k: 1, n: 1 });
         output::line(&format!(
             "part {}/{} holds none of the {} instance(s) of {}",
             s.k,
@@ -95,41 +157,43 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
         ));
         return Ok(0);
     }
-    if selected.is_empty() {
+    Err(Error::invalid(format!(
+        "{}: no instance {}",
+        visible_path(dir),
+        if a.kernels.is_some() {
+            "matches --kernels"
+        } else {
+            "to sweep"
+        }
+    )))
+}
+
+/// Said once here, not once per instance, and before anything is created: the driver (a hub's
+/// engines run where its GPUs are, so this machine needs no driver then), then the reports
+/// directory, made.
+fn prepare_reports(a: &TuneArgs, reports: &Path) -> Result<()> {
+    match &a.engine_hub {
+        Some(hub) => check_hub(hub)?,
+        None => rr_engine::replay::driver_usable()?,
+    }
+    std::fs::create_dir_all(reports).map_err(|e| Error::io(reports, e))?;
+    if !std::fs::symlink_metadata(reports).is_ok_and(|m| m.is_dir()) {
         return Err(Error::invalid(format!(
-            "{}: no instance {}",
-            visible_path(dir),
-            if a.kernels.is_some() {
-                "matches --kernels"
-            } else {
-                "to sweep"
-            }
+            "--reports {}: not a directory",
+            visible_path(reports)
         )));
     }
-    // A recording none of whose selected instances can be swept (LLVM 19–22's, say) is the
-    // input's fault, said before the driver is looked for, as for one instance: the first
-    // instance's refusal, which names its descriptor.
-    if let Some(e) = all_refused(a, &selected) {
-        return Err(e);
-    }
-    let reports = a.reports.clone().unwrap_or_else(|| default_reports(dir));
-    if !a.list {
-        // Said once here, not once per instance, and before anything is created: a hub's
-        // engines run where its GPUs are, so this machine needs no driver then.
-        match &a.engine_hub {
-            Some(hub) => super::check_hub(hub)?,
-            None => rr_engine::replay::driver_usable()?,
-        }
-        std::fs::create_dir_all(&reports).map_err(|e| Error::io(&reports, e))?;
-        if !std::fs::symlink_metadata(&reports).is_ok_and(|m| m.is_dir()) {
-            return Err(Error::invalid(format!(
-                "--reports {}: not a directory",
-                visible_path(&reports)
-            )));
-        }
-    }
-    // Engines go on from one instance to the next (quitting when this returns).
-    let _keeping = (!a.fresh_engines && !a.list).then(super::pool::keep);
+    Ok(())
+}
+
+/// Each selected instance swept (or listed, with `--list`) as `tune X.json` sweeps it, one
+/// after the other until one is interrupted: what each came to.
+fn sweep_instances(
+    a: &TuneArgs,
+    selected: Vec<(String, PathBuf, String)>,
+    reports: &Path,
+    sweep: fn(&TuneArgs) -> Result<i32>,
+) -> Vec<Row> {
     let mut rows = Vec::with_capacity(selected.len());
     let n = selected.len();
     for (i, (name, json, kernel)) in selected.into_iter().enumerate() {
@@ -157,7 +221,7 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             one.json_old_spelling = None;
             one.csv = Some(reports.join(format!("{stem}.tune.csv")));
         }
-        let outcome = run(&one);
+        let outcome = sweep(&one);
         if a.list {
             if let Err(e) = outcome {
                 output::line(&format!("skipped: {e}"));
@@ -171,22 +235,10 @@ pub fn run_dir(a: &TuneArgs, dir: &Path) -> Result<i32> {
             break;
         }
     }
-    if a.list {
-        return Ok(0);
-    }
-    write_summary(&reports, &rows)?;
-    print_summary(&rows, &reports);
-    let interrupted = rows.iter().any(|r| r.outcome == "interrupted");
-    Ok(if interrupted {
-        130
-    } else if rows.iter().any(|r| r.best.is_some()) {
-        0
-    } else {
-        1
-    })
+    rows
 }
 
-/// The first instance's refusal when every one of `selected` is refused by [`super::preflight`]
+/// The first instance's refusal when every one of `selected` is refused by [`preflight`]
 /// (which needs no GPU); None as soon as one passes.
 fn all_refused(a: &TuneArgs, selected: &[(String, PathBuf, String)]) -> Option<Error> {
     let mut first = None;
@@ -197,7 +249,7 @@ fn all_refused(a: &TuneArgs, selected: &[(String, PathBuf, String)]) -> Option<E
         one.reports = None;
         one.shard = None;
         one.whole = true;
-        match super::preflight(&one) {
+        match preflight(&one) {
             Ok(_) => return None,
             Err(e) => {
                 first.get_or_insert(e);

@@ -13,8 +13,10 @@ use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::trial::{index_of, DeviceInfo};
 use rr_engine::tune::{Config, Space, Status, Trial, TuneReport};
 
+use super::msg::Msg;
+use super::report_files::read_report;
 use super::scheduler::{Scheduler, Work};
-use super::Msg;
+use super::worker::finish;
 use crate::error::{Error, Result};
 
 /// A finished sweep's trials by configuration.
@@ -45,7 +47,7 @@ impl Table {
     /// rather than simulated. Kept: what `--resume` would keep (verified or failing to verify,
     /// plausible times, each configuration once) inside this run's space, messages cut short.
     pub fn load(path: &Path, run: &TuneReport, space: &Space) -> Result<Table> {
-        let sweep = super::read_report(path, "--simulate")?;
+        let sweep = read_report(path, "--simulate")?;
         if run.objective.needs_energy() && sweep.energy.is_none() {
             return Err(Error::invalid(format!(
                 "--simulate {}: that sweep measured no energy, and --objective {} needs it: simulate from a sweep run with --energy",
@@ -62,7 +64,7 @@ impl Table {
     /// What a simulated engine (`rr-tui engine --simulate`) answers for the instance of
     /// `descriptor`: the sweep must be of that kernel and recorded configuration.
     pub fn for_engine(path: &Path, descriptor: &rr_format::Descriptor) -> Result<Table> {
-        let sweep = super::read_report(path, "--simulate")?;
+        let sweep = read_report(path, "--simulate")?;
         let expected = TuneReport {
             kernel: descriptor.name.clone(),
             recorded: Config::recorded(descriptor),
@@ -187,7 +189,7 @@ pub fn work(table: &Table, scheduler: &Mutex<Scheduler>, tx: &Sender<Msg>) {
             }
         };
         trial.device = Some(table.device.ordinal);
-        if !super::finish(scheduler, tx, index, trial) {
+        if !finish(scheduler, tx, index, trial) {
             return;
         }
     }

@@ -6,11 +6,11 @@ use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::replay::session::SWITCH_REFUSED;
 use rr_engine::tune::defines::Defines;
 use rr_engine::tune::space::dim;
-use rr_engine::tune::trial::DeviceInfo;
+use rr_engine::tune::trial::{CompileStats, DeviceInfo};
 use rr_engine::tune::{Config, Objective, Status, StrategyKind, Trial, TuneReport};
 use rr_format::demangle;
 
-use super::Carried;
+use super::msg::Carried;
 use crate::output;
 
 /// How many of the best configurations the summary lists.
@@ -277,7 +277,6 @@ impl Printer {
             });
             return;
         }
-        let count = |s: Status| r.trials.iter().filter(|t| t.status == s).count();
         let words = Words::of(r);
         output::line("");
         match (interrupted, &r.simulated_from) {
@@ -288,33 +287,9 @@ impl Printer {
             }
             (false, _) => {}
         }
-        output::line(&format!(
-            "{measured} configuration(s) {} in {elapsed:.2} s ({:.1} per second, after {:.2} s of engine start); {} {}, {} {}, {} invalid, {} fault(s), {} skipped",
-            words.measured,
-            r.configs_per_s,
-            r.engine_start_s,
-            count(Status::Ok),
-            words.verified,
-            count(Status::VerifyFailed),
-            words.failed_to_verify,
-            count(Status::Invalid),
-            count(Status::Fault),
-            count(Status::Skipped)
-        ));
+        print_totals(r, &words, measured, elapsed);
         if let Some(c) = &r.compile {
-            output::line(&format!(
-                "Compiled {} of {} variant(s) for {} on {} thread(s) in {:.2} s ({:.1} per second; {} from the cache, {} failed to compile); the GPU waited {:.2} s for compilations ({:.1} % of its time)",
-                c.compiled,
-                c.variants,
-                c.arch,
-                c.threads,
-                c.seconds,
-                c.per_s,
-                c.cached,
-                c.failed,
-                c.gpu_wait_s,
-                c.gpu_idle_fraction * 100.0
-            ));
+            print_compile(c);
         }
         let best = r.ranking(TOP);
         let simulated = r.simulated_from.is_some();
@@ -322,84 +297,136 @@ impl Printer {
             output::line(&format!("No configuration {}.", words.verified));
             return;
         }
-        output::line(&format!(
-            "{} {}:",
-            match r.objective {
-                Objective::Time => "Fastest",
-                Objective::Energy => "Most frugal",
-                Objective::Edp => "Lowest energy-delay product",
-            },
-            best.len()
-        ));
-        for (i, t) in best.iter().enumerate() {
-            output::line(&format!(
-                "  {}. {}",
-                i + 1,
-                describe(t, &r.defines, simulated)
-            ));
-        }
-        if let Some(note) = within_energy_noise(r.objective, &best, simulated) {
-            output::line(&note);
-        }
+        print_ranking(r, &best, simulated);
         if !r.pareto.is_empty() {
-            output::line(&format!(
-                "Pareto front of time against energy ({} configuration(s), fastest first):",
-                r.pareto.len()
-            ));
-            for &i in r.pareto.iter().take(PARETO_SHOWN) {
-                output::line(&format!(
-                    "  {}",
-                    describe(&r.trials[i], &r.defines, simulated)
-                ));
-            }
-            if r.pareto.len() > PARETO_SHOWN {
-                output::line(&format!(
-                    "  … and {} more (--csv and --json-out mark them all)",
-                    r.pareto.len() - PARETO_SHOWN
-                ));
-            }
+            print_pareto(r, simulated);
         }
-        let recorded = r.trials.iter().find(|t| t.recorded);
-        let energy = match (r.best.as_ref().and_then(Trial::joules), r.energy_ratio) {
-            (Some(j), Some(ratio)) if ratio > 0.0 => format!(
-                "; {} per execution, {:.3}x the recorded configuration's energy",
-                joules_text(j),
-                1.0 / ratio
-            ),
-            (Some(j), _) => format!("; {} per execution", joules_text(j)),
-            _ => String::new(),
-        };
-        let energy = match (r.objective, r.best.as_ref().and_then(|b| r.objective.of(b))) {
-            (Objective::Edp, Some(v)) => format!("{energy}; EDP {}", Objective::Edp.describe(v)),
-            _ => energy,
-        };
-        match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
-            (Some(b), Some(rec), Some(s)) => output::line(&format!(
-                "Best{}: {} at {}: {s:.3}x the recorded configuration's speed ({}){energy}",
-                match r.objective {
-                    Objective::Time => String::new(),
-                    o => format!(" by {}", o.name()),
-                },
-                config_text(&b.config, &r.defines),
-                ns(b.cost().unwrap_or(0.0)),
-                ns(rec)
-            )),
-            (Some(b), _, _) => output::line(&format!(
-                "Best: {} at {} ({})",
-                config_text(&b.config, &r.defines),
-                ns(b.cost().unwrap_or(0.0)),
-                match r.shard {
-                    Some(s) if s.k != 1 => {
-                        "the recorded configuration is part 1's: `tune merge` gives the speed-up"
-                    }
-                    _ => "the recorded configuration did not verify",
-                }
-            )),
-            _ => {}
-        }
+        print_best(r);
         for n in notes {
             output::line(n);
         }
+    }
+}
+
+/// How many configurations were measured, how fast, and what each came to.
+fn print_totals(r: &TuneReport, words: &Words, measured: u64, elapsed: f64) {
+    let count = |s: Status| r.trials.iter().filter(|t| t.status == s).count();
+    output::line(&format!(
+        "{measured} configuration(s) {} in {elapsed:.2} s ({:.1} per second, after {:.2} s of engine start); {} {}, {} {}, {} invalid, {} fault(s), {} skipped",
+        words.measured,
+        r.configs_per_s,
+        r.engine_start_s,
+        count(Status::Ok),
+        words.verified,
+        count(Status::VerifyFailed),
+        words.failed_to_verify,
+        count(Status::Invalid),
+        count(Status::Fault),
+        count(Status::Skipped)
+    ));
+}
+
+/// How compiling `--source`'s variants went, and how long the GPU waited for them.
+fn print_compile(c: &CompileStats) {
+    output::line(&format!(
+        "Compiled {} of {} variant(s) for {} on {} thread(s) in {:.2} s ({:.1} per second; {} from the cache, {} failed to compile); the GPU waited {:.2} s for compilations ({:.1} % of its time)",
+        c.compiled,
+        c.variants,
+        c.arch,
+        c.threads,
+        c.seconds,
+        c.per_s,
+        c.cached,
+        c.failed,
+        c.gpu_wait_s,
+        c.gpu_idle_fraction * 100.0
+    ));
+}
+
+/// The `best` configurations by the objective, best first, and whether energy's noise can
+/// tell the first two apart.
+fn print_ranking(r: &TuneReport, best: &[&Trial], simulated: bool) {
+    output::line(&format!(
+        "{} {}:",
+        match r.objective {
+            Objective::Time => "Fastest",
+            Objective::Energy => "Most frugal",
+            Objective::Edp => "Lowest energy-delay product",
+        },
+        best.len()
+    ));
+    for (i, t) in best.iter().enumerate() {
+        output::line(&format!(
+            "  {}. {}",
+            i + 1,
+            describe(t, &r.defines, simulated)
+        ));
+    }
+    if let Some(note) = within_energy_noise(r.objective, best, simulated) {
+        output::line(&note);
+    }
+}
+
+/// The first [`PARETO_SHOWN`] configurations of the Pareto front, fastest first.
+fn print_pareto(r: &TuneReport, simulated: bool) {
+    output::line(&format!(
+        "Pareto front of time against energy ({} configuration(s), fastest first):",
+        r.pareto.len()
+    ));
+    for &i in r.pareto.iter().take(PARETO_SHOWN) {
+        output::line(&format!(
+            "  {}",
+            describe(&r.trials[i], &r.defines, simulated)
+        ));
+    }
+    if r.pareto.len() > PARETO_SHOWN {
+        output::line(&format!(
+            "  … and {} more (--csv and --json-out mark them all)",
+            r.pareto.len() - PARETO_SHOWN
+        ));
+    }
+}
+
+/// The best configuration against the recorded one: its speed-up, and its energy when
+/// measured.
+fn print_best(r: &TuneReport) {
+    let recorded = r.trials.iter().find(|t| t.recorded);
+    let energy = match (r.best.as_ref().and_then(Trial::joules), r.energy_ratio) {
+        (Some(j), Some(ratio)) if ratio > 0.0 => format!(
+            "; {} per execution, {:.3}x the recorded configuration's energy",
+            joules_text(j),
+            1.0 / ratio
+        ),
+        (Some(j), _) => format!("; {} per execution", joules_text(j)),
+        _ => String::new(),
+    };
+    let energy = match (r.objective, r.best.as_ref().and_then(|b| r.objective.of(b))) {
+        (Objective::Edp, Some(v)) => format!("{energy}; EDP {}", Objective::Edp.describe(v)),
+        _ => energy,
+    };
+    match (r.best.as_ref(), recorded.and_then(|t| t.cost()), r.speedup) {
+        (Some(b), Some(rec), Some(s)) => output::line(&format!(
+            "Best{}: {} at {}: {s:.3}x the recorded configuration's speed ({}){energy}",
+            match r.objective {
+                Objective::Time => String::new(),
+                o => format!(" by {}", o.name()),
+            },
+            config_text(&b.config, &r.defines),
+            ns(b.cost().unwrap_or(0.0)),
+            ns(rec)
+        )),
+        (Some(b), _, _) => output::line(&format!(
+            "Best: {} at {} ({})",
+            config_text(&b.config, &r.defines),
+            ns(b.cost().unwrap_or(0.0)),
+            match r.shard {
+                Some(s) if s.k != 1 => {
+                    "the recorded configuration is part 1's: `tune merge` gives the speed-up"
+                }
+                _ => "the recorded configuration did not verify",
+            }
+        )),
+        _ => {}
     }
 }
 
