@@ -1,7 +1,7 @@
 //! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
 //! engineer reads first (see `rr_engine::profile`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -73,38 +73,7 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     }
     // The replay's own checks first: nothing starts that `replay` would refuse.
     let checked = super::replay::preflight(&req)?;
-    let ncu = match &a.ncu {
-        Some(p) if rr_engine::machine::is_executable_file(p) => p.clone(),
-        Some(p) if p.is_file() => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: not executable (make it so with chmod +x, or give the ncu executable)",
-                visible(&p.display().to_string())
-            )))
-        }
-        Some(p) if p.exists() => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: not a file (give the ncu executable)",
-                visible(&p.display().to_string())
-            )))
-        }
-        Some(p) => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: no such file",
-                visible(&p.display().to_string())
-            )))
-        }
-        None => profile::find_ncu().ok_or_else(|| {
-            // A file named ncu that cannot run is passed over, as the shell does: named here.
-            let passed_over = profile::ncu_not_executable()
-                .map(|p| format!(" ({} is not executable)", visible(&p.display().to_string())))
-                .unwrap_or_default();
-            Error::Failed(format!(
-                "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
-                 /opt/nvidia/nsight-compute{passed_over}: install it with the CUDA toolkit, or \
-                 name it with --ncu PATH"
-            ))
-        })?,
-    };
+    let ncu = ncu_executable(a)?;
     let (inst, l) = (&checked.inst, &checked.launch);
     let mut report = inst.files.replay_output(
         &inst.descriptor,
@@ -125,32 +94,8 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
     let mut cmd = Command::new(&ncu);
-    if a.ab.candidate.is_some() {
-        cmd.args(["--nvtx", "--nvtx-include", CANDIDATE_RANGE]);
-    } else {
-        cmd.args(["--nvtx", "--nvtx-include", RANGE])
-            .args(["--kernel-name-base", "mangled", "--kernel-name"])
-            .arg(format!("regex:^{}$", regex_escape(&inst.descriptor.name)));
-    }
-    cmd.args(["--launch-count", "1", "--clock-control", "none"]);
-    if a.sections.is_empty() {
-        cmd.args(["--set", a.set.ncu_name()]);
-    }
-    for s in a
-        .sections
-        .iter()
-        .map(String::as_str)
-        .chain(profile::SECTIONS)
-    {
-        cmd.args(["--section", s]);
-    }
-    cmd.arg("--metrics")
-        .arg(profile::METRICS.join(","))
-        .arg("-f")
-        .arg("-o")
-        .arg(report.with_extension(""))
-        .arg(&exe)
-        .args(req.to_args());
+    ncu_args(&mut cmd, a, &inst.descriptor.name, &report);
+    cmd.arg(&exe).args(req.to_args());
     if text {
         output::error_line(&format!(
             "[rr-tui] Profiling {} with {} (one repetition; ncu replays the kernel once per pass)…",
@@ -181,19 +126,7 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         }
         progress(line);
     })?;
-    // ncu's own output that cannot be read is ncu's failure, not the user's input.
-    let kernels =
-        raw::parse(&page).map_err(|e| Error::Failed(format!("{}: {e}", report.display())))?;
-    let Some(k) = kernels.first() else {
-        return Err(Error::Failed(format!(
-            "{}: ncu profiled no kernel{}",
-            report.display(),
-            ran.replay_error
-                .as_ref()
-                .map(|e| format!(" (the replay failed: {e})"))
-                .unwrap_or_default()
-        )));
-    };
+    let k = first_kernel(&page, &report, &ran)?;
     let result = ProfileResult {
         descriptor: a.descriptor.display().to_string(),
         report: report.display().to_string(),
@@ -206,7 +139,7 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
             .candidate
             .as_ref()
             .map(|c| visible(&c.display().to_string()).into_owned()),
-        profile: Profile::from_raw(k),
+        profile: Profile::from_raw(&k),
     };
     if a.json {
         output::json(&result);
@@ -214,6 +147,88 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         output::lines(describe(&result, &report));
     }
     Ok(result)
+}
+
+/// The ncu to run: `--ncu`'s (an executable file), else the one found on the machine.
+fn ncu_executable(a: &ProfileArgs) -> Result<PathBuf> {
+    Ok(match &a.ncu {
+        Some(p) if rr_engine::machine::is_executable_file(p) => p.clone(),
+        Some(p) if p.is_file() => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: not executable (make it so with chmod +x, or give the ncu executable)",
+                visible(&p.display().to_string())
+            )))
+        }
+        Some(p) if p.exists() => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: not a file (give the ncu executable)",
+                visible(&p.display().to_string())
+            )))
+        }
+        Some(p) => {
+            return Err(Error::invalid(format!(
+                "--ncu {}: no such file",
+                visible(&p.display().to_string())
+            )))
+        }
+        None => profile::find_ncu().ok_or_else(|| {
+            // A file named ncu that cannot run is passed over, as the shell does: named here.
+            let passed_over = profile::ncu_not_executable()
+                .map(|p| format!(" ({} is not executable)", visible(&p.display().to_string())))
+                .unwrap_or_default();
+            Error::Failed(format!(
+                "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
+                 /opt/nvidia/nsight-compute{passed_over}: install it with the CUDA toolkit, or \
+                 name it with --ncu PATH"
+            ))
+        })?,
+    })
+}
+
+/// ncu's own arguments, up to the replay it runs: the one repetition of `kernel` (or the
+/// candidate's), the sections and metrics, the report written to `report`.
+fn ncu_args(cmd: &mut Command, a: &ProfileArgs, kernel: &str, report: &Path) {
+    if a.ab.candidate.is_some() {
+        cmd.args(["--nvtx", "--nvtx-include", CANDIDATE_RANGE]);
+    } else {
+        cmd.args(["--nvtx", "--nvtx-include", RANGE])
+            .args(["--kernel-name-base", "mangled", "--kernel-name"])
+            .arg(format!("regex:^{}$", regex_escape(kernel)));
+    }
+    cmd.args(["--launch-count", "1", "--clock-control", "none"]);
+    if a.sections.is_empty() {
+        cmd.args(["--set", a.set.ncu_name()]);
+    }
+    for s in a
+        .sections
+        .iter()
+        .map(String::as_str)
+        .chain(profile::SECTIONS)
+    {
+        cmd.args(["--section", s]);
+    }
+    cmd.arg("--metrics")
+        .arg(profile::METRICS.join(","))
+        .arg("-f")
+        .arg("-o")
+        .arg(report.with_extension(""));
+}
+
+/// The kernel ncu profiled, from its raw page of `report`: ncu's own output that cannot be
+/// read is ncu's failure, not the user's input.
+fn first_kernel(page: &str, report: &Path, ran: &Ran) -> Result<raw::RawKernel> {
+    let kernels =
+        raw::parse(page).map_err(|e| Error::Failed(format!("{}: {e}", report.display())))?;
+    kernels.into_iter().next().ok_or_else(|| {
+        Error::Failed(format!(
+            "{}: ncu profiled no kernel{}",
+            report.display(),
+            ran.replay_error
+                .as_ref()
+                .map(|e| format!(" (the replay failed: {e})"))
+                .unwrap_or_default()
+        ))
+    })
 }
 
 /// When `path` was last written, if it exists.
