@@ -4,6 +4,7 @@
 
 use rr_engine::replay::ReplayInstance;
 use rr_engine::tune::shard;
+use rr_engine::tune::TuneReport;
 use rr_format::fsio;
 use rr_format::text::visible_path;
 
@@ -16,8 +17,46 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
     if let Some(why) = m.json_switch_refused() {
         return Err(Error::invalid(why));
     }
-    // The inputs first: a missing part is said before what the flags lack. The same file twice
-    // is refused before anything is read (each may be hundreds of MiB).
+    check_files(m)?;
+    let mut reports = Vec::with_capacity(m.reports.len());
+    for p in &m.reports {
+        reports.push((visible_path(p), read_report(p, "tune merge")?));
+    }
+    let (merged, missing) = shard::merge(reports, m.allow_missing)
+        .map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
+    if m.export.is_some() && merged.simulated_from.is_some() {
+        return Err(Error::invalid(
+            "tune merge: the parts were simulated, not measured: nothing to export",
+        ));
+    }
+    // The export's signature comes from the instance the parts name: it must be theirs, and
+    // is loaded before anything is written.
+    let instance = match &m.export {
+        Some(_) => Some(swept_instance(&merged)?),
+        None => None,
+    };
+    if let Some(p) = m.report_file() {
+        report_files::write_streamed(p, report_files::Existing::Refuse, |w| merged.write_json(w))?;
+    }
+    if let Some(p) = &m.csv {
+        report_files::write_streamed(p, report_files::Existing::Refuse, |w| {
+            Ok(merged.write_csv(w)?)
+        })?;
+    }
+    print_merged(m, &merged, missing);
+    if let (Some(p), Some(inst)) = (&m.export, &instance) {
+        let segments = inst.descriptor.segments(inst.input_len);
+        if let Some(line) = super::export::write(p, &merged, &inst.descriptor, &segments)? {
+            output::line(&line);
+        }
+    }
+    Ok(if merged.best.is_some() { 0 } else { 1 })
+}
+
+/// The inputs first: a missing part is said before what the flags lack. The same file twice
+/// is refused before anything is read (each may be hundreds of MiB). Then the outputs: at
+/// least one, none that exists, each writable.
+fn check_files(m: &MergeArgs) -> Result<()> {
     let mut files = std::collections::HashSet::new();
     for p in &m.reports {
         use std::os::unix::fs::MetadataExt;
@@ -49,45 +88,30 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
     if let Some(p) = &m.export {
         super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
     }
-    let mut reports = Vec::with_capacity(m.reports.len());
-    for p in &m.reports {
-        reports.push((visible_path(p), read_report(p, "tune merge")?));
+    Ok(())
+}
+
+/// The instance the merged parts swept (`--export` signs with it), loaded from the descriptor
+/// they name and refused when it is not theirs.
+fn swept_instance(merged: &TuneReport) -> Result<ReplayInstance> {
+    let inst = ReplayInstance::load(
+        std::path::Path::new(&merged.descriptor),
+        &Default::default(),
+    )?;
+    let recorded = rr_engine::tune::Config::recorded(&inst.descriptor);
+    if inst.descriptor.name != merged.kernel || recorded != merged.recorded {
+        return Err(Error::invalid(format!(
+            "tune merge: {} is not the instance the parts swept ({})",
+            rr_format::text::visible(&merged.descriptor),
+            rr_format::text::visible(&merged.kernel)
+        )));
     }
-    let (merged, missing) = shard::merge(reports, m.allow_missing)
-        .map_err(|e| Error::invalid(format!("tune merge: {e}")))?;
-    if m.export.is_some() && merged.simulated_from.is_some() {
-        return Err(Error::invalid(
-            "tune merge: the parts were simulated, not measured: nothing to export",
-        ));
-    }
-    // The export's signature comes from the instance the parts name: it must be theirs, and
-    // is loaded before anything is written.
-    let instance = match &m.export {
-        Some(_) => {
-            let inst = ReplayInstance::load(
-                std::path::Path::new(&merged.descriptor),
-                &Default::default(),
-            )?;
-            let recorded = rr_engine::tune::Config::recorded(&inst.descriptor);
-            if inst.descriptor.name != merged.kernel || recorded != merged.recorded {
-                return Err(Error::invalid(format!(
-                    "tune merge: {} is not the instance the parts swept ({})",
-                    rr_format::text::visible(&merged.descriptor),
-                    rr_format::text::visible(&merged.kernel)
-                )));
-            }
-            Some(inst)
-        }
-        None => None,
-    };
-    if let Some(p) = m.report_file() {
-        report_files::write_streamed(p, report_files::Existing::Refuse, |w| merged.write_json(w))?;
-    }
-    if let Some(p) = &m.csv {
-        report_files::write_streamed(p, report_files::Existing::Refuse, |w| {
-            Ok(merged.write_csv(w)?)
-        })?;
-    }
+    Ok(inst)
+}
+
+/// One line: how many shards and configurations were merged, how many the parts lack, and
+/// the best.
+fn print_merged(m: &MergeArgs, merged: &TuneReport, missing: u64) {
     let measured = merged
         .trials
         .iter()
@@ -118,11 +142,4 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
             _ => "; none verified".into(),
         }
     ));
-    if let (Some(p), Some(inst)) = (&m.export, &instance) {
-        let segments = inst.descriptor.segments(inst.input_len);
-        if let Some(line) = super::export::write(p, &merged, &inst.descriptor, &segments)? {
-            output::line(&line);
-        }
-    }
-    Ok(if merged.best.is_some() { 0 } else { 1 })
 }

@@ -4,6 +4,7 @@
 use rr_engine::replay::energy::joules_text;
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::replay::session::SWITCH_REFUSED;
+use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::tune::defines::Defines;
 use rr_engine::tune::space::dim;
 use rr_engine::tune::trial::{CompileStats, DeviceInfo};
@@ -82,8 +83,8 @@ impl Printer {
     }
 
     pub fn start(&self, r: &TuneReport, plan: &Plan) {
-        let strategy = r.strategy;
         if self.events {
+            let strategy = r.strategy;
             self.emit(Event::Sweep {
                 configs: r.space_size,
                 planned: plan.planned,
@@ -106,39 +107,9 @@ impl Printer {
             ));
         }
         let t = &r.timing;
-        let timing = if let Some(noise) = t.target.max_noise {
-            format!(
-                "until noise < {} % (at least {} samples, at most {} s)",
-                noise * 100.0,
-                t.target.min_samples,
-                t.target.timeout
-            )
-        } else {
-            rr_engine::diff::text::plural(u64::from(t.max_samples), "sample", "samples")
-        };
-        let seed = r.seed;
-        let words = Words::of(r);
+        let timing = timing_text(t);
         output::line(&format!("Tuning {}", demangle(&r.kernel)));
-        output::line(&format!(
-            "  space: {} configuration(s){}; {} up to {} with the {} strategy{}{}",
-            r.space_size,
-            if plan.recorded_in_space {
-                ""
-            } else {
-                " + the recorded one"
-            },
-            words.measuring,
-            plan.planned,
-            strategy.name(),
-            match strategy {
-                StrategyKind::Exhaustive => String::new(),
-                _ if plan.seed_chosen => format!(" (seed {seed}; --seed {seed} repeats it)"),
-                _ => format!(" (seed {seed})"),
-            },
-            r.time_limit_s
-                .map(|t| format!(", for at most {t} s"))
-                .unwrap_or_default()
-        ));
+        print_space(r, plan);
         if let Some((n, why)) = plan.skipped.as_ref().filter(|(n, _)| *n > 0) {
             output::line(&format!(
                 "  {n} of them break a limit and will be skipped (first: {why}; --list shows all)"
@@ -428,6 +399,47 @@ fn print_best(r: &TuneReport) {
         )),
         _ => {}
     }
+}
+
+/// How long each configuration is sampled: to a noise target, or a number of samples.
+fn timing_text(t: &TimingPolicy) -> String {
+    if let Some(noise) = t.target.max_noise {
+        format!(
+            "until noise < {} % (at least {} samples, at most {} s)",
+            noise * 100.0,
+            t.target.min_samples,
+            t.target.timeout
+        )
+    } else {
+        rr_engine::diff::text::plural(u64::from(t.max_samples), "sample", "samples")
+    }
+}
+
+/// The header's space line: its size, how much of it is measured, by which strategy and seed,
+/// for how long.
+fn print_space(r: &TuneReport, plan: &Plan) {
+    let (strategy, seed) = (r.strategy, r.seed);
+    let words = Words::of(r);
+    output::line(&format!(
+        "  space: {} configuration(s){}; {} up to {} with the {} strategy{}{}",
+        r.space_size,
+        if plan.recorded_in_space {
+            ""
+        } else {
+            " + the recorded one"
+        },
+        words.measuring,
+        plan.planned,
+        strategy.name(),
+        match strategy {
+            StrategyKind::Exhaustive => String::new(),
+            _ if plan.seed_chosen => format!(" (seed {seed}; --seed {seed} repeats it)"),
+            _ => format!(" (seed {seed})"),
+        },
+        r.time_limit_s
+            .map(|t| format!(", for at most {t} s"))
+            .unwrap_or_default()
+    ));
 }
 
 /// By energy (or EDP), the best and the runner-up may differ by less than their energy's noise:
