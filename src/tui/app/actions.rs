@@ -10,14 +10,7 @@ use crate::tui::keymap::{self, Action, Scope};
 impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-            self.quit = true;
-            return vec![
-                Cmd::CancelReplay,
-                Cmd::CancelTune,
-                Cmd::CancelProfile,
-                Cmd::CancelLeaderboard,
-                Cmd::Quit,
-            ];
+            return self.quit_all();
         }
         // `r` again confirms the replacement of an opened sweep it asked about (`start_tune`);
         // any other key forgets the question.
@@ -214,16 +207,7 @@ impl App {
     /// Quitting, help, going back, switching screens, scrolling and opening the selection.
     fn on_navigation_action(&mut self, a: Action) -> Vec<Cmd> {
         match a {
-            Action::Quit => {
-                self.quit = true;
-                return vec![
-                    Cmd::CancelReplay,
-                    Cmd::CancelTune,
-                    Cmd::CancelProfile,
-                    Cmd::CancelLeaderboard,
-                    Cmd::Quit,
-                ];
-            }
+            Action::Quit => return self.quit_all(),
             Action::Help => {
                 self.help = true;
                 self.help_scroll = 0;

@@ -44,32 +44,12 @@ impl App {
                 vec![]
             }
             Msg::Tick(now) => {
-                if self.status.as_mut().is_some_and(|s| s.expired(now)) {
-                    self.status = None;
-                }
-                if let Some(run) = self.tuning.and_then(|i| self.tunes.get_mut(&i)) {
-                    run.clock.tick(now);
-                }
+                self.on_tick(now);
                 vec![]
             }
-            Msg::FirstFrameDrawn => {
-                let mut cmds = self.search_record_dirs();
-                cmds.extend(self.read_sweep());
-                cmds.extend(self.start_checks());
-                cmds.extend(self.read_more_rows());
-                cmds
-            }
+            Msg::FirstFrameDrawn => self.on_first_frame(),
             Msg::RowsLoaded(rows) => self.on_rows_loaded(rows),
-            Msg::Quit => {
-                self.quit = true;
-                vec![
-                    Cmd::CancelReplay,
-                    Cmd::CancelTune,
-                    Cmd::CancelProfile,
-                    Cmd::CancelLeaderboard,
-                    Cmd::Quit,
-                ]
-            }
+            Msg::Quit => self.quit_all(),
             Msg::Replay(tagged) => {
                 self.on_replay_event(tagged);
                 vec![]
@@ -93,14 +73,7 @@ impl App {
                 result,
             } => self.on_snapshots_opened(instance, pair, result),
             Msg::SnapshotsChanged => {
-                if let Some(s) = self.snap.as_mut() {
-                    if !s.stale {
-                        s.stale = true;
-                        let msg = "a snapshot was truncated or rewritten after it was indexed: this view is stale (press Enter to reopen)";
-                        s.error = Some(msg.into());
-                        self.set_status(msg, true);
-                    }
-                }
+                self.on_snapshots_changed();
                 vec![]
             }
             Msg::Checked { results, next } => self.on_checked(results, next),
@@ -130,6 +103,49 @@ impl App {
             Msg::Search { job, event } => {
                 self.on_search_event(job, event);
                 vec![]
+            }
+        }
+    }
+
+    /// Quit: no GPU work the explorer started goes on without it (Ctrl-C, `q`, a signal).
+    pub(super) fn quit_all(&mut self) -> Vec<Cmd> {
+        self.quit = true;
+        vec![
+            Cmd::CancelReplay,
+            Cmd::CancelTune,
+            Cmd::CancelProfile,
+            Cmd::CancelLeaderboard,
+            Cmd::Quit,
+        ]
+    }
+
+    /// The runtime's clock: status messages expire by it, and the sweep's clock ticks.
+    fn on_tick(&mut self, now: std::time::Instant) {
+        if self.status.as_mut().is_some_and(|s| s.expired(now)) {
+            self.status = None;
+        }
+        if let Some(run) = self.tuning.and_then(|i| self.tunes.get_mut(&i)) {
+            run.clock.tick(now);
+        }
+    }
+
+    /// The first frame is on screen: the work that waited for it starts.
+    fn on_first_frame(&mut self) -> Vec<Cmd> {
+        let mut cmds = self.search_record_dirs();
+        cmds.extend(self.read_sweep());
+        cmds.extend(self.start_checks());
+        cmds.extend(self.read_more_rows());
+        cmds
+    }
+
+    /// A snapshot of the open view changed under its index: the view says it is stale.
+    fn on_snapshots_changed(&mut self) {
+        if let Some(s) = self.snap.as_mut() {
+            if !s.stale {
+                s.stale = true;
+                let msg = "a snapshot was truncated or rewritten after it was indexed: this view is stale (press Enter to reopen)";
+                s.error = Some(msg.into());
+                self.set_status(msg, true);
             }
         }
     }

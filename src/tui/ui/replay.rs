@@ -55,12 +55,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         None => inner,
     };
     let Some(run) = app.replays.get(&cur) else {
-        let text = match app.replay_blocker(cur) {
-            Some(ReplayBlocker::Record(why)) => vec![Line::from(Span::styled(format!("This instance cannot be replayed: {why}"), theme.warn))],
-            Some(ReplayBlocker::Machine(why)) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
-            None => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/D/B/T edit the settings above.", theme.dim))],
-        };
-        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+        draw_not_replayed(app, cur, theme, f, inner);
         return;
     };
     let verdict_lines = verdict(run, theme);
@@ -75,6 +70,33 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     ])
     .areas(inner);
     draw_head(run, app, theme, f, head);
+    draw_times(run, app, theme, f, [charts, stats]);
+    f.render_widget(
+        Paragraph::new(verdict_lines).wrap(Wrap { trim: false }),
+        verdict,
+    );
+}
+
+/// Instance `cur` has not been replayed in this session: why it cannot be, or how to.
+fn draw_not_replayed(app: &App, cur: usize, theme: &Theme, f: &mut Frame, area: Rect) {
+    let text = match app.replay_blocker(cur) {
+        Some(ReplayBlocker::Record(why)) => vec![Line::from(Span::styled(format!("This instance cannot be replayed: {why}"), theme.warn))],
+        Some(ReplayBlocker::Machine(why)) => vec![Line::from(Span::styled(format!("Replay is unavailable here: {why}"), theme.warn))],
+        None => vec![Line::from(Span::styled("Not replayed in this session. r replays, v replays and verifies; n/D/B/T edit the settings above.", theme.dim))],
+    };
+    f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+}
+
+/// The kernel's times: the chart of every repetition (the recorded kernel's and the
+/// candidate's side by side in an A/B replay), the last repetitions' sparkline, and their
+/// statistics; up to the repetition the chart is frozen at (`f`).
+fn draw_times(
+    run: &ReplayRun,
+    app: &App,
+    theme: &Theme,
+    f: &mut Frame,
+    [charts, stats]: [Rect; 2],
+) {
     let shown = app
         .frozen
         .unwrap_or(run.kernel_ns.len())
@@ -130,10 +152,6 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         ],
     };
     draw_stats(&rows, theme, f, stats);
-    f.render_widget(
-        Paragraph::new(verdict_lines).wrap(Wrap { trim: false }),
-        verdict,
-    );
 }
 
 /// What a replay started now would use (the settings `n`, `D`, `B` and `T` edit).
