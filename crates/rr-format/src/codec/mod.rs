@@ -26,19 +26,7 @@ impl Descriptor {
         if crate::legacy::is_legacy(obj) {
             return crate::legacy::parse(&f);
         }
-        let format = if obj.contains_key("RrTuiFormat") {
-            let v = f.uint("RrTuiFormat", u64::MAX)?;
-            if !(1..=RR_FORMAT_VERSION).contains(&v) {
-                return Err(err(format!("rr-tui format version {v} is not supported (this build reads 1 to {RR_FORMAT_VERSION}); a newer rr-tui wrote it")));
-            }
-            RecordFormat::RrTui
-        } else if obj.contains_key("NumTeams") {
-            RecordFormat::Llvm
-        } else if obj.contains_key("NumTeamsClause") {
-            RecordFormat::LlvmApril2026
-        } else {
-            return Err(err("failed to read JSON integer NumTeams".into()));
-        };
+        let format = record_format(&f)?;
         let april = format == RecordFormat::LlvmApril2026;
         let name = f.name()?;
         let num_args = f.num_args()?;
@@ -72,24 +60,8 @@ impl Descriptor {
                 "VAllocAddr + VAllocSize overflows the address space".into()
             ));
         }
-        let limits = |key: &str| -> Result<[u32; 2]> {
-            if !obj.contains_key(key) && april {
-                return Ok([0, 0]);
-            }
-            let v = f.int_array(key)?;
-            if v.len() != 2 {
-                return Err(err(
-                    "TeamsLimits and ThreadsLimits must have a min and max".into()
-                ));
-            }
-            let conv = |x: i64| {
-                u32::try_from(x)
-                    .map_err(|_| err(format!("failed to read an integer from JSON array {key}")))
-            };
-            Ok([conv(v[0])?, conv(v[1])?])
-        };
-        let teams_limits = limits("TeamsLimits")?;
-        let threads_limits = limits("ThreadsLimits")?;
+        let teams_limits = limits(&f, "TeamsLimits", april)?;
+        let threads_limits = limits(&f, "ThreadsLimits", april)?;
         let (arg_ptrs, arg_offsets) = f.arguments()?;
         let cuda = if format == RecordFormat::RrTui {
             let version = f.uint("RrTuiFormat", RR_FORMAT_VERSION)?;
@@ -230,6 +202,46 @@ impl Descriptor {
         // serde_json's Map is a BTreeMap without `preserve_order`: keys come out sorted, as LLVM's.
         Value::Object(m).to_string()
     }
+}
+
+/// Which generation wrote a current (not legacy) descriptor: rr-tui's extension says its
+/// version, LLVM's layouts are told apart by their key names.
+fn record_format(f: &Fields) -> Result<RecordFormat> {
+    let obj = f.obj;
+    let err = |p: String| Error::format(f.path, p);
+    Ok(if obj.contains_key("RrTuiFormat") {
+        let v = f.uint("RrTuiFormat", u64::MAX)?;
+        if !(1..=RR_FORMAT_VERSION).contains(&v) {
+            return Err(err(format!("rr-tui format version {v} is not supported (this build reads 1 to {RR_FORMAT_VERSION}); a newer rr-tui wrote it")));
+        }
+        RecordFormat::RrTui
+    } else if obj.contains_key("NumTeams") {
+        RecordFormat::Llvm
+    } else if obj.contains_key("NumTeamsClause") {
+        RecordFormat::LlvmApril2026
+    } else {
+        return Err(err("failed to read JSON integer NumTeams".into()));
+    })
+}
+
+/// `TeamsLimits` or `ThreadsLimits`: a min and a max (both 0 when absent from an `april`
+/// record, which may leave them out).
+fn limits(f: &Fields, key: &str, april: bool) -> Result<[u32; 2]> {
+    let err = |p: String| Error::format(f.path, p);
+    if !f.obj.contains_key(key) && april {
+        return Ok([0, 0]);
+    }
+    let v = f.int_array(key)?;
+    if v.len() != 2 {
+        return Err(err(
+            "TeamsLimits and ThreadsLimits must have a min and max".into()
+        ));
+    }
+    let conv = |x: i64| {
+        u32::try_from(x)
+            .map_err(|_| err(format!("failed to read an integer from JSON array {key}")))
+    };
+    Ok([conv(v[0])?, conv(v[1])?])
 }
 
 #[cfg(test)]
