@@ -320,21 +320,7 @@ impl Inspection {
                 globals_recorded = false;
                 (vec![], None)
             }
-            Ok(g) => (
-                g.entries
-                    .iter()
-                    .map(|e| {
-                        let data = g.data(e);
-                        GlobalInfo {
-                            name: e.name.clone(),
-                            size: e.size,
-                            preview_hex: hex_bytes(&data[..data.len().min(GLOBAL_PREVIEW_BYTES)]),
-                            xxh3: xxhash_rust::xxh3::xxh3_64(data),
-                        }
-                    })
-                    .collect(),
-                None,
-            ),
+            Ok(g) => (global_infos(&g), None),
             Err(e) => (vec![], Some(e.to_string())),
         };
         let image_path = files.image(&d);
@@ -664,19 +650,7 @@ impl Inspection {
         }
         push("arguments".into(), self.arguments.len().to_string());
         for a in &self.arguments {
-            let value = match (a.kind, a.segment, a.offset, a.extent) {
-                (ArgKind::Pointer, Some(s), Some(o), Some(e)) => {
-                    format!("→ seg {s} + {o:#x} ({})", human(e))
-                }
-                (ArgKind::Reserved, _, Some(o), _) => format!("→ reserved + {o:#x}"),
-                (ArgKind::Sentinel, ..) => "dyn_ptr sentinel".into(),
-                (ArgKind::Lost, ..) => "slot address (value lost)".into(),
-                _ => match a.value {
-                    Some(v) => format!("= {}", integer_text(v, a.size)),
-                    None => format!("{} ({} bytes)", a.hex, a.size),
-                },
-            };
-            push(format!("arg {}", a.index), value);
+            push(format!("arg {}", a.index), argument_field(a));
         }
         match &self.globals_problem {
             None => {
@@ -701,6 +675,39 @@ impl Inspection {
             Self::snapshot_text(s.record_output_bytes, &s.record_output_problem),
         );
         out
+    }
+}
+
+/// Each global of `g`: its name, size, the first bytes of its data and the hash of all of it.
+fn global_infos(g: &Globals) -> Vec<GlobalInfo> {
+    g.entries
+        .iter()
+        .map(|e| {
+            let data = g.data(e);
+            GlobalInfo {
+                name: e.name.clone(),
+                size: e.size,
+                preview_hex: hex_bytes(&data[..data.len().min(GLOBAL_PREVIEW_BYTES)]),
+                xxh3: xxhash_rust::xxh3::xxh3_64(data),
+            }
+        })
+        .collect()
+}
+
+/// An argument as [`Inspection::fields`] shows it: where a pointer points by segment and
+/// offset (not address), or the value.
+fn argument_field(a: &ArgInfo) -> String {
+    match (a.kind, a.segment, a.offset, a.extent) {
+        (ArgKind::Pointer, Some(s), Some(o), Some(e)) => {
+            format!("→ seg {s} + {o:#x} ({})", human(e))
+        }
+        (ArgKind::Reserved, _, Some(o), _) => format!("→ reserved + {o:#x}"),
+        (ArgKind::Sentinel, ..) => "dyn_ptr sentinel".into(),
+        (ArgKind::Lost, ..) => "slot address (value lost)".into(),
+        _ => match a.value {
+            Some(v) => format!("= {}", integer_text(v, a.size)),
+            None => format!("{} ({} bytes)", a.hex, a.size),
+        },
     }
 }
 
