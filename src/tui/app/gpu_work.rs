@@ -35,7 +35,7 @@ impl App {
             let name = self.rows.get(t).map(|r| r.demangled.as_str()).unwrap_or("");
             return Some((GpuWork::Sweep, format!("a sweep of {name}")));
         }
-        if self.profiling.is_some() {
+        if self.profile.running.is_some() {
             return Some((GpuWork::Profile, "a profile".into()));
         }
         if self.leaderboard.as_ref().is_some_and(|l| l.is_running()) {

@@ -336,11 +336,8 @@ pub struct App {
     /// those of such a sweep not started yet.
     pub sweep_marks: std::collections::BTreeSet<usize>,
     pub tune_queue: std::collections::VecDeque<usize>,
-    /// Nsight Compute profiles by instance, kept for the session: the recorded configuration's
-    /// and a sweep's best.
-    pub profiles: HashMap<usize, profiles::Profiles>,
-    /// The profile running (one at a time: ncu serialises the GPU).
-    pub profiling: Option<(usize, profiles::Target)>,
+    /// The profile screen's profiles and the one running.
+    pub profile: profiles::ProfileState,
     /// The Replay screen's leaderboard of several candidates (`C` with several files).
     pub leaderboard: Option<leaderboard::LeaderboardView>,
     /// Several candidates the `C` prompt named, started as a leaderboard when it closes.
@@ -423,8 +420,7 @@ impl App {
             replace_asked: None,
             sweep_marks: Default::default(),
             tune_queue: Default::default(),
-            profiles: HashMap::new(),
-            profiling: None,
+            profile: Default::default(),
             leaderboard: None,
             asked_candidates: Vec::new(),
             gpu,

@@ -5,6 +5,8 @@
 //! and cancellable. The profile screen shows one, or the two side by side with the differences
 //! marked.
 
+use std::collections::HashMap;
+
 use rr_engine::profile::ProfileResult;
 use rr_engine::replay::{Event, Tagged};
 
@@ -65,6 +67,15 @@ impl ProfileRun {
             _ => {}
         }
     }
+}
+
+/// The profile screen's state, kept for the session.
+#[derive(Debug, Default)]
+pub struct ProfileState {
+    /// Nsight Compute profiles by instance: the recorded configuration's and a sweep's best.
+    pub by_instance: HashMap<usize, Profiles>,
+    /// The profile running (one at a time: ncu serialises the GPU).
+    pub running: Option<(usize, Target)>,
 }
 
 /// An instance's profiles.
@@ -195,8 +206,9 @@ impl App {
             format!("profiling {name} ({label}) with Nsight Compute… (c cancels)"),
             false,
         );
-        *self.profiles.entry(i).or_default().slot(target) = Some(ProfileRun::new(run, label));
-        self.profiling = Some((i, target));
+        *self.profile.by_instance.entry(i).or_default().slot(target) =
+            Some(ProfileRun::new(run, label));
+        self.profile.running = Some((i, target));
         self.screen = Screen::Profile;
         vec![Cmd::StartProfile {
             instance: i,
@@ -206,12 +218,13 @@ impl App {
     }
 
     pub(super) fn cancel_profile(&mut self) -> Vec<Cmd> {
-        let Some((i, target)) = self.profiling.take() else {
+        let Some((i, target)) = self.profile.running.take() else {
             self.set_status("nothing to cancel: no profile is running", false);
             return vec![];
         };
         if let Some(r) = self
-            .profiles
+            .profile
+            .by_instance
             .get_mut(&i)
             .and_then(|p| p.slot(target).as_mut())
         {
@@ -223,12 +236,13 @@ impl App {
 
     pub(super) fn on_profile_event(&mut self, Tagged { run, event }: Tagged) {
         // Only the running profile's events count: a cancelled child may still be talking.
-        let Some((i, target)) = self.profiling else {
+        let Some((i, target)) = self.profile.running else {
             return;
         };
         let done = matches!(event, Event::Done { .. });
         let Some(r) = self
-            .profiles
+            .profile
+            .by_instance
             .get_mut(&i)
             .and_then(|p| p.slot(target).as_mut())
             .filter(|r| r.run == run)
@@ -239,7 +253,7 @@ impl App {
         if !done {
             return;
         }
-        self.profiling = None;
+        self.profile.running = None;
         let (text, error) = match (&r.phase, &r.result) {
             (Phase::Failed(m), _) => (format!("profile failed: {m}"), true),
             (_, Some(p)) => (

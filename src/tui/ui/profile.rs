@@ -29,7 +29,8 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     );
     let w = inner.width as usize;
     let Some(p) = app
-        .profiles
+        .profile
+        .by_instance
         .get(&cur)
         .filter(|p| p.recorded.is_some() || p.tuned.is_some())
     else {
