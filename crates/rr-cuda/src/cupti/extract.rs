@@ -18,7 +18,10 @@ use std::sync::OnceLock;
 use cudarc::cupti::sys as cs;
 use cudarc::driver::sys as ds;
 
-use super::{enable_module_loaded, subscribe, DOMAIN_RESOURCE, RESOURCE_MODULE_LOADED, SUBSCRIBED};
+use super::subscription::{
+    enable_module_loaded, load_library, subscribe, DOMAIN_RESOURCE, RESOURCE_MODULE_LOADED,
+    SUBSCRIBED,
+};
 use crate::error::check;
 
 thread_local! {
@@ -40,7 +43,7 @@ pub fn loaded_cubin(image: &[u8], kernel: &str, cupti: Option<&Path>) -> Result<
     }
     EXTRACTOR
         .get_or_init(|| {
-            if !super::load_library(cupti) {
+            if !load_library(cupti) {
                 return Err("libcupti could not be loaded (set RR_TUI_CUPTI to its path)".into());
             }
             let sub = subscribe(caught).map_err(|e| e.0)?;

@@ -24,11 +24,12 @@ mod object_calls;
 mod observer;
 mod state;
 mod stream_calls;
+mod subscription;
 
 use cudarc::cupti::sys as cs;
 use cudarc::driver::sys as ds;
 use std::cell::Cell;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
@@ -41,12 +42,11 @@ pub use graph::{GraphTemplate, HostCall, KernelNode, Memcpy3d, Memset, Node, Nod
 pub use launch::{KernelFunction, LaunchCall, LaunchKind};
 pub use observer::{AllocKind, Allocation, GraphChange, Observer};
 use state::{HANDLE_GENERATION, LOADED_HERE, SWAP_TO};
-
-/// CUPTI callback domains (`CUpti_CallbackDomain`).
-const DOMAIN_DRIVER: u32 = 1;
-const DOMAIN_RESOURCE: u32 = 3;
-/// `CUPTI_CBID_RESOURCE_MODULE_LOADED`.
-const RESOURCE_MODULE_LOADED: u32 = 6;
+use subscription::{
+    cupti_check, enable_module_loaded, subscribe, DOMAIN_DRIVER, DOMAIN_RESOURCE,
+    RESOURCE_MODULE_LOADED, SUBSCRIBED,
+};
+pub use subscription::{load_library, CuptiError};
 
 /// The address and size of global `name` of a module (handle from [`KernelFunction::module`]).
 pub fn module_global(module: u64, name: &str) -> Result<(u64, usize)> {
@@ -114,40 +114,6 @@ pub fn at_exit(f: extern "C" fn()) -> bool {
     unsafe { libc::atexit(f) == 0 }
 }
 
-/// Why CUPTI could not be set up.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct CuptiError(pub String);
-
-fn cupti_check(r: cs::CUptiResult, what: &str) -> std::result::Result<(), CuptiError> {
-    if r == cs::CUptiResult::CUPTI_SUCCESS {
-        return Ok(());
-    }
-    let mut s: *const c_char = std::ptr::null();
-    // SAFETY: writes a pointer to a static string.
-    unsafe { cs::cuptiGetResultString(r, &mut s) };
-    let text = if s.is_null() {
-        format!("{r:?}")
-    } else {
-        // SAFETY: a NUL-terminated static string from CUPTI.
-        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
-    };
-    Err(CuptiError(format!("{what}: {text}")))
-}
-
-/// Load libcupti (an explicit `path` first, then the loader's search), returning whether found.
-pub fn load_library(path: Option<&std::path::Path>) -> bool {
-    if let Some(p) = path {
-        if let Ok(c) = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()) {
-            // SAFETY: dlopen of a NUL-terminated path; the handle is kept for the process's
-            // life, so cudarc's later lookup by soname finds this library.
-            unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-        }
-    }
-    // SAFETY: only tries to dlopen the candidate names; calls nothing in them.
-    unsafe { cs::is_culib_present() }
-}
-
 pub use crate::capture::{any_capture_active, outside_any_capture, outside_global_capture};
 
 thread_local! {
@@ -213,42 +179,6 @@ pub fn install(
         cupti_check(r, "cuptiEnableCallback")?;
     }
     enable_module_loaded(sub)
-}
-
-/// Whether the observer is subscribed to CUPTI (which allows one subscriber per process).
-static SUBSCRIBED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// A CUPTI callback, its enum arguments received as integers (same ABI, no invalid enums).
-type RawCallback = unsafe extern "C" fn(*mut c_void, u32, u32, *const c_void);
-
-/// Subscribe `callback` to CUPTI (nothing enabled yet).
-fn subscribe(callback: RawCallback) -> std::result::Result<cs::CUpti_SubscriberHandle, CuptiError> {
-    let mut sub: cs::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: a RawCallback has CUpti_CallbackFunc's C signature with the enum parameters
-    // declared as u32, which is their C representation.
-    let cb: cs::CUpti_CallbackFunc = Some(unsafe {
-        std::mem::transmute::<
-            RawCallback,
-            unsafe extern "C" fn(
-                *mut c_void,
-                cs::CUpti_CallbackDomain,
-                cs::CUpti_CallbackId,
-                *const c_void,
-            ),
-        >(callback)
-    });
-    // SAFETY: subscribes our callback; `sub` receives the handle.
-    cupti_check(unsafe { cs::cuptiSubscribe(&mut sub, cb, std::ptr::null_mut()) }, "cuptiSubscribe")
-        .map_err(|e| CuptiError(format!("{} (another CUPTI tool, such as Nsight or a profiler, may be attached: CUPTI allows one)", e.0)))?;
-    Ok(sub)
-}
-
-/// Turn on the module-loaded resource callback for subscriber `sub`.
-fn enable_module_loaded(sub: cs::CUpti_SubscriberHandle) -> std::result::Result<(), CuptiError> {
-    let resource = cs::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RESOURCE;
-    // SAFETY: enables one resource callback for our subscriber.
-    let r = unsafe { cs::cuptiEnableCallback(1, sub, resource, RESOURCE_MODULE_LOADED) };
-    cupti_check(r, "cuptiEnableCallback")
 }
 
 unsafe extern "C" fn trampoline(_user: *mut c_void, domain: u32, id: u32, data: *const c_void) {
