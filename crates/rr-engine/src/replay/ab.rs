@@ -8,11 +8,11 @@
 //! nor widen it much. The threshold of "the same" is the quieter side's noise (robust relative
 //! spread), at least [`MIN_THRESHOLD`].
 
-use serde::{Deserialize, Serialize};
-
 use super::session::{RunError, Sample, Session};
 use super::stats::Stats;
 use rr_cuda::LaunchConfig;
+
+pub use super::outcome::{AbOutcome, Verdict};
 
 /// Differences below 3 % are "the same" however quiet the kernels: the recorded image against
 /// itself, 20 runs of 100 pairs each, measured ratios of 0.985–0.999 on one H100 and
@@ -24,64 +24,6 @@ pub const MIN_THRESHOLD: f64 = 0.03;
 pub const MIN_PAIRS: usize = 6;
 /// Pairs when the user names no count.
 pub const DEFAULT_PAIRS: u32 = 100;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The whole interval lies below 1 by more than the threshold.
-    Faster,
-    /// The whole interval lies above 1 by more than the threshold.
-    Slower,
-    /// The whole interval lies within the threshold of 1.
-    Same,
-    /// The interval crosses the threshold: more pairs may decide.
-    Undecided,
-}
-
-impl Verdict {
-    pub fn describe(&self) -> &'static str {
-        match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::Same => "same within noise",
-            Verdict::Undecided => "undecided",
-        }
-    }
-}
-
-/// The comparison of one A/B run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AbOutcome {
-    pub pairs: usize,
-    /// Kernel times of the recorded kernel and of the candidate (ns).
-    pub baseline_ns: Stats,
-    pub candidate_ns: Stats,
-    /// Candidate time over recorded time: the median of the paired ratios (< 1: faster).
-    pub ratio: f64,
-    /// Its 95 % interval.
-    pub ci: [f64; 2],
-    /// Relative noise (robust spread over the median) of each side: `[baseline, candidate]`.
-    pub noise: [f64; 2],
-    /// Ratios within this of 1 are "the same".
-    pub threshold: f64,
-    pub verdict: Verdict,
-}
-
-impl AbOutcome {
-    /// One line: "candidate 0.842× the recorded kernel [0.838–0.846]: faster".
-    pub fn describe(&self) -> String {
-        format!(
-            "candidate {:.3}× the recorded kernel's time [95 % CI {:.3}–{:.3}, {} pairs; noise {:.2} % / {:.2} %]: {}",
-            self.ratio,
-            self.ci[0],
-            self.ci[1],
-            self.pairs,
-            self.noise[0] * 100.0,
-            self.noise[1] * 100.0,
-            self.verdict.describe()
-        )
-    }
-}
 
 /// Robust relative spread: 1.4826 × the median absolute deviation over the median (the
 /// standard deviation of normal data, untouched by a few outliers).

@@ -4,7 +4,7 @@
 use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -174,81 +174,11 @@ impl ChildRun {
         std::thread::Builder::new()
             .name(format!("{what}-run-{run}"))
             .spawn(move || {
+                // Kept open until the child has been waited for, as it always was.
                 let mut out = BufReader::new(stdout);
-                let mut buf = Vec::new();
-                // Never stops before the end of stdout: a child whose output is not read blocks.
-                while let Ok(Some(shape)) = crate::lines::next(&mut out, MAX_EVENT_LINE, &mut buf) {
-                    let line = String::from_utf8_lossy(&buf);
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    // Decided under the lock, handed over after it: a sink may call back.
-                    let handed = {
-                        let Ok(mut state) = state.lock() else { break };
-                        if state.done_at.is_some() {
-                            continue; // between runs nothing is expected
-                        }
-                        let run = state.run;
-                        match (shape, Tagged::parse(&line)) {
-                            (Line::Whole, Ok(t)) if t.run == run => {
-                                if matches!(t.event, Event::Done { .. }) {
-                                    state.done_at = Some(Instant::now());
-                                }
-                                Some(t)
-                            }
-                            (Line::Whole, Ok(_)) => None,
-                            (Line::Whole, Err(msg)) => Some(output_note(run, msg)),
-                            (Line::Cut, _) => Some(output_note(
-                                run,
-                                format!("a line longer than {MAX_EVENT_LINE} bytes, dropped"),
-                            )),
-                        }
-                    };
-                    if let Some(t) = handed {
-                        sink(t);
-                    }
-                }
+                forward_events(&mut out, &state, &mut sink);
                 let _ = err_thread.join();
-                let status = child
-                    .lock()
-                    .ok()
-                    .and_then(|mut c| c.as_mut().and_then(|c| c.wait().ok()));
-                let (run, mark) = {
-                    let Ok(mut state) = state.lock() else { return };
-                    state.ended = true;
-                    if state.done_at.is_some() {
-                        return;
-                    }
-                    (state.run, state.stderr_mark)
-                };
-                let why = match status {
-                    Some(s) if s.code().is_none() => {
-                        format!("the {what} process was killed (cancelled or crashed)")
-                    }
-                    Some(s) => format!(
-                        "the {what} process exited with status {} without finishing",
-                        s.code().unwrap_or(-1)
-                    ),
-                    None => format!("the {what} process could not be waited for"),
-                };
-                let said = tail
-                    .lock()
-                    .ok()
-                    .and_then(|t| t.last_lines(mark, STDERR_TAIL));
-                sink(Tagged {
-                    run,
-                    event: Event::Error {
-                        kind: ErrorKind::Setup,
-                        message: match said {
-                            Some(tail) => format!("{why}: {tail}"),
-                            None => why,
-                        },
-                    },
-                });
-                sink(Tagged {
-                    run,
-                    event: Event::Done { ok: false },
-                });
+                report_end(&child, &state, &tail, what, &mut sink);
             })?;
         Ok(handle)
     }
@@ -287,6 +217,101 @@ impl ChildRun {
             }
         }
     }
+}
+
+/// Hand the events of the run being served, read from a child's stdout (`out`) until it ends,
+/// to `sink` (noting when its `done` comes); lines that are not events are said as `output`
+/// phases, and events of other runs are dropped.
+fn forward_events(
+    out: &mut BufReader<ChildStdout>,
+    state: &Mutex<RunState>,
+    sink: &mut impl FnMut(Tagged),
+) {
+    let mut buf = Vec::new();
+    // Never stops before the end of stdout: a child whose output is not read blocks.
+    while let Ok(Some(shape)) = crate::lines::next(out, MAX_EVENT_LINE, &mut buf) {
+        let line = String::from_utf8_lossy(&buf);
+        if line.trim().is_empty() {
+            continue;
+        }
+        // Decided under the lock, handed over after it: a sink may call back.
+        let handed = {
+            let Ok(mut state) = state.lock() else { break };
+            if state.done_at.is_some() {
+                continue; // between runs nothing is expected
+            }
+            let run = state.run;
+            match (shape, Tagged::parse(&line)) {
+                (Line::Whole, Ok(t)) if t.run == run => {
+                    if matches!(t.event, Event::Done { .. }) {
+                        state.done_at = Some(Instant::now());
+                    }
+                    Some(t)
+                }
+                (Line::Whole, Ok(_)) => None,
+                (Line::Whole, Err(msg)) => Some(output_note(run, msg)),
+                (Line::Cut, _) => Some(output_note(
+                    run,
+                    format!("a line longer than {MAX_EVENT_LINE} bytes, dropped"),
+                )),
+            }
+        };
+        if let Some(t) = handed {
+            sink(t);
+        }
+    }
+}
+
+/// Once a child's output has ended: mark it ended and, when the run being served got no `done`,
+/// end that run with an `error` saying how the child ended (with what its stderr said since the
+/// run began), then `done {ok: false}`.
+fn report_end(
+    child: &Mutex<Option<Child>>,
+    state: &Mutex<RunState>,
+    tail: &Mutex<StderrTail>,
+    what: &str,
+    sink: &mut impl FnMut(Tagged),
+) {
+    let status = child
+        .lock()
+        .ok()
+        .and_then(|mut c| c.as_mut().and_then(|c| c.wait().ok()));
+    let (run, mark) = {
+        let Ok(mut state) = state.lock() else { return };
+        state.ended = true;
+        if state.done_at.is_some() {
+            return;
+        }
+        (state.run, state.stderr_mark)
+    };
+    let why = match status {
+        Some(s) if s.code().is_none() => {
+            format!("the {what} process was killed (cancelled or crashed)")
+        }
+        Some(s) => format!(
+            "the {what} process exited with status {} without finishing",
+            s.code().unwrap_or(-1)
+        ),
+        None => format!("the {what} process could not be waited for"),
+    };
+    let said = tail
+        .lock()
+        .ok()
+        .and_then(|t| t.last_lines(mark, STDERR_TAIL));
+    sink(Tagged {
+        run,
+        event: Event::Error {
+            kind: ErrorKind::Setup,
+            message: match said {
+                Some(tail) => format!("{why}: {tail}"),
+                None => why,
+            },
+        },
+    });
+    sink(Tagged {
+        run,
+        event: Event::Done { ok: false },
+    });
 }
 
 /// Write `request` to a replay child's stdin as one job line.

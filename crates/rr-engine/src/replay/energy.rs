@@ -14,58 +14,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 pub use rr_cuda::nvml::Meter;
 use rr_cuda::LaunchConfig;
 
+pub use super::outcome::{joules_text, Energy, EnergyPolicy};
 use super::session::{RunError, Session};
 use super::stats::Stats;
 use crate::error::Error;
-
-/// How long a measurement runs at least, and at most.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EnergyPolicy {
-    /// At least this long (seconds)…
-    pub min_seconds: f64,
-    /// …and at least this many counter windows while busy…
-    pub min_windows: usize,
-    /// …but never longer than this.
-    pub max_seconds: f64,
-}
-
-impl EnergyPolicy {
-    /// A sweep's: each configuration at least `seconds` and five counter windows (~0.5 s),
-    /// at most three times as long.
-    pub fn sweep(seconds: f64) -> EnergyPolicy {
-        EnergyPolicy {
-            min_seconds: seconds,
-            min_windows: 5,
-            max_seconds: (seconds * 3.0).max(seconds + 1.0),
-        }
-    }
-}
-
-impl EnergyPolicy {
-    /// A policy a run can have (one read from a report may hold anything).
-    pub fn is_plausible(&self) -> bool {
-        (0.2..=3600.0).contains(&self.min_seconds)
-            && (self.min_seconds..=36_000.0).contains(&self.max_seconds)
-            && self.min_windows <= 100_000
-    }
-}
-
-impl Default for EnergyPolicy {
-    fn default() -> Self {
-        // Twenty windows of ~100 ms: the span's ends are known to one poll (~4 ms), 0.2 % of
-        // it, and the noise has four half-second groups to be judged from.
-        EnergyPolicy {
-            min_seconds: 2.0,
-            min_windows: 20,
-            max_seconds: 10.0,
-        }
-    }
-}
 
 /// GPU work queued per batch (the host waits for the batch before last, so ~2 batches stay
 /// queued and the GPU never idles).
@@ -77,74 +32,6 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// one NVML poll (~4 ms of ~100 ms), so single windows spread by several per cent whatever the
 /// power does; half a second's do not.
 const NOISE_GROUP: usize = 5;
-
-/// One energy measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Energy {
-    /// Energy per kernel execution, in joules.
-    pub joules: f64,
-    /// Average power while the kernel ran back to back, in watts.
-    pub power_w: f64,
-    /// Relative spread (standard deviation over mean) of the power over half-second groups of
-    /// counter windows ([`NOISE_GROUP`]).
-    pub noise: f64,
-    /// Counter windows the power is made of.
-    pub windows: usize,
-    /// Executions while measured, and the GPU time of each (ns; launch gaps included).
-    pub executions: u64,
-    pub execution_ns: f64,
-    /// Seconds between the first and last counter moves used.
-    pub seconds: f64,
-    /// The counter's update interval (median, ms) and the host's polling interval (median,
-    /// ms): the timing error of each window's ends.
-    pub counter_interval_ms: f64,
-    pub poll_ms: f64,
-    /// The device's power before the run (idle), and its enforced power limit, in watts.
-    pub idle_power_w: f64,
-    pub power_limit_w: f64,
-    /// SM and memory clocks sampled during the run (MHz).
-    pub sm_clock_mhz: Stats,
-    pub memory_clock_mhz: Stats,
-}
-
-impl Energy {
-    /// "4.210 mJ per execution (312.4 W × 13.48 µs; noise 0.8 % over 20 counter windows …)".
-    pub fn describe(&self) -> String {
-        format!(
-            "{} per execution ({:.1} W × {}; noise {:.1} % over {} counter windows of ~{:.0} ms, {:.2} s)",
-            joules_text(self.joules),
-            self.power_w,
-            super::stats::ns_text(self.execution_ns),
-            self.noise * 100.0,
-            self.windows,
-            self.counter_interval_ms,
-            self.seconds
-        )
-    }
-
-    /// "idle 71.3 W, limit 700 W; SM 1980 MHz (min 1965), memory 2619 MHz".
-    pub fn conditions(&self) -> String {
-        format!(
-            "idle {:.1} W, power limit {:.0} W; SM clock median {:.0} MHz (min {:.0}), memory {:.0} MHz",
-            self.idle_power_w,
-            self.power_limit_w,
-            self.sm_clock_mhz.median,
-            self.sm_clock_mhz.min,
-            self.memory_clock_mhz.median
-        )
-    }
-}
-
-/// Joules in the unit that reads best: J, mJ or µJ.
-pub fn joules_text(j: f64) -> String {
-    if j >= 1.0 {
-        format!("{j:.3} J")
-    } else if j >= 1e-3 {
-        format!("{:.3} mJ", j * 1e3)
-    } else {
-        format!("{:.2} µJ", j * 1e6)
-    }
-}
 
 /// The counter's moves: when the host saw each (seconds from the start) and its value (mJ).
 #[derive(Debug, Default, Clone)]
@@ -383,12 +270,5 @@ mod tests {
         // A counter that went backwards (a driver reload) is no measurement.
         assert!(power_between(&[(0.2, 100), (0.3, 50)], 0.0, 1.0).is_none());
         assert_eq!(interval_ms(&moves(100.0, 5, 0.0)).round(), 100.0);
-    }
-
-    #[test]
-    fn joules_read_in_their_unit() {
-        assert_eq!(joules_text(2.5), "2.500 J");
-        assert_eq!(joules_text(0.0042), "4.200 mJ");
-        assert_eq!(joules_text(3.1e-6), "3.10 µJ");
     }
 }

@@ -59,7 +59,7 @@ impl ReplayInstance {
         let first_bad = AtomicUsize::new(usize::MAX);
         let failed = std::sync::Mutex::new(None);
         std::thread::scope(|scope| {
-            for _ in 0..super::loading::threads().min(blobs.len()) {
+            for _ in 0..super::load_threads::threads().min(blobs.len()) {
                 scope.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= first_bad.load(Ordering::Relaxed) {
@@ -92,109 +92,18 @@ impl ReplayInstance {
             check_image_flag(image)?;
         }
         let files = InstanceFiles::from_descriptor_path(json);
-        if let Some(why) = descriptor
-            .cuda
-            .as_ref()
-            .and_then(|c| c.unreplayable.as_ref())
-        {
-            return Err(Error::format(
-                json,
-                format!(
-                    "this instance cannot be replayed: {}",
-                    rr_format::text::visible(why)
-                ),
-            ));
-        }
-        let (descriptor, image, globals, notes) = if descriptor.format.is_legacy() {
-            let p = super::legacy::prepare(descriptor, &files, supplied)?;
-            (p.descriptor, p.image, p.globals, p.notes)
-        } else {
-            if supplied.base_address.is_some() || supplied.assume_llvm18 {
-                return Err(Error::invalid(
-                    "--base-address and --assume-llvm18 are for legacy (LLVM 16–22) records; this one records its addresses",
-                ));
-            }
-            let image = match &supplied.image {
-                Some(p) => p.clone(),
-                None => files.resolve_image(&descriptor)?,
-            };
-            let globals = Globals::read(&files.globals())?;
-            (descriptor, image, globals, vec![])
-        };
+        check_replayable(json, &descriptor)?;
+        let (descriptor, image, globals, mut notes) = complete(descriptor, &files, supplied)?;
         let input = files.snapshot_file(&descriptor, Side::Input);
         let input_len = rr_format::store::recorded_len(&files, &descriptor, Side::Input)?;
         let segments = descriptor.segments(input_len);
-        if let Some(total) = descriptor.snapshot_len().filter(|&t| t != input_len) {
-            return Err(Error::format(
-                &input,
-                format!("is {input_len} bytes but the descriptor's segments end at {total}"),
-            ));
-        }
-        if let Some(l) = descriptor
-            .legacy
-            .as_ref()
-            .filter(|l| l.device_memory_size != input_len)
-        {
-            return Err(Error::format(
-                &input,
-                format!(
-                    "is {input_len} bytes but DeviceMemorySize is {}",
-                    l.device_memory_size
-                ),
-            ));
-        }
-        if descriptor.cuda.is_none() && input_len > descriptor.valloc_size {
-            return Err(Error::format(
-                &input,
-                format!(
-                    "is {input_len} bytes, more than VAllocSize {}",
-                    descriptor.valloc_size
-                ),
-            ));
-        }
+        check_input_len(&descriptor, &input, input_len)?;
         // Recorded addresses are user-space addresses of the recording process.
         if let Some(why) = rr_format::memory::unmappable(&descriptor, &segments) {
             return Err(Error::format(json, why));
         }
-        let mut device: Vec<Segment> = segments
-            .iter()
-            .filter(|s| s.kind == SegmentKind::Device)
-            .copied()
-            .collect();
-        let mut host = host_ranges(&segments);
-        let mut plan = plan::plan(&descriptor, &device, &host);
-        let mut notes = notes;
-        let boxed_in = plan
-            .reservations
-            .iter()
-            .any(|r| r.size < plan::MIN_RESERVATION);
-        let host_as_device = descriptor.cuda.is_some() && boxed_in && !host.is_empty();
-        if host_as_device {
-            // The driver places small reservations where it likes, and a program's pinned
-            // host memory can sit between its device allocations (measured with JAX): replay
-            // the host memory as device memory at the same addresses.
-            notes.push(format!(
-                "{} range(s) of host memory lie among the recorded device memory: they are replayed in device memory at their recorded addresses (kernels reach them at device-memory speed)",
-                host.len()
-            ));
-            device.extend(segments.iter().filter(|s| s.kind == SegmentKind::Host));
-            device.sort_by_key(|s| s.addr);
-            host.clear();
-            plan = plan::plan(&descriptor, &device, &host);
-        }
-        if let Some(h) = host.iter().find(|h| {
-            plan.mappings
-                .iter()
-                .any(|m| h.addr < m.end() && m.addr < h.end())
-        }) {
-            return Err(Error::format(
-                json,
-                format!(
-                    "host memory recorded at {:#x} overlaps recorded device memory: the segments are inconsistent",
-                    h.addr
-                ),
-            ));
-        }
+        let (plan, host, host_as_device) = plan_memory(&descriptor, &segments, &mut notes);
+        check_host_apart(json, &host, &plan)?;
         // Texture and surface objects must read recorded memory: a replay creates them over it.
         if let Some(why) = rr_format::memory::object_problem(&descriptor, &segments) {
             return Err(Error::format(json, why));
@@ -310,6 +219,136 @@ impl ReplayInstance {
     fn of_kind(&self, want: impl Fn(&SegmentKind) -> bool) -> impl Iterator<Item = &Segment> {
         self.segments.iter().filter(move |s| want(&s.kind))
     }
+}
+
+/// Refuse an instance the recorder marked as one that cannot be replayed (saying why).
+fn check_replayable(json: &Path, descriptor: &Descriptor) -> Result<()> {
+    if let Some(why) = descriptor
+        .cuda
+        .as_ref()
+        .and_then(|c| c.unreplayable.as_ref())
+    {
+        return Err(Error::format(
+            json,
+            format!(
+                "this instance cannot be replayed: {}",
+                rr_format::text::visible(why)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The descriptor, image, globals and notes of a replay: a legacy record completed by
+/// [`super::legacy`], a current one as recorded (its image from `--image` or the record).
+fn complete(
+    descriptor: Descriptor,
+    files: &InstanceFiles,
+    supplied: &Supplied,
+) -> Result<(Descriptor, PathBuf, Globals, Vec<String>)> {
+    if descriptor.format.is_legacy() {
+        let p = super::legacy::prepare(descriptor, files, supplied)?;
+        return Ok((p.descriptor, p.image, p.globals, p.notes));
+    }
+    if supplied.base_address.is_some() || supplied.assume_llvm18 {
+        return Err(Error::invalid(
+            "--base-address and --assume-llvm18 are for legacy (LLVM 16–22) records; this one records its addresses",
+        ));
+    }
+    let image = match &supplied.image {
+        Some(p) => p.clone(),
+        None => files.resolve_image(&descriptor)?,
+    };
+    let globals = Globals::read(&files.globals())?;
+    Ok((descriptor, image, globals, vec![]))
+}
+
+/// The recorded input (`input`, `input_len` bytes) must be as long as the descriptor says.
+fn check_input_len(descriptor: &Descriptor, input: &Path, input_len: u64) -> Result<()> {
+    if let Some(total) = descriptor.snapshot_len().filter(|&t| t != input_len) {
+        return Err(Error::format(
+            input,
+            format!("is {input_len} bytes but the descriptor's segments end at {total}"),
+        ));
+    }
+    if let Some(l) = descriptor
+        .legacy
+        .as_ref()
+        .filter(|l| l.device_memory_size != input_len)
+    {
+        return Err(Error::format(
+            input,
+            format!(
+                "is {input_len} bytes but DeviceMemorySize is {}",
+                l.device_memory_size
+            ),
+        ));
+    }
+    if descriptor.cuda.is_none() && input_len > descriptor.valloc_size {
+        return Err(Error::format(
+            input,
+            format!(
+                "is {input_len} bytes, more than VAllocSize {}",
+                descriptor.valloc_size
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The device memory to reserve and map, the host memory to map, and whether the host segments
+/// are replayed in device memory (said in `notes`): when the plan boxes host memory in among
+/// small reservations.
+fn plan_memory(
+    descriptor: &Descriptor,
+    segments: &[Segment],
+    notes: &mut Vec<String>,
+) -> (Plan, Vec<Range>, bool) {
+    let mut device: Vec<Segment> = segments
+        .iter()
+        .filter(|s| s.kind == SegmentKind::Device)
+        .copied()
+        .collect();
+    let mut host = host_ranges(segments);
+    let mut plan = plan::plan(descriptor, &device, &host);
+    let boxed_in = plan
+        .reservations
+        .iter()
+        .any(|r| r.size < plan::MIN_RESERVATION);
+    let host_as_device = descriptor.cuda.is_some() && boxed_in && !host.is_empty();
+    if host_as_device {
+        // The driver places small reservations where it likes, and a program's pinned
+        // host memory can sit between its device allocations (measured with JAX): replay
+        // the host memory as device memory at the same addresses.
+        notes.push(format!(
+            "{} range(s) of host memory lie among the recorded device memory: they are replayed in device memory at their recorded addresses (kernels reach them at device-memory speed)",
+            host.len()
+        ));
+        device.extend(segments.iter().filter(|s| s.kind == SegmentKind::Host));
+        device.sort_by_key(|s| s.addr);
+        host.clear();
+        plan = plan::plan(descriptor, &device, &host);
+    }
+    (plan, host, host_as_device)
+}
+
+/// Refuse host memory recorded where the plan maps device memory: the segments contradict
+/// each other.
+fn check_host_apart(json: &Path, host: &[Range], plan: &Plan) -> Result<()> {
+    if let Some(h) = host.iter().find(|h| {
+        plan.mappings
+            .iter()
+            .any(|m| h.addr < m.end() && m.addr < h.end())
+    }) {
+        return Err(Error::format(
+            json,
+            format!(
+                "host memory recorded at {:#x} overlaps recorded device memory: the segments are inconsistent",
+                h.addr
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The pages of the host segments, merged.

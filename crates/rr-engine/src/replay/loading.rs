@@ -11,21 +11,6 @@ use rr_cuda::upload::UploadSource;
 use super::protocol::Event;
 use crate::snapshot::Snapshot;
 
-/// Readers filling staging buffers: one per core up to 16 (24 GiB from the page cache to the
-/// first repetition on the H100 machine: 1.90 s with 4, 1.47 s with 8, 1.20 s with 16);
-/// `RR_TUI_LOAD_THREADS` (1–64) overrides.
-pub fn threads() -> usize {
-    let env = std::env::var("RR_TUI_LOAD_THREADS").ok();
-    env.and_then(|v| v.trim().parse().ok())
-        .filter(|n| (1..=64).contains(n))
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(4)
-                .clamp(2, 16)
-        })
-}
-
 /// A snapshot mapping as an upload source.
 pub struct SnapshotSource<'a>(pub &'a Snapshot);
 

@@ -6,6 +6,12 @@
 //! run a session in their own process: [`child`] starts `rr-tui replay --json` and reads its
 //! events, so a faulting kernel (which poisons its CUDA context for good) or an address conflict
 //! with the UI's own mappings cannot take them down.
+//!
+//! The modules depend on each other in layers, never in a cycle: plain values and helpers that
+//! name nothing of the session ([`outcome`], [`stats`], [`timing`], [`request`], [`plan`],
+//! [`instance`], the loading threads) come first; [`protocol`] carries those values; the session
+//! and what it is made of ([`session`], [`objects`], [`verify`], the loading) use them; and
+//! what drives a session ([`ab`], [`energy`], [`trial`]) comes last.
 
 pub mod ab;
 pub mod candidate;
@@ -17,8 +23,10 @@ pub mod job;
 pub mod launch;
 pub mod leaderboard;
 pub mod legacy;
+mod load_threads;
 mod loading;
 pub mod objects;
+pub mod outcome;
 mod pathjson;
 pub mod plan;
 pub mod protocol;

@@ -13,8 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::outcome::VerifyOutcome;
+use super::outcome::{AbOutcome, Energy};
 use super::stats::Stats;
-use crate::diff::regions::RegionReport;
 
 pub const PROTOCOL_VERSION: u32 = 2;
 
@@ -111,11 +112,11 @@ pub enum Event {
         compile_seconds: Option<f64>,
     },
     /// Energy per execution (`--energy`; before the `rep`s).
-    Energy(super::energy::Energy),
+    Energy(Energy),
     /// `rr-tui profile --events`: Nsight Compute's summary of one repetition.
     Profile(Box<crate::profile::ProfileResult>),
     /// An A/B replay's verdict (after the `rep`s, instead of `summary`).
-    Compare(super::ab::AbOutcome),
+    Compare(AbOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the
     /// image is PTX (register limits possible).
     Ready {
@@ -164,30 +165,6 @@ pub struct Tagged {
     pub run: u64,
     #[serde(flatten)]
     pub event: Event,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerifyOutcome {
-    pub passed: bool,
-    /// "bytes" or the typed comparison, e.g. "f32 atol=0 rtol=0.00001 ulp=0".
-    pub mode: String,
-    pub expected_len: u64,
-    pub replayed_len: u64,
-    /// Bytes present on one side only (the lengths differ): never verified.
-    pub missing_bytes: u64,
-    /// Bytes that differ over the common length (exact; ranges below are merged).
-    pub differing_bytes: u64,
-    pub differing_ranges: usize,
-    /// The first differing byte ranges, `[offset, length]`.
-    pub first_ranges: Vec<[u64; 2]>,
-    /// Regions (arguments, segments) with differences, within tolerance included.
-    pub regions: Vec<RegionReport>,
-    /// Shown equal by fingerprints computed on the GPU, without copying the memory back.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub on_device: bool,
-    /// The memory an A/B replay's candidate left (otherwise the recorded kernel's).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub candidate: bool,
 }
 
 impl Event {

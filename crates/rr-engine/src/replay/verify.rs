@@ -3,7 +3,7 @@
 //! comparison engine, so results name arguments and segments and count exactly: a length
 //! mismatch is missing bytes, and never verifies.
 
-use super::protocol::VerifyOutcome;
+use super::outcome::VerifyOutcome;
 use crate::diff::regions::{self, RegionReport};
 use crate::diff::sweep::Sweep;
 use crate::diff::text::{group, plural, region_line, Sides};

@@ -1,0 +1,218 @@
+//! Switching a session to another instance of the same recording: the device memory stays
+//! mapped at the recorded addresses, what already holds the new instance's input stays, and the
+//! kernel, parameters, globals and pristine copy become the new instance's.
+
+use std::time::Instant;
+
+use super::input::{keep_copy, read_input, resident_of, restored, upload_input};
+use super::kernel::{bind_instance, Bound};
+use super::restore::host_slices;
+use super::{Pristine, Session, DEFAULT_DYNAMIC_SHARED};
+use crate::error::{Error, Result};
+use crate::replay::instance::ReplayInstance;
+use crate::replay::loading;
+use crate::replay::protocol::Event;
+
+impl Session {
+    /// Why this session cannot become `inst`'s (None: it can): [`Session::switch_to`] keeps
+    /// the memory mapped at the recorded addresses, so the instance must map the same ranges,
+    /// and it recreates nothing that a fresh process numbers or maps (host memory, texture and
+    /// surface objects, CUDA arrays).
+    pub fn unswitchable(&self, inst: &ReplayInstance) -> Option<&'static str> {
+        let has_objects = |i: &ReplayInstance| {
+            !i.arrays().is_empty()
+                || i.descriptor
+                    .cuda
+                    .as_ref()
+                    .is_some_and(|c| !c.objects.is_empty())
+        };
+        if inst.plan != self.plan {
+            Some("its memory is laid out differently (the program allocated or freed memory in between)")
+        } else if !inst.host.is_empty() {
+            Some("this instance uses page-locked host memory or CUDA arrays")
+        } else if !self.host_copies.is_empty() || !self.side_input.is_empty() {
+            Some("the last instance used page-locked host memory or CUDA arrays")
+        } else if has_objects(inst) {
+            Some("this instance uses texture or surface objects")
+        } else if !self.objects.objects.is_empty() {
+            Some("the last instance used texture or surface objects")
+        } else if matches!(self.pristine, Pristine::None) && self.input_len > 0 {
+            Some("this session was opened for a single launch")
+        } else {
+            None
+        }
+    }
+
+    /// Become the session of `inst`, another instance of the same recording, keeping the
+    /// device memory: ranges that already hold `inst`'s input blob stay as they are, the rest
+    /// is uploaded (or copied on the device from a range holding the same blob); the kernel,
+    /// parameters, globals and pristine copy become `inst`'s. Refused (nothing changed) when
+    /// [`Session::unswitchable`] says why; after any other error the session must be dropped.
+    pub fn switch_to(
+        &mut self,
+        inst: &ReplayInstance,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Switched> {
+        if let Some(why) = self.unswitchable(inst) {
+            return Err(Error::invalid(format!("{SWITCH_REFUSED}{why}")));
+        }
+        let t = Instant::now();
+        let bound = bind_instance(inst, &self.device, progress)?;
+        let input = read_input(inst, progress)?;
+        // Put back what stays, then upload the rest over it.
+        let next = resident_of(inst);
+        let kept = loading::kept(&self.resident, &next);
+        if self.dirty {
+            let old: Vec<(u64, usize, usize)> =
+                kept.iter().map(|k| (k.addr, k.offset, k.len)).collect();
+            match &self.pristine {
+                Pristine::Device(buf) => self.memory.restore_from(&self.stream, buf, &old)?,
+                Pristine::Host(host) => self
+                    .memory
+                    .upload(&self.stream, &host_slices(&old, host.as_slice()))?,
+                Pristine::None => {}
+            }
+        }
+        // The old copy goes before the new one is made: both may not fit.
+        self.pristine = Pristine::None;
+        self.verification.reset();
+        let uploaded = upload_input(
+            &self.memory,
+            &self.stream,
+            inst,
+            &input,
+            &kept,
+            &mut self.staging,
+            progress,
+        )?;
+        let copies = inst.copies();
+        self.pristine = keep_copy(&self.context, &self.memory, &self.stream, &input, &copies)?;
+        drop(input);
+        let seconds = t.elapsed().as_secs_f64();
+        // What was written to the device, not what was already there: its rate is a real one.
+        progress(restored(uploaded, seconds, &self.pristine));
+        let Bound {
+            params,
+            objects,
+            kernel,
+            ptx,
+            recorded_globals,
+            kernel_name,
+        } = bound;
+        // The old kernel and its variants go with their modules; the poison was the old
+        // instance's.
+        self.candidate = None;
+        self.poison = None;
+        self.parked.clear();
+        self.active_variant = None;
+        self.kernel = kernel;
+        self.params = params;
+        self.objects = objects;
+        self.ptx = ptx;
+        self.max_registers = None;
+        self.recorded_globals = recorded_globals;
+        self.kernel_name = kernel_name;
+        self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
+        self.resident = next;
+        // The kept read-back buffer must be zero outside the new instance's ranges (as the
+        // recorded output is): cleared when they moved, dropped when the length changed.
+        if self.input_len != inst.input_len {
+            self.read_buffer = None;
+        } else if self.copies != copies {
+            if let Some(b) = self.read_buffer.as_mut() {
+                b.as_mut_slice().fill(0);
+            }
+        }
+        self.copies = copies;
+        self.input_len = inst.input_len;
+        self.dirty = false;
+        // A switch keeps the device: said again, as a new session would, for whoever follows.
+        progress(Event::Device {
+            name: self.device.name.clone(),
+            sm: self.device.sm,
+            ordinal: self.device.ordinal,
+            rated_clock_mhz: Some(self.reference_clock_mhz),
+        });
+        Ok(Switched {
+            kept: kept.iter().map(|k| k.len as u64).sum(),
+            uploaded,
+            total: inst.input_len,
+            seconds,
+        })
+    }
+}
+
+/// How [`Session::switch_to`]'s refusal starts (the reason follows).
+pub const SWITCH_REFUSED: &str = "cannot switch to this instance: ";
+
+/// What [`Session::switch_to`] did: bytes that stayed on the device, bytes read and uploaded
+/// (the rest was copied on the device), the instance's bytes, and how long it took.
+#[derive(Debug, Clone, Copy)]
+pub struct Switched {
+    pub kept: u64,
+    pub uploaded: u64,
+    pub total: u64,
+    pub seconds: f64,
+}
+
+/// As the `switched` phase says it: what stayed on the GPU, what was loaded, and the rest
+/// (copied on the GPU from a range holding the same blob, or cleared).
+impl std::fmt::Display for Switched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Two decimals throughout ("24.00 GiB of 24.00 GiB"), whole bytes below a KiB.
+        let size = |b: u64| match b {
+            0..1024 => format!("{b} B"),
+            _ => humansize::format_size(
+                b,
+                humansize::FormatSizeOptions::from(humansize::BINARY)
+                    .decimal_places(2)
+                    .decimal_zeroes(2),
+            ),
+        };
+        write!(
+            f,
+            "{} of {} kept on the GPU, {} read and uploaded",
+            size(self.kept),
+            size(self.total),
+            size(self.uploaded),
+        )?;
+        let rest = self
+            .total
+            .saturating_sub(self.kept)
+            .saturating_sub(self.uploaded);
+        if rest > 0 {
+            write!(f, ", {} copied or cleared on the GPU", size(rest))?;
+        }
+        write!(f, ", in {:.3} s", self.seconds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Switched;
+
+    #[test]
+    fn a_switch_says_every_size_alike_and_what_was_neither_kept_nor_uploaded() {
+        let gib = 1u64 << 30;
+        let s = Switched {
+            kept: 24 * gib,
+            uploaded: 2 << 20,
+            total: 24 * gib + (4 << 20),
+            seconds: 0.1424,
+        };
+        assert_eq!(
+            s.to_string(),
+            "24.00 GiB of 24.00 GiB kept on the GPU, 2.00 MiB read and uploaded, 2.00 MiB copied or cleared on the GPU, in 0.142 s"
+        );
+        let all = Switched {
+            kept: 0,
+            uploaded: 512,
+            total: 512,
+            seconds: 0.0,
+        };
+        assert_eq!(
+            all.to_string(),
+            "0 B of 512 B kept on the GPU, 512 B read and uploaded, in 0.000 s"
+        );
+    }
+}
