@@ -81,58 +81,13 @@ pub(super) fn work(
     let watchdog = Duration::from_secs_f64(policy.target.timeout.min(3600.0) + 60.0 + energy_s);
     loop {
         if engine.is_none() {
-            // An engine kept from the last instance of `tune DIR` keeps what the two share on
-            // its GPU; one that cannot switch has ended, and a fresh one starts.
-            if let Some(mut e) = pool::take(args) {
-                match e.switch(&args.descriptor) {
-                    Ok(()) => {
-                        let _ = tx.send(Msg::Ready {
-                            info: e.info.clone(),
-                            simulated_from: None,
-                            carried: Some(Carried::Kept(e.switched.take().unwrap_or_default())),
-                        });
-                        engine = Some(e);
-                    }
-                    Err(why) => refused = Some(Carried::Refused(why)),
-                }
-            }
+            engine = kept_engine(args, tx, &mut refused);
         }
         if engine.is_none() {
-            let started = Instant::now();
-            match origin.start(args) {
-                Ok(e) => {
-                    failures = 0;
-                    let mut info = e.info.clone();
-                    // A hub's engines all see their one GPU as device 0: named by their number.
-                    if let Origin::Hub(_) = origin {
-                        info.ordinal = device;
-                    }
-                    let _ = tx.send(Msg::Ready {
-                        info,
-                        simulated_from: e.simulated_from.clone(),
-                        carried: refused.take(),
-                    });
-                    engine = Some(e);
-                }
-                Err(why) => {
-                    failures += 1;
-                    // An engine that was not ready in all that time will not be the next time
-                    // either: given up at once rather than after as long again, twice.
-                    if failures >= MAX_START_FAILURES
-                        || started.elapsed() >= engine_child::start_timeout()
-                    {
-                        let _ = tx.send(Msg::Gone(device, why));
-                        return;
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let _ = tx.send(Msg::Warn(format!(
-                        "{} {device} did not start (attempt {failures} of {MAX_START_FAILURES}): {why}",
-                        origin.unit()
-                    )));
-                    continue;
-                }
+            match start_engine(origin, args, &mut failures, &mut refused, tx, stop) {
+                Started::Ready(e) => engine = Some(e),
+                Started::Retry => continue,
+                Started::GiveUp => return,
             }
         }
         let next = match scheduler.lock() {
@@ -160,24 +115,17 @@ pub(super) fn work(
                 recorded,
             } => (index, config, recorded),
         };
-        // A compiled variant, compiled ahead (or now, the GPU waiting); one that does not
-        // compile is reported and the sweep goes on.
-        let variant = match (config.variant, compiler) {
-            (Some(v), Some(c)) => match c.get(v as usize) {
-                Ok(path) => Some(VariantImage {
-                    path,
-                    kernel: c.kernel().to_string(),
-                }),
-                Err(why) => {
-                    let mut trial = Trial::refused(config, Status::Invalid, why);
-                    trial.device = Some(device);
-                    if !finish(scheduler, tx, index, trial) {
-                        return;
-                    }
-                    continue;
+        // A variant that does not compile is reported and the sweep goes on.
+        let variant = match variant_image(config, compiler) {
+            Ok(variant) => variant,
+            Err(why) => {
+                let mut trial = Trial::refused(config, Status::Invalid, why);
+                trial.device = Some(device);
+                if !finish(scheduler, tx, index, trial) {
+                    return;
                 }
-            },
-            _ => None,
+                continue;
+            }
         };
         let Some(e) = engine.as_mut() else { continue };
         let reply = e.measure(config, variant, policy, energy, watchdog, stop);
@@ -204,6 +152,102 @@ pub(super) fn work(
             return;
         }
     }
+}
+
+/// An engine kept from the last instance of `tune DIR` keeps what the two share on its GPU;
+/// one that cannot switch has ended (why, in `refused`), and a fresh one starts.
+fn kept_engine(
+    args: &EngineArgs,
+    tx: &Sender<Msg>,
+    refused: &mut Option<Carried>,
+) -> Option<EngineChild> {
+    let mut e = pool::take(args)?;
+    match e.switch(&args.descriptor) {
+        Ok(()) => {
+            let _ = tx.send(Msg::Ready {
+                info: e.info.clone(),
+                simulated_from: None,
+                carried: Some(Carried::Kept(e.switched.take().unwrap_or_default())),
+            });
+            Some(e)
+        }
+        Err(why) => {
+            *refused = Some(Carried::Refused(why));
+            None
+        }
+    }
+}
+
+/// What came of starting an engine.
+enum Started {
+    Ready(EngineChild),
+    /// It failed, not yet for the last time: try again.
+    Retry,
+    /// The worker ends (its engines given up, or stopped by a signal).
+    GiveUp,
+}
+
+/// Start an engine where `origin` runs them, counting the starts that failed in a row in
+/// `failures`; `refused` (why the last instance's engine could not go on) is said with it.
+fn start_engine(
+    origin: &Origin,
+    args: &EngineArgs,
+    failures: &mut u32,
+    refused: &mut Option<Carried>,
+    tx: &Sender<Msg>,
+    stop: &AtomicBool,
+) -> Started {
+    let device = args.device_id.unwrap_or(0);
+    let started = Instant::now();
+    match origin.start(args) {
+        Ok(e) => {
+            *failures = 0;
+            let mut info = e.info.clone();
+            // A hub's engines all see their one GPU as device 0: named by their number.
+            if let Origin::Hub(_) = origin {
+                info.ordinal = device;
+            }
+            let _ = tx.send(Msg::Ready {
+                info,
+                simulated_from: e.simulated_from.clone(),
+                carried: refused.take(),
+            });
+            Started::Ready(e)
+        }
+        Err(why) => {
+            *failures += 1;
+            // An engine that was not ready in all that time will not be the next time
+            // either: given up at once rather than after as long again, twice.
+            if *failures >= MAX_START_FAILURES || started.elapsed() >= engine_child::start_timeout()
+            {
+                let _ = tx.send(Msg::Gone(device, why));
+                return Started::GiveUp;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Started::GiveUp;
+            }
+            let _ = tx.send(Msg::Warn(format!(
+                "{} {device} did not start (attempt {failures} of {MAX_START_FAILURES}): {why}",
+                origin.unit()
+            )));
+            Started::Retry
+        }
+    }
+}
+
+/// The compiled image of `config`'s variant, compiled ahead (or now, the GPU waiting); None
+/// for the recorded image. Why, when it does not compile.
+fn variant_image(
+    config: Config,
+    compiler: Option<&compile::Compiler>,
+) -> Result<Option<VariantImage>, String> {
+    Ok(match (config.variant, compiler) {
+        (Some(v), Some(c)) => Some(VariantImage {
+            path: c.get(v as usize)?,
+            kernel: c.kernel().to_string(),
+        }),
+        _ => None,
+    })
 }
 
 /// What a worker does after an engine's reply.
