@@ -19,6 +19,7 @@ use crate::output;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod ab;
+mod handover;
 pub(crate) mod open;
 pub(crate) mod printer;
 mod serve;

@@ -100,10 +100,10 @@ pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
         .args(args)
         .env_remove(REEXEC_ENV)
         .env_remove(FRESH_REASON_ENV)
-        .env_remove(super::serve::JOB_ENV);
+        .env_remove(super::handover::JOB_ENV);
     // A serving process hands the job it serves to its copy, which reads no command line for it.
-    if let Some(job) = super::serve::current_job() {
-        command.env(super::serve::JOB_ENV, std::ffi::OsStr::from_bytes(&job));
+    if let Some(job) = super::handover::current_job() {
+        command.env(super::handover::JOB_ENV, std::ffi::OsStr::from_bytes(&job));
     }
     for (k, v) in env {
         command.env(k, v);

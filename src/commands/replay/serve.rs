@@ -6,7 +6,7 @@
 //! ([`Session::switch_to`]), so a replay of a 24 GiB model's next kernel uploads what changed,
 //! not everything. A replay that cannot switch (memory laid out differently, another GPU or
 //! kernel timeout, host memory, textures, an A/B candidate) gets a fresh process: this one
-//! replaces itself with a copy that takes the job from its environment ([`JOB_ENV`]), on the
+//! replaces itself with a copy that takes the job from its environment ([`handover`]), on the
 //! same pipes (jobs are read a byte at a time, so those queued behind are left for the copy). A failure after the checks
 //! drops the session (a fault leaves the context unusable) and the next request gets a fresh
 //! process; a refusal by the checks keeps it. Only the end of input, or a line that is no
@@ -16,12 +16,12 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 use rr_engine::replay::job::{self, JobError, MAX_JOB_LINE};
 use rr_engine::replay::protocol::Event;
 use rr_engine::replay::{ReplayRequest, Session};
 
+use super::handover::{self, JOB_ENV};
 use super::open::FRESH_REASON_ENV;
 use super::printer::Printer;
 use super::{
@@ -33,18 +33,6 @@ use crate::lines::Line;
 
 /// Set while this process serves replays (its sessions keep their input copy).
 pub(super) static SERVING: AtomicBool = AtomicBool::new(false);
-
-/// The job a fresh copy of a serving process runs first: the one its predecessor could not.
-pub(crate) const JOB_ENV: &str = "RR_TUI_REPLAY_JOB";
-
-/// The job being served, as its line: what a copy of this process must take over when it
-/// replaces this one (`open::exec_fresh`, for a fresh session or a new address layout).
-static CURRENT_JOB: Mutex<Option<Vec<u8>>> = Mutex::new(None);
-
-/// The job this process serves now, if it serves jobs.
-pub(crate) fn current_job() -> Option<Vec<u8>> {
-    CURRENT_JOB.lock().ok()?.clone()
-}
 
 /// The open session and what it was opened with that a switch cannot change.
 struct Held {
@@ -85,9 +73,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
                 Err(JobError { run: None, message }) => return Err(Error::invalid(message)),
             },
         };
-        if let Ok(mut current) = CURRENT_JOB.lock() {
-            *current = Some(job::encode(&request).map_err(|e| Error::invalid(e.to_string()))?);
-        }
+        handover::serving(job::encode(&request).map_err(|e| Error::invalid(e.to_string()))?);
         let printer = Printer {
             json: true,
             run: request.run_id,

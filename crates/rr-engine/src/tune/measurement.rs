@@ -88,7 +88,7 @@ pub struct Trial {
     pub pareto: bool,
 }
 
-/// What NVML measured for one configuration: the part of [`crate::replay::energy::Energy`] a
+/// What NVML measured for one configuration: the part of [`crate::replay::outcome::Energy`] a
 /// sweep keeps per row.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialEnergy {
@@ -103,7 +103,7 @@ pub struct TrialEnergy {
 }
 
 impl TrialEnergy {
-    pub fn of(e: &crate::replay::energy::Energy) -> TrialEnergy {
+    pub fn of(e: &crate::replay::outcome::Energy) -> TrialEnergy {
         TrialEnergy {
             joules: e.joules,
             power_w: e.power_w,

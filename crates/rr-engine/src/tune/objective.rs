@@ -67,7 +67,7 @@ impl Objective {
     pub fn describe(self, v: f64) -> String {
         match self {
             Objective::Time => crate::replay::stats::ns_text(v),
-            Objective::Energy => crate::replay::energy::joules_text(v),
+            Objective::Energy => crate::replay::outcome::joules_text(v),
             Objective::Edp => format!("{v:.3e} J·s"),
         }
     }

@@ -71,7 +71,7 @@ pub struct TuneReport {
     pub objective: Objective,
     /// Whether every configuration's energy is measured (`--energy`), and for how long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<crate::replay::energy::EnergyPolicy>,
+    pub energy: Option<crate::replay::outcome::EnergyPolicy>,
     /// "bytes", a typed comparison, or "off".
     pub verify: String,
     pub axes: Axes,
@@ -479,7 +479,7 @@ mod tests {
             forged,
         ]);
         let mut energy = previous.clone();
-        energy.energy = Some(crate::replay::energy::EnergyPolicy::sweep(1.0));
+        energy.energy = Some(crate::replay::outcome::EnergyPolicy::sweep(1.0));
         let kept = previous
             .clone()
             .resumable_trials(&energy, Path::new("t.json"), ReadBack::Resume)
