@@ -7,12 +7,22 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// A session on a tmux server of its own (`tmux -L NAME`): the tests run in parallel, and a
+/// server whose last session ends exits, so a session started meanwhile on a shared server
+/// failed ("server exited unexpectedly").
 struct Session(String);
+
+/// `tmux` talking to the server of the session named `name`.
+fn tmux_on(name: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", name]);
+    c
+}
 
 impl Session {
     /// `cmd` in a detached 130×36 tmux session named `name` (killed on drop).
     fn start(name: String, cmd: &str) -> Session {
-        let status = Command::new("tmux")
+        let status = tmux_on(&name)
             .args([
                 "new-session",
                 "-d",
@@ -30,7 +40,7 @@ impl Session {
         Session(name)
     }
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().expect("tmux runs");
+        let out = tmux_on(&self.0).args(args).output().expect("tmux runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
     fn screen(&self) -> String {
@@ -68,7 +78,7 @@ impl Session {
         }
     }
     fn alive(&self) -> bool {
-        Command::new("tmux")
+        tmux_on(&self.0)
             .args(["has-session", "-t", &self.0])
             .status()
             .map(|s| s.success())
@@ -78,7 +88,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
+        let _ = tmux_on(&self.0)
             .args(["kill-session", "-t", &self.0])
             .status();
     }
