@@ -156,6 +156,22 @@ std::vector<bool> hold(const Range *ranges, size_t n) {
     return held;
 }
 
+// A recorded range this process already uses (its own mappings, placed by ASLR) cannot be had:
+// start again as a fresh process, whose layout differs, at most 3 times, as rr-tui replay does.
+// After that, go on: the driver may still honour the address.
+void fresh_layout_if_taken(const std::vector<bool> &device_held, const std::vector<bool> &host_held, char **argv) {
+    bool all = true;
+    for (bool h : device_held) all = all && h;
+    for (bool h : host_held) all = all && h;
+    const char *was = std::getenv("RR_REPRO_ATTEMPT");
+    int attempt = was ? std::atoi(was) : 0;
+    if (all || attempt >= 3) return;
+    setenv("RR_REPRO_ATTEMPT", std::to_string(attempt + 1).c_str(), 1);
+    std::fprintf(stderr, "repro: a recorded range is in use in this process; starting afresh (%d of 3)\n", attempt + 1);
+    std::fflush(stdout);
+    execv("/proc/self/exe", argv);
+}
+
 // Reserve every range at its recorded address and back the recorded bytes with device memory,
 // as rr-tui replay does (the driver honours an address hint for large, aligned reservations).
 void reserve_and_map(CUdevice dev) {
@@ -399,6 +415,7 @@ std::vector<double> time_launches(unsigned n, const Restorer &restore, Launcher 
 int main(int argc, char **argv) {
     std::vector<bool> device_held = hold(RESERVE, N_RESERVE);
     std::vector<bool> host_held = hold(HOST, N_HOST);
+    fresh_layout_if_taken(device_held, host_held, argv);
     Options o = parse(argc, argv);
     for (size_t i = 0; i < N_RESERVE; i++)
         if (device_held[i]) munmap(reinterpret_cast<void *>(RESERVE[i].addr), RESERVE[i].size);

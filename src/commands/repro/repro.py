@@ -109,6 +109,19 @@ def hold(ranges):
     return held
 
 
+def fresh_layout_if_taken(held):
+    """A recorded range this process already uses (the interpreter's own mappings, placed by
+    ASLR) cannot be had: start again as a fresh process, whose layout differs, at most 3 times,
+    as rr-tui replay does. After that, go on: the driver may still honour the address."""
+    attempt = int(os.environ.get("RR_REPRO_ATTEMPT", "0") or 0)
+    if all(held) or attempt >= 3:
+        return
+    os.environ["RR_REPRO_ATTEMPT"] = str(attempt + 1)
+    print(f"repro: a recorded range is in use in this process; starting afresh ({attempt + 1} of 3)", file=sys.stderr)
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
 def reserve_and_map(dev):
     """Reserve every range at its recorded address and back the recorded bytes, as replay does."""
     for addr, size in RESERVE:
@@ -325,6 +338,7 @@ def main():
     # The recorded ranges are held before the bindings are imported (some load the driver then),
     # and the device ones given back right before cuInit.
     device_held, host_held = hold(RESERVE), hold(HOST)
+    fresh_layout_if_taken(device_held + host_held)
     load_cuda()
     for (addr, size), ours in zip(RESERVE, device_held):
         if ours:
