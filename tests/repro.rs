@@ -651,6 +651,20 @@ fn the_python_reproducer_runs_on_the_stand_in_driver_where_cuda_python_is() {
             "{log}"
         );
     }
+    // A driver offering another address in the first process: a fresh one gets it.
+    let o = std::process::Command::new(&python)
+        .arg(rec.parent().unwrap().join("py-true").join("repro.py"))
+        .args(["--repetitions", "2"])
+        .env("LD_LIBRARY_PATH", lib.path())
+        .env("FAKE_CUDA_MEMORY", "1")
+        .env("FAKE_CUDA_REFUSE_HINT", "1")
+        .env_remove("RR_REPRO_ATTEMPT")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("starting afresh (1 of 3)"), "{err}");
+    assert!(!err.contains("(2 of 3)"), "{err}");
 }
 
 /// Page-locked host memory (a segment of kind `host`, far from the device memory) is mapped
@@ -759,4 +773,59 @@ fn a_tolerance_passes_close_floats_and_fails_far_ones() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("f32 or f64"));
+}
+
+/// A driver that offers another address than the recorded one (its own mappings sit there in
+/// this process's layout): the reproducer starts afresh, at most 3 times, saying so, and
+/// verifies once a fresh process gets the address; past 3 it refuses in one line.
+#[test]
+#[cfg_attr(rr_no_cxx, ignore = "needs g++")]
+fn a_taken_address_starts_the_reproducer_afresh_at_most_three_times() {
+    let lib = fake_driver();
+    let (_t, rec) = fixture_copy("rrtui-stencil3d");
+    // The stand-in driver's kernel does nothing: an output equal to the input verifies.
+    let stem = STENCIL.trim_end_matches(".json");
+    std::fs::copy(
+        rec.join(format!("{stem}.record_input")),
+        rec.join(format!("{stem}.record_output")),
+    )
+    .unwrap();
+    let out = rec.parent().unwrap().join("cpp");
+    repro(&rec.join(STENCIL), &out, &[]);
+    let mini = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/cuda_min");
+    let Some(exe) = build(&out, &mini, lib.path()) else {
+        return;
+    };
+    let run_refusing = |processes: &str| {
+        let o = std::process::Command::new(&exe)
+            .args(["--repetitions", "2"])
+            .env("LD_LIBRARY_PATH", lib.path())
+            .env("FAKE_CUDA_MEMORY", "1")
+            .env("FAKE_CUDA_REFUSE_HINT", processes)
+            .env_remove("RR_REPRO_ATTEMPT")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            err,
+        )
+    };
+    let (code, said, err) = run_refusing("2");
+    assert_eq!(code, Some(0), "{said}{err}");
+    assert!(said.contains("verified: "), "{said}");
+    assert!(
+        err.contains("starting afresh (1 of 3)") && err.contains("starting afresh (2 of 3)"),
+        "{err}"
+    );
+    assert!(!err.contains("(3 of 3)"), "{err}");
+    let (code, _, err) = run_refusing("9");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("starting afresh (3 of 3)"), "{err}");
+    assert!(
+        err.contains("could not reserve the recorded address"),
+        "{err}"
+    );
+    assert_eq!(err.matches("starting afresh").count(), 3, "{err}");
 }

@@ -75,7 +75,10 @@ CUresult cuCtxPopCurrent_v2(void **c){ if(c)*c=(void*)0x42; return 0; }
 CUresult cuCtxSynchronize(void){ return 0; }
 CUresult cuCtxGetDevice(int *d){ *d=0; return 0; }
 CUresult cuMemGetAllocationGranularity(size_t *g, void *p, int o){ *g = 2u<<20; return 0; }
-CUresult cuMemAddressReserve(uint64_t *p, size_t s, size_t al, uint64_t addr, unsigned long long f){ *p = addr ? addr : fake(s); say("reserve %#llx %#zx\n", (unsigned long long)*p, s); return 0; }
+/* FAKE_CUDA_REFUSE_HINT=N: another address than the one asked for while RR_REPRO_ATTEMPT < N (a
+ * driver whose own mappings sit there, in a reproducer's first N processes). */
+static int refuse_hint(void){ const char *n = getenv("FAKE_CUDA_REFUSE_HINT"), *a = getenv("RR_REPRO_ATTEMPT"); return n && (a ? atoi(a) : 0) < atoi(n); }
+CUresult cuMemAddressReserve(uint64_t *p, size_t s, size_t al, uint64_t addr, unsigned long long f){ *p = addr && !refuse_hint() ? addr : fake(s); say("reserve %#llx %#zx\n", (unsigned long long)*p, s); return 0; }
 CUresult cuMemAddressFree(uint64_t p, size_t s){ return 0; }
 CUresult cuMemCreate(uint64_t *h, size_t s, void *prop, unsigned long long f){ static uint64_t n=1; *h = n++; return 0; }
 CUresult cuMemRelease(uint64_t h){ return 0; }

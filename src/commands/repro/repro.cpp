@@ -159,17 +159,26 @@ std::vector<bool> hold(const Range *ranges, size_t n) {
 // A recorded range this process already uses (its own mappings, placed by ASLR) cannot be had:
 // start again as a fresh process, whose layout differs, at most 3 times, as rr-tui replay does.
 // After that, go on: the driver may still honour the address.
+char **ARGV = nullptr;  // main's, for starting afresh
+
+// Start again as a fresh process, whose address layout differs (ASLR), at most 3 times, as
+// rr-tui replay does; returns when those are spent.
+void start_afresh(const std::string &why) {
+    const char *was = std::getenv("RR_REPRO_ATTEMPT");
+    int attempt = was ? std::atoi(was) : 0;
+    if (attempt >= 3 || !ARGV) return;
+    setenv("RR_REPRO_ATTEMPT", std::to_string(attempt + 1).c_str(), 1);
+    std::fprintf(stderr, "repro: %s; starting afresh (%d of 3)\n", why.c_str(), attempt + 1);
+    std::fflush(stdout);
+    execv("/proc/self/exe", ARGV);
+}
+
 void fresh_layout_if_taken(const std::vector<bool> &device_held, const std::vector<bool> &host_held, char **argv) {
+    ARGV = argv;
     bool all = true;
     for (bool h : device_held) all = all && h;
     for (bool h : host_held) all = all && h;
-    const char *was = std::getenv("RR_REPRO_ATTEMPT");
-    int attempt = was ? std::atoi(was) : 0;
-    if (all || attempt >= 3) return;
-    setenv("RR_REPRO_ATTEMPT", std::to_string(attempt + 1).c_str(), 1);
-    std::fprintf(stderr, "repro: a recorded range is in use in this process; starting afresh (%d of 3)\n", attempt + 1);
-    std::fflush(stdout);
-    execv("/proc/self/exe", argv);
+    if (!all) start_afresh("a recorded range is in use in this process");
 }
 
 // Reserve every range at its recorded address and back the recorded bytes with device memory,
@@ -178,9 +187,12 @@ void reserve_and_map(CUdevice dev) {
     for (size_t i = 0; i < N_RESERVE; i++) {
         CUdeviceptr got = 0;
         CHECK(cuMemAddressReserve(&got, RESERVE[i].size, 0, RESERVE[i].addr, 0));
-        if (got != RESERVE[i].addr)
+        if (got != RESERVE[i].addr) {
+            // The driver's own mappings can land there too: another layout may leave it free.
+            start_afresh("the driver offered " + hex(got) + " for the recorded address " + hex(RESERVE[i].addr));
             die("could not reserve the recorded address " + hex(RESERVE[i].addr) + ": the driver offered " +
                 hex(got) + " (something in this process uses that range)");
+        }
     }
     CUmemAllocationProp prop = {};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;

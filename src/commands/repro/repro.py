@@ -109,17 +109,23 @@ def hold(ranges):
     return held
 
 
-def fresh_layout_if_taken(held):
-    """A recorded range this process already uses (the interpreter's own mappings, placed by
-    ASLR) cannot be had: start again as a fresh process, whose layout differs, at most 3 times,
-    as rr-tui replay does. After that, go on: the driver may still honour the address."""
+def start_afresh(why):
+    """Start again as a fresh process, whose address layout differs (ASLR), at most 3 times, as
+    rr-tui replay does; returns when those are spent."""
     attempt = int(os.environ.get("RR_REPRO_ATTEMPT", "0") or 0)
-    if all(held) or attempt >= 3:
+    if attempt >= 3:
         return
     os.environ["RR_REPRO_ATTEMPT"] = str(attempt + 1)
-    print(f"repro: a recorded range is in use in this process; starting afresh ({attempt + 1} of 3)", file=sys.stderr)
+    print(f"repro: {why}; starting afresh ({attempt + 1} of 3)", file=sys.stderr)
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable] + sys.argv)
+
+
+def fresh_layout_if_taken(held):
+    """A recorded range this process already uses (the interpreter's own mappings) cannot be
+    had: a fresh process may have it free. After 3, go on: the driver may still honour it."""
+    if not all(held):
+        start_afresh("a recorded range is in use in this process")
 
 
 def reserve_and_map(dev):
@@ -127,6 +133,8 @@ def reserve_and_map(dev):
     for addr, size in RESERVE:
         got = check(cu.cuMemAddressReserve(size, 0, addr, 0), "cuMemAddressReserve")
         if int(got) != addr:
+            # The driver's own mappings can land there too: another layout may leave it free.
+            start_afresh(f"the driver offered {int(got):#x} for the recorded address {addr:#x}")
             die(f"could not reserve the recorded address {addr:#x}: the driver offered {int(got):#x}")
     prop = cu.CUmemAllocationProp()
     prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
