@@ -45,8 +45,11 @@ struct Held {
 pub fn run(a: &ReplayArgs) -> Result<i32> {
     SERVING.store(true, Ordering::Relaxed);
     // `-`: every job comes as a job line; otherwise the first is the command line's.
-    let mut next = (a.descriptor.as_os_str() != "-").then(|| a.request());
-    let mut jobs = Jobs::new();
+    let from_jobs = a.descriptor.as_os_str() == "-";
+    let mut next = (!from_jobs).then(|| a.request());
+    // A job handed over by a predecessor is read only by a process started for jobs (`-`): one
+    // started with a descriptor re-executes itself with that descriptor, its first job.
+    let mut jobs = Jobs::new(from_jobs);
     let mut held: Option<Held> = None;
     // Whether this process has opened a session (a later replay without one needs a fresh
     // process: this one's state after a failure on the GPU is not to be trusted).
@@ -101,9 +104,9 @@ struct Jobs {
 }
 
 impl Jobs {
-    fn new() -> Jobs {
+    fn new(from_jobs: bool) -> Jobs {
         Jobs {
-            handed_over: std::env::var_os(JOB_ENV),
+            handed_over: std::env::var_os(JOB_ENV).filter(|_| from_jobs),
             stdin: BufReader::with_capacity(1, UnbufferedStdin),
             line: Vec::new(),
         }

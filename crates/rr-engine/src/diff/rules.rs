@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::typed::{raw, value_of_bits, DType, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Tolerance {
     pub atol: f64,
     pub rtol: f64,
@@ -17,6 +18,7 @@ pub struct Tolerance {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Comparison {
     pub dtype: DType,
     pub big_endian: bool,

@@ -136,6 +136,9 @@ impl ChildRun {
     ) -> std::io::Result<ChildRun> {
         let mut child = Command::new(exe)
             .args(args)
+            // Only a serving process hands a job to its own copy: one in our environment is
+            // no job of ours.
+            .env_remove(super::job::JOB_ENV)
             .stdin(if serving {
                 Stdio::piped()
             } else {

@@ -12,8 +12,11 @@ use super::request::ReplayRequest;
 
 /// The version of this job format (the events have their own, `PROTOCOL_VERSION`).
 pub const JOB_PROTOCOL: u32 = 1;
-/// A job line longer than this is not one of ours (a job is a few hundred bytes).
-pub const MAX_JOB_LINE: usize = 1 << 20;
+/// Where a serving replay process hands the job it cannot run to the fresh copy of itself.
+pub const JOB_ENV: &str = "RR_TUI_REPLAY_JOB";
+/// A job line longer than this is not one of ours (a job is a few hundred bytes). Below the
+/// 128 KiB Linux allows one environment variable, where a job is handed to a fresh process.
+pub const MAX_JOB_LINE: usize = 64 << 10;
 
 #[derive(Serialize)]
 struct Outgoing<'a> {
@@ -79,8 +82,9 @@ pub fn decode(line: &[u8]) -> Result<ReplayRequest, JobError> {
             ))
         }
     }
+    // Typed from the bytes, not the value: a key given twice is refused, not merged.
     let job: Incoming =
-        serde_json::from_value(value).map_err(|e| refuse(run, format!("not a replay job: {e}")))?;
+        serde_json::from_slice(line).map_err(|e| refuse(run, format!("not a replay job: {e}")))?;
     job.replay
         .check()
         .map_err(|m| refuse(Some(job.replay.run_id), m))?;
@@ -175,6 +179,16 @@ mod tests {
         let e = decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
         assert!(e.message.contains("repetitions"), "{}", e.message);
         assert!(decode(&vec![b' '; MAX_JOB_LINE + 1]).is_err());
+        // Inside nested values too, and a key given twice is no job either.
+        let mut v: Value = serde_json::from_slice(&encode(&full()).unwrap()).unwrap();
+        v["replay"]["verify"]["typed"]["tolerance"]["evil"] = 1.into();
+        let e = decode(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(e.message.contains("evil"), "{}", e.message);
+        let twice = String::from_utf8(encode(&full()).unwrap())
+            .unwrap()
+            .replacen("\"protocol\":1,", "\"protocol\":2,\"protocol\":1,", 1);
+        let e = decode(twice.as_bytes()).unwrap_err();
+        assert!(e.message.contains("duplicate"), "{}", e.message);
     }
 
     /// How a test breaks a job.
@@ -201,6 +215,10 @@ mod tests {
                 Box::new(|r| r.overrides.block = Some([32, 1, 1])),
             ),
             ("--device", Box::new(|r| r.overrides.device_id = Some(-1))),
+            (
+                "--max-noise",
+                Box::new(|r| r.noise.as_mut().unwrap().max_noise = Some(0.0)),
+            ),
             (
                 "--min-samples",
                 Box::new(|r| r.noise.as_mut().unwrap().min_samples = 1),

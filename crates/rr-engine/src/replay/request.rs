@@ -301,7 +301,7 @@ impl Overrides {
 /// The adaptive-sampling flags' limits (`--max-noise`, `--min-samples`, `--min-time`,
 /// `--timeout`).
 fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
-    if let Some(x) = n.max_noise.filter(|x| !(x.is_finite() && *x >= 0.0)) {
+    if let Some(x) = n.max_noise.filter(|x| !(x.is_finite() && *x > 0.0)) {
         return Err(format!(
             "--max-noise {}: expected a positive number",
             x * 100.0
