@@ -1,7 +1,9 @@
-// restore_zero_copy.cu: can a first restore reach the link by not copying on the host at all?
-// The staging way (pread into pinned buffers, then DMA) moves every byte three times through
-// host memory (read, write, DMA read) and measured 0.55-0.65 of one pinned cuMemcpyHtoD on the
-// H100 machine (restore_paths.cu). Here the file's mapping itself is page-locked in chunks
+// restore_zero_copy.cu: the ways a first restore can move a snapshot file from the page cache to
+// the device, and whether it can reach the link by not copying on the host at all. The staging
+// way (pread into pinned buffers, then DMA) moves every byte three times through host memory
+// (read, write, DMA read) and measured 0.55-0.65 of one pinned cuMemcpyHtoD on the H100 machine
+// (an earlier probe, restore_paths.cu, folded in here: its whole-file registration and readers
+// alone are `whole_file` and `pread_alone`). Here the file's mapping itself is page-locked in chunks
 // (cudaHostRegister, read-only) and copied as each chunk is locked, so the DMA reads the page
 // cache directly; registration and copies overlap. Variants: who registers (the copying
 // thread itself between copies, or T other threads), the chunk size, MAP_POPULATE; unregistering
@@ -64,6 +66,35 @@ static double zero_copy(int fd, void *dev, int T, size_t C, bool populate, doubl
   munmap(m, N);
   cudaStreamDestroy(s);
   return N / tot / 1e9;
+}
+
+// The whole file's mapping page-locked first, then copied in one go (registration and copy
+// not overlapped): restore_paths.cu measured register 51-55 GB/s, copy 55, together 21.9-22.4.
+static void whole_file(int fd, void *dev, double link) {
+  void *m = mmap(0, N, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) { perror("mmap"); exit(3); }
+  double t = now();
+  CK(cudaHostRegister(m, N, cudaHostRegisterReadOnly));
+  double treg = now() - t, t2 = now();
+  CK(cudaMemcpy(dev, m, N, cudaMemcpyHostToDevice));
+  double tcp = now() - t2, tot = now() - t;
+  CK(cudaHostUnregister(m));
+  printf("whole file page-locked, then one copy: register %.1f GB/s, copy %.1f GB/s, together %.1f GB/s (%.3f of link)\n",
+         N / treg / 1e9, N / tcp / 1e9, N / tot / 1e9, N / tot / 1e9 / link);
+  munmap(m, N);
+}
+
+// What 16 readers alone reach from the page cache into page-locked memory (no copies): the
+// restore's other limit (restore_paths.cu measured 44.1-46.9 GB/s).
+static void pread_alone(int fd) {
+  const size_t P = 4 << 20; size_t n = N / P;
+  void *pinned; CK(cudaMallocHost(&pinned, N));
+  std::atomic<size_t> next{0};
+  double t = now(); std::vector<std::thread> th;
+  for (int k = 0; k < 16; k++) th.emplace_back([&] { size_t i; while ((i = next++) < n) if (pread(fd, (char *)pinned + i * P, P, i * P) != (ssize_t)P) exit(2); });
+  for (auto &x : th) x.join();
+  printf("16 readers alone into page-locked memory: %.1f GB/s\n", N / (now() - t) / 1e9);
+  cudaFreeHost(pinned);
 }
 
 // The staging way, as rr-tui restores today: 16 readers pread 4 MiB pieces into 36 pinned
@@ -131,6 +162,8 @@ int main(int argc, char **argv) {
   }
   for (int trial = 0; trial < 2; trial++) {
     printf("-- trial %d\n", trial);
+    pread_alone(fd);
+    whole_file(fd, dev, link);
     staging(fd, dev, link);
     for (size_t C : {2ull << 20, 8ull << 20, 32ull << 20, 128ull << 20}) zero_copy(fd, dev, 0, C, false, link);
     for (size_t C : {8ull << 20, 32ull << 20}) zero_copy(fd, dev, 0, C, true, link);

@@ -188,7 +188,7 @@ impl ReplayRequest {
         if let Verify::Typed(c) = &self.verify {
             // The spec syntax is the rule: a comparison it cannot write and read back the same
             // (a negative or non-finite tolerance) is not one `--tolerance` gives.
-            if super::super::diff::Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) {
+            if Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) {
                 return Err(format!("--tolerance {}: not a tolerance", c.to_spec()));
             }
         }
