@@ -56,6 +56,7 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Record(args)) => commands::record::run(&args),
         Some(Command::Tune(args)) => commands::tune::run(&args),
         Some(Command::Engine(args)) => commands::engine::run(&args),
+        Some(Command::Job) => commands::job::run(),
         Some(Command::Config(args)) => commands::config::run(&args),
         Some(Command::Doctor(args)) => commands::doctor::run(&args),
         Some(Command::Completions { shell }) => commands::man::completions(shell),
@@ -182,6 +183,7 @@ fn wants_json(command: &Command) -> bool {
         Command::Ab(a) => a.json,
         Command::Profile(a) => a.json,
         Command::Doctor(a) => a.json,
+        Command::Job => true,
         _ => false,
     }
 }

@@ -8,7 +8,8 @@
 mod common;
 
 use common::*;
-use rr_engine::replay::{job, ReplayRequest};
+use rr_engine::job;
+use rr_engine::replay::ReplayRequest;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -385,6 +385,11 @@ MANPATH or a package. The pages are made from the same definitions as --help, so
     /// The engine process of `tune` (internal).
     #[command(hide = true)]
     Engine(EngineArgs),
+    /// Run one job another rr-tui process hands over (internal): the job is a JSON line in
+    /// `RR_TUI_JOB`, or the first line of standard input; its events are JSON lines on standard
+    /// output (the child-process protocol, `rr_engine::job`).
+    #[command(hide = true)]
+    Job,
 }
 
 const DOCTOR_ABOUT: &str = "\

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod doctor;
 pub mod engine;
 pub mod inspect;
+pub mod job;
 pub mod man;
 pub mod not_a_record;
 pub mod profile;

@@ -5,6 +5,7 @@
 
 pub mod diff;
 pub mod error;
+pub mod job;
 pub mod lines;
 pub mod machine;
 pub mod profile;

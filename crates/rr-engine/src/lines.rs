@@ -16,6 +16,16 @@ pub enum Line {
 
 /// Read the next line into `buf` (cleared first). `Ok(None)` at the end of the stream.
 pub fn next(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
+    let line = next_undrained(r, max, buf)?;
+    if line == Some(Line::Cut) {
+        skip_rest(r);
+    }
+    Ok(line)
+}
+
+/// [`next`], but a line longer than `max` is left unread past its first `max` bytes: for a
+/// reader that ends at such a line, which must not wait for a newline that may never come.
+fn next_undrained(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
     buf.clear();
     let n = r.by_ref().take(max).read_until(b'\n', buf)?;
     if n == 0 {
@@ -24,7 +34,6 @@ pub fn next(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Result<Opt
     if buf.ends_with(b"\n") || (n as u64) < max {
         return Ok(Some(Line::Whole));
     }
-    skip_rest(r);
     Ok(Some(Line::Cut))
 }
 
@@ -60,9 +69,36 @@ pub fn next_nonblank(
     }
 }
 
+/// The next non-blank line of a stream that ends at a line over `max` bytes (a job stream: a
+/// longer line is no job of ours), without reading the rest of that line.
+pub fn next_job_line(
+    r: &mut impl BufRead,
+    max: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<Line>> {
+    loop {
+        match next_undrained(r, max, buf)? {
+            Some(Line::Whole) if buf.trim_ascii().is_empty() => continue,
+            line => return Ok(line),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An endless line (no newline ever) is refused after `max` bytes, not read to its end.
+    #[test]
+    fn a_job_line_over_the_limit_is_not_read_further() {
+        let mut endless = io::BufReader::new(io::repeat(b'x'));
+        let mut buf = Vec::new();
+        assert_eq!(
+            next_job_line(&mut endless, 16, &mut buf).unwrap(),
+            Some(Line::Cut)
+        );
+        assert_eq!(buf.len(), 16);
+    }
 
     #[test]
     fn blank_lines_are_skipped_and_long_ones_still_cut() {

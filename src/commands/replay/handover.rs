@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 /// The job a fresh copy of a serving process runs first: the one its predecessor could not.
-pub(crate) use rr_engine::replay::job::JOB_ENV;
+pub(crate) use rr_engine::job::JOB_ENV;
 
 /// The job being served, as its line.
 static CURRENT_JOB: Mutex<Option<Vec<u8>>> = Mutex::new(None);

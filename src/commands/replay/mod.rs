@@ -38,6 +38,15 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
     Ok(finish(replay(&req, &printer), &printer))
 }
 
+/// Run one replay job another rr-tui process handed over (`rr-tui job`): its events as JSON.
+pub(crate) fn run_job(req: ReplayRequest) -> Result<i32> {
+    let printer = Printer {
+        json: true,
+        run: req.run_id,
+    };
+    Ok(finish(replay(&req, &printer), &printer))
+}
+
 /// Say how a replay ended (`done`, after the `error` when it failed); the exit status.
 fn finish(outcome: std::result::Result<bool, Failure>, printer: &Printer) -> i32 {
     match outcome {

@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rr_engine::replay::job::{self, JobError, MAX_JOB_LINE};
+use rr_engine::job::{self, JobError, MAX_JOB_LINE};
 use rr_engine::replay::protocol::Event;
 use rr_engine::replay::{ReplayRequest, Session};
 
@@ -246,7 +246,7 @@ fn next_job(
     line: &mut Vec<u8>,
 ) -> std::result::Result<Option<ReplayRequest>, JobError> {
     let refused = |message| JobError { run: None, message };
-    let read = crate::lines::next_nonblank(stdin, MAX_JOB_LINE as u64, line)
+    let read = crate::lines::next_job_line(stdin, MAX_JOB_LINE as u64, line)
         .map_err(|e| refused(format!("reading replay jobs: {e}")))?;
     match read {
         None => Ok(None),

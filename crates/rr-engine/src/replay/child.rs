@@ -138,7 +138,7 @@ impl ChildRun {
             .args(args)
             // Only a serving process hands a job to its own copy: one in our environment is
             // no job of ours.
-            .env_remove(super::job::JOB_ENV)
+            .env_remove(crate::job::JOB_ENV)
             .stdin(if serving {
                 Stdio::piped()
             } else {
@@ -319,7 +319,7 @@ fn report_end(
 
 /// Write `request` to a replay child's stdin as one job line.
 fn send_job(pipe: &mut ChildStdin, request: &ReplayRequest) -> std::io::Result<()> {
-    let mut line = super::job::encode(request)?;
+    let mut line = crate::job::encode(request)?;
     line.push(b'\n');
     pipe.write_all(&line)?;
     pipe.flush()

@@ -1,106 +1,34 @@
-//! Replay jobs on a pipe: how the explorer hands a replay to its replay process, and a serving
-//! process hands the job it cannot run itself to its successor, without turning the typed job
-//! back into command-line text. One JSON object a line, `{"protocol": 1, "replay": {…}}`: the
-//! protocol version is read first, unknown keys are refused, and the job must pass the limits
-//! the command line applies ([`ReplayRequest::check`]) before anything runs. Results come back
-//! as the event stream of [`super::protocol`].
-
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+//! The replay job ([`ReplayRequest`]) in the child-process protocol ([`crate::job`]): how the
+//! explorer hands a replay to its replay process, `profile` to the replay ncu runs, and a
+//! serving process the job it cannot run itself to its successor. Its limits are the command
+//! line's ([`ReplayRequest::check`]).
 
 use super::request::ReplayRequest;
+use crate::job::Job;
 
-/// The version of this job format (the events have their own, `PROTOCOL_VERSION`).
-pub const JOB_PROTOCOL: u32 = 1;
-/// Where a serving replay process hands the job it cannot run to the fresh copy of itself.
-pub const JOB_ENV: &str = "RR_TUI_REPLAY_JOB";
-/// A job line longer than this is not one of ours (a job is a few hundred bytes). Below the
-/// 128 KiB Linux allows one environment variable, where a job is handed to a fresh process.
-pub const MAX_JOB_LINE: usize = 64 << 10;
-
-#[derive(Serialize)]
-struct Outgoing<'a> {
-    protocol: u32,
-    replay: &'a ReplayRequest,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Incoming {
-    #[allow(dead_code)] // read (and checked) before the rest, through the untyped value
-    protocol: u32,
-    replay: ReplayRequest,
-}
-
-/// Why a job line was refused, with the run it names when that could be read (the process
-/// answers that run with an error and goes on; a line with no run ends it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobError {
-    pub run: Option<u64>,
-    pub message: String,
-}
-
-/// One job as a line of JSON (without the newline).
-pub fn encode(job: &ReplayRequest) -> std::io::Result<Vec<u8>> {
-    serde_json::to_vec(&Outgoing {
-        protocol: JOB_PROTOCOL,
-        replay: job,
-    })
-    .map_err(std::io::Error::other)
-}
-
-/// Read one job line: its version, its fields, its limits.
-pub fn decode(line: &[u8]) -> Result<ReplayRequest, JobError> {
-    let refuse = |run, message: String| JobError { run, message };
-    if line.len() > MAX_JOB_LINE {
-        return Err(refuse(
-            None,
-            format!(
-                "a job line of {} bytes: more than {MAX_JOB_LINE}",
-                line.len()
-            ),
-        ));
+impl Job for ReplayRequest {
+    const KIND: &'static str = "replay";
+    fn check(&self) -> Result<(), String> {
+        ReplayRequest::check(self)
     }
-    let value: Value = serde_json::from_slice(line)
-        .map_err(|e| refuse(None, format!("a job line that is not JSON: {e}")))?;
-    let run = value
-        .get("replay")
-        .and_then(|r| r.get("run_id"))
-        .and_then(Value::as_u64);
-    match value.get("protocol").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(JOB_PROTOCOL) => {}
-        Some(v) => {
-            return Err(refuse(
-                run,
-                format!("a job of protocol {v}: this rr-tui reads protocol {JOB_PROTOCOL}"),
-            ))
-        }
-        None => {
-            return Err(refuse(
-                run,
-                "a line that is no job: no protocol version".into(),
-            ))
-        }
-    }
-    // Typed from the bytes, not the value: a key given twice is refused, not merged.
-    let job: Incoming =
-        serde_json::from_slice(line).map_err(|e| refuse(run, format!("not a replay job: {e}")))?;
-    job.replay
-        .check()
-        .map_err(|m| refuse(Some(job.replay.run_id), m))?;
-    Ok(job.replay)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::diff::Comparison;
+    use crate::job::{encode, JobError, MAX_JOB_LINE};
     use crate::replay::candidate::{CandidateSpec, Define};
     use crate::replay::request::{Overrides, Supplied, Verify, MAX_REPETITIONS};
     use crate::replay::timing::NoiseTarget;
+    use serde_json::Value;
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     use std::path::PathBuf;
+
+    fn decode(line: &[u8]) -> Result<ReplayRequest, JobError> {
+        crate::job::decode(line)
+    }
 
     /// A job with every field away from its default.
     fn full() -> ReplayRequest {

@@ -1,0 +1,47 @@
+//! `rr-tui job`: run one job another rr-tui process hands over (the child-process protocol,
+//! `rr_engine::job`). The job is read from `RR_TUI_JOB` (removed from the environment at once, so
+//! that nothing this process starts inherits it) or else from the first line of standard input;
+//! the kind it names picks the command that runs it, which answers with JSON event lines.
+
+use std::io::BufReader;
+
+use rr_engine::job::{self, JobError, JOB_ENV, MAX_JOB_LINE};
+use rr_engine::lines::Line;
+
+use crate::error::{Error, Result};
+
+/// The kinds of job this process runs, for the message that refuses another.
+const KINDS: &str = "replay";
+
+pub fn run() -> Result<i32> {
+    let line = read_job()?;
+    let refused = |e: JobError| Error::invalid(format!("rr-tui job: {e}"));
+    match job::kind_of(&line).map_err(refused)?.as_str() {
+        "replay" => super::replay::run_job(job::decode(&line).map_err(refused)?),
+        other => Err(Error::invalid(format!(
+            "rr-tui job: a job of kind `{}`: this rr-tui runs {KINDS}",
+            rr_format::text::visible(other)
+        ))),
+    }
+}
+
+/// The job's line: from the environment, or the first non-blank line of standard input.
+fn read_job() -> Result<Vec<u8>> {
+    if let Some(value) = std::env::var_os(JOB_ENV) {
+        // Read and removed before this process starts any thread or child.
+        std::env::remove_var(JOB_ENV);
+        return Ok(std::os::unix::ffi::OsStringExt::into_vec(value));
+    }
+    let mut line = Vec::new();
+    let mut stdin = BufReader::new(std::io::stdin().lock());
+    match rr_engine::lines::next_job_line(&mut stdin, MAX_JOB_LINE as u64, &mut line) {
+        Ok(Some(Line::Whole)) => Ok(line),
+        Ok(Some(Line::Cut)) => Err(Error::invalid(format!(
+            "rr-tui job: a job line longer than {MAX_JOB_LINE} bytes"
+        ))),
+        Ok(None) => Err(Error::invalid(format!(
+            "rr-tui job: no job (give one in {JOB_ENV} or as a line on standard input)"
+        ))),
+        Err(e) => Err(Error::invalid(format!("rr-tui job: reading the job: {e}"))),
+    }
+}
