@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# repro_gap.sh RR-TUI DIR: why a cuBLAS GEMM's reproducer times 4–7 % slower than its replay.
+# Records torch_ops.py's first GEMM, then times, two rounds each: replay (its summary: median
+# and samples discarded as throttled), replay --events-only, the reproducer as written, and the
+# reproducer with one untimed launch before each timed one (the kernel's own reads warm L2).
+# Then Nsight Compute, caches and clocks left alone (--cache-control none --clock-control none),
+# on 8 launches of each: duration, DRAM bytes read, L2 hit rate, SM clock. Run on the GPU
+# machine: bash tests/gpu/probes/repro_gap.sh .gpu-build/rr-tui $OUT/gap
+set -u
+RR=$1 D=$2
+REPS=${REPS:-300}
+mkdir -p "$D"
+"$RR" record --dir "$D/rec" --kernels 'gemm|xmma' -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
+J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
+"$RR" inspect "$J" >"$D/inspect.txt" 2>&1
+"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+build() { (cd "$D/r" && nvcc -O2 -std=c++17 "$1" -lcuda -o "$2"); }
+build repro.cpp repro || exit 1
+# Warm: the kernel once, untimed, after each restore (GEMM with beta 0 rewrites the same output).
+sed -e 's/^        restore();$/        restore();\n        launch();\n        CHECK(cuStreamSynchronize(stream));/' \
+    "$D/r/repro.cpp" >"$D/r/repro_warm.cpp"
+# Under ncu, a blocking kernel would wait out its 1 s timeout: make it 1 ms.
+sed -e 's/uint64_t timeout_ns = 1000000000ull;/uint64_t timeout_ns = 1000000ull;/' "$D/r/repro.cpp" >"$D/r/repro_ncu.cpp"
+build repro_warm.cpp repro_warm || echo "the warm variant did not build"
+build repro_ncu.cpp repro_ncu || echo "the ncu variant did not build"
+summary() {
+  "$RR" replay "$J" --json --repetitions "$REPS" "$@" 2>/dev/null | python3 -c 'import json, sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("event") == "summary":
+        print("%.3f (discarded %s, clock %s MHz)" % (e["kernel_ns"]["median"] / 1e3, e.get("discarded"), e.get("clock_mhz", {}).get("median") if isinstance(e.get("clock_mhz"), dict) else e.get("clock_mhz")))'
+}
+median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
+for round in 1 2; do
+  echo "round $round: replay $(summary)"
+  echo "round $round: replay --events-only $(summary --events-only)"
+  echo "round $round: reproducer $(median "$D/r/repro")"
+  echo "round $round: reproducer, warmed by an untimed launch $(median "$D/r/repro_warm")"
+done
+M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second
+NCU=(ncu --cache-control none --clock-control none --metrics "$M" --kernel-name regex:'gemm|xmma' --launch-skip 4 --launch-count 8 --csv)
+"${NCU[@]}" "$D/r/repro_ncu" --repetitions 16 >"$D/ncu-repro.csv" 2>"$D/ncu-repro.err"
+"${NCU[@]}" "$RR" replay "$J" --events-only --repetitions 16 >"$D/ncu-replay.csv" 2>"$D/ncu-replay.err"
+for f in repro replay; do
+  echo "ncu, $f:"
+  python3 - "$D/ncu-$f.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows:
+    print("  no rows"); sys.exit()
+head = rows[0]
+name, value = head.index("Metric Name"), head.index("Metric Value")
+unit = head.index("Metric Unit")
+got = collections.defaultdict(list)
+for r in rows[1:]:
+    got[(r[name], r[unit])].append(r[value])
+for (m, u), vs in got.items():
+    print("  %s (%s): %s" % (m, u, " ".join(vs)))
+PY
+done
