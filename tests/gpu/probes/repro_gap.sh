@@ -2,7 +2,8 @@
 # repro_gap.sh RR-TUI DIR: why a cuBLAS GEMM's reproducer times 4–7 % slower than its replay.
 # Records torch_ops.py's first GEMM, then times, two rounds each: replay (its summary: median
 # and samples discarded as throttled), replay --events-only, the reproducer as written, and the
-# reproducer with one untimed launch before each timed one (the kernel's own reads warm L2).
+# reproducer with one untimed launch before each timed one (the kernel's own reads warm L2), and
+# the reproducer restoring on the kernel's stream as replay does.
 # Then Nsight Compute, caches and clocks left alone (--cache-control none --clock-control none),
 # on 8 launches of each: duration, DRAM bytes read, L2 hit rate, SM clock. Run on the GPU
 # machine: bash tests/gpu/probes/repro_gap.sh .gpu-build/rr-tui $OUT/gap
@@ -21,7 +22,13 @@ sed -e 's/^        restore();$/        restore();\n        launch();\n        CH
     "$D/r/repro.cpp" >"$D/r/repro_warm.cpp"
 # Under ncu, a blocking kernel would wait out its 1 s timeout: make it 1 ms.
 sed -e 's/uint64_t timeout_ns = 1000000000ull;/uint64_t timeout_ns = 1000000ull;/' "$D/r/repro.cpp" >"$D/r/repro_ncu.cpp"
+# The restore queued on the kernel's stream (cuMemcpyDtoDAsync), as replay restores.
+sed -e 's/CHECK(cuMemcpyDtoD(c.addr, pristine + off, c.size));/CHECK(cuMemcpyDtoDAsync(c.addr, pristine + off, c.size, RR_STREAM));/' \
+    -e 's/^struct Restorer {/static CUstream RR_STREAM = nullptr;\nstruct Restorer {/' \
+    -e 's/^std::vector<double> time_launches(unsigned n, const Restorer \&restore, Launcher \&launch, CUstream stream) {/&\n    RR_STREAM = stream;/' \
+    "$D/r/repro.cpp" >"$D/r/repro_async.cpp"
 build repro_warm.cpp repro_warm || echo "the warm variant did not build"
+build repro_async.cpp repro_async || echo "the async variant did not build"
 build repro_ncu.cpp repro_ncu || echo "the ncu variant did not build"
 summary() {
   "$RR" replay "$J" --json --repetitions "$REPS" "$@" 2>/dev/null | python3 -c 'import json, sys
@@ -36,6 +43,7 @@ for round in 1 2; do
   echo "round $round: replay --events-only $(summary --events-only)"
   echo "round $round: reproducer $(median "$D/r/repro")"
   echo "round $round: reproducer, warmed by an untimed launch $(median "$D/r/repro_warm")"
+  echo "round $round: reproducer, restore on the kernel's stream $(median "$D/r/repro_async")"
 done
 M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second
 NCU=(ncu --cache-control none --clock-control none --metrics "$M" --kernel-name regex:'gemm|xmma' --launch-skip 4 --launch-count 8 --csv)
