@@ -12,6 +12,7 @@ mod runtime;
 pub mod theme;
 pub mod tomlfile;
 pub mod ui;
+mod widgets;
 pub mod wrap;
 
 use std::io::IsTerminal;

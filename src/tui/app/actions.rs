@@ -4,6 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::prompt::PromptKind;
+use super::screens::{Component, InstancesScreen};
 use super::{dim3, App, Cmd, Pair, Phase, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 
@@ -120,20 +121,17 @@ impl App {
         }
     }
 
-    pub(super) fn move_selection(&mut self, delta: isize) -> Vec<Cmd> {
-        if self.view.is_empty() {
-            return vec![];
+    /// The selection moved: the shown screen asks for what it shows of the instance.
+    pub(super) fn selection_moved(&mut self) -> Vec<Cmd> {
+        match self.screen {
+            Screen::Descriptor => self.ensure_inspection(),
+            _ => vec![],
         }
-        let n = self.view.len() as isize;
-        self.selected = (self.selected as isize + delta).clamp(0, n - 1) as usize;
-        if self.screen == Screen::Descriptor {
-            return self.ensure_inspection();
-        }
-        vec![]
     }
 
-    /// An action of the key map: each family goes to the handler of its screen or subject
-    /// (this match names every action, so a new one cannot be forgotten).
+    /// An action of the key map: navigation is the `App`'s, the keys every screen shares go to
+    /// the work they start, and the rest to the screen shown, whose scope of the key table they
+    /// come from (this match names every action, so a new one cannot be forgotten).
     pub(super) fn on_action(&mut self, a: Action) -> Vec<Cmd> {
         match a {
             Action::Quit
@@ -148,22 +146,25 @@ impl App {
             | Action::ScreenProfile
             | Action::NextScreen
             | Action::PrevScreen
-            | Action::Up
+            | Action::Open => self.on_navigation_action(a),
+            // Global keys: whichever screen is shown, they replay, cancel or profile.
+            Action::Replay | Action::Verify | Action::Cancel => self.on_replay_action(a),
+            Action::Profile => self.on_tune_action(a),
+            Action::Up
             | Action::Down
             | Action::PageUp
             | Action::PageDown
             | Action::Top
             | Action::Bottom
-            | Action::Open => self.on_navigation_action(a),
-            Action::Filter
+            | Action::Filter
             | Action::Sort
             | Action::ReverseSort
             | Action::RawNames
             | Action::Mark
             | Action::TextDiff
             | Action::MarkSweep
-            | Action::TuneStartMarked => self.on_instance_list_action(a),
-            Action::NextDiff
+            | Action::TuneStartMarked
+            | Action::NextDiff
             | Action::PrevDiff
             | Action::Goto
             | Action::CyclePair
@@ -174,10 +175,7 @@ impl App {
             | Action::SearchPrev
             | Action::PickType
             | Action::Endian
-            | Action::Squeeze => self.on_snapshot_action(a),
-            Action::Replay
-            | Action::Verify
-            | Action::Cancel
+            | Action::Squeeze
             | Action::EditRepetitions
             | Action::EditGrid
             | Action::EditBlock
@@ -186,8 +184,8 @@ impl App {
             | Action::EditImage
             | Action::EditBaseAddress
             | Action::Freeze
-            | Action::Export => self.on_replay_action(a),
-            Action::TuneStart
+            | Action::Export
+            | Action::TuneStart
             | Action::TuneCancel
             | Action::TuneEdit
             | Action::TuneExport
@@ -197,10 +195,47 @@ impl App {
             | Action::TuneFront
             | Action::TunePickUp
             | Action::TunePickDown
-            | Action::Profile
             | Action::ProfileBest
             | Action::ProfileCancel
-            | Action::ProfileCandidate => self.on_tune_action(a),
+            | Action::ProfileCandidate => self.on_screen_action(a),
+        }
+    }
+
+    /// The shown screen's own keys and its moving keys, handed to its component.
+    fn on_screen_action(&mut self, a: Action) -> Vec<Cmd> {
+        match self.screen {
+            Screen::Instances => InstancesScreen::on_action(self, a),
+            Screen::Descriptor => match a {
+                Action::Mark => self.toggle_mark(),
+                Action::RawNames => {
+                    self.toggle_raw_names();
+                    vec![]
+                }
+                Action::TextDiff => {
+                    self.toggle_text_diff();
+                    vec![]
+                }
+                _ => self.scroll(a),
+            },
+            Screen::Snapshots => match a {
+                Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom => self.scroll(a),
+                _ => self.on_snapshot_action(a),
+            },
+            Screen::Replay => match a {
+                Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom => self.scroll(a),
+                _ => self.on_replay_action(a),
+            },
+            Screen::Tune | Screen::Profile => self.on_tune_action(a),
         }
     }
 
@@ -213,8 +248,8 @@ impl App {
                 self.help_scroll = 0;
             }
             Action::Back => {
-                if !self.filter.is_empty() && self.screen == Screen::Instances {
-                    self.filter.clear();
+                if !self.instances.filter.is_empty() && self.screen == Screen::Instances {
+                    self.instances.filter.clear();
                     self.refresh_view();
                 } else if self.screen != Screen::Instances {
                     self.screen = Screen::Instances;
@@ -251,48 +286,6 @@ impl App {
                 self.set_status(why.to_string(), true);
             }
             Action::Open => return self.switch(Screen::Snapshots),
-            // Up, Down, PageUp, PageDown, Top, Bottom.
-            _ => return self.scroll(a),
-        }
-        vec![]
-    }
-
-    /// The instance list's filter, order and names, and the marks that pick instances for the
-    /// descriptor comparison and for sweeps one after the other.
-    fn on_instance_list_action(&mut self, a: Action) -> Vec<Cmd> {
-        match a {
-            Action::Filter => {
-                let f = self.filter.clone();
-                self.open_prompt(PromptKind::Filter, f);
-            }
-            Action::Sort => {
-                self.sort = self.sort.next();
-                self.refresh_view();
-                self.set_status(format!("sorted by {}", self.sort.label()), false);
-            }
-            Action::ReverseSort => {
-                self.descending = !self.descending;
-                self.refresh_view();
-                let order = if self.descending {
-                    "descending"
-                } else {
-                    "ascending"
-                };
-                self.set_status(format!("sorted by {}, {order}", self.sort.label()), false);
-            }
-            Action::RawNames => {
-                self.raw_names = !self.raw_names;
-                let names = if self.raw_names {
-                    "raw (mangled) kernel names"
-                } else {
-                    "demangled kernel names"
-                };
-                self.set_status(names, false);
-            }
-            Action::Mark => return self.toggle_mark(),
-            Action::TextDiff => self.toggle_text_diff(),
-            Action::MarkSweep => self.toggle_sweep_mark(),
-            Action::TuneStartMarked => return self.start_marked_tunes(),
             _ => {}
         }
         vec![]
@@ -359,9 +352,21 @@ impl App {
         self.open_prompt(kind, text);
     }
 
-    /// The tuning screen (sweeps, the heatmap, the table of the best) and the profile screen.
+    /// The tuning screen (sweeps, the heatmap, the table of the best) and the profile screen,
+    /// which are not components yet; `P` from any screen.
     fn on_tune_action(&mut self, a: Action) -> Vec<Cmd> {
         match a {
+            Action::TuneStartMarked => return self.start_marked_tunes(),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+                if self.screen == Screen::Tune =>
+            {
+                self.tune_scroll(a)
+            }
             Action::TuneStart => return self.start_tune(),
             Action::TuneCancel => return self.cancel_tune(),
             Action::TuneEdit => self.edit_tune_field(),
@@ -382,7 +387,7 @@ impl App {
     }
 
     /// `M`: mark or unmark the selection for a sweep of several instances.
-    fn toggle_sweep_mark(&mut self) {
+    pub(super) fn toggle_sweep_mark(&mut self) {
         let Some(i) = self.current() else { return };
         if !self.sweep_marks.remove(&i) {
             self.sweep_marks.insert(i);
@@ -394,7 +399,21 @@ impl App {
         );
     }
 
-    fn toggle_mark(&mut self) -> Vec<Cmd> {
+    /// `R`: the kernels' names as recorded (mangled), or readable, on the list and the
+    /// descriptor.
+    pub(super) fn toggle_raw_names(&mut self) {
+        self.raw_names = !self.raw_names;
+        let names = if self.raw_names {
+            "raw (mangled) kernel names"
+        } else {
+            "demangled kernel names"
+        };
+        self.set_status(names, false);
+    }
+
+    /// `m`: mark the selection for the descriptor screen's comparison with the selection (or
+    /// clear the mark).
+    pub(super) fn toggle_mark(&mut self) -> Vec<Cmd> {
         self.mark = if self.mark == self.current() {
             None
         } else {
@@ -494,13 +513,6 @@ impl App {
                 "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
                 false,
             ),
-            Screen::Instances => {
-                return match a {
-                    Action::Top => self.move_selection(-(self.selected as isize)),
-                    Action::Bottom => self.move_selection(self.view.len() as isize),
-                    _ => self.move_selection(step),
-                }
-            }
             Screen::Descriptor => {
                 let last = self.descriptor_lines().saturating_sub(self.content_lines());
                 self.descriptor_scroll = match a {
@@ -510,8 +522,7 @@ impl App {
                 }
                 .min(last);
             }
-            Screen::Tune => self.tune_scroll(a),
-            Screen::Profile => {}
+            Screen::Instances | Screen::Tune | Screen::Profile => {}
             Screen::Snapshots => {
                 let rows = self.snapshot_rows();
                 if let Some(s) = self.snap.as_mut() {

@@ -224,3 +224,37 @@ pub fn picker_rows(area: Rect) -> Rect {
         ..area
     }
 }
+
+/// The first of `len` rows on screen when `visible` fit: where it was (`top`) while the
+/// selection stays in view, so that a click never moves the row under the pointer; else moved
+/// as little as brings the selection into view. Lists draw from it and clicks count from it.
+pub fn first_row(top: usize, selected: usize, len: usize, visible: usize) -> usize {
+    let visible = visible.max(1);
+    top.min(len.saturating_sub(visible))
+        .min(selected)
+        .max((selected + 1).saturating_sub(visible))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_row;
+
+    #[test]
+    fn the_first_row_stays_while_the_selection_is_in_view() {
+        // 100 rows, 10 on screen, the list showing 40–49.
+        assert_eq!(
+            first_row(40, 45, 100, 10),
+            40,
+            "a row in view: nothing moves"
+        );
+        assert_eq!(first_row(40, 39, 100, 10), 39, "one above: one line up");
+        assert_eq!(
+            first_row(40, 55, 100, 10),
+            46,
+            "below: it comes in at the bottom"
+        );
+        assert_eq!(first_row(95, 99, 100, 10), 90, "never past the end");
+        assert_eq!(first_row(5, 2, 4, 10), 0, "a short list shows from its top");
+        assert_eq!(first_row(0, 3, 4, 0), 3, "no room: the selection alone");
+    }
+}

@@ -20,6 +20,7 @@ pub mod prompt;
 mod prompt_actions;
 pub mod replays;
 pub mod rowlayout;
+pub mod screens;
 pub mod search;
 mod snapshot_actions;
 pub mod snapview;
@@ -39,8 +40,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use framelayout::first_row;
 pub use instances::{Row, SortKey};
-pub use mouse::{first_row, MouseAction, Pane};
+pub use mouse::{MouseAction, Pane};
 pub use prompt::{LineEditor, Prompt, PromptKind};
 pub use replays::{CandidateRun, Phase, ReplayRun};
 use rr_engine::diff::job::IndexEvent;
@@ -273,14 +275,14 @@ pub const TITLE_LINES: u16 = 1;
 pub struct App {
     pub dir: PathBuf,
     pub rows: Vec<Row>,
+    /// The rows listed, in the list's order (`refresh_view`: the Instances screen's filter and
+    /// order): indices into `rows`.
     pub view: Vec<usize>,
+    /// The selected instance: its place in `view` (every screen shows it).
     pub selected: usize,
-    /// The first row of the instance list on screen (`mouse::first_row` keeps it).
-    pub list_top: usize,
-    pub sort: SortKey,
-    pub descending: bool,
-    pub filter: String,
     pub screen: Screen,
+    /// The Instances screen (`1`): the list's order, filter and scrolling.
+    pub instances: screens::InstancesScreen,
     pub help: bool,
     /// First line of the help popup on screen.
     pub help_scroll: usize,
@@ -376,11 +378,8 @@ impl App {
             view: (0..rows.len()).collect(),
             rows,
             selected: 0,
-            list_top: 0,
-            sort: SortKey::Report,
-            descending: false,
-            filter: String::new(),
             screen: Screen::Instances,
+            instances: Default::default(),
             help: false,
             help_scroll: 0,
             prompt: None,
@@ -519,15 +518,17 @@ impl App {
         }
     }
 
+    /// The rows listed again, after the rows, the list's filter or order, or (sorted by status)
+    /// a replay changed; the selected instance stays selected when it is still listed.
     fn refresh_view(&mut self) {
         let keep = self.current();
-        let (replays, rows) = (&self.replays, &self.rows);
+        let (replays, rows, list) = (&self.replays, &self.rows, &self.instances);
         self.view =
             instances::view(
                 rows,
-                &self.filter,
-                self.sort,
-                self.descending,
+                &list.filter,
+                list.sort,
+                list.descending,
                 |i| match replays.get(&i) {
                     Some(r) => r.badge().1,
                     None if rows[i].problem.is_some() => 4,

@@ -11,7 +11,8 @@
 use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
-use super::framelayout::{frame_areas, instance_rows, picker_rows, tab_places};
+use super::framelayout::{first_row, frame_areas, instance_rows, picker_rows, tab_places};
+use super::screens::InstancesScreen;
 use super::tunelayout::{self, HeatGeometry};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
@@ -53,16 +54,6 @@ pub enum MouseAction {
     Scroll(Pane, i32),
     /// Columns right (negative: left).
     ScrollSideways(Pane, i32),
-}
-
-/// The first of `len` rows on screen when `visible` fit: where it was (`top`) while the
-/// selection stays in view, so that a click never moves the row under the pointer; else moved
-/// as little as brings the selection into view. Lists draw from it and clicks count from it.
-pub fn first_row(top: usize, selected: usize, len: usize, visible: usize) -> usize {
-    let visible = visible.max(1);
-    top.min(len.saturating_sub(visible))
-        .min(selected)
-        .max((selected + 1).saturating_sub(visible))
 }
 
 /// See [`App::lists_placed`]: compared before and after a message, so that the stream of replay
@@ -107,7 +98,12 @@ impl App {
     pub(super) fn keep_lists_in_view(&mut self) {
         let [_, main, _, _] = self.frame();
         let visible = instance_rows(self, main).height as usize;
-        self.list_top = first_row(self.list_top, self.selected, self.view.len(), visible);
+        self.instances.list_top = first_row(
+            self.instances.list_top,
+            self.selected,
+            self.view.len(),
+            visible,
+        );
         if let Some(p) = self.picker.as_mut() {
             let visible = picker_rows(main).height as usize;
             p.top = first_row(p.top, p.selected, p.below.found.len(), visible);
@@ -163,7 +159,7 @@ impl App {
             Screen::Instances => {
                 let rows = instance_rows(self, main);
                 let (len, visible) = (self.view.len(), rows.height as usize);
-                let first = first_row(self.list_top, self.selected, len, visible);
+                let first = first_row(self.instances.list_top, self.selected, len, visible);
                 row_at(rows, first, len, at).map(MouseAction::Instance)
             }
             Screen::Tune => self.tune_click(main, at),
@@ -237,7 +233,8 @@ impl App {
             // As the tab's digit key does.
             MouseAction::Tab(s) => return self.on_action(screen_key(s)),
             MouseAction::Instance(i) => {
-                return self.move_selection(i as isize - self.selected as isize)
+                let delta = i as isize - self.selected as isize;
+                return InstancesScreen::move_selection(self, delta);
             }
             MouseAction::RecordDir(i) => {
                 if let Some(p) = self.picker.as_mut() {
@@ -365,29 +362,5 @@ fn screen_key(s: Screen) -> Action {
         Screen::Replay => Action::ScreenReplay,
         Screen::Tune => Action::ScreenTune,
         Screen::Profile => Action::ScreenProfile,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_row;
-
-    #[test]
-    fn the_first_row_stays_while_the_selection_is_in_view() {
-        // 100 rows, 10 on screen, the list showing 40–49.
-        assert_eq!(
-            first_row(40, 45, 100, 10),
-            40,
-            "a row in view: nothing moves"
-        );
-        assert_eq!(first_row(40, 39, 100, 10), 39, "one above: one line up");
-        assert_eq!(
-            first_row(40, 55, 100, 10),
-            46,
-            "below: it comes in at the bottom"
-        );
-        assert_eq!(first_row(95, 99, 100, 10), 90, "never past the end");
-        assert_eq!(first_row(5, 2, 4, 10), 0, "a short list shows from its top");
-        assert_eq!(first_row(0, 3, 4, 0), 3, "no room: the selection alone");
     }
 }

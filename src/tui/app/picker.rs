@@ -21,7 +21,7 @@ pub struct Picker {
     /// The search for them is still running on a worker (`below` is empty until it ends).
     pub searching: bool,
     pub selected: usize,
-    /// The first row on screen (`mouse::first_row` keeps it).
+    /// The first row on screen (`framelayout::first_row` keeps it).
     pub top: usize,
     /// The record directory being read on a worker (index into `below.found`), if any.
     pub opening: Option<usize>,

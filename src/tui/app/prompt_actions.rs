@@ -5,6 +5,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::prompt::{Edit, Prompt, PromptKind};
+use super::screens::{Component, InstancesScreen};
 use super::snapshot_actions::NO_SNAPSHOTS;
 use super::{dim3, App, Cmd};
 use rr_engine::diff::{Comparison, DType};
@@ -17,8 +18,7 @@ impl App {
         match k.code {
             KeyCode::Esc => {
                 if prompt.kind == PromptKind::Filter {
-                    self.filter.clear();
-                    self.refresh_view();
+                    InstancesScreen::filter_typed(self, String::new());
                 }
                 self.prompt = None;
                 vec![]
@@ -51,8 +51,8 @@ impl App {
                 if prompt.editor.handle(&k) == Edit::Changed {
                     prompt.error = None;
                     if prompt.kind == PromptKind::Filter {
-                        self.filter = prompt.text();
-                        self.refresh_view();
+                        let text = prompt.text();
+                        InstancesScreen::filter_typed(self, text);
                     }
                 }
                 vec![]
@@ -67,7 +67,7 @@ impl App {
     /// Use a prompt's text, or say why it cannot be used (the prompt then stays open).
     fn apply_prompt(&mut self, kind: PromptKind, text: &str) -> Result<String, String> {
         match kind {
-            PromptKind::Filter => Ok(self.filter_applied(text)),
+            PromptKind::Filter => InstancesScreen::apply_prompt(self, kind, text),
             PromptKind::Goto => {
                 let s = self.snap.as_mut().ok_or(NO_SNAPSHOTS)?;
                 if text.is_empty() {
@@ -108,19 +108,6 @@ impl App {
                     None => "v verifies byte for byte".to_string(),
                 })
             }
-        }
-    }
-
-    /// What the filter (already applied as it was typed) leaves listed.
-    fn filter_applied(&self, text: &str) -> String {
-        if text.is_empty() {
-            "filter cleared".to_string()
-        } else {
-            format!(
-                "{} of {} instance(s) match {text:?}",
-                self.view.len(),
-                self.rows.len()
-            )
         }
     }
 

@@ -174,7 +174,7 @@ impl App {
                 }
                 None => {}
             }
-            if self.sort == SortKey::Status {
+            if self.instances.sort == SortKey::Status {
                 self.refresh_view();
             }
         }
@@ -264,7 +264,7 @@ impl App {
             }
         }
         self.checked = Some(next);
-        if self.sort == SortKey::Status {
+        if self.instances.sort == SortKey::Status {
             self.refresh_view();
         }
         checks::batch(&self.rows, next)

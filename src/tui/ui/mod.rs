@@ -1,10 +1,11 @@
 //! Drawing: a pure function of the `App` state (no I/O beyond the visible window of the
-//! memory-mapped snapshots).
+//! memory-mapped snapshots). This is the frame (the tab bar, the status line, the hint bar,
+//! the help popup, the picker); the screens that are components (`app::screens`) draw
+//! themselves in it, the others (tuning, profile) are drawn here.
 
 mod descriptor;
 mod heatmap;
 mod help;
-mod instances;
 mod leaderboard;
 mod picker;
 mod profile;
@@ -19,9 +20,12 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::app::framelayout::{frame_areas, shown_dir, tab_bar, BRAND};
+use super::app::screens::{Component, DrawContext};
 use super::app::{App, Screen};
-use super::layout::{fit, fit_path, titled_inner};
+use super::layout::fit_path;
 use super::theme::Theme;
+/// The screens that are not components yet (`picker`, `tuning`, `profile`) draw with these too.
+pub(crate) use super::widgets::{empty_list, titled};
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
     let [tabs, main, status, hints] = frame_areas(app, f.area());
@@ -51,8 +55,9 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 /// The tab bar and the screen of the record that is open.
 fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) {
     draw_tabs(app, theme, f, tabs);
+    let cx = DrawContext { app, theme };
     match app.screen {
-        Screen::Instances => instances::draw(app, theme, f, main),
+        Screen::Instances => app.instances.draw(&cx, f, main),
         Screen::Descriptor => descriptor::draw(app, theme, f, main),
         Screen::Snapshots => snapshots::draw(app, theme, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
@@ -91,33 +96,4 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// A screen's frame: a top rule titled ` {title} ` (cut to the width); returns the area inside.
-pub(crate) fn titled(title: &str, theme: &Theme, f: &mut Frame, area: Rect) -> Rect {
-    let block = ratatui::widgets::Block::default()
-        .borders(ratatui::widgets::Borders::TOP)
-        .title(ratatui::text::Span::styled(
-            fit(&format!(" {title} "), area.width as usize),
-            theme.header,
-        ));
-    f.render_widget(block, area);
-    titled_inner(area)
-}
-
-/// A list's place when it has nothing to show: `text`, dimmed and wrapped, inside `block`.
-pub(crate) fn empty_list(
-    text: String,
-    block: ratatui::widgets::Block,
-    theme: &Theme,
-    f: &mut Frame,
-    area: Rect,
-) {
-    f.render_widget(
-        ratatui::widgets::Paragraph::new(text)
-            .wrap(ratatui::widgets::Wrap { trim: true })
-            .style(theme.dim)
-            .block(block),
-        area,
-    );
 }

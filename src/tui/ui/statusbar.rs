@@ -131,7 +131,7 @@ pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         // A record opened from the picker: Esc on its instance list goes back to the picker
         // (the key's binding is the global "go back", which the bar does not list).
         let from_picker = app.picker.is_some() && !app.picking;
-        if from_picker && app.screen == Screen::Instances && app.filter.is_empty() {
+        if from_picker && app.screen == Screen::Instances && app.instances.filter.is_empty() {
             let at = hints
                 .iter()
                 .position(|&(k, _)| k == "q")

@@ -1,5 +1,5 @@
-//! The instance table. Fixed columns take the width their contents need; the columns that get
-//! cut (kernel, descriptor file) share what is left, the kernel first.
+//! The instance table's drawing. Fixed columns take the width their contents need; the columns
+//! that get cut (kernel, descriptor file) share what is left, the kernel first.
 
 use humansize::{format_size, BINARY};
 use ratatui::layout::{Alignment, Constraint, Rect};
@@ -7,11 +7,12 @@ use ratatui::text::{Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use crate::tui::app::framelayout::{instance_rows, instance_table_area};
+use crate::tui::app::framelayout::{first_row, instance_rows, instance_table_area};
 use crate::tui::app::{App, Row as InstanceRow};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::{fit, fit_middle};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::empty_list;
 
 /// The descriptor column is dropped rather than shown narrower than this.
 const MIN_DESCRIPTOR: usize = 12;
@@ -53,11 +54,11 @@ fn badge(app: &App, theme: &Theme, i: usize) -> (&'static str, ratatui::style::S
 fn title(app: &App) -> String {
     let mut t = format!(
         " Instances · sorted by {}{}",
-        app.sort.label(),
-        if app.descending { " ↓" } else { "" }
+        app.instances.sort.label(),
+        if app.instances.descending { " ↓" } else { "" }
     );
-    if !app.filter.is_empty() {
-        t.push_str(&format!(" · filter \"{}\"", app.filter));
+    if !app.instances.filter.is_empty() {
+        t.push_str(&format!(" · filter \"{}\"", app.instances.filter));
     }
     match app.checked {
         Some(n) if n < app.rows.len() => t.push_str(&format!(" · checking {n}/{}", app.rows.len())),
@@ -106,18 +107,23 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             "No instances here. Give rr-tui a record directory (LIBOMPTARGET_RECORD_DIR): {}.",
             rr_format::search::ACCEPTED_LAYOUTS
         );
-        super::empty_list(text, block, theme, f, area);
+        empty_list(text, block, theme, f, area);
         return;
     }
     if app.view.is_empty() {
         let text = format!(
             "No instance matches the filter \"{}\" (kernel names and files are searched). Esc clears it; / changes it.",
-            rr_format::text::visible(&app.filter)
+            rr_format::text::visible(&app.instances.filter)
         );
-        super::empty_list(text, block, theme, f, area);
+        empty_list(text, block, theme, f, area);
         return;
     }
-    let start = crate::tui::app::first_row(app.list_top, app.selected, app.view.len(), visible);
+    let start = first_row(
+        app.instances.list_top,
+        app.selected,
+        app.view.len(),
+        visible,
+    );
     let widths = Widths::of(app, theme, area.width as usize);
     let rows: Vec<Row> = app.view[start..(start + visible).min(app.view.len())]
         .iter()
