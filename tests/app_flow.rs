@@ -336,11 +336,11 @@ fn descriptor_mark_enables_a_side_by_side_diff() {
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('2'));
     assert_eq!(a.mark, Some(0));
-    assert!(a.inspections.contains_key(&0) && a.inspections.contains_key(&1));
+    assert!(a.descriptor.inspections.contains_key(&0) && a.descriptor.inspections.contains_key(&1));
     // The same fields and counts as `rr-tui diff A.json B.json` (it used to count 28 where
     // the command counted 25).
-    let side = |i: usize| a.inspections[&i].as_ref().unwrap().as_ref();
-    let compared = rr_tui::tui::app::descriptors::compare(side(0), side(1));
+    let side = |i: usize| a.descriptor.inspections[&i].as_ref().unwrap().as_ref();
+    let compared = rr_tui::tui::app::screens::descriptor::content::compare(side(0), side(1));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-tui"))
         .arg("diff")
         .arg(&a.rows[0].json_path)
@@ -363,7 +363,7 @@ fn descriptor_line_diff_is_the_one_diff_prints() {
     a.update(Msg::Resize(120, 40));
     key(&mut a, KeyCode::Char('2'));
     key(&mut a, KeyCode::Char('d'));
-    assert!(!a.descriptor_text_diff);
+    assert!(!a.descriptor.text_diff);
     assert!(a
         .status
         .as_ref()
@@ -376,11 +376,11 @@ fn descriptor_line_diff_is_the_one_diff_prints() {
     }
     key(&mut a, KeyCode::Char('2'));
     key(&mut a, KeyCode::Char('d'));
-    assert!(a.descriptor_text_diff);
+    assert!(a.descriptor.text_diff);
     let (m, cur) = (a.mark.unwrap(), a.current().unwrap());
-    let side = |i: usize| a.inspections[&i].as_ref().unwrap().as_ref();
-    let compared = rr_tui::tui::app::descriptors::compare(side(m), side(cur));
-    assert_eq!(a.descriptor_lines(), compared.line_view_len());
+    let side = |i: usize| a.descriptor.inspections[&i].as_ref().unwrap().as_ref();
+    let compared = rr_tui::tui::app::screens::descriptor::content::compare(side(m), side(cur));
+    assert_eq!(a.descriptor.lines(&a), compared.line_view_len());
     let explorer: Vec<String> = compared
         .lines
         .rows()
@@ -411,13 +411,13 @@ fn descriptor_line_diff_is_the_one_diff_prints() {
     // G reaches the last line; d goes back to the fields, from the top.
     key(&mut a, KeyCode::Char('G'));
     assert_eq!(
-        a.descriptor_scroll,
-        a.descriptor_lines().saturating_sub(a.content_lines())
+        a.descriptor.scroll,
+        a.descriptor.lines(&a).saturating_sub(a.content_lines())
     );
     key(&mut a, KeyCode::Char('d'));
-    assert!(!a.descriptor_text_diff);
-    assert_eq!(a.descriptor_scroll, 0);
-    assert_eq!(a.descriptor_lines(), 1 + compared.len());
+    assert!(!a.descriptor.text_diff);
+    assert_eq!(a.descriptor.scroll, 0);
+    assert_eq!(a.descriptor.lines(&a), 1 + compared.len());
 }
 
 /// A replay event of run `run`, as the runtime delivers it.
@@ -685,20 +685,20 @@ fn bottom_puts_the_last_line_at_the_bottom() {
 
     key(&mut a, KeyCode::Char('2'));
     key(&mut a, KeyCode::Char('G'));
-    let lines = a.descriptor_lines();
+    let lines = a.descriptor.lines(&a);
     assert!(
         lines > a.content_lines(),
         "the fixture's descriptor is taller than 24 lines"
     );
-    assert_eq!(a.descriptor_scroll + a.content_lines(), lines);
+    assert_eq!(a.descriptor.scroll + a.content_lines(), lines);
     key(&mut a, KeyCode::Char('j'));
     assert_eq!(
-        a.descriptor_scroll + a.content_lines(),
+        a.descriptor.scroll + a.content_lines(),
         lines,
         "no scrolling past it"
     );
     key(&mut a, KeyCode::Char('k'));
-    assert_eq!(a.descriptor_scroll + a.content_lines(), lines - 1);
+    assert_eq!(a.descriptor.scroll + a.content_lines(), lines - 1);
 
     let cmds = key(&mut a, KeyCode::Char('3'));
     finish_index(&mut a, cmds);
@@ -1993,10 +1993,10 @@ fn answers_about_the_record_left_are_dropped() {
     key(&mut a, KeyCode::Esc);
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Enter); // llvm-two-kernels
-    a.inspections.clear();
+    a.descriptor.inspections.clear();
     a.update_inline((late.0)());
     assert!(
-        a.inspections.is_empty(),
+        a.descriptor.inspections.is_empty(),
         "an inspection of the record left was applied"
     );
 }

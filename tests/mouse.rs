@@ -86,7 +86,7 @@ fn clicking_a_tab_switches_to_its_screen() {
     let (x, y) = find(&a, "2 Descriptor");
     click(&mut a, (x + 4, y));
     assert_eq!(a.screen, Screen::Descriptor);
-    assert!(a.inspections.contains_key(&a.current().unwrap()));
+    assert!(a.descriptor.inspections.contains_key(&a.current().unwrap()));
     // The brand and the directory's name are no tabs.
     click(&mut a, (1, 0));
     click(&mut a, (119, 0));

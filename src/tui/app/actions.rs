@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::prompt::PromptKind;
-use super::screens::{Component, InstancesScreen};
+use super::screens::{Component, DescriptorScreen, InstancesScreen};
 use super::{dim3, App, Cmd, Pair, Phase, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 
@@ -106,10 +106,7 @@ impl App {
     fn switch(&mut self, screen: Screen) -> Vec<Cmd> {
         self.screen = screen;
         match screen {
-            Screen::Descriptor => {
-                self.descriptor_scroll = 0;
-                self.ensure_inspection()
-            }
+            Screen::Descriptor => DescriptorScreen::shown(self),
             Screen::Snapshots => {
                 let cur = self.current();
                 if cur.is_some() && self.snap.as_ref().map(|s| s.instance) != cur {
@@ -124,7 +121,7 @@ impl App {
     /// The selection moved: the shown screen asks for what it shows of the instance.
     pub(super) fn selection_moved(&mut self) -> Vec<Cmd> {
         match self.screen {
-            Screen::Descriptor => self.ensure_inspection(),
+            Screen::Descriptor => DescriptorScreen::selection_moved(self),
             _ => vec![],
         }
     }
@@ -205,18 +202,7 @@ impl App {
     fn on_screen_action(&mut self, a: Action) -> Vec<Cmd> {
         match self.screen {
             Screen::Instances => InstancesScreen::on_action(self, a),
-            Screen::Descriptor => match a {
-                Action::Mark => self.toggle_mark(),
-                Action::RawNames => {
-                    self.toggle_raw_names();
-                    vec![]
-                }
-                Action::TextDiff => {
-                    self.toggle_text_diff();
-                    vec![]
-                }
-                _ => self.scroll(a),
-            },
+            Screen::Descriptor => DescriptorScreen::on_action(self, a),
             Screen::Snapshots => match a {
                 Action::Up
                 | Action::Down
@@ -419,7 +405,7 @@ impl App {
         } else {
             self.current()
         };
-        let cmds = self.ensure_inspection();
+        let cmds = DescriptorScreen::inspect_selection(self);
         let text = match self.mark {
             Some(i) => format!(
                 "marked {}: the descriptor screen compares it with the selection",
@@ -429,26 +415,6 @@ impl App {
         };
         self.set_status(text, false);
         cmds
-    }
-
-    /// The marked and selected instances line by line, or field by field again.
-    fn toggle_text_diff(&mut self) {
-        if self.mark.is_none() || self.mark == self.current() {
-            self.set_status(
-                "d compares the marked instance with the selected one line by line: mark one with m, then select another",
-                true,
-            );
-            return;
-        }
-        self.descriptor_text_diff = !self.descriptor_text_diff;
-        self.descriptor_scroll = 0;
-        self.set_status(
-            match self.descriptor_text_diff {
-                true => "line by line: the decoded descriptors as `rr-tui diff A.json B.json` prints them (d: field by field)",
-                false => "field by field (d: line by line)",
-            },
-            false,
-        );
     }
 
     fn toggle_freeze(&mut self) {
@@ -513,16 +479,7 @@ impl App {
                 "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
                 false,
             ),
-            Screen::Descriptor => {
-                let last = self.descriptor_lines().saturating_sub(self.content_lines());
-                self.descriptor_scroll = match a {
-                    Action::Top => 0,
-                    Action::Bottom => last,
-                    _ => self.descriptor_scroll.saturating_add_signed(step),
-                }
-                .min(last);
-            }
-            Screen::Instances | Screen::Tune | Screen::Profile => {}
+            Screen::Instances | Screen::Descriptor | Screen::Tune | Screen::Profile => {}
             Screen::Snapshots => {
                 let rows = self.snapshot_rows();
                 if let Some(s) = self.snap.as_mut() {

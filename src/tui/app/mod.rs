@@ -6,7 +6,6 @@
 
 mod actions;
 pub mod checks;
-pub mod descriptors;
 mod export;
 pub mod framelayout;
 mod gpu_work;
@@ -35,7 +34,7 @@ mod update;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -283,6 +282,8 @@ pub struct App {
     pub screen: Screen,
     /// The Instances screen (`1`): the list's order, filter and scrolling.
     pub instances: screens::InstancesScreen,
+    /// The Descriptor screen (`2`): inspections, the comparison, the view and its scrolling.
+    pub descriptor: screens::DescriptorScreen,
     pub help: bool,
     /// First line of the help popup on screen.
     pub help_scroll: usize,
@@ -292,21 +293,12 @@ pub struct App {
     status_serial: u64,
     pub raw_names: bool,
     pub mark: Option<usize>,
-    pub inspections: HashMap<usize, Result<Box<Inspection>, String>>,
     /// Rows still to be read (large directories: after the first frame, a batch at a time).
     pub pending_rows: instances::PendingRows,
     /// Rows read so far of those that were pending, and how many there were.
     pub rows_loading: Option<(usize, usize)>,
-    /// The marked and selected instances compared (descriptor screen), while they stay so.
-    pub compared: descriptors::CompareCache,
-    /// The descriptor screen shows the marked and selected instances line by line (`d`), as
-    /// `rr-tui diff A.json B.json` prints them, instead of field by field.
-    pub descriptor_text_diff: bool,
-    /// Inspections asked of a worker and not back yet.
-    pub inspecting: HashSet<usize>,
     /// Snapshots asked of a worker and not back yet (instance, pair).
     pub opening: Option<(usize, Pair)>,
-    pub descriptor_scroll: usize,
     pub snap: Option<SnapView>,
     next_job: u64,
     /// The id of the latest replay run; every run gets a new one.
@@ -380,6 +372,7 @@ impl App {
             selected: 0,
             screen: Screen::Instances,
             instances: Default::default(),
+            descriptor: Default::default(),
             help: false,
             help_scroll: 0,
             prompt: None,
@@ -387,14 +380,9 @@ impl App {
             status_serial: 0,
             raw_names: false,
             mark: None,
-            inspections: HashMap::new(),
             pending_rows: Vec::new(),
             rows_loading: None,
-            compared: Default::default(),
-            descriptor_text_diff: false,
-            inspecting: HashSet::new(),
             opening: None,
-            descriptor_scroll: 0,
             snap: None,
             next_job: 0,
             next_run: 0,
@@ -589,34 +577,6 @@ impl App {
             .as_ref()
             .err()
             .map(|why| ReplayBlocker::Machine(why))
-    }
-
-    /// The number of content lines of the descriptor screen (to keep its bottom on screen).
-    pub fn descriptor_lines(&self) -> usize {
-        let Some(cur) = self.current() else { return 0 };
-        let inspected = |i: usize| match self.inspections.get(&i) {
-            Some(Ok(ins)) => Some(ins),
-            _ => None,
-        };
-        match self.mark.filter(|&m| m != cur) {
-            Some(m) => match (inspected(m), inspected(cur)) {
-                (Some(a), Some(b)) => {
-                    let compared = self.compared.get((m, cur), || descriptors::compare(a, b));
-                    match self.descriptor_text_diff {
-                        true => compared.line_view_len(),
-                        false => 1 + compared.len(),
-                    }
-                }
-                _ => 1,
-            },
-            None => match inspected(cur) {
-                Some(ins) => {
-                    descriptors::inspect_lines(ins, self.width as usize).len()
-                        + usize::from(self.raw_names)
-                }
-                None => 1,
-            },
-        }
     }
 }
 

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use super::{checks, App, Cmd, Msg, OpenedPair, Pair, ReplayRun, Screen, Work};
 use rr_engine::replay::{ab, ReplayRequest, Verify};
 use rr_engine::snapshot::Snapshot;
-use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
 use rr_format::{Descriptor, InstanceFiles};
 
@@ -19,23 +18,6 @@ use rr_format::{Descriptor, InstanceFiles};
 pub const SAVED_OUTPUT_LIMIT: u64 = 1 << 30;
 
 impl App {
-    /// Ask a worker to inspect the selected (and the marked) instance, once each.
-    pub fn ensure_inspection(&mut self) -> Vec<Cmd> {
-        let mut cmds = Vec::new();
-        for i in [self.current(), self.mark].into_iter().flatten() {
-            if !self.inspections.contains_key(&i) && self.inspecting.insert(i) {
-                let path = self.rows[i].json_path.clone();
-                cmds.push(Cmd::Work(Work::new(move || Msg::Inspected {
-                    instance: i,
-                    result: Inspection::of(&path)
-                        .map(Box::new)
-                        .map_err(|e| e.to_string()),
-                })));
-            }
-        }
-        cmds
-    }
-
     /// Ask a worker to map the two snapshots of a pair; indexing starts when they arrive.
     pub fn open_snapshots(&mut self, pair: Pair) -> Vec<Cmd> {
         let Some(i) = self.current() else {

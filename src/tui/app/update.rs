@@ -62,9 +62,7 @@ impl App {
             Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
             Msg::ReplayChecked { instance, result } => self.on_replay_checked(instance, result),
             Msg::Inspected { instance, result } => {
-                self.inspecting.remove(&instance);
-                self.inspections.insert(instance, result);
-                self.compared.clear();
+                self.descriptor.inspected(instance, result);
                 vec![]
             }
             Msg::SnapshotsOpened {

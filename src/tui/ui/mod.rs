@@ -3,7 +3,6 @@
 //! the help popup, the picker); the screens that are components (`app::screens`) draw
 //! themselves in it, the others (tuning, profile) are drawn here.
 
-mod descriptor;
 mod heatmap;
 mod help;
 mod leaderboard;
@@ -58,7 +57,7 @@ fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) 
     let cx = DrawContext { app, theme };
     match app.screen {
         Screen::Instances => app.instances.draw(&cx, f, main),
-        Screen::Descriptor => descriptor::draw(app, theme, f, main),
+        Screen::Descriptor => app.descriptor.draw(&cx, f, main),
         Screen::Snapshots => snapshots::draw(app, theme, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
         Screen::Tune => tuning::draw(app, theme, f, main),

@@ -14,6 +14,7 @@
 //! with the leaf helpers (`theme`, `layout`, `format`, `widgets`) and never with `ui`, which
 //! draws the frame around them and the screens that are not components yet (tuning, profile).
 
+pub mod descriptor;
 pub mod instances;
 
 use ratatui::crossterm::event::KeyEvent;
@@ -25,6 +26,7 @@ use super::{App, Cmd};
 use crate::tui::keymap::Action;
 use crate::tui::theme::Theme;
 
+pub use descriptor::DescriptorScreen;
 pub use instances::InstancesScreen;
 
 /// What a screen's drawing reads besides its own state.

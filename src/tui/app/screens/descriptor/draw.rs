@@ -1,4 +1,4 @@
-//! The descriptor screen: one instance as `inspect` shows it, or, with a marked instance, the
+//! The descriptor screen's drawing: one instance as `inspect` shows it, or, with a marked instance, the
 //! decoded fields of both side by side (geometry, limits, each argument by segment and offset,
 //! globals by name with their values), the words that changed within a changed field
 //! highlighted; or (`d`) the two decoded descriptors line by line, as
@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::tui::app::descriptors::{self, Compared, FieldRow};
+use super::content::{self as descriptors, Compared, FieldRow};
+use super::DescriptorScreen;
 use crate::tui::app::App;
 use crate::tui::layout::{fit, fit_middle};
 use crate::tui::theme::Theme;
@@ -21,18 +22,18 @@ use rr_format::inspect::Inspection;
 /// The field-name column never takes more than this.
 const MAX_NAME: usize = 22;
 
-fn inspection(app: &App, i: usize) -> Result<Option<&Inspection>, &str> {
-    match app.inspections.get(&i) {
+fn inspection(d: &DescriptorScreen, i: usize) -> Result<Option<&Inspection>, &str> {
+    match d.inspections.get(&i) {
         Some(Ok(ins)) => Ok(Some(ins)),
         Some(Err(e)) => Err(e),
         None => Ok(None),
     }
 }
 
-pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+pub(super) fn draw(d: &DescriptorScreen, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
     if let Some(mark) = app.mark.filter(|&m| m != cur) {
-        return draw_diff(app, theme, f, area, mark, cur);
+        return draw_diff(d, app, theme, f, area, (mark, cur));
     }
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
         fit(
@@ -41,7 +42,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         ),
         theme.header,
     ));
-    let mut lines: Vec<Line> = match inspection(app, cur) {
+    let mut lines: Vec<Line> = match inspection(d, cur) {
         Ok(Some(ins)) => descriptors::inspect_lines(ins, area.width as usize)
             .into_iter()
             .map(|l| field_line(fit(&l, area.width as usize), theme))
@@ -59,13 +60,13 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         );
     }
     f.render_widget(
-        Paragraph::new(lines).block(block).scroll((scroll(app), 0)),
+        Paragraph::new(lines).block(block).scroll((scroll(d), 0)),
         area,
     );
 }
 
-fn scroll(app: &App) -> u16 {
-    app.descriptor_scroll.min(u16::MAX as usize) as u16
+fn scroll(d: &DescriptorScreen) -> u16 {
+    d.scroll.min(u16::MAX as usize) as u16
 }
 
 /// An `inspect` line: the first 13 columns name the field.
@@ -88,29 +89,32 @@ fn field_line(l: String, theme: &Theme) -> Line<'static> {
     ])
 }
 
-fn draw_diff(app: &App, theme: &Theme, f: &mut Frame, area: Rect, left: usize, right: usize) {
-    let compared = match (inspection(app, left), inspection(app, right)) {
-        (Ok(Some(a)), Ok(Some(b))) => Ok(app
-            .compared
-            .get((left, right), || descriptors::compare(a, b))),
+fn draw_diff(
+    d: &DescriptorScreen,
+    app: &App,
+    theme: &Theme,
+    f: &mut Frame,
+    area: Rect,
+    (left, right): (usize, usize),
+) {
+    let compared = match (inspection(d, left), inspection(d, right)) {
+        (Ok(Some(a)), Ok(Some(b))) => {
+            Ok(d.compared.get((left, right), || descriptors::compare(a, b)))
+        }
         (Err(e), _) | (_, Err(e)) => Err(Span::styled(e.to_string(), theme.error)),
         _ => Err(Span::styled("loading…", theme.dim)),
     };
-    if app.descriptor_text_diff {
+    if d.text_diff {
         if let Ok(c) = &compared {
-            return draw_lines(app, theme, f, area, (left, right), c);
+            return draw_lines(d, app, theme, f, area, (left, right), c);
         }
     }
     let title = match &compared {
         Ok(c) => format!(" Descriptors · {} ", c.summary()),
         Err(_) => " Descriptors ".to_string(),
     };
-    let rows: Result<Vec<FieldRow>, _> = compared.map(|c| {
-        c.rows()
-            .skip(app.descriptor_scroll)
-            .take(area.height as usize)
-            .collect()
-    });
+    let rows: Result<Vec<FieldRow>, _> =
+        compared.map(|c| c.rows().skip(d.scroll).take(area.height as usize).collect());
     let block = Block::default()
         .borders(Borders::TOP)
         .title(Span::styled(fit(&title, area.width as usize), theme.header));
@@ -208,6 +212,7 @@ fn fit_parts(parts: &[Part], w: usize, pad: bool, style: Style, mark: Style) -> 
 /// `diff -u` writes it, removed lines in `removed`, added in `added`, the changed words in
 /// `diff_a` / `diff_b`.
 fn draw_lines(
+    d: &DescriptorScreen,
     app: &App,
     theme: &Theme,
     f: &mut Frame,
@@ -254,7 +259,7 @@ fn draw_lines(
         )));
     }
     // Only the rows on screen are drawn (a hostile descriptor may have thousands).
-    let scroll = app.descriptor_scroll;
+    let scroll = d.scroll;
     let skipped_rows = scroll.saturating_sub(notes.len());
     lines.extend(
         notes
