@@ -446,7 +446,10 @@ fn the_cpp_reproducer_builds_and_runs_on_the_stand_in_driver() {
             said.contains("FAILED: ") && said.contains("bytes differ from the recorded output"),
             "{said}"
         );
-        assert!(said.contains("kernel time over 3 repetitions: min 10.000 us, median 10.000 us"));
+        // Timed as replay times: the clock probe after every launch (the stand-in's says 1980 MHz).
+        assert!(said.contains(
+            "kernel time over 3 repetitions: min 10.000 us, median 10.000 us (SM clock median 1980 MHz)"
+        ), "{said}");
         assert!(
             log.starts_with("reserve 0x7f611c000000 0x4000000\nmap 0x7f611c800000 0x200000\n"),
             "{log}"
@@ -640,6 +643,7 @@ fn the_python_reproducer_runs_on_the_stand_in_driver_where_cuda_python_is() {
         };
         assert!(said.contains(verdict), "{said}");
         assert!(said.contains("kernel time over 2 repetitions"), "{said}");
+        assert!(said.contains("(SM clock median 1980 MHz)"), "{said}");
         assert!(
             log.starts_with("reserve 0x7f611c000000 0x4000000\nmap 0x7f611c800000 0x200000\n"),
             "{log}"

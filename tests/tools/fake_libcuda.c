@@ -109,7 +109,10 @@ CUresult cuModuleUnload(void *m){ return 0; }
 /* Which module each function handle belongs to (what cuFuncGetModule answers). */
 static struct { void *f, *m; } owners[64];
 static void own(void *f, void *m){ static int n; owners[n++ % 64].f = f; owners[(n - 1) % 64].m = m; }
-CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); own(*f, m); return 0; }
+/* The clock probe of the timing kernels (rr_clock): with memory, its launch writes 39 600 cycles
+ * over 20 000 ns, a 1980 MHz SM clock. */
+static void *clock_probe;
+CUresult cuModuleGetFunction(void **f, void *m, const char *n){ *f = handle(); own(*f, m); if (!strcmp(n, "rr_clock")) clock_probe = *f; return 0; }
 CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *n_){ size_t n = strcmp(n_, "c_bias")==0 ? 32 : 4; uint64_t a = fake(n); back(a, n); if(p)*p = a; if(s)*s = n; return 0; }
 static const size_t offs[] = {0,8,16,24,28,32}, sizes[] = {8,8,8,4,4,4};
 CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s){ if(i>=6) return 1; if(o)*o=offs[i]; if(s)*s=sizes[i]; return 0; }
@@ -139,7 +142,14 @@ static void say_launch(const char *how, unsigned gx, unsigned gy, unsigned gz, u
   }
   say("%s grid=%u,%u,%u block=%u,%u,%u shared=%u%s\n", how, gx, gy, gz, bx, by, bz, sh, params);
 }
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){ say_launch("launch", gx, gy, gz, bx, by, bz, sh, p); return 0; }
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){
+  if (f == clock_probe && f && p && memory_on()) {
+    uint64_t probe[2] = {39600, 20000}, *out = (uint64_t *)at(*(uint64_t *)p[0], sizeof probe);
+    if (out) memcpy(out, probe, sizeof probe);
+    return 0;
+  }
+  say_launch("launch", gx, gy, gz, bx, by, bz, sh, p); return 0;
+}
 CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p){ say_launch("cooperative", gx, gy, gz, bx, by, bz, sh, p); return 0; }
 CUresult cuLaunchKernelEx(void *cfg, void *f, void **p, void **e){ return 0; }
 CUresult cuGetErrorString(int e, const char **s){ *s = "fake error"; return 0; }

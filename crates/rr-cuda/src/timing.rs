@@ -19,7 +19,9 @@ use crate::memory::DeviceBuffer;
 use crate::module::{Function, Module};
 use crate::stream::Stream;
 
-const PTX: &str = r#"
+/// The timing kernels (`rr_block`, `rr_clock`) as PTX: loaded here, and written into the
+/// standalone reproducers (`rr-tui repro`), which time as replay does.
+pub const PTX: &str = r#"
 .version 7.0
 .target sm_70
 .address_size 64

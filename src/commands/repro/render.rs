@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use rr_engine::replay::timing::TIMING_PTX;
+
 use super::model::Repro;
 
 const CPP_TEMPLATE: &str = include_str!("repro.cpp");
@@ -12,6 +14,9 @@ const PY_TEMPLATE: &str = include_str!("repro.py");
 /// The C++ and Python templates both hold this line where the tables go.
 const MARK_CPP: &str = "// @@RECORD@@";
 const MARK_PY: &str = "# @@RECORD@@";
+/// And this one where replay's timing kernels go (`rr_engine::replay::timing::TIMING_PTX`).
+const MARK_PTX_CPP: &str = "// @@TIMING_PTX@@";
+const MARK_PTX_PY: &str = "# @@TIMING_PTX@@";
 
 /// A C string literal of any bytes: printable ASCII as is, everything else as a 3-digit octal
 /// escape (never hex: `\x41B` would swallow the `B`), so a hostile kernel name cannot end the
@@ -149,7 +154,10 @@ pub fn cpp(r: &Repro, repetitions: u32) -> String {
         .map(|(n, s, o)| format!("{{{}, {s}ull, {o}ull}}", c_string(n)))
         .collect();
     table(w, "GlobalVar", "GLOBAL", &globals, "{\"\", 0, 0}");
-    CPP_TEMPLATE.replacen(MARK_CPP, t.trim_end(), 1)
+    let ptx = format!("const char TIMING_PTX[] = R\"ptx({TIMING_PTX})ptx\";");
+    CPP_TEMPLATE
+        .replacen(MARK_CPP, t.trim_end(), 1)
+        .replacen(MARK_PTX_CPP, &ptx, 1)
 }
 
 /// `const Type NAME[] = {…, placeholder};` and its count `N_NAME`.
@@ -235,7 +243,14 @@ pub fn python(r: &Repro, repetitions: u32) -> String {
         .map(|(n, s, o)| format!("({}, {s}, {o})", py_bytes(n.as_bytes())))
         .collect();
     py_list(w, "GLOBAL", &globals);
-    PY_TEMPLATE.replacen(MARK_PY, t.trim_end(), 1)
+    // A NUL ends the image cuModuleLoadData reads.
+    let ptx = format!(
+        "TIMING_PTX = {}",
+        py_bytes(format!("{TIMING_PTX}\0").as_bytes())
+    );
+    PY_TEMPLATE
+        .replacen(MARK_PY, t.trim_end(), 1)
+        .replacen(MARK_PTX_PY, &ptx, 1)
 }
 
 fn py_list(w: &mut String, name: &str, rows: &[String]) {

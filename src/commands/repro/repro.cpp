@@ -34,33 +34,13 @@ struct GlobalVar { const char *name; uint64_t size, offset; };
 
 // @@RECORD@@
 
-// Spins until a host-mapped flag is set (or a second passes): the stream is held while the
-// start event, the kernel and the stop event are queued, so the timed interval holds no launch
-// latency (as rr-tui replay times, after nvbench).
-const char BLOCK_PTX[] = R"(
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry rr_block(.param .u64 flag, .param .u64 timeout_ns)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<6>;
-    ld.param.u64 %rd1, [flag];
-    ld.param.u64 %rd2, [timeout_ns];
-    mov.u64 %rd3, %globaltimer;
-SPIN:
-    ld.volatile.global.u32 %r1, [%rd1];
-    setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra DONE;
-    mov.u64 %rd4, %globaltimer;
-    sub.u64 %rd5, %rd4, %rd3;
-    setp.lt.u64 %p2, %rd5, %rd2;
-    @%p2 bra SPIN;
-DONE:
-    ret;
-}
-)";
+// The timing kernels of rr-tui replay, as it loads them (after nvbench): rr_block spins until a
+// host-mapped flag is set (or a second passes), holding the stream while the start event, the
+// kernel and the stop event are queued, so the timed interval holds no launch latency; rr_clock,
+// queued after the stop event, spins 20 us on one SM and measures the SM clock. Replay's loop
+// runs both, and the kernel's time depends on it (a one-thread spin after each launch changes
+// the next launch's time by a few per cent on an H200), so this program runs both too.
+// @@TIMING_PTX@@
 
 [[noreturn]] void die(const std::string &what) {
     std::fprintf(stderr, "repro: %s\n", what.c_str());
@@ -390,22 +370,28 @@ bool verify(const Snapshot &expected) {
     return false;
 }
 
-// `n` timed launches, each from the restored input; kernel times in microseconds.
-std::vector<double> time_launches(unsigned n, const Restorer &restore, Launcher &launch, CUstream stream) {
+// `n` timed launches, each from the restored input: kernel times in microseconds, and the SM
+// clock in MHz that the probe after each measured (none where it measured no time).
+struct Timings { std::vector<double> us, mhz; };
+
+Timings time_launches(unsigned n, const Restorer &restore, Launcher &launch, CUstream stream) {
     CUmodule bm;
-    CUfunction block_fn;
-    CHECK(cuModuleLoadData(&bm, BLOCK_PTX));
+    CUfunction block_fn, clock_fn;
+    CHECK(cuModuleLoadData(&bm, TIMING_PTX));
     CHECK(cuModuleGetFunction(&block_fn, bm, "rr_block"));
+    CHECK(cuModuleGetFunction(&clock_fn, bm, "rr_clock"));
     volatile unsigned *flag = nullptr;
     CHECK(cuMemHostAlloc((void **)&flag, sizeof *flag, CU_MEMHOSTALLOC_DEVICEMAP));
-    CUdeviceptr flag_dev;
+    CUdeviceptr flag_dev, clock_out;
     CHECK(cuMemHostGetDevicePointer(&flag_dev, (void *)flag, 0));
+    CHECK(cuMemAlloc(&clock_out, 16));
     uint64_t timeout_ns = 1000000000ull;
     void *block_args[] = {&flag_dev, &timeout_ns};
+    void *clock_args[] = {&clock_out};
     CUevent start, stop;
     CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
     CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
-    std::vector<double> us;
+    Timings t;
     for (unsigned r = 0; r < n; r++) {
         restore();
         *flag = 0;
@@ -413,13 +399,23 @@ std::vector<double> time_launches(unsigned n, const Restorer &restore, Launcher 
         CHECK(cuEventRecord(start, stream));
         launch();
         CHECK(cuEventRecord(stop, stream));
+        CHECK(cuLaunchKernel(clock_fn, 1, 1, 1, 1, 1, 1, 0, stream, clock_args, nullptr));
         *flag = 1;
         CHECK(cuStreamSynchronize(stream));
         float ms = 0;
         CHECK(cuEventElapsedTime(&ms, start, stop));
-        us.push_back(ms * 1000.0);
+        t.us.push_back(ms * 1000.0);
+        uint64_t probe[2] = {0, 0};
+        CHECK(cuMemcpyDtoH(probe, clock_out, sizeof probe));
+        if (probe[1]) t.mhz.push_back(double(probe[0]) * 1e3 / double(probe[1]));
     }
-    return us;
+    return t;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -458,11 +454,11 @@ int main(int argc, char **argv) {
     CHECK(cuStreamSynchronize(stream));
     bool ok = verify(expected);
     if (o.repetitions > 0) {
-        std::vector<double> us = time_launches(o.repetitions, restore, launch, stream);
-        std::sort(us.begin(), us.end());
-        size_t n = us.size();
-        double median = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
-        std::printf("kernel time over %zu repetitions: min %.3f us, median %.3f us\n", n, us[0], median);
+        Timings t = time_launches(o.repetitions, restore, launch, stream);
+        double fastest = *std::min_element(t.us.begin(), t.us.end());
+        std::printf("kernel time over %zu repetitions: min %.3f us, median %.3f us", t.us.size(), fastest, median_of(t.us));
+        if (!t.mhz.empty()) std::printf(" (SM clock median %.0f MHz)", median_of(t.mhz));
+        std::printf("\n");
     }
     return ok ? 0 : 1;
 }

@@ -22,32 +22,13 @@ ELAPSED = None
 
 # @@RECORD@@
 
-# Spins until a host-mapped flag is set (or a second passes): the stream is held while the start
-# event, the kernel and the stop event are queued, so the timed interval holds no launch latency.
-BLOCK_PTX = b"""
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry rr_block(.param .u64 flag, .param .u64 timeout_ns)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<6>;
-    ld.param.u64 %rd1, [flag];
-    ld.param.u64 %rd2, [timeout_ns];
-    mov.u64 %rd3, %globaltimer;
-SPIN:
-    ld.volatile.global.u32 %r1, [%rd1];
-    setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra DONE;
-    mov.u64 %rd4, %globaltimer;
-    sub.u64 %rd5, %rd4, %rd3;
-    setp.lt.u64 %p2, %rd5, %rd2;
-    @%p2 bra SPIN;
-DONE:
-    ret;
-}
-\0"""
+# The timing kernels of rr-tui replay, as it loads them (after nvbench): rr_block spins until a
+# host-mapped flag is set (or a second passes), holding the stream while the start event, the
+# kernel and the stop event are queued, so the timed interval holds no launch latency; rr_clock,
+# queued after the stop event, spins 20 us on one SM and measures the SM clock. Replay's loop runs
+# both, and the kernel's time depends on it (a one-thread spin after each launch changes the next
+# launch's time by a few per cent on an H200), so this program runs both too.
+# @@TIMING_PTX@@
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.mmap.restype = ctypes.c_void_p
@@ -295,17 +276,22 @@ class Launcher:
 
 
 def time_launches(n, again, launch, stream):
-    """`n` timed launches, each from the restored input; kernel times in microseconds."""
-    module = check(cu.cuModuleLoadData(BLOCK_PTX), "cuModuleLoadData (timing kernel)")
+    """`n` timed launches, each from the restored input: kernel times in microseconds (sorted),
+    and the SM clock in MHz the probe after each measured (none where it measured no time)."""
+    module = check(cu.cuModuleLoadData(TIMING_PTX), "cuModuleLoadData (timing kernels)")
     block_fn = check(cu.cuModuleGetFunction(module, b"rr_block"), "cuModuleGetFunction")
+    clock_fn = check(cu.cuModuleGetFunction(module, b"rr_clock"), "cuModuleGetFunction")
     flag_host = check(cu.cuMemHostAlloc(4, cu.CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc")
     flag = ctypes.c_uint32.from_address(int(flag_host))
     flag_dev = int(check(cu.cuMemHostGetDevicePointer(flag_host, 0), "cuMemHostGetDevicePointer"))
-    words = (ctypes.c_uint64 * 2)(flag_dev, 1_000_000_000)
+    clock_out = int(check(cu.cuMemAlloc(16), "cuMemAlloc"))
+    words = (ctypes.c_uint64 * 3)(flag_dev, 1_000_000_000, clock_out)
     block_args = (ctypes.c_void_p * 2)(ctypes.addressof(words), ctypes.addressof(words) + 8)
+    clock_args = (ctypes.c_void_p * 1)(ctypes.addressof(words) + 16)
+    probe = (ctypes.c_uint64 * 2)()
     start = check(cu.cuEventCreate(0), "cuEventCreate")
     stop = check(cu.cuEventCreate(0), "cuEventCreate")
-    times = []
+    times, mhz = [], []
     for _ in range(n):
         again()
         flag.value = 0
@@ -313,10 +299,20 @@ def time_launches(n, again, launch, stream):
         check(cu.cuEventRecord(start, stream), "cuEventRecord")
         launch()
         check(cu.cuEventRecord(stop, stream), "cuEventRecord")
+        check(cu.cuLaunchKernel(clock_fn, 1, 1, 1, 1, 1, 1, 0, stream, ctypes.addressof(clock_args), 0), "cuLaunchKernel")
         flag.value = 1
         check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
         times.append(check(ELAPSED(start, stop), "cuEventElapsedTime") * 1000.0)
-    return sorted(times)
+        check(cu.cuMemcpyDtoH(ctypes.addressof(probe), clock_out, 16), "cuMemcpyDtoH")
+        if probe[1]:
+            mhz.append(probe[0] * 1e3 / probe[1])
+    return sorted(times), sorted(mhz)
+
+
+def median_of(v):
+    """The median of a sorted, non-empty list."""
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def count(text):
@@ -375,10 +371,9 @@ def main():
     check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
     ok = verify(expected)
     if o.repetitions > 0:
-        us = time_launches(o.repetitions, lambda: restore(inputs, globals_), launch, stream)
-        n = len(us)
-        median = us[n // 2] if n % 2 else (us[n // 2 - 1] + us[n // 2]) / 2
-        print(f"kernel time over {n} repetitions: min {us[0]:.3f} us, median {median:.3f} us")
+        us, mhz = time_launches(o.repetitions, lambda: restore(inputs, globals_), launch, stream)
+        clock = f" (SM clock median {median_of(mhz):.0f} MHz)" if mhz else ""
+        print(f"kernel time over {len(us)} repetitions: min {us[0]:.3f} us, median {median_of(us):.3f} us{clock}")
     return 0 if ok else 1
 
 

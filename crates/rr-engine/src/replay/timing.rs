@@ -4,6 +4,10 @@
 //! A fixed sample count is `min_samples == max_samples` with no noise target. Pure: tested
 //! without a GPU.
 
+/// The timing kernels replay uses (a blocking kernel and a clock probe), as PTX, for programs
+/// that must time the same way (`rr-tui repro`'s reproducers).
+pub use rr_cuda::timing::PTX as TIMING_PTX;
+
 use serde::{Deserialize, Serialize};
 
 use super::stats::Stats;
