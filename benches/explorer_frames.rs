@@ -151,7 +151,7 @@ fn main() {
     draws.sort();
     let mut during = during;
     during.sort();
-    let s = app.snap.as_ref().unwrap();
+    let s = app.snapshots.view.as_ref().unwrap();
     println!(
         "8 GiB snapshots: indexed in {:.2} s ({:.2} GB/s), {} differing ranges; draw while indexing median {:.2} ms, max {:.2} ms; draw while jumping and scrolling after it median {:.2} ms, max {:.2} ms; resident memory {} MiB before, peak {} MiB while viewing (goal < 100 MiB)",
         index_time.as_secs_f64(),

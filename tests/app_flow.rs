@@ -101,7 +101,7 @@ fn sort_filter_and_navigation() {
 
 /// The first byte of every run of differing bytes between the open snapshots, from their bytes.
 fn run_starts(a: &App) -> Vec<u64> {
-    let s = a.snap.as_ref().unwrap();
+    let s = a.snapshots.view.as_ref().unwrap();
     let (x, y) = (s.a.bytes(), s.b.bytes());
     let differs = |i: usize| x.get(i) != y.get(i);
     (0..x.len().min(y.len()))
@@ -116,18 +116,18 @@ fn snapshot_diff_jumps_between_differences_and_goes_to_arguments() {
     let cmds = key(&mut a, KeyCode::Enter);
     assert_eq!(a.screen, Screen::Snapshots);
     finish_index(&mut a, cmds);
-    let s = a.snap.as_ref().unwrap();
+    let s = a.snapshots.view.as_ref().unwrap();
     assert!(s.done);
     assert_eq!(s.index.ranges.len(), 1);
     key(&mut a, KeyCode::Char('n'));
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4000);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4000);
     // `n` visits every run of differing bytes, merged ranges or not: as many as `cmp -l` shows.
     let runs = run_starts(&a);
-    let mut visited = vec![a.snap.as_ref().unwrap().cursor.unwrap()];
+    let mut visited = vec![a.snapshots.view.as_ref().unwrap().cursor.unwrap()];
     while key(&mut a, KeyCode::Char('n')).is_empty()
         && a.status.as_ref().unwrap().text != "no more differences"
     {
-        visited.push(a.snap.as_ref().unwrap().cursor.unwrap());
+        visited.push(a.snapshots.view.as_ref().unwrap().cursor.unwrap());
         assert!(visited.len() <= runs.len(), "more stops than differences");
     }
     assert_eq!(visited, runs);
@@ -135,13 +135,13 @@ fn snapshot_diff_jumps_between_differences_and_goes_to_arguments() {
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "arg1");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.snap.as_ref().unwrap().top, 0);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0);
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "0x153940004010");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4010);
     key(&mut a, KeyCode::Char('t'));
-    assert!(a.snap.as_ref().unwrap().dtype.is_some());
+    assert!(a.snapshots.view.as_ref().unwrap().dtype.is_some());
     // No replay output yet: the other pair explains why.
     key(&mut a, KeyCode::Char('p'));
     assert!(
@@ -149,7 +149,7 @@ fn snapshot_diff_jumps_between_differences_and_goes_to_arguments() {
         "{:?}",
         a.status
     );
-    assert_eq!(a.snap.as_ref().unwrap().pair, Pair::InputOutput);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().pair, Pair::InputOutput);
 }
 
 #[test]
@@ -562,7 +562,7 @@ fn every_prompt_is_validated_before_use() {
     typed(&mut a, "arg0");
     key(&mut a, KeyCode::Enter);
     assert!(a.prompt.is_none());
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4000);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4000);
 }
 
 /// Messages expire by the clock the runtime passes in, and never hide the instance count
@@ -704,13 +704,15 @@ fn bottom_puts_the_last_line_at_the_bottom() {
     finish_index(&mut a, cmds);
     key(&mut a, KeyCode::Char('z'));
     key(&mut a, KeyCode::End);
-    let s = a.snap.as_ref().unwrap();
-    let rows = a.snapshot_rows();
+    let s = a.snapshots.view.as_ref().unwrap();
+    let rows = a.snapshots.rows(&a);
     let shown = s.lines(rows);
     assert_eq!(shown.len(), rows, "a full view");
     assert_eq!(
         shown.last(),
-        Some(&rr_tui::tui::app::snapview::Line::Row(s.len() - s.row))
+        Some(&rr_tui::tui::app::screens::snapshots::view::Line::Row(
+            s.len() - s.row
+        ))
     );
 
     key(&mut a, KeyCode::Char('?'));
@@ -729,23 +731,23 @@ fn resizing_changes_the_row_width_and_keeps_the_place() {
     a.update(Msg::Resize(200, 60));
     let cmds = key(&mut a, KeyCode::Enter);
     finish_index(&mut a, cmds);
-    assert_eq!(a.snap.as_ref().unwrap().row, 16);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().row, 16);
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "0x4018");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4010);
     a.update(Msg::Resize(80, 24));
-    assert_eq!(a.snap.as_ref().unwrap().row, 8);
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4010);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().row, 8);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4010);
     key(&mut a, KeyCode::Char(':'));
     typed(&mut a, "0x4018");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.snap.as_ref().unwrap().top, 0x4018);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4018);
     key(&mut a, KeyCode::Char('N'));
     let before = *run_starts(&a).iter().rev().find(|&&r| r < 0x4018).unwrap();
-    assert_eq!(a.snap.as_ref().unwrap().top, before / 8 * 8);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, before / 8 * 8);
     a.update(Msg::Resize(50, 24));
-    assert_eq!(a.snap.as_ref().unwrap().row, 4);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().row, 4);
 }
 
 /// After the first frame, workers check every instance; broken ones get a badge and their
@@ -1276,7 +1278,7 @@ fn an_instance_without_output_shows_its_input() {
     }
     let cmds = key(&mut a, KeyCode::Char('3'));
     finish_index(&mut a, cmds);
-    let s = a.snap.as_ref().expect("the input is shown");
+    let s = a.snapshots.view.as_ref().expect("the input is shown");
     assert!(std::sync::Arc::ptr_eq(&s.a, &s.b) && !s.squeeze);
     assert!(
         status(&a).contains("no output was recorded"),
@@ -1726,7 +1728,7 @@ fn snapshot_types_go_both_ways_and_by_name() {
     let mut a = app("llvm-two-kernels", false);
     let cmds = key(&mut a, KeyCode::Enter);
     finish_index(&mut a, cmds);
-    let dtype = |a: &App| a.snap.as_ref().unwrap().dtype;
+    let dtype = |a: &App| a.snapshots.view.as_ref().unwrap().dtype;
     key(&mut a, KeyCode::Char('t'));
     assert_eq!(dtype(&a), Some(DType::U8));
     key(&mut a, KeyCode::Char('T'));
@@ -1763,7 +1765,7 @@ fn next_and_previous_difference_say_which_of_how_many() {
     let mut a = app("llvm-two-kernels", false);
     let cmds = key(&mut a, KeyCode::Enter);
     finish_index(&mut a, cmds);
-    let n = a.snap.as_ref().unwrap().index.ranges.len();
+    let n = a.snapshots.view.as_ref().unwrap().index.ranges.len();
     assert!(n >= 1);
     key(&mut a, KeyCode::Char('n'));
     assert!(
@@ -1807,7 +1809,7 @@ fn search_finds_bytes_and_typed_values_forward_and_back() {
     assert!(a.prompt.is_none());
     assert!(matches!(cmds.first(), Some(Cmd::StartSearch { .. })));
     finish_search(&mut a, cmds);
-    let s = a.snap.as_ref().unwrap();
+    let s = a.snapshots.view.as_ref().unwrap();
     assert_eq!(s.cursor, Some(0x4004));
     assert_eq!(s.top, 0x4004 / s.row * s.row);
     assert!(status(&a).contains("right side only"), "{}", status(&a));
@@ -1829,7 +1831,7 @@ fn search_finds_bytes_and_typed_values_forward_and_back() {
     typed(&mut a, "-2");
     let cmds = key(&mut a, KeyCode::Enter);
     finish_search(&mut a, cmds);
-    let s = a.snap.as_ref().unwrap();
+    let s = a.snapshots.view.as_ref().unwrap();
     let at = s.cursor.expect("found");
     assert_eq!(at % 4, 0);
     let holds = |side: &rr_engine::snapshot::Snapshot| side.window(at, 4) == (-2f32).to_le_bytes();
@@ -1837,11 +1839,11 @@ fn search_finds_bytes_and_typed_values_forward_and_back() {
     let first = at;
     let cmds = key(&mut a, KeyCode::Char('>'));
     finish_search(&mut a, cmds);
-    let next = a.snap.as_ref().unwrap().cursor.unwrap();
+    let next = a.snapshots.view.as_ref().unwrap().cursor.unwrap();
     assert!(next > first, "{next:#x} after {first:#x}");
     let cmds = key(&mut a, KeyCode::Char('<'));
     finish_search(&mut a, cmds);
-    assert_eq!(a.snap.as_ref().unwrap().cursor, Some(first));
+    assert_eq!(a.snapshots.view.as_ref().unwrap().cursor, Some(first));
 
     key(&mut a, KeyCode::Char('/'));
     ctrl(&mut a, 'u');

@@ -375,7 +375,10 @@ fn the_explorer_shows_the_old_tools_replay_output() {
     let key = |c| Msg::Key(KeyEvent::new(c, KeyModifiers::NONE));
     a.update_inline(key(KeyCode::Enter));
     a.update_inline(key(KeyCode::Char('p')));
-    assert_eq!(a.snap.as_ref().map(|s| s.pair), Some(Pair::OutputReplay));
+    assert_eq!(
+        a.snapshots.view.as_ref().map(|s| s.pair),
+        Some(Pair::OutputReplay)
+    );
 }
 
 #[test]

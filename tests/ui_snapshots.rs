@@ -835,7 +835,7 @@ fn hex_cells_per_side(row: &str) -> (usize, usize) {
 fn both_sides_show_the_same_bytes_at_every_width() {
     for (w, bytes, ascii) in [(80u16, 8, false), (120, 16, false), (200, 16, true)] {
         let a = snapshots((w, 40), 0);
-        assert_eq!(a.snap.as_ref().unwrap().row, bytes, "{w} columns");
+        assert_eq!(a.snapshots.view.as_ref().unwrap().row, bytes, "{w} columns");
         let t = render(&a, ThemeName::Dark);
         let buf = t.backend().buffer();
         // The first row (at the first difference): below the title, which wraps at 80.

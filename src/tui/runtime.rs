@@ -148,7 +148,8 @@ fn message_loop(
         // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
         // the open pair on every turn (two fstat calls).
         if app
-            .snap
+            .snapshots
+            .view
             .as_ref()
             .is_some_and(|s| !s.stale && !s.files_unchanged())
         {

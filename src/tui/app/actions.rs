@@ -4,8 +4,8 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::prompt::PromptKind;
-use super::screens::{Component, DescriptorScreen, InstancesScreen};
-use super::{dim3, App, Cmd, Pair, Phase, Screen};
+use super::screens::{Component, DescriptorScreen, InstancesScreen, SnapshotsScreen};
+use super::{dim3, App, Cmd, Phase, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 
 impl App {
@@ -107,13 +107,7 @@ impl App {
         self.screen = screen;
         match screen {
             Screen::Descriptor => DescriptorScreen::shown(self),
-            Screen::Snapshots => {
-                let cur = self.current();
-                if cur.is_some() && self.snap.as_ref().map(|s| s.instance) != cur {
-                    return self.open_snapshots(Pair::InputOutput);
-                }
-                vec![]
-            }
+            Screen::Snapshots => SnapshotsScreen::shown(self),
             _ => vec![],
         }
     }
@@ -203,15 +197,7 @@ impl App {
         match self.screen {
             Screen::Instances => InstancesScreen::on_action(self, a),
             Screen::Descriptor => DescriptorScreen::on_action(self, a),
-            Screen::Snapshots => match a {
-                Action::Up
-                | Action::Down
-                | Action::PageUp
-                | Action::PageDown
-                | Action::Top
-                | Action::Bottom => self.scroll(a),
-                _ => self.on_snapshot_action(a),
-            },
+            Screen::Snapshots => SnapshotsScreen::on_action(self, a),
             Screen::Replay => match a {
                 Action::Up
                 | Action::Down
@@ -462,36 +448,13 @@ impl App {
         vec![Cmd::CancelReplay]
     }
 
-    fn scroll(&mut self, a: Action) -> Vec<Cmd> {
-        let page = self.page();
-        let step: isize = match a {
-            Action::Up => -1,
-            Action::Down => 1,
-            Action::PageUp => -(page as isize),
-            Action::PageDown => page as isize,
-            _ => 0,
-        };
-        match self.screen {
-            // The replay screen shows one instance and its settings (a grid override with D
-            // was set for it): moving the selection from there would replay another kernel
-            // with them, unseen.
-            Screen::Replay => self.set_status(
-                "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
-                false,
-            ),
-            Screen::Instances | Screen::Descriptor | Screen::Tune | Screen::Profile => {}
-            Screen::Snapshots => {
-                let rows = self.snapshot_rows();
-                if let Some(s) = self.snap.as_mut() {
-                    match a {
-                        Action::Top => s.to_top(),
-                        Action::Bottom => s.to_bottom(rows),
-                        _ if step > 0 => s.scroll_down(step as usize, rows),
-                        _ => s.scroll_up(step.unsigned_abs()),
-                    }
-                }
-            }
-        }
+    /// The replay screen shows one instance and its settings (a grid override with D was set
+    /// for it): moving the selection from there would replay another kernel with them, unseen.
+    fn scroll(&mut self, _a: Action) -> Vec<Cmd> {
+        self.set_status(
+            "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
+            false,
+        );
         vec![]
     }
 }

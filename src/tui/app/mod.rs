@@ -18,11 +18,7 @@ pub mod profiles;
 pub mod prompt;
 mod prompt_actions;
 pub mod replays;
-pub mod rowlayout;
 pub mod screens;
-pub mod search;
-mod snapshot_actions;
-pub mod snapview;
 pub mod status;
 pub mod sweepfile;
 mod tasks;
@@ -50,7 +46,7 @@ use rr_engine::replay::{ReplayRequest, Tagged};
 use rr_engine::snapshot::Snapshot;
 use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
-pub use snapview::{Pair, SnapView};
+pub use screens::snapshots::view::{Pair, SnapView};
 pub use status::Status;
 pub use tuneform::{Field, TuneForm};
 pub use tuning::TuneRun;
@@ -284,6 +280,8 @@ pub struct App {
     pub instances: screens::InstancesScreen,
     /// The Descriptor screen (`2`): inspections, the comparison, the view and its scrolling.
     pub descriptor: screens::DescriptorScreen,
+    /// The Snapshots screen (`3`): the pair open and the one being opened.
+    pub snapshots: screens::SnapshotsScreen,
     pub help: bool,
     /// First line of the help popup on screen.
     pub help_scroll: usize,
@@ -297,10 +295,6 @@ pub struct App {
     pub pending_rows: instances::PendingRows,
     /// Rows read so far of those that were pending, and how many there were.
     pub rows_loading: Option<(usize, usize)>,
-    /// Snapshots asked of a worker and not back yet (instance, pair).
-    pub opening: Option<(usize, Pair)>,
-    pub snap: Option<SnapView>,
-    next_job: u64,
     /// The id of the latest replay run; every run gets a new one.
     next_run: u64,
     pub replays: HashMap<usize, ReplayRun>,
@@ -373,6 +367,7 @@ impl App {
             screen: Screen::Instances,
             instances: Default::default(),
             descriptor: Default::default(),
+            snapshots: Default::default(),
             help: false,
             help_scroll: 0,
             prompt: None,
@@ -382,9 +377,6 @@ impl App {
             mark: None,
             pending_rows: Vec::new(),
             rows_loading: None,
-            opening: None,
-            snap: None,
-            next_job: 0,
             next_run: 0,
             replays: HashMap::new(),
             running: None,
@@ -483,27 +475,9 @@ impl App {
         self.content_lines().saturating_sub(2).max(1)
     }
 
-    /// Lines of hex rows on the snapshot screen: the content less the title's second line
-    /// (when it wraps), the column header and the note when the two files differ in length.
-    pub fn snapshot_rows(&self) -> usize {
-        let Some(s) = &self.snap else {
-            return self.content_lines().saturating_sub(1).max(1);
-        };
-        let note = usize::from(s.a.len() != s.b.len());
-        let title = s
-            .title_lines(&self.rows[s.instance].json_file, self.width)
-            .len()
-            - 1;
-        self.content_lines().saturating_sub(title + 1 + note).max(1)
-    }
-
     /// Fit the open snapshot view's rows to the terminal width and its element type.
     fn relayout(&mut self) {
-        let width = self.width;
-        if let Some(s) = self.snap.as_mut() {
-            let digits = rowlayout::offset_digits(s.len());
-            s.set_row(rowlayout::plan(width, s.dtype, digits).bytes);
-        }
+        self.snapshots.relayout(self.width);
     }
 
     /// The rows listed again, after the rows, the list's filter or order, or (sorted by status)

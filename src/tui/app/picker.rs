@@ -205,7 +205,7 @@ impl App {
         // event of a cancelled replay cannot pass for one of this record's.
         fresh.record_serial = self.record_serial + 1;
         fresh.next_run = self.next_run;
-        fresh.next_job = self.next_job;
+        fresh.snapshots.next_job = self.snapshots.next_job;
         *self = fresh;
         let mut cmds = self.start_checks();
         cmds.extend(self.read_more_rows());

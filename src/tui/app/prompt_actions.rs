@@ -5,10 +5,9 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use super::prompt::{Edit, Prompt, PromptKind};
-use super::screens::{Component, InstancesScreen};
-use super::snapshot_actions::NO_SNAPSHOTS;
+use super::screens::{Component, InstancesScreen, SnapshotsScreen};
 use super::{dim3, App, Cmd};
-use rr_engine::diff::{Comparison, DType};
+use rr_engine::diff::Comparison;
 
 impl App {
     pub(super) fn on_prompt_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -32,7 +31,7 @@ impl App {
                         self.prompt = None;
                         self.set_status(done, false);
                         if kind == PromptKind::Search {
-                            return self.search_again(true);
+                            return SnapshotsScreen::prompt_closed(self, kind);
                         }
                         if !self.asked_candidates.is_empty() {
                             let specs = std::mem::take(&mut self.asked_candidates);
@@ -68,16 +67,9 @@ impl App {
     fn apply_prompt(&mut self, kind: PromptKind, text: &str) -> Result<String, String> {
         match kind {
             PromptKind::Filter => InstancesScreen::apply_prompt(self, kind, text),
-            PromptKind::Goto => {
-                let s = self.snap.as_mut().ok_or(NO_SNAPSHOTS)?;
-                if text.is_empty() {
-                    return Err("type an offset, a device address (0x…) or argN".into());
-                }
-                s.goto(text)?;
-                Ok(format!("at offset {:#x}", s.top))
+            PromptKind::Goto | PromptKind::Search | PromptKind::Type => {
+                SnapshotsScreen::apply_prompt(self, kind, text)
             }
-            PromptKind::Search => self.set_search(text),
-            PromptKind::Type => self.apply_type_prompt(text),
             PromptKind::Repetitions => {
                 let n = crate::cli::parse_repetitions(text)?;
                 self.settings.repetitions = n;
@@ -109,21 +101,6 @@ impl App {
                 })
             }
         }
-    }
-
-    /// `t`'s prompt: an element type by name, or hex.
-    fn apply_type_prompt(&mut self, text: &str) -> Result<String, String> {
-        let dtype = match text.trim().to_ascii_lowercase().as_str() {
-            "hex" | "" => None,
-            name => Some(DType::parse(name).ok_or_else(|| {
-                format!(
-                    "unknown type {name:?}: hex, {}",
-                    DType::ALL.map(DType::name).join(", ")
-                )
-            })?),
-        };
-        self.snap.as_ref().ok_or(NO_SNAPSHOTS)?;
-        Ok(self.set_type(dtype))
     }
 
     /// The grid or block override (`kind`), checked against the hardware limits replay

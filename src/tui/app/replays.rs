@@ -6,6 +6,12 @@ use rr_engine::replay::ab::AbOutcome;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 
+/// Replays of instances with more memory than this write no `.replay_output`: they are verified
+/// on the GPU (only differing chunks come back), so a neighbouring instance's replay in the
+/// kept process takes a fraction of a second, not the minute of reading back and writing tens
+/// of GiB into the session directory.
+pub const SAVED_OUTPUT_LIMIT: u64 = 1 << 30;
+
 /// A run in a child process (a replay or a sweep) that an instance may be waiting for.
 pub trait ChildRunState {
     fn run_id(&self) -> u64;

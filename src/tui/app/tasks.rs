@@ -1,75 +1,11 @@
-//! Actions that start slow work: inspecting descriptors, mapping snapshots, replays, exports
-//! and the background checks. Each returns the `Cmd`s for the runtime; the results come back as
-//! messages.
+//! Actions that start slow work: replays, exports and the background checks and reading of
+//! the rows. Each returns the `Cmd`s for the runtime; the results come back as messages.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use super::{checks, App, Cmd, Msg, OpenedPair, Pair, ReplayRun, Screen, Work};
+use super::replays::SAVED_OUTPUT_LIMIT;
+use super::{checks, App, Cmd, Msg, ReplayRun, Screen, Work};
 use rr_engine::replay::{ab, ReplayRequest, Verify};
-use rr_engine::snapshot::Snapshot;
-use rr_format::memory::MemoryMap;
-use rr_format::{Descriptor, InstanceFiles};
-
-/// Replays of instances with more memory than this write no `.replay_output`: they are verified
-/// on the GPU (only differing chunks come back), so a neighbouring instance's replay in the
-/// kept process takes a fraction of a second, not the minute of reading back and writing tens
-/// of GiB into the session directory.
-pub const SAVED_OUTPUT_LIMIT: u64 = 1 << 30;
 
 impl App {
-    /// Ask a worker to map the two snapshots of a pair; indexing starts when they arrive.
-    pub fn open_snapshots(&mut self, pair: Pair) -> Vec<Cmd> {
-        let Some(i) = self.current() else {
-            self.set_status("no instance selected", true);
-            return vec![];
-        };
-        let json = self.rows[i].json_path.clone();
-        let replay_output = match pair {
-            Pair::InputOutput => None,
-            Pair::OutputReplay => match self
-                .replays
-                .get(&i)
-                .and_then(|r| r.saved.clone())
-                .map(PathBuf::from)
-                .or_else(|| self.rows[i].old_replay_output.clone())
-            {
-                Some(p) => Some(p),
-                None if self.replays.contains_key(&i)
-                    && self.rows[i]
-                        .input_len
-                        .is_some_and(|n| n > SAVED_OUTPUT_LIMIT) =>
-                {
-                    self.set_status(
-                        format!(
-                            "the explorer keeps no replay output over {}: `rr-tui replay {} --verify --save-output` writes it",
-                            humansize::format_size(SAVED_OUTPUT_LIMIT, humansize::BINARY),
-                            // Quoted, so that the command runs as pasted.
-                            shell_words::quote(&rr_format::text::visible_path(
-                                &self.rows[i].json_path
-                            ))
-                        ),
-                        true,
-                    );
-                    return vec![];
-                }
-                None => {
-                    self.set_status(
-                        "no replay output for this instance yet: press v to replay and verify",
-                        true,
-                    );
-                    return vec![];
-                }
-            },
-        };
-        self.opening = Some((i, pair));
-        vec![Cmd::Work(Work::new(move || Msg::SnapshotsOpened {
-            instance: i,
-            pair,
-            result: open_pair(&json, replay_output.as_deref()),
-        }))]
-    }
-
     pub(super) fn start_replay(&mut self, verify: bool) -> Vec<Cmd> {
         let Some(i) = self.current() else {
             self.set_status("no instance selected", true);
@@ -237,36 +173,4 @@ impl App {
             .map(|w| vec![Cmd::Work(w)])
             .unwrap_or_default()
     }
-}
-
-/// Map both snapshots of a pair (recorded input and output, or recorded output and a replay's
-/// output) and build the memory map that labels them (on a worker).
-fn open_pair(json: &Path, replay_output: Option<&Path>) -> Result<OpenedPair, String> {
-    use rr_engine::snapshot::open_recorded;
-    use rr_format::instance::Side;
-    let text = |e: rr_engine::Error| e.to_string();
-    let d = Descriptor::read(json).map_err(|e| e.to_string())?;
-    let files = InstanceFiles::from_descriptor_path(json);
-    let (a, b, note) = match replay_output {
-        None => {
-            let input = Arc::new(open_recorded(&files, &d, Side::Input).map_err(text)?);
-            match open_recorded(&files, &d, Side::Output) {
-                Ok(output) => (input, Arc::new(output), None),
-                // Recorded without its output: the input is still worth browsing.
-                Err(rr_engine::Error::Record(e)) if e.is_not_found() => (
-                    input.clone(),
-                    input,
-                    Some("no output was recorded for this instance: the recorded input, shown on both sides".to_string()),
-                ),
-                Err(e) => return Err(text(e)),
-            }
-        }
-        Some(p) => (
-            Arc::new(open_recorded(&files, &d, Side::Output).map_err(text)?),
-            Arc::new(Snapshot::open(p).map_err(text)?),
-            None,
-        ),
-    };
-    let map = MemoryMap::new(&d, a.len());
-    Ok(OpenedPair { a, b, map, note })
 }

@@ -1,10 +1,11 @@
-//! What each message does to the state: `App::update` and the handlers of the messages that
-//! no screen's own module takes (replay events, opened snapshots, index progress, checks).
+//! What each message does to the state: `App::update`, which hands a screen's messages to its
+//! component (`screens`), and the handlers of the messages no screen owns (replay events,
+//! checks).
 
-use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::{Event, Tagged};
 
-use super::{checks, replays, App, Cmd, Msg, OpenedPair, Pair, Phase, SnapView, SortKey, Work};
+use super::screens::SnapshotsScreen;
+use super::{checks, replays, App, Cmd, Msg, Phase, SortKey, Work};
 
 impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
@@ -69,9 +70,9 @@ impl App {
                 instance,
                 pair,
                 result,
-            } => self.on_snapshots_opened(instance, pair, result),
+            } => SnapshotsScreen::on_opened(self, instance, pair, result),
             Msg::SnapshotsChanged => {
-                self.on_snapshots_changed();
+                SnapshotsScreen::on_changed(self);
                 vec![]
             }
             Msg::Checked { results, next } => self.on_checked(results, next),
@@ -95,11 +96,11 @@ impl App {
                 vec![]
             }
             Msg::Index { job, event } => {
-                self.on_index_event(job, event);
+                SnapshotsScreen::on_index_event(self, job, event);
                 vec![]
             }
             Msg::Search { job, event } => {
-                self.on_search_event(job, event);
+                SnapshotsScreen::on_search_event(self, job, event);
                 vec![]
             }
         }
@@ -136,18 +137,6 @@ impl App {
         cmds
     }
 
-    /// A snapshot of the open view changed under its index: the view says it is stale.
-    fn on_snapshots_changed(&mut self) {
-        if let Some(s) = self.snap.as_mut() {
-            if !s.stale {
-                s.stale = true;
-                let msg = "a snapshot was truncated or rewritten after it was indexed: this view is stale (press Enter to reopen)";
-                s.error = Some(msg.into());
-                self.set_status(msg, true);
-            }
-        }
-    }
-
     fn on_replay_event(&mut self, Tagged { run, event }: Tagged) {
         let Some(instance) = replays::waiting_for(&self.replays, run) else {
             return;
@@ -174,80 +163,6 @@ impl App {
             }
             if self.instances.sort == SortKey::Status {
                 self.refresh_view();
-            }
-        }
-    }
-
-    fn on_snapshots_opened(
-        &mut self,
-        instance: usize,
-        pair: Pair,
-        result: Result<OpenedPair, String>,
-    ) -> Vec<Cmd> {
-        if self.opening != Some((instance, pair)) {
-            return vec![]; // superseded by a later request
-        }
-        self.opening = None;
-        match result {
-            Ok(o) => {
-                self.next_job += 1;
-                let view = SnapView::new(
-                    instance,
-                    pair,
-                    o.a.clone(),
-                    o.b.clone(),
-                    o.map,
-                    self.next_job,
-                );
-                let dtype = self.snap.as_ref().and_then(|s| s.dtype);
-                let big_endian = self.snap.as_ref().is_some_and(|s| s.big_endian);
-                self.snap = Some(SnapView {
-                    dtype,
-                    big_endian,
-                    // One snapshot on both sides: every row is "equal", so none is squeezed.
-                    squeeze: o.note.is_none(),
-                    ..view
-                });
-                if let Some(note) = o.note {
-                    self.set_status(note, false);
-                }
-                self.relayout();
-                vec![Cmd::StartIndex {
-                    job: self.next_job,
-                    a: o.a,
-                    b: o.b,
-                }]
-            }
-            Err(e) => {
-                self.set_status(e, true);
-                vec![]
-            }
-        }
-    }
-
-    fn on_index_event(&mut self, job: u64, event: IndexEvent) {
-        let Some(s) = self.snap.as_mut().filter(|s| s.job == job) else {
-            return;
-        };
-        match event {
-            IndexEvent::Progress {
-                scanned,
-                new_ranges,
-                differing_bytes,
-                ..
-            } => {
-                s.index.absorb(new_ranges, differing_bytes);
-                s.scanned = scanned;
-            }
-            IndexEvent::Done(Ok(out)) => {
-                s.index = out.index;
-                s.scanned = out.compared;
-                s.done = true;
-            }
-            IndexEvent::Done(Err(e)) => {
-                s.done = true;
-                s.error = Some(e.clone());
-                self.set_status(e, true);
             }
         }
     }

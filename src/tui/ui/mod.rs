@@ -9,7 +9,6 @@ mod leaderboard;
 mod picker;
 mod profile;
 mod replay;
-mod snapshots;
 mod statusbar;
 mod tuning;
 
@@ -58,7 +57,7 @@ fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) 
     match app.screen {
         Screen::Instances => app.instances.draw(&cx, f, main),
         Screen::Descriptor => app.descriptor.draw(&cx, f, main),
-        Screen::Snapshots => snapshots::draw(app, theme, f, main),
+        Screen::Snapshots => app.snapshots.draw(&cx, f, main),
         Screen::Replay => replay::draw(app, theme, f, main),
         Screen::Tune => tuning::draw(app, theme, f, main),
         Screen::Profile => profile::draw(app, theme, f, main),

@@ -16,6 +16,7 @@
 
 pub mod descriptor;
 pub mod instances;
+pub mod snapshots;
 
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -28,6 +29,7 @@ use crate::tui::theme::Theme;
 
 pub use descriptor::DescriptorScreen;
 pub use instances::InstancesScreen;
+pub use snapshots::SnapshotsScreen;
 
 /// What a screen's drawing reads besides its own state.
 pub struct DrawContext<'a> {

@@ -8,7 +8,8 @@ use rr_engine::diff::search::{Found, Query, SearchEvent};
 use rr_engine::diff::typed::encode;
 use rr_engine::diff::DType;
 
-use super::{App, Cmd};
+use super::{SnapshotsScreen, NO_SNAPSHOTS};
+use crate::tui::app::{App, Cmd};
 
 /// The search of the open snapshot view (kept for `>`/`<`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,14 +57,11 @@ fn hex_bytes(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-impl App {
+impl SnapshotsScreen {
     /// The search prompt's text applied: kept as the view's search (`search_again` then
     /// starts it from the cursor on), or why it is no value or bytes.
-    pub(super) fn set_search(&mut self, text: &str) -> Result<String, String> {
-        let s = self
-            .snap
-            .as_mut()
-            .ok_or(super::snapshot_actions::NO_SNAPSHOTS)?;
+    pub(super) fn set_search(app: &mut App, text: &str) -> Result<String, String> {
+        let s = app.snapshots.view.as_mut().ok_or(NO_SNAPSHOTS)?;
         if text.trim().is_empty() {
             return Err("type a value of the view's type, or bytes (x:de ad be ef)".into());
         }
@@ -79,17 +77,18 @@ impl App {
     }
 
     /// The next (or previous) match of the view's search, from the cursor.
-    pub(super) fn search_again(&mut self, forward: bool) -> Vec<Cmd> {
-        let Some(s) = self.snap.as_mut() else {
-            self.set_status(super::snapshot_actions::NO_SNAPSHOTS, true);
+    pub(super) fn search_again(app: &mut App, forward: bool) -> Vec<Cmd> {
+        let screen = &mut app.snapshots;
+        let Some(s) = screen.view.as_mut() else {
+            app.set_status(NO_SNAPSHOTS, true);
             return vec![];
         };
         let Some(search) = s.search.as_mut() else {
-            self.set_status("no search yet: / searches", true);
+            app.set_status("no search yet: / searches", true);
             return vec![];
         };
-        self.next_job += 1;
-        let job = self.next_job;
+        screen.next_job += 1;
+        let job = screen.next_job;
         search.job = Some(job);
         search.forward = forward;
         let here = s.cursor.filter(|&c| s.top <= c && c < s.top + s.row);
@@ -107,13 +106,15 @@ impl App {
         };
         let (a, b) = (s.a.clone(), s.b.clone());
         let text = search.text.clone();
-        self.set_status(format!("searching for {text}…"), false);
+        app.set_status(format!("searching for {text}…"), false);
         vec![Cmd::StartSearch { job, a, b, query }]
     }
 
     /// An event of the running search: progress, or where it ended.
-    pub(super) fn on_search_event(&mut self, job: u64, event: SearchEvent) {
-        let Some(s) = self.snap.as_mut() else { return };
+    pub fn on_search_event(app: &mut App, job: u64, event: SearchEvent) {
+        let Some(s) = app.snapshots.view.as_mut() else {
+            return;
+        };
         let Some(search) = s.search.as_mut().filter(|x| x.job == Some(job)) else {
             return; // a search replaced since, or another view
         };
@@ -122,7 +123,7 @@ impl App {
         let message = match event {
             SearchEvent::Progress { searched, total } => {
                 let pct = searched as f64 * 100.0 / total.max(1) as f64;
-                self.set_status(format!("searching for {text}… {pct:.0}%"), false);
+                app.set_status(format!("searching for {text}… {pct:.0}%"), false);
                 return;
             }
             SearchEvent::Done(Ok(Some(Found { offset, in_a, in_b }))) => {
@@ -149,7 +150,7 @@ impl App {
                 (e, true)
             }
         };
-        self.set_status(message.0, message.1);
+        app.set_status(message.0, message.1);
     }
 }
 

@@ -1,6 +1,6 @@
-//! The side-by-side snapshot view. Rows are as wide as `App` chose for the terminal (16, 8 or 4
-//! bytes, see `app::rowlayout`), so both sides always show the same bytes; an ASCII column
-//! appears when there is room; typed cells get the width there is.
+//! The side-by-side snapshot view's drawing. Rows are as wide as the screen chose for the
+//! terminal (16, 8 or 4 bytes, see `rowlayout`), so both sides always show the same bytes; an
+//! ASCII column appears when there is room; typed cells get the width there is.
 
 use humansize::{format_size, BINARY};
 use ratatui::layout::Rect;
@@ -9,15 +9,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::tui::app::rowlayout::{self, RowLayout, ASCII_GAP, LABEL_WIDTH};
-use crate::tui::app::snapview::{Line as ViewLine, Pair, SnapView};
+use super::rowlayout::{self, RowLayout, ASCII_GAP, LABEL_WIDTH};
+use super::view::{Line as ViewLine, Pair, SnapView};
+use super::SnapshotsScreen;
 use crate::tui::app::App;
 use crate::tui::format::{ascii_char, typed_cell, ByteCategory};
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 
-pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let Some(s) = &app.snap else {
+pub(super) fn draw(screen: &SnapshotsScreen, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(s) = &screen.view else {
         f.render_widget(
             Paragraph::new("No snapshots open: select an instance and press Enter.")
                 .style(theme.dim)
