@@ -245,7 +245,7 @@ fn replay_events_stream_into_the_instance_and_export() {
         ));
     }
     a.update(ev(run, Event::Done { ok: true }));
-    let run = &a.replays[&instance];
+    let run = &a.replay.runs[&instance];
     assert_eq!(run.kernel_stats().median, 1002.0);
     assert_eq!(run.phase, Phase::Done);
     assert!(a.running.is_none());
@@ -271,7 +271,7 @@ fn cancel_marks_the_run_and_kills_the_child() {
     };
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
-    assert_eq!(a.replays[&0].phase, Phase::Cancelled);
+    assert_eq!(a.replay.runs[&0].phase, Phase::Cancelled);
     // Late events of the killed child do not resurrect it.
     a.update(ev(
         run,
@@ -280,7 +280,7 @@ fn cancel_marks_the_run_and_kills_the_child() {
             message: "killed".into(),
         },
     ));
-    assert_eq!(a.replays[&0].phase, Phase::Cancelled);
+    assert_eq!(a.replay.runs[&0].phase, Phase::Cancelled);
 }
 
 /// Cancelling a replay and immediately starting another on the same instance: the killed
@@ -307,7 +307,7 @@ fn a_cancelled_runs_late_events_never_touch_the_next_run() {
     ));
     a.update(ev(first, Event::Done { ok: false }));
     assert_eq!(
-        a.replays[&0].phase,
+        a.replay.runs[&0].phase,
         Phase::Running,
         "the new run is untouched"
     );
@@ -325,8 +325,8 @@ fn a_cancelled_runs_late_events_never_touch_the_next_run() {
         },
     ));
     a.update(ev(second, Event::Done { ok: true }));
-    assert_eq!(a.replays[&0].phase, Phase::Done);
-    assert_eq!(a.replays[&0].kernel_ns, vec![1.0]);
+    assert_eq!(a.replay.runs[&0].phase, Phase::Done);
+    assert_eq!(a.replay.runs[&0].kernel_ns, vec![1.0]);
 }
 
 #[test]
@@ -1508,7 +1508,7 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
     }
     a.update(ev(run, Event::Compare(ab::judge(&x, &y).unwrap())));
     a.update(ev(run, Event::Done { ok: false }));
-    let r = &a.replays[&instance];
+    let r = &a.replay.runs[&instance];
     assert_eq!(r.kernel_ns.len(), 10);
     assert_eq!(r.candidate.as_ref().unwrap().kernel_ns.len(), 10);
     assert_eq!(
@@ -1674,15 +1674,15 @@ fn the_kept_replay_process_is_shown_and_c_ends_it() {
     ));
     a.update(ev(run, Event::Done { ok: true }));
     assert_eq!(
-        a.replays[&instance].memory.as_deref(),
+        a.replay.runs[&instance].memory.as_deref(),
         Some(format!("memory kept from the last replay: {switched}").as_str())
     );
-    assert_eq!(a.replays[&instance].detail, "repetitions done");
+    assert_eq!(a.replay.runs[&instance].detail, "repetitions done");
 
     // Nothing kept: nothing to cancel. Kept (the runtime says so): `c` ends it.
     assert!(key(&mut a, KeyCode::Char('c')).is_empty());
     assert!(status(&a).contains("nothing to cancel"), "{}", status(&a));
-    a.replay_kept = true;
+    a.replay.kept = true;
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(matches!(cmds.as_slice(), [Cmd::CancelReplay]));
     assert!(

@@ -108,7 +108,7 @@ fn message_loop(
 ) -> Result<()> {
     let mut first_frame = true;
     loop {
-        app.replay_kept = workers
+        app.replay.kept = workers
             .replay
             .as_ref()
             .is_some_and(|c| c.idle_for().is_some());

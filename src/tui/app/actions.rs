@@ -3,9 +3,8 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::prompt::PromptKind;
-use super::screens::{Component, DescriptorScreen, InstancesScreen, SnapshotsScreen};
-use super::{dim3, App, Cmd, Phase, Screen};
+use super::screens::{Component, DescriptorScreen, InstancesScreen, ReplayScreen, SnapshotsScreen};
+use super::{App, Cmd, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 
 impl App {
@@ -35,11 +34,13 @@ impl App {
             self.on_help_key(k);
             return vec![];
         }
-        // Enter on the Replay screen steps through the leaderboard (its title says so; no
-        // binding: the screen has no other use for Enter).
-        if k.code == KeyCode::Enter && self.screen == Screen::Replay && self.leaderboard.is_some() {
-            self.leaderboard_next();
-            return vec![];
+        // A key the shown screen takes before the key table (the Replay screen's Enter).
+        let taken = match self.screen {
+            Screen::Replay => ReplayScreen::on_key(self, &k),
+            _ => None,
+        };
+        if let Some(cmds) = taken {
+            return cmds;
         }
         match keymap::lookup(self.scope(), &k) {
             Some(a) if self.picking => self.on_picker_action(a),
@@ -139,7 +140,7 @@ impl App {
             | Action::PrevScreen
             | Action::Open => self.on_navigation_action(a),
             // Global keys: whichever screen is shown, they replay, cancel or profile.
-            Action::Replay | Action::Verify | Action::Cancel => self.on_replay_action(a),
+            Action::Replay | Action::Verify | Action::Cancel => ReplayScreen::on_action(self, a),
             Action::Profile => self.on_tune_action(a),
             Action::Up
             | Action::Down
@@ -198,15 +199,7 @@ impl App {
             Screen::Instances => InstancesScreen::on_action(self, a),
             Screen::Descriptor => DescriptorScreen::on_action(self, a),
             Screen::Snapshots => SnapshotsScreen::on_action(self, a),
-            Screen::Replay => match a {
-                Action::Up
-                | Action::Down
-                | Action::PageUp
-                | Action::PageDown
-                | Action::Top
-                | Action::Bottom => self.scroll(a),
-                _ => self.on_replay_action(a),
-            },
+            Screen::Replay => ReplayScreen::on_action(self, a),
             Screen::Tune | Screen::Profile => self.on_tune_action(a),
         }
     }
@@ -261,67 +254,6 @@ impl App {
             _ => {}
         }
         vec![]
-    }
-
-    /// The replay screen: replays and their cancelling, the settings' prompts (each opened
-    /// with the value in force), the chart's freeze and the export.
-    fn on_replay_action(&mut self, a: Action) -> Vec<Cmd> {
-        match a {
-            Action::Replay => return self.start_replay(false),
-            Action::Verify => return self.start_replay(true),
-            Action::Cancel => return self.cancel_replay(),
-            Action::Freeze => self.toggle_freeze(),
-            Action::Export => return self.export(),
-            _ => self.open_setting_prompt(a),
-        }
-        vec![]
-    }
-
-    /// The prompt of the replay setting `a` edits, holding the setting's value in force.
-    fn open_setting_prompt(&mut self, a: Action) {
-        let settings = &self.settings;
-        let (kind, text) = match a {
-            Action::EditRepetitions => (PromptKind::Repetitions, settings.repetitions.to_string()),
-            Action::EditGrid => (
-                PromptKind::Grid,
-                settings.grid.map(dim3).unwrap_or_default(),
-            ),
-            Action::EditBlock => (
-                PromptKind::Block,
-                settings.block.map(dim3).unwrap_or_default(),
-            ),
-            Action::EditTolerance => (
-                PromptKind::Tolerance,
-                settings.tolerance.map(|c| c.to_spec()).unwrap_or_default(),
-            ),
-            Action::EditCandidate => (
-                PromptKind::Candidate,
-                settings
-                    .candidate
-                    .as_ref()
-                    .map(|c| shell_words::join(c.to_args().iter().skip(1)))
-                    .unwrap_or_default(),
-            ),
-            Action::EditImage => (
-                PromptKind::Image,
-                settings
-                    .supplied
-                    .image
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            ),
-            Action::EditBaseAddress => (
-                PromptKind::BaseAddress,
-                settings
-                    .supplied
-                    .base_address
-                    .map(|a| format!("{a:#x}"))
-                    .unwrap_or_default(),
-            ),
-            _ => return,
-        };
-        self.open_prompt(kind, text);
     }
 
     /// The tuning screen (sweeps, the heatmap, the table of the best) and the profile screen,
@@ -401,60 +333,5 @@ impl App {
         };
         self.set_status(text, false);
         cmds
-    }
-
-    fn toggle_freeze(&mut self) {
-        let Some(reps) = self
-            .current()
-            .and_then(|i| self.replays.get(&i))
-            .map(|r| r.kernel_ns.len())
-        else {
-            self.set_status(
-                "nothing to freeze: this instance has not been replayed",
-                true,
-            );
-            return;
-        };
-        self.frozen = match self.frozen {
-            Some(_) => None,
-            None => Some(reps),
-        };
-        let text = match self.frozen {
-            Some(n) => format!("chart frozen at {n} repetition(s); f goes live again"),
-            None => "chart live".to_string(),
-        };
-        self.set_status(text, false);
-    }
-
-    fn cancel_replay(&mut self) -> Vec<Cmd> {
-        let Some(i) = self.running.take() else {
-            if std::mem::take(&mut self.replay_kept) {
-                self.set_status(
-                    "the kept replay process ended: its GPU memory is free",
-                    false,
-                );
-                return vec![Cmd::CancelReplay];
-            }
-            if let Some(cmds) = self.cancel_leaderboard() {
-                return cmds;
-            }
-            self.set_status("nothing to cancel: no replay is running", false);
-            return vec![];
-        };
-        if let Some(r) = self.replays.get_mut(&i) {
-            r.phase = Phase::Cancelled;
-        }
-        self.set_status("replay cancelled", false);
-        vec![Cmd::CancelReplay]
-    }
-
-    /// The replay screen shows one instance and its settings (a grid override with D was set
-    /// for it): moving the selection from there would replay another kernel with them, unseen.
-    fn scroll(&mut self, _a: Action) -> Vec<Cmd> {
-        self.set_status(
-            "nothing scrolls here: the instance to replay is chosen on the instances screen (1)",
-            false,
-        );
-        vec![]
     }
 }

@@ -2,7 +2,9 @@
 //! clock, no terminal and no file, so tests drive it with messages. Side effects (processes,
 //! threads, files) are `Cmd`s the runtime performs.
 //!
-//! Keys and actions are in `actions`, the commands that start slow work in `tasks`.
+//! Each screen is a component in `screens` (its state, its drawing, its keys); the `App` holds
+//! them and what they share. `actions` hands keys to them (and keeps navigation), `update` hands
+//! them their messages, `tasks` starts the reading of the record after the first frame.
 
 mod actions;
 pub mod checks;
@@ -282,6 +284,8 @@ pub struct App {
     pub descriptor: screens::DescriptorScreen,
     /// The Snapshots screen (`3`): the pair open and the one being opened.
     pub snapshots: screens::SnapshotsScreen,
+    /// The Replay screen (`4`): the session's replays, the chart's freeze, the kept process.
+    pub replay: screens::ReplayScreen,
     pub help: bool,
     /// First line of the help popup on screen.
     pub help_scroll: usize,
@@ -297,14 +301,8 @@ pub struct App {
     pub rows_loading: Option<(usize, usize)>,
     /// The id of the latest replay run; every run gets a new one.
     next_run: u64,
-    pub replays: HashMap<usize, ReplayRun>,
     pub running: Option<usize>,
-    /// The last replay's process waits for the next replay, holding its instance's memory on
-    /// the GPU (set by the runtime, which owns the process).
-    pub replay_kept: bool,
     pub settings: ReplaySettings,
-    /// Number of repetitions shown while the chart is frozen.
-    pub frozen: Option<usize>,
     /// The tuning screen's form (one for the session, like the replay settings).
     pub tune_form: TuneForm,
     /// Sweeps by instance, kept for the session.
@@ -328,8 +326,6 @@ pub struct App {
     pub profile: profiles::ProfileState,
     /// The Replay screen's leaderboard of several candidates (`C` with several files).
     pub leaderboard: Option<leaderboard::LeaderboardView>,
-    /// Several candidates the `C` prompt named, started as a leaderboard when it closes.
-    pub asked_candidates: Vec<rr_engine::replay::candidate::CandidateSpec>,
     /// `Err(why)` when replay cannot run here (no CUDA driver).
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
@@ -368,6 +364,7 @@ impl App {
             instances: Default::default(),
             descriptor: Default::default(),
             snapshots: Default::default(),
+            replay: Default::default(),
             help: false,
             help_scroll: 0,
             prompt: None,
@@ -378,9 +375,7 @@ impl App {
             pending_rows: Vec::new(),
             rows_loading: None,
             next_run: 0,
-            replays: HashMap::new(),
             running: None,
-            replay_kept: false,
             settings: ReplaySettings {
                 repetitions: DEFAULT_REPETITIONS,
                 grid: None,
@@ -389,7 +384,6 @@ impl App {
                 supplied: Default::default(),
                 candidate: None,
             },
-            frozen: None,
             tune_form: TuneForm::default(),
             tunes: HashMap::new(),
             tuning: None,
@@ -401,7 +395,6 @@ impl App {
             tune_queue: Default::default(),
             profile: Default::default(),
             leaderboard: None,
-            asked_candidates: Vec::new(),
             gpu,
             output_dir,
             export_dir: PathBuf::from("."),
@@ -484,7 +477,7 @@ impl App {
     /// a replay changed; the selected instance stays selected when it is still listed.
     fn refresh_view(&mut self) {
         let keep = self.current();
-        let (replays, rows, list) = (&self.replays, &self.rows, &self.instances);
+        let (replays, rows, list) = (&self.replay.runs, &self.rows, &self.instances);
         self.view =
             instances::view(
                 rows,

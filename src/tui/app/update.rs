@@ -1,11 +1,10 @@
 //! What each message does to the state: `App::update`, which hands a screen's messages to its
-//! component (`screens`), and the handlers of the messages no screen owns (replay events,
-//! checks).
+//! component (`screens`: replay events, opened snapshots, index and search progress,
+//! inspections), and the handlers of the messages no screen owns (the checks, the rows read
+//! after the first frame, exports, the picker).
 
-use rr_engine::replay::{Event, Tagged};
-
-use super::screens::SnapshotsScreen;
-use super::{checks, replays, App, Cmd, Msg, Phase, SortKey, Work};
+use super::screens::{ReplayScreen, SnapshotsScreen};
+use super::{checks, App, Cmd, Msg, SortKey, Work};
 
 impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
@@ -52,7 +51,7 @@ impl App {
             Msg::RowsLoaded(rows) => self.on_rows_loaded(rows),
             Msg::Quit => self.quit_all(),
             Msg::Replay(tagged) => {
-                self.on_replay_event(tagged);
+                ReplayScreen::on_event(self, tagged);
                 vec![]
             }
             Msg::Tune(tagged) => self.on_tune_event(tagged),
@@ -61,7 +60,9 @@ impl App {
                 vec![]
             }
             Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
-            Msg::ReplayChecked { instance, result } => self.on_replay_checked(instance, result),
+            Msg::ReplayChecked { instance, result } => {
+                ReplayScreen::on_checked(self, instance, result)
+            }
             Msg::Inspected { instance, result } => {
                 self.descriptor.inspected(instance, result);
                 vec![]
@@ -135,36 +136,6 @@ impl App {
         cmds.extend(self.start_checks());
         cmds.extend(self.read_more_rows());
         cmds
-    }
-
-    fn on_replay_event(&mut self, Tagged { run, event }: Tagged) {
-        let Some(instance) = replays::waiting_for(&self.replays, run) else {
-            return;
-        };
-        let done = matches!(event, Event::Done { .. });
-        if let Some(r) = self.replays.get_mut(&instance) {
-            r.apply(event);
-        }
-        if done && self.running == Some(instance) {
-            self.running = None;
-            let name = self.rows[instance].demangled.clone();
-            match self
-                .replays
-                .get(&instance)
-                .map(|r| (r.badge().0, r.phase.clone()))
-            {
-                Some((_, Phase::Failed(m))) => {
-                    self.set_status(format!("replay of {name} failed: {m}"), true)
-                }
-                Some((badge, _)) => {
-                    self.set_status(format!("replay of {name}: {badge}"), badge == "mismatch")
-                }
-                None => {}
-            }
-            if self.instances.sort == SortKey::Status {
-                self.refresh_view();
-            }
-        }
     }
 
     fn on_checked(&mut self, results: checks::CheckResults, next: usize) -> Vec<Cmd> {

@@ -8,7 +8,6 @@ mod help;
 mod leaderboard;
 mod picker;
 mod profile;
-mod replay;
 mod statusbar;
 mod tuning;
 
@@ -18,7 +17,8 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::app::framelayout::{frame_areas, shown_dir, tab_bar, BRAND};
-use super::app::screens::{Component, DrawContext};
+use super::app::leaderboard::LeaderboardView;
+use super::app::screens::{Component, DrawContext, Section};
 use super::app::{App, Screen};
 use super::layout::fit_path;
 use super::theme::Theme;
@@ -53,12 +53,17 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 /// The tab bar and the screen of the record that is open.
 fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) {
     draw_tabs(app, theme, f, tabs);
-    let cx = DrawContext { app, theme };
+    let board = app.leaderboard.as_ref().map(Board);
+    let cx = DrawContext {
+        app,
+        theme,
+        section: board.as_ref().map(|b| b as &dyn Section),
+    };
     match app.screen {
         Screen::Instances => app.instances.draw(&cx, f, main),
         Screen::Descriptor => app.descriptor.draw(&cx, f, main),
         Screen::Snapshots => app.snapshots.draw(&cx, f, main),
-        Screen::Replay => replay::draw(app, theme, f, main),
+        Screen::Replay => app.replay.draw(&cx, f, main),
         Screen::Tune => tuning::draw(app, theme, f, main),
         Screen::Profile => profile::draw(app, theme, f, main),
     }
@@ -94,4 +99,16 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The Replay screen's leaderboard, drawn into the section the screen leaves for it.
+struct Board<'a>(&'a LeaderboardView);
+
+impl Section for Board<'_> {
+    fn height(&self, room: u16) -> u16 {
+        leaderboard::height(self.0, room)
+    }
+    fn draw(&self, theme: &Theme, f: &mut Frame, area: Rect) {
+        leaderboard::draw(self.0, theme, f, area);
+    }
 }

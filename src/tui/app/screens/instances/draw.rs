@@ -41,7 +41,7 @@ fn name_of(app: &App, r: &InstanceRow) -> String {
 }
 
 fn badge(app: &App, theme: &Theme, i: usize) -> (&'static str, ratatui::style::Style) {
-    match app.replays.get(&i).map(|x| x.badge().0) {
+    match app.replay.runs.get(&i).map(|x| x.badge().0) {
         Some(b @ "verified") => (b, theme.ok),
         Some(b @ ("failed" | "mismatch")) => (b, theme.error),
         Some(b) => (b, theme.warn),

@@ -88,7 +88,7 @@ impl SnapshotsScreen {
 /// replay's, else a legacy record's; or why there is none.
 fn replay_output(app: &App, i: usize) -> Result<PathBuf, String> {
     let row = &app.rows[i];
-    let run = app.replays.get(&i);
+    let run = app.replay.runs.get(&i);
     if let Some(p) = run
         .and_then(|r| r.saved.clone())
         .map(PathBuf::from)

@@ -1,3 +1,7 @@
+//! The Replay screen's drawing: the instance and the settings a replay would use, the
+//! leaderboard's section while there is one, then the last replay's state, its chart of times,
+//! their statistics and its verdict.
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -6,11 +10,13 @@ use ratatui::widgets::{
 };
 use ratatui::Frame;
 
-use crate::tui::app::dim3;
-use crate::tui::app::{App, CandidateRun, Phase, ReplayBlocker, ReplayRun};
+use super::ReplayScreen;
+use crate::tui::app::screens::DrawContext;
+use crate::tui::app::{dim3, App, CandidateRun, Phase, ReplayBlocker, ReplayRun};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::titled;
 use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::verify;
@@ -19,7 +25,8 @@ use rr_engine::replay::VerifyOutcome;
 /// Most points the chart draws; longer series are decimated by striding.
 const MAX_CHART_POINTS: usize = 2000;
 
-pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+pub(super) fn draw(screen: &ReplayScreen, cx: &DrawContext, f: &mut Frame, area: Rect) {
+    let (app, theme) = (cx.app, cx.theme);
     let Some(cur) = app.current() else { return };
     // The instance too: a model's recording holds many instances of one kernel.
     let row = &app.rows[cur];
@@ -28,7 +35,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .file_stem()
         .map(|s| rr_format::text::visible(&s.to_string_lossy()).into_owned())
         .unwrap_or_default();
-    let inner = super::titled(
+    let inner = titled(
         &format!("Replay · {} · {stem}", row.demangled),
         theme,
         f,
@@ -38,23 +45,23 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(
-            fit(&settings_text(app), settings_area.width as usize),
+            fit(&settings_text(screen, app), settings_area.width as usize),
             theme.dim,
         ))),
         settings_area,
     );
     // The leaderboard of several candidates (`C`), below the replay, while there is one.
-    let inner = match &app.leaderboard {
+    let inner = match cx.section {
         Some(board) => {
-            let h = super::leaderboard::height(board, inner.height);
+            let h = board.height(inner.height);
             let [rest, section] =
                 Layout::vertical([Constraint::Min(1), Constraint::Length(h)]).areas(inner);
-            super::leaderboard::draw(board, theme, f, section);
+            board.draw(theme, f, section);
             rest
         }
         None => inner,
     };
-    let Some(run) = app.replays.get(&cur) else {
+    let Some(run) = screen.runs.get(&cur) else {
         draw_not_replayed(app, cur, theme, f, inner);
         return;
     };
@@ -69,8 +76,8 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Constraint::Length(verdict_height),
     ])
     .areas(inner);
-    draw_head(run, app, theme, f, head);
-    draw_times(run, app, theme, f, [charts, stats]);
+    draw_head(run, screen.frozen, theme, f, head);
+    draw_times(run, screen.frozen, theme, f, [charts, stats]);
     f.render_widget(
         Paragraph::new(verdict_lines).wrap(Wrap { trim: false }),
         verdict,
@@ -92,13 +99,12 @@ fn draw_not_replayed(app: &App, cur: usize, theme: &Theme, f: &mut Frame, area: 
 /// statistics; up to the repetition the chart is frozen at (`f`).
 fn draw_times(
     run: &ReplayRun,
-    app: &App,
+    frozen: Option<usize>,
     theme: &Theme,
     f: &mut Frame,
     [charts, stats]: [Rect; 2],
 ) {
-    let shown = app
-        .frozen
+    let shown = frozen
         .unwrap_or(run.kernel_ns.len())
         .min(run.kernel_ns.len());
     let data = &run.kernel_ns[..shown];
@@ -106,10 +112,7 @@ fn draw_times(
         Layout::vertical([Constraint::Min(4), Constraint::Length(3)]).areas(charts);
     // An A/B replay: the two kernels' times side by side.
     let candidate = run.candidate.as_ref().map(|c| {
-        let n = app
-            .frozen
-            .unwrap_or(c.kernel_ns.len())
-            .min(c.kernel_ns.len());
+        let n = frozen.unwrap_or(c.kernel_ns.len()).min(c.kernel_ns.len());
         &c.kernel_ns[..n]
     });
     match candidate {
@@ -155,7 +158,7 @@ fn draw_times(
 }
 
 /// What a replay started now would use (the settings `n`, `D`, `B` and `T` edit).
-fn settings_text(app: &App) -> String {
+fn settings_text(screen: &ReplayScreen, app: &App) -> String {
     let s = &app.settings;
     let mut text = format!(
         "settings: repetitions {} · grid {} · block {} · tolerance {}",
@@ -182,13 +185,13 @@ fn settings_text(app: &App) -> String {
             rr_format::text::visible_path(&c.path)
         ));
     }
-    if app.replay_kept && app.running.is_none() {
+    if screen.kept && app.running.is_none() {
         text.push_str(" · replay process kept (c frees its GPU memory)");
     }
     text
 }
 
-fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+fn draw_head(run: &ReplayRun, frozen: Option<usize>, theme: &Theme, f: &mut Frame, area: Rect) {
     let (state, style) = match &run.phase {
         Phase::Running => (
             format!("running {}/{}", run.kernel_ns.len(), run.repetitions),
@@ -198,11 +201,7 @@ fn draw_head(run: &ReplayRun, app: &App, theme: &Theme, f: &mut Frame, area: Rec
         Phase::Cancelled => ("cancelled".to_string(), theme.warn),
         Phase::Failed(_) => ("failed".to_string(), theme.error),
     };
-    let frozen = if app.frozen.is_some() {
-        " · FROZEN"
-    } else {
-        ""
-    };
+    let frozen = if frozen.is_some() { " · FROZEN" } else { "" };
     let mut lines = vec![
         Line::from(vec![
             Span::styled(format!("{state}{frozen}"), style),
