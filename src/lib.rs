@@ -54,8 +54,11 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Ab(args)) => commands::ab::run(&args),
         Some(Command::Profile(args)) => commands::profile::run(&args),
         Some(Command::Record(args)) => commands::record::run(&args),
-        Some(Command::Tune(args)) => commands::tune::run(&args),
-        Some(Command::Engine(args)) => commands::engine::run(&args),
+        Some(Command::Tune(args)) => commands::tune::run_args(&args),
+        Some(Command::Engine(args)) => args
+            .job()
+            .map_err(error::Error::invalid)
+            .and_then(|job| commands::engine::run(&job)),
         Some(Command::Job) => commands::job::run(),
         Some(Command::Config(args)) => commands::config::run(&args),
         Some(Command::Doctor(args)) => commands::doctor::run(&args),

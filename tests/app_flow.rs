@@ -826,17 +826,17 @@ fn of_run(run: u64, m: Msg) -> Msg {
 }
 
 /// `u` opens the tuning screen of the selected instance; `r` starts the sweep the form
-/// describes. Returns its run id and command line.
-fn start_sweep(a: &mut App) -> (u64, Vec<String>) {
+/// describes. Returns its run id and job.
+fn start_sweep(a: &mut App) -> (u64, Box<rr_engine::tune::job::TuneJob>) {
     match key(a, KeyCode::Char('r')).into_iter().next() {
-        Some(Cmd::StartTune { run, args, .. }) => (run, args),
+        Some(Cmd::StartTune { run, job, .. }) => (run, job),
         _ => panic!("no sweep started: {:?}", a.status),
     }
 }
 
 /// Defines without a source: `rr-tui tune -D` refuses them, and the tuning form, which counted
 /// 72 configurations and started the sweep, refuses them in the same words (one rule,
-/// `cli::source_flags_problem`): its info line says why and `r` starts nothing.
+/// `tune::job::source_flags_problem`): its info line says why and `r` starts nothing.
 #[test]
 fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
     let mut a = app("llvm-two-kernels", true);
@@ -884,21 +884,13 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     key(&mut a, KeyCode::Char('u'));
     assert_eq!(a.screen, Screen::Tune);
     let me = a.current().unwrap();
-    let (run, args) = start_sweep(&mut a);
+    let (run, job) = start_sweep(&mut a);
     assert_eq!(a.tuning, Some(me));
+    assert_eq!(job.descriptor, a.rows[me].json_path);
     assert_eq!(
-        args[..2],
-        [
-            "tune".to_string(),
-            a.rows[me].json_path.display().to_string()
-        ]
+        (job.run_id, job.timing.cold, job.events),
+        (run, Some(true), true)
     );
-    assert!(args.ends_with(&[
-        "--run-id".into(),
-        run.to_string(),
-        "--cold".into(),
-        "--events".into()
-    ]));
     assert!(
         key(&mut a, KeyCode::Char('r')).is_empty(),
         "one sweep at a time"

@@ -933,9 +933,10 @@ fn replay_without_a_driver_says_so() {
         .stderr(predicate::str::contains("no CUDA driver found"));
 }
 
-/// The tuning screen's child exactly as the explorer starts it: its events carry the
-/// explorer's run id, and a setup failure (no driver here: said once, before any event) ends in
-/// an error quoting the child's stderr, then `done`.
+/// The tuning screen's child exactly as the explorer starts it (`rr-tui job`, the form's
+/// sweep job on its input): its events carry the explorer's run id, and a setup failure (no
+/// driver here: said once, before any event) ends in an error quoting the child's stderr, then
+/// `done`.
 #[test]
 fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
     use rr_engine::replay::child::ChildRun;
@@ -946,13 +947,10 @@ fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
         return;
     }
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
-    let args = rr_tui::tui::app::TuneForm::default()
-        .to_args(d, 41)
-        .unwrap()
-        .to_args();
+    let job = rr_tui::tui::app::TuneForm::default().job(d, 41).unwrap();
     let (tx, rx) = crossbeam_channel::unbounded();
     let exe = Path::new(env!("CARGO_BIN_EXE_rr-tui"));
-    ChildRun::spawn(exe, &args, 41, "tune", move |t| {
+    ChildRun::spawn_job(exe, &job, 41, "tune", move |t| {
         let _ = tx.send(t);
     })
     .unwrap();
@@ -968,6 +966,151 @@ fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
     );
     assert_eq!(events[1], Event::Done { ok: false });
 }
+
+/// The same sweep set on the explorer's tuning form and on `rr-tui tune`'s command line is the
+/// same job, field for field: what the explorer hands its tune process is what the command
+/// would run.
+#[test]
+fn the_tuning_form_and_the_command_line_make_the_same_job() {
+    use clap::Parser;
+    use rr_tui::tui::app::{Field, TuneForm};
+    let t = tempfile::tempdir().unwrap();
+    let (src, sweep) = (t.path().join("k.cu"), t.path().join("sweep.json"));
+    std::fs::write(&src, "__global__ void k() {}").unwrap();
+    std::fs::write(&sweep, "{}").unwrap();
+    let cli = |words: &[&str]| {
+        let argv = ["rr-tui", "tune", "x.json"].iter().chain(words).copied();
+        match rr_tui::cli::Cli::try_parse_from(argv).unwrap().command {
+            Some(rr_tui::cli::Command::Tune(a)) => a.job().unwrap(),
+            other => panic!("not tune: {other:?}"),
+        }
+    };
+    let form =
+        |fields: &[(Field, &str)], cold: bool, energy: Option<rr_engine::tune::Objective>| {
+            let mut f = TuneForm::default();
+            for &(field, text) in fields {
+                f.set_text(field, text).unwrap();
+            }
+            f.cold = cold;
+            if let Some(o) = energy {
+                (f.objective, f.energy) = (o, true);
+            }
+            f.job("x.json".into(), 9).unwrap()
+        };
+    let (src_text, sweep_text) = (src.display().to_string(), sweep.display().to_string());
+    let simulate = format!("simulate {sweep_text}");
+    let cases: Vec<(FormCase, Vec<&str>)> = vec![
+        // The form's defaults.
+        (
+            (vec![], true, None),
+            vec!["--grid", "cover", "--block", "32..1024*2", "--cold"],
+        ),
+        (
+            (
+                vec![
+                    (Field::Grid, "1..8"),
+                    (Field::Block, "64,128"),
+                    (Field::SharedMem, "0,1024"),
+                    (Field::Registers, "32..64:32"),
+                    (Field::Strategy, "tpe"),
+                    (Field::Budget, "1_000"),
+                    (Field::Samples, "5"),
+                    (Field::Verify, "f32:rtol=1e-5"),
+                    (Field::Limits, "ignored"),
+                    (Field::Devices, "1,0"),
+                    (Field::TimeLimit, "90"),
+                    (Field::Seed, "7"),
+                ],
+                false,
+                Some(rr_engine::tune::Objective::Edp),
+            ),
+            vec![
+                "--grid",
+                "1..8",
+                "--block",
+                "64,128",
+                "--shared-mem",
+                "0,1024",
+                "--registers",
+                "32..64:32",
+                "--strategy",
+                "tpe",
+                "--budget",
+                "1000",
+                "--samples",
+                "5",
+                "--tolerance",
+                "f32:rtol=1e-5",
+                "--ignore-limits",
+                "--devices",
+                "1,0",
+                "--time-limit",
+                "90",
+                "--seed",
+                "7",
+                "--hot",
+                "--objective",
+                "edp",
+                "--energy",
+            ],
+        ),
+        (
+            (
+                vec![
+                    (Field::Source, src_text.as_str()),
+                    (Field::Defines, "TILE=1,2; T=float,double"),
+                    (Field::Grid, "GRID_X*4/TILE"),
+                    (Field::Verify, "off"),
+                ],
+                true,
+                None,
+            ),
+            vec![
+                "--grid",
+                "GRID_X*4/TILE",
+                "--block",
+                "32..1024*2",
+                "--source",
+                &src_text,
+                "-D",
+                "TILE=1,2",
+                "-D",
+                "T=float,double",
+                "--no-verify",
+                "--cold",
+            ],
+        ),
+        // Simulated: cold, tune's default, is left unsaid.
+        (
+            (vec![(Field::Devices, simulate.as_str())], true, None),
+            vec![
+                "--grid",
+                "cover",
+                "--block",
+                "32..1024*2",
+                "--simulate",
+                &sweep_text,
+            ],
+        ),
+    ];
+    for ((fields, cold, energy), words) in &cases {
+        let mut words = words.clone();
+        words.extend(["--events", "--run-id", "9"]);
+        let from_form = form(fields, *cold, *energy);
+        assert_eq!(from_form, cli(&words), "{words:?}");
+        // And through the child-process protocol unchanged.
+        let line = rr_engine::job::encode(&from_form).unwrap();
+        let decoded = rr_engine::job::decode::<rr_engine::tune::job::TuneJob>(&line);
+        assert_eq!(decoded, Ok(from_form));
+    }
+}
+
+/// A tuning form's fields, its cold choice and an objective measuring energy.
+type FormCase<'a> = (
+    Vec<(rr_tui::tui::app::Field, &'a str)>,
+    bool,
+    Option<rr_engine::tune::Objective>,
+);
 
 #[test]
 fn explorer_refuses_a_pipe_with_advice() {

@@ -1,6 +1,7 @@
 //! `tune --engine-hub`: the tuner's engines reached through a hub (the Python package's Ray
-//! sweep is one), here a hub of the test's own that runs simulated engines
-//! (`rr-tui engine --simulate`), so the whole path runs without a GPU. A sweep through the hub
+//! sweep is one), here a hub of the test's own that runs simulated engines (`rr-tui job` with
+//! the tuner's engine job, told to answer from a finished sweep), so the whole path runs
+//! without a GPU. A sweep through the hub
 //! must equal the same sweep answered in-process (`--simulate`), also when the hub loses an
 //! engine in the middle of a configuration.
 
@@ -38,8 +39,10 @@ fn sweep(dir: &Path, grid_max: u32) -> PathBuf {
     out
 }
 
-/// A hub on `socket`: every connection runs `rr-tui engine … --simulate sweep` and
-/// passes the protocol through. The `lose_at`-th command (counted over all connections) is
+/// A hub on `socket`, as the Python package's: every connection's first line is
+/// `{"hub":2,"cwd":…,"job":{"protocol":1,"engine":{…}}}`; it runs `rr-tui job` with that job
+/// (told to answer from `sweep`) as the first line of its input, and passes the protocol
+/// through. The `lose_at`-th command (counted over all connections) is
 /// answered with a `lost` error instead, as a hub whose actor died would.
 fn serve_hub(socket: &Path, sweep: PathBuf, lose_at: Option<usize>) -> Arc<AtomicUsize> {
     let listener = UnixListener::bind(socket).unwrap();
@@ -61,24 +64,21 @@ fn relay(conn: UnixStream, sweep: &Path, counted: &AtomicUsize, lose_at: Option<
     let mut hello = String::new();
     from_tuner.read_line(&mut hello).unwrap();
     let hello: serde_json::Value = serde_json::from_str(&hello).unwrap();
-    assert_eq!(hello["hub"], 1);
-    let argv: Vec<String> = hello["engine"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(argv[0], "engine");
+    assert_eq!(hello["hub"], 2);
+    let mut job = hello["job"].clone();
+    assert_eq!(job["protocol"], 1);
+    assert!(job["engine"]["device_id"].is_u64(), "{job}");
+    job["engine"]["simulate"] = sweep.to_str().unwrap().into();
+    job["engine"]["pace"] = 1.0.into();
     let mut engine = Process::new(assert_cmd::cargo::cargo_bin("rr-tui"))
-        .args(&argv)
-        .arg("--simulate")
-        .arg(sweep)
+        .arg("job")
         .current_dir(hello["cwd"].as_str().unwrap())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut to_engine = engine.stdin.take().unwrap();
+    writeln!(to_engine, "{job}").unwrap();
     let from_engine = BufReader::new(engine.stdout.take().unwrap());
     let mut out = to_tuner.try_clone().unwrap();
     let pump = std::thread::spawn(move || {
@@ -654,4 +654,135 @@ fn a_hub_answering_runs_it_was_not_sent_is_said_at_once_and_given_up() {
             .iter()
             .all(|t| t["status"] != "fault"));
     }
+}
+
+/// A hub of the first version (`{"hub":1,…,"engine":[argv]}`) refuses this tuner's first line
+/// in its own words, `not a tuner of this hub's version`: the tuner says what that means, in
+/// one line, and gives the engine up.
+#[test]
+fn a_hub_of_the_first_version_is_said_to_be_older() {
+    let t = tempfile::tempdir().unwrap();
+    let socket = t.path().join("hub.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let mut hello = String::new();
+            BufReader::new(conn.try_clone().unwrap())
+                .read_line(&mut hello)
+                .unwrap();
+            let hello: serde_json::Value = serde_json::from_str(&hello).unwrap();
+            assert_eq!(hello["hub"], 2);
+            // The Python package's hub of version 1, word for word.
+            let mut conn = conn;
+            let _ = writeln!(
+                conn,
+                r#"{{"run": 0, "event": "error", "kind": "input", "message": "not a tuner of this hub's version"}}"#
+            );
+        }
+    });
+    let out = Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("tune")
+        .arg(saxpy())
+        .args(["--grid", "1..2", "--engines", "1", "--engine-hub"])
+        .arg(&socket)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "the engine hub speaks an older hub protocol than this rr-tui's (hub 2): install the rr_tui Python package of this rr-tui's version where the hub runs"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("engine 0 given up"), "{said}");
+}
+
+/// The Python package's side of the hub protocol, without Ray (python/tests/hub_protocol.py):
+/// a tuner of the first version refused in one line; the engine actor runs the job it is
+/// handed with `rr-tui job` (the job its first line of input, then the engine's commands), with
+/// device 0 unless simulated, and a job the engine refuses is said as its start's error.
+#[test]
+fn the_python_hub_refuses_another_version_and_hands_engines_their_jobs() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 2);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/tests/hub_protocol.py");
+    let out = Process::new("timeout")
+        .args(["120", "python3"])
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("rr-tui"))
+        .arg(&sweep)
+        .arg(saxpy())
+        .env_remove("RR_TUI_JOB")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("hub: 0 failed"), "{stdout}");
+}
+
+/// `rr-tui job` with an engine job: its commands follow the job's line on the same input (the
+/// job's reader takes nothing more), and a job out of its limits is said as an engine says
+/// why it cannot start (an `error` of run 0), naming the flag.
+#[test]
+fn an_engine_job_reads_its_commands_after_its_line_and_refuses_what_the_flags_would() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 2);
+    let job = |pace: f64| {
+        serde_json::json!({"protocol": 1, "engine": {
+            "descriptor": saxpy(), "device_id": 4, "verify": "bytes", "energy": false,
+            "kernel_timeout": 30.0,
+            "supplied": {"image": null, "base_address": null, "assume_llvm18": false},
+            "simulate": sweep, "pace": pace,
+        }})
+    };
+    let command = r#"{"measure":{"id":7,"config":{"grid":[2,1,1],"block":[64,1,1],"shared_mem":0},"policy":{"cold":true,"target":{"max_noise":null,"min_samples":1,"min_gpu_time":0.0,"timeout":60.0},"max_samples":1,"throttle":0.75}}}"#;
+    let out = Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("job")
+        .env_remove("RR_TUI_JOB")
+        .write_stdin(format!("{}\n{command}\n\"quit\"\n", job(0.0)))
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let trial = text
+        .lines()
+        .find(|l| l.contains(r#""event":"trial""#))
+        .unwrap_or_else(|| panic!("no trial: {text}"));
+    let v: serde_json::Value = serde_json::from_str(trial).unwrap();
+    assert_eq!(
+        (v["run"].as_u64(), v["device"].as_u64()),
+        (Some(7), Some(4))
+    );
+    assert_eq!(v["kernel_ns"]["median"], 6840.0);
+
+    let out = Command::cargo_bin("rr-tui")
+        .unwrap()
+        .arg("job")
+        .env_remove("RR_TUI_JOB")
+        .write_stdin(format!("{}\n", job(500.0)))
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        (v["run"].as_u64(), v["event"].as_str()),
+        (Some(0), Some("error"))
+    );
+    assert!(v["message"].as_str().unwrap().contains("--pace 500"), "{v}");
 }

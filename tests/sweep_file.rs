@@ -268,22 +268,17 @@ fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     // The opened sweep is not replaced without asking: `r` again does.
     assert!(press_r(&mut a).is_empty());
     let cmds = press_r(&mut a);
-    let Some(Cmd::StartTune { args, .. }) = cmds.into_iter().next() else {
+    let Some(Cmd::StartTune { job, .. }) = cmds.into_iter().next() else {
         panic!("no sweep started: {:?}", a.status)
     };
-    let at = args
-        .iter()
-        .position(|x| x == "--simulate")
-        .expect("--simulate");
-    assert_eq!(args[at + 1], BUNDLED);
-    assert!(!args.iter().any(|x| x == "--devices"), "{args:?}");
-    assert!(args.iter().any(|x| x == "tpe"), "{args:?}");
+    assert_eq!(job.simulate.as_deref(), Some(std::path::Path::new(BUNDLED)));
+    assert_eq!(job.devices, None);
+    assert_eq!(job.strategy, rr_engine::tune::StrategyKind::Tpe);
     // Nothing the user did not set that `tune --simulate` would say has no effect.
+    assert_eq!(job.timing, rr_engine::tune::job::SweepTiming::default());
     assert!(
-        !args
-            .iter()
-            .any(|x| ["--cold", "--hot", "--energy", "--no-verify"].contains(&x.as_str())),
-        "{args:?}"
+        !job.energy && job.verify == rr_engine::replay::Verify::Bytes,
+        "{job:?}"
     );
 }
 

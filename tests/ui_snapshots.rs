@@ -1027,21 +1027,14 @@ fn marked_instances_are_swept_one_after_the_other() {
     assert_eq!(rows, 2, "{screen}");
     key(&mut a, '5');
     let start = |cmds: Vec<Cmd>, a: &App| match cmds.into_iter().next() {
-        Some(Cmd::StartTune {
-            instance,
-            run,
-            args,
-        }) => (instance, run, args),
+        Some(Cmd::StartTune { instance, run, job }) => (instance, run, job),
         _ => panic!("no sweep started: {:?}", a.status),
     };
     let cmds = key(&mut a, 'R');
-    let (first, run, args) = start(cmds, &a);
+    let (first, run, job) = start(cmds, &a);
     let marked: Vec<usize> = a.sweep_marks.iter().copied().collect();
     assert_eq!(first, marked[0]);
-    assert!(
-        args.contains(&a.rows[first].json_path.display().to_string()),
-        "{args:?}"
-    );
+    assert_eq!(job.descriptor, a.rows[first].json_path);
     // Done: the second starts by itself.
     let next = a.update_inline(tune_ev(run, Event::Done { ok: true }));
     let (second, run2, _) = start(next, &a);

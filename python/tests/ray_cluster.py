@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """rr_tui.ray on a local multi-node Ray cluster (one head and three nodes of one GPU each, all
-on this machine), with simulated engines (`rr-tui engine --simulate`), so no GPU is needed:
+on this machine), with simulated engines (engine jobs answering from a finished sweep), so no
+GPU is needed:
 
 1. a sweep over two engines equals the same sweep answered in-process (`tune --simulate`),
    row for row, and both engines measured;
@@ -80,7 +81,8 @@ def remove_a_node_with_an_engine(cluster, after_s, said):
     that goes down takes its processes with it: the actor's first, then the node's own."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        engines = [p for p in processes() if b" engine " in p[2] and b"--simulate" in p[2]]
+        # An engine is `rr-tui job` (its job, simulated here, on its input).
+        engines = [p for p in processes() if p[2] == RR.encode() + b" job "]
         if engines:
             break
         time.sleep(0.1)

@@ -4,8 +4,9 @@
 //! every flag's description across the help pages). Each `*_LONG` repeats its summary as its
 //! first paragraph, as a doc comment's long help does.
 //!
-//! The texts are constants rather than one flattened `Args` struct per flag: the explorer's
-//! tune form builds `TuneArgs` field by field, and the fields stay where it sets them.
+//! The texts are constants rather than one flattened `Args` struct per flag: `TuneArgs::job`
+//! converts the arguments field by field into the sweep's job, and the fields stay where it
+//! reads them.
 
 /// `--strict` of `replay` and `tune` (`check --strict` is another switch: warnings fail the
 /// check).

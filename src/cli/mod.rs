@@ -68,9 +68,7 @@ pub use repro::ReproArgs;
 pub use supplied::SuppliedArgs;
 pub(crate) use timing::positive_f64;
 pub use timing::TimingArgs;
-pub(crate) use tune::{
-    parse_budget, parse_devices, parse_strategy, source_flags_problem, DEFAULT_ENERGY_SECONDS,
-};
+pub(crate) use tune::{parse_budget, parse_devices, parse_strategy};
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
 /// `rr-tui -V`: the version and the commit built ("unknown" outside a git checkout; build.rs).

@@ -3,10 +3,10 @@
 use clap::Args;
 use std::path::PathBuf;
 
-use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::replay::Verify;
-use rr_engine::tune::trial::Axes;
-use rr_engine::tune::{Config, StrategyKind, TuneReport};
+use rr_engine::tune::engine_job::{self, EngineJob};
+use rr_engine::tune::job::{self, SweepTiming, TuneJob};
+use rr_engine::tune::StrategyKind;
 
 use super::{flags, parse_tolerance, SuppliedArgs, TimingArgs};
 
@@ -158,7 +158,7 @@ pub struct TuneArgs {
     /// repetition), annealing (simulated annealing: neighbours of good configurations) or tpe
     /// (Tree-structured Parzen Estimator: a model of where good configurations lie, asked
     /// for the most promising next; random for the first 10).
-    #[arg(long, default_value = "exhaustive", value_parser = super::Listed::new(parse_strategy, strategy_names), hide_possible_values = true, help_heading = "Search")]
+    #[arg(long, default_value_t = job::DEFAULT_STRATEGY, value_parser = super::Listed::new(parse_strategy, strategy_names), hide_possible_values = true, help_heading = "Search")]
     pub strategy: StrategyKind,
     /// Measure at most N configurations [default: all].
     ///
@@ -217,7 +217,7 @@ pub struct TuneArgs {
         value_name = "N",
         help_heading = "Search",
         requires = "engine_hub",
-        value_parser = clap::value_parser!(u16).range(1..=1024)
+        value_parser = clap::value_parser!(u16).range(1..=i64::from(job::MAX_ENGINES))
     )]
     pub engines: Option<u16>,
     /// What the best configuration minimises.
@@ -226,7 +226,7 @@ pub struct TuneArgs {
     /// per execution) or edp (energy-delay product, joules × seconds). energy and edp measure
     /// energy (--energy). Searches learn from it; the report keeps time and energy for every
     /// configuration either way and marks the Pareto front of time against energy.
-    #[arg(long, default_value = "time", value_parser = super::Listed::new(parse_objective, objective_names), hide_possible_values = true, help_heading = "Energy")]
+    #[arg(long, default_value_t = job::DEFAULT_OBJECTIVE, value_parser = super::Listed::new(parse_objective, objective_names), hide_possible_values = true, help_heading = "Energy")]
     pub objective: rr_engine::tune::Objective,
     /// Measure each configuration's energy too.
     ///
@@ -240,7 +240,7 @@ pub struct TuneArgs {
     ///
     /// How long each configuration's energy is measured at least (and at least five ~100 ms
     /// counter windows), 0.2 to 60; longer is less noisy.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_ENERGY_SECONDS, value_parser = parse_energy_seconds, help_heading = "Energy")]
+    #[arg(long, value_name = "SECONDS", default_value_t = job::DEFAULT_ENERGY_SECONDS, value_parser = parse_energy_seconds, help_heading = "Energy")]
     pub energy_seconds: f64,
     /// Exactly N samples per configuration.
     ///
@@ -266,7 +266,7 @@ pub struct TuneArgs {
     pub no_verify: bool,
     #[arg(long, help_heading = "Verification", help = flags::STRICT, long_help = flags::STRICT_LONG)]
     pub strict: bool,
-    #[arg(long, value_name = "SECONDS", default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing", help = flags::KERNEL_TIMEOUT, long_help = flags::KERNEL_TIMEOUT_LONG)]
+    #[arg(long, value_name = "SECONDS", default_value_t = job::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout, help_heading = "Timing", help = flags::KERNEL_TIMEOUT, long_help = flags::KERNEL_TIMEOUT_LONG)]
     pub kernel_timeout: f64,
     #[arg(long, value_name = "FILE", help_heading = "Output", help = flags::CSV, long_help = flags::CSV_LONG)]
     pub csv: Option<PathBuf>,
@@ -295,11 +295,8 @@ pub struct TuneArgs {
     #[arg(long, hide = true)]
     pub events: bool,
     /// The run id the events carry (the explorer tells its sweeps apart by it).
-    #[arg(long, hide = true, default_value_t = 1)]
+    #[arg(long, hide = true, default_value_t = job::DEFAULT_RUN_ID)]
     pub run_id: u64,
-    /// Set by `tune DIR` for each instance it sweeps whole: no Slurm default here.
-    #[arg(skip)]
-    pub whole: bool,
 }
 
 /// `tune`'s subcommands.
@@ -396,27 +393,6 @@ impl MergeArgs {
     }
 }
 
-/// Flags that only mean something for a `--source` (`given`: each flag and whether it was
-/// given) are refused without one. The one rule `tune` and the explorer's tuning form apply:
-/// the form never accepts what the command refuses.
-pub fn source_flags_problem(source: bool, given: &[(&str, bool)]) -> Result<(), String> {
-    let flags: Vec<&str> = given
-        .iter()
-        .filter(|&&(_, g)| g && !source)
-        .map(|&(flag, _)| flag)
-        .collect();
-    match flags.as_slice() {
-        [] => Ok(()),
-        [one] => Err(format!(
-            "{one} applies to a --source only: give the kernel's CUDA C++ source to compile variants from"
-        )),
-        many => Err(format!(
-            "{} apply to a --source only: give the kernel's CUDA C++ source to compile variants from",
-            many.join(" and ")
-        )),
-    }
-}
-
 impl TuneArgs {
     /// Why `--json` given as a switch is refused (it is `--json-out FILE`'s old spelling).
     pub(crate) fn json_switch_refused(&self) -> Option<String> {
@@ -430,49 +406,6 @@ impl TuneArgs {
             .or(self.json_old_spelling.as_deref())
     }
 
-    /// `--define`, `--nvrtc-opt` and `--source-kernel` without `--source`: refused
-    /// ([`source_flags_problem`]).
-    pub fn check_source_flags(&self) -> Result<(), String> {
-        source_flags_problem(
-            self.source.is_some(),
-            &[
-                ("--define", !self.defines.is_empty()),
-                ("--nvrtc-opt", !self.nvrtc_opts.is_empty()),
-                ("--source-kernel", self.source_kernel.is_some()),
-            ],
-        )
-    }
-
-    /// The part of the sweep to measure: `--shard`, or a Slurm array task's (not for the
-    /// explorer's sweeps, which run where it runs).
-    pub fn shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {
-        use rr_engine::tune::StrategyKind;
-        // Adaptive strategies and budgets are not split: a job array runs them whole in every
-        // task unless told otherwise (a recording's instances are shared out whatever the
-        // strategy: `instances_shard`).
-        let splittable = matches!(
-            self.strategy,
-            StrategyKind::Exhaustive | StrategyKind::Random
-        ) && self.budget.is_none();
-        if !splittable && self.shard.is_none() {
-            return Ok(None);
-        }
-        self.instances_shard()
-    }
-
-    /// The part of a recording's instances to sweep (`tune DIR`): `--shard`, or a Slurm array
-    /// task's, whatever the strategy.
-    pub fn instances_shard(&self) -> Result<Option<rr_engine::tune::shard::Shard>, String> {
-        if self.shard.is_some() || self.events || self.whole {
-            return Ok(self.shard);
-        }
-        // Lossy: a value that is not UTF-8 is refused by the number parser, not ignored.
-        rr_engine::tune::shard::Shard::from_slurm(|v| {
-            std::env::var_os(v).map(|x| x.to_string_lossy().into_owned())
-        })
-        .transpose()
-    }
-
     /// The descriptor (clap requires it unless a subcommand is given).
     pub fn descriptor(&self) -> &std::path::Path {
         self.descriptor
@@ -480,202 +413,87 @@ impl TuneArgs {
             .unwrap_or(std::path::Path::new(""))
     }
 
-    /// The sampling policy: exactly `--samples` per configuration, or adaptive to the noise
-    /// target; cold unless `--hot`.
-    pub fn policy(&self) -> TimingPolicy {
-        let cold = self.timing.cold(true);
-        match self.samples {
-            Some(n) => TimingPolicy::fixed(n, cold),
-            None => TimingPolicy::adaptive(cold, self.timing.target(), MAX_ADAPTIVE_SAMPLES),
-        }
-    }
-
-    pub fn verify(&self) -> Verify {
-        match (self.no_verify, self.tolerance) {
-            (true, _) => Verify::No,
-            (false, Some(c)) => Verify::Typed(c),
-            (false, None) => Verify::Bytes,
-        }
-    }
-
-    /// How the report names the verification: "off", "bytes" or the typed comparison.
-    pub fn verify_label(&self) -> String {
-        match self.verify() {
-            Verify::No => "off".into(),
-            Verify::Bytes => "bytes".into(),
-            Verify::Typed(c) => c.to_spec(),
-        }
-    }
-
-    /// The source variants are compiled from (`--source`, its defines and options), as a
-    /// candidate of the replay's A/B (the same checks, the same compiler options).
-    pub fn source_spec(&self) -> Option<rr_engine::replay::candidate::CandidateSpec> {
-        self.source
-            .as_ref()
-            .map(|path| rr_engine::replay::candidate::CandidateSpec {
-                path: path.clone(),
-                kernel: self.source_kernel.clone(),
-                defines: vec![],
-                options: self.nvrtc_opts.clone(),
-            })
-    }
-
-    /// The axes as given, for the report.
-    pub fn axes(&self) -> Axes {
-        Axes {
+    /// The sweep these arguments ask for, checked ([`TuneJob::check`]): what `tune` runs. The
+    /// Slurm array task's part is read here, once, where it can apply (a recording's
+    /// instances; a sweep that can be split) and the sweep does not stream events to the
+    /// explorer.
+    pub fn job(&self) -> Result<TuneJob, String> {
+        let t = &self.timing;
+        let mut job = TuneJob {
+            descriptor: self.descriptor().to_path_buf(),
+            kernels: self.kernels.clone(),
+            reports: self.reports.clone(),
+            fresh_engines: self.fresh_engines,
+            shard: self.shard,
+            array_task: None,
             grid: self.grid.clone(),
             block: self.block.clone(),
             shared_mem: self.shared_mem.clone(),
             registers: self.registers.clone(),
-        }
-    }
-
-    /// Whether energy is measured: --energy, or an objective that needs it.
-    pub fn measures_energy(&self) -> bool {
-        self.energy || self.objective.needs_energy()
-    }
-
-    /// How long each configuration's energy is measured, when it is.
-    pub fn energy_policy(&self) -> Option<rr_engine::replay::energy::EnergyPolicy> {
-        self.measures_energy()
-            .then(|| rr_engine::replay::energy::EnergyPolicy::sweep(self.energy_seconds))
-    }
-
-    /// An empty report of a sweep with these arguments (filled as trials come).
-    pub fn report(&self, kernel: &str, recorded: Config, space_size: u64, seed: u64) -> TuneReport {
-        TuneReport {
+            source: self.source.clone(),
+            defines: self.defines.clone(),
+            nvrtc_opts: self.nvrtc_opts.clone(),
+            source_kernel: self.source_kernel.clone(),
+            ignore_limits: self.ignore_limits,
+            list: self.list,
             strategy: self.strategy,
-            objective: self.objective,
-            energy: self.energy_policy(),
-            seed,
             budget: self.budget,
-            time_limit_s: self.time_limit,
-            verify: self.verify_label(),
-            axes: self.axes(),
-            space_size,
-            ..TuneReport::new(
-                self.descriptor().display().to_string(),
-                kernel.to_string(),
-                recorded,
-                self.policy(),
-            )
-        }
-    }
-
-    /// The command line (after the program name) that parses back into these arguments: how
-    /// the explorer starts a sweep in a child process.
-    pub fn to_args(&self) -> Vec<String> {
-        let mut v = vec!["tune".to_string(), self.descriptor().display().to_string()];
-        let mut opt = |flag: &str, value: Option<String>| {
-            if let Some(value) = value {
-                v.push(flag.into());
-                v.push(value);
-            }
+            time_limit: self.time_limit,
+            seed: self.seed,
+            simulate: self.simulate.clone(),
+            devices: self.devices.as_ref().map(|d| d.0.clone()),
+            engine_hub: self.engine_hub.clone(),
+            engines: self.engines,
+            objective: self.objective,
+            energy: self.energy,
+            energy_seconds: self.energy_seconds,
+            samples: self.samples,
+            timing: SweepTiming {
+                cold: (t.cold || t.hot).then_some(t.cold),
+                max_noise: t.max_noise,
+                min_samples: t.min_samples,
+                min_time: t.min_time,
+                timeout: t.timeout,
+            },
+            supplied: self.supplied.supplied(),
+            verify: verify_of(self.no_verify, self.tolerance),
+            strict: self.strict,
+            kernel_timeout: self.kernel_timeout,
+            csv: self.csv.clone(),
+            json_out: self.report_file().map(std::path::Path::to_path_buf),
+            export: self.export.clone(),
+            resume: self.resume,
+            events: self.events,
+            run_id: self.run_id,
         };
-        opt("--grid", self.grid.clone());
-        opt("--block", self.block.clone());
-        opt("--shared-mem", self.shared_mem.clone());
-        opt("--registers", self.registers.clone());
-        opt("--strategy", Some(self.strategy.name().into()));
-        opt("--budget", self.budget.map(|n| n.to_string()));
-        opt("--time-limit", self.time_limit.map(|t| t.to_string()));
-        opt("--seed", self.seed.map(|n| n.to_string()));
-        opt(
-            "--simulate",
-            self.simulate.as_ref().map(|p| p.display().to_string()),
-        );
-        opt(
-            "--devices",
-            self.devices.as_ref().map(|d| {
-                let list: Vec<String> = d.0.iter().map(i32::to_string).collect();
-                list.join(",")
-            }),
-        );
-        opt(
-            "--engine-hub",
-            self.engine_hub.as_ref().map(|p| p.display().to_string()),
-        );
-        opt("--engines", self.engines.map(|n| n.to_string()));
-        opt("--samples", self.samples.map(|n| n.to_string()));
-        opt(
-            "--objective",
-            (self.objective != rr_engine::tune::Objective::Time)
-                .then(|| self.objective.name().into()),
-        );
-        opt(
-            "--energy-seconds",
-            (self.energy_seconds != DEFAULT_ENERGY_SECONDS)
-                .then(|| self.energy_seconds.to_string()),
-        );
-        let t = &self.timing;
-        opt("--max-noise", t.max_noise.map(|x| x.to_string()));
-        opt("--min-samples", t.min_samples.map(|x| x.to_string()));
-        opt("--min-time", t.min_time.map(|x| x.to_string()));
-        opt("--timeout", t.timeout.map(|x| x.to_string()));
-        opt("--tolerance", self.tolerance.map(|c| c.to_spec()));
-        opt(
-            "--kernel-timeout",
-            (self.kernel_timeout != rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT)
-                .then(|| self.kernel_timeout.to_string()),
-        );
-        opt("--csv", self.csv.as_ref().map(|p| p.display().to_string()));
-        opt(
-            "--export",
-            self.export.as_ref().map(|p| p.display().to_string()),
-        );
-        opt(
-            "--json-out",
-            self.report_file().map(|p| p.display().to_string()),
-        );
-        opt("--run-id", Some(self.run_id.to_string()));
-        opt(
-            "--source",
-            self.source.as_ref().map(|p| p.display().to_string()),
-        );
-        opt("--source-kernel", self.source_kernel.clone());
-        opt("--kernels", self.kernels.clone());
-        opt(
-            "--reports",
-            self.reports.as_ref().map(|p| p.display().to_string()),
-        );
-        for d in &self.defines {
-            opt(
-                "--define",
-                Some(format!("{}={}", d.name, d.values.join(","))),
-            );
+        if job.shard.is_none() && !job.events && (job.descriptor.is_dir() || job.splittable()) {
+            // Lossy: a value that is not UTF-8 is refused by the number parser, not ignored.
+            job.array_task = rr_engine::tune::shard::Shard::from_slurm(|v| {
+                std::env::var_os(v).map(|x| x.to_string_lossy().into_owned())
+            })
+            .transpose()?;
         }
-        for o in &self.nvrtc_opts {
-            v.push(format!("--nvrtc-opt={o}"));
-        }
-        v.extend(self.supplied.to_args());
-        for (flag, on) in [
-            ("--ignore-limits", self.ignore_limits),
-            ("--list", self.list),
-            ("--cold", t.cold),
-            ("--hot", t.hot),
-            ("--no-verify", self.no_verify),
-            ("--energy", self.energy),
-            ("--strict", self.strict),
-            ("--resume", self.resume),
-            ("--events", self.events),
-        ] {
-            if on {
-                v.push(flag.into());
-            }
-        }
-        v
+        job.check()?;
+        Ok(job)
     }
 }
 
-/// Adaptive sampling stops at this many kept samples whatever the noise.
-const MAX_ADAPTIVE_SAMPLES: u32 = 10_000;
+/// `--no-verify` and `--tolerance` as the verification they ask for (bytes by default).
+fn verify_of(no_verify: bool, tolerance: Option<rr_engine::diff::Comparison>) -> Verify {
+    match (no_verify, tolerance) {
+        (true, _) => Verify::No,
+        (false, Some(c)) => Verify::Typed(c),
+        (false, None) => Verify::Bytes,
+    }
+}
 
 pub(crate) fn parse_budget(s: &str) -> Result<u64, String> {
-    use rr_engine::tune::space::MAX_MEASURED;
     match s.trim().parse::<u64>() {
-        Ok(n) if (1..=MAX_MEASURED).contains(&n) => Ok(n),
+        Ok(n) if job::BUDGET.contains(&n) => Ok(n),
         _ => Err(format!(
-            "{s:?}: expected a number of configurations from 1 to {MAX_MEASURED}"
+            "{s:?}: expected a number of configurations from {} to {}",
+            job::BUDGET.start(),
+            job::BUDGET.end()
         )),
     }
 }
@@ -693,12 +511,9 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
             .ok()
             .filter(|d| *d >= 0)
             .ok_or_else(|| format!("{item:?}: expected GPU ordinals like 0,1"))?;
-        if out.contains(&d) {
-            return Err(format!(
-                "GPU {d} is listed twice (two engines on one GPU would disturb each other's timings)"
-            ));
-        }
         out.push(d);
+        // The job's rule: distinct ordinals.
+        job::check_devices(&out)?;
     }
     Ok(Devices(out))
 }
@@ -715,14 +530,15 @@ fn objective_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Energy is measured this long per configuration unless told otherwise.
-pub const DEFAULT_ENERGY_SECONDS: f64 = 1.0;
-
-/// Seconds of energy measurement per configuration: 0.2 to 60.
+/// Seconds of energy measurement per configuration ([`job::ENERGY_SECONDS`]).
 fn parse_energy_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if (0.2..=60.0).contains(&v) => Ok(v),
-        _ => Err(format!("{s:?}: expected seconds from 0.2 to 60")),
+        Ok(v) if job::ENERGY_SECONDS.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected seconds from {} to {}",
+            job::ENERGY_SECONDS.start(),
+            job::ENERGY_SECONDS.end()
+        )),
     }
 }
 
@@ -735,7 +551,9 @@ fn strategy_names() -> Vec<&'static str> {
     StrategyKind::ALL.into_iter().map(|k| k.name()).collect()
 }
 
-/// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout.
+/// The hidden engine a sweep drives: one per GPU, commands on stdin, events on stdout. The
+/// tuner hands its engines an [`EngineJob`] (`rr-tui job`); `rr-tui engine DESCRIPTOR …` is the
+/// same engine for people and tests, its flags converted into the same job ([`EngineArgs::job`]).
 #[derive(Debug, Args, Clone)]
 pub struct EngineArgs {
     pub descriptor: PathBuf,
@@ -748,7 +566,7 @@ pub struct EngineArgs {
     /// Open NVML at the start (the sweep measures energy).
     #[arg(long)]
     pub energy: bool,
-    #[arg(long, default_value_t = rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout)]
+    #[arg(long, default_value_t = engine_job::DEFAULT_KERNEL_TIMEOUT, value_parser = super::replay::parse_kernel_timeout)]
     pub kernel_timeout: f64,
     #[command(flatten)]
     pub supplied: SuppliedArgs,
@@ -761,7 +579,7 @@ pub struct EngineArgs {
     /// (0: answer at once).
     #[arg(
         long,
-        default_value_t = 1.0,
+        default_value_t = engine_job::DEFAULT_PACE,
         requires = "simulate",
         allow_hyphen_values = true,
         value_parser = parse_pace
@@ -769,11 +587,32 @@ pub struct EngineArgs {
     pub pace: f64,
 }
 
-/// A simulated engine's pace: a factor from 0 to 100.
+/// A simulated engine's pace: a factor from 0 to [`engine_job::MAX_PACE`].
 fn parse_pace(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(x) if (0.0..=100.0).contains(&x) => Ok(x),
-        _ => Err(format!("{s:?}: expected a factor from 0 to 100")),
+        Ok(x) if (0.0..=engine_job::MAX_PACE).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "{s:?}: expected a factor from 0 to {}",
+            engine_job::MAX_PACE
+        )),
+    }
+}
+
+impl EngineArgs {
+    /// The engine these flags ask for, checked ([`EngineJob::check`]).
+    pub fn job(&self) -> Result<EngineJob, String> {
+        let job = EngineJob {
+            descriptor: self.descriptor.clone(),
+            device_id: self.device_id,
+            verify: verify_of(self.no_verify, self.tolerance),
+            energy: self.energy,
+            kernel_timeout: self.kernel_timeout,
+            supplied: self.supplied.supplied(),
+            simulate: self.simulate.clone(),
+            pace: self.pace,
+        };
+        job.check()?;
+        Ok(job)
     }
 }
 
@@ -785,7 +624,16 @@ fn parse_define_axis(s: &str) -> Result<rr_engine::tune::defines::DefineAxis, St
 #[cfg(test)]
 mod tests {
     use super::super::{Cli, Command};
+    use super::*;
     use clap::Parser;
+
+    fn engine_args(args: &[&str]) -> super::EngineArgs {
+        let argv = ["rr-tui", "engine"].iter().chain(args).copied();
+        match Cli::try_parse_from(argv).unwrap().command {
+            Some(Command::Engine(a)) => a,
+            other => panic!("not engine: {other:?}"),
+        }
+    }
 
     fn tune_args(args: &[&str]) -> super::TuneArgs {
         let argv = ["rr-tui", "tune"].iter().chain(args).copied();
@@ -795,68 +643,181 @@ mod tests {
         }
     }
 
+    /// The command line's defaults are the job's: `tune X` is `TuneJob::new(X)`.
     #[test]
-    fn the_command_line_of_a_sweep_parses_back_to_the_same_arguments() {
-        for args in [
-            &["x.json"][..],
-            &[
-                "x y.json",
-                "--grid",
-                "cover",
-                "--block",
-                "32..1024*2",
-                "--shared-mem",
-                "0,1024",
-                "--registers",
-                "64",
-                "--strategy",
-                "annealing",
-                "--budget",
-                "20",
-                "--samples",
-                "5",
-                "--hot",
-                "--tolerance",
-                "f32:rtol=1e-5",
-                "--events",
-                "--run-id",
-                "7",
-                "--devices",
-                "0,1",
-                "--seed",
-                "9",
-                "--ignore-limits",
-                "--objective",
-                "edp",
-                "--energy-seconds",
-                "2.5",
-            ][..],
-            &[
-                "x.json",
-                "--cold",
-                "--max-noise",
-                "1.5",
-                "--min-samples",
-                "4",
-                "--timeout",
-                "3",
-                "--no-verify",
-                "--json-out",
-                "s.json",
-                "--resume",
-                "--time-limit",
-                "60",
-                "--strict",
-                "--kernel-timeout",
-                "2.5",
-                "--energy",
-            ][..],
-        ] {
-            let a = tune_args(args);
-            let line = a.to_args();
-            assert_eq!(line[0], "tune");
-            let b = tune_args(&line[1..].iter().map(String::as_str).collect::<Vec<_>>());
-            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{line:?}");
-        }
+    fn a_bare_command_line_is_the_jobs_defaults() {
+        assert_eq!(
+            tune_args(&["x.json"]).job(),
+            Ok(TuneJob::new(PathBuf::from("x.json")))
+        );
+        let e = engine_args(&["x.json"]).job();
+        assert_eq!(e, Ok(EngineJob::new(PathBuf::from("x.json"))));
+    }
+
+    /// Each flag lands in its field of the job.
+    #[test]
+    fn a_command_line_becomes_the_job_it_says() {
+        let a = tune_args(&[
+            "x y.json",
+            "--grid",
+            "cover",
+            "--block",
+            "32..1024*2",
+            "--shared-mem",
+            "0,1024",
+            "--registers",
+            "64",
+            "--strategy",
+            "annealing",
+            "--budget",
+            "20",
+            "--samples",
+            "5",
+            "--hot",
+            "--tolerance",
+            "f32:rtol=1e-5",
+            "--events",
+            "--run-id",
+            "7",
+            "--devices",
+            "0,1",
+            "--seed",
+            "9",
+            "--ignore-limits",
+            "--objective",
+            "edp",
+            "--energy-seconds",
+            "2.5",
+            "--shard",
+            "2/3",
+            "--image",
+            "k.cubin",
+            "--assume-llvm18",
+            "--json",
+            "old.json",
+            "--list",
+        ]);
+        let mut want = TuneJob::new(PathBuf::from("x y.json"));
+        want.grid = Some("cover".into());
+        want.block = Some("32..1024*2".into());
+        want.shared_mem = Some("0,1024".into());
+        want.registers = Some("64".into());
+        want.strategy = StrategyKind::Annealing;
+        want.budget = Some(20);
+        want.samples = Some(5);
+        want.timing.cold = Some(false);
+        want.verify = Verify::Typed(parse_tolerance("f32:rtol=1e-5").unwrap());
+        want.events = true;
+        want.run_id = 7;
+        want.devices = Some(vec![0, 1]);
+        want.seed = Some(9);
+        want.ignore_limits = true;
+        want.objective = rr_engine::tune::Objective::Edp;
+        want.energy_seconds = 2.5;
+        want.shard = Some(rr_engine::tune::shard::Shard { k: 2, n: 3 });
+        want.supplied.image = Some(PathBuf::from("k.cubin"));
+        want.supplied.assume_llvm18 = true;
+        want.json_out = Some(PathBuf::from("old.json"));
+        want.list = true;
+        assert_eq!(a.job(), Ok(want));
+
+        let a = tune_args(&[
+            "x.json",
+            "--cold",
+            "--max-noise",
+            "1.5",
+            "--min-samples",
+            "4",
+            "--min-time",
+            "0.5",
+            "--timeout",
+            "3",
+            "--no-verify",
+            "--json-out",
+            "s.json",
+            "--resume",
+            "--time-limit",
+            "60",
+            "--strict",
+            "--kernel-timeout",
+            "2.5",
+            "--energy",
+            "--csv",
+            "s.csv",
+            "--export",
+            "t.json",
+            "--source",
+            "k.cu",
+            "-D",
+            "TILE=1..4*2",
+            "--nvrtc-opt=--use_fast_math",
+            "--source-kernel",
+            "k2",
+            "--base-address",
+            "0x1000",
+        ]);
+        let mut want = TuneJob::new(PathBuf::from("x.json"));
+        want.timing = SweepTiming {
+            cold: Some(true),
+            max_noise: Some(1.5),
+            min_samples: Some(4),
+            min_time: Some(0.5),
+            timeout: Some(3.0),
+        };
+        want.verify = Verify::No;
+        want.json_out = Some(PathBuf::from("s.json"));
+        want.resume = true;
+        want.time_limit = Some(60.0);
+        want.strict = true;
+        want.kernel_timeout = 2.5;
+        want.energy = true;
+        want.csv = Some(PathBuf::from("s.csv"));
+        want.export = Some(PathBuf::from("t.json"));
+        want.source = Some(PathBuf::from("k.cu"));
+        want.defines = vec![rr_engine::tune::defines::DefineAxis::parse("TILE=1,2,4").unwrap()];
+        want.nvrtc_opts = vec!["--use_fast_math".into()];
+        want.source_kernel = Some("k2".into());
+        want.supplied.base_address = Some(0x1000);
+        assert_eq!(a.job(), Ok(want));
+
+        let hub = tune_args(&["x.json", "--engine-hub", "h.sock", "--engines", "3"]).job();
+        assert_eq!(
+            hub.map(|j| (j.engine_hub, j.engines)),
+            Ok((Some(PathBuf::from("h.sock")), Some(3)))
+        );
+        // What clap lets through and the job refuses is refused, naming the flag.
+        let e = tune_args(&["x.json", "-D", "T=1,2"]).job().unwrap_err();
+        assert!(e.starts_with("--define applies to a --source only"), "{e}");
+    }
+
+    #[test]
+    fn the_engines_flags_become_its_job() {
+        let a = engine_args(&[
+            "x.json",
+            "--device-id",
+            "2",
+            "--tolerance",
+            "f16:atol=1e-3",
+            "--energy",
+            "--kernel-timeout",
+            "0",
+            "--simulate",
+            "s.json",
+            "--pace",
+            "0",
+            "--image",
+            "k.cubin",
+        ]);
+        let mut want = EngineJob::new(PathBuf::from("x.json"));
+        want.device_id = Some(2);
+        want.verify = Verify::Typed(parse_tolerance("f16:atol=1e-3").unwrap());
+        want.energy = true;
+        want.kernel_timeout = 0.0;
+        want.simulate = Some(PathBuf::from("s.json"));
+        want.pace = 0.0;
+        want.supplied.image = Some(PathBuf::from("k.cubin"));
+        assert_eq!(a.job(), Ok(want));
+        let off = engine_args(&["x.json", "--no-verify"]).job().unwrap();
+        assert_eq!(off.verify, Verify::No);
     }
 }

@@ -1,9 +1,14 @@
-//! `rr-tui engine` (hidden): the process a sweep drives on one GPU. It opens one replay
+//! The engine: the process a sweep drives on one GPU, run from an [`EngineJob`] (`rr-tui job`,
+//! the job the first line of its input, as the tuner and an engine hub start it; or the hidden
+//! `rr-tui engine DESCRIPTOR …`, whose flags become the same job). It opens one replay
 //! session at the recorded addresses, says `ready`, then measures each configuration it is
 //! sent on stdin (one JSON command per line) and answers with a `trial` event tagged with the
 //! command's id. A fault ends it after an `error` event: its CUDA context is unusable, and the
 //! tuner starts a new engine for the next configuration. With `--simulate SWEEP.json` it
 //! answers from a finished sweep instead of a GPU (for testing what drives engines).
+//!
+//! Its commands are read from the standard input left after the job's line: the job's reader
+//! takes that line through the same buffered standard input, and nothing more.
 
 use crate::lines::Line;
 use std::path::{Path, PathBuf};
@@ -11,7 +16,7 @@ use std::time::Duration;
 
 use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError, Session};
-use rr_engine::replay::{launch, Overrides, ReplayInstance, Verify};
+use rr_engine::replay::{launch, Overrides, ReplayInstance};
 use rr_engine::snapshot::open_recorded;
 use rr_engine::tune::engine::{self, Command, Expected};
 use rr_format::instance::Side;
@@ -20,13 +25,13 @@ use rr_format::Descriptor;
 
 use super::replay::{open, printer::Printer};
 use super::tune::simulate::Table;
-use crate::cli::EngineArgs;
 use crate::error::{Error, Result};
+use rr_engine::tune::engine_job::EngineJob;
 
 /// A command line longer than this is not one of ours.
 const MAX_COMMAND: u64 = 1 << 20;
 
-pub fn run(a: &EngineArgs) -> Result<i32> {
+pub fn run(a: &EngineJob) -> Result<i32> {
     engine::end_with_parent();
     let setup = Printer { json: true, run: 0 };
     setup.emit(Event::Start {
@@ -52,7 +57,7 @@ fn setup_error(e: Error) -> Failure {
     (0, error_kind(&e), e.to_string())
 }
 
-fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
+fn serve(a: &EngineJob, setup: &Printer) -> std::result::Result<(), Failure> {
     let mut commands = Commands::new();
     let mut session = None;
     let mut meter = None;
@@ -72,7 +77,7 @@ fn serve(a: &EngineArgs, setup: &Printer) -> std::result::Result<(), Failure> {
 /// until the end of input (None) or a `load` command (the next instance, with the command's
 /// id).
 fn serve_instance(
-    a: &EngineArgs,
+    a: &EngineJob,
     descriptor: &Path,
     run: u64,
     session: &mut Option<Session>,
@@ -81,7 +86,7 @@ fn serve_instance(
 ) -> std::result::Result<Option<(PathBuf, u64)>, Failure> {
     let printer = Printer { json: true, run };
     let failed = |e: Error| (run, error_kind(&e), e.to_string());
-    let inst = ReplayInstance::load(descriptor, &a.supplied.supplied()).map_err(failed)?;
+    let inst = ReplayInstance::load(descriptor, &a.supplied).map_err(failed)?;
     let d = &inst.descriptor;
     // The recorded launch only supplies the device, cluster shape and cooperativeness: the
     // tuner checks each configuration's limits itself.
@@ -91,11 +96,7 @@ fn serve_instance(
         ..Overrides::default()
     };
     let recorded = launch::resolve(d, &overrides).map_err(failed)?;
-    let verify = match (a.no_verify, a.tolerance) {
-        (true, _) => Verify::No,
-        (false, Some(c)) => Verify::Typed(c),
-        (false, None) => Verify::Bytes,
-    };
+    let verify = a.verify;
     inst.check_verifiable(&verify).map_err(failed)?;
     let expected = if verify.is_on() {
         Some(Expected {
@@ -226,7 +227,7 @@ const MAX_PACE_WAIT: Duration = Duration::from_secs(60);
 /// measured for it (a skip where it has none), after the engine time the sweep spent on it
 /// times `--pace`.
 fn serve_simulated(
-    a: &EngineArgs,
+    a: &EngineJob,
     sweep: &Path,
     setup: &Printer,
 ) -> std::result::Result<(), Failure> {

@@ -1,23 +1,45 @@
 //! `rr-tui job`: run one job another rr-tui process hands over (the child-process protocol,
 //! `rr_engine::job`). The job is read from `RR_TUI_JOB` (removed from the environment at once, so
 //! that nothing this process starts inherits it) or else from the first line of standard input;
-//! the kind it names picks the command that runs it, which answers with JSON event lines.
-
-use std::io::BufReader;
+//! the kind it names picks the command that runs it, which answers with JSON event lines:
+//!
+//! - `replay`: a replay (`replay --json`'s events);
+//! - `tune`: a sweep (the explorer's: `tune --events`'s events when the job asks for them; a
+//!   failure is said on stderr, `rr-tui: error: …`, as `tune` says it);
+//! - `engine`: the engine a sweep drives on one GPU (the tuner's, an engine hub's): its commands
+//!   follow the job's line on standard input; a job it refuses is an `error` event of run 0,
+//!   as the engine says why it cannot start.
 
 use rr_engine::job::{self, JobError, JOB_ENV, MAX_JOB_LINE};
 use rr_engine::lines::Line;
+use rr_engine::replay::protocol::{ErrorKind, Event};
 
 use crate::error::{Error, Result};
 
 /// The kinds of job this process runs, for the message that refuses another.
-const KINDS: &str = "replay";
+const KINDS: &str = "replay, tune and engine";
 
 pub fn run() -> Result<i32> {
     let line = read_job()?;
     let refused = |e: JobError| Error::invalid(format!("rr-tui job: {e}"));
     match job::kind_of(&line).map_err(refused)?.as_str() {
         "replay" => super::replay::run_job(job::decode(&line).map_err(refused)?),
+        // Said as `tune` says it (the explorer quotes the end of stderr), not as JSON.
+        "tune" => Ok(match job::decode(&line).map_err(refused) {
+            Ok(sweep) => super::tune::run(&sweep).unwrap_or_else(|e| crate::fail(&e, false)),
+            Err(e) => crate::fail(&e, false),
+        }),
+        "engine" => match job::decode(&line) {
+            Ok(engine) => super::engine::run(&engine),
+            Err(e) => {
+                // As an engine says why it cannot start: the tuner and a hub read that.
+                super::replay::printer::Printer { json: true, run: 0 }.emit(Event::Error {
+                    kind: ErrorKind::Input,
+                    message: format!("rr-tui job: {e}"),
+                });
+                Ok(2)
+            }
+        },
         other => Err(Error::invalid(format!(
             "rr-tui job: a job of kind `{}`: this rr-tui runs {KINDS}",
             rr_format::text::visible(other)
@@ -25,7 +47,9 @@ pub fn run() -> Result<i32> {
     }
 }
 
-/// The job's line: from the environment, or the first non-blank line of standard input.
+/// The job's line: from the environment, or the first non-blank line of standard input. Read
+/// through standard input's own buffer, so that what follows the line (an engine's commands)
+/// stays there for the command that runs the job.
 fn read_job() -> Result<Vec<u8>> {
     if let Some(value) = std::env::var_os(JOB_ENV) {
         // Read and removed before this process starts any thread or child.
@@ -33,7 +57,7 @@ fn read_job() -> Result<Vec<u8>> {
         return Ok(std::os::unix::ffi::OsStringExt::into_vec(value));
     }
     let mut line = Vec::new();
-    let mut stdin = BufReader::new(std::io::stdin().lock());
+    let mut stdin = std::io::stdin().lock();
     match rr_engine::lines::next_job_line(&mut stdin, MAX_JOB_LINE as u64, &mut line) {
         Ok(Some(Line::Whole)) => Ok(line),
         Ok(Some(Line::Cut)) => Err(Error::invalid(format!(

@@ -187,12 +187,17 @@ impl Workers {
                     c.cancel();
                 }
             }
-            Cmd::StartTune { run, args, .. } => {
+            Cmd::StartTune { run, job, .. } => {
                 // Its engines need the GPU memory the last replay still holds.
                 if let Some(c) = self.replay.take() {
                     c.cancel_and_wait(FREEING_LIMIT);
                 }
-                self.tune = start_child(app, tx, &args, run, "tune", Msg::Tune)?;
+                let exe = executable()?;
+                let sink = tx.clone();
+                let started = ChildRun::spawn_job(&exe, &*job, run, "tune", move |tagged| {
+                    let _ = sink.send(Msg::Tune(tagged));
+                });
+                self.tune = started_or_said(app, started, run, "tune", Msg::Tune);
             }
             Cmd::CancelTune => {
                 if let Some(c) = self.tune.take() {
@@ -331,15 +336,28 @@ fn start_child(
 ) -> Result<Option<ChildRun>> {
     let exe = executable()?;
     let sink = tx.clone();
-    match ChildRun::spawn(&exe, args, run, what, move |tagged| {
+    let started = ChildRun::spawn(&exe, args, run, what, move |tagged| {
         let _ = sink.send(wrap(tagged));
-    }) {
-        Ok(child) => Ok(Some(child)),
+    });
+    Ok(started_or_said(app, started, run, what, wrap))
+}
+
+/// The child that started, or None when it could not: its run then ends at once with the
+/// reason.
+fn started_or_said(
+    app: &mut App,
+    started: std::io::Result<ChildRun>,
+    run: u64,
+    what: &'static str,
+    wrap: fn(rr_engine::replay::Tagged) -> Msg,
+) -> Option<ChildRun> {
+    match started {
+        Ok(child) => Some(child),
         Err(e) => {
             for m in failed_start(run, what, &e) {
                 app.update(wrap(m));
             }
-            Ok(None)
+            None
         }
     }
 }

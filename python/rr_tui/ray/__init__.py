@@ -7,7 +7,7 @@ runs `rr-tui tune X.json … --engine-hub SOCKET --engines N` here, the driver: 
 hands out every configuration, so an adaptive search (tpe, annealing) learns from all GPUs at
 once, and it writes the usual report (--json-out, --csv, --export, the summary). This process
 serves the hub: each engine the tuner asks for runs in a Ray actor holding one GPU, which
-drives an `rr-tui engine` process on its node. When an actor or its node is lost, the
+drives an engine process (`rr-tui job`) on its node. When an actor or its node is lost, the
 configuration it held goes back to the tuner, which hands it to another engine, and the hub
 starts a new actor wherever the cluster has a GPU for it. Actors stay for the driver's next
 sweep (from Python, `tune()` called again), so a session of many sweeps starts them once;

@@ -1,19 +1,21 @@
-"""One GPU of a Ray cluster: the actor that runs `rr-tui engine` processes on it and passes the
-engine protocol through, a command and its reply at a time (see `rr_tui.ray`)."""
+"""One GPU of a Ray cluster: the actor that runs engine processes on it (`rr-tui job`, the
+engine's job the first line of its input) and passes the engine protocol through, a command and
+its reply at a time (see `rr_tui.ray`)."""
 
 import collections
 import json
+import os
 import socket
 import subprocess
 import threading
 
 from .. import executable
-from .protocol import MAX_LINE, error_line
+from .protocol import JOB_ENV, MAX_LINE, error_line
 
 
 class Engine:
-    """One GPU of the cluster (a Ray actor): runs one `rr-tui engine` process at a time on it
-    and passes the engine protocol through, a command and its reply at a time."""
+    """One GPU of the cluster (a Ray actor): runs one engine process at a time on it and passes
+    the engine protocol through, a command and its reply at a time."""
 
     def __init__(self, exe=None):
         self.exe = exe or executable()
@@ -31,21 +33,26 @@ class Engine:
             "gpus": [str(g) for g in ray.get_gpu_ids()],
         }
 
-    def start(self, cwd, argv):
-        """Start `rr-tui engine ARGV` in `cwd`; its setup events up to `ready` (or its error)."""
+    def start(self, cwd, job):
+        """Start the engine `job` asks for (`{"protocol": 1, "engine": {…}}`) in `cwd`: `rr-tui
+        job`, the job its first line of input. Its setup events up to `ready` (or its error)."""
         self.stop()
-        argv = [str(a) for a in argv]
-        if argv[:1] != ["engine"]:
-            return [error_line(0, "input", "the hub runs `rr-tui engine` only")]
-        if "--simulate" not in argv and "--device-id" in argv:
+        engine = job.get("engine") if isinstance(job, dict) else None
+        if not isinstance(engine, dict) or set(job) != {"protocol", "engine"}:
+            return [error_line(0, "input", "the hub runs engine jobs only")]
+        job = {"protocol": job["protocol"], "engine": dict(engine)}
+        if job["engine"].get("simulate") is None and job["engine"].get("device_id") is not None:
             # Ray shows the actor its one GPU as device 0.
-            i = argv.index("--device-id")
-            argv[i + 1 : i + 2] = ["0"]
+            job["engine"]["device_id"] = 0
         self.tail.clear()
+        env = dict(os.environ)
+        # Its job is the one on its input: one in the actor's environment is none of its.
+        env.pop(JOB_ENV, None)
         try:
             self.proc = subprocess.Popen(
-                [self.exe, *argv],
+                [self.exe, "job"],
                 cwd=cwd,
+                env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -53,6 +60,11 @@ class Engine:
         except OSError as e:
             return [error_line(0, "setup", "cannot start %s on %s: %s" % (self.exe, socket.gethostname(), e))]
         threading.Thread(target=self._keep_tail, args=(self.proc,), daemon=True).start()
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # said below: the engine ended before it was ready
         return self._until(0, ("ready", "error"), lambda e: True)
 
     def call(self, line):

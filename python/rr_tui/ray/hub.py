@@ -10,7 +10,7 @@ import threading
 import time
 
 from .engine import Engine
-from .protocol import MAX_LINE, HubError, error_line, first_line
+from .protocol import MAX_LINE, HubError, error_line, first_line, hello_problem
 
 # How long an actor may take to be placed and start its engine.
 START_TIMEOUT_S = 300.0
@@ -153,17 +153,20 @@ class Hub:
         run = 0
         try:
             hello = json.loads(reader.readline(MAX_LINE) or b"{}")
-            if hello.get("hub") != 1 or not isinstance(hello.get("engine"), list):
-                conn.sendall(error_line(0, "input", "not a tuner of this hub's version").encode())
+            problem = hello_problem(hello)
+            if problem:
+                conn.sendall(error_line(0, "input", problem).encode())
                 return
-            argv = list(hello["engine"])
+            job = hello["job"]
             if self.simulate:
-                argv += ["--simulate", self.simulate, "--pace", str(self.pace)]
+                # The engines answer from a finished sweep: the job says so.
+                job["engine"]["simulate"] = self.simulate
+                job["engine"]["pace"] = float(self.pace)
             actor = self._take()
             if actor is None:
                 conn.sendall(error_line(0, "setup", "no GPU of the Ray cluster became free").encode())
                 return
-            started = actor.start.remote(hello.get("cwd", "."), argv)
+            started = actor.start.remote(hello.get("cwd", "."), job)
             if not self._relay(conn, actor, started, 0, deadline=time.monotonic() + START_TIMEOUT_S):
                 return
             while True:

@@ -9,8 +9,8 @@ use rr_engine::tune::{Status, Trial, TuneReport};
 
 use super::report_files;
 use super::text::Printer;
-use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
+use rr_engine::tune::job::TuneJob;
 
 /// Files are rewritten at most this often, and never more than 5 % of the time: a save of a
 /// large report takes a while, and saving continuously would stall the sweep.
@@ -18,7 +18,7 @@ const SAVE_EVERY: Duration = Duration::from_secs(1);
 const SAVE_SHARE: u32 = 20;
 
 pub struct Collector<'a> {
-    args: &'a TuneArgs,
+    args: &'a TuneJob,
     pub report: TuneReport,
     printer: &'a Printer,
     planned: u64,
@@ -33,7 +33,7 @@ pub struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    pub fn new(args: &'a TuneArgs, report: TuneReport, printer: &'a Printer, planned: u64) -> Self {
+    pub fn new(args: &'a TuneJob, report: TuneReport, printer: &'a Printer, planned: u64) -> Self {
         let skipped_listed = report
             .trials
             .iter()
@@ -166,7 +166,7 @@ impl<'a> Collector<'a> {
     }
 }
 
-fn save(a: &TuneArgs, report: &TuneReport) -> Result<()> {
+fn save(a: &TuneJob, report: &TuneReport) -> Result<()> {
     if let Some(p) = a.report_file() {
         report_files::write_streamed(p, report_files::Existing::Replace, |w| report.write_json(w))?;
     }

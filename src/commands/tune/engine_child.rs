@@ -1,15 +1,17 @@
-//! One engine (`rr-tui engine`) on one GPU, seen from the tuner: start it (a child process
-//! here, or a connection to an engine hub that runs it elsewhere), wait until it is ready, send
-//! it `measure` commands and wait for the replies, with a watchdog for kernels that never
-//! finish. A fault, a crash or a timeout ends the engine; the caller starts a new one.
+//! One engine on one GPU, seen from the tuner: start it (a child process here, or a connection
+//! to an engine hub that runs it elsewhere), wait until it is ready, send it `measure` commands
+//! and wait for the replies, with a watchdog for kernels that never finish. A fault, a crash or
+//! a timeout ends the engine; the caller starts a new one.
 //!
-//! An engine hub (`tune --engine-hub SOCKET`, served by the Python package's Ray sweep) takes
-//! one connection per engine. The tuner sends one line first, `{"hub":1,"cwd":…,"engine":[…]}`
-//! (the directory and `rr-tui engine` arguments to run it with), then the engine protocol
+//! A local engine is `rr-tui job`: its [`EngineJob`] is the first line on its standard input
+//! (the child-process protocol, `rr_engine::job`), and the engine's commands follow on the same
+//! input. An engine hub (`tune --engine-hub SOCKET`, served by the Python package's Ray sweep)
+//! takes one connection per engine. The tuner sends one line first,
+//! `{"hub":2,"cwd":…,"job":{"protocol":1,"engine":{…}}}` (the directory to run it in and its
+//! job, which the hub hands its `rr-tui job` as that first line), then the engine protocol
 //! flows both ways unchanged. An `error` event of kind `lost` says the engine's machine or
 //! process was lost through no fault of the configuration, which then goes to another engine.
 
-use std::ffi::OsString;
 use std::io::{BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -27,7 +29,7 @@ use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
 use rr_engine::tune::trial::{plausible_time, DeviceInfo};
 use rr_engine::tune::{Config, Status, Trial};
 
-use crate::cli::EngineArgs;
+use rr_engine::tune::engine_job::EngineJob;
 
 /// How long an engine may take to open its session (driver start, reservation, restore; through
 /// a hub, its placement too): 300 s, or `RR_TUI_START_TIMEOUT` seconds (1 to 86400: a large
@@ -82,43 +84,32 @@ pub enum Reply {
     Interrupted,
 }
 
-/// The `rr-tui engine` arguments (after the program) for `args`.
-fn engine_argv(args: &EngineArgs) -> Vec<OsString> {
-    let mut v: Vec<OsString> = vec!["engine".into(), args.descriptor.clone().into()];
-    v.extend(settings(args));
-    v
+/// `job` as the line an engine reads first (with its newline).
+fn job_line(job: &EngineJob) -> Result<Vec<u8>, String> {
+    let mut line = rr_engine::job::encode(job).map_err(|e| format!("the engine's job: {e}"))?;
+    line.push(b'\n');
+    Ok(line)
 }
 
-/// The engine arguments but the instance: engines with the same settings can serve each
-/// other's instances ([`EngineChild::switch`]).
-pub fn settings(args: &EngineArgs) -> Vec<OsString> {
-    let mut v: Vec<OsString> = Vec::new();
-    let mut push = |flag: &str, value: String| {
-        v.push(flag.into());
-        v.push(value.into());
-    };
-    if let Some(d) = args.device_id {
-        push("--device-id", d.to_string());
-    }
-    if let Some(t) = &args.tolerance {
-        push("--tolerance", t.to_spec());
-    }
-    push("--kernel-timeout", args.kernel_timeout.to_string());
-    if args.no_verify {
-        v.push("--no-verify".into());
-    }
-    if args.energy {
-        v.push("--energy".into());
-    }
-    v.extend(args.supplied.to_args().into_iter().map(OsString::from));
-    v
+/// The first line an engine hub reads: the hub protocol's version, the directory to run the
+/// engine in and its job (the line the hub hands its `rr-tui job` first), with its newline.
+fn hub_hello(cwd: &str, job: &EngineJob) -> Result<Vec<u8>, String> {
+    let cwd = serde_json::to_string(cwd).map_err(|e| format!("the engine hub's line: {e}"))?;
+    let mut line = format!("{{\"hub\":{HUB_VERSION},\"cwd\":{cwd},\"job\":").into_bytes();
+    line.extend(rr_engine::job::encode(job).map_err(|e| format!("the engine's job: {e}"))?);
+    line.extend(b"}\n");
+    Ok(line)
 }
 
 impl EngineChild {
-    /// Start an engine for `args` as a child of this process and wait until it is ready.
-    pub fn start(exe: &Path, args: &EngineArgs) -> Result<EngineChild, String> {
+    /// Start an engine for `job` as a child of this process (`rr-tui job`, the job its first
+    /// line of input) and wait until it is ready.
+    pub fn start(exe: &Path, job: &EngineJob) -> Result<EngineChild, String> {
+        let line = job_line(job)?;
         let mut child = Command::new(exe)
-            .args(engine_argv(args))
+            .arg("job")
+            // Its job is the one on its input: one in our environment is none of its.
+            .env_remove(rr_engine::job::JOB_ENV)
             .env(
                 rr_engine::tune::engine::TUNER_PID_ENV,
                 std::process::id().to_string(),
@@ -128,57 +119,54 @@ impl EngineChild {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start the engine {}: {e}", exe.display()))?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
+        let (Some(mut stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             let _ = child.kill();
+            let _ = child.wait();
             return Err("the engine's pipes could not be opened".into());
         };
         let (stderr_tail, _) = StderrTail::drain(stderr);
-        let engine = EngineChild::new(Link::Local(child), Box::new(stdin), stdout, args);
+        // A child that cannot take its job ends: said when it is not ready, with its status
+        // and stderr.
+        let _ = stdin.write_all(&line).and_then(|()| stdin.flush());
+        let engine = EngineChild::new(Link::Local(child), Box::new(stdin), stdout, job);
         engine.with_stderr(stderr_tail).ready()
     }
 
-    /// Have the engine hub at `hub` run an engine for `args`, and wait until it is ready.
-    pub fn connect(hub: &Path, args: &EngineArgs) -> Result<EngineChild, String> {
+    /// Have the engine hub at `hub` run an engine for `job`, and wait until it is ready.
+    pub fn connect(hub: &Path, job: &EngineJob) -> Result<EngineChild, String> {
         let shown = rr_format::text::visible_path(hub);
         let mut stream = UnixStream::connect(hub)
             .map_err(|e| format!("cannot reach the engine hub {shown}: {e}"))?;
-        let text = |o: OsString| {
-            o.into_string().map_err(|o| {
-                format!(
-                    "{}: the engine hub takes UTF-8 paths only",
-                    rr_format::text::visible(&o.to_string_lossy())
-                )
-            })
-        };
-        let engine = engine_argv(args)
-            .into_iter()
-            .map(text)
-            .collect::<Result<Vec<String>, String>>()?;
         let cwd = std::env::current_dir()
-            .map_err(|e| format!("the current directory: {e}"))
-            .and_then(|d| text(d.into_os_string()))?;
-        let mut hello =
-            serde_json::json!({ "hub": HUB_VERSION, "cwd": cwd, "engine": engine }).to_string();
-        hello.push('\n');
+            .map_err(|e| format!("the current directory: {e}"))?
+            .into_os_string()
+            .into_string()
+            .map_err(|d| {
+                format!(
+                    "{}: the engine hub takes a UTF-8 working directory only",
+                    rr_format::text::visible(&d.to_string_lossy())
+                )
+            })?;
+        let hello = hub_hello(&cwd, job)?;
         let reader = stream
             .try_clone()
             .map_err(|e| format!("the engine hub {shown}: {e}"))?;
         stream
-            .write_all(hello.as_bytes())
+            .write_all(&hello)
             .map_err(|e| format!("the engine hub {shown} does not listen: {e}"))?;
         let input = stream
             .try_clone()
             .map_err(|e| format!("the engine hub {shown}: {e}"))?;
-        EngineChild::new(Link::Hub(stream), Box::new(input), reader, args).ready()
+        EngineChild::new(Link::Hub(stream), Box::new(input), reader, job).ready()
     }
 
     fn new(
         link: Link,
         input: Box<dyn Write + Send>,
         output: impl Read + Send + 'static,
-        args: &EngineArgs,
+        job: &EngineJob,
     ) -> EngineChild {
         EngineChild {
             link,
@@ -186,7 +174,7 @@ impl EngineChild {
             events: read_events(output),
             stderr: Arc::default(),
             info: DeviceInfo {
-                ordinal: args.device_id.unwrap_or(0),
+                ordinal: job.device_id.unwrap_or(0),
                 name: String::new(),
                 sm: 0,
                 rated_clock_mhz: 0.0,
@@ -269,7 +257,7 @@ impl EngineChild {
                     }
                     Event::Error { message, .. } => {
                         self.kill();
-                        return Err(self.said(&message));
+                        return Err(self.said(&self.hub_version_said(message)));
                     }
                     _ => {}
                 },
@@ -441,6 +429,18 @@ impl EngineChild {
         }
     }
 
+    /// A hub of the first version (`{"hub":1,…,"engine":[argv]}`) refuses this tuner's first
+    /// line in these words: said as what it means.
+    fn hub_version_said(&self, message: String) -> String {
+        match self.link {
+            Link::Hub(_) if message == OLD_HUB_REFUSAL => format!(
+                "the engine hub speaks an older hub protocol than this rr-tui's (hub {HUB_VERSION}): \
+                 install the rr_tui Python package of this rr-tui's version where the hub runs"
+            ),
+            _ => message,
+        }
+    }
+
     /// A message about the engine, saying where it ran when through a hub.
     fn said(&self, message: &str) -> String {
         match self.link {
@@ -495,8 +495,11 @@ impl EngineChild {
     }
 }
 
-/// The version of the hub's first line.
-const HUB_VERSION: u32 = 1;
+/// The version of the hub's first line: 2 hands the hub the engine's job (1 handed it
+/// `rr-tui engine` arguments).
+const HUB_VERSION: u32 = 2;
+/// How a hub of version 1 refuses a first line of another version.
+const OLD_HUB_REFUSAL: &str = "not a tuner of this hub's version";
 
 /// The run `line` is for when the engine was never sent it: beyond `last`, the last command's
 /// id, or a trial for run 0 (the engine's start, which no command asks to measure).

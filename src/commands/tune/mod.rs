@@ -1,5 +1,7 @@
-//! `rr-tui tune`: sweep launch configurations of one instance. One worker thread per GPU owns
-//! an engine process (`rr-tui engine`) and asks the scheduler for configurations; results come
+//! `rr-tui tune`: sweep launch configurations of one instance. The command line becomes a
+//! [`TuneJob`] once (`TuneArgs::job`), and everything here runs from the job: the explorer hands
+//! its sweeps over as jobs too (`rr-tui job`). One worker thread per GPU owns an engine process
+//! (`rr-tui job` running an [`rr_engine::tune::engine_job::EngineJob`]) and asks the scheduler for configurations; results come
 //! back to this thread, which prints one line per configuration as it completes, keeps the
 //! report, and rewrites the `--json-out`/`--csv` files at most once a second (so an interrupted
 //! sweep loses at most a second of work and `--resume` continues it).
@@ -28,11 +30,13 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::ReplayInstance;
+use rr_engine::replay::Verify;
+use rr_engine::tune::job::TuneJob;
 use rr_engine::tune::shard::Shard;
 use rr_engine::tune::trial::index_of;
 use rr_engine::tune::{Search, Space, Trial, TuneReport};
 
-use crate::cli::{EngineArgs, TuneArgs};
+use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
 use msg::Msg;
 use preflight::{check_hub, source_text, start_report};
@@ -46,13 +50,20 @@ pub(crate) use report_files::{read_report, FOR_EXPLORER};
 /// Set by `python -m rr_tui.ray --simulate SWEEP` on the tuner it starts: the hub's engines
 /// answer from SWEEP, so nothing is measured.
 const HUB_SIMULATES_ENV: &str = "RR_TUI_HUB_SIMULATES";
-pub fn run(a: &TuneArgs) -> Result<i32> {
+
+/// `rr-tui tune …`: `tune merge`, or the sweep the arguments ask for, as a job.
+pub fn run_args(a: &TuneArgs) -> Result<i32> {
     if let Some(crate::cli::TuneCommand::Merge(m)) = &a.command {
         return merge::run(m);
     }
     if let Some(why) = a.json_switch_refused() {
         return Err(Error::invalid(why));
     }
+    run(&a.job().map_err(Error::invalid)?)
+}
+
+/// Run a sweep job (`tune`, or `rr-tui job` with a tune job): one instance, or a recording's.
+pub fn run(a: &TuneJob) -> Result<i32> {
     if a.descriptor().is_dir() {
         return recording::run_dir(a, a.descriptor(), run);
     }
@@ -67,7 +78,7 @@ pub fn run(a: &TuneArgs) -> Result<i32> {
     if let Some(hub) = &a.engine_hub {
         check_hub(hub)?;
     }
-    let shard = a.shard().map_err(Error::invalid)?;
+    let shard = a.shard();
     if a.list {
         // What the sweep would refuse of its output files, refused here too.
         check_outputs(a)?;
@@ -107,7 +118,7 @@ struct Sweep {
 /// said: the report it starts from, the driver, the devices, `--source`'s compiler, the
 /// search and the plan; then its header.
 fn prepare(
-    a: &TuneArgs,
+    a: &TuneJob,
     inst: &ReplayInstance,
     space: Space,
     shard: Option<Shard>,
@@ -178,7 +189,7 @@ fn prepare(
 /// The report this run starts from (its trials still to come), the sweep `--simulate` answers
 /// from, and the trials `--resume` keeps; with the warnings said before the header.
 fn open_report(
-    a: &TuneArgs,
+    a: &TuneJob,
     d: &rr_format::Descriptor,
     space: &Space,
     seed: u64,
@@ -214,7 +225,7 @@ fn open_report(
 /// Run a prepared sweep until its scheduler is done or a signal stops it: the workers, their
 /// results as they come, then the saved report, the export and the summary. The exit status:
 /// 130 when interrupted, 0 with a best configuration (or a part that had none to measure).
-fn execute(a: &TuneArgs, inst: &ReplayInstance, sweep: Sweep, started: Instant) -> Result<i32> {
+fn execute(a: &TuneJob, inst: &ReplayInstance, sweep: Sweep, started: Instant) -> Result<i32> {
     let Sweep {
         printer,
         report,
@@ -295,7 +306,7 @@ fn execute(a: &TuneArgs, inst: &ReplayInstance, sweep: Sweep, started: Instant) 
 
 /// `--kernels`, `--reports` and `--fresh-engines` are about the instances of a recording:
 /// refused for one instance.
-fn refuse_recording_flags(a: &TuneArgs) -> Result<()> {
+fn refuse_recording_flags(a: &TuneJob) -> Result<()> {
     let for_directories: Vec<&str> = [
         (a.kernels.is_some(), "--kernels"),
         (a.reports.is_some(), "--reports"),
@@ -335,22 +346,19 @@ fn warn_unused_defines(printer: &text::Printer, space: &Space, spec: &CandidateS
 
 /// Nothing runs under `--simulate`: what only measuring means is said to do nothing, not
 /// silently ignored.
-fn warn_unsimulated_flags(a: &TuneArgs, printer: &text::Printer) {
+fn warn_unsimulated_flags(a: &TuneJob, printer: &text::Printer) {
     for (given, flag) in [
         (a.energy, "--energy"),
         (
-            a.energy_seconds != crate::cli::DEFAULT_ENERGY_SECONDS,
+            a.energy_seconds != rr_engine::tune::job::DEFAULT_ENERGY_SECONDS,
             "--energy-seconds",
         ),
         (a.devices.is_some(), "--devices"),
         (
-            a.samples.is_some() || a.timing.adaptive() || a.timing.cold || a.timing.hot,
+            a.samples.is_some() || a.timing.adaptive() || a.timing.cold.is_some(),
             "the timing flags",
         ),
-        (
-            a.tolerance.is_some() || a.no_verify,
-            "--tolerance/--no-verify",
-        ),
+        (a.verify != Verify::Bytes, "--tolerance/--no-verify"),
     ] {
         if given {
             printer.warning(&format!(
@@ -362,7 +370,7 @@ fn warn_unsimulated_flags(a: &TuneArgs, printer: &text::Printer) {
 
 /// The trials `--resume` keeps (after [`load_previous`]'s checks), placed in `space`.
 fn resumed_trials(
-    a: &TuneArgs,
+    a: &TuneJob,
     report: &TuneReport,
     space: &Space,
     shard: Option<Shard>,
@@ -380,16 +388,16 @@ fn resumed_trials(
 
 /// The GPUs that measure (`--devices`, else the recorded one); through a hub
 /// (`--engines N`), the numbers only name its engines.
-fn sweep_devices(a: &TuneArgs, d: &rr_format::Descriptor) -> Vec<i32> {
+fn sweep_devices(a: &TuneJob, d: &rr_format::Descriptor) -> Vec<i32> {
     match (a.engines, &a.devices) {
         (Some(n), _) => (0..i32::from(n)).collect(),
-        (None, Some(l)) => l.0.clone(),
+        (None, Some(l)) => l.clone(),
         (None, None) => vec![d.device_id],
     }
 }
 
 /// How many configurations this run will measure or skip, the resumed ones of `space` aside.
-fn planned_count(a: &TuneArgs, space: &Space, resumed: &[Trial], shard: Option<Shard>) -> u64 {
+fn planned_count(a: &TuneJob, space: &Space, resumed: &[Trial], shard: Option<Shard>) -> u64 {
     let resumed_in_space = resumed
         .iter()
         .filter(|t| index_of(space, &t.config).is_some())
@@ -405,7 +413,7 @@ fn planned_count(a: &TuneArgs, space: &Space, resumed: &[Trial], shard: Option<S
 
 /// A hub whose engines answer from a finished sweep (`python -m rr_tui.ray --simulate`) says
 /// so to the tuner it starts: the header then speaks of simulating, as `tune --simulate`'s.
-fn note_hub_simulation(a: &TuneArgs, report: &mut TuneReport) {
+fn note_hub_simulation(a: &TuneJob, report: &mut TuneReport) {
     if a.engine_hub.is_some() && report.simulated_from.is_none() {
         if let Some(from) = std::env::var_os(HUB_SIMULATES_ENV).filter(|f| !f.is_empty()) {
             report.simulated_from = Some(from.to_string_lossy().into_owned());
@@ -427,7 +435,7 @@ fn stop_on_signals() -> Result<Arc<AtomicBool>> {
 /// One worker thread per device, each driving engines (this executable's children, or a
 /// hub's) until the scheduler is done.
 fn spawn_engine_workers(
-    a: &TuneArgs,
+    a: &TuneJob,
     devices: &[i32],
     measure: Measurement,
     scheduler: &Arc<Mutex<Scheduler>>,
@@ -439,17 +447,7 @@ fn spawn_engine_workers(
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))?;
     let mut workers = Vec::new();
     for &device in devices {
-        let engine_args = EngineArgs {
-            descriptor: a.descriptor().to_path_buf(),
-            device_id: Some(device),
-            tolerance: a.tolerance,
-            no_verify: a.no_verify,
-            energy: measure.energy.is_some(),
-            kernel_timeout: a.kernel_timeout,
-            supplied: a.supplied.clone(),
-            simulate: None,
-            pace: 1.0,
-        };
+        let engine_job = a.engine(device);
         let (tx, scheduler, stop) = (tx.clone(), scheduler.clone(), stop.clone());
         let origin = match &a.engine_hub {
             Some(hub) => Origin::Hub(hub.clone()),
@@ -459,7 +457,7 @@ fn spawn_engine_workers(
         workers.push(std::thread::spawn(move || {
             worker::work(
                 &origin,
-                &engine_args,
+                &engine_job,
                 measure,
                 &scheduler,
                 compiler.as_deref(),
@@ -491,7 +489,7 @@ fn collect_messages(rx: Receiver<Msg>, results: &mut collect::Collector, printer
 /// The end of a sweep that ran: `--export` written, the summary printed, then the report's
 /// saving (`saved`) and the export's failures said.
 fn end_sweep(
-    a: &TuneArgs,
+    a: &TuneJob,
     inst: &ReplayInstance,
     results: &collect::Collector,
     printer: &text::Printer,

@@ -5,14 +5,15 @@
 //! again. Nothing is kept unless [`keep`] was called, and everything kept quits when its guard
 //! goes.
 
-use std::ffi::OsString;
 use std::sync::Mutex;
 
-use super::engine_child::{self, EngineChild};
-use crate::cli::EngineArgs;
+use rr_engine::tune::engine_job::EngineJob;
 
-/// An idle engine with the settings (engine arguments but the instance) it was started with.
-type Idle = (Vec<OsString>, EngineChild);
+use super::engine_child::EngineChild;
+
+/// An idle engine with the settings (its job but the instance, [`EngineJob::settings`]) it was
+/// started with.
+type Idle = (EngineJob, EngineChild);
 
 /// The idle engines; None while engines are not kept.
 static IDLE: Mutex<Option<Vec<Idle>>> = Mutex::new(None);
@@ -38,22 +39,22 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Vec<Idle>>> {
     IDLE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A kept engine started with the same settings as `args` (its GPU among them), whatever
+/// A kept engine started with the same settings as `job` (its GPU among them), whatever
 /// instance it served.
-pub fn take(args: &EngineArgs) -> Option<EngineChild> {
-    let want = engine_child::settings(args);
+pub fn take(job: &EngineJob) -> Option<EngineChild> {
+    let want = job.settings();
     let mut idle = lock();
     let list = idle.as_mut()?;
     let i = list.iter().position(|(s, _)| *s == want)?;
     Some(list.swap_remove(i).1)
 }
 
-/// Leave `engine` (started with `args`) for the next sweep; it quits now when engines are not
+/// Leave `engine` (started with `job`) for the next sweep; it quits now when engines are not
 /// kept.
-pub fn put(args: &EngineArgs, engine: EngineChild) {
+pub fn put(job: &EngineJob, engine: EngineChild) {
     let mut idle = lock();
     match idle.as_mut() {
-        Some(list) => list.push((engine_child::settings(args), engine)),
+        Some(list) => list.push((job.settings(), engine)),
         None => {
             drop(idle);
             drop(engine);
@@ -67,9 +68,16 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::path::{Path, PathBuf};
 
-    /// A stand-in engine: ready at once; `load` of an instance named `moved*` is refused as a
-    /// real engine refuses an instance laid out differently, any other is switched to.
+    /// A stand-in engine (`rr-tui job`): its job first, which must be an engine job; then
+    /// ready at once; `load` of an instance named `moved*` is refused as a real engine refuses
+    /// an instance laid out differently, any other is switched to.
     const ENGINE: &str = r#"#!/bin/sh
+[ "$1" = job ] || exit 3
+read -r job
+case "$job" in
+  '{"protocol":1,"engine":{'*) ;;
+  *) exit 4;;
+esac
 echo '{"run":0,"event":"ready","rated_clock_mhz":1000.0,"ptx":false}'
 while read -r line; do
   case "$line" in
@@ -87,17 +95,11 @@ while read -r line; do
 done
 "#;
 
-    fn args(descriptor: &str, device: i32) -> EngineArgs {
-        EngineArgs {
-            descriptor: PathBuf::from(descriptor),
+    fn args(descriptor: &str, device: i32) -> EngineJob {
+        EngineJob {
             device_id: Some(device),
-            tolerance: None,
-            no_verify: false,
-            energy: false,
             kernel_timeout: 10.0,
-            supplied: Default::default(),
-            simulate: None,
-            pace: 1.0,
+            ..EngineJob::new(PathBuf::from(descriptor))
         }
     }
 
@@ -112,7 +114,7 @@ done
         put(&args("a.json", 0), first);
         assert!(take(&args("b.json", 1)).is_none(), "another GPU's engine");
         let mut other = args("b.json", 0);
-        other.no_verify = true;
+        other.verify = rr_engine::replay::Verify::No;
         assert!(take(&other).is_none(), "other settings");
 
         let mut e = take(&args("b.json", 0)).expect("kept for the next instance");

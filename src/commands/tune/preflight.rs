@@ -11,16 +11,16 @@ use rr_engine::tune::trial::SourceInfo;
 use rr_engine::tune::{Space, TuneReport};
 
 use super::simulate;
-use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
+use rr_engine::tune::job::TuneJob;
 
 /// Everything `tune` refuses before it looks for a GPU: compile-time flags without a source,
 /// the instance's files, the axes against the record and the limits, verification, registers
 /// without PTX, arguments outside the recorded memory under `--strict`. The explorer's tuning form runs the same checks before it
 /// starts a sweep, so it never accepts what the command refuses.
-pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
+pub fn preflight(a: &TuneJob) -> Result<(ReplayInstance, Space)> {
     a.check_source_flags().map_err(Error::invalid)?;
-    let inst = ReplayInstance::load(a.descriptor(), &a.supplied.supplied())?;
+    let inst = ReplayInstance::load(a.descriptor(), &a.supplied)?;
     let space = build_space(a, &inst.descriptor)?;
     if let Some(spec) = a.source_spec() {
         if !rr_engine::replay::candidate::is_source(&spec.path) {
@@ -33,7 +33,7 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
         spec.preflight()?;
     }
     // `--list` shows what the sweep would run: it refuses what the sweep refuses.
-    if let Some(s) = a.shard().map_err(Error::invalid)? {
+    if let Some(s) = a.shard() {
         use rr_engine::tune::StrategyKind;
         if !matches!(a.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
             || a.budget.is_some()
@@ -50,7 +50,7 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
             space.len()
         )));
     }
-    inst.check_verifiable(&a.verify()).map_err(|e| {
+    inst.check_verifiable(&a.verify).map_err(|e| {
         Error::invalid(format!(
             "{e}; every configuration is verified against it: add --no-verify to sweep without"
         ))
@@ -75,7 +75,7 @@ pub fn preflight(a: &TuneArgs) -> Result<(ReplayInstance, Space)> {
 }
 
 /// The source `a` compiles variants from (`--source`), and its text.
-pub(super) fn source_text(a: &TuneArgs) -> Result<Option<(CandidateSpec, String)>> {
+pub(super) fn source_text(a: &TuneJob) -> Result<Option<(CandidateSpec, String)>> {
     Ok(match a.source_spec() {
         Some(spec) => match spec.preflight()? {
             CandidateFile::Source(text) => Some((spec, text)),
@@ -89,7 +89,7 @@ pub(super) fn source_text(a: &TuneArgs) -> Result<Option<(CandidateSpec, String)
 /// The report a sweep of `a` starts with: what a sweep to resume or simulate from is checked
 /// against (the same instance, variants and objective).
 pub(super) fn start_report(
-    a: &TuneArgs,
+    a: &TuneJob,
     d: &rr_format::Descriptor,
     space: &Space,
     seed: u64,
@@ -110,7 +110,7 @@ pub(super) fn start_report(
 /// `--simulate FILE`'s checks of the sweep it answers from, against the sweep `a` asks for
 /// (after [`preflight`]): the file `run` would refuse, refused. The explorer's tuning form runs
 /// them before it starts a sweep, so it never starts one the command refuses.
-pub fn preflight_simulate(a: &TuneArgs, inst: &ReplayInstance, space: &Space) -> Result<()> {
+pub fn preflight_simulate(a: &TuneJob, inst: &ReplayInstance, space: &Space) -> Result<()> {
     let Some(path) = a.simulate.as_deref() else {
         return Ok(());
     };
@@ -135,7 +135,7 @@ pub(super) fn check_hub(hub: &Path) -> Result<()> {
     }
 }
 
-fn build_space(a: &TuneArgs, d: &rr_format::Descriptor) -> Result<Space> {
+fn build_space(a: &TuneJob, d: &rr_format::Descriptor) -> Result<Space> {
     let defines = a.source.is_some().then(|| a.defines.clone());
     Space::of_axes(Rules::of(d, a.ignore_limits), &a.axes(), defines).map_err(Error::invalid)
 }

@@ -17,9 +17,9 @@ use serde::Serialize;
 use super::preflight::{check_hub, preflight};
 use super::report_files::read_report;
 use super::text;
-use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
 use crate::output;
+use rr_engine::tune::job::TuneJob;
 
 /// One instance of the summary.
 #[derive(Debug, Serialize)]
@@ -45,7 +45,7 @@ struct Row {
 
 /// `tune DIR`: each selected instance swept by `sweep` (`tune`'s own entry point, passed in
 /// rather than imported: it calls this for a directory), so exactly as `tune X.json` sweeps it.
-pub fn run_dir(a: &TuneArgs, dir: &Path, sweep: fn(&TuneArgs) -> Result<i32>) -> Result<i32> {
+pub fn run_dir(a: &TuneJob, dir: &Path, sweep: fn(&TuneJob) -> Result<i32>) -> Result<i32> {
     refuse_one_instance_flags(a)?;
     let pattern = a
         .kernels
@@ -53,7 +53,7 @@ pub fn run_dir(a: &TuneArgs, dir: &Path, sweep: fn(&TuneArgs) -> Result<i32>) ->
         .map(rr_format::record_config::kernel_pattern)
         .transpose()
         .map_err(|e| Error::invalid(format!("--kernels {e}")))?;
-    let shard = a.instances_shard().map_err(Error::invalid)?;
+    let shard = a.instances_shard();
     let rec = RecordDir::open(dir)?;
     if rec.holds_nothing() {
         let command = if a.list { "tune --list" } else { "tune" };
@@ -97,7 +97,7 @@ pub fn run_dir(a: &TuneArgs, dir: &Path, sweep: fn(&TuneArgs) -> Result<i32>) ->
 
 /// What only one instance's sweep takes, refused for a recording (once, before its instances:
 /// each one's preflight says the source flags' problem again).
-fn refuse_one_instance_flags(a: &TuneArgs) -> Result<()> {
+fn refuse_one_instance_flags(a: &TuneJob) -> Result<()> {
     a.check_source_flags().map_err(Error::invalid)?;
     if a.simulate.is_some() {
         return Err(Error::invalid(
@@ -139,12 +139,7 @@ fn select_instances(
 
 /// No instance selected: nothing to do for a part of a job array with more tasks than
 /// instances, else refused.
-fn nothing_selected(
-    a: &TuneArgs,
-    dir: &Path,
-    rec: &RecordDir,
-    shard: Option<Shard>,
-) -> Result<i32> {
+fn nothing_selected(a: &TuneJob, dir: &Path, rec: &RecordDir, shard: Option<Shard>) -> Result<i32> {
     if shard.is_some() && a.kernels.is_none() {
         // A job array with more tasks than instances: the surplus tasks have nothing to do.
         let s = shard.unwrap_or(Shard { k: 1, n: 1 });
@@ -171,7 +166,7 @@ fn nothing_selected(
 /// Said once here, not once per instance, and before anything is created: the driver (a hub's
 /// engines run where its GPUs are, so this machine needs no driver then), then the reports
 /// directory, made.
-fn prepare_reports(a: &TuneArgs, reports: &Path) -> Result<()> {
+fn prepare_reports(a: &TuneJob, reports: &Path) -> Result<()> {
     match &a.engine_hub {
         Some(hub) => check_hub(hub)?,
         None => rr_engine::replay::driver_usable()?,
@@ -189,10 +184,10 @@ fn prepare_reports(a: &TuneArgs, reports: &Path) -> Result<()> {
 /// Each selected instance swept (or listed, with `--list`) as `tune X.json` sweeps it, one
 /// after the other until one is interrupted: what each came to.
 fn sweep_instances(
-    a: &TuneArgs,
+    a: &TuneJob,
     selected: Vec<(String, PathBuf, String)>,
     reports: &Path,
-    sweep: fn(&TuneArgs) -> Result<i32>,
+    sweep: fn(&TuneJob) -> Result<i32>,
 ) -> Vec<Row> {
     let mut rows = Vec::with_capacity(selected.len());
     let n = selected.len();
@@ -208,17 +203,11 @@ fn sweep_instances(
         ));
         let stem = name.trim_end_matches(".json").replace('/', "_");
         let report = reports.join(format!("{stem}.tune.json"));
-        let mut one = a.clone();
-        one.descriptor = Some(json);
-        one.kernels = None;
-        one.reports = None;
+        let mut one = whole_instance(a, json);
         one.fresh_engines = false;
-        one.shard = None;
-        one.whole = true;
         one.events = false;
         if !a.list {
             one.json_out = Some(report.clone());
-            one.json_old_spelling = None;
             one.csv = Some(reports.join(format!("{stem}.tune.csv")));
         }
         let outcome = sweep(&one);
@@ -240,16 +229,10 @@ fn sweep_instances(
 
 /// The first instance's refusal when every one of `selected` is refused by [`preflight`]
 /// (which needs no GPU); None as soon as one passes.
-fn all_refused(a: &TuneArgs, selected: &[(String, PathBuf, String)]) -> Option<Error> {
+fn all_refused(a: &TuneJob, selected: &[(String, PathBuf, String)]) -> Option<Error> {
     let mut first = None;
     for (_, json, _) in selected {
-        let mut one = a.clone();
-        one.descriptor = Some(json.clone());
-        one.kernels = None;
-        one.reports = None;
-        one.shard = None;
-        one.whole = true;
-        match preflight(&one) {
+        match preflight(&whole_instance(a, json.clone())) {
             Ok(_) => return None,
             Err(e) => {
                 first.get_or_insert(e);
@@ -257,6 +240,19 @@ fn all_refused(a: &TuneArgs, selected: &[(String, PathBuf, String)]) -> Option<E
         }
     }
     first
+}
+
+/// The sweep of one instance (`json`) of the recording `a` sweeps: whole (the recording's
+/// part is of its instances), with the recording's flags left out.
+fn whole_instance(a: &TuneJob, json: PathBuf) -> TuneJob {
+    TuneJob {
+        descriptor: json,
+        kernels: None,
+        reports: None,
+        shard: None,
+        array_task: None,
+        ..a.clone()
+    }
 }
 
 /// `./rr-tune-<recording's name>`.

@@ -7,8 +7,8 @@ use std::path::Path;
 use rr_engine::tune::{Trial, TuneReport};
 use rr_format::fsio;
 
-use crate::cli::TuneArgs;
 use crate::error::{Error, Result};
+use rr_engine::tune::job::TuneJob;
 
 /// A --json-out file larger than this is not one of ours (the largest sweep's compact report is
 /// about 300 MiB).
@@ -47,7 +47,7 @@ pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
 
 /// The trials of an earlier run (`--resume`), after checking that the files may be written:
 /// before any GPU time is spent, not at the end of the sweep.
-pub(super) fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Trial>> {
+pub(super) fn load_previous(a: &TuneJob, report: &TuneReport) -> Result<Vec<Trial>> {
     check_outputs(a)?;
     let Some(path) = a.report_file().filter(|p| a.resume && p.exists()) else {
         return Ok(Vec::new());
@@ -69,7 +69,7 @@ pub(super) fn load_previous(a: &TuneArgs, report: &TuneReport) -> Result<Vec<Tri
 
 /// `--json-out` and `--csv` can be written where they are named, and replace no file they may
 /// not (checked by the sweep and by `--list`, which refuses what the sweep would).
-pub(super) fn check_outputs(a: &TuneArgs) -> Result<()> {
+pub(super) fn check_outputs(a: &TuneJob) -> Result<()> {
     output_targets(&[("--json-out", a.report_file()), ("--csv", a.csv.as_deref())])?;
     for (flag, path) in [("--json-out", a.report_file()), ("--csv", a.csv.as_deref())] {
         let Some(path) = path else { continue };

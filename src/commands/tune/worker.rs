@@ -18,7 +18,7 @@ use super::engine_child::{self, EngineChild, Reply};
 use super::msg::{Carried, Msg};
 use super::pool;
 use super::scheduler::{self, Scheduler, Work};
-use crate::cli::EngineArgs;
+use rr_engine::tune::engine_job::EngineJob;
 
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;
@@ -50,7 +50,7 @@ impl Origin {
         }
     }
 
-    fn start(&self, args: &EngineArgs) -> std::result::Result<EngineChild, String> {
+    fn start(&self, args: &EngineJob) -> std::result::Result<EngineChild, String> {
         match self {
             Origin::Local(exe) => EngineChild::start(exe, args),
             Origin::Hub(socket) => EngineChild::connect(socket, args),
@@ -61,7 +61,7 @@ impl Origin {
 /// One GPU: keep an engine running and feed it configurations until the scheduler is done.
 pub(super) fn work(
     origin: &Origin,
-    args: &EngineArgs,
+    args: &EngineJob,
     Measurement { policy, energy }: Measurement,
     scheduler: &Mutex<Scheduler>,
     compiler: Option<&compile::Compiler>,
@@ -157,7 +157,7 @@ pub(super) fn work(
 /// An engine kept from the last instance of `tune DIR` keeps what the two share on its GPU;
 /// one that cannot switch has ended (why, in `refused`), and a fresh one starts.
 fn kept_engine(
-    args: &EngineArgs,
+    args: &EngineJob,
     tx: &Sender<Msg>,
     refused: &mut Option<Carried>,
 ) -> Option<EngineChild> {
@@ -191,7 +191,7 @@ enum Started {
 /// `failures`; `refused` (why the last instance's engine could not go on) is said with it.
 fn start_engine(
     origin: &Origin,
-    args: &EngineArgs,
+    args: &EngineJob,
     failures: &mut u32,
     refused: &mut Option<Carried>,
     tx: &Sender<Msg>,

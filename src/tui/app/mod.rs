@@ -83,7 +83,7 @@ pub enum Msg {
     /// `tune`'s own checks of a sweep the form asked for (`preflight`), done on a worker.
     TuneChecked {
         instance: usize,
-        result: Result<Box<crate::cli::TuneArgs>, String>,
+        result: Result<Box<rr_engine::tune::job::TuneJob>, String>,
     },
     Index {
         job: u64,
@@ -160,11 +160,12 @@ pub enum Cmd {
         request: Box<ReplayRequest>,
     },
     CancelReplay,
-    /// Start `rr-tui ARGS…` (a `tune … --events --run-id RUN`), its events as `Msg::Tune`.
+    /// Start `rr-tui job` with this sweep (its events asked for, its run id RUN), its events
+    /// as `Msg::Tune`.
     StartTune {
         instance: usize,
         run: u64,
-        args: Vec<String>,
+        job: Box<rr_engine::tune::job::TuneJob>,
     },
     /// Kill the running sweep (and its engine processes).
     CancelTune,

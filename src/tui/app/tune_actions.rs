@@ -255,14 +255,14 @@ impl App {
     fn start_tune_of(&mut self, i: usize) -> Vec<Cmd> {
         // In the order `rr-tui tune` refuses: the form's values (its flags) first, then the
         // record's and the machine's reasons.
-        let args = match self
+        let job = match self
             .tune_form
-            .to_args(self.rows[i].json_path.clone(), self.next_run + 1)
+            .job(self.rows[i].json_path.clone(), self.next_run + 1)
         {
             // What a legacy record lacks, as given on the replay screen (I, A).
-            Ok(a) => crate::cli::TuneArgs {
-                supplied: self.settings.supplied.clone(),
-                ..a
+            Ok(job) => rr_engine::tune::job::TuneJob {
+                supplied: self.settings.supplied.supplied(),
+                ..job
             },
             Err((field, why)) => {
                 self.tune_form.cursor = super::Field::ALL
@@ -276,7 +276,7 @@ impl App {
         // A simulated sweep needs no GPU: only what the record itself lacks stops it.
         let blocker = self
             .replay_blocker(i)
-            .filter(|b| args.simulate.is_none() || matches!(b, super::ReplayBlocker::Record(_)));
+            .filter(|b| job.simulate.is_none() || matches!(b, super::ReplayBlocker::Record(_)));
         if let Some(blocker) = blocker {
             self.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
@@ -291,11 +291,11 @@ impl App {
         self.set_status(format!("checking the sweep of {}…", row.demangled), false);
         vec![Cmd::Work(Work::new(move || Msg::TuneChecked {
             instance: i,
-            result: crate::commands::tune::preflight(&args)
+            result: crate::commands::tune::preflight(&job)
                 .and_then(|(inst, space)| {
-                    crate::commands::tune::preflight_simulate(&args, &inst, &space)
+                    crate::commands::tune::preflight_simulate(&job, &inst, &space)
                 })
-                .map(|_| Box::new(args))
+                .map(|_| Box::new(job))
                 .map_err(|e| e.to_string()),
         }))]
     }
@@ -304,10 +304,10 @@ impl App {
     pub(super) fn on_tune_checked(
         &mut self,
         i: usize,
-        result: Result<Box<crate::cli::TuneArgs>, String>,
+        result: Result<Box<rr_engine::tune::job::TuneJob>, String>,
     ) -> Vec<Cmd> {
-        let args = match result {
-            Ok(a) => *a,
+        let job = match result {
+            Ok(job) => job,
             Err(why) => {
                 let name = self
                     .rows
@@ -324,10 +324,10 @@ impl App {
         }
         let row = &self.rows[i];
         self.next_run += 1;
-        let args = crate::cli::TuneArgs {
+        let job = Box::new(rr_engine::tune::job::TuneJob {
             run_id: self.next_run,
-            ..args
-        };
+            ..*job
+        });
         // What the explorer knows of the recorded launch until the sweep says exactly.
         let recorded = Config {
             grid: row.grid.unwrap_or([1, 1, 1]),
@@ -336,13 +336,13 @@ impl App {
             max_registers: None,
             variant: None,
         };
-        let run = TuneRun::new(self.next_run, &args, &row.kernel, recorded);
+        let run = TuneRun::new(self.next_run, &job, &row.kernel, recorded);
         let configs = self.tune_form.space_size().unwrap_or(0);
         self.set_status(
             format!(
                 "tuning {}: {configs} configuration(s), {}…",
                 row.demangled,
-                args.strategy.name()
+                job.strategy.name()
             ),
             false,
         );
@@ -353,7 +353,7 @@ impl App {
         vec![Cmd::StartTune {
             instance: i,
             run: self.next_run,
-            args: args.to_args(),
+            job,
         }]
     }
 

@@ -1,18 +1,20 @@
 //! The tuning screen's form: the axes, the search and the timing of a sweep. Every text field
 //! is checked by the parser `rr-tui tune` itself uses (the engine's axis parsers, the tolerance
 //! parser) on every key, so a typo shows its reason while it is typed, not after the sweep
-//! started; a field keeps only text that parses.
+//! started; a field keeps only text that parses. The form makes the sweep's [`TuneJob`]
+//! directly ([`TuneForm::job`]), which the explorer hands its tune process as it is.
 
 use std::path::PathBuf;
 
 use rr_engine::diff::Comparison;
 use rr_engine::replay::timing::NoiseTarget;
+use rr_engine::replay::Verify;
 use rr_engine::tune::defines::{DefineAxis, Defines, GeometryExpr};
+use rr_engine::tune::job::{SweepTiming, TuneJob};
 use rr_engine::tune::space::{self, GridChoice, MAX_CONFIGS};
 use rr_engine::tune::{Objective, StrategyKind};
 
 use super::prompt::{Edit, LineEditor};
-use crate::cli::{TimingArgs, TuneArgs};
 use ratatui::crossterm::event::KeyEvent;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +79,28 @@ impl Field {
             Field::Source => "source",
             Field::Defines => "defines",
             Field::Objective => "objective",
+        }
+    }
+
+    /// The flags of `rr-tui tune` the field sets: a refusal naming one is the field's.
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Field::Grid => &["--grid"],
+            Field::Block => &["--block"],
+            Field::SharedMem => &["--shared-mem"],
+            Field::Registers => &["--registers"],
+            Field::Strategy => &["--strategy"],
+            Field::Budget => &["--budget"],
+            Field::Samples => &["--samples"],
+            Field::Cache => &["--cold", "--hot"],
+            Field::Verify => &["--tolerance", "--no-verify"],
+            Field::Limits => &["--ignore-limits"],
+            Field::Devices => &["--devices", "--simulate"],
+            Field::TimeLimit => &["--time-limit"],
+            Field::Seed => &["--seed"],
+            Field::Source => &["--source"],
+            Field::Defines => &["--define"],
+            Field::Objective => &["--objective", "--energy"],
         }
     }
 
@@ -501,7 +525,7 @@ impl TuneForm {
 
     /// Why these `defines` would refuse the sweep with this form's source, if they would.
     fn defines_problem(&self, defines: &str) -> Result<(), String> {
-        crate::cli::source_flags_problem(
+        rr_engine::tune::job::source_flags_problem(
             !self.source.trim().is_empty(),
             &[("--define", !defines.trim().is_empty())],
         )
@@ -558,8 +582,10 @@ impl TuneForm {
         })
     }
 
-    /// The sweep's arguments for `descriptor`, or the first field that does not parse and why.
-    pub fn to_args(&self, descriptor: PathBuf, run_id: u64) -> Result<TuneArgs, (Field, String)> {
+    /// The sweep of `descriptor` the form describes, or the first field that does not parse
+    /// and why. Checked as `rr-tui tune` checks its flags ([`TuneJob::check`]): the form never
+    /// sends what the command refuses.
+    pub fn job(&self, descriptor: PathBuf, run_id: u64) -> Result<TuneJob, (Field, String)> {
         for f in Field::ALL {
             f.check(&self.text(f)).map_err(|e| (f, e))?;
         }
@@ -572,14 +598,7 @@ impl TuneForm {
             .flatten()
             .map(PathBuf::from);
         let simulated = simulate.is_some();
-        Ok(TuneArgs {
-            descriptor: Some(descriptor),
-            command: None,
-            shard: None,
-            kernels: None,
-            reports: None,
-            fresh_engines: false,
-            whole: false,
+        let job = TuneJob {
             grid: axis(&self.grid),
             block: axis(&self.block),
             shared_mem: axis(&self.shared_mem),
@@ -589,43 +608,57 @@ impl TuneForm {
             budget: crate::cli::parse_budget(&self.budget.trim().replace('_', "")).ok(),
             time_limit: crate::cli::positive_f64(self.time_limit.trim()).ok(),
             seed: self.seed.trim().parse().ok(),
-            devices: crate::cli::parse_devices(self.devices.trim()).ok(),
+            devices: crate::cli::parse_devices(self.devices.trim())
+                .ok()
+                .map(|d| d.0),
             simulate,
-            engine_hub: None,
-            engines: None,
-            list: false,
             samples: parse_samples(self.samples.trim()).map_err(|e| (Field::Samples, e))?,
             // A simulated sweep measures nothing and `tune --simulate` warns of every timing flag
-            // given: cold, `tune`'s own default, is then not passed, so that only a choice the
+            // given: cold, `tune`'s own default, is then left unsaid, so that only a choice the
             // user made (hot) is said to have no effect.
-            timing: TimingArgs {
-                cold: self.cold && !simulated,
-                hot: !self.cold,
-                ..TimingArgs::default()
+            timing: SweepTiming {
+                cold: match (self.cold, simulated) {
+                    (false, _) => Some(false),
+                    (true, false) => Some(true),
+                    (true, true) => None,
+                },
+                ..SweepTiming::default()
             },
-            tolerance: verify.flatten(),
-            no_verify: verify.is_none(),
-            strict: false,
-            kernel_timeout: rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT,
-            csv: None,
-            json_out: None,
-            json_old_spelling: None,
-            export: None,
+            verify: match verify {
+                None => Verify::No,
+                Some(None) => Verify::Bytes,
+                Some(Some(c)) => Verify::Typed(c),
+            },
             // A legacy record's missing pieces come from the replay screen (I, A): `start_tune`.
-            supplied: Default::default(),
-            resume: false,
             events: true,
             run_id,
             source: axis(&self.source).map(PathBuf::from),
             defines: parse_defines(&self.defines)
                 .map_err(|e| (Field::Defines, e))?
                 .axes,
-            nvrtc_opts: vec![],
-            source_kernel: None,
             objective: self.objective,
             energy: self.energy,
-            energy_seconds: crate::cli::DEFAULT_ENERGY_SECONDS,
-        })
+            ..TuneJob::new(descriptor)
+        };
+        job.check().map_err(|e| (Field::of_refusal(&e), e))?;
+        Ok(job)
+    }
+}
+
+impl Field {
+    /// The field whose flag a refusal of the sweep names first (the grid when none).
+    fn of_refusal(message: &str) -> Field {
+        Field::ALL
+            .into_iter()
+            .filter_map(|f| {
+                f.flags()
+                    .iter()
+                    .filter_map(|flag| message.find(flag))
+                    .min()
+                    .map(|at| (at, f))
+            })
+            .min_by_key(|&(at, _)| at)
+            .map_or(Field::Grid, |(_, f)| f)
     }
 }
 
@@ -642,24 +675,15 @@ mod tests {
     fn the_defaults_make_a_sweep() {
         let f = TuneForm::default();
         assert_eq!(f.space_size(), Ok(6));
-        let a = f.to_args(PathBuf::from("x.json"), 3).unwrap();
-        assert_eq!(
-            a.to_args(),
-            [
-                "tune",
-                "x.json",
-                "--grid",
-                "cover",
-                "--block",
-                "32..1024*2",
-                "--strategy",
-                "exhaustive",
-                "--run-id",
-                "3",
-                "--cold",
-                "--events"
-            ]
-        );
+        let a = f.job(PathBuf::from("x.json"), 3).unwrap();
+        let mut want = TuneJob::new(PathBuf::from("x.json"));
+        want.grid = Some("cover".into());
+        want.block = Some("32..1024*2".into());
+        want.strategy = StrategyKind::Exhaustive;
+        want.run_id = 3;
+        want.timing.cold = Some(true);
+        want.events = true;
+        assert_eq!(a, want);
     }
 
     /// `simulate FILE`: the form's defaults pass no flag `tune --simulate` would say has no
@@ -673,15 +697,15 @@ mod tests {
             devices: format!("simulate {}", sweep.display()),
             ..TuneForm::default()
         };
-        let a = f.to_args(PathBuf::from("x.json"), 3).unwrap();
-        assert!(a.simulate.is_some());
-        assert!(!a.timing.cold && !a.timing.hot && !a.timing.adaptive());
-        assert!(a.samples.is_none() && a.tolerance.is_none() && !a.no_verify && !a.energy);
+        let a = f.job(PathBuf::from("x.json"), 3).unwrap();
+        assert_eq!(a.simulate, Some(sweep.clone()));
+        assert_eq!(a.timing, SweepTiming::default());
+        assert!(a.samples.is_none() && a.verify == Verify::Bytes && !a.energy);
         assert!(a.devices.is_none());
-        assert!(a.timing.cold(true), "tune's default: cold");
+        assert!(a.timing.is_cold(), "tune's default: cold");
         f.cold = false;
-        let a = f.to_args(PathBuf::from("x.json"), 3).unwrap();
-        assert!(a.timing.hot);
+        let a = f.job(PathBuf::from("x.json"), 3).unwrap();
+        assert_eq!(a.timing.cold, Some(false));
     }
 
     #[test]
@@ -718,11 +742,11 @@ mod tests {
             ..TuneForm::default()
         };
         assert_eq!(f.space_size(), Ok(24));
-        let args = f.to_args(PathBuf::from("x.json"), 1).unwrap().to_args();
-        let at = args.iter().position(|a| a == "--source").unwrap();
-        assert_eq!(args[at + 1], src.display().to_string());
-        assert!(args.windows(2).any(|w| w == ["--define", "TILE=1,2"]));
-        assert!(args.windows(2).any(|w| w == ["--define", "T=float,double"]));
+        let job = f.job(PathBuf::from("x.json"), 1).unwrap();
+        assert_eq!(job.source, Some(src.clone()));
+        let defines: Vec<String> = job.defines.iter().map(|d| d.spec()).collect();
+        assert_eq!(defines, ["TILE=1,2", "T=float,double"]);
+        assert_eq!(job.grid.as_deref(), Some("GRID_X*4/TILE"));
     }
 
     #[test]
@@ -734,10 +758,11 @@ mod tests {
             defines: "TILE=1,2".into(),
             ..TuneForm::default()
         };
-        let said = crate::cli::source_flags_problem(false, &[("--define", true)]).unwrap_err();
+        let said =
+            rr_engine::tune::job::source_flags_problem(false, &[("--define", true)]).unwrap_err();
         assert_eq!(without.space_size(), Err(said.clone()));
         assert_eq!(
-            without.to_args(PathBuf::from("x.json"), 1).unwrap_err(),
+            without.job(PathBuf::from("x.json"), 1).unwrap_err(),
             (Field::Defines, said)
         );
         let with = TuneForm {
@@ -812,8 +837,8 @@ mod tests {
         f.activate();
         f.cursor = at(Field::Limits);
         f.activate();
-        let a = f.to_args(PathBuf::from("x.json"), 1).unwrap();
-        assert!(!a.timing.cold(true) && a.ignore_limits);
+        let a = f.job(PathBuf::from("x.json"), 1).unwrap();
+        assert!(!a.timing.is_cold() && a.ignore_limits);
         // The command's own parsers for the search fields: what it refuses, the form refuses.
         assert!(Field::Devices
             .check("0,0")
@@ -824,25 +849,32 @@ mod tests {
         f.devices = "0,1".into();
         f.time_limit = "90".into();
         f.seed = "7".into();
-        let a = f.to_args(PathBuf::from("x.json"), 1).unwrap();
-        let line = a.to_args();
-        for want in [
-            "--devices",
-            "0,1",
-            "--time-limit",
-            "90",
-            "--seed",
-            "7",
-            "--ignore-limits",
-        ] {
-            assert!(line.iter().any(|w| w == want), "{want}: {line:?}");
-        }
+        let a = f.job(PathBuf::from("x.json"), 1).unwrap();
+        assert_eq!(a.devices, Some(vec![0, 1]));
+        assert_eq!(a.time_limit, Some(90.0));
+        assert_eq!(a.seed, Some(7));
+        assert!(a.ignore_limits);
         f.grid = "1..65536".into();
         f.block = "1..1024".into();
         assert!(f.space_size().is_err());
         assert_eq!(
-            f.to_args(PathBuf::from("x.json"), 1).unwrap_err().0,
+            f.job(PathBuf::from("x.json"), 1).unwrap_err().0,
             Field::Block
         );
+    }
+
+    /// A refusal of the job is shown on the field whose flag it names first.
+    #[test]
+    fn a_refusal_is_the_field_of_the_flag_it_names() {
+        assert_eq!(
+            Field::of_refusal("--samples cannot be used with --max-noise"),
+            Field::Samples
+        );
+        assert_eq!(
+            Field::of_refusal("--define TILE is given twice"),
+            Field::Defines
+        );
+        assert_eq!(Field::of_refusal("--devices: GPU 0 twice"), Field::Devices);
+        assert_eq!(Field::of_refusal("nothing named"), Field::Grid);
     }
 }

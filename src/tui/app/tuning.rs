@@ -1,5 +1,5 @@
 //! Sweeps kept per instance for the session: the report `tune` itself writes, built from the
-//! events of a `rr-tui tune --events` child as they arrive, the heatmap, warnings, and the
+//! events of a sweep child (`rr-tui job`, `tune --events`'s events) as they arrive, the heatmap, warnings, and the
 //! clock (from the runtime's ticks: `update` reads no clock).
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use rr_engine::tune::{Config, Objective, Status, Trial, TuneReport};
 
 use super::heatmap::Heatmap;
 use super::replays::Phase;
-use crate::cli::TuneArgs;
+use rr_engine::tune::job::TuneJob;
 
 /// Wall time of a sweep, from the runtime's ticks: the first tick after the start, the last
 /// one before the end.
@@ -88,16 +88,16 @@ fn status_index(s: Status) -> usize {
 }
 
 impl TuneRun {
-    /// A sweep of `args` started for the kernel `kernel`; `recorded` is what the explorer
+    /// A sweep of `job` started for the kernel `kernel`; `recorded` is what the explorer
     /// knows of the recorded launch until the sweep says exactly.
-    pub fn new(run: u64, args: &TuneArgs, kernel: &str, recorded: Config) -> TuneRun {
+    pub fn new(run: u64, job: &TuneJob, kernel: &str, recorded: Config) -> TuneRun {
         TuneRun {
             run,
             phase: Phase::Running,
-            report: args.report(kernel, recorded, 0, 0),
+            report: job.report(kernel, recorded, 0, 0),
             planned: None,
             warnings: vec![],
-            heat: Heatmap::default().by(args.objective),
+            heat: Heatmap::default().by(job.objective),
             clock: RunClock::default(),
             recorded_cost: None,
             counts: [0; 5],

@@ -27,7 +27,7 @@ mod load_threads;
 mod loading;
 pub mod objects;
 pub mod outcome;
-mod pathjson;
+pub mod pathjson;
 pub mod plan;
 pub mod protocol;
 pub mod request;

@@ -173,25 +173,12 @@ impl ReplayRequest {
                 self.repetitions
             ));
         }
-        if !(self.kernel_timeout.is_finite()
-            && (0.0..=MAX_KERNEL_TIMEOUT).contains(&self.kernel_timeout))
-        {
-            return Err(format!(
-                "--kernel-timeout {}: seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}",
-                self.kernel_timeout
-            ));
-        }
+        check_kernel_timeout(self.kernel_timeout)?;
         if let Some(n) = &self.noise {
             check_noise(n)?;
         }
         self.overrides.check()?;
-        if let Verify::Typed(c) = &self.verify {
-            // The spec syntax is the rule: a comparison it cannot write and read back the same
-            // (a negative or non-finite tolerance) is not one `--tolerance` gives.
-            if Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) {
-                return Err(format!("--tolerance {}: not a tolerance", c.to_spec()));
-            }
-        }
+        check_verify(&self.verify)?;
         if self.energy && self.candidate.is_some() {
             return Err("--energy cannot be used with --candidate".into());
         }
@@ -298,9 +285,31 @@ impl Overrides {
     }
 }
 
+/// `--kernel-timeout`'s limits (the replay's, the sweep's and the engine's).
+pub(crate) fn check_kernel_timeout(seconds: f64) -> std::result::Result<(), String> {
+    if seconds.is_finite() && (0.0..=MAX_KERNEL_TIMEOUT).contains(&seconds) {
+        return Ok(());
+    }
+    Err(format!(
+        "--kernel-timeout {seconds}: seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}"
+    ))
+}
+
+/// A typed verification must be one `--tolerance` gives: the spec syntax is the rule, and a
+/// comparison it cannot write and read back the same (a negative or non-finite tolerance) is
+/// not one.
+pub(crate) fn check_verify(verify: &Verify) -> std::result::Result<(), String> {
+    match verify {
+        Verify::Typed(c) if Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) => {
+            Err(format!("--tolerance {}: not a tolerance", c.to_spec()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The adaptive-sampling flags' limits (`--max-noise`, `--min-samples`, `--min-time`,
 /// `--timeout`).
-fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
+pub(crate) fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
     if let Some(x) = n.max_noise.filter(|x| !(x.is_finite() && *x > 0.0)) {
         return Err(format!(
             "--max-noise {}: expected a positive number",

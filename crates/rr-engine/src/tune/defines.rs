@@ -28,6 +28,11 @@ pub struct DefineAxis {
 }
 
 impl DefineAxis {
+    /// `NAME=VALUE,VALUE,…`: what [`DefineAxis::parse`] reads back as this axis.
+    pub fn spec(&self) -> String {
+        format!("{}={}", self.name, self.values.join(","))
+    }
+
     /// `NAME=ITEM,ITEM,…`: an item is a number, a range (`1..8`, `16..64*2`, `0..12:4`, as the
     /// other axes), or a word (letters, digits, `_`, `.`, `-`: `float`, `2.5f`).
     pub fn parse(spec: &str) -> Result<DefineAxis, String> {

@@ -21,6 +21,13 @@ pub enum Objective {
     Edp,
 }
 
+/// Its name, as `--objective` takes it.
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Objective {
     pub const ALL: [Objective; 3] = [Objective::Time, Objective::Energy, Objective::Edp];
 

@@ -41,6 +41,13 @@ impl StrategyKind {
     }
 }
 
+/// Its name, as `--strategy` takes it.
+impl std::fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Tries at finding an unvisited neighbour before jumping to a random configuration.
 const RANDOM_TRIES: u32 = 64;
 /// Asks of the tpe model before a random configuration is taken instead (the model tends to
