@@ -1,9 +1,9 @@
 //! How one snapshot row is laid out at a terminal width: how many bytes it shows (16, 8 or 4),
 //! whether the argument label and the ASCII column fit, and how wide a typed cell is.
 //!
-//! `App` keeps the chosen bytes per row (recomputed on resize and on a type change) so that
-//! scrolling, `n`/`N` and goto move by the rows the screen shows; `ui::snapshots` draws with the
-//! same function, so both sides of a row always show the same bytes.
+//! The view keeps the chosen bytes per row (recomputed on resize and on a type change) so that
+//! scrolling, `n`/`N` and goto move by the rows the screen shows; its drawing (`draw.rs`) uses
+//! the same function, so both sides of a row always show the same bytes.
 
 use rr_engine::diff::DType;
 
