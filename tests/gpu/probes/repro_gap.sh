@@ -27,6 +27,26 @@ sed -e 's/CHECK(cuMemcpyDtoD(c.addr, pristine + off, c.size));/CHECK(cuMemcpyDto
     -e 's/^struct Restorer {/static CUstream RR_STREAM = nullptr;\nstruct Restorer {/' \
     -e 's/^std::vector<double> time_launches(unsigned n, const Restorer \&restore, Launcher \&launch, CUstream stream) {/&\n    RR_STREAM = stream;/' \
     "$D/r/repro.cpp" >"$D/r/repro_async.cpp"
+# Every SM woken (an empty kernel on 4 blocks per SM, waited for) after each restore: SMs idle
+# during the restore's copies against the data the kernel reads.
+sed -e 's/^        \*flag = 0;$/        *flag = 1;\n        CHECK(cuLaunchKernel(block_fn, 1056, 1, 1, 128, 1, 1, 0, stream, block_args, nullptr));\n        CHECK(cuStreamSynchronize(stream));\n        *flag = 0;/' \
+    "$D/r/repro.cpp" >"$D/r/repro_wake.cpp"
+# The first recorded segment copied again after each restore (the restore copies in address
+# order; the kernel reads the first segment, which the later 86 MiB may push out of L2).
+sed -e 's/^        CHECK(cuCtxSynchronize());$/        if (pristine \&\& N_COPY \&\& !COPY[0].host) CHECK(cuMemcpyDtoD(COPY[0].addr, pristine, COPY[0].size));\n        CHECK(cuCtxSynchronize());/' \
+    "$D/r/repro.cpp" >"$D/r/repro_first.cpp"
+# As replay's loop: a one-thread 20 µs spin queued after the stop event (replay's clock probe;
+# here rr_block on a flag never set, with a 20 µs timeout).
+sed -e 's/^        CHECK(cuEventRecord(stop, stream));$/&\n        { static uint64_t spin_ns = 20000; static CUdeviceptr never = 0; if (!never) { unsigned *w; CHECK(cuMemHostAlloc((void **)\&w, 4, CU_MEMHOSTALLOC_DEVICEMAP)); *w = 0; CHECK(cuMemHostGetDevicePointer(\&never, w, 0)); } void *a[] = {\&never, \&spin_ns}; CHECK(cuLaunchKernel(block_fn, 1, 1, 1, 1, 1, 1, 0, stream, a, nullptr)); }/' \
+    "$D/r/repro.cpp" >"$D/r/repro_probe.cpp"
+# The release 10 µs later (replay's host takes that much longer between hold and release).
+sed -e 's/^        \*flag = 1;$/        { auto t0 = std::chrono::steady_clock::now(); while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(10)) {} }\n        *flag = 1;/' \
+    -e 's/^#include <vector>$/#include <vector>\n#include <chrono>/' \
+    "$D/r/repro.cpp" >"$D/r/repro_late.cpp"
+build repro_probe.cpp repro_probe || echo "the probe variant did not build"
+build repro_late.cpp repro_late || echo "the late-release variant did not build"
+build repro_wake.cpp repro_wake || echo "the wake variant did not build"
+build repro_first.cpp repro_first || echo "the first-segment variant did not build"
 build repro_warm.cpp repro_warm || echo "the warm variant did not build"
 build repro_async.cpp repro_async || echo "the async variant did not build"
 build repro_ncu.cpp repro_ncu || echo "the ncu variant did not build"
@@ -44,9 +64,14 @@ for round in 1 2; do
   echo "round $round: reproducer $(median "$D/r/repro")"
   echo "round $round: reproducer, warmed by an untimed launch $(median "$D/r/repro_warm")"
   echo "round $round: reproducer, restore on the kernel's stream $(median "$D/r/repro_async")"
+  echo "round $round: reproducer, every SM woken after the restore $(median "$D/r/repro_wake")"
+  echo "round $round: reproducer, the first segment copied again last $(median "$D/r/repro_first")"
+  echo "round $round: reproducer, a 20 µs one-thread spin after the stop event $(median "$D/r/repro_probe")"
+  echo "round $round: reproducer, released 10 µs later $(median "$D/r/repro_late")"
 done
 M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second
 NCU=(ncu --cache-control none --clock-control none --metrics "$M" --kernel-name regex:'gemm|xmma' --launch-skip 4 --launch-count 8 --csv)
+[ -n "${NO_NCU:-}" ] && exit 0
 "${NCU[@]}" "$D/r/repro_ncu" --repetitions 16 >"$D/ncu-repro.csv" 2>"$D/ncu-repro.err"
 "${NCU[@]}" "$RR" replay "$J" --events-only --repetitions 16 >"$D/ncu-replay.csv" 2>"$D/ncu-replay.err"
 for f in repro replay; do
