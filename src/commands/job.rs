@@ -1,23 +1,56 @@
 //! `rr-tui job`: run one job another rr-tui process hands over (the child-process protocol,
 //! `rr_engine::job`). The job is read from `RR_TUI_JOB` (removed from the environment at once, so
 //! that nothing this process starts inherits it) or else from the first line of standard input;
-//! the kind it names picks the command that runs it, which answers with JSON event lines.
+//! the kind it names picks the command that runs it: a replay (JSON event lines), a profile (as
+//! its job says: the explorer's ask for events), an A/B leaderboard (`ab`'s JSON document, the
+//! explorer's) or an A/B worker (result lines, `ab`'s workers).
 
 use std::io::BufReader;
 
 use rr_engine::job::{self, JobError, JOB_ENV, MAX_JOB_LINE};
 use rr_engine::lines::Line;
+use rr_engine::profile::{ProfileJob, ProfileOutput};
+use rr_engine::replay::ab_job::AbJob;
+use rr_engine::replay::Event;
 
 use crate::error::{Error, Result};
 
 /// The kinds of job this process runs, for the message that refuses another.
-const KINDS: &str = "replay";
+const KINDS: &str = "replay, profile, ab";
 
 pub fn run() -> Result<i32> {
+    // A job refused (unreadable, of another kind or version, outside the limits) is said in one
+    // line, an `error` object, as a process that answers in JSON lines says everything.
+    Ok(run_line().unwrap_or_else(|e| {
+        let said = serde_json::to_string(&Event::Error {
+            kind: rr_engine::replay::session::error_kind(&e),
+            message: rr_format::text::visible(&e.to_string()).into_owned(),
+        });
+        match said {
+            Ok(line) => crate::output::json_line(&line),
+            Err(_) => crate::output::error(&e.to_string()),
+        }
+        e.exit_status()
+    }))
+}
+
+fn run_line() -> Result<i32> {
     let line = read_job()?;
     let refused = |e: JobError| Error::invalid(format!("rr-tui job: {e}"));
     match job::kind_of(&line).map_err(refused)?.as_str() {
         "replay" => super::replay::run_job(job::decode(&line).map_err(refused)?),
+        "profile" => {
+            let job: ProfileJob = job::decode(&line).map_err(refused)?;
+            // Its errors as `profile` says them (in events, they are events already).
+            let json = job.output != ProfileOutput::Text;
+            Ok(super::profile::run(&job).unwrap_or_else(|e| crate::fail(&e, json)))
+        }
+        "ab" => {
+            let job: AbJob = job::decode(&line).map_err(refused)?;
+            // Its errors as `ab` says them: JSON for a leaderboard in JSON, else a line on
+            // stderr (a worker's last words, which its parent quotes).
+            Ok(super::ab::run(&job).unwrap_or_else(|e| crate::fail(&e, job.json)))
+        }
         other => Err(Error::invalid(format!(
             "rr-tui job: a job of kind `{}`: this rr-tui runs {KINDS}",
             rr_format::text::visible(other)

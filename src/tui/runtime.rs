@@ -198,11 +198,17 @@ impl Workers {
                     c.cancel();
                 }
             }
-            Cmd::StartProfile { run, args, .. } => {
+            Cmd::StartProfile { job, .. } => {
                 if let Some(c) = self.replay.take() {
                     c.cancel_and_wait(FREEING_LIMIT);
                 }
-                self.profile = start_child(app, tx, &args, run, "profile", Msg::Profile)?;
+                let exe = executable()?;
+                let sink = tx.clone();
+                let run = job.run_id;
+                let started = ChildRun::spawn_job(&exe, &*job, run, "profile", move |tagged| {
+                    let _ = sink.send(Msg::Profile(tagged));
+                });
+                self.profile = started_or_said(app, started, run, "profile", Msg::Profile);
             }
             Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
             Cmd::CancelProfile => {
@@ -330,15 +336,28 @@ fn start_child(
 ) -> Result<Option<ChildRun>> {
     let exe = executable()?;
     let sink = tx.clone();
-    match ChildRun::spawn(&exe, args, run, what, move |tagged| {
+    let started = ChildRun::spawn(&exe, args, run, what, move |tagged| {
         let _ = sink.send(wrap(tagged));
-    }) {
-        Ok(child) => Ok(Some(child)),
+    });
+    Ok(started_or_said(app, started, run, what, wrap))
+}
+
+/// The child that started, or None when it could not: its run then ends at once with the
+/// reason.
+fn started_or_said(
+    app: &mut App,
+    started: std::io::Result<ChildRun>,
+    run: u64,
+    what: &'static str,
+    wrap: fn(rr_engine::replay::Tagged) -> Msg,
+) -> Option<ChildRun> {
+    match started {
+        Ok(child) => Some(child),
         Err(e) => {
             for m in failed_start(run, what, &e) {
                 app.update(wrap(m));
             }
-            Ok(None)
+            None
         }
     }
 }

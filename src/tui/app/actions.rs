@@ -334,7 +334,7 @@ impl App {
                 settings
                     .candidate
                     .as_ref()
-                    .map(|c| shell_words::join(c.to_args().iter().skip(1)))
+                    .map(crate::cli::candidate_text)
                     .unwrap_or_default(),
             ),
             Action::EditImage => (

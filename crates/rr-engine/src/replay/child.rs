@@ -1,5 +1,5 @@
 //! Drive a child process of the `rr-tui` binary that streams protocol events (`replay --json`,
-//! `tune --events`) and hand them to a sink.
+//! `tune --events`, a job run by `rr-tui job`) and hand them to a sink.
 
 use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -52,7 +52,7 @@ impl ChildRun {
         sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let args = ["replay", "-", "--json", "--serve"].map(String::from);
-        let run = ChildRun::start(exe, &args, request.run_id, "replay", true, sink)?;
+        let run = ChildRun::start(exe, &args, request.run_id, "replay", Input::Serve, sink)?;
         let sent = run
             .stdin
             .lock()
@@ -123,7 +123,23 @@ impl ChildRun {
         what: &'static str,
         sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
-        ChildRun::start(exe, args, run, what, false, sink)
+        ChildRun::start(exe, args, run, what, Input::None, sink)
+    }
+
+    /// Start `exe job` and hand it `job` as the line on its standard input (which then closes):
+    /// a child that runs one typed job ([`crate::job`]), never a command line rebuilt from it.
+    /// Its events go to `sink` as with [`ChildRun::spawn`] (`run`: the run id they carry).
+    pub fn spawn_job<J: crate::job::Job>(
+        exe: &Path,
+        job: &J,
+        run: u64,
+        what: &'static str,
+        sink: impl FnMut(Tagged) + Send + 'static,
+    ) -> std::io::Result<ChildRun> {
+        let mut line = crate::job::encode(job)?;
+        line.push(b'\n');
+        let args = ["job".to_string()];
+        ChildRun::start(exe, &args, run, what, Input::Job(line), sink)
     }
 
     fn start(
@@ -131,7 +147,7 @@ impl ChildRun {
         args: &[String],
         run: u64,
         what: &'static str,
-        serving: bool,
+        input: Input,
         mut sink: impl FnMut(Tagged) + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let mut child = Command::new(exe)
@@ -139,10 +155,9 @@ impl ChildRun {
             // Only a serving process hands a job to its own copy: one in our environment is
             // no job of ours.
             .env_remove(crate::job::JOB_ENV)
-            .stdin(if serving {
-                Stdio::piped()
-            } else {
-                Stdio::null()
+            .stdin(match input {
+                Input::None => Stdio::null(),
+                Input::Serve | Input::Job(_) => Stdio::piped(),
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -157,6 +172,13 @@ impl ChildRun {
             .take()
             .ok_or_else(|| std::io::Error::other("no stderr"))?;
         let (tail, err_thread) = StderrTail::drain(stderr);
+        if let Input::Job(line) = &input {
+            // The job is all it reads: written, then the pipe closes. A child that cannot take
+            // it ends, and its end is reported as any other.
+            if let Some(mut pipe) = child.stdin.take() {
+                let _ = pipe.write_all(line).and_then(|()| pipe.flush());
+            }
+        }
         let handle = ChildRun {
             stderr: tail,
             stdin: Arc::new(Mutex::new(child.stdin.take())),
@@ -220,6 +242,16 @@ impl ChildRun {
             }
         }
     }
+}
+
+/// What a child reads on its standard input.
+enum Input {
+    /// Nothing.
+    None,
+    /// Jobs, one after the other ([`ChildRun::replay_next`]).
+    Serve,
+    /// This one job line.
+    Job(Vec<u8>),
 }
 
 /// Hand the events of the run being served, read from a child's stdout (`out`) until it ends,
@@ -361,6 +393,44 @@ mod tests {
         out
     }
 
+    /// A job child is `EXE job`, its job the one line on its input, which then closes: no
+    /// command line is made of the job.
+    #[test]
+    fn a_job_is_the_one_line_on_the_childs_input() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("rr-tui");
+        std::fs::write(
+            &exe,
+            r#"#!/bin/sh
+[ "$1" = job ] && [ "$#" = 1 ] || exit 3
+read -r line
+read -r more && exit 4
+case "$line" in
+  '{"protocol":1,"replay":{"descriptor":"x y.json",'*'"run_id":3,'*) echo '{"run":3,"event":"done","ok":true}';;
+  *) echo '{"run":3,"event":"done","ok":false}';;
+esac
+"#,
+        )
+        .unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut job = ReplayRequest::new("x y.json".into());
+        job.run_id = 3;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        ChildRun::spawn_job(&exe, &job, 3, "tune", move |t| {
+            let _ = tx.send(t);
+        })
+        .unwrap();
+        let got = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(
+            got,
+            Tagged {
+                run: 3,
+                event: Event::Done { ok: true }
+            }
+        );
+    }
+
     #[test]
     fn events_of_the_run_pass_and_other_runs_are_dropped() {
         let script = r#"
@@ -459,9 +529,16 @@ mod tests {
             script.to_string(),
             go.display().to_string(),
         ];
-        let child = ChildRun::start(Path::new("/bin/sh"), &args, 1, "replay", true, move |t| {
-            let _ = tx.send(t);
-        })
+        let child = ChildRun::start(
+            Path::new("/bin/sh"),
+            &args,
+            1,
+            "replay",
+            Input::Serve,
+            move |t| {
+                let _ = tx.send(t);
+            },
+        )
         .unwrap();
         let next = || rx.recv_timeout(Duration::from_secs(20)).unwrap();
         assert_eq!(next().event, Event::Done { ok: true });

@@ -14,6 +14,7 @@
 //! what drives a session ([`ab`], [`energy`], [`trial`]) comes last.
 
 pub mod ab;
+pub mod ab_job;
 pub mod candidate;
 pub mod child;
 pub mod energy;
@@ -27,7 +28,7 @@ mod load_threads;
 mod loading;
 pub mod objects;
 pub mod outcome;
-mod pathjson;
+pub mod pathjson;
 pub mod plan;
 pub mod protocol;
 pub mod request;
