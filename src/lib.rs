@@ -51,8 +51,8 @@ pub fn run(cli: Cli) -> i32 {
         Some(Command::Diff(args)) => commands::diff::run(&args),
         Some(Command::Replay(args)) => commands::replay::run(&args),
         Some(Command::Repro(args)) => commands::repro::run(&args),
-        Some(Command::Ab(args)) => commands::ab::run(&args),
-        Some(Command::Profile(args)) => commands::profile::run(&args),
+        Some(Command::Ab(args)) => commands::ab::run(&args.job()),
+        Some(Command::Profile(args)) => commands::profile::run(&args.job()),
         Some(Command::Record(args)) => commands::record::run(&args),
         Some(Command::Tune(args)) => commands::tune::run_args(&args),
         Some(Command::Engine(args)) => args

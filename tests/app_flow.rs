@@ -1448,7 +1448,10 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
     assert_eq!(spec.defines[0].option(), "-DTILE=32");
     assert_eq!(spec.options, ["--use_fast_math"]);
     assert!(request.repetitions >= ab::MIN_PAIRS as u32);
-    assert!(request.to_args().contains(&"--candidate".to_string()));
+    // The job the replay process is handed carries the candidate as it was set.
+    let sent: rr_engine::replay::ReplayRequest =
+        rr_engine::job::decode(&rr_engine::job::encode(&*request).unwrap()).unwrap();
+    assert_eq!(sent.candidate.as_ref(), Some(spec));
     let run = request.run_id;
     a.update(ev(
         run,

@@ -9,6 +9,9 @@ mod common;
 use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
+use rr_engine::job;
+use rr_engine::replay::candidate::{CandidateSpec, Define};
+use rr_engine::replay::ReplayRequest;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -21,7 +24,8 @@ fn rr() -> Command {
 }
 
 /// A stand-in ncu in `dir`: `body` runs for the profiling call (its arguments in "$@"), the
-/// raw page is printed for `--import`; every call's arguments are appended to `dir/args`.
+/// raw page is printed for `--import`; every call's arguments are appended to `dir/args`, and the
+/// job the profiling call's target is handed (`RR_TUI_JOB`, which ncu passes on) to `dir/job`.
 fn fake_ncu(dir: &Path, body: &str) -> PathBuf {
     let page = std::fs::canonicalize(RAW_PAGE).unwrap();
     fake_ncu_importing(dir, &format!("cat '{}'", page.display()), body)
@@ -33,8 +37,9 @@ fn fake_ncu_importing(dir: &Path, import: &str, body: &str) -> PathBuf {
     std::fs::write(
         &path,
         format!(
-            "#!/bin/sh\necho \"$@\" >> '{args}'\ncase \" $* \" in *' --import '*) {import}; exit 0;; esac\n{body}\n",
+            "#!/bin/sh\necho \"$@\" >> '{args}'\ncase \" $* \" in *' --import '*) {import}; exit 0;; esac\nprintf '%s\\n' \"$RR_TUI_JOB\" >> '{job}'\n{body}\n",
             args = dir.join("args").display(),
+            job = dir.join("job").display(),
         ),
     )
     .unwrap();
@@ -45,6 +50,13 @@ fn fake_ncu_importing(dir: &Path, import: &str, body: &str) -> PathBuf {
 /// Writes `<-o value>.ncu-rep`, as ncu does.
 const WRITES_REPORT: &str =
     "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then : > \"$2.ncu-rep\"; fi; shift; done";
+
+/// The replay job ncu's target was handed (the first profiling call's).
+fn handed_job(tools: &Path) -> ReplayRequest {
+    let text = std::fs::read_to_string(tools.join("job")).unwrap();
+    let line = text.lines().next().expect("a job for ncu's target");
+    job::decode(line.as_bytes()).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
 
 /// `rr-tui profile DESC --ncu NCU`, more arguments to follow.
 fn profile(desc: &Path, ncu: &Path) -> Command {
@@ -78,7 +90,8 @@ fn a_profile_is_read_from_ncus_raw_page() {
     );
     assert!(text.contains("ncu-ui opens it"), "{text}");
     // ncu was asked for one repetition's range, the recorded kernel by its mangled name, at the
-    // clocks as they are, and the replay times with events alone.
+    // clocks as they are; its target is `rr-tui job`, handed the replay job in its environment:
+    // one repetition of the instance as recorded, timed with events alone.
     let args = std::fs::read_to_string(tools.path().join("args")).unwrap();
     for want in [
         "--nvtx-include regex:rr-tui.rep.1/",
@@ -86,11 +99,18 @@ fn a_profile_is_read_from_ncus_raw_page() {
         "--clock-control none",
         "--launch-count 1",
         "--set basic",
-        "replay",
-        "--events-only",
     ] {
         assert!(args.contains(want), "{want} not in {args}");
     }
+    let profiling = args.lines().next().unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("rr-tui");
+    assert!(
+        profiling.ends_with(&format!(" {} job", exe.display())),
+        "{profiling}"
+    );
+    let mut want = ReplayRequest::new(desc.clone());
+    want.events_only = true;
+    assert_eq!(handed_job(tools.path()), want);
     // JSON carries the summary and where the report is.
     let out = rr()
         .args(["profile", "--json"])
@@ -301,9 +321,19 @@ fn a_candidate_is_profiled_in_its_own_range_and_report() {
         "{profiling}"
     );
     assert!(!profiling.contains("--kernel-name "), "{profiling}");
-    assert!(
-        profiling.contains("--candidate") && profiling.contains("SLOW=0"),
-        "{profiling}"
+    // The replay under ncu is the A/B replay of that candidate, one pair.
+    let handed = handed_job(tools.path());
+    assert_eq!(
+        handed.candidate,
+        Some(CandidateSpec {
+            path: source.clone(),
+            defines: vec![Define::parse("SLOW=0").unwrap()],
+            ..Default::default()
+        })
+    );
+    assert_eq!(
+        (handed.repetitions, handed.events_only, handed.output_dir),
+        (1, true, Some(out_dir.path().to_path_buf()))
     );
 }
 
@@ -457,4 +487,56 @@ fn sigterm_ends_ncu_and_what_it_started() {
         !alive(sleeper),
         "ncu's child (the replay, here a sleep) was ended too"
     );
+}
+
+/// ncu's target as a real ncu runs it: `rr-tui job` with the environment ncu was given. Here
+/// the stand-in ncu runs the program after its own arguments on the stand-in CUDA driver and
+/// writes the report once that program succeeded: the handed-over replay job reaches the replay,
+/// which runs its one repetition, timed with events alone, and says so in events on ncu's output.
+#[test]
+fn ncus_target_runs_the_replay_job_it_was_handed() {
+    let driver = fake_driver();
+    let dir = fixture("rrtui-v2-stencil3d");
+    let desc = descriptor_of(&dir, "rr_stencil3d");
+    let tools = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let replayed = tools.path().join("replay.out");
+    let body = format!(
+        "report=''; while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then report=\"$2\"; shift 2; break; fi; shift; done\n\
+         \"$@\" > '{out}'; status=$?; cat '{out}'\n\
+         [ $status = 0 ] && : > \"$report.ncu-rep\"",
+        out = replayed.display()
+    );
+    let ncu = fake_ncu(tools.path(), &body);
+    let out = profile(&desc, &ncu)
+        .arg("--output-dir")
+        .arg(out_dir.path())
+        .args(["--json"])
+        .env("LD_LIBRARY_PATH", driver.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(&replayed)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(events.last().unwrap()["ok"], true, "{events:?}");
+    let launch = events.iter().find(|e| e["event"] == "launch").unwrap();
+    assert_eq!(launch["repetitions"], 1, "{launch}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "rep").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(events.iter().all(|e| e["run"] == 1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["report"].as_str().unwrap().ends_with(".ncu-rep"), "{v}");
 }

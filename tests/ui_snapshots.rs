@@ -9,6 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use rr_engine::diff::job::IndexEvent;
+use rr_engine::profile::{ProfileJob, ProfileOutput};
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
 use rr_engine::tune::trial::TrialEnergy;
@@ -569,6 +570,19 @@ fn profile_result(
     }
 }
 
+/// The profile job `rr-tui profile DESC WORDS…` asks for (clap's parse, converted as the command
+/// line converts it): what the explorer's own job must equal.
+fn profile_command_line(desc: &std::path::Path, words: &[&std::ffi::OsStr]) -> ProfileJob {
+    use clap::Parser;
+    let argv = ["rr-tui".as_ref(), "profile".as_ref(), desc.as_os_str()]
+        .into_iter()
+        .chain(words.iter().copied());
+    match rr_tui::cli::Cli::try_parse_from(argv).unwrap().command {
+        Some(rr_tui::cli::Command::Profile(p)) => p.job(),
+        other => panic!("not profile: {other:?}"),
+    }
+}
+
 fn profile_ev(run: u64, event: Event) -> Msg {
     Msg::Profile(rr_engine::replay::Tagged { run, event })
 }
@@ -580,14 +594,25 @@ fn profile_ev(run: u64, event: Event) -> Msg {
 fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     at_every_size("profile_recorded", |size| {
         let mut a = app(true, size);
-        let Some(Cmd::StartProfile { run, args, .. }) = key(&mut a, 'P').into_iter().next() else {
+        let Some(Cmd::StartProfile { instance, job }) = key(&mut a, 'P').into_iter().next() else {
             panic!("no profile started: {:?}", a.status)
         };
-        assert_eq!(&args[..1], ["profile"]);
-        assert!(
-            args.contains(&"--events".to_string()) && args.contains(&"--output-dir".to_string()),
-            "{args:?}"
-        );
+        let run = job.run_id;
+        // The job `rr-tui profile` would run for the same words: the recorded configuration,
+        // the report where replays write, events tagged with the run.
+        let desc = a.rows[instance].json_path.clone();
+        let out = a.output_dir.clone();
+        let run_id = run.to_string();
+        let words: Vec<&std::ffi::OsStr> = vec![
+            "--output-dir".as_ref(),
+            out.as_os_str(),
+            "--events".as_ref(),
+            "--run-id".as_ref(),
+            run_id.as_ref(),
+        ];
+        assert_eq!(*job, profile_command_line(&desc, &words));
+        assert_eq!(job.output, ProfileOutput::Events);
+        assert_eq!(job.grid, None);
         a.update(profile_ev(
             run,
             Event::Phase {
@@ -605,22 +630,42 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     at_every_size("profile_side_by_side", |size| {
         let mut a = tuning(size, 36, true);
         key(&mut a, '1');
-        let Some(Cmd::StartProfile { run, .. }) = key(&mut a, 'P').into_iter().next() else {
+        let Some(Cmd::StartProfile { job, .. }) = key(&mut a, 'P').into_iter().next() else {
             panic!("no profile started: {:?}", a.status)
         };
+        let run = job.run_id;
         a.update(profile_ev(
             run,
             Event::Profile(Box::new(profile_result([8, 1, 1], [128, 1, 1], 1.0))),
         ));
         a.update(profile_ev(run, Event::Done { ok: true }));
         key(&mut a, '5');
-        let Some(Cmd::StartProfile { run, args, .. }) = key(&mut a, 'P').into_iter().next() else {
+        let Some(Cmd::StartProfile { instance, job }) = key(&mut a, 'P').into_iter().next() else {
             panic!("no profile of the best started: {:?}", a.status)
         };
-        assert!(
-            args.windows(2).any(|w| w == ["--block", "256x1x1"]),
-            "{args:?}"
-        );
+        let run = job.run_id;
+        assert_eq!(job.block, Some([256, 1, 1]), "{job:?}");
+        // The best configuration's whole launch, as `profile --grid --block --shared-mem` asks.
+        let desc = a.rows[instance].json_path.clone();
+        let out = a.output_dir.clone();
+        let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+        let (grid, block) = (dims(job.grid.unwrap()), dims(job.block.unwrap()));
+        let smem = job.shared_mem.unwrap().to_string();
+        let run_id = run.to_string();
+        let words: Vec<&std::ffi::OsStr> = vec![
+            "--grid".as_ref(),
+            grid.as_ref(),
+            "--block".as_ref(),
+            block.as_ref(),
+            "--shared-mem".as_ref(),
+            smem.as_ref(),
+            "--output-dir".as_ref(),
+            out.as_os_str(),
+            "--events".as_ref(),
+            "--run-id".as_ref(),
+            run_id.as_ref(),
+        ];
+        assert_eq!(*job, profile_command_line(&desc, &words));
         a.update(profile_ev(
             run,
             Event::Profile(Box::new(profile_result([16, 1, 1], [256, 1, 1], 1.75))),
@@ -631,17 +676,18 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     // `]` picks the second row of the table; `P` profiles that one.
     let mut a = tuning((80, 24), 36, true);
     key(&mut a, ']');
-    let Some(Cmd::StartProfile { args, .. }) = key(&mut a, 'P').into_iter().next() else {
+    let Some(Cmd::StartProfile { job, .. }) = key(&mut a, 'P').into_iter().next() else {
         panic!("no profile of the picked row: {:?}", a.status)
     };
     let second = a.tunes.values().next().unwrap().ranking()[1].config;
-    let block = format!(
-        "{}x{}x{}",
-        second.block[0], second.block[1], second.block[2]
-    );
-    assert!(
-        args.windows(2).any(|w| w == ["--block", block.as_str()]),
-        "{args:?}"
+    assert_eq!(
+        (job.grid, job.block, job.shared_mem),
+        (
+            Some(second.grid),
+            Some(second.block),
+            Some(second.shared_mem)
+        ),
+        "{job:?}"
     );
     assert!(
         a.status.as_ref().is_some_and(|s| s.text.contains("#2:")),
@@ -665,13 +711,23 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
         defines: vec![],
         options: vec![],
     });
-    let Some(Cmd::StartProfile { args, .. }) = key(&mut a, 'b').into_iter().next() else {
+    let Some(Cmd::StartProfile { instance, job }) = key(&mut a, 'b').into_iter().next() else {
         panic!("no profile of the candidate: {:?}", a.status)
     };
-    assert!(
-        args.windows(2).any(|w| w == ["--candidate", "faster.cu"]),
-        "{args:?}"
-    );
+    assert_eq!(job.candidate, a.settings.candidate, "{job:?}");
+    let desc = a.rows[instance].json_path.clone();
+    let out = a.output_dir.clone();
+    let run_id = job.run_id.to_string();
+    let words: Vec<&std::ffi::OsStr> = vec![
+        "--candidate".as_ref(),
+        "faster.cu".as_ref(),
+        "--output-dir".as_ref(),
+        out.as_os_str(),
+        "--events".as_ref(),
+        "--run-id".as_ref(),
+        run_id.as_ref(),
+    ];
+    assert_eq!(*job, profile_command_line(&desc, &words));
     // One at a time, and cancellable.
     let mut a = app(true, (80, 24));
     key(&mut a, 'P');

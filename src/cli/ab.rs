@@ -1,13 +1,16 @@
-//! `rr-tui ab`'s arguments: candidates judged on every recorded instance of a kernel.
+//! `rr-tui ab`'s arguments: candidates judged on every recorded instance of a kernel, converted
+//! once into the A/B job ([`AbJob`]) that `commands::ab` runs.
 
 use clap::Args;
 use std::path::PathBuf;
+
+use rr_engine::replay::ab_job::{AbJob, WorkerSpan};
 
 use super::deprecated::OldSpelling;
 use super::replay::{parse_kernel_timeout, CandidateBuildArgs};
 use super::{flags, parse_repetitions, parse_tolerance};
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 // `--kernels` is required, but through its old spelling too (a group: the completion scripts
 // drop hidden flags, and what refers to them): the usage says so itself.
 #[command(
@@ -46,11 +49,11 @@ pub struct AbArgs {
     pub build: CandidateBuildArgs,
     #[arg(long, value_name = "SPEC", value_parser = parse_tolerance, help = flags::TOLERANCE, long_help = flags::TOLERANCE_LONG)]
     pub tolerance: Option<rr_engine::diff::Comparison>,
-    /// Timed pairs per instance [default: 100].
+    /// Timed pairs per instance.
     ///
     /// Each pair runs the recorded kernel and the candidate, alternating which goes first.
-    #[arg(long, value_name = "N", value_parser = parse_repetitions, allow_negative_numbers = true)]
-    pub repetitions: Option<u32>,
+    #[arg(long, value_name = "N", default_value_t = rr_engine::replay::ab::DEFAULT_PAIRS, value_parser = parse_repetitions, allow_negative_numbers = true)]
+    pub repetitions: u32,
     /// Untimed replays before the measured ones.
     #[arg(long, default_value_t = 0)]
     pub warmup: u32,
@@ -71,8 +74,8 @@ pub struct AbArgs {
     /// Time with CUDA events alone (as `replay --events-only`): for stand-in drivers in tests.
     #[arg(long, hide = true)]
     pub events_only: bool,
-    /// The worker process of one candidate: the instances FROM..TO (0-based, TO excluded) of
-    /// the selection, one JSON result a line.
+    /// Run as a worker of one candidate: the instances FROM..TO (0-based, TO excluded) of the
+    /// selection, one JSON result a line (what `ab` hands each of its workers as a job).
     #[arg(long, value_name = "FROM..TO", hide = true, value_parser = parse_span)]
     pub worker: Option<(usize, usize)>,
 }
@@ -86,20 +89,6 @@ fn parse_span(s: &str) -> Result<(usize, usize), String> {
 }
 
 impl AbArgs {
-    /// The pairs timed per instance.
-    pub fn pairs(&self) -> u32 {
-        self.repetitions
-            .unwrap_or(rr_engine::replay::ab::DEFAULT_PAIRS)
-    }
-
-    /// How results are compared: bytes, or the tolerance.
-    pub fn verify(&self) -> rr_engine::replay::Verify {
-        match self.tolerance {
-            Some(c) => rr_engine::replay::Verify::Typed(c),
-            None => rr_engine::replay::Verify::Bytes,
-        }
-    }
-
     /// The kernel pattern (`--kernels`, or its old spelling `--kernel`).
     pub fn pattern(&self) -> &str {
         self.kernels
@@ -108,53 +97,23 @@ impl AbArgs {
             .unwrap_or_default()
     }
 
-    /// The arguments of the worker process of `candidate` over instances `from..to`: paths as
-    /// they are (a name that is not UTF-8 reaches the worker unchanged).
-    pub fn worker_args(
-        &self,
-        candidate: &std::path::Path,
-        from: usize,
-        to: usize,
-    ) -> Vec<std::ffi::OsString> {
-        let mut v: Vec<std::ffi::OsString> = vec![
-            "ab".into(),
-            self.dir.clone().into(),
-            format!("--kernels={}", self.pattern()).into(),
-            format!("--repetitions={}", self.pairs()).into(),
-            format!("--warmup={}", self.warmup).into(),
-            format!("--kernel-timeout={}", self.kernel_timeout).into(),
-            format!("--worker={from}..{to}").into(),
-            "--candidate".into(),
-            candidate.into(),
-        ];
-        // The build flags; the file is given above, as it is.
-        v.extend(
-            self.build
-                .spec(candidate)
-                .to_args()
-                .into_iter()
-                .skip(2)
-                .map(Into::into),
-        );
-        if let Some(t) = &self.tolerance {
-            v.push(format!("--tolerance={}", t.to_spec()).into());
+    /// The A/B job these flags ask for: the one conversion from text. The build flags apply to
+    /// every candidate file.
+    pub fn job(&self) -> AbJob {
+        AbJob {
+            dir: self.dir.clone(),
+            kernels: self.pattern().to_string(),
+            candidates: self.candidate.iter().map(|c| self.build.spec(c)).collect(),
+            pairs: self.repetitions,
+            warmup: self.warmup,
+            device: self.device,
+            kernel_timeout: self.kernel_timeout,
+            tolerance: self.tolerance,
+            supplied: self.supplied.supplied(),
+            events_only: self.events_only,
+            worker: self.worker.map(|(from, to)| WorkerSpan { from, to }),
+            json: self.json,
         }
-        if let Some(image) = &self.supplied.image {
-            v.extend(["--image".into(), image.clone().into()]);
-        }
-        if let Some(a) = self.supplied.base_address {
-            v.push(format!("--base-address={a:#x}").into());
-        }
-        if self.supplied.assume_llvm18 {
-            v.push("--assume-llvm18".into());
-        }
-        if let Some(d) = self.device {
-            v.push(format!("--device={d}").into());
-        }
-        if self.events_only {
-            v.push("--events-only".into());
-        }
-        v
     }
 }
 
@@ -162,6 +121,7 @@ impl AbArgs {
 mod tests {
     use super::*;
     use clap::Parser;
+    use rr_engine::replay::candidate::{CandidateSpec, Define};
 
     fn parse(words: &[&str]) -> AbArgs {
         let argv = ["rr-tui", "ab"].iter().chain(words).copied();
@@ -169,6 +129,10 @@ mod tests {
             Some(crate::cli::Command::Ab(a)) => a,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn read(job: &AbJob) -> AbJob {
+        rr_engine::job::decode(&rr_engine::job::encode(job).unwrap()).unwrap()
     }
 
     #[test]
@@ -190,19 +154,40 @@ mod tests {
             a.candidate,
             [PathBuf::from("a.cu"), PathBuf::from("b.cubin")]
         );
-        assert_eq!(a.pattern(), "scale");
-        assert_eq!(a.pairs(), 100);
-        let w = a.worker_args(&a.candidate[0], 2, 5);
-        let w: Vec<String> = w.iter().map(|s| s.to_str().unwrap().to_string()).collect();
-        assert!(w.contains(&"--worker=2..5".to_string()), "{w:?}");
-        assert!(w.contains(&"--define".to_string()) && w.contains(&"TILE=8".to_string()));
-        // The worker's own arguments parse back to the same request.
-        let argv: Vec<&str> = w.iter().skip(1).map(String::as_str).collect();
-        let back = parse(&argv);
-        assert_eq!(back.worker, Some((2, 5)));
-        assert_eq!(back.candidate, [PathBuf::from("a.cu")]);
-        assert_eq!(back.pattern(), "scale");
-        assert_eq!(back.tolerance, a.tolerance);
+        let job = a.job();
+        assert_eq!(job.kernels, "scale");
+        assert_eq!(job.pairs, 100);
+        // The build flags apply to every file.
+        let paths: Vec<&std::path::Path> =
+            job.candidates.iter().map(|c| c.path.as_path()).collect();
+        assert_eq!(
+            paths,
+            [
+                std::path::Path::new("a.cu"),
+                std::path::Path::new("b.cubin")
+            ]
+        );
+        for c in &job.candidates {
+            assert_eq!(c.defines, [Define::parse("TILE=8").unwrap()]);
+        }
+        let w = job.worker_job(&job.candidates[0], 2, 5);
+        assert_eq!(w.worker, Some(WorkerSpan { from: 2, to: 5 }));
+        assert_eq!(w.candidates, job.candidates[..1]);
+        // The worker's job reads back as it was sent, and is what its command line would ask.
+        assert_eq!(read(&w), w);
+        let by_hand = parse(&[
+            "rec",
+            "--kernels",
+            "scale",
+            "--candidate",
+            "a.cu",
+            "-D",
+            "TILE=8",
+            "--tolerance",
+            "f32:rtol=1e-5",
+            "--worker=2..5",
+        ]);
+        assert_eq!(by_hand.job(), w);
         // What a legacy record lacks reaches the worker too.
         let a = parse(&[
             "rec",
@@ -216,10 +201,82 @@ mod tests {
             "0x1000",
             "--assume-llvm18",
         ]);
-        let w = a.worker_args(&a.candidate[0], 0, 1);
-        let argv: Vec<&str> = w.iter().skip(1).map(|s| s.to_str().unwrap()).collect();
-        assert_eq!(parse(&argv).supplied, a.supplied);
+        let job = a.job();
+        let w = read(&job.worker_job(&job.candidates[0], 0, 1));
+        assert_eq!(w.supplied, a.supplied.supplied());
+        assert_eq!(w.supplied.base_address, Some(0x1000));
         assert!(parse_span("5..2").is_err() && parse_span("x").is_err());
+    }
+
+    /// Every flag reaches its field of the job.
+    #[test]
+    fn every_flag_becomes_the_job() {
+        let a = parse(&[
+            "rec",
+            "--kernels=^k$",
+            "--candidate",
+            "a.cu",
+            "--candidate-kernel=-k2",
+            "-D",
+            "ILP=4",
+            "--nvrtc-opt=--use_fast_math",
+            "--tolerance",
+            "f32:rtol=1e-5,ulp=4",
+            "--repetitions",
+            "7",
+            "--warmup",
+            "3",
+            "--device",
+            "1",
+            "--kernel-timeout",
+            "4.5",
+            "--json",
+            "--image",
+            "k.cubin",
+            "--base-address",
+            "0x1000",
+            "--assume-llvm18",
+            "--events-only",
+            "--worker=0..9",
+        ]);
+        let want = AbJob {
+            dir: "rec".into(),
+            kernels: "^k$".into(),
+            candidates: vec![CandidateSpec {
+                path: "a.cu".into(),
+                kernel: Some("-k2".into()),
+                defines: vec![Define::parse("ILP=4").unwrap()],
+                options: vec!["--use_fast_math".into()],
+            }],
+            pairs: 7,
+            warmup: 3,
+            device: Some(1),
+            kernel_timeout: 4.5,
+            tolerance: Some(
+                rr_engine::diff::Comparison::parse_spec("f32:rtol=1e-5,ulp=4").unwrap(),
+            ),
+            supplied: rr_engine::replay::Supplied {
+                image: Some("k.cubin".into()),
+                base_address: Some(0x1000),
+                assume_llvm18: true,
+            },
+            events_only: true,
+            worker: Some(WorkerSpan { from: 0, to: 9 }),
+            json: true,
+        };
+        assert_eq!(a.job(), want);
+        want.check().unwrap();
+        // And nothing: the job's defaults.
+        let a = parse(&["rec", "--kernels", ".", "--candidate", "a.cu"]);
+        let plain = AbJob::new(
+            "rec".into(),
+            ".".into(),
+            vec![CandidateSpec {
+                path: "a.cu".into(),
+                ..Default::default()
+            }],
+        );
+        assert_eq!(a.job(), plain);
     }
 
     /// The usage line as written: DIR after the flags is DIR, not one more candidate.
@@ -271,8 +328,18 @@ mod tests {
     fn worker_paths_are_passed_as_they_are() {
         use std::os::unix::ffi::OsStrExt;
         let odd = std::ffi::OsStr::from_bytes(b"c\xff.cu");
-        let a = parse(&["rec", "--kernels", ".", "--candidate", "a.cu"]);
-        let w = a.worker_args(std::path::Path::new(odd), 0, 1);
-        assert!(w.iter().any(|s| s.as_os_str() == odd), "{w:?}");
+        let argv: Vec<&std::ffi::OsStr> = ["rr-tui", "ab", "rec", "--kernels", ".", "--candidate"]
+            .into_iter()
+            .map(std::ffi::OsStr::new)
+            .chain([odd])
+            .collect();
+        let Some(crate::cli::Command::Ab(a)) =
+            crate::cli::Cli::try_parse_from(argv).unwrap().command
+        else {
+            panic!("not ab")
+        };
+        let job = a.job();
+        let w = read(&job.worker_job(&job.candidates[0], 0, 1));
+        assert_eq!(w.candidates[0].path.as_os_str(), odd);
     }
 }

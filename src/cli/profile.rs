@@ -1,25 +1,40 @@
-//! `rr-tui profile`'s arguments.
+//! `rr-tui profile`'s arguments, converted once into the profile job
+//! ([`rr_engine::profile::ProfileJob`]) that `commands::profile` runs.
 
 use clap::Args;
 use std::path::PathBuf;
 
+use rr_engine::profile::job::{self as profile_job, ProfileJob, ProfileOutput, SectionSet};
+
 use super::{GeometryArgs, SuppliedArgs};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProfileSet {
-    /// Speed of Light, launch statistics, occupancy, workload distribution.
-    Basic,
-    /// Every section ncu has (many more passes: slower).
-    Full,
+/// `--set`'s values, each with what it holds (the job's [`SectionSet`]).
+fn set_parser() -> impl clap::builder::TypedValueParser<Value = SectionSet> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        SectionSet::ALL.map(|s| PossibleValue::new(s.name()).help(capitalised(s.describe()))),
+    )
+    .map(|name| SectionSet::from_name(&name).expect("one of the possible values"))
 }
 
-impl ProfileSet {
-    /// The set's name on ncu's command line.
-    pub fn ncu_name(self) -> &'static str {
-        match self {
-            ProfileSet::Basic => "basic",
-            ProfileSet::Full => "full",
-        }
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect::<String>() + ".")
+        .unwrap_or_default()
+}
+
+/// `--section`: the job's rule ([`profile_job::check_section`]).
+fn parse_section(s: &str) -> Result<String, String> {
+    profile_job::check_section(s).map(|()| s.to_string())
+}
+
+/// `--timeout`: the job's rule ([`profile_job::check_timeout`]).
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if profile_job::check_timeout(v).is_ok() => Ok(v),
+        _ => Err(format!("{s:?}: expected a positive number")),
     }
 }
 
@@ -31,12 +46,12 @@ pub struct ProfileArgs {
     ///
     /// Nsight Compute's section set kept in the report for `ncu-ui`; the summary's metrics are
     /// always collected.
-    #[arg(long, value_enum, default_value_t = ProfileSet::Basic, conflicts_with = "sections")]
-    pub set: ProfileSet,
+    #[arg(long, value_parser = set_parser(), default_value = profile_job::DEFAULT_SET.name(), conflicts_with = "sections")]
+    pub set: SectionSet,
     /// Collect this section instead of a set (repeatable).
     ///
     /// E.g. MemoryWorkloadAnalysis; `ncu --list-sections` names them.
-    #[arg(long = "section", value_name = "NAME")]
+    #[arg(long = "section", value_name = "NAME", value_parser = parse_section)]
     pub sections: Vec<String>,
     /// The ncu executable.
     ///
@@ -58,13 +73,13 @@ pub struct ProfileArgs {
     ///
     /// ncu and the replay under it: a profile with many passes over a large replay takes
     /// minutes, a hung one for ever.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800.0, value_parser = super::timing::positive_f64)]
+    #[arg(long, value_name = "SECONDS", default_value_t = profile_job::DEFAULT_TIMEOUT, value_parser = parse_timeout)]
     pub timeout: f64,
     /// Machine-readable output (JSON).
     #[arg(long)]
     pub json: bool,
-    /// Stream protocol events instead (the explorer's profile view): ncu's progress, then
-    /// `profile` or `error`, then `done`.
+    /// Stream protocol events instead (what the explorer's profile view reads): ncu's progress,
+    /// then `profile` or `error`, then `done`.
     #[arg(long, hide = true, conflicts_with = "json")]
     pub events: bool,
     /// The run id the events carry.
@@ -73,46 +88,28 @@ pub struct ProfileArgs {
 }
 
 impl ProfileArgs {
-    /// `rr-tui profile …` as the explorer starts it: the descriptor, a configuration (None: the
-    /// recorded one), a legacy record's supplied pieces, an A/B candidate to profile instead of
-    /// the recorded kernel, events tagged `run`.
-    pub fn events_command(
-        descriptor: &std::path::Path,
-        geometry: Option<([u32; 3], [u32; 3], u32)>,
-        supplied: &SuppliedArgs,
-        candidate: Option<&rr_engine::replay::candidate::CandidateSpec>,
-        run: u64,
-    ) -> Vec<String> {
-        let mut v = vec!["profile".to_string(), descriptor.display().to_string()];
-        if let Some((grid, block, smem)) = geometry {
-            let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
-            v.extend([
-                "--grid".into(),
-                dims(grid),
-                "--block".into(),
-                dims(block),
-                "--shared-mem".into(),
-                smem.to_string(),
-            ]);
+    /// The profile job these flags ask for: the one conversion from text.
+    pub fn job(&self) -> ProfileJob {
+        let o = self.geometry.overrides();
+        ProfileJob {
+            descriptor: self.descriptor.clone(),
+            grid: o.grid,
+            block: o.block,
+            shared_mem: o.shared_mem,
+            device: o.device_id,
+            supplied: self.supplied.supplied(),
+            candidate: self.ab.spec(),
+            output_dir: self.output_dir.clone(),
+            set: self.set,
+            sections: self.sections.clone(),
+            ncu: self.ncu.clone(),
+            timeout: self.timeout,
+            output: match (self.json, self.events) {
+                (true, _) => ProfileOutput::Json,
+                (false, true) => ProfileOutput::Events,
+                (false, false) => ProfileOutput::Text,
+            },
+            run_id: self.run_id,
         }
-        v.extend(supplied.to_args());
-        if let Some(c) = candidate {
-            v.extend(c.to_args());
-        }
-        v.extend(["--events".into(), "--run-id".into(), run.to_string()]);
-        v
-    }
-
-    /// The replay ncu runs: one repetition, timed with events alone (no blocking kernel for
-    /// ncu to serialise behind).
-    pub fn request(&self) -> rr_engine::replay::ReplayRequest {
-        let mut r = rr_engine::replay::ReplayRequest::new(self.descriptor.clone());
-        r.overrides = self.geometry.overrides();
-        r.supplied = self.supplied.supplied();
-        r.output_dir = self.output_dir.clone();
-        r.events_only = true;
-        // One pair: the candidate's first repetition is the one profiled.
-        r.candidate = self.ab.spec();
-        r
     }
 }

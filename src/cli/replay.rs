@@ -291,6 +291,24 @@ pub(crate) fn parse_candidate(text: &str) -> Result<Option<CandidateSpec>, Strin
     }
 }
 
+/// The text the A/B prompt shows for `spec`, which [`parse_candidate`] reads back as `spec`: the
+/// prompt opens holding the candidate in force. (What the user edits, not a child's command
+/// line: children get typed jobs.)
+pub(crate) fn candidate_text(spec: &CandidateSpec) -> String {
+    let mut words = vec![spec.path.display().to_string()];
+    if let Some(k) = &spec.kernel {
+        // `=`: a name starting with `-` is a value, not a flag.
+        words.push(format!("--candidate-kernel={k}"));
+    }
+    for d in &spec.defines {
+        words.extend(["-D".to_string(), d.spec()]);
+    }
+    for o in &spec.options {
+        words.push(format!("--nvrtc-opt={o}"));
+    }
+    shell_words::join(words)
+}
+
 /// `NAME` or `NAME=VALUE` (see [`Define::parse`]).
 pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
     Define::parse(s)
@@ -323,7 +341,28 @@ pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_repetitions;
+    use super::{candidate_text, parse_candidate, parse_repetitions};
+    use rr_engine::replay::candidate::{CandidateSpec, Define};
+
+    /// The A/B prompt opens holding the candidate in force, which it reads back unchanged: names
+    /// and options that look like flags, paths with spaces.
+    #[test]
+    fn the_candidates_prompt_text_reads_back_as_the_candidate() {
+        let spec = CandidateSpec {
+            path: "my dir/k.cu".into(),
+            kernel: Some("-k2".into()),
+            defines: vec![Define::parse("A=1").unwrap(), Define::parse("B").unwrap()],
+            options: vec!["--use_fast_math".into(), "-maxrregcount=64".into()],
+        };
+        let text = candidate_text(&spec);
+        assert_eq!(parse_candidate(&text), Ok(Some(spec)));
+        let plain = CandidateSpec {
+            path: "k.cubin".into(),
+            ..Default::default()
+        };
+        assert_eq!(candidate_text(&plain), "k.cubin");
+        assert_eq!(parse_candidate(&candidate_text(&plain)), Ok(Some(plain)));
+    }
 
     #[test]
     fn repetitions_are_counted_from_one_to_the_limit() {

@@ -33,9 +33,4 @@ impl SuppliedArgs {
             assume_llvm18: self.assume_llvm18,
         }
     }
-
-    /// The same flags, for a child process.
-    pub fn to_args(&self) -> Vec<String> {
-        self.supplied().to_args()
-    }
 }

@@ -1,25 +1,46 @@
 //! `rr-tui job`: run one job another rr-tui process hands over (the child-process protocol,
 //! `rr_engine::job`). The job is read from `RR_TUI_JOB` (removed from the environment at once, so
 //! that nothing this process starts inherits it) or else from the first line of standard input;
-//! the kind it names picks the command that runs it, which answers with JSON event lines:
+//! the kind it names picks the command that runs it:
 //!
 //! - `replay`: a replay (`replay --json`'s events);
 //! - `tune`: a sweep (the explorer's: `tune --events`'s events when the job asks for them; a
 //!   failure is said on stderr, `rr-tui: error: …`, as `tune` says it);
 //! - `engine`: the engine a sweep drives on one GPU (the tuner's, an engine hub's): its commands
 //!   follow the job's line on standard input; a job it refuses is an `error` event of run 0,
-//!   as the engine says why it cannot start.
+//!   as the engine says why it cannot start;
+//! - `profile`: a profile (as its job says: the explorer's ask for events);
+//! - `ab`: an A/B leaderboard (`ab`'s JSON document, the explorer's) or an A/B worker (result
+//!   lines, `ab`'s workers).
 
 use rr_engine::job::{self, JobError, JOB_ENV, MAX_JOB_LINE};
 use rr_engine::lines::Line;
+use rr_engine::profile::{ProfileJob, ProfileOutput};
+use rr_engine::replay::ab_job::AbJob;
 use rr_engine::replay::protocol::{ErrorKind, Event};
 
 use crate::error::{Error, Result};
 
 /// The kinds of job this process runs, for the message that refuses another.
-const KINDS: &str = "replay, tune and engine";
+const KINDS: &str = "replay, tune, engine, profile and ab";
 
 pub fn run() -> Result<i32> {
+    // A job refused (unreadable, of another kind or version, outside the limits) is said in one
+    // line, an `error` object, as a process that answers in JSON lines says everything.
+    Ok(run_line().unwrap_or_else(|e| {
+        let said = serde_json::to_string(&Event::Error {
+            kind: rr_engine::replay::session::error_kind(&e),
+            message: rr_format::text::visible(&e.to_string()).into_owned(),
+        });
+        match said {
+            Ok(line) => crate::output::json_line(&line),
+            Err(_) => crate::output::error(&e.to_string()),
+        }
+        e.exit_status()
+    }))
+}
+
+fn run_line() -> Result<i32> {
     let line = read_job()?;
     let refused = |e: JobError| Error::invalid(format!("rr-tui job: {e}"));
     match job::kind_of(&line).map_err(refused)?.as_str() {
@@ -40,6 +61,18 @@ pub fn run() -> Result<i32> {
                 Ok(2)
             }
         },
+        "profile" => {
+            let job: ProfileJob = job::decode(&line).map_err(refused)?;
+            // Its errors as `profile` says them (in events, they are events already).
+            let json = job.output != ProfileOutput::Text;
+            Ok(super::profile::run(&job).unwrap_or_else(|e| crate::fail(&e, json)))
+        }
+        "ab" => {
+            let job: AbJob = job::decode(&line).map_err(refused)?;
+            // Its errors as `ab` says them: JSON for a leaderboard in JSON, else a line on
+            // stderr (a worker's last words, which its parent quotes).
+            Ok(super::ab::run(&job).unwrap_or_else(|e| crate::fail(&e, job.json)))
+        }
         other => Err(Error::invalid(format!(
             "rr-tui job: a job of kind `{}`: this rr-tui runs {KINDS}",
             rr_format::text::visible(other)

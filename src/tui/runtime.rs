@@ -204,11 +204,17 @@ impl Workers {
                     c.cancel();
                 }
             }
-            Cmd::StartProfile { run, args, .. } => {
+            Cmd::StartProfile { job, .. } => {
                 if let Some(c) = self.replay.take() {
                     c.cancel_and_wait(FREEING_LIMIT);
                 }
-                self.profile = start_child(app, tx, &args, run, "profile", Msg::Profile)?;
+                let exe = executable()?;
+                let sink = tx.clone();
+                let run = job.run_id;
+                let started = ChildRun::spawn_job(&exe, &*job, run, "profile", move |tagged| {
+                    let _ = sink.send(Msg::Profile(tagged));
+                });
+                self.profile = started_or_said(app, started, run, "profile", Msg::Profile);
             }
             Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
             Cmd::CancelProfile => {
@@ -322,24 +328,6 @@ fn spawn_work(app: &mut App, tx: &Sender<Msg>, work: crate::tui::app::Work) {
 fn executable() -> Result<std::path::PathBuf> {
     crate::this_binary()
         .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
-}
-
-/// Start `rr-tui ARGS…` printing tagged events of `run`, each sent as `wrap(event)`; one that
-/// cannot start ends its run at once with the reason.
-fn start_child(
-    app: &mut App,
-    tx: &Sender<Msg>,
-    args: &[String],
-    run: u64,
-    what: &'static str,
-    wrap: fn(rr_engine::replay::Tagged) -> Msg,
-) -> Result<Option<ChildRun>> {
-    let exe = executable()?;
-    let sink = tx.clone();
-    let started = ChildRun::spawn(&exe, args, run, what, move |tagged| {
-        let _ = sink.send(wrap(tagged));
-    });
-    Ok(started_or_said(app, started, run, what, wrap))
 }
 
 /// The child that started, or None when it could not: its run then ends at once with the

@@ -20,7 +20,8 @@ use serde_json::Value;
 /// The version of the job envelope (the events have their own versions).
 pub const JOB_PROTOCOL: u32 = 1;
 /// Where a job is handed to a process that cannot read it from a pipe: a fresh copy of a serving
-/// replay, or a replay started by a tool in between (ncu).
+/// replay, or a replay started by a tool in between (ncu, for `profile`). Other children read
+/// their job as the first line of their standard input ([`spawn`]).
 pub const JOB_ENV: &str = "RR_TUI_JOB";
 /// A job line longer than this is not one of ours (a job is a few hundred bytes). Below the
 /// 128 KiB Linux allows one environment variable, where a job may be handed over.
@@ -62,6 +63,54 @@ impl<J: Job> Serialize for Outgoing<'_, J> {
 /// One job as a line of JSON (without the newline).
 pub fn encode<J: Job>(job: &J) -> std::io::Result<Vec<u8>> {
     serde_json::to_vec(&Outgoing(job)).map_err(std::io::Error::other)
+}
+
+/// One job as the line a process reads it from, newline included; a job longer than a process
+/// takes ([`MAX_JOB_LINE`]) is refused here, before any process starts.
+pub fn line<J: Job>(job: &J) -> std::io::Result<Vec<u8>> {
+    let mut line = encode(job)?;
+    if line.len() > MAX_JOB_LINE {
+        return Err(std::io::Error::other(format!(
+            "a {} job of {} bytes: more than the {MAX_JOB_LINE} one may take",
+            J::KIND,
+            line.len()
+        )));
+    }
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// One job as the value of [`JOB_ENV`], for a process that cannot be handed it on a pipe (the
+/// program ncu runs); refused as [`line`] refuses it.
+pub fn env_value<J: Job>(job: &J) -> std::io::Result<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut line = line(job)?;
+    line.pop();
+    // JSON escapes every control character: the line holds no NUL.
+    Ok(std::ffi::OsString::from_vec(line))
+}
+
+/// `exe job`: the process that runs the job [`spawn`] hands it (and none from this process's
+/// environment).
+pub fn command(exe: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("job").env_remove(JOB_ENV);
+    cmd
+}
+
+/// Start `cmd` (an `rr-tui job`, [`command`]) and hand it `job` as the one line on its standard
+/// input, which then closes. A child that ends before taking it is seen as it ends.
+pub fn spawn<J: Job>(
+    cmd: &mut std::process::Command,
+    job: &J,
+) -> std::io::Result<std::process::Child> {
+    use std::io::Write;
+    let line = line(job)?;
+    let mut child = cmd.stdin(std::process::Stdio::piped()).spawn()?;
+    if let Some(mut pipe) = child.stdin.take() {
+        let _ = pipe.write_all(&line);
+    }
+    Ok(child)
 }
 
 /// The kind a job line names (the envelope's key other than `protocol`), after its version:
@@ -196,6 +245,79 @@ mod tests {
         assert_eq!(line, br#"{"protocol":1,"probe":{"run_id":7,"count":3}}"#);
         assert_eq!(kind_of(&line).unwrap(), "probe");
         assert_eq!(decode::<Probe>(&line), Ok(job));
+    }
+
+    #[test]
+    fn a_job_is_handed_over_as_one_line_or_in_the_environment() {
+        let job = Probe {
+            run_id: 7,
+            count: 3,
+        };
+        let cmd = command(std::path::Path::new("/bin/rr-tui"));
+        assert_eq!(cmd.get_args().collect::<Vec<_>>(), ["job"]);
+        // No job of this process's environment reaches the child.
+        assert_eq!(
+            cmd.get_envs().collect::<Vec<_>>(),
+            [(std::ffi::OsStr::new(JOB_ENV), None)]
+        );
+        let l = line(&job).unwrap();
+        assert_eq!(l.last(), Some(&b'\n'));
+        assert_eq!(decode::<Probe>(&l[..l.len() - 1]), Ok(job));
+        let v = env_value(&Probe {
+            run_id: 7,
+            count: 3,
+        })
+        .unwrap();
+        assert_eq!(v.as_encoded_bytes(), &l[..l.len() - 1]);
+        // Handed to a process on its standard input, which then closes.
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.args([
+            "-c",
+            "read -r l; read -r more && exit 4; printf '%s' \"$l\"",
+        ])
+        .stdout(std::process::Stdio::piped());
+        let out = spawn(
+            &mut sh,
+            &Probe {
+                run_id: 7,
+                count: 3,
+            },
+        )
+        .unwrap()
+        .wait_with_output()
+        .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, &l[..l.len() - 1]);
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Big {
+        text: String,
+    }
+
+    impl Job for Big {
+        const KIND: &'static str = "big";
+        fn check(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    /// A job too large for the line a process reads is refused before any process starts.
+    #[test]
+    fn a_job_over_the_line_limit_is_not_handed_over() {
+        let big = Big {
+            text: "x".repeat(MAX_JOB_LINE),
+        };
+        let e = line(&big).unwrap_err().to_string();
+        assert!(e.contains("big job") && e.contains("more than"), "{e}");
+        assert!(env_value(&big).is_err());
+        let mut sh = std::process::Command::new("/bin/true");
+        assert!(spawn(&mut sh, &big).is_err());
+        let fits = Big {
+            text: "x".repeat(MAX_JOB_LINE - 100),
+        };
+        assert!(line(&fits).is_ok() && env_value(&fits).is_ok());
     }
 
     #[test]

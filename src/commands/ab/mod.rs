@@ -12,12 +12,13 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use rr_engine::replay::ab_job::AbJob;
+use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard};
 use rr_format::text::visible_path;
 
-use crate::cli::AbArgs;
 use crate::error::{Error, Result};
 use crate::output;
 
@@ -28,35 +29,39 @@ pub(crate) mod worker;
 /// A worker's result line is at most this long (its own output; anything longer is not ours).
 const MAX_LINE: u64 = 1 << 20;
 
-pub fn run(a: &AbArgs) -> Result<i32> {
+/// Run the A/B job `a` (from the command line, or handed over to `rr-tui job`: the explorer's
+/// leaderboard, and each worker).
+pub fn run(a: &AbJob) -> Result<i32> {
+    // The command line's limits, whoever built the job (a handed-over one was checked as read).
+    a.check().map_err(Error::invalid)?;
     if let Some(span) = a.worker {
         return worker::run(a, span);
     }
-    let Some(selected) = select::instances(&a.dir, a.pattern())? else {
+    let Some(selected) = select::instances(&a.dir, &a.kernels)? else {
         return Ok(crate::commands::not_a_record::refuse(&a.dir, "ab", a.json));
     };
     // What the flags or the files get wrong is said before any GPU work: the candidates, then
     // the records (an instance no replay can run, as `replay` refuses it).
     check_candidates(a)?;
-    let keys = select::load_all(&selected, &a.supplied.supplied())?;
+    let keys = select::load_all(&selected, &a.supplied)?;
     rr_engine::replay::driver_usable()?;
     let spans = select::spans(&keys);
     let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
-    let mut rows = Vec::with_capacity(a.candidate.len());
-    for (i, path) in a.candidate.iter().enumerate() {
+    let mut rows = Vec::with_capacity(a.candidates.len());
+    for (i, spec) in a.candidates.iter().enumerate() {
         if !a.json {
             output::error_line(&format!(
                 "[rr-tui] candidate {}/{}: {} on {} instance(s)",
                 i + 1,
-                a.candidate.len(),
-                visible_path(path),
+                a.candidates.len(),
+                visible_path(&spec.path),
                 names.len()
             ));
         }
-        let results = run_candidate(a, path, &names, &spans)?;
-        rows.push(CandidateRow::of(&visible_path(path), results));
+        let results = run_candidate(a, spec, &names, &spans)?;
+        rows.push(CandidateRow::of(&visible_path(&spec.path), results));
     }
-    let board = Leaderboard::new(&visible_path(&a.dir), a.pattern(), names, rows);
+    let board = Leaderboard::new(&visible_path(&a.dir), &a.kernels, names, rows);
     if a.json {
         crate::commands::print_json(&board);
     } else {
@@ -67,10 +72,11 @@ pub fn run(a: &AbArgs) -> Result<i32> {
 
 /// Each candidate's file and build flags as `replay --candidate` checks them, and no file given
 /// twice (the same file, by its canonical path: the build flags are the same for every one).
-fn check_candidates(a: &AbArgs) -> Result<()> {
+fn check_candidates(a: &AbJob) -> Result<()> {
     let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
-    for path in &a.candidate {
-        a.build.spec(path).preflight()?;
+    for spec in &a.candidates {
+        spec.preflight()?;
+        let path = spec.path.as_path();
         let canonical = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
         if let Some(first) = seen.insert(canonical, path) {
             let which = match first == path {
@@ -87,11 +93,11 @@ fn check_candidates(a: &AbArgs) -> Result<()> {
     Ok(())
 }
 
-/// The results of candidate `path` on every instance, in order, from as many workers as it
+/// The results of candidate `spec` on every instance, in order, from as many workers as it
 /// takes.
 fn run_candidate(
-    a: &AbArgs,
-    path: &Path,
+    a: &AbJob,
+    spec: &CandidateSpec,
     names: &[String],
     spans: &[(usize, usize)],
 ) -> Result<Vec<InstanceResult>> {
@@ -99,7 +105,8 @@ fn run_candidate(
     for &(from, to) in spans {
         let mut start = from;
         while start < to {
-            let (got, stderr) = run_worker(a, path, start, to, &names[start..to], &mut |r| {
+            let job = a.worker_job(spec, start, to);
+            let (got, stderr) = run_worker(&job, &names[start..to], &mut |r| {
                 if !a.json {
                     output::error_line(&format!("[rr-tui]   {}", text::instance_line(r)));
                 }
@@ -126,25 +133,23 @@ fn run_candidate(
     Ok(results)
 }
 
-/// Run one worker over `[from, to)`; each result goes to `on_result` as it comes (named as
-/// `expected` says, in order: a line naming another instance ends the reading). How many came,
-/// and the worker's standard error.
+/// Run one worker on its job (`rr-tui job`, the job the line on its input: one candidate, a span
+/// of instances); each result goes to `on_result` as it comes (named as `expected` says, in order:
+/// a line naming another instance ends the reading). How many came, and the worker's standard
+/// error.
 fn run_worker(
-    a: &AbArgs,
-    path: &Path,
-    from: usize,
-    to: usize,
+    job: &AbJob,
     expected: &[String],
     on_result: &mut dyn FnMut(&InstanceResult),
 ) -> Result<(usize, String)> {
     let exe = crate::this_binary().map_err(|e| Error::invalid(format!("rr-tui itself: {e}")))?;
-    let mut child = Command::new(exe)
-        .args(a.worker_args(path, from, to))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::invalid(format!("cannot start a worker process: {e}")))?;
+    let mut child = rr_engine::job::spawn(
+        rr_engine::job::command(&exe)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        job,
+    )
+    .map_err(|e| Error::invalid(format!("cannot start a worker process: {e}")))?;
     let mut err_pipe = child.stderr.take().expect("piped");
     // Read on a thread: a worker writing much to stderr must not block on a full pipe.
     let stderr = std::thread::spawn(move || {

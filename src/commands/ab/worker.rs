@@ -1,4 +1,5 @@
-//! `rr-tui ab … --worker=FROM..TO` (hidden): one candidate judged on a span of the selected
+//! An A/B worker (`rr-tui job` handed an [`AbJob`] with a worker span; `ab --worker=FROM..TO`
+//! on the command line, hidden): one candidate judged on a span of the selected
 //! instances in one process, switching from one instance to the next with the memory kept on
 //! the GPU ([`Session::switch_to`]). Each instance's result is one line on stdout,
 //! `{"ab_result": …}`; the session's own events (JSON lines too) are not results and the parent
@@ -14,8 +15,9 @@ use rr_engine::replay::trial::{self, TrialOptions};
 use rr_engine::replay::{launch, Overrides, ReplayInstance, Session};
 use serde::{Deserialize, Serialize};
 
+use rr_engine::replay::ab_job::{AbJob, WorkerSpan};
+
 use super::select::{self, Selected};
-use crate::cli::AbArgs;
 use crate::commands::replay::{open, printer::Printer};
 use crate::error::{Error, Result};
 use crate::output;
@@ -26,19 +28,19 @@ pub struct WorkerLine {
     pub ab_result: InstanceResult,
 }
 
-pub fn run(a: &AbArgs, (from, to): (usize, usize)) -> Result<i32> {
-    let selected = select::instances(&a.dir, a.pattern())?
+pub fn run(a: &AbJob, WorkerSpan { from, to }: WorkerSpan) -> Result<i32> {
+    let selected = select::instances(&a.dir, &a.kernels)?
         .ok_or_else(|| Error::invalid("the record directory holds no record"))?;
     let span = selected
         .get(from..to.min(selected.len()))
         .ok_or_else(|| Error::invalid("--worker: the span lies beyond the selection"))?;
-    let [path] = a.candidate.as_slice() else {
+    let [spec] = a.candidates.as_slice() else {
         return Err(Error::invalid("--worker judges one candidate"));
     };
-    let spec = a.build.spec(path);
+    let spec = spec.clone();
     let file = spec.preflight()?;
     let opts = TrialOptions {
-        pairs: a.pairs(),
+        pairs: a.pairs,
         warmup: a.warmup,
         cold: false,
         verify: a.verify(),
@@ -64,7 +66,7 @@ pub fn run(a: &AbArgs, (from, to): (usize, usize)) -> Result<i32> {
 }
 
 struct Worker<'a> {
-    a: &'a AbArgs,
+    a: &'a AbJob,
     spec: CandidateSpec,
     file: CandidateFile,
     opts: TrialOptions,
@@ -77,7 +79,7 @@ impl Worker<'_> {
     /// Judge the candidate on `s`: its result, and whether this process may go on (not after
     /// a fault or a failed switch, which leave the session unusable).
     fn one(&mut self, s: &Selected) -> (InstanceResult, bool) {
-        let inst = match ReplayInstance::load(&s.json, &self.a.supplied.supplied()) {
+        let inst = match ReplayInstance::load(&s.json, &self.a.supplied) {
             Ok(i) => i,
             Err(e) => return (InstanceResult::error(&s.name, e.to_string()), true),
         };

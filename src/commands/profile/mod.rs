@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use rr_engine::profile::{self, raw, Profile, ProfileResult};
+use rr_engine::profile::{self, raw, Profile, ProfileJob, ProfileOutput, ProfileResult};
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_format::text::visible;
 
-use crate::cli::ProfileArgs;
 use crate::commands::child;
 use crate::error::{Error, Result};
 use crate::output;
@@ -21,8 +20,9 @@ const RANGE: &str = "regex:rr-tui.rep.1/";
 /// another).
 const CANDIDATE_RANGE: &str = "regex:rr-tui.rep.1.candidate/";
 
-pub fn run(a: &ProfileArgs) -> Result<i32> {
-    if !a.events {
+/// Run the profile job `a` (from the command line, or handed over to `rr-tui job`).
+pub fn run(a: &ProfileJob) -> Result<i32> {
+    if a.output != ProfileOutput::Events {
         return profile(a, &|_| {}).map(|_| 0);
     }
     // The explorer's child: ncu's progress as events, then the profile or the error, then the
@@ -60,11 +60,13 @@ pub fn run(a: &ProfileArgs) -> Result<i32> {
     Ok(code)
 }
 
-/// Profile as `a` says, printing (unless `--events`) as it goes; `progress` hears ncu's passes.
-fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
+/// Profile as `a` says, printing (unless in events) as it goes; `progress` hears ncu's passes.
+fn profile(a: &ProfileJob, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     child::watch_signals();
-    let text = !a.json && !a.events;
-    let req = a.request();
+    // The command line's limits, whoever built the job (a handed-over one was checked as read).
+    a.check().map_err(Error::invalid)?;
+    let text = a.output == ProfileOutput::Text;
+    let req = a.replay();
     if a.descriptor.is_dir() {
         return Err(super::not_a_record::directory_given(
             &a.descriptor,
@@ -83,7 +85,7 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         a.output_dir.as_deref(),
     );
     // A candidate's report beside the recorded kernel's, not over it.
-    report.set_extension(if a.ab.candidate.is_some() {
+    report.set_extension(if a.candidate.is_some() {
         "candidate.ncu-rep"
     } else {
         "ncu-rep"
@@ -95,7 +97,11 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
     let mut cmd = Command::new(&ncu);
     ncu_args(&mut cmd, a, &inst.descriptor.name, &report);
-    cmd.arg(&exe).args(req.to_args());
+    // ncu's target: `rr-tui job`, the replay job in its environment (ncu passes the
+    // environment on to the program it profiles).
+    cmd.arg(&exe)
+        .arg("job")
+        .env(rr_engine::job::JOB_ENV, replay_job(&req)?);
     if text {
         output::error_line(&format!(
             "[rr-tui] Profiling {} with {} (one repetition; ncu replays the kernel once per pass)…",
@@ -135,13 +141,12 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         block: l.block,
         shared_mem: l.shared_mem,
         candidate: a
-            .ab
             .candidate
             .as_ref()
-            .map(|c| visible(&c.display().to_string()).into_owned()),
+            .map(|c| visible(&c.path.display().to_string()).into_owned()),
         profile: Profile::from_raw(&k),
     };
-    if a.json {
+    if a.output == ProfileOutput::Json {
         output::json(&result);
     } else if text {
         output::lines(describe(&result, &report));
@@ -150,7 +155,7 @@ fn profile(a: &ProfileArgs, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
 }
 
 /// The ncu to run: `--ncu`'s (an executable file), else the one found on the machine.
-fn ncu_executable(a: &ProfileArgs) -> Result<PathBuf> {
+fn ncu_executable(a: &ProfileJob) -> Result<PathBuf> {
     Ok(match &a.ncu {
         Some(p) if rr_engine::machine::is_executable_file(p) => p.clone(),
         Some(p) if p.is_file() => {
@@ -187,8 +192,8 @@ fn ncu_executable(a: &ProfileArgs) -> Result<PathBuf> {
 
 /// ncu's own arguments, up to the replay it runs: the one repetition of `kernel` (or the
 /// candidate's), the sections and metrics, the report written to `report`.
-fn ncu_args(cmd: &mut Command, a: &ProfileArgs, kernel: &str, report: &Path) {
-    if a.ab.candidate.is_some() {
+fn ncu_args(cmd: &mut Command, a: &ProfileJob, kernel: &str, report: &Path) {
+    if a.candidate.is_some() {
         cmd.args(["--nvtx", "--nvtx-include", CANDIDATE_RANGE]);
     } else {
         cmd.args(["--nvtx", "--nvtx-include", RANGE])
@@ -197,7 +202,7 @@ fn ncu_args(cmd: &mut Command, a: &ProfileArgs, kernel: &str, report: &Path) {
     }
     cmd.args(["--launch-count", "1", "--clock-control", "none"]);
     if a.sections.is_empty() {
-        cmd.args(["--set", a.set.ncu_name()]);
+        cmd.args(["--set", a.set.name()]);
     }
     for s in a
         .sections
@@ -212,6 +217,11 @@ fn ncu_args(cmd: &mut Command, a: &ProfileArgs, kernel: &str, report: &Path) {
         .arg("-f")
         .arg("-o")
         .arg(report.with_extension(""));
+}
+
+/// The replay job ncu's target runs, as [`rr_engine::job::JOB_ENV`]'s value.
+fn replay_job(req: &rr_engine::replay::ReplayRequest) -> Result<std::ffi::OsString> {
+    rr_engine::job::env_value(req).map_err(|e| Error::invalid(format!("the replay under ncu: {e}")))
 }
 
 /// The kernel ncu profiled, from its raw page of `report`: ncu's own output that cannot be

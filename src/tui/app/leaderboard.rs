@@ -1,13 +1,14 @@
 //! The Replay screen's leaderboard: `C` given several candidate files ranks them on every
-//! recorded instance of the selected instance's kernel. The work is `rr-tui ab … --json` in a
-//! process of its own (as a replay is `rr-tui replay --json`: a faulting candidate takes nothing
-//! of the explorer with it), started on a worker thread; its one JSON document comes back as
-//! [`Msg::Leaderboard`]. Enter on the Replay screen shows each candidate's per-instance results
-//! in turn.
+//! recorded instance of the selected instance's kernel. The work is an A/B job ([`AbJob`], its
+//! leaderboard in JSON) handed to `rr-tui job` (the line on its input) in a process of its own
+//! (as a replay is: a faulting candidate takes nothing of the explorer with it), started on a
+//! worker thread; its one JSON document comes back as [`Msg::Leaderboard`]. Enter on the Replay
+//! screen shows each candidate's per-instance results in turn.
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use rr_engine::replay::ab_job::AbJob;
 use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::leaderboard::Leaderboard;
 
@@ -88,7 +89,7 @@ impl App {
             return vec![];
         }
         let row = &self.rows[i];
-        let args = ab_args(
+        let job = ab_job(
             &self.dir,
             &row.kernel,
             self.settings.repetitions,
@@ -102,9 +103,7 @@ impl App {
             state: LeaderboardState::Running,
             detail: None,
         });
-        vec![Cmd::Work(Work::new(move || {
-            Msg::Leaderboard(run_ab(&args))
-        }))]
+        vec![Cmd::Work(Work::new(move || Msg::Leaderboard(run_ab(&job))))]
     }
 
     /// The leaderboard came back (or why not).
@@ -170,49 +169,36 @@ impl App {
     }
 }
 
-/// `rr-tui ab`'s arguments that rank `specs` on every instance in `dir` of `kernel` (the
-/// mangled name, matched exactly), with the Replay screen's repetitions (when at least
-/// [`rr_engine::replay::ab::MIN_PAIRS`]), tolerance and what a legacy record lacks.
-fn ab_args(
+/// The A/B job that ranks `specs` on every instance in `dir` of `kernel` (the mangled name,
+/// matched exactly), with the Replay screen's repetitions (when at least
+/// [`rr_engine::replay::ab::MIN_PAIRS`]; else `ab`'s default), tolerance and what a legacy record
+/// lacks; its leaderboard in JSON.
+fn ab_job(
     dir: &std::path::Path,
     kernel: &str,
     repetitions: u32,
     tolerance: Option<&rr_engine::diff::Comparison>,
     supplied: &crate::cli::SuppliedArgs,
     specs: &[CandidateSpec],
-) -> Vec<String> {
-    let mut args = vec![
-        "ab".to_string(),
-        dir.display().to_string(),
-        format!("--kernels={}", exactly(kernel)),
-        "--json".into(),
-    ];
+) -> AbJob {
+    let mut job = AbJob::new(dir.to_path_buf(), exactly(kernel), specs.to_vec());
     if repetitions as usize >= rr_engine::replay::ab::MIN_PAIRS {
-        args.push(format!("--repetitions={repetitions}"));
+        job.pairs = repetitions;
     }
-    if let Some(t) = tolerance {
-        args.push(format!("--tolerance={}", t.to_spec()));
-    }
+    job.tolerance = tolerance.copied();
     // What a legacy record lacks, as the Replay screen's replays are given it.
-    args.extend(supplied.to_args());
-    // One file a --candidate (`ab` takes one after each).
-    for s in specs {
-        args.push("--candidate".into());
-        args.push(s.path.display().to_string());
-    }
-    // The flags are the same for every file (the prompt gave them once).
-    if let Some(first) = specs.first() {
-        args.extend(first.to_args().into_iter().skip(2));
-    }
-    args
+    job.supplied = supplied.supplied();
+    job.json = true;
+    job
 }
 
-/// Run `rr-tui ARGS` (an `ab … --json`) and read its leaderboard, or say why there is none.
-fn run_ab(args: &[String]) -> Result<Box<Leaderboard>, String> {
+/// Run `job` (its leaderboard in JSON) in `rr-tui job`, handed over on its input, and read the
+/// leaderboard, or say why there is none.
+fn run_ab(job: &AbJob) -> Result<Box<Leaderboard>, String> {
     let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {e}"))?;
-    let mut cmd = Command::new(exe);
-    cmd.args(args);
-    let out = run_grouped(cmd).map_err(|e| format!("rr-tui ab: {e}"))?;
+    let line = rr_engine::job::line(job).map_err(|e| format!("rr-tui ab: {e}"))?;
+    let out =
+        run_grouped(rr_engine::job::command(&exe), &line).map_err(|e| format!("rr-tui ab: {e}"))?;
     if RUNNING_AB_ENDED.swap(false, Ordering::SeqCst) {
         return Err("cancelled".into());
     }
@@ -226,18 +212,23 @@ static RUNNING_AB: AtomicI32 = AtomicI32::new(0);
 /// Set when [`end_running_ab`] ended it: its empty output is a cancellation, not an error.
 static RUNNING_AB_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Run `cmd` in a process group of its own, registered as the running `ab`, and return its
-/// stdout (at most [`MAX_BOARD_BYTES`]).
-fn run_grouped(mut cmd: Command) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
+/// Run `cmd` in a process group of its own, registered as the running `ab`, with `input` (its
+/// job's line) on its standard input, and return its stdout (at most [`MAX_BOARD_BYTES`]).
+fn run_grouped(mut cmd: Command, input: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Write};
     use std::os::unix::process::CommandExt;
     let mut child = cmd
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()?;
     RUNNING_AB.store(child.id() as i32, Ordering::SeqCst);
+    // The job is all it reads: written, then the pipe closes (a child that ends before taking
+    // it says so in what it printed).
+    if let Some(mut pipe) = child.stdin.take() {
+        let _ = pipe.write_all(input);
+    }
     let mut out = Vec::new();
     let read = child
         .stdout
@@ -280,7 +271,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "sleep 30 & wait; echo late"]);
         let started = std::time::Instant::now();
-        let run = std::thread::spawn(move || run_grouped(cmd));
+        let run = std::thread::spawn(move || run_grouped(cmd, b""));
         while RUNNING_AB.load(Ordering::SeqCst) == 0 {
             assert!(started.elapsed().as_secs() < 10, "never started");
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -314,34 +305,62 @@ mod tests {
         assert!(parse_candidates("a.cu -D").is_err());
     }
 
-    /// The explorer asks `ab` what its command line takes: every file, each after its own
-    /// --candidate, the flags once, the kernel by --kernels.
+    /// The explorer builds the job `ab`'s command line asks for: every file with the flags, the
+    /// kernel matched exactly, the repetitions, tolerance and what a legacy record lacks, the
+    /// leaderboard in JSON; and the job reads back as it was sent.
     #[test]
-    fn the_ab_command_line_parses_as_ab() {
+    fn the_explorers_job_is_the_one_abs_command_line_asks_for() {
         let specs = parse_candidates("a.cu 'b b.cu' c.cubin -D TILE=8").unwrap();
         let tol = rr_engine::diff::Comparison::parse_spec("f32:rtol=1e-5").ok();
-        let args = ab_args(
+        let supplied = crate::cli::SuppliedArgs {
+            assume_llvm18: true,
+            ..Default::default()
+        };
+        let job = ab_job(
             std::path::Path::new("rec"),
             "_Z4scalePfi",
             20,
             tol.as_ref(),
-            &crate::cli::SuppliedArgs {
-                assume_llvm18: true,
-                ..Default::default()
-            },
+            &supplied,
             &specs[..2],
         );
-        let argv = std::iter::once("rr-tui".to_string()).chain(args);
+        let argv = [
+            "rr-tui",
+            "ab",
+            "rec",
+            "--kernels=^_Z4scalePfi$",
+            "--json",
+            "--repetitions=20",
+            "--tolerance=f32:rtol=1e-5",
+            "--assume-llvm18",
+            "--candidate",
+            "a.cu",
+            "--candidate",
+            "b b.cu",
+            "-D",
+            "TILE=8",
+        ];
         let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(argv).unwrap();
         let Some(crate::cli::Command::Ab(a)) = cli.command else {
             panic!("not ab");
         };
-        assert_eq!(a.dir, std::path::PathBuf::from("rec"));
-        assert_eq!(a.candidate, [specs[0].path.clone(), specs[1].path.clone()]);
-        assert_eq!(a.pattern(), "^_Z4scalePfi$");
-        assert_eq!(a.build.defines.len(), 1);
-        assert_eq!((a.pairs(), a.json), (20, true));
-        assert!(a.supplied.assume_llvm18);
+        assert_eq!(a.job(), job);
+        assert_eq!((job.pairs, job.json), (20, true));
+        assert_eq!(job.candidates.len(), 2);
+        job.check().unwrap();
+        let line = rr_engine::job::encode(&job).unwrap();
+        assert_eq!(rr_engine::job::decode::<AbJob>(&line), Ok(job));
+        // Fewer repetitions than a verdict needs: `ab`'s default.
+        let few = ab_job(
+            std::path::Path::new("rec"),
+            "k",
+            1,
+            None,
+            &Default::default(),
+            &specs[..1],
+        );
+        assert_eq!(few.pairs, rr_engine::replay::ab::DEFAULT_PAIRS);
+        assert_eq!(few.verify(), rr_engine::replay::Verify::Bytes);
     }
 
     #[test]

@@ -169,11 +169,11 @@ pub enum Cmd {
     },
     /// Kill the running sweep (and its engine processes).
     CancelTune,
-    /// Start `rr-tui ARGS…` (a `profile … --events --run-id RUN`), its events as `Msg::Profile`.
+    /// Start `rr-tui job` on a profile job (events tagged with its run id), its events as
+    /// `Msg::Profile`.
     StartProfile {
         instance: usize,
-        run: u64,
-        args: Vec<String>,
+        job: Box<rr_engine::profile::ProfileJob>,
     },
     /// Kill the running profile (ncu and the replay under it).
     CancelProfile,

@@ -1,18 +1,17 @@
 //! Nsight Compute profiles kept per instance for the session: the recorded configuration's
 //! (`P` anywhere) and one of a sweep's configurations (`P` on the tuning screen: the best, or
-//! the row picked with `[`/`]`), each run by a `rr-tui profile
-//! --events` child in the background — the same command and checks as on the command line —
-//! and cancellable. The profile screen shows one, or the two side by side with the differences
-//! marked.
+//! the row picked with `[`/`]`), each a profile job ([`ProfileJob`], asking for events) handed
+//! to an `rr-tui job` child in the background — the same job and checks as `rr-tui profile` on
+//! the command line — and cancellable. The profile screen shows one, or the two side by side
+//! with the differences marked.
 
 use std::collections::HashMap;
 
-use rr_engine::profile::ProfileResult;
+use rr_engine::profile::{ProfileJob, ProfileOutput, ProfileResult};
 use rr_engine::replay::{Event, Tagged};
 
 use super::replays::Phase;
 use super::{App, Cmd, Screen};
-use crate::cli::ProfileArgs;
 
 /// Which configuration of an instance a profile is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,15 +191,18 @@ impl App {
         }
         self.next_run += 1;
         let run = self.next_run;
-        let mut args = ProfileArgs::events_command(
-            &self.rows[i].json_path,
-            geometry,
-            &self.settings.supplied,
-            candidate.as_ref(),
-            run,
-        );
-        // Record directories are never written: the report goes where replays write.
-        args.extend(["--output-dir".into(), self.output_dir.display().to_string()]);
+        let job = ProfileJob {
+            grid: geometry.map(|g| g.0),
+            block: geometry.map(|g| g.1),
+            shared_mem: geometry.map(|g| g.2),
+            supplied: self.settings.supplied.supplied(),
+            candidate,
+            // Record directories are never written: the report goes where replays write.
+            output_dir: Some(self.output_dir.clone()),
+            output: ProfileOutput::Events,
+            run_id: run,
+            ..ProfileJob::new(self.rows[i].json_path.clone())
+        };
         let name = self.rows[i].demangled.clone();
         self.set_status(
             format!("profiling {name} ({label}) with Nsight Compute… (c cancels)"),
@@ -212,8 +214,7 @@ impl App {
         self.screen = Screen::Profile;
         vec![Cmd::StartProfile {
             instance: i,
-            run,
-            args,
+            job: Box::new(job),
         }]
     }
 

@@ -1,12 +1,15 @@
 //! What Nsight Compute says about one replayed kernel, reduced to what an engineer reads first:
 //! duration, Speed of Light, occupancy and its limiter, DRAM traffic, cache hit rates, the top
 //! warp stalls, and the kernel's place on a roofline. `rr-tui profile` runs ncu; this module
-//! names the metrics it asks for and reads them back ([`raw`]).
+//! names the metrics it asks for and reads them back ([`raw`]), and holds what it is asked to do
+//! ([`job`]: the profile job the command line and the explorer build).
 
+pub mod job;
 pub mod raw;
 
 use serde::{Deserialize, Serialize};
 
+pub use job::{ProfileJob, ProfileOutput, SectionSet};
 pub use raw::RawKernel;
 
 /// Nsight Compute's command-line tool, where this machine has one.

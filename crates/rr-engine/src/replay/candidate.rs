@@ -124,24 +124,6 @@ pub struct Candidate {
 }
 
 impl CandidateSpec {
-    /// The command-line flags that ask for the same (`replay`'s child processes).
-    pub fn to_args(&self) -> Vec<String> {
-        let mut v = vec!["--candidate".into(), self.path.display().to_string()];
-        if let Some(k) = &self.kernel {
-            // `=`: a name starting with `-` is a value, not a flag of rr-tui.
-            v.push(format!("--candidate-kernel={k}"));
-        }
-        for d in &self.defines {
-            v.push("--define".into());
-            v.push(d.spec());
-        }
-        for o in &self.options {
-            // `=`: an option starting with `-` is a value, not a flag of rr-tui.
-            v.push(format!("--nvrtc-opt={o}"));
-        }
-        v
-    }
-
     /// Read and classify the file, and check what needs no GPU: a regular file within the
     /// limits, an image the loader knows or a source, defines and options only for sources.
     pub fn preflight(&self) -> Result<CandidateFile> {
@@ -440,29 +422,6 @@ mod tests {
             ..spec
         };
         assert!(bad_opt.preflight().is_err());
-    }
-
-    #[test]
-    fn args_round_trip_options_that_look_like_flags() {
-        let spec = CandidateSpec {
-            path: "k.cu".into(),
-            kernel: Some("k2".into()),
-            defines: vec![Define::parse("A=1").unwrap(), Define::parse("B").unwrap()],
-            options: vec!["--use_fast_math".into()],
-        };
-        assert_eq!(
-            spec.to_args(),
-            [
-                "--candidate",
-                "k.cu",
-                "--candidate-kernel=k2",
-                "--define",
-                "A=1",
-                "--define",
-                "B",
-                "--nvrtc-opt=--use_fast_math"
-            ]
-        );
     }
 
     #[test]

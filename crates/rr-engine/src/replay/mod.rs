@@ -14,6 +14,7 @@
 //! what drives a session ([`ab`], [`energy`], [`trial`]) comes last.
 
 pub mod ab;
+pub mod ab_job;
 pub mod candidate;
 pub mod child;
 pub mod energy;

@@ -55,23 +55,6 @@ pub struct Supplied {
     pub assume_llvm18: bool,
 }
 
-impl Supplied {
-    /// The command-line flags that supply the same (`replay`, `tune`, `engine` share them).
-    pub fn to_args(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(i) = &self.image {
-            v.extend(["--image".into(), i.display().to_string()]);
-        }
-        if let Some(a) = self.base_address {
-            v.extend(["--base-address".into(), format!("{a:#x}")]);
-        }
-        if self.assume_llvm18 {
-            v.push("--assume-llvm18".into());
-        }
-        v
-    }
-}
-
 /// How the replayed memory is compared with `.record_output`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -190,73 +173,6 @@ impl ReplayRequest {
             }
         }
         Ok(())
-    }
-
-    /// The arguments of `rr-tui` that perform this request and stream its events
-    /// (`replay DESC --json --run-id N …`).
-    pub fn to_args(&self) -> Vec<String> {
-        let dim = |v: [u32; 3]| format!("{}x{}x{}", v[0], v[1], v[2]);
-        let o = &self.overrides;
-        let mut v = vec![
-            "replay".to_string(),
-            self.descriptor.display().to_string(),
-            "--json".into(),
-            "--run-id".into(),
-            self.run_id.to_string(),
-            "--repetitions".into(),
-            self.repetitions.to_string(),
-        ];
-        let mut opt = |flag: &str, val: Option<String>| {
-            if let Some(val) = val {
-                v.push(flag.into());
-                v.push(val);
-            }
-        };
-        opt(
-            "--warmup",
-            (self.warmup > 0).then(|| self.warmup.to_string()),
-        );
-        opt("--tolerance", self.verify.typed().map(Comparison::to_spec));
-        if let Some(t) = &self.noise {
-            opt("--max-noise", t.max_noise.map(|x| (x * 100.0).to_string()));
-            opt("--min-samples", Some(t.min_samples.to_string()));
-            opt("--min-time", Some(t.min_gpu_time.to_string()));
-            opt("--timeout", Some(t.timeout.to_string()));
-        }
-        opt(
-            "--output-dir",
-            self.output_dir.as_ref().map(|p| p.display().to_string()),
-        );
-        opt("--num-teams", o.num_teams.map(|x| x.to_string()));
-        opt("--num-threads", o.num_threads.map(|x| x.to_string()));
-        opt("--grid", o.grid.map(dim));
-        opt("--block", o.block.map(dim));
-        opt("--shared-mem", o.shared_mem.map(|x| x.to_string()));
-        opt("--device", o.device_id.map(|x| x.to_string()));
-        opt(
-            "--kernel-timeout",
-            (self.kernel_timeout != DEFAULT_KERNEL_TIMEOUT)
-                .then(|| self.kernel_timeout.to_string()),
-        );
-        for (flag, on) in [
-            ("--verify", self.verify == Verify::Bytes),
-            ("--cold", self.cold),
-            ("--save-output", self.save_output),
-            ("--verify-on-host", self.verify_on_host),
-            ("--ignore-limits", o.ignore_limits),
-            ("--strict", self.strict),
-            ("--energy", self.energy),
-            ("--events-only", self.events_only),
-        ] {
-            if on {
-                v.push(flag.into());
-            }
-        }
-        v.extend(self.supplied.to_args());
-        if let Some(c) = &self.candidate {
-            v.extend(c.to_args());
-        }
-        v
     }
 }
 

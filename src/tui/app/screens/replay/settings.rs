@@ -31,7 +31,7 @@ pub(super) fn open_prompt(app: &mut App, a: Action) {
             settings
                 .candidate
                 .as_ref()
-                .map(|c| shell_words::join(c.to_args().iter().skip(1)))
+                .map(crate::cli::candidate_text)
                 .unwrap_or_default(),
         ),
         Action::EditImage => (
