@@ -948,12 +948,9 @@ fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
     }
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
     let job = rr_tui::tui::app::TuneForm::default().job(d, 41).unwrap();
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = crossbeam_channel::unbounded::<rr_engine::replay::Tagged>();
     let exe = Path::new(env!("CARGO_BIN_EXE_rr-tui"));
-    ChildRun::spawn_job(exe, &job, 41, "tune", move |t| {
-        let _ = tx.send(t);
-    })
-    .unwrap();
+    ChildRun::spawn_job(exe, &job, 41, "tune", tx).unwrap();
     let events: Vec<Event> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(60)).ok())
         .inspect(|t| assert_eq!(t.run, 41))
         .map(|t| t.event)

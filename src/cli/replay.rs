@@ -314,19 +314,9 @@ pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
     Define::parse(s)
 }
 
-/// The job's limit, which the parser applies ([`rr_engine::replay::ReplayRequest::check`]).
-pub(crate) use rr_engine::replay::request::MAX_REPETITIONS;
-
-/// A number of repetitions, `1000` or `1_000`, from 1 to [`MAX_REPETITIONS`] (the command's
-/// flag and the explorer's prompt alike).
-pub(crate) fn parse_repetitions(text: &str) -> Result<u32, String> {
-    text.trim()
-        .replace('_', "")
-        .parse::<u32>()
-        .ok()
-        .filter(|n| (1..=MAX_REPETITIONS).contains(n))
-        .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
-}
+/// The job's limit and its parser (`--repetitions`, the explorer's prompt and config file),
+/// which [`rr_engine::replay::ReplayRequest::check`] holds jobs to: one rule, one place.
+pub(crate) use rr_engine::replay::request::parse_repetitions;
 
 /// Seconds from 0 (no limit) to a day (the job's limit).
 pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {

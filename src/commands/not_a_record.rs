@@ -102,36 +102,6 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
     lines
 }
 
-/// The error of a command that takes one instance's descriptor (`inspect`, `replay`, `profile`)
-/// given a directory: what the directory is and a command that works on it — `rr-tui report
-/// DIR` for a record directory (it lists the instances), one of the record directories below it
-/// for a directory of runs, and what rr-tui reads when it holds none.
-pub fn directory_given(dir: &Path, command: &str) -> crate::error::Error {
-    let shown = visible_path(dir);
-    let quoted = |p: &Path| shell_words::quote(&visible_path(p)).into_owned();
-    let takes = format!("{command} takes one instance's descriptor (X.json)");
-    let holds_record = rr_format::RecordDir::open(dir).is_ok_and(|rd| !rd.holds_nothing());
-    let message = if holds_record {
-        format!(
-            "{shown}: a record directory; {takes}: `rr-tui report {}` lists them",
-            quoted(dir)
-        )
-    } else {
-        let below = search::record_dirs_below(dir);
-        match below.found.first() {
-            Some(first) => format!(
-                "{shown}: not a record directory, and {takes}; the {} record director{} below it \
-                 list{} theirs, e.g. `rr-tui report {}`",
-                below.found.len(),
-                if below.found.len() == 1 { "y" } else { "ies" },
-                if below.found.len() == 1 { "s" } else { "" },
-                quoted(&first.path)
-            ),
-            None => format!(
-                "{shown}: a directory that holds no record; {takes} ({})",
-                search::ACCEPTED_LAYOUTS
-            ),
-        }
-    };
-    crate::error::Error::invalid(message)
-}
+/// The error of a command that takes one instance's descriptor given a directory (the engine's,
+/// which `replay`'s checks give too).
+pub use rr_engine::replay::instance::directory_given;

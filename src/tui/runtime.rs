@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use rr_engine::diff::job::IndexJob;
 use rr_engine::diff::search::SearchJob;
 use rr_engine::replay::child::ChildRun;
+use rr_engine::replay::{Event, EventSink, Tagged};
 
 const TICK: Duration = Duration::from_millis(250);
 /// How long the last replay's process (and the instance's memory on the GPU) is kept for the
@@ -193,10 +194,8 @@ impl Workers {
                     c.cancel_and_wait(FREEING_LIMIT);
                 }
                 let exe = executable()?;
-                let sink = tx.clone();
-                let started = ChildRun::spawn_job(&exe, &*job, run, "tune", move |tagged| {
-                    let _ = sink.send(Msg::Tune(tagged));
-                });
+                let started =
+                    ChildRun::spawn_job(&exe, &*job, run, "tune", ToLoop::new(tx, Msg::Tune));
                 self.tune = started_or_said(app, started, run, "tune", Msg::Tune);
             }
             Cmd::CancelTune => {
@@ -209,11 +208,9 @@ impl Workers {
                     c.cancel_and_wait(FREEING_LIMIT);
                 }
                 let exe = executable()?;
-                let sink = tx.clone();
                 let run = job.run_id;
-                let started = ChildRun::spawn_job(&exe, &*job, run, "profile", move |tagged| {
-                    let _ = sink.send(Msg::Profile(tagged));
-                });
+                let sink = ToLoop::new(tx, Msg::Profile);
+                let started = ChildRun::spawn_job(&exe, &*job, run, "profile", sink);
                 self.profile = started_or_said(app, started, run, "profile", Msg::Profile);
             }
             Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
@@ -264,11 +261,8 @@ impl Workers {
             c.cancel();
         }
         let exe = executable()?;
-        let sink = tx.clone();
         let run = request.run_id;
-        match ChildRun::serve_replays(&exe, &request, move |tagged| {
-            let _ = sink.send(Msg::Replay(tagged));
-        }) {
+        match ChildRun::serve_replays(&exe, &request, ToLoop::new(tx, Msg::Replay)) {
             Ok(child) => self.replay = Some(child),
             Err(e) => {
                 for m in failed_start(run, "replay", &e) {
@@ -337,7 +331,7 @@ fn started_or_said(
     started: std::io::Result<ChildRun>,
     run: u64,
     what: &'static str,
-    wrap: fn(rr_engine::replay::Tagged) -> Msg,
+    wrap: fn(Tagged) -> Msg,
 ) -> Option<ChildRun> {
     match started {
         Ok(child) => Some(child),
@@ -350,9 +344,32 @@ fn started_or_said(
     }
 }
 
+/// The explorer's event sink: each event of a child's run, as the message `wrap` makes of it,
+/// to the message loop (which applies it to the run it belongs to, or drops it).
+struct ToLoop {
+    tx: Sender<Msg>,
+    wrap: fn(Tagged) -> Msg,
+}
+
+impl ToLoop {
+    fn new(tx: &Sender<Msg>, wrap: fn(Tagged) -> Msg) -> ToLoop {
+        ToLoop {
+            tx: tx.clone(),
+            wrap,
+        }
+    }
+}
+
+impl EventSink for ToLoop {
+    fn emit(&self, run: u64, event: Event) {
+        // The loop has ended: nobody waits for the event.
+        let _ = self.tx.send((self.wrap)(Tagged { run, event }));
+    }
+}
+
 /// What a child that could not even start says: an error, then the end of its run.
-fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [rr_engine::replay::Tagged; 2] {
-    use rr_engine::replay::{ErrorKind, Event, Tagged};
+fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [Tagged; 2] {
+    use rr_engine::replay::ErrorKind;
     [
         Tagged {
             run,

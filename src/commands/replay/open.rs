@@ -1,10 +1,12 @@
-//! Opening a replay session at the recorded addresses: placeholders over the recorded ranges
-//! before the driver loads, and a fresh copy of the process when this one's own mappings (or
-//! ASLR) sit on them. Shared by `replay` and the tuning engine.
+//! The program's part of opening a replay session at the recorded addresses
+//! ([`rr_engine::replay::runner::open_session`]): a fresh copy of this process when its own
+//! mappings (or ASLR) sit on the recorded ranges ([`FreshCopy`], the runner's
+//! [`Process`]). Shared by `replay`, the tuning engine and the A/B workers.
 
 use rr_engine::replay::launch::Launch;
-use rr_engine::replay::protocol::Event;
-use rr_engine::replay::{Placeholders, ReplayInstance, Session};
+use rr_engine::replay::runner::{open_session, Process};
+use rr_engine::replay::sink::RunSink;
+use rr_engine::replay::{ReplayInstance, Session};
 
 use super::printer::Printer;
 use crate::error::Error;
@@ -15,10 +17,35 @@ use std::os::unix::ffi::OsStrExt;
 const MAX_FRESH_PROCESSES: u32 = 3;
 const REEXEC_ENV: &str = "RR_TUI_REPLAY_ATTEMPT";
 
-/// Open `inst` for `launch`'s device; with `keep_pristine`, any number of launches may follow;
-/// with `kernel_timeout`, a kernel running longer ends the process (see
-/// `rr_engine::replay::watchdog`). Progress goes to `printer`. On success the process may have
-/// been replaced by a fresh copy (this call then never returns).
+/// This process, replaced by a fresh copy of itself running the same command line (a new
+/// address-space layout under ASLR), at most [`MAX_FRESH_PROCESSES`] times in a row.
+pub(crate) struct FreshCopy;
+
+impl FreshCopy {
+    /// How many copies came before this process (0: it is the first).
+    fn attempt() -> u32 {
+        std::env::var(REEXEC_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Process for FreshCopy {
+    fn may_start_afresh(&self) -> bool {
+        FreshCopy::attempt() < MAX_FRESH_PROCESSES
+    }
+
+    fn start_afresh(&self) -> Error {
+        let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+        let attempt = FreshCopy::attempt() + 1;
+        exec_fresh(&args, &[(REEXEC_ENV, &attempt.to_string())])
+    }
+}
+
+/// Open `inst` for `launch`'s device (see [`open_session`]), its progress printed by `printer`,
+/// starting afresh as [`FreshCopy`] does. On success the process may have been replaced by a
+/// fresh copy (this call then never returns).
 pub(crate) fn session(
     inst: &ReplayInstance,
     launch: &Launch,
@@ -26,56 +53,8 @@ pub(crate) fn session(
     kernel_timeout: Option<std::time::Duration>,
     printer: &Printer,
 ) -> Result<Session, Error> {
-    // Placeholders first: before the driver loads and before big host allocations.
-    let mut placeholders = Placeholders::take_with_host(&inst.plan.reservations, &inst.host);
-    let attempt: u32 = std::env::var(REEXEC_ENV)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let blocked = placeholders.blocked();
-    if !blocked.is_empty() {
-        if attempt < MAX_FRESH_PROCESSES {
-            drop(placeholders);
-            return Err(reexec(attempt + 1));
-        }
-        let list: Vec<String> = blocked
-            .iter()
-            .map(|r| format!("{:#x}+{:#x}", r.addr, r.size))
-            .collect();
-        printer.emit(Event::Phase {
-            name: "warning".into(),
-            detail: format!(
-                "host mappings of this process cover recorded ranges {}; reserving anyway",
-                list.join(", ")
-            ),
-        });
-    }
-    match Session::open(
-        inst,
-        launch.device_id,
-        keep_pristine,
-        &mut placeholders,
-        kernel_timeout,
-        &mut |e| printer.emit(e),
-    ) {
-        Ok(s) => Ok(s),
-        // Another process has another layout (ASLR): retry the reservation in a fresh one.
-        Err(Error::AddressInUse(msg)) if attempt < MAX_FRESH_PROCESSES => {
-            printer.emit(Event::Phase {
-                name: "retry".into(),
-                detail: format!("{msg}; retrying in a fresh process"),
-            });
-            drop(placeholders);
-            Err(reexec(attempt + 1))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Replace this process with a fresh copy of itself (new address-space layout under ASLR).
-fn reexec(attempt: u32) -> Error {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    exec_fresh(&args, &[(REEXEC_ENV, &attempt.to_string())])
+    let out = RunSink::new(printer, printer.run);
+    open_session(inst, launch, keep_pristine, kernel_timeout, out, &FreshCopy)
 }
 
 /// Set on the fresh copy of a serving replay process: why the replay it runs could not switch

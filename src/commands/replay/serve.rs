@@ -1,59 +1,42 @@
 //! `rr-tui replay - --json --serve` (hidden): the explorer's replay process. It reads replay
 //! jobs from stdin, one JSON line each (`rr_engine::replay::job`: the typed job itself, held to
 //! the command line's limits, never command-line text); `replay DESC.json --json --serve` runs
-//! the replay its arguments ask for first. It keeps its session from one job to the next: a neighbouring
-//! instance of the same recording switches in with the memory already on the GPU
-//! ([`Session::switch_to`]), so a replay of a 24 GiB model's next kernel uploads what changed,
-//! not everything. A replay that cannot switch (memory laid out differently, another GPU or
-//! kernel timeout, host memory, textures, an A/B candidate) gets a fresh process: this one
+//! the replay its arguments ask for first. The engine's [`Server`] runs each job and keeps its
+//! session from one job to the next (a neighbouring instance of the same recording switches in
+//! with the memory already on the GPU). This file is the process around it: the jobs read, a
+//! refused job answered, and a replay that cannot switch given a fresh process — this one
 //! replaces itself with a copy that takes the job from its environment ([`handover`]), on the
-//! same pipes (jobs are read a byte at a time, so those queued behind are left for the copy). A failure after the checks
-//! drops the session (a fault leaves the context unusable) and the next request gets a fresh
-//! process; a refusal by the checks keeps it. Only the end of input, or a line that is no
-//! request, ends the process.
+//! same pipes (jobs are read a byte at a time, so those queued behind are left for the copy).
+//! Only the end of input, or a line that is no request, ends the process.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rr_engine::job::{self, JobError, MAX_JOB_LINE};
-use rr_engine::replay::protocol::Event;
-use rr_engine::replay::{ReplayRequest, Session};
+use rr_engine::replay::runner::serve::{Served, Server};
+use rr_engine::replay::{runner, ReplayRequest};
 
 use super::handover::{self, JOB_ENV};
-use super::open::FRESH_REASON_ENV;
-use super::printer::Printer;
-use super::{
-    finish, in_new_session, launch_event, open, preflight, run_on, screen, start, Checked, Failure,
-};
+use super::open::{self, FreshCopy, FRESH_REASON_ENV};
+use super::printer::JsonLines;
 use crate::cli::ReplayArgs;
 use crate::error::{Error, Result};
 use crate::lines::Line;
-
-/// Set while this process serves replays (its sessions keep their input copy).
-pub(super) static SERVING: AtomicBool = AtomicBool::new(false);
-
-/// The open session and what it was opened with that a switch cannot change.
-struct Held {
-    session: Session,
-    device_id: i32,
-    kernel_timeout: f64,
-    events_only: bool,
-}
+use crate::output;
 
 pub fn run(a: &ReplayArgs) -> Result<i32> {
-    SERVING.store(true, Ordering::Relaxed);
+    // A kept replay process says a hung kernel on stderr and ends without `done`: a `done`
+    // would let the next request be sent to a process about to exit. Its reader ends the run,
+    // quoting the message.
+    rr_engine::replay::watchdog::on_hang(Box::new(output::error));
     // `-`: every job comes as a job line; otherwise the first is the command line's.
     let from_jobs = a.descriptor.as_os_str() == "-";
     let mut next = (!from_jobs).then(|| a.request());
     // A job handed over by a predecessor is read only by a process started for jobs (`-`): one
     // started with a descriptor re-executes itself with that descriptor, its first job.
     let mut jobs = Jobs::new(from_jobs);
-    let mut held: Option<Held> = None;
-    // Whether this process has opened a session (a later replay without one needs a fresh
-    // process: this one's state after a failure on the GPU is not to be trusted).
-    let mut opened = false;
+    let mut server = Server::new(&FreshCopy, std::env::var(FRESH_REASON_ENV).ok());
     let mut status = 0;
     loop {
         let request = match next.take() {
@@ -63,33 +46,28 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
             None => match jobs.next() {
                 Ok(Some(r)) => r,
                 Ok(None) => return Ok(status),
+                // A job whose run is known gets its answer; the session stays.
                 Err(JobError {
                     run: Some(run),
                     message,
                 }) => {
-                    // A job whose run is known gets its answer; the session stays.
-                    let printer = Printer { json: true, run };
-                    start(&printer, std::path::Path::new(""));
-                    status = finish(Err(Error::invalid(message).into()), &printer);
+                    status = runner::refused(run, message, &JsonLines).exit_status();
                     continue;
                 }
+                // No run to answer under: the process ends with the error.
                 Err(JobError { run: None, message }) => return Err(Error::invalid(message)),
             },
         };
         handover::serving(job::encode(&request).map_err(|e| Error::invalid(e.to_string()))?);
-        let printer = Printer {
-            json: true,
-            run: request.run_id,
-        };
-        match serve_one(&request, &printer, &mut held, &mut opened) {
-            Served::Finished(outcome) => status = finish(outcome, &printer),
+        match server.serve(&request, &JsonLines) {
+            Served::Finished(outcome) => status = outcome.exit_status(),
             Served::Fresh(why) => {
                 let args: Vec<OsString> = ["replay", "-", "--json", "--serve"]
                     .into_iter()
                     .map(OsString::from)
                     .collect();
                 // Freed here, not by exec: the device memory must be free for the copy.
-                drop(held.take());
+                server.release();
                 return Err(open::exec_fresh(&args, &[(FRESH_REASON_ENV, &why)]));
             }
         }
@@ -129,114 +107,6 @@ struct UnbufferedStdin;
 impl Read for UnbufferedStdin {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         rustix::io::read(std::io::stdin().as_fd(), buf).map_err(std::io::Error::from)
-    }
-}
-
-enum Served {
-    /// The replay ran, or failed (then `held` is emptied unless nothing was touched).
-    Finished(std::result::Result<bool, Failure>),
-    /// It needs a process of its own, for this reason.
-    Fresh(String),
-}
-
-/// Serve `req`: in a new session when none is held (and this process never opened one), in the
-/// held one when it can switch, else in a fresh process. Whatever is refused before the GPU is
-/// refused here, keeping the session, whether or not it could have switched.
-fn serve_one(
-    req: &ReplayRequest,
-    printer: &Printer,
-    held: &mut Option<Held>,
-    opened: &mut bool,
-) -> Served {
-    let Some(h) = held.as_mut() else {
-        if *opened {
-            return Served::Fresh("the last replay failed on the GPU in the process before".into());
-        }
-        let first = first(req, printer, opened);
-        return Served::Finished(first.map(|(ok, h)| {
-            *held = Some(h);
-            ok
-        }));
-    };
-    let refused = |e: Failure, said: Vec<Event>| {
-        start(printer, &req.descriptor);
-        for e in said {
-            printer.emit(e);
-        }
-        Served::Finished(Err(e))
-    };
-    let checked = match preflight(req) {
-        Ok(c) => c,
-        Err(e) => return refused(e.into(), vec![]),
-    };
-    let (said, verdict) = screen(req, &checked);
-    if let Err(e) = verdict {
-        return refused(e, said);
-    }
-    if let Some(why) = cannot_switch(h, req, &checked) {
-        return Served::Fresh(why);
-    }
-    start(printer, &req.descriptor);
-    for e in said {
-        printer.emit(e);
-    }
-    printer.emit(launch_event(req, &checked));
-    let outcome = (|| {
-        let switched = h
-            .session
-            .switch_to(&checked.inst, &mut |e| printer.emit(e))?;
-        printer.emit(Event::Phase {
-            name: "switched".into(),
-            detail: switched.to_string(),
-        });
-        run_on(req, checked, &mut h.session, printer)
-    })();
-    if outcome.is_err() {
-        *held = None;
-    }
-    Served::Finished(outcome)
-}
-
-/// The first replay: as `replay` runs it, keeping the session (`opened` once it tries to open
-/// one), after saying why this process is a fresh copy when it is one.
-fn first(
-    req: &ReplayRequest,
-    printer: &Printer,
-    opened: &mut bool,
-) -> std::result::Result<(bool, Held), Failure> {
-    let fresh = std::env::var(FRESH_REASON_ENV)
-        .ok()
-        .map(|why| Event::Phase {
-            name: "fresh".into(),
-            detail: format!("a new replay process: {why}"),
-        });
-    let (ok, session, device_id) = in_new_session(req, printer, fresh, opened)?;
-    Ok((
-        ok,
-        Held {
-            session,
-            device_id,
-            kernel_timeout: req.kernel_timeout,
-            events_only: req.events_only,
-        },
-    ))
-}
-
-/// Why the held session cannot serve `req` (None: it can).
-fn cannot_switch(held: &Held, req: &ReplayRequest, checked: &Checked) -> Option<String> {
-    if req.candidate.is_some() {
-        Some("an A/B replay loads its candidate in a process of its own".into())
-    } else if checked.launch.device_id != held.device_id {
-        Some(format!(
-            "GPU {} is asked for, the last replay ran on GPU {}",
-            checked.launch.device_id, held.device_id
-        ))
-    } else if req.kernel_timeout != held.kernel_timeout {
-        Some("another kernel timeout is asked for".into())
-    } else if req.events_only != held.events_only {
-        Some("another timing method (events only) is asked for".into())
-    } else {
-        held.session.unswitchable(&checked.inst).map(str::to_string)
     }
 }
 

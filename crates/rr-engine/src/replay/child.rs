@@ -1,5 +1,6 @@
 //! Drive a child process of the `rr-tui` binary that streams protocol events (`replay --json`,
-//! `tune --events`, a job run by `rr-tui job`) and hand them to a sink.
+//! `tune --events`, a job run by `rr-tui job`) and hand each event it reads to an [`EventSink`]
+//! (the explorer's: a message to its loop).
 
 use std::io::{BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{ErrorKind, Event, Tagged};
 use super::request::ReplayRequest;
+use super::sink::EventSink;
 use crate::lines::Line;
 use crate::stderr_tail::StderrTail;
 
@@ -49,7 +51,7 @@ impl ChildRun {
     pub fn serve_replays(
         exe: &Path,
         request: &ReplayRequest,
-        sink: impl FnMut(Tagged) + Send + 'static,
+        sink: impl EventSink + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let args = ["replay", "-", "--json", "--serve"].map(String::from);
         let run = ChildRun::start(exe, &args, request.run_id, "replay", Input::Serve, sink)?;
@@ -121,7 +123,7 @@ impl ChildRun {
         args: &[String],
         run: u64,
         what: &'static str,
-        sink: impl FnMut(Tagged) + Send + 'static,
+        sink: impl EventSink + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         ChildRun::start(exe, args, run, what, Input::None, sink)
     }
@@ -134,7 +136,7 @@ impl ChildRun {
         job: &J,
         run: u64,
         what: &'static str,
-        sink: impl FnMut(Tagged) + Send + 'static,
+        sink: impl EventSink + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let mut line = crate::job::encode(job)?;
         line.push(b'\n');
@@ -148,7 +150,7 @@ impl ChildRun {
         run: u64,
         what: &'static str,
         input: Input,
-        mut sink: impl FnMut(Tagged) + Send + 'static,
+        sink: impl EventSink + Send + 'static,
     ) -> std::io::Result<ChildRun> {
         let mut child = Command::new(exe)
             .args(args)
@@ -201,9 +203,9 @@ impl ChildRun {
             .spawn(move || {
                 // Kept open until the child has been waited for, as it always was.
                 let mut out = BufReader::new(stdout);
-                forward_events(&mut out, &state, &mut sink);
+                forward_events(&mut out, &state, &sink);
                 let _ = err_thread.join();
-                report_end(&child, &state, &tail, what, &mut sink);
+                report_end(&child, &state, &tail, what, &sink);
             })?;
         Ok(handle)
     }
@@ -260,7 +262,7 @@ enum Input {
 fn forward_events(
     out: &mut BufReader<ChildStdout>,
     state: &Mutex<RunState>,
-    sink: &mut impl FnMut(Tagged),
+    sink: &impl EventSink,
 ) {
     let mut buf = Vec::new();
     // Never stops before the end of stdout: a child whose output is not read blocks.
@@ -292,7 +294,7 @@ fn forward_events(
             }
         };
         if let Some(t) = handed {
-            sink(t);
+            sink.emit(t.run, t.event);
         }
     }
 }
@@ -305,7 +307,7 @@ fn report_end(
     state: &Mutex<RunState>,
     tail: &Mutex<StderrTail>,
     what: &str,
-    sink: &mut impl FnMut(Tagged),
+    sink: &impl EventSink,
 ) {
     let status = child
         .lock()
@@ -333,20 +335,17 @@ fn report_end(
         .lock()
         .ok()
         .and_then(|t| t.last_lines(mark, STDERR_TAIL));
-    sink(Tagged {
+    sink.emit(
         run,
-        event: Event::Error {
+        Event::Error {
             kind: ErrorKind::Setup,
             message: match said {
                 Some(tail) => format!("{why}: {tail}"),
                 None => why,
             },
         },
-    });
-    sink(Tagged {
-        run,
-        event: Event::Done { ok: false },
-    });
+    );
+    sink.emit(run, Event::Done { ok: false });
 }
 
 /// Write `request` to a replay child's stdin as one job line.
@@ -375,15 +374,13 @@ mod tests {
 
     /// Run `sh -c SCRIPT` as a child of run `run`; the events it produced, up to `done`.
     fn events_of(script: &str, run: u64) -> Vec<Event> {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::unbounded::<Tagged>();
         let args = vec!["-c".to_string(), script.to_string()];
-        ChildRun::spawn(Path::new("/bin/sh"), &args, run, "tune", move |t| {
-            assert_eq!(t.run, run);
-            let _ = tx.send(t.event);
-        })
-        .unwrap();
+        ChildRun::spawn(Path::new("/bin/sh"), &args, run, "tune", tx).unwrap();
         let mut out = Vec::new();
-        while let Ok(e) = rx.recv_timeout(Duration::from_secs(20)) {
+        while let Ok(t) = rx.recv_timeout(Duration::from_secs(20)) {
+            assert_eq!(t.run, run);
+            let e = t.event;
             let done = matches!(e, Event::Done { .. });
             out.push(e);
             if done {
@@ -416,11 +413,8 @@ esac
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
         let mut job = ReplayRequest::new("x y.json".into());
         job.run_id = 3;
-        let (tx, rx) = crossbeam_channel::unbounded();
-        ChildRun::spawn_job(&exe, &job, 3, "tune", move |t| {
-            let _ = tx.send(t);
-        })
-        .unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded::<Tagged>();
+        ChildRun::spawn_job(&exe, &job, 3, "tune", tx).unwrap();
         let got = rx.recv_timeout(Duration::from_secs(20)).unwrap();
         assert_eq!(
             got,
@@ -475,24 +469,21 @@ esac
     /// holding stdout open would otherwise keep the reader waiting.
     #[test]
     fn cancel_kills_the_child_and_its_children() {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::unbounded::<Tagged>();
         let args = vec![
             "-c".to_string(),
             "echo '{\"run\":2,\"event\":\"phase\",\"name\":\"x\",\"detail\":\"\"}'; sleep 600 & sleep 600"
                 .to_string(),
         ];
-        let child = ChildRun::spawn(Path::new("/bin/sh"), &args, 2, "tune", move |t| {
-            let _ = tx.send(t.event);
-        })
-        .unwrap();
-        assert!(matches!(
-            rx.recv_timeout(Duration::from_secs(20)),
-            Ok(Event::Phase { .. })
-        ));
+        let child = ChildRun::spawn(Path::new("/bin/sh"), &args, 2, "tune", tx).unwrap();
+        let next = || {
+            rx.recv_timeout(Duration::from_secs(20))
+                .ok()
+                .map(|t| t.event)
+        };
+        assert!(matches!(next(), Some(Event::Phase { .. })));
         child.cancel();
-        let rest: Vec<Event> = std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(20)).ok())
-            .take(2)
-            .collect();
+        let rest: Vec<Event> = std::iter::from_fn(next).take(2).collect();
         assert!(
             matches!(&rest[0], Event::Error { message, .. } if message.contains("the tune process was killed")),
             "{rest:?}"
@@ -505,7 +496,7 @@ esac
     /// that it takes nothing.
     #[test]
     fn a_serving_child_takes_runs_one_after_another() {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::unbounded::<Tagged>();
         let script = r#"
             echo '{"run":1,"event":"done","ok":true}'
             read line
@@ -529,17 +520,8 @@ esac
             script.to_string(),
             go.display().to_string(),
         ];
-        let child = ChildRun::start(
-            Path::new("/bin/sh"),
-            &args,
-            1,
-            "replay",
-            Input::Serve,
-            move |t| {
-                let _ = tx.send(t);
-            },
-        )
-        .unwrap();
+        let child =
+            ChildRun::start(Path::new("/bin/sh"), &args, 1, "replay", Input::Serve, tx).unwrap();
         let next = || rx.recv_timeout(Duration::from_secs(20)).unwrap();
         assert_eq!(next().event, Event::Done { ok: true });
         let mut request = ReplayRequest::new("x.json".into());

@@ -10,8 +10,9 @@
 //! The modules depend on each other in layers, never in a cycle: plain values and helpers that
 //! name nothing of the session ([`outcome`], [`stats`], [`timing`], [`request`], [`plan`],
 //! [`instance`], the loading threads) come first; [`protocol`] carries those values; the session
-//! and what it is made of ([`session`], [`objects`], [`verify`], the loading) use them; and
-//! what drives a session ([`ab`], [`energy`], [`trial`]) comes last.
+//! and what it is made of ([`session`], [`objects`], [`verify`], the loading) use them; what
+//! drives a session ([`ab`], [`energy`], [`trial`]) comes next; and the [`runner`] that runs one
+//! [`ReplayRequest`] from its checks to its `done`, into an [`EventSink`] ([`sink`]), comes last.
 
 pub mod ab;
 pub mod ab_job;
@@ -32,7 +33,9 @@ pub mod pathjson;
 pub mod plan;
 pub mod protocol;
 pub mod request;
+pub mod runner;
 pub mod session;
+pub mod sink;
 pub mod stats;
 pub mod timing;
 pub mod trial;
@@ -45,7 +48,9 @@ pub use protocol::{ErrorKind, Event, Tagged, VerifyOutcome, PROTOCOL_VERSION};
 pub use request::{Overrides, ReplayRequest, Supplied, Verify};
 pub use rr_cuda::library::find_cuda_library;
 pub use rr_cuda::{LaunchConfig, Placeholders};
+pub use runner::{run, Outcome};
 pub use session::{RunError, Session};
+pub use sink::EventSink;
 
 /// Why replay cannot run here, if it cannot (no driver, a driver too old); checks without
 /// initialising the driver in this process.

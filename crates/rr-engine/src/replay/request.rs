@@ -150,12 +150,7 @@ impl ReplayRequest {
     /// flags that exclude each other, as `rr-tui replay`'s parsers hold them. A replay process
     /// checks each job it receives with it before anything runs; the message names the flag.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if !(1..=MAX_REPETITIONS).contains(&self.repetitions) {
-            return Err(format!(
-                "--repetitions {}: from 1 to {MAX_REPETITIONS}",
-                self.repetitions
-            ));
-        }
+        self.check_counts()?;
         check_kernel_timeout(self.kernel_timeout)?;
         if let Some(n) = &self.noise {
             check_noise(n)?;
@@ -251,4 +246,83 @@ pub(crate) fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
         ));
     }
     Ok(())
+}
+
+impl ReplayRequest {
+    /// `--repetitions` from 1 to [`MAX_REPETITIONS`], and as many warm-ups at most (a part of
+    /// [`ReplayRequest::check`] that `replay`'s own checks apply too).
+    pub fn check_counts(&self) -> std::result::Result<(), String> {
+        if !(1..=MAX_REPETITIONS).contains(&self.repetitions) {
+            return Err(format!(
+                "--repetitions {}: from 1 to {MAX_REPETITIONS}",
+                self.repetitions
+            ));
+        }
+        if self.warmup > MAX_REPETITIONS {
+            return Err(format!("--warmup {}: at most {MAX_REPETITIONS}", self.warmup));
+        }
+        Ok(())
+    }
+
+    /// How many times the replay launches the kernel: its warm-ups and repetitions; an A/B
+    /// replay launches each side at least twice (a warm-up, then the pairs).
+    pub fn launches(&self) -> u32 {
+        match self.candidate {
+            Some(_) => self
+                .repetitions
+                .saturating_add(self.warmup.max(1))
+                .saturating_mul(2),
+            None => self.repetitions.saturating_add(self.warmup),
+        }
+    }
+}
+
+/// A number of repetitions, `1000` or `1_000`, from 1 to [`MAX_REPETITIONS`]: the parser of
+/// `--repetitions` and of the explorer's prompt and config file alike.
+pub fn parse_repetitions(text: &str) -> std::result::Result<u32, String> {
+    parse_count(text)
+        .filter(|n| (1..=MAX_REPETITIONS).contains(n))
+        .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
+}
+
+/// A count written in decimal, `_` between digits allowed.
+fn parse_count(text: &str) -> Option<u32> {
+    text.trim().replace('_', "").parse::<u32>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repetitions_are_counted_from_one_to_the_limit() {
+        assert_eq!(parse_repetitions("20"), Ok(20));
+        assert_eq!(parse_repetitions("1_000"), Ok(1000));
+        assert_eq!(parse_repetitions("10000000"), Ok(10_000_000));
+        for bad in ["", "0", "-1", "abc", "1.5", "10000001", "99999999999"] {
+            let e = parse_repetitions(bad).unwrap_err();
+            assert!(e.contains("(1 to 10000000)"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_ab_replay_launches_each_side_at_least_twice() {
+        let mut r = ReplayRequest::new("x.json".into());
+        r.repetitions = 5;
+        assert_eq!(r.launches(), 5);
+        r.warmup = 2;
+        assert_eq!(r.launches(), 7);
+        r.candidate = Some(crate::replay::candidate::CandidateSpec {
+            path: "k.cu".into(),
+            kernel: None,
+            defines: vec![],
+            options: vec![],
+        });
+        assert_eq!(r.launches(), 14);
+        r.warmup = 0;
+        assert_eq!(r.launches(), 12);
+        r.repetitions = MAX_REPETITIONS;
+        r.warmup = MAX_REPETITIONS;
+        assert_eq!(r.launches(), 4 * MAX_REPETITIONS);
+    }
 }
