@@ -44,6 +44,7 @@ what status 2 means (\"usage\" for flags that do not parse).";
 /// run, 2 a usage or input error: see [`fail`]).
 pub fn run(cli: Cli) -> i32 {
     let json = cli.command.as_ref().is_some_and(wants_json);
+    let lines = cli.command.as_ref().is_some_and(json_lines);
     let result = match cli.command {
         Some(Command::Report { dir, json }) => commands::report::run(&dir, json),
         Some(Command::Inspect { descriptor, json }) => commands::inspect::run(&descriptor, json),
@@ -68,6 +69,7 @@ pub fn run(cli: Cli) -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if lines => fail_in_stream(&e),
         Err(e) => fail(&e, json),
     }
 }
@@ -80,6 +82,14 @@ pub fn fail(e: &error::Error, json: bool) -> i32 {
         true => output::json_error(rr_engine::replay::session::error_kind(e), &e.to_string()),
         false => output::error(&e.to_string()),
     }
+    e.exit_status()
+}
+
+/// Say the error that ends a command whose JSON is an event stream (`replay --json`, `job`):
+/// one `error` line on standard output ([`output::json_error_line`]; no run id, as no run can
+/// be named), so a reader that reads lines reads it. The exit status is the error's.
+pub fn fail_in_stream(e: &error::Error) -> i32 {
+    output::json_error_line(rr_engine::replay::session::error_kind(e), &e.to_string());
     e.exit_status()
 }
 
@@ -176,6 +186,16 @@ pub fn usage_error_text(args: &[std::ffi::OsString], e: &clap::Error) -> Option<
 
 /// Whether the command writes JSON on standard output (`--json`), so its errors are JSON too.
 /// Event streams (`replay --json`, `--events`) say their errors as events of their own.
+/// Whether the command's JSON output is a stream of event lines (a reader reads line by line):
+/// `replay --json` (`--serve` too) and `job`.
+fn json_lines(command: &Command) -> bool {
+    match command {
+        Command::Replay(a) => a.json,
+        Command::Job => true,
+        _ => false,
+    }
+}
+
 fn wants_json(command: &Command) -> bool {
     match command {
         Command::Report { json, .. }

@@ -108,6 +108,19 @@ pub fn json_error(kind: rr_engine::replay::protocol::ErrorKind, message: &str) {
     });
 }
 
+/// The same `error` object as [`json_error`], as one line: the end of an event stream
+/// (`replay --json`, `job`), whose readers read lines.
+pub fn json_error_line(kind: rr_engine::replay::protocol::ErrorKind, message: &str) {
+    let error = rr_engine::replay::protocol::Event::Error {
+        kind,
+        message: visible(message).into_owned(),
+    };
+    match serde_json::to_string(&error) {
+        Ok(line) => json_line(&line),
+        Err(e) => error_line(&format!("rr-tui: cannot serialise output: {e}")),
+    }
+}
+
 /// `outln!("…", args)`: [`line`] with `format!` arguments.
 #[macro_export]
 macro_rules! outln {

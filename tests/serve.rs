@@ -152,3 +152,97 @@ fn a_kept_replay_process_switches_starts_afresh_and_answers_every_request() {
     assert_eq!(done(9), Some(true));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// What `rr-tui ARGS` prints on stdout and stderr, and its status, given `stdin`.
+fn fed(args: &[&str], stdin: &[u8]) -> (String, String, Option<i32>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(args)
+        .env_remove(job::JOB_ENV)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A process that ends before reading everything closes the pipe: not an error here.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// A line whose run cannot be read ends the kept replay process (and `rr-tui job`) with one
+/// `error` line of the event protocol on stdout, never a pretty-printed document spread over
+/// lines, which a reader reading lines would take for several broken events.
+#[test]
+fn a_line_that_is_no_job_ends_the_process_with_one_json_line() {
+    let long = {
+        let mut l = vec![b'x'; job::MAX_JOB_LINE + 10];
+        l.push(b'\n');
+        l
+    };
+    let serve = ["replay", "-", "--json", "--serve"];
+    for (args, input, said) in [
+        (&serve[..], &b"garbage\n"[..], "not JSON"),
+        (&serve[..], &b"[\"replay\", \"x.json\"]\n"[..], "no job"),
+        (&serve[..], &long[..], "longer than"),
+        (&["job"][..], &b"garbage\n"[..], "not JSON"),
+        (&["job"][..], &b""[..], "no job"),
+    ] {
+        let (stdout, stderr, status) = fed(args, input);
+        assert_eq!(status, Some(2), "{args:?}: {stdout} {stderr}");
+        assert_eq!(stdout.lines().count(), 1, "{args:?}: {stdout:?}");
+        let v: Value = serde_json::from_str(stdout.trim_end()).unwrap();
+        assert_eq!(v["event"], "error", "{stdout}");
+        assert_eq!(v["kind"], "input", "{stdout}");
+        assert!(v["message"].as_str().unwrap().contains(said), "{stdout}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
+
+/// `--warmup` has an upper limit, the job's (`MAX_WARMUP`): the command line's parser refuses
+/// more, and so does the kept process for a job, under the job's run, naming the flag; the
+/// process goes on with the next job.
+#[test]
+fn warm_ups_beyond_the_limit_are_refused_on_the_command_line_and_in_jobs() {
+    use rr_engine::replay::request::MAX_WARMUP;
+    let (d, _) = descriptors();
+    let too_many = (MAX_WARMUP + 1).to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["replay", d.to_str().unwrap(), "--warmup", &too_many])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--warmup") && stderr.contains("(0 to 100000)"),
+        "{stderr}"
+    );
+    // The same limit in a job, answered under its run; the next job (refused too: no run 8
+    // descriptor) is still read.
+    let lines = format!(
+        "{}\n{}\n",
+        job_with(&d, 7, |r| r.warmup = MAX_WARMUP + 1),
+        request(Path::new("/nonexistent/x.json"), 8)
+    );
+    let (stdout, stderr, status) = fed(&["replay", "-", "--json", "--serve"], lines.as_bytes());
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let error_of = |run: u64| {
+        events
+            .iter()
+            .find(|e| e["run"] == run && e["event"] == "error")
+            .map(|e| e["message"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        error_of(7).as_deref(),
+        Some("--warmup 100001: at most 100000"),
+        "{stdout} {stderr}"
+    );
+    assert!(error_of(8).is_some(), "{stdout} {stderr}");
+    assert_eq!(status, Some(2), "the last job's status: {stderr}");
+}

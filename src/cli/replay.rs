@@ -46,7 +46,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N", value_parser = parse_repetitions, allow_negative_numbers = true)]
     pub repetitions: Option<u32>,
     /// Untimed replays before the measured ones.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_warmup)]
     pub warmup: u32,
     /// Override grid x (LLVM: number of teams).
     ///
@@ -314,9 +314,10 @@ pub(crate) fn parse_define(s: &str) -> Result<Define, String> {
     Define::parse(s)
 }
 
-/// The job's limit and its parser (`--repetitions`, the explorer's prompt and config file),
-/// which [`rr_engine::replay::ReplayRequest::check`] holds jobs to: one rule, one place.
-pub(crate) use rr_engine::replay::request::parse_repetitions;
+/// The job's limits and their parsers (`--repetitions`, `--warmup`, the explorer's prompt and
+/// config file), which [`rr_engine::replay::ReplayRequest::check`] holds jobs to: one rule, one
+/// place.
+pub(crate) use rr_engine::replay::request::{parse_repetitions, parse_warmup};
 
 /// Seconds from 0 (no limit) to a day (the job's limit).
 pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {

@@ -7,7 +7,8 @@
 //! refused job answered, and a replay that cannot switch given a fresh process — this one
 //! replaces itself with a copy that takes the job from its environment ([`handover`]), on the
 //! same pipes (jobs are read a byte at a time, so those queued behind are left for the copy).
-//! Only the end of input, or a line that is no request, ends the process.
+//! Only the end of input, or a line that is no request, ends the process (the latter with one
+//! JSON error line, [`crate::fail`]).
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
@@ -54,7 +55,7 @@ pub fn run(a: &ReplayArgs) -> Result<i32> {
                     status = runner::refused(run, message, &JsonLines).exit_status();
                     continue;
                 }
-                // No run to answer under: the process ends with the error.
+                // No run to answer under: the process ends with one error line (`fail`).
                 Err(JobError { run: None, message }) => return Err(Error::invalid(message)),
             },
         };

@@ -19,7 +19,7 @@ mod tests {
     use crate::diff::Comparison;
     use crate::job::{encode, JobError, MAX_JOB_LINE};
     use crate::replay::candidate::{CandidateSpec, Define};
-    use crate::replay::request::{Overrides, Supplied, Verify, MAX_REPETITIONS};
+    use crate::replay::request::{Overrides, Supplied, Verify, MAX_REPETITIONS, MAX_WARMUP};
     use crate::replay::timing::NoiseTarget;
     use serde_json::Value;
     use std::ffi::OsString;
@@ -131,6 +131,7 @@ mod tests {
                 "--repetitions",
                 Box::new(|r| r.repetitions = MAX_REPETITIONS + 1),
             ),
+            ("--warmup", Box::new(|r| r.warmup = MAX_WARMUP + 1)),
             ("--kernel-timeout", Box::new(|r| r.kernel_timeout = -1.0)),
             (
                 "--kernel-timeout",

@@ -14,8 +14,11 @@ use crate::diff::Comparison;
 /// A replay job: what `ReplayRequest` is to a replay process.
 pub type ReplayJob = ReplayRequest;
 
-/// Repetitions (and warm-ups) one replay takes at most: each keeps its times in memory.
+/// Repetitions one replay takes at most: each keeps its times in memory.
 pub const MAX_REPETITIONS: u32 = 10_000_000;
+/// Warm-ups one replay takes at most (`--warmup`): untimed launches, which only heat the GPU and
+/// its caches; more than this is a mistake, and would keep a replay busy for nothing.
+pub const MAX_WARMUP: u32 = 100_000;
 /// `--kernel-timeout` at most (seconds; 0 is no limit).
 pub const MAX_KERNEL_TIMEOUT: f64 = 86_400.0;
 /// Sampling one configuration for more than an hour is a mistake, not a measurement
@@ -249,8 +252,8 @@ pub(crate) fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
 }
 
 impl ReplayRequest {
-    /// `--repetitions` from 1 to [`MAX_REPETITIONS`], and as many warm-ups at most (a part of
-    /// [`ReplayRequest::check`] that `replay`'s own checks apply too).
+    /// `--repetitions` from 1 to [`MAX_REPETITIONS`] and `--warmup` at most [`MAX_WARMUP`] (a
+    /// part of [`ReplayRequest::check`] that `replay`'s own checks apply too).
     pub fn check_counts(&self) -> std::result::Result<(), String> {
         if !(1..=MAX_REPETITIONS).contains(&self.repetitions) {
             return Err(format!(
@@ -258,8 +261,8 @@ impl ReplayRequest {
                 self.repetitions
             ));
         }
-        if self.warmup > MAX_REPETITIONS {
-            return Err(format!("--warmup {}: at most {MAX_REPETITIONS}", self.warmup));
+        if self.warmup > MAX_WARMUP {
+            return Err(format!("--warmup {}: at most {MAX_WARMUP}", self.warmup));
         }
         Ok(())
     }
@@ -285,6 +288,13 @@ pub fn parse_repetitions(text: &str) -> std::result::Result<u32, String> {
         .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
 }
 
+/// A number of warm-ups, `100` or `1_000`, from 0 to [`MAX_WARMUP`]: the parser of `--warmup`.
+pub fn parse_warmup(text: &str) -> std::result::Result<u32, String> {
+    parse_count(text)
+        .filter(|n| *n <= MAX_WARMUP)
+        .ok_or_else(|| format!("{text:?} is not a number of warm-ups (0 to {MAX_WARMUP})"))
+}
+
 /// A count written in decimal, `_` between digits allowed.
 fn parse_count(text: &str) -> Option<u32> {
     text.trim().replace('_', "").parse::<u32>().ok()
@@ -305,6 +315,24 @@ mod tests {
         }
     }
 
+    /// `--warmup` has its limit, held by the parser and by the job's check alike.
+    #[test]
+    fn warm_ups_are_counted_from_zero_to_the_limit() {
+        assert_eq!(parse_warmup("0"), Ok(0));
+        assert_eq!(parse_warmup("100_000"), Ok(MAX_WARMUP));
+        for bad in ["", "-1", "abc", "100001", "4294967295", "99999999999"] {
+            let e = parse_warmup(bad).unwrap_err();
+            assert!(e.contains("(0 to 100000)"), "{bad}: {e}");
+        }
+        let mut r = ReplayRequest::new("x.json".into());
+        r.warmup = MAX_WARMUP;
+        assert_eq!(r.check(), Ok(()));
+        r.warmup = MAX_WARMUP + 1;
+        assert_eq!(r.check(), Err("--warmup 100001: at most 100000".into()));
+        r.warmup = u32::MAX;
+        assert!(r.check_counts().unwrap_err().starts_with("--warmup "));
+    }
+
     #[test]
     fn an_ab_replay_launches_each_side_at_least_twice() {
         let mut r = ReplayRequest::new("x.json".into());
@@ -322,7 +350,7 @@ mod tests {
         r.warmup = 0;
         assert_eq!(r.launches(), 12);
         r.repetitions = MAX_REPETITIONS;
-        r.warmup = MAX_REPETITIONS;
-        assert_eq!(r.launches(), 4 * MAX_REPETITIONS);
+        r.warmup = MAX_WARMUP;
+        assert_eq!(r.launches(), 2 * (MAX_REPETITIONS + MAX_WARMUP));
     }
 }
