@@ -55,7 +55,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "N", default_value_t = rr_engine::replay::ab::DEFAULT_PAIRS, value_parser = parse_repetitions, allow_negative_numbers = true)]
     pub repetitions: u32,
     /// Untimed replays before the measured ones.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::parse_warmup)]
     pub warmup: u32,
     /// The CUDA device to run on [default: the recorded one].
     ///

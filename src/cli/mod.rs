@@ -62,7 +62,7 @@ use diff::DIFF_ABOUT;
 pub use diff::{CompareArgs, DiffArgs};
 pub use profile::ProfileArgs;
 pub use record::{Hooks, RecordArgs, SnapshotMode};
-pub(crate) use replay::{candidate_text, parse_candidate, parse_repetitions};
+pub(crate) use replay::{candidate_text, parse_candidate, parse_repetitions, parse_warmup};
 pub use replay::{GeometryArgs, ReplayArgs};
 pub use repro::ReproArgs;
 pub use supplied::SuppliedArgs;
