@@ -134,6 +134,39 @@ fn what_is_no_job_of_ours_is_refused_in_one_line() {
     assert!(said.contains("replay") && said.contains("profile") && said.contains("ab"));
 }
 
+/// Hostile input: a flood of blank lines, a job of exactly the limit, a block whose threads
+/// overflow, an endless engine command: each ends promptly, in one line, never a panic.
+#[test]
+fn hostile_lines_and_geometry_end_in_one_line() {
+    let started = std::time::Instant::now();
+    // 200 KB of blank lines count toward the 64 KiB limit.
+    let out = rr_job(&[], &vec![b'\n'; 200 << 10]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("longer than"));
+    // A line of exactly 64 KiB (padded with spaces inside the JSON) is a line, not refused as
+    // too long: it is read and refused for what it is.
+    let mut exact = br#"{"protocol":1,"surprise":{}"#.to_vec();
+    exact.resize(job::MAX_JOB_LINE - 1, b' ');
+    exact.extend(b"}\n");
+    let out = rr_job(&[], &exact);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("kind `surprise`"), "{said}");
+    // 2^32-1 threads in each dimension multiply past u64: refused, exit 2, no panic.
+    let mut huge = replay_job(5);
+    huge.overrides.block = Some([u32::MAX; 3]);
+    huge.overrides.ignore_limits = true;
+    let driver = fake_driver();
+    let out = rr_job(
+        &[("LD_LIBRARY_PATH", driver.path().as_os_str())],
+        &line_of(&huge),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1024 threads"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
 /// The explorer's leaderboard: an A/B job asking for JSON gets `ab`'s leaderboard document (its
 /// workers started as `rr-tui job` too), every candidate on every instance.
 #[test]

@@ -45,6 +45,8 @@ pub fn run(a: &EngineJob) -> Result<i32> {
     match served {
         Ok(()) => Ok(0),
         Err((run, kind, message)) => {
+            // What a hostile command or job put in the message is made visible.
+            let message = rr_format::text::visible(&message).into_owned();
             Printer { json: true, run }.emit(Event::Error { kind, message });
             Ok(1)
         }
@@ -194,7 +196,8 @@ impl Commands {
 
     /// The next command; None at the end of input.
     fn next(&mut self) -> std::result::Result<Option<Command>, Failure> {
-        let line = crate::lines::next_nonblank(&mut self.stdin, MAX_COMMAND, &mut self.line)
+        // An over-long command ends the engine: its rest is not waited for (it may never end).
+        let line = crate::lines::next_job_line(&mut self.stdin, MAX_COMMAND, &mut self.line)
             .map_err(|e| (0, ErrorKind::Setup, format!("reading commands: {e}")))?;
         match line {
             None => return Ok(None),

@@ -56,7 +56,7 @@ fn run_line() -> Result<i32> {
                 // As an engine says why it cannot start: the tuner and a hub read that.
                 super::replay::printer::Printer { json: true, run: 0 }.emit(Event::Error {
                     kind: ErrorKind::Input,
-                    message: format!("rr-tui job: {e}"),
+                    message: format!("rr-tui job: {}", rr_format::text::visible(&e.to_string())),
                 });
                 Ok(2)
             }

@@ -140,7 +140,7 @@ pub fn decode<J: Job>(line: &[u8]) -> Result<J, JobError> {
     let job = de
         .deserialize_map(EnvelopeVisitor::<J>(PhantomData))
         .and_then(|job| de.end().map(|()| job))
-        .map_err(|e| refuse(format!("not a {} job: {e}", J::KIND)))?;
+        .map_err(|e| refuse(format!("not a job of kind `{}`: {e}", J::KIND)))?;
     job.check().map_err(refuse)?;
     Ok(job)
 }
@@ -148,10 +148,13 @@ pub fn decode<J: Job>(line: &[u8]) -> Result<J, JobError> {
 /// The line as a JSON object whose protocol this rr-tui reads.
 fn envelope(line: &[u8]) -> Result<serde_json::Map<String, Value>, JobError> {
     let refuse = |message: String| JobError { run: None, message };
-    if line.len() > MAX_JOB_LINE {
+    // Its newline, as a reader hands it over, is not the job's.
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    if body.len() > MAX_JOB_LINE {
         return Err(refuse(format!(
             "a job line of {} bytes: more than {MAX_JOB_LINE}",
-            line.len()
+            body.len()
         )));
     }
     let value: Value = serde_json::from_slice(line)

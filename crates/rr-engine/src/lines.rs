@@ -69,17 +69,31 @@ pub fn next_nonblank(
     }
 }
 
-/// The next non-blank line of a stream that ends at a line over `max` bytes (a job stream: a
-/// longer line is no job of ours), without reading the rest of that line.
+/// The next non-blank line of a stream that ends at a line over `max` bytes (a job, an engine's
+/// commands: a longer line is no line of ours), never reading past what makes it too long: a
+/// line of at most `max` bytes (its newline not counted) is whole; the blank lines skipped
+/// before it count toward the same `max`, so a flood of them ends the stream too (as `Cut`).
 pub fn next_job_line(
     r: &mut impl BufRead,
     max: u64,
     buf: &mut Vec<u8>,
 ) -> io::Result<Option<Line>> {
+    let mut budget = max.saturating_add(1);
     loop {
-        match next_undrained(r, max, buf)? {
-            Some(Line::Whole) if buf.trim_ascii().is_empty() => continue,
-            line => return Ok(line),
+        buf.clear();
+        let n = r.by_ref().take(budget).read_until(b'\n', buf)? as u64;
+        if n == 0 {
+            return Ok(None);
+        }
+        if !buf.ends_with(b"\n") && n == budget {
+            return Ok(Some(Line::Cut));
+        }
+        if !buf.trim_ascii().is_empty() {
+            return Ok(Some(Line::Whole));
+        }
+        budget -= n;
+        if budget == 0 {
+            return Ok(Some(Line::Cut));
         }
     }
 }
@@ -97,7 +111,27 @@ mod tests {
             next_job_line(&mut endless, 16, &mut buf).unwrap(),
             Some(Line::Cut)
         );
-        assert_eq!(buf.len(), 16);
+        assert_eq!(buf.len(), 17);
+        // A line of exactly the limit is whole, with its newline or at the end of input.
+        for line in [&b"0123456789abcdef\n"[..], &b"0123456789abcdef"[..]] {
+            let mut r = io::BufReader::new(line);
+            assert_eq!(
+                next_job_line(&mut r, 16, &mut buf).unwrap(),
+                Some(Line::Whole)
+            );
+        }
+        // Blank lines count toward the limit: an endless stream of them ends too.
+        let mut blanks = io::BufReader::new(io::repeat(b'\n'));
+        assert_eq!(
+            next_job_line(&mut blanks, 16, &mut buf).unwrap(),
+            Some(Line::Cut)
+        );
+        let mut r = io::BufReader::new(&b"\n\n{}\n"[..]);
+        assert_eq!(
+            next_job_line(&mut r, 16, &mut buf).unwrap(),
+            Some(Line::Whole)
+        );
+        assert_eq!(buf, b"{}\n");
     }
 
     #[test]

@@ -27,6 +27,14 @@ pub fn unmappable_range(addr: u64, size: u64) -> Option<String> {
     })
 }
 
+/// The threads of a block of these dimensions (saturating: three hostile dimensions multiply
+/// past u64, and a saturated count is refused as more than any limit).
+pub fn block_threads(block: [u32; 3]) -> u64 {
+    block
+        .iter()
+        .fold(1u64, |threads, &v| threads.saturating_mul(u64::from(v)))
+}
+
 /// Why a launch of this geometry is refused by every CUDA GPU, if it is: the hardware limits
 /// `replay`, `tune` and `check` apply alike (1024 threads a block, block z ≤ 64, grid x below
 /// 2^31, grid y and z ≤ 65535).
@@ -38,7 +46,7 @@ pub fn geometry_problem(grid: [u32; 3], block: [u32; 3]) -> Option<String> {
             d(grid),
             d(block)
         ))
-    } else if block.iter().map(|&v| v as u64).product::<u64>() > 1024 {
+    } else if block_threads(block) > 1024 {
         Some(format!("block {} has more than 1024 threads", d(block)))
     } else if block[2] > 64 {
         Some(format!("block z {} is above 64", block[2]))
@@ -48,5 +56,22 @@ pub fn geometry_problem(grid: [u32; 3], block: [u32; 3]) -> Option<String> {
         Some(format!("grid {} is above 65535 in y or z", d(grid)))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three hostile block dimensions multiply past u64: refused, never an overflow.
+    #[test]
+    fn a_block_whose_threads_overflow_is_refused() {
+        assert_eq!(block_threads([u32::MAX; 3]), u64::MAX);
+        assert_eq!(block_threads([32, 4, 2]), 256);
+        let why = geometry_problem([1, 1, 1], [u32::MAX; 3]).unwrap();
+        assert!(why.contains("more than 1024 threads"), "{why}");
+        // 2^31 × 2^31 × 4 is 2^64, which wrapped to 0 threads in a release build.
+        let why = geometry_problem([1, 1, 1], [1 << 31, 1 << 31, 4]).unwrap();
+        assert!(why.contains("more than 1024 threads"), "{why}");
     }
 }

@@ -143,7 +143,10 @@ impl Defines {
 
     /// How many variants (1 without axes: the source as it is).
     pub fn variants(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        // Saturating: many hostile axes multiply past usize, and the count is then refused.
+        self.axes
+            .iter()
+            .fold(1usize, |n, a| n.saturating_mul(a.values.len()))
     }
 
     /// `(name, value)` of each axis for variant `v` (the first axis varies slowest).

@@ -466,16 +466,24 @@ impl TuneJob {
     }
 }
 
-/// Distinct CUDA device ordinals (`--devices 0,1`): why not, if they are not.
+/// Distinct CUDA device ordinals (`--devices 0,1`), at most one engine's worth each
+/// ([`MAX_ENGINES`], as through a hub): why not, if they are not.
 pub fn check_devices(list: &[i32]) -> Result<(), String> {
     if list.is_empty() {
         return Err("name at least one GPU".into());
     }
-    for (i, &d) in list.iter().enumerate() {
+    if list.len() > usize::from(MAX_ENGINES) {
+        return Err(format!(
+            "{} GPUs: at most {MAX_ENGINES}, one engine each",
+            list.len()
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for &d in list {
         if d < 0 {
             return Err(format!("{d}: expected GPU ordinals like 0,1"));
         }
-        if list[..i].contains(&d) {
+        if !seen.insert(d) {
             return Err(format!(
                 "GPU {d} is listed twice (two engines on one GPU would disturb each other's timings)"
             ));

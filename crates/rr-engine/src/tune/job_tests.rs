@@ -179,6 +179,14 @@ fn a_job_outside_the_command_lines_limits_is_refused_naming_the_flag() {
         ),
         ("--engines", Box::new(|j| j.engines = Some(0))),
         ("--engines", Box::new(|j| j.engines = Some(MAX_ENGINES + 1))),
+        (
+            "--devices",
+            Box::new(|j| {
+                j.engine_hub = None;
+                j.engines = None;
+                j.devices = Some((0..=i32::from(MAX_ENGINES)).collect());
+            }),
+        ),
         ("--engines", Box::new(|j| j.engine_hub = None)),
         ("--engine-hub", Box::new(|j| j.engines = None)),
         ("--engine-hub", Box::new(|j| j.devices = Some(vec![0]))),

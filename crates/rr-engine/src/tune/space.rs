@@ -55,7 +55,7 @@ impl Config {
     }
 
     pub fn block_threads(&self) -> u64 {
-        self.block.iter().map(|&v| v as u64).product()
+        rr_format::limits::block_threads(self.block)
     }
 }
 

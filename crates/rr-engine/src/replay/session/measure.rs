@@ -16,7 +16,7 @@ impl Session {
     /// a candidate whose kernel cannot take the block is refused here, before it runs.
     fn prepare(&mut self, cfg: &LaunchConfig) -> std::result::Result<(), RunError> {
         if self.candidate_bound {
-            let threads: u64 = cfg.block.iter().map(|&v| v as u64).product();
+            let threads = rr_format::limits::block_threads(cfg.block);
             let limit = self
                 .kernel
                 .function

@@ -51,7 +51,7 @@ impl Session {
 
     /// Resident blocks per SM for `cfg` as compiled now (None when the driver cannot say).
     pub fn blocks_per_sm(&self, cfg: &LaunchConfig) -> Option<u32> {
-        let threads = cfg.block.iter().map(|&v| v as u64).product::<u64>();
+        let threads = rr_format::limits::block_threads(cfg.block);
         let threads = u32::try_from(threads).ok()?;
         self.kernel
             .function
