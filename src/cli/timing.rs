@@ -4,6 +4,7 @@
 
 use clap::Args;
 use rr_engine::replay::timing::NoiseTarget;
+use rr_engine::tune::job::SweepTiming;
 
 #[derive(Debug, Args, Clone, Default, PartialEq)]
 pub struct TimingArgs {
@@ -51,23 +52,25 @@ impl TimingArgs {
         }
     }
 
-    /// Whether any option of the adaptive stop rule was given.
-    pub fn adaptive(&self) -> bool {
-        self.max_noise.is_some()
-            || self.min_samples.is_some()
-            || self.min_time.is_some()
-            || self.timeout.is_some()
+    /// The flags as a job holds them (`--cold`/`--hot` as given, or neither).
+    pub fn sweep(&self) -> SweepTiming {
+        SweepTiming {
+            cold: (self.cold || self.hot).then_some(self.cold),
+            max_noise: self.max_noise,
+            min_samples: self.min_samples,
+            min_time: self.min_time,
+            timeout: self.timeout,
+        }
     }
 
-    /// The stop rule: the options given over nvbench-like defaults.
+    /// Whether any option of the adaptive stop rule was given.
+    pub fn adaptive(&self) -> bool {
+        self.sweep().adaptive()
+    }
+
+    /// The stop rule: the options given over nvbench-like defaults (one rule with the job's).
     pub fn target(&self) -> NoiseTarget {
-        let d = NoiseTarget::default();
-        NoiseTarget {
-            max_noise: self.max_noise.map(|p| p / 100.0).or(d.max_noise),
-            min_samples: self.min_samples.unwrap_or(d.min_samples),
-            min_gpu_time: self.min_time.unwrap_or(d.min_gpu_time),
-            timeout: self.timeout.unwrap_or(d.timeout),
-        }
+        self.sweep().target()
     }
 }
 

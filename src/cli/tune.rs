@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use rr_engine::replay::Verify;
 use rr_engine::tune::engine_job::{self, EngineJob};
-use rr_engine::tune::job::{self, SweepTiming, TuneJob};
+use rr_engine::tune::job::{self, TuneJob};
 use rr_engine::tune::StrategyKind;
 
 use super::{flags, parse_tolerance, SuppliedArgs, TimingArgs};
@@ -448,13 +448,7 @@ impl TuneArgs {
             energy: self.energy,
             energy_seconds: self.energy_seconds,
             samples: self.samples,
-            timing: SweepTiming {
-                cold: (t.cold || t.hot).then_some(t.cold),
-                max_noise: t.max_noise,
-                min_samples: t.min_samples,
-                min_time: t.min_time,
-                timeout: t.timeout,
-            },
+            timing: t.sweep(),
             supplied: self.supplied.supplied(),
             verify: verify_of(self.no_verify, self.tolerance),
             strict: self.strict,

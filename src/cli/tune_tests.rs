@@ -2,6 +2,7 @@
 use super::super::{Cli, Command};
 use super::*;
 use clap::Parser;
+use rr_engine::tune::job::SweepTiming;
 
 fn engine_args(args: &[&str]) -> super::EngineArgs {
     let argv = ["rr-tui", "engine"].iter().chain(args).copied();
