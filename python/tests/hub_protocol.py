@@ -16,7 +16,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from rr_tui.ray.engine import Engine  # noqa: E402
-from rr_tui.ray.protocol import HUB_VERSION, hello_problem  # noqa: E402
+from rr_tui.ray.protocol import HUB_VERSION, hello_problem, parse, run_of  # noqa: E402
 
 RR, SWEEP, DESCRIPTOR = (os.path.abspath(a) for a in sys.argv[1:4])
 failed = 0
@@ -44,6 +44,14 @@ check(hello_problem({"hub": HUB_VERSION, "cwd": "/", "job": engine_job()}) is No
       "a tuner of hub protocol %d is served" % HUB_VERSION)
 check(hello_problem({"hub": HUB_VERSION, "cwd": "/", "job": {"protocol": 1, "replay": {}}}) is not None,
       "a first line without an engine job is refused")
+# Hostile lines: a version that is not exactly the integer, a run id that is no whole number, JSON
+# nested past Python's recursion limit, NaN (which is not JSON): refused or read as run 0.
+check(hello_problem({"hub": float(HUB_VERSION), "cwd": "/", "job": engine_job()}) is not None,
+      "a hub version of 2.0 is refused")
+check(hello_problem({"hub": True, "cwd": "/", "job": engine_job()}) is not None, "a hub version of true is refused")
+check(run_of('{"measure": {"id": NaN}}') == 0, "a NaN run id is run 0")
+check(run_of('{"measure": {"id": -3}}') == 0 and run_of('{"measure": {"id": 7}}') == 7, "run ids are whole numbers")
+check(parse("[" * 100000) is None and run_of("[" * 100000) == 0, "deep nesting is no JSON, not a crash")
 
 # A simulated engine job: `rr-tui job` answers from the sweep, on the device the job names.
 e = Engine(exe=RR)

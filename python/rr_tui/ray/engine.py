@@ -10,7 +10,7 @@ import subprocess
 import threading
 
 from .. import executable
-from .protocol import JOB_ENV, MAX_LINE, error_line
+from .protocol import JOB_ENV, MAX_LINE, error_line, run_of
 
 
 class Engine:
@@ -69,10 +69,7 @@ class Engine:
 
     def call(self, line):
         """Send one command line; the events up to its `trial` (or `error`)."""
-        try:
-            run = next(iter(json.loads(line).values()))["id"]
-        except (ValueError, TypeError, KeyError, StopIteration, AttributeError):
-            run = 0
+        run = run_of(line)
         if self.proc is None or self.proc.poll() is not None:
             return [error_line(run, "setup", "no engine is running")]
         try:

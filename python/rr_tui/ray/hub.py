@@ -10,7 +10,7 @@ import threading
 import time
 
 from .engine import Engine
-from .protocol import MAX_LINE, HubError, error_line, first_line, hello_problem
+from .protocol import MAX_LINE, HubError, error_line, first_line, hello_problem, parse, run_of
 
 # How long an actor may take to be placed and start its engine.
 START_TIMEOUT_S = 300.0
@@ -152,7 +152,7 @@ class Hub:
         actor = None
         run = 0
         try:
-            hello = json.loads(reader.readline(MAX_LINE) or b"{}")
+            hello = parse(reader.readline(MAX_LINE) or b"{}")
             problem = hello_problem(hello)
             if problem:
                 conn.sendall(error_line(0, "input", problem).encode())
@@ -174,10 +174,7 @@ class Hub:
                 text = line.decode(errors="replace")
                 if not line or text.strip() == '"quit"':
                     return
-                try:
-                    run = next(iter(json.loads(text).values()))["id"]
-                except (ValueError, TypeError, KeyError, StopIteration, AttributeError):
-                    run = 0
+                run = run_of(text)
                 if not self._relay(conn, actor, actor.call.remote(text), run):
                     return
         except self.ray.exceptions.RayActorError as e:

@@ -25,12 +25,33 @@ def first_line(e):
     return (raised[-1] if raised else lines[0] if lines else type(e).__name__)[:300]
 
 
+def parse(text):
+    """A JSON line as Python values, or None when it is no JSON this package reads (not JSON,
+    nested past Python's recursion limit, or NaN and infinities, which are not JSON)."""
+    def no_constant(name):
+        raise ValueError("not JSON: %s" % name)
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except (ValueError, RecursionError):
+        return None
+
+
+def run_of(text):
+    """The run id of an engine command line (`{"measure": {"id": N, …}}`), 0 when it has none:
+    a whole number from 0 only, so that an error line for it is JSON the tuner reads."""
+    command = parse(text)
+    body = next(iter(command.values()), None) if isinstance(command, dict) and command else None
+    run = body.get("id") if isinstance(body, dict) else None
+    return run if type(run) is int and run >= 0 else 0
+
+
 def hello_problem(hello):
     """Why a tuner's first line is not one this hub serves (None: it is), in one line."""
     if not isinstance(hello, dict):
         return "not a tuner's first line"
     version = hello.get("hub")
-    if version != HUB_VERSION:
+    # Exactly the integer: 2.0 and true are no version of this protocol.
+    if type(version) is not int or version != HUB_VERSION:
         return ("a tuner of hub protocol %s: this hub (the rr_tui Python package) speaks %d; run the "
                 "rr-tui of the same version as the package" % (json.dumps(version), HUB_VERSION))
     job = hello.get("job")
