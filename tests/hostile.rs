@@ -943,8 +943,18 @@ impl Tmux {
         );
         let w = width.to_string();
         let args = ["new-session", "-d", "-s", &name, "-x", &w, "-y", "36", &cmd];
-        assert!(Command::new("tmux").args(args).status().unwrap().success());
-        Some(Tmux(name))
+        // Tests start sessions at once: one may find the tmux server still starting (seen under
+        // load in CI), so a failed start is tried again before it fails the test.
+        let mut said = String::new();
+        for attempt in 0..5 {
+            let out = Command::new("tmux").args(args).output().unwrap();
+            if out.status.success() {
+                return Some(Tmux(name));
+            }
+            said = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::thread::sleep(Duration::from_millis(200 << attempt));
+        }
+        panic!("tmux new-session failed 5 times: {said}")
     }
     fn tmux(&self, args: &[&str]) -> String {
         let out = Command::new("tmux").args(args).output().expect("tmux runs");
