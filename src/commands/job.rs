@@ -27,17 +27,7 @@ const KINDS: &str = "replay, tune, engine, profile and ab";
 pub fn run() -> Result<i32> {
     // A job refused (unreadable, of another kind or version, outside the limits) is said in one
     // line, an `error` object, as a process that answers in JSON lines says everything.
-    Ok(run_line().unwrap_or_else(|e| {
-        let said = serde_json::to_string(&Event::Error {
-            kind: rr_engine::replay::session::error_kind(&e),
-            message: rr_format::text::visible(&e.to_string()).into_owned(),
-        });
-        match said {
-            Ok(line) => crate::output::json_line(&line),
-            Err(_) => crate::output::error(&e.to_string()),
-        }
-        e.exit_status()
-    }))
+    Ok(run_line().unwrap_or_else(|e| crate::fail_in_stream(&e)))
 }
 
 fn run_line() -> Result<i32> {

@@ -10,22 +10,13 @@ use std::io::{self, BufRead, Read};
 pub enum Line {
     /// Whole (at most `max` bytes, its newline included when it had one).
     Whole,
-    /// Longer than `max`: `buf` holds its first `max` bytes, the rest was dropped.
+    /// Longer than `max`: `buf` holds its first `max` bytes; [`next`] dropped the rest,
+    /// [`next_job_line`] left it unread (its reader ends there).
     Cut,
 }
 
 /// Read the next line into `buf` (cleared first). `Ok(None)` at the end of the stream.
 pub fn next(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
-    let line = next_undrained(r, max, buf)?;
-    if line == Some(Line::Cut) {
-        skip_rest(r);
-    }
-    Ok(line)
-}
-
-/// [`next`], but a line longer than `max` is left unread past its first `max` bytes: for a
-/// reader that ends at such a line, which must not wait for a newline that may never come.
-fn next_undrained(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
     buf.clear();
     let n = r.by_ref().take(max).read_until(b'\n', buf)?;
     if n == 0 {
@@ -34,6 +25,7 @@ fn next_undrained(r: &mut impl BufRead, max: u64, buf: &mut Vec<u8>) -> io::Resu
     if buf.ends_with(b"\n") || (n as u64) < max {
         return Ok(Some(Line::Whole));
     }
+    skip_rest(r);
     Ok(Some(Line::Cut))
 }
 
@@ -50,21 +42,6 @@ fn skip_rest(r: &mut impl BufRead) {
         r.consume(used);
         if found {
             return;
-        }
-    }
-}
-
-/// [`next`], skipping blank lines (a stream of one command a line: an engine's, a kept replay
-/// process's).
-pub fn next_nonblank(
-    r: &mut impl BufRead,
-    max: u64,
-    buf: &mut Vec<u8>,
-) -> io::Result<Option<Line>> {
-    loop {
-        match next(r, max, buf)? {
-            Some(Line::Whole) if buf.trim_ascii().is_empty() => continue,
-            line => return Ok(line),
         }
     }
 }
@@ -132,22 +109,6 @@ mod tests {
             Some(Line::Whole)
         );
         assert_eq!(buf, b"{}\n");
-    }
-
-    #[test]
-    fn blank_lines_are_skipped_and_long_ones_still_cut() {
-        let mut r = io::BufReader::new(&b"\n  \r\n{\"a\":1}\n\nxxxxxxxxxxxx\n"[..]);
-        let mut buf = Vec::new();
-        assert_eq!(
-            next_nonblank(&mut r, 10, &mut buf).unwrap(),
-            Some(Line::Whole)
-        );
-        assert_eq!(buf, b"{\"a\":1}\n");
-        assert_eq!(
-            next_nonblank(&mut r, 10, &mut buf).unwrap(),
-            Some(Line::Cut)
-        );
-        assert_eq!(next_nonblank(&mut r, 10, &mut buf).unwrap(), None);
     }
 
     #[test]

@@ -86,9 +86,7 @@ pub enum Reply {
 
 /// `job` as the line an engine reads first (with its newline).
 fn job_line(job: &EngineJob) -> Result<Vec<u8>, String> {
-    let mut line = rr_engine::job::encode(job).map_err(|e| format!("the engine's job: {e}"))?;
-    line.push(b'\n');
-    Ok(line)
+    rr_engine::job::line(job).map_err(|e| format!("the engine's job: {e}"))
 }
 
 /// The first line an engine hub reads: the hub protocol's version, the directory to run the

@@ -138,8 +138,7 @@ impl ChildRun {
         what: &'static str,
         sink: impl EventSink + Send + 'static,
     ) -> std::io::Result<ChildRun> {
-        let mut line = crate::job::encode(job)?;
-        line.push(b'\n');
+        let line = crate::job::line(job)?;
         let args = ["job".to_string()];
         ChildRun::start(exe, &args, run, what, Input::Job(line), sink)
     }
@@ -350,9 +349,7 @@ fn report_end(
 
 /// Write `request` to a replay child's stdin as one job line.
 fn send_job(pipe: &mut ChildStdin, request: &ReplayRequest) -> std::io::Result<()> {
-    let mut line = crate::job::encode(request)?;
-    line.push(b'\n');
-    pipe.write_all(&line)?;
+    pipe.write_all(&crate::job::line(request)?)?;
     pipe.flush()
 }
 
