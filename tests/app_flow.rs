@@ -862,8 +862,8 @@ fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
         .strip_prefix("rr-tui: error: ")
         .unwrap()
         .to_string();
-    a.tune_form.defines = "TILE=1,2,4; T=float,double".into();
-    assert_eq!(a.tune_form.space_size(), Err(said.clone()));
+    a.tune.form.defines = "TILE=1,2,4; T=float,double".into();
+    assert_eq!(a.tune.form.space_size(), Err(said.clone()));
     assert!(
         key(&mut a, KeyCode::Char('r')).is_empty(),
         "a sweep started"
@@ -874,7 +874,7 @@ fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
         status.error && status.text == format!("defines: {said}"),
         "{status:?}"
     );
-    assert_eq!(a.tune_form.field(), rr_tui::tui::app::Field::Defines);
+    assert_eq!(a.tune.form.field(), rr_tui::tui::app::Field::Defines);
 }
 
 #[test]
@@ -940,7 +940,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     }
     a.update(Msg::Tick(t0 + Duration::from_secs(5)));
     {
-        let r = &a.tunes[&me];
+        let r = &a.tune.runs[&me];
         assert_eq!(r.planned, Some(6));
         assert_eq!(r.report.seed, 42);
         assert_eq!(r.report.devices[0].rated_clock_mhz, 1980.0);
@@ -971,7 +971,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     }
     a.update(tune_ev(run, Event::Done { ok: true }));
     assert_eq!(a.tuning, None);
-    assert_eq!(a.tunes[&me].phase, Phase::Done);
+    assert_eq!(a.tune.runs[&me].phase, Phase::Done);
     assert!(
         status(&a).contains("best grid 4x1x1 block 256x1x1") && status(&a).contains("2.00×"),
         "{}",
@@ -979,13 +979,13 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     );
     // The clock stopped with the sweep.
     a.update(Msg::Tick(t0 + Duration::from_secs(50)));
-    assert_eq!(a.tunes[&me].clock.elapsed(), Some(Duration::from_secs(5)));
+    assert_eq!(a.tune.runs[&me].clock.elapsed(), Some(Duration::from_secs(5)));
 
     // Another instance has no sweep; coming back shows this one's again.
     key(&mut a, KeyCode::Char('1'));
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Char('u'));
-    assert!(!a.tunes.contains_key(&a.current().unwrap()));
+    assert!(!a.tune.runs.contains_key(&a.current().unwrap()));
     key(&mut a, KeyCode::Char('x'));
     assert!(
         status(&a).starts_with("nothing to export"),
@@ -996,7 +996,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     key(&mut a, KeyCode::Char('k'));
     key(&mut a, KeyCode::Char('5'));
     assert_eq!(a.current(), Some(me));
-    assert_eq!(a.tunes[&me].report.trials.len(), 6);
+    assert_eq!(a.tune.runs[&me].report.trials.len(), 6);
 
     // Exports: CSV (Mneme's columns) and the JSON report; a second export never replaces the
     // first, nor a file that is in the way.
@@ -1052,7 +1052,7 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
     a.update(of_run(first, sweep_trial(8, 128, Status::Ok, 2000.0, true)));
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelTune)));
-    assert_eq!(a.tunes[&0].phase, Phase::Cancelled);
+    assert_eq!(a.tune.runs[&0].phase, Phase::Cancelled);
     assert!(
         status(&a).contains("1 configuration(s) kept"),
         "{}",
@@ -1060,7 +1060,7 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
     );
     a.update(of_run(first, sweep_trial(16, 64, Status::Ok, 1.0, false)));
     assert_eq!(
-        a.tunes[&0].report.trials.len(),
+        a.tune.runs[&0].report.trials.len(),
         1,
         "nothing after the cancel"
     );
@@ -1076,7 +1076,7 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
     ));
     a.update(tune_ev(first, Event::Done { ok: false }));
     a.update(of_run(first, sweep_trial(4, 256, Status::Ok, 1.0, false)));
-    let r = &a.tunes[&0];
+    let r = &a.tune.runs[&0];
     assert_eq!(r.phase, Phase::Running, "the new sweep is untouched");
     assert!(r.report.trials.is_empty() && r.heat.rows.is_empty());
     assert_eq!(a.tuning, Some(0));
@@ -1085,8 +1085,8 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
         sweep_trial(8, 128, Status::Ok, 2000.0, true),
     ));
     a.update(tune_ev(second, Event::Done { ok: true }));
-    assert_eq!(a.tunes[&0].phase, Phase::Done);
-    assert_eq!(a.tunes[&0].report.trials.len(), 1);
+    assert_eq!(a.tune.runs[&0].phase, Phase::Done);
+    assert_eq!(a.tune.runs[&0].report.trials.len(), 1);
     // Quitting cancels whatever runs.
     let cmds = key(&mut a, KeyCode::Char('q'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelTune)));
@@ -1113,7 +1113,7 @@ fn a_failed_sweep_shows_the_childs_error() {
         },
     ));
     a.update(tune_ev(run, Event::Done { ok: false }));
-    let r = &a.tunes[&0];
+    let r = &a.tune.runs[&0];
     assert!(matches!(&r.phase, Phase::Failed(m) if m.contains("no GPU could run the sweep")));
     assert_eq!(r.warnings, ["GPU 0 given up: no CUDA driver found"]);
     assert!(a.status.as_ref().unwrap().error);
@@ -1150,14 +1150,14 @@ fn the_form_rejects_bad_axes_with_the_engines_message() {
         key(&mut a, KeyCode::Enter);
         ctrl(&mut a, 'u');
         typed(&mut a, bad);
-        let e = a.tune_form.editing.as_ref().expect("editing");
+        let e = a.tune.form.editing.as_ref().expect("editing");
         assert_eq!(e.check, Err(why.clone()), "{bad}");
         key(&mut a, KeyCode::Enter);
-        assert!(a.tune_form.editing.is_some(), "{bad}: refused, still open");
+        assert!(a.tune.form.editing.is_some(), "{bad}: refused, still open");
         key(&mut a, KeyCode::Esc);
     }
     assert_eq!(
-        a.tune_form,
+        a.tune.form,
         rr_tui::tui::app::TuneForm {
             cursor: 3,
             ..Default::default()
@@ -1170,7 +1170,7 @@ fn the_form_rejects_bad_axes_with_the_engines_message() {
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Enter);
     assert!(key(&mut a, KeyCode::Char('r')).is_empty());
-    assert_eq!(a.tune_form.editing.as_ref().unwrap().editor.text(), "r");
+    assert_eq!(a.tune.form.editing.as_ref().unwrap().editor.text(), "r");
     key(&mut a, KeyCode::Esc);
     // A space too large for `tune` is refused before anything starts.
     key(&mut a, KeyCode::Char('g'));
@@ -1232,7 +1232,7 @@ fn the_form_refuses_what_the_command_refuses() {
     };
     field(&mut a, "budget");
     typed(&mut a, "2000000");
-    let e = a.tune_form.editing.as_ref().expect("editing");
+    let e = a.tune.form.editing.as_ref().expect("editing");
     let form = e.check.clone().expect_err("the form refuses it");
     use clap::Parser;
     let cli = rr_tui::cli::Cli::try_parse_from(["rr-tui", "tune", "x.json", "--budget", "2000000"])
@@ -1568,13 +1568,13 @@ fn the_heatmap_picks_its_axes_among_those_that_vary() {
         }
         a.update(Msg::Tune(t));
     }
-    let axes = |a: &App| a.tunes[&me].heat.axes;
+    let axes = |a: &App| a.tune.runs[&me].heat.axes;
     assert_eq!(axes(&a), (HeatAxis::Grid, HeatAxis::Block));
     key(&mut a, KeyCode::Char('a'));
     // Grid and block do not vary here: the defines do.
     assert_eq!(axes(&a), (HeatAxis::Define(0), HeatAxis::Define(1)));
     assert!(status(&a).contains("heatmap: TILE × T"), "{}", status(&a));
-    let heat = &a.tunes[&me].heat;
+    let heat = &a.tune.runs[&me].heat;
     let labels: Vec<&str> = heat.rows.iter().map(|k| k.label.as_str()).collect();
     assert_eq!(labels, ["recorded", "1", "2"]);
     key(&mut a, KeyCode::Char('a'));

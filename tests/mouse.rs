@@ -201,11 +201,11 @@ fn clicking_a_heatmap_cell_picks_its_configuration() {
     ] {
         a.update(trial(run, grid, block, median));
     }
-    assert_eq!(a.tune_pick, 0, "the best is picked to start with");
+    assert_eq!(a.tune.pick, 0, "the best is picked to start with");
     // The cell of grid 64 × block 32 shows its time, the third best: the table's row 3.
     let (x, y) = find(&a, "3.00µs");
     click(&mut a, (x, y));
-    assert_eq!(a.tune_pick, 2, "{}", said(&a));
+    assert_eq!(a.tune.pick, 2, "{}", said(&a));
     assert!(
         said(&a).starts_with("row 3 picked (grid 64 × block 32"),
         "{}",
@@ -214,7 +214,7 @@ fn clicking_a_heatmap_cell_picks_its_configuration() {
     // A cell where nothing verified says so and keeps the pick.
     let at = find(&a, "! fault");
     click(&mut a, at);
-    assert_eq!(a.tune_pick, 2);
+    assert_eq!(a.tune.pick, 2);
     assert!(
         said(&a).contains("no verified configuration"),
         "{}",
@@ -224,12 +224,12 @@ fn clicking_a_heatmap_cell_picks_its_configuration() {
     let (_, heat_end) = find(&a, "fast ");
     let (x, y) = find_from(&a, "2.00 µs", heat_end + 1);
     click(&mut a, (x, y));
-    assert_eq!(a.tune_pick, 1, "{}", said(&a));
+    assert_eq!(a.tune.pick, 1, "{}", said(&a));
     // And a field of the form: `budget` heads the second column.
     let at = find(&a, "budget");
     click(&mut a, at);
     assert_eq!(
-        rr_tui::tui::app::Field::ALL[a.tune_form.cursor].label(),
+        rr_tui::tui::app::Field::ALL[a.tune.form.cursor].label(),
         "budget"
     );
 }
@@ -242,12 +242,12 @@ fn the_wheel_scrolls_the_tuning_pane_under_the_pointer() {
         a.update(trial(run, g, 32, Some(1000.0 + g as f64)));
     }
     a.update(trial(run, 1, 64, Some(900.0)));
-    let cursor = a.tune_form.cursor;
+    let cursor = a.tune.form.cursor;
     let (_, corner) = find(&a, "grid╲block");
     mouse(&mut a, MouseEventKind::ScrollDown, (2, corner + 2));
-    assert_eq!(a.heat_scroll.0, 3, "the heatmap scrolls by lines");
+    assert_eq!(a.tune.heat_scroll.0, 3, "the heatmap scrolls by lines");
     assert_eq!(
-        a.tune_form.cursor, cursor,
+        a.tune.form.cursor, cursor,
         "the form (with the keys) kept still"
     );
     // Sideways (Shift and the wheel): the heatmap has two columns, both on screen.
@@ -257,18 +257,18 @@ fn the_wheel_scrolls_the_tuning_pane_under_the_pointer() {
         row: corner + 2,
         modifiers: KeyModifiers::SHIFT,
     }));
-    assert_eq!(a.heat_scroll, (3, 0));
+    assert_eq!(a.tune.heat_scroll, (3, 0));
     // Over the form (collapsed to the line of its field under the cursor: thirty heatmap rows
     // need the room): its fields; the heatmap stays.
     let at = find(&a, "j/k for the others");
     mouse(&mut a, MouseEventKind::ScrollDown, at);
-    assert_eq!(a.tune_form.cursor, cursor + 3);
-    assert_eq!(a.heat_scroll.0, 3);
+    assert_eq!(a.tune.form.cursor, cursor + 3);
+    assert_eq!(a.tune.heat_scroll.0, 3);
     // Over the table: the pick, a row a notch.
     let (_, title) = find(&a, "best by time");
     mouse(&mut a, MouseEventKind::ScrollDown, (5, title + 2));
-    assert_eq!(a.tune_pick, 1, "{}", said(&a));
-    assert_eq!(a.heat_scroll.0, 3);
+    assert_eq!(a.tune.pick, 1, "{}", said(&a));
+    assert_eq!(a.tune.heat_scroll.0, 3);
 }
 
 #[test]

@@ -88,7 +88,7 @@ fn the_explorer_shows_a_sweep_from_its_file() {
         assert!(a.rows[cur]
             .json_path
             .ends_with(Path::new(STENCIL).file_name().unwrap()));
-        let run = &a.tunes[&cur];
+        let run = &a.tune.runs[&cur];
         assert_eq!(run.report.trials.len(), 144);
         assert_eq!(run.count(Status::Ok) + run.count(Status::VerifyFailed), 144);
         let best = run.report.best.clone().expect("a best configuration");
@@ -100,7 +100,7 @@ fn the_explorer_shows_a_sweep_from_its_file() {
         insta::assert_snapshot!(format!("sweep_opened_{w}x{h}"), shown);
         key(&mut a, 'p');
         let front = screen(&a);
-        assert!(a.show_front, "{front}");
+        assert!(a.tune.show_front, "{front}");
         insta::assert_snapshot!(format!("sweep_opened_front_{w}x{h}"), front);
     }
 }
@@ -128,7 +128,7 @@ fn an_opened_sweep_trusts_its_rows_not_its_summary() {
     let path = t.path().join("forged.json");
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     let a = open(&path).unwrap();
-    let run = &a.tunes[&a.current().unwrap()];
+    let run = &a.tune.runs[&a.current().unwrap()];
     assert_eq!(
         run.report.trials.len(),
         143,
@@ -256,15 +256,15 @@ fn what_is_no_sweep_of_its_instance_is_refused_naming_the_file() {
 #[test]
 fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     let mut a = open(Path::new(BUNDLED)).unwrap();
-    assert_eq!(a.tune_form.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(a.tune.form.text(Field::Grid), "1..8*2x1..8*2x4");
     assert_eq!(
-        a.tune_form.text(Field::Devices),
+        a.tune.form.text(Field::Devices),
         format!("simulate {BUNDLED}")
     );
     assert!(a.gpu.is_err(), "no GPU here");
     // A budgeted search, as the strategy comparisons run it.
-    a.tune_form.set_text(Field::Strategy, "tpe").unwrap();
-    a.tune_form.set_text(Field::Budget, "30").unwrap();
+    a.tune.form.set_text(Field::Strategy, "tpe").unwrap();
+    a.tune.form.set_text(Field::Budget, "30").unwrap();
     // The opened sweep is not replaced without asking: `r` again does.
     assert!(press_r(&mut a).is_empty());
     let cmds = press_r(&mut a);
@@ -299,14 +299,14 @@ fn the_config_does_not_replace_the_opened_sweeps_form() {
     let sweep = SweepFile::read(Path::new(BUNDLED)).unwrap();
     let gpu = Err("no CUDA driver found".to_string());
     let a = rr_tui::tui::load_sweep_app(sweep, gpu, std::env::temp_dir(), &config).unwrap();
-    assert_eq!(a.tune_form.text(Field::Grid), "1..8*2x1..8*2x4");
-    assert_eq!(a.tune_form.text(Field::Block), "4..16*2x4..16*2x4");
+    assert_eq!(a.tune.form.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(a.tune.form.text(Field::Block), "4..16*2x4..16*2x4");
     assert_eq!(
-        a.tune_form.text(Field::Devices),
+        a.tune.form.text(Field::Devices),
         format!("simulate {BUNDLED}")
     );
     // What the sweep does not say stays the config's.
-    assert_eq!(a.tune_form.text(Field::Samples), "7");
+    assert_eq!(a.tune.form.text(Field::Samples), "7");
 }
 
 /// `r` on an opened sweep asks before replacing it (the file keeps it); any other key keeps
@@ -337,7 +337,7 @@ fn an_opened_sweep_is_not_replaced_without_asking() {
     }));
     assert!(press_r(&mut a).is_empty(), "the question was forgotten");
     let cur = a.current().unwrap();
-    assert!(a.tunes[&cur].opened_from.is_some(), "kept");
+    assert!(a.tune.runs[&cur].opened_from.is_some(), "kept");
     let cmds = press_r(&mut a);
     assert!(
         matches!(cmds.first(), Some(Cmd::StartTune { .. })),
@@ -429,14 +429,14 @@ fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
         .success());
     let mut a = open(Path::new(BUNDLED)).unwrap();
     // The field's own check: a file, named.
-    assert!(a.tune_form.set_text(Field::Devices, "simulate").is_err());
+    assert!(a.tune.form.set_text(Field::Devices, "simulate").is_err());
     let missing = a
-        .tune_form
+        .tune.form
         .set_text(Field::Devices, "simulate /no/such/sweep.json")
         .unwrap_err();
     assert!(missing.contains("/no/such/sweep.json"), "{missing}");
     let given = format!("simulate {}", saxpy.display());
-    a.tune_form.set_text(Field::Devices, &given).unwrap();
+    a.tune.form.set_text(Field::Devices, &given).unwrap();
     press_r(&mut a); // asks before replacing the opened sweep
     let cmds = press_r(&mut a);
     assert!(cmds.is_empty(), "a sweep started: {:?}", a.status);
@@ -473,11 +473,11 @@ fn a_sweep_file_is_read_after_the_first_frame() {
     let mut a = App::opening_sweep(PathBuf::from(BUNDLED), gpu(), std::env::temp_dir());
     let first = screen(&a);
     assert!(first.contains(&format!("reading {BUNDLED}…")), "{first}");
-    assert!(a.tunes.is_empty());
+    assert!(a.tune.runs.is_empty());
     let cmds = a.update(Msg::FirstFrameDrawn);
     assert!(cmds.iter().any(|c| matches!(c, Cmd::Work(_))));
     run_work(&mut a, cmds);
-    assert!(a.opening_sweep.is_none() && a.fatal.is_none() && !a.quit);
+    assert!(a.tune.opening.is_none() && a.fatal.is_none() && !a.quit);
     assert_eq!(a.screen, Screen::Tune);
     let shown = screen(&a);
     let before = open(Path::new(BUNDLED)).unwrap();

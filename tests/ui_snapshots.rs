@@ -428,7 +428,7 @@ fn tuning_by(size: (u16, u16), trials: usize, done: bool, objective_presses: usi
         a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     }
     if objective_presses > 0 {
-        while a.tune_form.field() != Field::Objective {
+        while a.tune.form.field() != Field::Objective {
             key(&mut a, 'j');
         }
         for _ in 0..objective_presses {
@@ -679,7 +679,7 @@ fn the_profile_screen_shows_one_profile_or_two_side_by_side() {
     let Some(Cmd::StartProfile { job, .. }) = key(&mut a, 'P').into_iter().next() else {
         panic!("no profile of the picked row: {:?}", a.status)
     };
-    let second = a.tunes.values().next().unwrap().ranking()[1].config;
+    let second = a.tune.runs.values().next().unwrap().ranking()[1].config;
     assert_eq!(
         (job.grid, job.block, job.shared_mem),
         (
@@ -769,7 +769,7 @@ fn the_tune_forms_refused_defines_are_never_counted_and_refused_first() {
         a.update_inline(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     };
     key(&mut a, '5');
-    a.tune_form.cursor = Field::ALL
+    a.tune.form.cursor = Field::ALL
         .iter()
         .position(|&f| f == Field::Defines)
         .unwrap();
@@ -796,7 +796,7 @@ fn the_tune_forms_refused_defines_are_never_counted_and_refused_first() {
     assert!(typing.contains(&words(&said)), "{typing}");
     assert!(!typing.contains("variant(s)"), "{typing}");
     enter(&mut a);
-    assert_eq!(a.tune_form.defines, "TILE=1,2,4", "typed defines are taken");
+    assert_eq!(a.tune.form.defines, "TILE=1,2,4", "typed defines are taken");
     let form = screen_text(&a);
     assert!(form.contains(&format!("✗ {}", words(&said))), "{form}");
     assert!(!form.contains("variant(s)"), "{form}");
@@ -1077,7 +1077,7 @@ fn marked_instances_are_swept_one_after_the_other() {
     key(&mut a, 'j');
     key(&mut a, 'j');
     key(&mut a, 'M');
-    assert_eq!(a.sweep_marks.len(), 2);
+    assert_eq!(a.tune.marks.len(), 2);
     let screen = render(&a, ThemeName::Dark).backend().to_string();
     let rows = screen.lines().filter(|l| l.starts_with("\"●")).count();
     assert_eq!(rows, 2, "{screen}");
@@ -1088,7 +1088,7 @@ fn marked_instances_are_swept_one_after_the_other() {
     };
     let cmds = key(&mut a, 'R');
     let (first, run, job) = start(cmds, &a);
-    let marked: Vec<usize> = a.sweep_marks.iter().copied().collect();
+    let marked: Vec<usize> = a.tune.marks.iter().copied().collect();
     assert_eq!(first, marked[0]);
     assert_eq!(job.descriptor, a.rows[first].json_path);
     // Done: the second starts by itself.
@@ -1096,7 +1096,7 @@ fn marked_instances_are_swept_one_after_the_other() {
     let (second, run2, _) = start(next, &a);
     assert_eq!(second, marked[1]);
     assert_ne!(run, run2);
-    assert!(a.tune_queue.is_empty());
+    assert!(a.tune.queue.is_empty());
     assert!(a
         .update_inline(tune_ev(run2, Event::Done { ok: true }))
         .is_empty());

@@ -192,7 +192,7 @@ impl Config {
     pub fn apply(&self, app: &mut App) {
         app.settings.repetitions = self.repetitions;
         app.settings.tolerance = self.tolerance;
-        app.tune_form = self.tune.clone();
+        app.tune.form = self.tune.clone();
     }
 
     /// The settings as a config file that reads back to them (`rr-tui config`).
@@ -381,8 +381,8 @@ mod tests {
             app.settings.tolerance,
             crate::cli::parse_tolerance("f32:ulp=4").ok()
         );
-        assert_eq!(app.tune_form.block, "64");
-        assert_eq!(app.tune_form.grid, "cover");
+        assert_eq!(app.tune.form.block, "64");
+        assert_eq!(app.tune.form.grid, "cover");
     }
 
     #[test]

@@ -14,19 +14,19 @@ impl App {
         }
         // `r` again confirms the replacement of an opened sweep it asked about (`start_tune`);
         // any other key forgets the question.
-        if let Some(asked) = self.replace_asked.take() {
+        if let Some(asked) = self.tune.replace_asked.take() {
             let plain = self.prompt.is_none()
-                && self.tune_form.editing.is_none()
+                && self.tune.form.editing.is_none()
                 && !self.help
                 && !self.picking;
             if plain && keymap::lookup(self.scope(), &k) == Some(Action::TuneStart) {
-                self.replace_asked = Some(asked);
+                self.tune.replace_asked = Some(asked);
             }
         }
         if self.prompt.is_some() {
             return self.on_prompt_key(k);
         }
-        if self.tune_form.editing.is_some() {
+        if self.tune.form.editing.is_some() {
             self.on_tune_edit_key(k);
             return vec![];
         }
@@ -293,10 +293,10 @@ impl App {
     /// `M`: mark or unmark the selection for a sweep of several instances.
     pub(super) fn toggle_sweep_mark(&mut self) {
         let Some(i) = self.current() else { return };
-        if !self.sweep_marks.remove(&i) {
-            self.sweep_marks.insert(i);
+        if !self.tune.marks.remove(&i) {
+            self.tune.marks.insert(i);
         }
-        let n = self.sweep_marks.len();
+        let n = self.tune.marks.len();
         self.set_status(
             format!("{n} instance(s) marked for a sweep (●): R on the tuning screen sweeps them one after the other"),
             false,

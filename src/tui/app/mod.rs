@@ -32,7 +32,6 @@ mod update;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -304,25 +303,10 @@ pub struct App {
     next_run: u64,
     pub running: Option<usize>,
     pub settings: ReplaySettings,
-    /// The tuning screen's form (one for the session, like the replay settings).
-    pub tune_form: TuneForm,
-    /// Sweeps by instance, kept for the session.
-    pub tunes: HashMap<usize, TuneRun>,
+    /// The Tune screen (`5`): the form, the sweeps, the heatmap and table, the marks.
+    pub tune: screens::TuneScreen,
     /// The instance whose sweep is running (one at a time: they share the GPU).
     pub tuning: Option<usize>,
-    /// First row and column of the heatmap on screen.
-    pub heat_scroll: (usize, usize),
-    /// The tuning table lists the Pareto front of time against energy instead of the best.
-    pub show_front: bool,
-    /// The row of the tuning table `P` profiles (0: the best).
-    pub tune_pick: usize,
-    /// `r` asked whether to replace the sweep opened from a file on this instance: `r` again
-    /// does, any other key keeps it.
-    pub replace_asked: Option<usize>,
-    /// Instances marked (`M`) for a sweep one after the other (`R` on the tuning screen), and
-    /// those of such a sweep not started yet.
-    pub sweep_marks: std::collections::BTreeSet<usize>,
-    pub tune_queue: std::collections::VecDeque<usize>,
     /// The profile screen's profiles and the one running.
     pub profile: profiles::ProfileState,
     /// The Replay screen's leaderboard of several candidates (`C` with several files).
@@ -341,9 +325,6 @@ pub struct App {
     pub picker: Option<picker::Picker>,
     /// The picker is shown (else the record opened from it, or the only one).
     pub picking: bool,
-    /// The sweep file being read on a worker (`rr-tui SWEEP.json` in a terminal): the first
-    /// frame says so at once, whatever the file's size.
-    pub opening_sweep: Option<sweepfile::OpeningSweep>,
     /// Why the explorer ends with an error (a sweep file it was started with that cannot be
     /// shown): said on standard error once the terminal is restored.
     pub fatal: Option<String>,
@@ -385,15 +366,8 @@ impl App {
                 supplied: Default::default(),
                 candidate: None,
             },
-            tune_form: TuneForm::default(),
-            tunes: HashMap::new(),
+            tune: Default::default(),
             tuning: None,
-            heat_scroll: (0, 0),
-            show_front: false,
-            tune_pick: 0,
-            replace_asked: None,
-            sweep_marks: Default::default(),
-            tune_queue: Default::default(),
             profile: Default::default(),
             leaderboard: None,
             gpu,
@@ -407,7 +381,6 @@ impl App {
             width: 80,
             height: 24,
             quit: false,
-            opening_sweep: None,
             fatal: None,
         };
         if app.rows.is_empty() {

@@ -113,7 +113,7 @@ impl App {
     /// What `ev` means here, if anything. While a prompt or a form field is being typed the
     /// mouse does nothing: a click must not drop a half-typed value.
     pub fn mouse_action(&self, ev: &MouseEvent) -> Option<MouseAction> {
-        if self.prompt.is_some() || self.tune_form.editing.is_some() {
+        if self.prompt.is_some() || self.tune.form.editing.is_some() {
             return None;
         }
         let at = Position::new(ev.column, ev.row);
@@ -169,11 +169,11 @@ impl App {
 
     /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
     fn tune_click(&self, main: Rect, at: Position) -> Option<MouseAction> {
-        let run = self.tunes.get(&self.current()?);
+        let run = self.tune.runs.get(&self.current()?);
         let l = tunelayout::layout(titled_inner(main), run);
         // The form collapsed to one line shows the field under the cursor.
         if l.collapsed && l.form.contains(at) {
-            return Some(MouseAction::TuneField(self.tune_form.cursor));
+            return Some(MouseAction::TuneField(self.tune.form.cursor));
         }
         if l.form.contains(at) {
             return tunelayout::form_field_at(l.form, at).map(MouseAction::TuneField);
@@ -181,13 +181,13 @@ impl App {
         let run = run?;
         if l.heat.contains(at) {
             let g = HeatGeometry::of(&run.heat, l.heat);
-            let (r, c) = g.cell_at(&run.heat, l.heat, self.heat_scroll, at)?;
+            let (r, c) = g.cell_at(&run.heat, l.heat, self.tune.heat_scroll, at)?;
             return Some(MouseAction::HeatCell(r, c));
         }
         let rows = tunelayout::table_rows(l.table);
-        let listed = run.listed(self.show_front).len();
+        let listed = run.listed(self.tune.show_front).len();
         // Scrolled as drawn: the picked row on screen.
-        let window = tunelayout::table_window(self.tune_pick, listed, rows.height as usize);
+        let window = tunelayout::table_window(self.tune.pick, listed, rows.height as usize);
         row_at(rows, window.start, window.end, at).map(MouseAction::TuneRow)
     }
 
@@ -206,7 +206,7 @@ impl App {
         if self.screen != Screen::Tune {
             return Some(Pane::Screen);
         }
-        let run = self.current().and_then(|i| self.tunes.get(&i));
+        let run = self.current().and_then(|i| self.tune.runs.get(&i));
         let l = tunelayout::layout(titled_inner(main), run);
         [
             (l.form, Pane::TuneForm),
@@ -221,7 +221,7 @@ impl App {
         match self.mouse_action(&ev) {
             Some(a) => {
                 // As any other key does, a click forgets the question `r` asked (`start_tune`).
-                self.replace_asked = None;
+                self.tune.replace_asked = None;
                 self.on_mouse_action(a)
             }
             None => vec![],
@@ -241,10 +241,10 @@ impl App {
                     p.selected = i;
                 }
             }
-            MouseAction::TuneField(i) => self.tune_form.cursor = i,
+            MouseAction::TuneField(i) => self.tune.form.cursor = i,
             // As `[`/`]` would, from the row picked now to the one clicked.
             MouseAction::TuneRow(k) => {
-                let from = self.picked_row(self.tune_pick);
+                let from = self.picked_row(self.tune.pick);
                 self.pick_tuned(k as isize - from as isize);
             }
             MouseAction::HeatCell(r, c) => self.pick_heat_cell(r, c),
@@ -265,8 +265,8 @@ impl App {
     fn picked_row(&self, pick: usize) -> usize {
         let listed = self
             .current()
-            .and_then(|i| self.tunes.get(&i))
-            .map_or(0, |r| r.listed(self.show_front).len());
+            .and_then(|i| self.tune.runs.get(&i))
+            .map_or(0, |r| r.listed(self.tune.show_front).len());
         pick.min(listed.saturating_sub(1))
     }
 
@@ -297,17 +297,17 @@ impl App {
     /// pages; the wheel by lines).
     fn scroll_heat_by(&mut self, rows: isize, columns: isize) {
         let [_, main, _, _] = self.frame();
-        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+        let Some(run) = self.current().and_then(|i| self.tune.runs.get(&i)) else {
             return;
         };
         let area = tunelayout::layout(titled_inner(main), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
-        let (now_rows, now_cols) = g.window(&run.heat, self.heat_scroll);
+        let (now_rows, now_cols) = g.window(&run.heat, self.tune.heat_scroll);
         let step = |at: usize, by: isize, len: usize, visible: usize| {
             at.saturating_add_signed(by)
                 .min(len.saturating_sub(visible))
         };
-        self.heat_scroll = (
+        self.tune.heat_scroll = (
             step(now_rows.start, rows, run.heat.rows.len(), g.rows),
             step(now_cols.start, columns, run.heat.cols.len(), g.cols),
         );
@@ -317,7 +317,7 @@ impl App {
     /// (`P` profiles it); a cell whose best the table does not list, or with nothing verified,
     /// says so.
     fn pick_heat_cell(&mut self, r: usize, c: usize) {
-        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+        let Some(run) = self.current().and_then(|i| self.tune.runs.get(&i)) else {
             return;
         };
         let heat = &run.heat;
@@ -327,11 +327,11 @@ impl App {
         let (row_axis, col_axis) = heat.axis_names();
         let place = format!("{row_axis} {} × {col_axis} {}", row.label, col.label);
         // The table lists best first: the first of its rows in the cell is the cell's best.
-        let listed = run.listed(self.show_front);
+        let listed = run.listed(self.tune.show_front);
         let target = (row.clone(), col.clone());
         if let Some(k) = listed.iter().position(|t| heat.place(&t.config) == target) {
             let config = listed[k].config;
-            self.tune_pick = k;
+            self.tune.pick = k;
             self.set_status(
                 format!("row {} picked ({place}: {config}): P profiles it", k + 1),
                 false,

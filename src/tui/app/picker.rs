@@ -194,7 +194,7 @@ impl App {
         } = *opened;
         let mut fresh = App::new(dir, rows, self.gpu.clone(), self.output_dir.clone());
         fresh.settings = self.settings.clone();
-        fresh.tune_form = self.tune_form.clone();
+        fresh.tune.form = self.tune.form.clone();
         fresh.export_dir = self.export_dir.clone();
         fresh.width = self.width;
         fresh.height = self.height;

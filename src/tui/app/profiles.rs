@@ -143,9 +143,9 @@ impl App {
             self.set_status("no instance selected", true);
             return vec![];
         };
-        let picked = self.tunes.get(&i).and_then(|r| {
-            let listed = r.listed(self.show_front);
-            let at = self.tune_pick.min(listed.len().checked_sub(1)?);
+        let picked = self.tune.runs.get(&i).and_then(|r| {
+            let listed = r.listed(self.tune.show_front);
+            let at = self.tune.pick.min(listed.len().checked_sub(1)?);
             Some((at, listed[at].clone()))
         });
         let Some((at, trial)) = picked else {
@@ -163,7 +163,7 @@ impl App {
             );
             return vec![];
         }
-        let label = match (at, self.show_front) {
+        let label = match (at, self.tune.show_front) {
             (0, false) => format!("best: {c}"),
             (n, false) => format!("#{}: {c}", n + 1),
             (n, true) => format!("front #{}: {c}", n + 1),

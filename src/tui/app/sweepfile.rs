@@ -168,7 +168,7 @@ impl App {
         };
         let mut app = App::new(dir, Vec::new(), gpu, output_dir);
         app.status = None;
-        app.opening_sweep = Some(OpeningSweep {
+        app.tune.opening = Some(OpeningSweep {
             shown: visible_path(&path),
             path,
         });
@@ -177,7 +177,7 @@ impl App {
 
     /// The sweep file of [`App::opening_sweep`], read on a worker (once: the first frame).
     pub(super) fn read_sweep(&mut self) -> Vec<Cmd> {
-        let Some(o) = self.opening_sweep.as_ref() else {
+        let Some(o) = self.tune.opening.as_ref() else {
             return vec![];
         };
         let path = o.path.clone();
@@ -211,7 +211,7 @@ impl App {
         &mut self,
         result: std::result::Result<Box<OpenedSweep>, String>,
     ) -> Vec<Cmd> {
-        if self.opening_sweep.take().is_none() {
+        if self.tune.opening.take().is_none() {
             return vec![];
         }
         let shown = result.and_then(|opened| {
@@ -223,7 +223,7 @@ impl App {
                 self.output_dir.clone(),
             );
             fresh.settings = self.settings.clone();
-            fresh.tune_form = self.tune_form.clone();
+            fresh.tune.form = self.tune.form.clone();
             fresh.export_dir = self.export_dir.clone();
             fresh.width = self.width;
             fresh.height = self.height;
@@ -286,11 +286,11 @@ impl App {
             Some(_) => ", p for the Pareto front",
             None => "",
         };
-        self.tunes.insert(i, run);
+        self.tune.runs.insert(i, run);
         if let Some(at) = self.view.iter().position(|&v| v == i) {
             self.selected = at;
         }
-        self.heat_scroll = (0, 0);
+        self.tune.heat_scroll = (0, 0);
         self.screen = Screen::Tune;
         self.set_status(
             format!(
@@ -324,7 +324,8 @@ impl App {
         ];
         for (field, value) in values {
             let _ = self
-                .tune_form
+                .tune
+                .form
                 .set_text(field, value.as_deref().unwrap_or(""));
         }
     }

@@ -34,9 +34,9 @@ impl App {
     }
 
     pub(super) fn on_tune_edit_key(&mut self, k: KeyEvent) {
-        match self.tune_form.edit_key(&k) {
+        match self.tune.form.edit_key(&k) {
             EditOutcome::Applied(field) => {
-                let (shown, _) = self.tune_form.shown(field);
+                let (shown, _) = self.tune.form.shown(field);
                 self.set_status(format!("{} {shown}", field.label()), false);
             }
             EditOutcome::Cancelled => self.set_status("field unchanged", false),
@@ -46,7 +46,7 @@ impl App {
     }
 
     pub(super) fn edit_tune_field(&mut self) {
-        if let Some(what) = self.tune_form.activate() {
+        if let Some(what) = self.tune.form.activate() {
             self.set_status(what, false);
         }
     }
@@ -54,10 +54,10 @@ impl App {
     /// j/k move between fields; PgUp/PgDn scroll the heatmap's rows.
     pub(super) fn tune_scroll(&mut self, a: Action) {
         match a {
-            Action::Up => self.tune_form.move_cursor(-1),
-            Action::Down => self.tune_form.move_cursor(1),
-            Action::Top => self.tune_form.cursor = 0,
-            Action::Bottom => self.tune_form.cursor = super::Field::ALL.len() - 1,
+            Action::Up => self.tune.form.move_cursor(-1),
+            Action::Down => self.tune.form.move_cursor(1),
+            Action::Top => self.tune.form.cursor = 0,
+            Action::Bottom => self.tune.form.cursor = super::Field::ALL.len() - 1,
             Action::PageUp => self.scroll_heat(-1, 0),
             Action::PageDown => self.scroll_heat(1, 0),
             _ => {}
@@ -68,16 +68,16 @@ impl App {
     pub(super) fn pick_tuned(&mut self, delta: isize) {
         let n = self
             .current()
-            .and_then(|i| self.tunes.get(&i))
-            .map_or(0, |r| r.listed(self.show_front).len());
+            .and_then(|i| self.tune.runs.get(&i))
+            .map_or(0, |r| r.listed(self.tune.show_front).len());
         if n == 0 {
             self.set_status("no verified configuration to pick yet", true);
             return;
         }
-        self.tune_pick =
-            (self.tune_pick.min(n - 1) as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.tune.pick =
+            (self.tune.pick.min(n - 1) as isize + delta).clamp(0, n as isize - 1) as usize;
         self.set_status(
-            format!("row {} picked: P profiles it", self.tune_pick + 1),
+            format!("row {} picked: P profiles it", self.tune.pick + 1),
             false,
         );
     }
@@ -87,7 +87,7 @@ impl App {
     pub(super) fn toggle_front(&mut self) {
         let front = self
             .current()
-            .and_then(|i| self.tunes.get(&i))
+            .and_then(|i| self.tune.runs.get(&i))
             .map(|run| (run.report.energy.is_some(), run.front().len()));
         match front {
             None => self.set_status(
@@ -95,10 +95,10 @@ impl App {
                 true,
             ),
             Some((true, n)) => {
-                self.show_front = !self.show_front;
-                self.tune_pick = 0;
+                self.tune.show_front = !self.tune.show_front;
+                self.tune.pick = 0;
                 self.set_status(
-                    if self.show_front {
+                    if self.tune.show_front {
                         format!("table: the Pareto front of time against energy ({n} configuration(s), fastest first; p for the best)")
                     } else {
                         "table: the best configurations by the objective (p for the Pareto front)".into()
@@ -116,7 +116,7 @@ impl App {
     /// Show the heatmap on the next pair of axes whose values vary in the sweep (grid × block
     /// first), rebuilt from the configurations measured so far.
     pub(super) fn cycle_heat_axes(&mut self) {
-        let Some(run) = self.current().and_then(|i| self.tunes.get_mut(&i)) else {
+        let Some(run) = self.current().and_then(|i| self.tune.runs.get_mut(&i)) else {
             self.set_status("no heatmap yet: r starts a sweep of this instance", false);
             return;
         };
@@ -154,7 +154,7 @@ impl App {
         let next = pairs[(at + 1) % pairs.len()];
         run.heat = Heatmap::rebuilt(next, defines, run.report.objective, trials);
         let (r, c) = run.heat.axis_names();
-        self.heat_scroll = (0, 0);
+        self.tune.heat_scroll = (0, 0);
         self.set_status(
             if pairs.len() == 1 {
                 format!("heatmap: {r} × {c} (no other axis varies in this sweep)")
@@ -167,21 +167,21 @@ impl App {
 
     /// Scroll the heatmap by pages of rows and by single columns, never past its ends.
     pub(super) fn scroll_heat(&mut self, pages: isize, columns: isize) {
-        let Some(run) = self.current().and_then(|i| self.tunes.get(&i)) else {
+        let Some(run) = self.current().and_then(|i| self.tune.runs.get(&i)) else {
             self.set_status("no heatmap yet: r starts a sweep of this instance", false);
             return;
         };
         let area = tunelayout::layout(self.tune_area(), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
         let (rows, cols) = (run.heat.rows.len(), run.heat.cols.len());
-        let (r, c) = self.heat_scroll;
+        let (r, c) = self.tune.heat_scroll;
         let r = tunelayout::first(r, rows, g.rows);
         let c = tunelayout::first(c, cols, g.cols);
         let step = |at: usize, by: isize, len: usize, visible: usize| {
             at.saturating_add_signed(by)
                 .min(len.saturating_sub(visible))
         };
-        self.heat_scroll = (
+        self.tune.heat_scroll = (
             step(r, pages * g.rows as isize, rows, g.rows),
             step(c, columns, cols, g.cols),
         );
@@ -197,15 +197,16 @@ impl App {
         };
         // A sweep opened from its file is not replaced without asking: `r` again does (the file
         // keeps it: `rr-tui FILE` opens it again).
-        let asked = self.replace_asked.take() == Some(i);
+        let asked = self.tune.replace_asked.take() == Some(i);
         if let Some(run) = self
-            .tunes
+            .tune
+            .runs
             .get(&i)
             .filter(|_| !asked && self.tuning.is_none())
         {
             if let Some(file) = &run.opened_from {
                 let rows = run.report.trials.len();
-                self.replace_asked = Some(i);
+                self.tune.replace_asked = Some(i);
                 self.set_status(
                     format!(
                         "r again replaces the sweep opened from {file} ({rows} configuration(s)) with a new one (the file keeps it: rr-tui {file} opens it again); any other key keeps it"
@@ -215,7 +216,7 @@ impl App {
                 return vec![];
             }
         }
-        self.tune_queue.clear();
+        self.tune.queue.clear();
         self.start_tune_of(i)
     }
 
@@ -223,7 +224,7 @@ impl App {
     /// and settings (as `rr-tui tune DIR` sweeps a recording's instances); each keeps its own
     /// results, as if swept alone.
     pub(super) fn start_marked_tunes(&mut self) -> Vec<Cmd> {
-        if self.sweep_marks.is_empty() {
+        if self.tune.marks.is_empty() {
             self.set_status(
                 "no instance marked for a sweep: M on the instance list marks them (several)",
                 true,
@@ -234,16 +235,16 @@ impl App {
             self.set_status(why, true);
             return vec![];
         }
-        self.tune_queue = self.sweep_marks.iter().copied().collect();
+        self.tune.queue = self.tune.marks.iter().copied().collect();
         self.next_marked_tune()
     }
 
     /// The next marked instance's sweep, if any are left.
     fn next_marked_tune(&mut self) -> Vec<Cmd> {
-        let Some(i) = self.tune_queue.pop_front() else {
+        let Some(i) = self.tune.queue.pop_front() else {
             return vec![];
         };
-        let left = self.tune_queue.len();
+        let left = self.tune.queue.len();
         let cmds = self.start_tune_of(i);
         if cmds.is_empty() && left > 0 {
             // Refused (its reason is on the status line only until the next one starts).
@@ -256,7 +257,8 @@ impl App {
         // In the order `rr-tui tune` refuses: the form's values (its flags) first, then the
         // record's and the machine's reasons.
         let job = match self
-            .tune_form
+            .tune
+            .form
             .job(self.rows[i].json_path.clone(), self.next_run + 1)
         {
             // What a legacy record lacks, as given on the replay screen (I, A).
@@ -265,7 +267,7 @@ impl App {
                 ..job
             },
             Err((field, why)) => {
-                self.tune_form.cursor = super::Field::ALL
+                self.tune.form.cursor = super::Field::ALL
                     .iter()
                     .position(|&f| f == field)
                     .unwrap_or(0);
@@ -337,7 +339,7 @@ impl App {
             variant: None,
         };
         let run = TuneRun::new(self.next_run, &job, &row.kernel, recorded);
-        let configs = self.tune_form.space_size().unwrap_or(0);
+        let configs = self.tune.form.space_size().unwrap_or(0);
         self.set_status(
             format!(
                 "tuning {}: {configs} configuration(s), {}…",
@@ -346,9 +348,9 @@ impl App {
             ),
             false,
         );
-        self.tunes.insert(i, run);
+        self.tune.runs.insert(i, run);
         self.tuning = Some(i);
-        self.heat_scroll = (0, 0);
+        self.tune.heat_scroll = (0, 0);
         self.screen = super::Screen::Tune;
         vec![Cmd::StartTune {
             instance: i,
@@ -358,12 +360,12 @@ impl App {
     }
 
     pub(super) fn cancel_tune(&mut self) -> Vec<Cmd> {
-        let queued = std::mem::take(&mut self.tune_queue).len();
+        let queued = std::mem::take(&mut self.tune.queue).len();
         let Some(i) = self.tuning.take() else {
             self.set_status("nothing to cancel: no sweep is running", false);
             return vec![];
         };
-        let kept = self.tunes.get_mut(&i).map_or(0, |r| {
+        let kept = self.tune.runs.get_mut(&i).map_or(0, |r| {
             r.phase = Phase::Cancelled;
             r.clock.stop();
             r.report.trials.len()
@@ -383,11 +385,11 @@ impl App {
     }
 
     pub(super) fn on_tune_event(&mut self, Tagged { run, event }: Tagged) -> Vec<Cmd> {
-        let Some(i) = super::replays::waiting_for(&self.tunes, run) else {
+        let Some(i) = super::replays::waiting_for(&self.tune.runs, run) else {
             return vec![];
         };
         let done = matches!(event, Event::Done { .. });
-        let Some(r) = self.tunes.get_mut(&i) else {
+        let Some(r) = self.tune.runs.get_mut(&i) else {
             return vec![];
         };
         r.apply(event);
@@ -442,7 +444,7 @@ impl App {
             self.set_status("nothing to export: no instance selected", true);
             return vec![];
         };
-        let Some(run) = self.tunes.get(&i) else {
+        let Some(run) = self.tune.runs.get(&i) else {
             self.set_status(
                 "nothing to export: no sweep of this instance yet (r starts one)",
                 true,

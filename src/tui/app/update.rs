@@ -124,7 +124,7 @@ impl App {
         if self.status.as_mut().is_some_and(|s| s.expired(now)) {
             self.status = None;
         }
-        if let Some(run) = self.tuning.and_then(|i| self.tunes.get_mut(&i)) {
+        if let Some(run) = self.tuning.and_then(|i| self.tune.runs.get_mut(&i)) {
             run.clock.tick(now);
         }
     }

@@ -33,9 +33,9 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
             picker::draw(p, theme, f, main);
         }
         // A sweep file still being read on a worker: said at once, whatever its size.
-        None if app.opening_sweep.is_some() => {
+        None if app.tune.opening.is_some() => {
             draw_picker_bar(app, theme, f, tabs);
-            let shown = app.opening_sweep.as_ref().map_or("", |o| o.shown.as_str());
+            let shown = app.tune.opening.as_ref().map_or("", |o| o.shown.as_str());
             let block = ratatui::widgets::Block::default()
                 .borders(ratatui::widgets::Borders::TOP)
                 .title(Span::styled(" Sweep ", theme.header));

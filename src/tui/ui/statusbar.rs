@@ -103,7 +103,7 @@ const HELP_HINTS: &[(&str, &str)] = &[
 ];
 
 pub fn draw_hints(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let field = app.tune_form.editing.as_ref();
+    let field = app.tune.form.editing.as_ref();
     let refused = app.prompt.as_ref().and_then(|p| p.error.as_deref());
     if let Some(why) = refused.or(field.and_then(|e| e.check.as_ref().err().map(String::as_str))) {
         let text = format!("✗ {why}  (fix and press Enter, or Esc)");

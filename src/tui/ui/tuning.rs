@@ -30,27 +30,27 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         f,
         area,
     );
-    let run = app.tunes.get(&cur);
+    let run = app.tune.runs.get(&cur);
     let l = tunelayout::layout(inner, run);
     if l.collapsed {
-        draw_form_line(&app.tune_form, theme, f, l.form);
+        draw_form_line(&app.tune.form, theme, f, l.form);
     } else {
-        draw_form(&app.tune_form, theme, f, l.form);
+        draw_form(&app.tune.form, theme, f, l.form);
     }
     let Some(run) = run else {
         // Without a sweep the info line and the help below it share the area and wrap.
         draw_intro(app, theme, f, l.info.union(l.intro));
         return;
     };
-    let (info, style) = info_text(&app.tune_form, theme);
+    let (info, style) = info_text(&app.tune.form, theme);
     f.render_widget(
         Paragraph::new(Span::styled(fit(&info, l.info.width as usize), style)),
         l.info,
     );
     draw_progress(run, theme, f, l.progress);
     draw_notes(run, theme, f, l.notes);
-    heatmap::draw(run, app.heat_scroll, theme, f, l.heat);
-    draw_best(run, app.show_front, app.tune_pick, theme, f, l.table);
+    heatmap::draw(run, app.tune.heat_scroll, theme, f, l.heat);
+    draw_best(run, app.tune.show_front, app.tune.pick, theme, f, l.table);
 }
 
 /// Two columns of fields: the axes, then how to search and measure. The field under the
@@ -191,7 +191,7 @@ fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
 }
 
 fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let (info, style) = info_text(&app.tune_form, theme);
+    let (info, style) = info_text(&app.tune.form, theme);
     let mut lines = vec![Line::from(Span::styled(info, style)), Line::default()];
     let blocker = app.current().and_then(|i| app.replay_blocker(i));
     if let Some(b) = blocker {

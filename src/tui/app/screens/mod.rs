@@ -18,6 +18,7 @@ pub mod descriptor;
 pub mod instances;
 pub mod replay;
 pub mod snapshots;
+pub mod tune;
 
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
@@ -32,6 +33,7 @@ pub use descriptor::DescriptorScreen;
 pub use instances::InstancesScreen;
 pub use replay::ReplayScreen;
 pub use snapshots::SnapshotsScreen;
+pub use tune::TuneScreen;
 
 /// What a screen's drawing reads besides its own state.
 pub struct DrawContext<'a> {

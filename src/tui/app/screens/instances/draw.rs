@@ -262,7 +262,7 @@ fn table_row<'a>(app: &App, theme: &Theme, widths: &Widths, i: usize) -> Row<'a>
     let (badge, style) = badge(app, theme, i);
     let mark = if app.mark == Some(i) {
         "◆"
-    } else if app.sweep_marks.contains(&i) {
+    } else if app.tune.marks.contains(&i) {
         "●"
     } else {
         " "
