@@ -8,6 +8,7 @@ pub mod error;
 pub mod job;
 pub mod lines;
 pub mod machine;
+pub mod ncu;
 pub mod profile;
 pub mod replay;
 pub mod snapshot;

@@ -114,7 +114,7 @@ pub enum Event {
     /// Energy per execution (`--energy`; before the `rep`s).
     Energy(Energy),
     /// `rr-tui profile --events`: Nsight Compute's summary of one repetition.
-    Profile(Box<crate::profile::ProfileResult>),
+    Profile(Box<crate::ncu::ProfileResult>),
     /// An A/B replay's verdict (after the `rep`s, instead of `summary`).
     Compare(AbOutcome),
     /// An engine process is ready for commands: the device's rated SM clock, and whether the
