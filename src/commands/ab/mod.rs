@@ -108,7 +108,7 @@ fn run_candidate(
             let job = a.worker_job(spec, start, to);
             let (got, stderr) = run_worker(&job, &names[start..to], &mut |r| {
                 if !a.json {
-                    output::error_line(&format!("[rr-tui]   {}", text::instance_line(r)));
+                    output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
                 results.push(r.clone());
             })?;
@@ -123,7 +123,7 @@ fn run_candidate(
                     format!("the candidate's process ended on this instance: {why}"),
                 );
                 if !a.json {
-                    output::error_line(&format!("[rr-tui]   {}", text::instance_line(&r)));
+                    output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
                 results.push(r);
                 start += 1;

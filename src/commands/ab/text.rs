@@ -1,34 +1,10 @@
 //! The leaderboard as text: one row per candidate, best first, then why each rejected or
 //! implausible candidate is.
 
-use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard, Status};
+use rr_engine::replay::leaderboard::{times, CandidateRow, Leaderboard, Status};
 use rr_format::text::visible;
 
 const PREFIX: &str = "[rr-tui]";
-
-fn times(x: f64) -> String {
-    format!("{x:.3}×")
-}
-
-/// One instance's outcome in a few words (progress lines and the explorer's detail).
-pub fn instance_line(r: &InstanceResult) -> String {
-    let what = match r.status {
-        Status::Verified => "verified".to_string(),
-        Status::Wrong => "WRONG".to_string(),
-        Status::Implausible => "IMPLAUSIBLE".to_string(),
-        Status::Error => "ERROR".to_string(),
-    };
-    let speed = match (r.speedup, r.speedup_ci) {
-        (Some(s), Some(ci)) => format!(", speed-up {} [{:.3}–{:.3}]", times(s), ci[0], ci[1]),
-        _ => String::new(),
-    };
-    let why = r
-        .reason
-        .as_deref()
-        .map(|w| format!(": {}", visible(w)))
-        .unwrap_or_default();
-    format!("{}: {what}{speed}{why}", visible(&r.instance))
-}
 
 /// The leaderboard's lines.
 pub fn render(board: &Leaderboard) -> Vec<String> {
@@ -48,11 +24,7 @@ pub fn render(board: &Leaderboard) -> Vec<String> {
     }
     for c in &board.candidates {
         for r in c.instances.iter().filter(|r| r.status != Status::Verified) {
-            out.push(format!(
-                "{PREFIX} {}: {}",
-                visible(&c.candidate),
-                instance_line(r)
-            ));
+            out.push(format!("{PREFIX} {}: {}", visible(&c.candidate), r.line()));
         }
     }
     out.push(format!(

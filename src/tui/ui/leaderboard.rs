@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::commands::ab::text::instance_line;
 use crate::tui::app::leaderboard::{LeaderboardState, LeaderboardView};
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
@@ -69,7 +68,7 @@ pub fn draw(view: &LeaderboardView, theme: &Theme, f: &mut Frame, area: Rect) {
                             Status::Verified => theme.ok,
                             _ => theme.warn,
                         };
-                        line(format!("  {}", instance_line(r)), style)
+                        line(format!("  {}", r.line()), style)
                     }));
                     v
                 }

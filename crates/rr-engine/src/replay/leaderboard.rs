@@ -9,6 +9,7 @@
 //! across the recorded inputs, which is what a rewritten kernel tuned on one input gets wrong.
 //! With one instance, that instance's own (sign-test) interval is used.
 
+use rr_format::text::visible;
 use serde::{Deserialize, Serialize};
 
 use super::ab::{AbOutcome, MIN_THRESHOLD};
@@ -75,6 +76,27 @@ impl InstanceResult {
         }
     }
 
+    /// This outcome in a few words, strings from files made visible: `ab`'s progress lines and
+    /// leaderboard and the explorer's leaderboard detail show the same line.
+    pub fn line(&self) -> String {
+        let what = match self.status {
+            Status::Verified => "verified",
+            Status::Wrong => "WRONG",
+            Status::Implausible => "IMPLAUSIBLE",
+            Status::Error => "ERROR",
+        };
+        let speed = match (self.speedup, self.speedup_ci) {
+            (Some(s), Some(ci)) => format!(", speed-up {} [{:.3}–{:.3}]", times(s), ci[0], ci[1]),
+            _ => String::new(),
+        };
+        let why = self
+            .reason
+            .as_deref()
+            .map(|w| format!(": {}", visible(w)))
+            .unwrap_or_default();
+        format!("{}: {what}{speed}{why}", visible(&self.instance))
+    }
+
     /// Fill the speed-up from an A/B comparison.
     pub fn with_compare(mut self, o: AbOutcome) -> InstanceResult {
         self.speedup = Some(1.0 / o.ratio);
@@ -82,6 +104,11 @@ impl InstanceResult {
         self.compare = Some(o);
         self
     }
+}
+
+/// A speed-up as the leaderboard's lines write it (`1.234×`).
+pub fn times(x: f64) -> String {
+    format!("{x:.3}×")
 }
 
 /// The candidate's verdict over all instances.

@@ -59,7 +59,7 @@ impl ReplayScreen {
         app.set_status(format!("checking {}…", app.rows[i].demangled), false);
         vec![Cmd::Work(Work::new(move || Msg::ReplayChecked {
             instance: i,
-            result: crate::commands::replay::preflight(&request)
+            result: rr_engine::replay::runner::preflight(&request)
                 .map(|checked| {
                     request.save_output = checked.inst.input_len <= SAVED_OUTPUT_LIMIT;
                     Box::new(request)
