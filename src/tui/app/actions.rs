@@ -3,7 +3,10 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::screens::{Component, DescriptorScreen, InstancesScreen, ReplayScreen, SnapshotsScreen};
+use super::screens::{
+    Component, DescriptorScreen, InstancesScreen, ProfileScreen, ReplayScreen, SnapshotsScreen,
+    TuneScreen,
+};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::{self, Action, Scope};
 
@@ -27,7 +30,7 @@ impl App {
             return self.on_prompt_key(k);
         }
         if self.tune.form.editing.is_some() {
-            self.on_tune_edit_key(k);
+            TuneScreen::on_edit_key(self, k);
             return vec![];
         }
         if self.help {
@@ -141,7 +144,8 @@ impl App {
             | Action::Open => self.on_navigation_action(a),
             // Global keys: whichever screen is shown, they replay, cancel or profile.
             Action::Replay | Action::Verify | Action::Cancel => ReplayScreen::on_action(self, a),
-            Action::Profile => self.on_tune_action(a),
+            // `P` on the tuning screen profiles the row picked there: the Profile screen's work.
+            Action::Profile | Action::ProfileBest => ProfileScreen::on_action(self, a),
             Action::Up
             | Action::Down
             | Action::PageUp
@@ -187,7 +191,6 @@ impl App {
             | Action::TuneFront
             | Action::TunePickUp
             | Action::TunePickDown
-            | Action::ProfileBest
             | Action::ProfileCancel
             | Action::ProfileCandidate => self.on_screen_action(a),
         }
@@ -200,7 +203,8 @@ impl App {
             Screen::Descriptor => DescriptorScreen::on_action(self, a),
             Screen::Snapshots => SnapshotsScreen::on_action(self, a),
             Screen::Replay => ReplayScreen::on_action(self, a),
-            Screen::Tune | Screen::Profile => self.on_tune_action(a),
+            Screen::Tune => TuneScreen::on_action(self, a),
+            Screen::Profile => ProfileScreen::on_action(self, a),
         }
     }
 
@@ -251,40 +255,6 @@ impl App {
                 self.set_status(why.to_string(), true);
             }
             Action::Open => return self.switch(Screen::Snapshots),
-            _ => {}
-        }
-        vec![]
-    }
-
-    /// The tuning screen (sweeps, the heatmap, the table of the best) and the profile screen,
-    /// which are not components yet; `P` from any screen.
-    fn on_tune_action(&mut self, a: Action) -> Vec<Cmd> {
-        match a {
-            Action::TuneStartMarked => return self.start_marked_tunes(),
-            Action::Up
-            | Action::Down
-            | Action::PageUp
-            | Action::PageDown
-            | Action::Top
-            | Action::Bottom
-                if self.screen == Screen::Tune =>
-            {
-                self.tune_scroll(a)
-            }
-            Action::TuneStart => return self.start_tune(),
-            Action::TuneCancel => return self.cancel_tune(),
-            Action::TuneEdit => self.edit_tune_field(),
-            Action::TuneExport => return self.export_tune(),
-            Action::HeatLeft => self.scroll_heat(0, -1),
-            Action::HeatRight => self.scroll_heat(0, 1),
-            Action::HeatAxes => self.cycle_heat_axes(),
-            Action::TuneFront => self.toggle_front(),
-            Action::Profile => return self.start_profile(),
-            Action::ProfileBest => return self.start_tuned_profile(),
-            Action::TunePickUp => self.pick_tuned(-1),
-            Action::TunePickDown => self.pick_tuned(1),
-            Action::ProfileCancel => return self.cancel_profile(),
-            Action::ProfileCandidate => return self.start_candidate_profile(),
             _ => {}
         }
         vec![]

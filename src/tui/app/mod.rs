@@ -24,7 +24,6 @@ pub mod screens;
 pub mod status;
 pub mod sweepfile;
 mod tasks;
-mod tune_actions;
 pub mod tuneform;
 pub mod tunelayout;
 pub mod tuning;
@@ -307,8 +306,8 @@ pub struct App {
     pub tune: screens::TuneScreen,
     /// The instance whose sweep is running (one at a time: they share the GPU).
     pub tuning: Option<usize>,
-    /// The profile screen's profiles and the one running.
-    pub profile: profiles::ProfileState,
+    /// The Profile screen (`6`): the profiles by instance and the one running.
+    pub profile: screens::ProfileScreen,
     /// The Replay screen's leaderboard of several candidates (`C` with several files).
     pub leaderboard: Option<leaderboard::LeaderboardView>,
     /// `Err(why)` when replay cannot run here (no CUDA driver).

@@ -12,7 +12,7 @@ use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEven
 use ratatui::layout::{Position, Rect};
 
 use super::framelayout::{first_row, frame_areas, instance_rows, picker_rows, tab_places};
-use super::screens::InstancesScreen;
+use super::screens::{InstancesScreen, TuneScreen};
 use super::tunelayout::{self, HeatGeometry};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
@@ -245,7 +245,7 @@ impl App {
             // As `[`/`]` would, from the row picked now to the one clicked.
             MouseAction::TuneRow(k) => {
                 let from = self.picked_row(self.tune.pick);
-                self.pick_tuned(k as isize - from as isize);
+                TuneScreen::pick_row(self, k as isize - from as isize);
             }
             MouseAction::HeatCell(r, c) => self.pick_heat_cell(r, c),
             MouseAction::CloseHelp => {
@@ -281,13 +281,13 @@ impl App {
                 Pane::Help => self.scroll_help(action),
                 Pane::Picker => cmds.extend(self.on_picker_action(action)),
                 Pane::Screen => cmds.extend(self.on_action(action)),
-                Pane::TuneForm => self.tune_scroll(action),
+                Pane::TuneForm => TuneScreen::scroll(self, action),
                 Pane::Heatmap | Pane::TuneTable => {}
             }
         }
         match pane {
             Pane::Heatmap => self.scroll_heat_by(lines as isize, 0),
-            Pane::TuneTable => self.pick_tuned(lines.signum() as isize),
+            Pane::TuneTable => TuneScreen::pick_row(self, lines.signum() as isize),
             _ => {}
         }
         cmds

@@ -3,7 +3,7 @@
 //! inspections), and the handlers of the messages no screen owns (the checks, the rows read
 //! after the first frame, exports, the picker).
 
-use super::screens::{ReplayScreen, SnapshotsScreen};
+use super::screens::{ProfileScreen, ReplayScreen, SnapshotsScreen, TuneScreen};
 use super::{checks, App, Cmd, Msg, SortKey, Work};
 
 impl App {
@@ -54,12 +54,12 @@ impl App {
                 ReplayScreen::on_event(self, tagged);
                 vec![]
             }
-            Msg::Tune(tagged) => self.on_tune_event(tagged),
+            Msg::Tune(tagged) => TuneScreen::on_event(self, tagged),
             Msg::Profile(tagged) => {
-                self.on_profile_event(tagged);
+                ProfileScreen::on_event(self, tagged);
                 vec![]
             }
-            Msg::TuneChecked { instance, result } => self.on_tune_checked(instance, result),
+            Msg::TuneChecked { instance, result } => TuneScreen::on_checked(self, instance, result),
             Msg::ReplayChecked { instance, result } => {
                 ReplayScreen::on_checked(self, instance, result)
             }

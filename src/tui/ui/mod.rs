@@ -1,15 +1,12 @@
 //! Drawing: a pure function of the `App` state (no I/O beyond the visible window of the
 //! memory-mapped snapshots). This is the frame (the tab bar, the status line, the hint bar,
-//! the help popup, the picker); the screens that are components (`app::screens`) draw
-//! themselves in it, the others (tuning, profile) are drawn here.
+//! the help popup, the picker); every screen is a component (`app::screens`) and draws itself
+//! in it.
 
-mod heatmap;
 mod help;
 mod leaderboard;
 mod picker;
-mod profile;
 mod statusbar;
-mod tuning;
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -22,8 +19,8 @@ use super::app::screens::{Component, DrawContext, Section};
 use super::app::{App, Screen};
 use super::layout::fit_path;
 use super::theme::Theme;
-/// The screens that are not components yet (`picker`, `tuning`, `profile`) draw with these too.
-pub(crate) use super::widgets::{empty_list, titled};
+/// The picker draws with it too.
+pub(crate) use super::widgets::empty_list;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
     let [tabs, main, status, hints] = frame_areas(app, f.area());
@@ -64,8 +61,8 @@ fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) 
         Screen::Descriptor => app.descriptor.draw(&cx, f, main),
         Screen::Snapshots => app.snapshots.draw(&cx, f, main),
         Screen::Replay => app.replay.draw(&cx, f, main),
-        Screen::Tune => tuning::draw(app, theme, f, main),
-        Screen::Profile => profile::draw(app, theme, f, main),
+        Screen::Tune => app.tune.draw(&cx, f, main),
+        Screen::Profile => app.profile.draw(&cx, f, main),
     }
 }
 

@@ -12,10 +12,11 @@
 //! Components are children of `app` (they use the `App` they belong to and its `Cmd`s) and
 //! never import each other (one reads another's state only as a field of the `App`); they draw
 //! with the leaf helpers (`theme`, `layout`, `format`, `widgets`) and never with `ui`, which
-//! draws the frame around them and the screens that are not components yet (tuning, profile).
+//! draws the frame around them (the tabs, the status and hint bars, the help, the picker).
 
 pub mod descriptor;
 pub mod instances;
+pub mod profile;
 pub mod replay;
 pub mod snapshots;
 pub mod tune;
@@ -31,6 +32,7 @@ use crate::tui::theme::Theme;
 
 pub use descriptor::DescriptorScreen;
 pub use instances::InstancesScreen;
+pub use profile::ProfileScreen;
 pub use replay::ReplayScreen;
 pub use snapshots::SnapshotsScreen;
 pub use tune::TuneScreen;

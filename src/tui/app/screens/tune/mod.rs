@@ -5,11 +5,22 @@
 //! queue of a sweep of several instances, and a sweep file being read; what holds the GPU is
 //! the `App`'s (`gpu_work`).
 
+mod actions;
+mod draw;
+mod heat;
+mod sweeps;
+
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
+use ratatui::layout::Rect;
+use ratatui::Frame;
+
+use super::{Component, DrawContext};
 use crate::tui::app::sweepfile::OpeningSweep;
 use crate::tui::app::tuneform::TuneForm;
 use crate::tui::app::tuning::TuneRun;
+use crate::tui::app::{App, Cmd};
+use crate::tui::keymap::Action;
 
 #[derive(Default)]
 pub struct TuneScreen {
@@ -33,4 +44,36 @@ pub struct TuneScreen {
     /// The sweep file being read on a worker (`rr-tui SWEEP.json` in a terminal): the first
     /// frame says so at once, whatever the file's size.
     pub opening: Option<OpeningSweep>,
+}
+
+impl Component for TuneScreen {
+    fn draw(&self, cx: &DrawContext, f: &mut Frame, area: Rect) {
+        draw::draw(cx.app, cx.theme, f, area);
+    }
+
+    /// Sweeps (one, or the marked instances one after the other), the form, the heatmap and
+    /// the table. `P` (the picked row's profile) is the Profile screen's work.
+    fn on_action(app: &mut App, a: Action) -> Vec<Cmd> {
+        match a {
+            Action::TuneStartMarked => return Self::start_marked(app),
+            Action::TuneStart => return Self::start(app),
+            Action::TuneCancel => return Self::cancel(app),
+            Action::TuneExport => return Self::export(app),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => Self::scroll(app, a),
+            Action::TuneEdit => Self::edit_field(app),
+            Action::HeatLeft => Self::scroll_heat(app, 0, -1),
+            Action::HeatRight => Self::scroll_heat(app, 0, 1),
+            Action::HeatAxes => Self::cycle_heat_axes(app),
+            Action::TuneFront => Self::toggle_front(app),
+            Action::TunePickUp => Self::pick_row(app, -1),
+            Action::TunePickDown => Self::pick_row(app, 1),
+            _ => {}
+        }
+        vec![]
+    }
 }

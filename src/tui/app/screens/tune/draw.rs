@@ -1,5 +1,5 @@
 //! The tuning screen: the form, what it would sweep, the sweep's progress, warnings and error,
-//! the heatmap (ui::heatmap) and the best configurations.
+//! the heatmap (`heat`) and the best configurations.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::heatmap;
+use super::heat;
 use crate::tui::app::heatmap::dims_label;
 use crate::tui::app::replays::Phase;
 use crate::tui::app::tunelayout;
@@ -24,7 +24,7 @@ const LABEL_W: usize = 12;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let inner = super::titled(
+    let inner = crate::tui::widgets::titled(
         &format!("Tune · {}", app.rows[cur].demangled),
         theme,
         f,
@@ -49,7 +49,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     );
     draw_progress(run, theme, f, l.progress);
     draw_notes(run, theme, f, l.notes);
-    heatmap::draw(run, app.tune.heat_scroll, theme, f, l.heat);
+    heat::draw(run, app.tune.heat_scroll, theme, f, l.heat);
     draw_best(run, app.tune.show_front, app.tune.pick, theme, f, l.table);
 }
 

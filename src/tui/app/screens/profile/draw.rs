@@ -21,7 +21,7 @@ const MARKED_CHANGE: f64 = 0.05;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(cur) = app.current() else { return };
-    let inner = super::titled(
+    let inner = crate::tui::widgets::titled(
         &format!("Profile · {}", app.rows[cur].demangled),
         theme,
         f,
