@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::Event;
 use rr_engine::tune::{Config, Status, Trial, TuneReport};
-use rr_tui::tui::app::{App, Cmd, Msg, Pair, Phase, Screen, SortKey};
+use rr_tui::tui::app::{App, Cmd, GpuWork, Msg, Pair, Phase, Screen, SortKey};
 use std::sync::atomic::AtomicBool;
 
 pub fn key(app: &mut App, c: KeyCode) -> Vec<Cmd> {
@@ -248,7 +248,7 @@ fn replay_events_stream_into_the_instance_and_export() {
     let run = &a.replay.runs[&instance];
     assert_eq!(run.kernel_stats().median, 1002.0);
     assert_eq!(run.phase, Phase::Done);
-    assert!(a.running.is_none());
+    assert!(a.jobs.of(GpuWork::Replay).is_none());
     let dir = tempfile::tempdir().unwrap();
     a.export_dir = dir.path().to_path_buf();
     key(&mut a, KeyCode::Char('x'));
@@ -311,7 +311,7 @@ fn a_cancelled_runs_late_events_never_touch_the_next_run() {
         Phase::Running,
         "the new run is untouched"
     );
-    assert_eq!(a.running, Some(0));
+    assert_eq!(a.jobs.of(GpuWork::Replay), Some(0));
     a.update(ev(
         second,
         Event::Rep {
@@ -868,7 +868,7 @@ fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
         key(&mut a, KeyCode::Char('r')).is_empty(),
         "a sweep started"
     );
-    assert_eq!(a.tuning, None);
+    assert_eq!(a.jobs.of(GpuWork::Sweep), None);
     let status = a.status.as_ref().unwrap();
     assert!(
         status.error && status.text == format!("defines: {said}"),
@@ -885,7 +885,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     assert_eq!(a.screen, Screen::Tune);
     let me = a.current().unwrap();
     let (run, job) = start_sweep(&mut a);
-    assert_eq!(a.tuning, Some(me));
+    assert_eq!(a.jobs.of(GpuWork::Sweep), Some(me));
     assert_eq!(job.descriptor, a.rows[me].json_path);
     assert_eq!(
         (job.run_id, job.timing.cold, job.events),
@@ -970,7 +970,7 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
         assert_eq!(r.rate(), Some(1.0));
     }
     a.update(tune_ev(run, Event::Done { ok: true }));
-    assert_eq!(a.tuning, None);
+    assert_eq!(a.jobs.of(GpuWork::Sweep), None);
     assert_eq!(a.tune.runs[&me].phase, Phase::Done);
     assert!(
         status(&a).contains("best grid 4x1x1 block 256x1x1") && status(&a).contains("2.00×"),
@@ -979,7 +979,10 @@ fn a_sweep_streams_into_the_heatmap_and_the_table_and_is_kept_per_instance() {
     );
     // The clock stopped with the sweep.
     a.update(Msg::Tick(t0 + Duration::from_secs(50)));
-    assert_eq!(a.tune.runs[&me].clock.elapsed(), Some(Duration::from_secs(5)));
+    assert_eq!(
+        a.tune.runs[&me].clock.elapsed(),
+        Some(Duration::from_secs(5))
+    );
 
     // Another instance has no sweep; coming back shows this one's again.
     key(&mut a, KeyCode::Char('1'));
@@ -1079,7 +1082,7 @@ fn a_cancelled_sweeps_late_events_never_touch_the_next_sweep() {
     let r = &a.tune.runs[&0];
     assert_eq!(r.phase, Phase::Running, "the new sweep is untouched");
     assert!(r.report.trials.is_empty() && r.heat.rows.is_empty());
-    assert_eq!(a.tuning, Some(0));
+    assert_eq!(a.jobs.of(GpuWork::Sweep), Some(0));
     a.update(of_run(
         second,
         sweep_trial(8, 128, Status::Ok, 2000.0, true),
@@ -1122,7 +1125,7 @@ fn a_failed_sweep_shows_the_childs_error() {
         "{}",
         status(&a)
     );
-    assert_eq!(a.tuning, None);
+    assert_eq!(a.jobs.of(GpuWork::Sweep), None);
 }
 
 /// Every axis is checked by the engine's parser as it is typed; a value that does not parse
@@ -1249,7 +1252,7 @@ fn the_form_refuses_what_the_command_refuses() {
         "{}",
         status(&a)
     );
-    assert_eq!(a.tuning, None);
+    assert_eq!(a.jobs.of(GpuWork::Sweep), None);
 }
 
 /// An instance recorded without its output still shows its input: both sides, nothing
@@ -1336,7 +1339,7 @@ fn a_replay_the_command_refuses_does_not_start() {
     );
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.settings.block, None, "the refused value was kept");
-    assert_eq!(a.running, None);
+    assert_eq!(a.jobs.of(GpuWork::Replay), None);
 }
 
 /// A large directory draws before its descriptors are read: rows past the first ones start from
@@ -1677,7 +1680,7 @@ fn the_kept_replay_process_is_shown_and_c_ends_it() {
     // Nothing kept: nothing to cancel. Kept (the runtime says so): `c` ends it.
     assert!(key(&mut a, KeyCode::Char('c')).is_empty());
     assert!(status(&a).contains("nothing to cancel"), "{}", status(&a));
-    a.replay.kept = true;
+    a.jobs.kept = true;
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(matches!(cmds.as_slice(), [Cmd::CancelReplay]));
     assert!(
@@ -2058,14 +2061,14 @@ fn a_search_cut_short_that_found_nothing_says_so() {
 fn gpu_work_waits_for_the_work_that_holds_the_gpu_with_one_message() {
     let mut a = app("rrtui-stencil3d", true);
     let name = a.rows[0].demangled.clone();
-    a.tuning = Some(0);
+    a.jobs.begin(GpuWork::Sweep, 0);
     let sweep = format!("a sweep of {name} is running: let it finish or cancel it (5, then c)");
     key(&mut a, KeyCode::Char('r'));
     assert_eq!(status(&a), sweep, "a replay waits for the sweep");
     key(&mut a, KeyCode::Char('P'));
     assert_eq!(status(&a), sweep, "a profile waits for the sweep");
-    a.tuning = None;
-    a.running = Some(0);
+    a.jobs.end(GpuWork::Sweep);
+    a.jobs.begin(GpuWork::Replay, 0);
     key(&mut a, KeyCode::Char('r'));
     assert_eq!(
         status(&a),
@@ -2090,6 +2093,7 @@ fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
         state: LeaderboardState::Running,
         detail: None,
     });
+    a.jobs.begin(GpuWork::Leaderboard, 0);
     key(&mut a, KeyCode::Char('r'));
     assert_eq!(
         status(&a),
@@ -2102,6 +2106,7 @@ fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
         a.leaderboard.as_ref().map(|l| &l.state),
         Some(&LeaderboardState::Failed("cancelled".into()))
     );
+    assert_eq!(a.jobs.running(), None, "nothing holds the GPU after it");
     assert!(
         status(&a).starts_with("leaderboard cancelled"),
         "{}",

@@ -9,7 +9,7 @@ use rr_engine::replay::ab::judge;
 use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard, Status};
 use rr_tui::cli::Theme as ThemeName;
 use rr_tui::tui::app::leaderboard::LeaderboardState;
-use rr_tui::tui::app::{App, Cmd, Msg};
+use rr_tui::tui::app::{App, Cmd, GpuWork, Msg};
 use rr_tui::tui::theme::Theme;
 use std::path::PathBuf;
 
@@ -97,17 +97,22 @@ fn with_board(size: (u16, u16), enters: usize) -> App {
         dir.path().join("cheat.cu").display()
     );
     typed(&mut a, &text);
-    // `update`, not `update_inline`: the worker would run `rr-tui ab` (here, the test binary).
     let cmds = a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     assert!(
-        matches!(cmds.as_slice(), [Cmd::Work(_)]),
-        "the leaderboard starts on a worker: {:?}",
+        matches!(cmds.as_slice(), [Cmd::StartLeaderboard { job, .. }] if job.candidates.len() == 2),
+        "the executor starts the leaderboard's process: {:?}",
         a.status
     );
     let view = a.leaderboard.as_ref().expect("a leaderboard");
     assert_eq!(view.state, LeaderboardState::Running);
     assert_eq!(view.candidates.len(), 2);
+    assert_eq!(a.jobs.of(GpuWork::Leaderboard), Some(a.current().unwrap()));
     a.update(Msg::Leaderboard(Ok(Box::new(board()))));
+    assert_eq!(
+        a.jobs.running(),
+        None,
+        "the leaderboard no longer holds the GPU"
+    );
     for _ in 0..enters {
         press(&mut a, KeyCode::Enter);
     }

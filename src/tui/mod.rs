@@ -3,6 +3,7 @@
 //! processes and diff-index jobs into messages.
 
 pub mod app;
+mod executor;
 pub mod config;
 pub mod format;
 pub mod keymap;
@@ -118,8 +119,6 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
         }
     };
     let result = runtime::run(app, theme, config.mouse);
-    // However the explorer ends, no GPU work it started goes on without it.
-    app::leaderboard::end_running_ab();
     drop(session);
     result
 }

@@ -13,21 +13,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::app::{App, Cmd, Msg};
+use super::executor::Executor;
 use super::theme::Theme;
 use crate::error::{Error, Result};
 use rr_engine::diff::job::IndexJob;
 use rr_engine::diff::search::SearchJob;
-use rr_engine::replay::child::ChildRun;
-use rr_engine::replay::{Event, EventSink, Tagged};
 
 const TICK: Duration = Duration::from_millis(250);
-/// How long the last replay's process (and the instance's memory on the GPU) is kept for the
-/// next replay.
-const REPLAY_KEPT_FOR: Duration = Duration::from_secs(300);
-/// The longest the explorer waits for a killed replay process to be gone before a sweep or a
-/// profile starts (the driver frees its memory as it exits; typically well under a second).
-const FREEING_LIMIT: Duration = Duration::from_secs(10);
-
 /// Undo what set-up did, ignoring failures: when the terminal has gone away (hang-up) every
 /// write fails with EIO, and `ratatui::restore` would report that with `eprintln!`, which
 /// panics when stderr is that same dead terminal (then the panic hook restores again: abort).
@@ -109,10 +101,7 @@ fn message_loop(
 ) -> Result<()> {
     let mut first_frame = true;
     loop {
-        app.replay.kept = workers
-            .replay
-            .as_ref()
-            .is_some_and(|c| c.idle_for().is_some());
+        app.jobs.kept = workers.exec.replay_kept();
         terminal
             .draw(|f| super::ui::draw(app, theme, f))
             .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
@@ -145,7 +134,7 @@ fn message_loop(
         if app.quit {
             return Ok(());
         }
-        workers.end_idle_replay(app);
+        workers.exec.end_idle_replay(app);
         // A snapshot shrinking under an indexed view makes its "equal" summaries lies: check
         // the open pair on every turn (two fstat calls).
         if app
@@ -166,13 +155,11 @@ enum Flow {
     Quit,
 }
 
-/// The child processes and jobs the explorer's commands started: one of each at a time, a new
-/// one replacing (and so cancelling) the one before.
+/// What the explorer's commands started: its child processes (the executor's) and its jobs on
+/// threads, one of each at a time, a new one replacing (and so cancelling) the one before.
 #[derive(Default)]
 struct Workers {
-    replay: Option<ChildRun>,
-    tune: Option<ChildRun>,
-    profile: Option<ChildRun>,
+    exec: Executor,
     index: Option<IndexJob>,
     /// The snapshot search (`/`).
     search: Option<SearchJob>,
@@ -181,44 +168,11 @@ struct Workers {
 impl Workers {
     /// Carry out one command of `update`'s.
     fn carry_out(&mut self, app: &mut App, tx: &Sender<Msg>, cmd: Cmd) -> Result<Flow> {
+        // Child processes are the executor's.
+        let Some(cmd) = self.exec.carry_out(app, tx, cmd)? else {
+            return Ok(Flow::Continue);
+        };
         match cmd {
-            Cmd::StartReplay { request, .. } => self.start_replay(app, tx, request)?,
-            Cmd::CancelReplay => {
-                if let Some(c) = self.replay.take() {
-                    c.cancel();
-                }
-            }
-            Cmd::StartTune { run, job, .. } => {
-                // Its engines need the GPU memory the last replay still holds.
-                if let Some(c) = self.replay.take() {
-                    c.cancel_and_wait(FREEING_LIMIT);
-                }
-                let exe = executable()?;
-                let started =
-                    ChildRun::spawn_job(&exe, &*job, run, "tune", ToLoop::new(tx, Msg::Tune));
-                self.tune = started_or_said(app, started, run, "tune", Msg::Tune);
-            }
-            Cmd::CancelTune => {
-                if let Some(c) = self.tune.take() {
-                    c.cancel();
-                }
-            }
-            Cmd::StartProfile { job, .. } => {
-                if let Some(c) = self.replay.take() {
-                    c.cancel_and_wait(FREEING_LIMIT);
-                }
-                let exe = executable()?;
-                let run = job.run_id;
-                let sink = ToLoop::new(tx, Msg::Profile);
-                let started = ChildRun::spawn_job(&exe, &*job, run, "profile", sink);
-                self.profile = started_or_said(app, started, run, "profile", Msg::Profile);
-            }
-            Cmd::CancelLeaderboard => crate::tui::app::leaderboard::end_running_ab(),
-            Cmd::CancelProfile => {
-                if let Some(c) = self.profile.take() {
-                    c.cancel();
-                }
-            }
             Cmd::StartIndex { job, a, b } => {
                 let sink = tx.clone();
                 self.index = Some(IndexJob::spawn(
@@ -238,70 +192,15 @@ impl Workers {
             }
             Cmd::Work(work) => spawn_work(app, tx, work),
             Cmd::Quit => return Ok(Flow::Quit),
+            // Starting and cancelling processes: carried out above.
+            _ => {}
         }
         Ok(Flow::Continue)
     }
 
-    fn start_replay(
-        &mut self,
-        app: &mut App,
-        tx: &Sender<Msg>,
-        request: Box<rr_engine::replay::ReplayRequest>,
-    ) -> Result<()> {
-        // The last replay's process, still waiting, takes it: a neighbouring instance switches
-        // in with the memory already on the GPU.
-        if self
-            .replay
-            .as_ref()
-            .is_some_and(|c| c.replay_next(&request).is_ok())
-        {
-            return Ok(());
-        }
-        if let Some(c) = self.replay.take() {
-            c.cancel();
-        }
-        let exe = executable()?;
-        let run = request.run_id;
-        match ChildRun::serve_replays(&exe, &request, ToLoop::new(tx, Msg::Replay)) {
-            Ok(child) => self.replay = Some(child),
-            Err(e) => {
-                for m in failed_start(run, "replay", &e) {
-                    app.update(Msg::Replay(m));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A replay process kept for the next replay gives its GPU memory back after a while.
-    fn end_idle_replay(&mut self, app: &mut App) {
-        if self
-            .replay
-            .as_ref()
-            .and_then(ChildRun::idle_for)
-            .is_some_and(|idle| idle > REPLAY_KEPT_FOR)
-        {
-            if let Some(c) = self.replay.take() {
-                c.cancel();
-                app.set_status(
-                    format!(
-                        "the kept replay process ended after {} idle minutes: its GPU memory is free",
-                        REPLAY_KEPT_FOR.as_secs() / 60
-                    ),
-                    false,
-                );
-            }
-        }
-    }
-
     /// The explorer ends: no child process goes on without it, and the index job stops.
     fn end(&mut self) {
-        for c in [self.replay.take(), self.tune.take(), self.profile.take()]
-            .into_iter()
-            .flatten()
-        {
-            c.cancel();
-        }
+        self.exec.end();
         drop(self.index.take());
     }
 }
@@ -317,72 +216,6 @@ fn spawn_work(app: &mut App, tx: &Sender<Msg>, work: crate::tui::app::Work) {
     if let Err(e) = spawned {
         app.set_status(format!("cannot start a worker thread: {e}"), true);
     }
-}
-
-fn executable() -> Result<std::path::PathBuf> {
-    crate::this_binary()
-        .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
-}
-
-/// The child that started, or None when it could not: its run then ends at once with the
-/// reason.
-fn started_or_said(
-    app: &mut App,
-    started: std::io::Result<ChildRun>,
-    run: u64,
-    what: &'static str,
-    wrap: fn(Tagged) -> Msg,
-) -> Option<ChildRun> {
-    match started {
-        Ok(child) => Some(child),
-        Err(e) => {
-            for m in failed_start(run, what, &e) {
-                app.update(wrap(m));
-            }
-            None
-        }
-    }
-}
-
-/// The explorer's event sink: each event of a child's run, as the message `wrap` makes of it,
-/// to the message loop (which applies it to the run it belongs to, or drops it).
-struct ToLoop {
-    tx: Sender<Msg>,
-    wrap: fn(Tagged) -> Msg,
-}
-
-impl ToLoop {
-    fn new(tx: &Sender<Msg>, wrap: fn(Tagged) -> Msg) -> ToLoop {
-        ToLoop {
-            tx: tx.clone(),
-            wrap,
-        }
-    }
-}
-
-impl EventSink for ToLoop {
-    fn emit(&self, run: u64, event: Event) {
-        // The loop has ended: nobody waits for the event.
-        let _ = self.tx.send((self.wrap)(Tagged { run, event }));
-    }
-}
-
-/// What a child that could not even start says: an error, then the end of its run.
-fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [Tagged; 2] {
-    use rr_engine::replay::ErrorKind;
-    [
-        Tagged {
-            run,
-            event: Event::Error {
-                kind: ErrorKind::Setup,
-                message: format!("cannot start the {what} process: {e}"),
-            },
-        },
-        Tagged {
-            run,
-            event: Event::Done { ok: false },
-        },
-    ]
 }
 
 fn spawn_input_thread(tx: Sender<Msg>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {

@@ -6,7 +6,7 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use super::{App, Prompt, Screen};
+use super::{App, GpuWork, Prompt, Screen};
 use crate::tui::keymap;
 use crate::tui::layout::fit;
 
@@ -109,7 +109,10 @@ pub fn count_text(app: &App, max: usize) -> String {
         };
     }
     let count = format!("{} of {} instance(s)", app.view.len(), app.rows.len());
-    let busy = [("replaying", app.running), ("tuning", app.tuning)];
+    let busy = [
+        ("replaying", app.jobs.of(GpuWork::Replay)),
+        ("tuning", app.jobs.of(GpuWork::Sweep)),
+    ];
     let Some((what, i)) = busy.iter().find_map(|&(w, i)| Some((w, i?))) else {
         return count;
     };

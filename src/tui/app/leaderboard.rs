@@ -1,22 +1,16 @@
 //! The Replay screen's leaderboard: `C` given several candidate files ranks them on every
 //! recorded instance of the selected instance's kernel. The work is an A/B job ([`AbJob`], its
-//! leaderboard in JSON) handed to `rr-tui job` (the line on its input) in a process of its own
-//! (as a replay is: a faulting candidate takes nothing of the explorer with it), started on a
-//! worker thread; its one JSON document comes back as [`Msg::Leaderboard`]. Enter on the Replay
-//! screen shows each candidate's per-instance results in turn.
-
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+//! leaderboard in JSON) that the executor hands to `rr-tui job` (the line on its input) in a
+//! process of its own (as a replay is: a faulting candidate takes nothing of the explorer with
+//! it); its one JSON document comes back as [`Msg::Leaderboard`](super::Msg::Leaderboard).
+//! Enter on the Replay screen shows each candidate's per-instance results in turn.
 
 use rr_engine::replay::ab_job::AbJob;
 use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::leaderboard::Leaderboard;
 
 use super::gpu_work::GpuWork;
-use super::{App, Cmd, Msg, Work};
-
-/// The leaderboard document is at most this long (`ab`'s own output; more is not ours).
-const MAX_BOARD_BYTES: u64 = 64 << 20;
+use super::{App, Cmd};
 
 /// Where the leaderboard stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,13 +29,6 @@ pub struct LeaderboardView {
     pub state: LeaderboardState,
     /// The candidate whose per-instance results are shown (None: the table).
     pub detail: Option<usize>,
-}
-
-impl LeaderboardView {
-    /// `rr-tui ab` is still ranking the candidates (it holds the GPU: `gpu_work`).
-    pub fn is_running(&self) -> bool {
-        matches!(self.state, LeaderboardState::Running)
-    }
 }
 
 /// `FILE… [-D N=V]… [--nvrtc-opt=O]… [--candidate-kernel K]`: the candidate files (the words
@@ -103,7 +90,11 @@ impl App {
             state: LeaderboardState::Running,
             detail: None,
         });
-        vec![Cmd::Work(Work::new(move || Msg::Leaderboard(run_ab(&job))))]
+        self.jobs.begin(GpuWork::Leaderboard, i);
+        vec![Cmd::StartLeaderboard {
+            job: Box::new(job),
+            record: self.record_serial,
+        }]
     }
 
     /// The leaderboard came back (or why not).
@@ -111,6 +102,7 @@ impl App {
         let Some(view) = self.leaderboard.as_mut() else {
             return;
         };
+        self.jobs.end(GpuWork::Leaderboard);
         let said = match &result {
             Ok(b) => format!(
                 "leaderboard: {} candidate(s) on {} instance(s){}",
@@ -135,16 +127,15 @@ impl App {
 
     /// `c` on the Replay screen with no replay running: end a leaderboard being made, if one is.
     pub(super) fn cancel_leaderboard(&mut self) -> Option<Vec<Cmd>> {
-        let view = self.leaderboard.as_mut()?;
-        if view.state != LeaderboardState::Running {
-            return None;
+        let (_, cmd) = self.jobs.cancel(GpuWork::Leaderboard)?;
+        if let Some(view) = self.leaderboard.as_mut() {
+            view.state = LeaderboardState::Failed("cancelled".into());
         }
-        view.state = LeaderboardState::Failed("cancelled".into());
         self.set_status(
             "leaderboard cancelled: rr-tui ab and its workers end",
             false,
         );
-        Some(vec![Cmd::CancelLeaderboard])
+        Some(vec![cmd])
     }
 
     /// Enter on the Replay screen: the next candidate's per-instance results, then the table
@@ -192,63 +183,6 @@ fn ab_job(
     job
 }
 
-/// Run `job` (its leaderboard in JSON) in `rr-tui job`, handed over on its input, and read the
-/// leaderboard, or say why there is none.
-fn run_ab(job: &AbJob) -> Result<Box<Leaderboard>, String> {
-    let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {e}"))?;
-    let line = rr_engine::job::line(job).map_err(|e| format!("rr-tui ab: {e}"))?;
-    let out =
-        run_grouped(rr_engine::job::command(&exe), &line).map_err(|e| format!("rr-tui ab: {e}"))?;
-    if RUNNING_AB_ENDED.swap(false, Ordering::SeqCst) {
-        return Err("cancelled".into());
-    }
-    board_of(&out)
-}
-
-/// The process group of the running `rr-tui ab` (0: none). One leaderboard runs at a time (the
-/// GPU is shared), so one place suffices; `c` and leaving the explorer end it through here, so
-/// that no GPU work outlives what asked for it.
-static RUNNING_AB: AtomicI32 = AtomicI32::new(0);
-/// Set when [`end_running_ab`] ended it: its empty output is a cancellation, not an error.
-static RUNNING_AB_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Run `cmd` in a process group of its own, registered as the running `ab`, with `input` (its
-/// job's line) on its standard input, and return its stdout (at most [`MAX_BOARD_BYTES`]).
-fn run_grouped(mut cmd: Command, input: &[u8]) -> std::io::Result<Vec<u8>> {
-    use std::io::{Read, Write};
-    use std::os::unix::process::CommandExt;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()?;
-    RUNNING_AB.store(child.id() as i32, Ordering::SeqCst);
-    // The job is all it reads: written, then the pipe closes (a child that ends before taking
-    // it says so in what it printed).
-    if let Some(mut pipe) = child.stdin.take() {
-        let _ = pipe.write_all(input);
-    }
-    let mut out = Vec::new();
-    let read = child
-        .stdout
-        .take()
-        .map(|s| s.take(MAX_BOARD_BYTES).read_to_end(&mut out));
-    let _ = child.wait();
-    RUNNING_AB.store(0, Ordering::SeqCst);
-    read.transpose()?;
-    Ok(out)
-}
-
-/// End the running `rr-tui ab` and everything it started (its workers hold the GPU), if one runs.
-pub fn end_running_ab() {
-    let group = RUNNING_AB.swap(0, Ordering::SeqCst);
-    if let Some(pid) = rustix::process::Pid::from_raw(group) {
-        RUNNING_AB_ENDED.store(true, Ordering::SeqCst);
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
-    }
-}
-
 /// The leaderboard in `ab --json`'s output, or the error it printed instead.
 pub fn board_of(out: &[u8]) -> Result<Box<Leaderboard>, String> {
     if let Ok(b) = serde_json::from_slice::<Leaderboard>(out) {
@@ -263,29 +197,6 @@ pub fn board_of(out: &[u8]) -> Result<Box<Leaderboard>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The running `ab` and what it started (here a shell and its `sleep`) end together, at
-    /// once, and what it said is taken as cancelled; nothing is left registered.
-    #[test]
-    fn ending_the_running_ab_ends_its_process_group() {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "sleep 30 & wait; echo late"]);
-        let started = std::time::Instant::now();
-        let run = std::thread::spawn(move || run_grouped(cmd, b""));
-        while RUNNING_AB.load(Ordering::SeqCst) == 0 {
-            assert!(started.elapsed().as_secs() < 10, "never started");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        end_running_ab();
-        let out = run.join().unwrap().unwrap();
-        assert!(
-            started.elapsed().as_secs() < 10,
-            "the group outlived its end"
-        );
-        assert!(out.is_empty(), "{out:?}");
-        assert!(RUNNING_AB_ENDED.swap(false, Ordering::SeqCst));
-        assert_eq!(RUNNING_AB.load(Ordering::SeqCst), 0);
-    }
 
     #[test]
     fn several_files_share_the_flags() {

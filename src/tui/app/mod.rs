@@ -10,7 +10,7 @@ mod actions;
 pub mod checks;
 mod export;
 pub mod framelayout;
-mod gpu_work;
+pub mod gpu_work;
 pub mod heatmap;
 pub mod instances;
 pub mod leaderboard;
@@ -36,6 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use framelayout::first_row;
+pub use gpu_work::{GpuJobs, GpuWork};
 pub use instances::{Row, SortKey};
 pub use mouse::{MouseAction, Pane};
 pub use prompt::{LineEditor, Prompt, PromptKind};
@@ -175,6 +176,13 @@ pub enum Cmd {
     },
     /// Kill the running profile (ncu and the replay under it).
     CancelProfile,
+    /// Rank the candidates of an A/B job (`rr-tui job`, its leaderboard in JSON) in a process
+    /// group of its own; its leaderboard comes back as `Msg::Leaderboard`, an answer about the
+    /// record then open (`record`: its number, as `Msg::ForRecord` says).
+    StartLeaderboard {
+        job: Box<rr_engine::replay::ab_job::AbJob>,
+        record: u64,
+    },
     /// End the running leaderboard (`rr-tui ab` and its workers).
     CancelLeaderboard,
     StartIndex {
@@ -298,14 +306,12 @@ pub struct App {
     pub pending_rows: instances::PendingRows,
     /// Rows read so far of those that were pending, and how many there were.
     pub rows_loading: Option<(usize, usize)>,
-    /// The id of the latest replay run; every run gets a new one.
-    next_run: u64,
-    pub running: Option<usize>,
+    /// What holds the GPU (one replay, sweep, profile or leaderboard at a time), the run ids,
+    /// whether the executor keeps the last replay's process.
+    pub jobs: GpuJobs,
     pub settings: ReplaySettings,
     /// The Tune screen (`5`): the form, the sweeps, the heatmap and table, the marks.
     pub tune: screens::TuneScreen,
-    /// The instance whose sweep is running (one at a time: they share the GPU).
-    pub tuning: Option<usize>,
     /// The Profile screen (`6`): the profiles by instance and the one running.
     pub profile: screens::ProfileScreen,
     /// The Replay screen's leaderboard of several candidates (`C` with several files).
@@ -355,8 +361,7 @@ impl App {
             mark: None,
             pending_rows: Vec::new(),
             rows_loading: None,
-            next_run: 0,
-            running: None,
+            jobs: GpuJobs::default(),
             settings: ReplaySettings {
                 repetitions: DEFAULT_REPETITIONS,
                 grid: None,
@@ -366,7 +371,6 @@ impl App {
                 candidate: None,
             },
             tune: Default::default(),
-            tuning: None,
             profile: Default::default(),
             leaderboard: None,
             gpu,

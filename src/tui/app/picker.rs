@@ -204,7 +204,7 @@ impl App {
         // Answers about the record before are dropped; run and job numbers go on, so a late
         // event of a cancelled replay cannot pass for one of this record's.
         fresh.record_serial = self.record_serial + 1;
-        fresh.next_run = self.next_run;
+        fresh.jobs = self.jobs.numbering();
         fresh.snapshots.next_job = self.snapshots.next_job;
         *self = fresh;
         let mut cmds = self.start_checks();
@@ -218,11 +218,6 @@ impl App {
         self.picking = true;
         self.screen = Screen::Instances;
         self.status = None;
-        vec![
-            Cmd::CancelReplay,
-            Cmd::CancelTune,
-            Cmd::CancelProfile,
-            Cmd::CancelLeaderboard,
-        ]
+        self.jobs.end_all()
     }
 }

@@ -257,7 +257,7 @@ impl App {
     pub fn show_sweep(&mut self, mut sweep: SweepFile) -> std::result::Result<(), String> {
         let mut report = sweep.report.clone();
         report.trials = std::mem::take(&mut sweep.report.trials);
-        let run = TuneRun::from_report(self.next_run + 1, report, sweep.shown.clone());
+        let run = TuneRun::from_report(self.jobs.next_run(), report, sweep.shown.clone());
         self.show_sweep_run(&sweep, run)
     }
 
@@ -277,7 +277,7 @@ impl App {
             ));
         };
         self.fill_form_from(sweep);
-        self.next_run = self.next_run.max(run.run);
+        self.jobs.seen_run(run.run);
         let (verified, rows) = (
             run.count(rr_engine::tune::Status::Ok),
             run.report.trials.len(),

@@ -4,7 +4,7 @@
 //! after the first frame, exports, the picker).
 
 use super::screens::{ProfileScreen, ReplayScreen, SnapshotsScreen, TuneScreen};
-use super::{checks, App, Cmd, Msg, SortKey, Work};
+use super::{checks, App, Cmd, GpuWork, Msg, SortKey, Work};
 
 impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
@@ -110,13 +110,9 @@ impl App {
     /// Quit: no GPU work the explorer started goes on without it (Ctrl-C, `q`, a signal).
     pub(super) fn quit_all(&mut self) -> Vec<Cmd> {
         self.quit = true;
-        vec![
-            Cmd::CancelReplay,
-            Cmd::CancelTune,
-            Cmd::CancelProfile,
-            Cmd::CancelLeaderboard,
-            Cmd::Quit,
-        ]
+        let mut cmds = self.jobs.end_all();
+        cmds.push(Cmd::Quit);
+        cmds
     }
 
     /// The runtime's clock: status messages expire by it, and the sweep's clock ticks.
@@ -124,7 +120,7 @@ impl App {
         if self.status.as_mut().is_some_and(|s| s.expired(now)) {
             self.status = None;
         }
-        if let Some(run) = self.tuning.and_then(|i| self.tune.runs.get_mut(&i)) {
+        if let Some(run) = (self.jobs.of(GpuWork::Sweep)).and_then(|i| self.tune.runs.get_mut(&i)) {
             run.clock.tick(now);
         }
     }

@@ -4,7 +4,7 @@
 //! ([`ProfileJob`], asking for events) handed to an `rr-tui job` child in the background — the
 //! same job and checks as `rr-tui profile` on the command line — and cancellable (`c`). It shows
 //! one, or the two side by side with the differences marked. Its state is the profiles by
-//! instance (`profiles`: a run's events) and the one running.
+//! instance (`profiles`: a run's events); which one runs is `jobs`' (what holds the GPU).
 
 mod draw;
 
@@ -16,9 +16,10 @@ use rr_engine::profile::{ProfileJob, ProfileOutput};
 use rr_engine::replay::{Event, Tagged};
 
 use super::{Component, DrawContext};
+use crate::tui::app::gpu_work::Running;
 use crate::tui::app::profiles::{ProfileRun, Profiles, Target};
 use crate::tui::app::replays::Phase;
-use crate::tui::app::{App, Cmd, Screen};
+use crate::tui::app::{App, Cmd, GpuWork, Screen};
 use crate::tui::keymap::Action;
 
 /// The profile screen's state, kept for the session.
@@ -26,17 +27,24 @@ use crate::tui::keymap::Action;
 pub struct ProfileScreen {
     /// Nsight Compute profiles by instance: the recorded configuration's and a sweep's best.
     pub by_instance: HashMap<usize, Profiles>,
-    /// The profile running (one at a time: ncu serialises the GPU).
-    pub running: Option<(usize, Target)>,
 }
 
 impl ProfileScreen {
+    /// The profile run `running` is (a profile's run id is its slot's).
+    fn run_of(&mut self, running: Running) -> Option<&mut ProfileRun> {
+        let p = self.by_instance.get_mut(&running.instance)?;
+        [&mut p.recorded, &mut p.tuned]
+            .into_iter()
+            .flatten()
+            .find(|r| r.run == running.run)
+    }
+
     /// Why the GPU cannot take a profile now (the record's own reason, or other GPU work), if it cannot.
     fn refused(app: &App, i: usize) -> Option<String> {
         if let Some(blocker) = app.replay_blocker(i) {
             return Some(blocker.refusal("profile", "profiled"));
         }
-        app.gpu_busy(crate::tui::app::gpu_work::GpuWork::Profile)
+        app.gpu_busy(GpuWork::Profile)
     }
 
     /// `P`: profile the selected instance as recorded.
@@ -120,8 +128,7 @@ impl ProfileScreen {
             app.set_status(why, true);
             return vec![];
         }
-        app.next_run += 1;
-        let run = app.next_run;
+        let run = app.jobs.begin(GpuWork::Profile, i);
         let job = ProfileJob {
             grid: geometry.map(|g| g.0),
             block: geometry.map(|g| g.1),
@@ -141,7 +148,6 @@ impl ProfileScreen {
         );
         *app.profile.by_instance.entry(i).or_default().slot(target) =
             Some(ProfileRun::new(run, label));
-        app.profile.running = Some((i, target));
         app.screen = Screen::Profile;
         vec![Cmd::StartProfile {
             instance: i,
@@ -150,42 +156,35 @@ impl ProfileScreen {
     }
 
     pub(crate) fn cancel(app: &mut App) -> Vec<Cmd> {
-        let Some((i, target)) = app.profile.running.take() else {
+        let Some((running, cmd)) = app.jobs.cancel(GpuWork::Profile) else {
             app.set_status("nothing to cancel: no profile is running", false);
             return vec![];
         };
-        if let Some(r) = app
-            .profile
-            .by_instance
-            .get_mut(&i)
-            .and_then(|p| p.slot(target).as_mut())
-        {
+        if let Some(r) = app.profile.run_of(running) {
             r.phase = Phase::Cancelled;
         }
         app.set_status("profile cancelled", false);
-        vec![Cmd::CancelProfile]
+        vec![cmd]
     }
 
     pub(crate) fn on_event(app: &mut App, Tagged { run, event }: Tagged) {
         // Only the running profile's events count: a cancelled child may still be talking.
-        let Some((i, target)) = app.profile.running else {
+        let Some(running) = app
+            .jobs
+            .running()
+            .filter(|r| r.work == GpuWork::Profile && r.run == run)
+        else {
             return;
         };
         let done = matches!(event, Event::Done { .. });
-        let Some(r) = app
-            .profile
-            .by_instance
-            .get_mut(&i)
-            .and_then(|p| p.slot(target).as_mut())
-            .filter(|r| r.run == run)
-        else {
+        let i = running.instance;
+        let Some(r) = app.profile.run_of(running) else {
             return;
         };
         r.apply(event);
         if !done {
             return;
         }
-        app.profile.running = None;
         let (text, error) = match (&r.phase, &r.result) {
             (Phase::Failed(m), _) => (format!("profile failed: {m}"), true),
             (_, Some(p)) => (
@@ -197,6 +196,7 @@ impl ProfileScreen {
             ),
             _ => ("profile ended without a result".into(), true),
         };
+        app.jobs.end(GpuWork::Profile);
         app.set_status(text, error);
     }
 }

@@ -12,7 +12,7 @@ use ratatui::Frame;
 
 use super::ReplayScreen;
 use crate::tui::app::screens::DrawContext;
-use crate::tui::app::{dim3, App, CandidateRun, Phase, ReplayBlocker, ReplayRun};
+use crate::tui::app::{dim3, App, CandidateRun, GpuWork, Phase, ReplayBlocker, ReplayRun};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
@@ -45,7 +45,7 @@ pub(super) fn draw(screen: &ReplayScreen, cx: &DrawContext, f: &mut Frame, area:
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     f.render_widget(
         Paragraph::new(Line::from(Span::styled(
-            fit(&settings_text(screen, app), settings_area.width as usize),
+            fit(&settings_text(app), settings_area.width as usize),
             theme.dim,
         ))),
         settings_area,
@@ -158,7 +158,7 @@ fn draw_times(
 }
 
 /// What a replay started now would use (the settings `n`, `D`, `B` and `T` edit).
-fn settings_text(screen: &ReplayScreen, app: &App) -> String {
+fn settings_text(app: &App) -> String {
     let s = &app.settings;
     let mut text = format!(
         "settings: repetitions {} · grid {} · block {} · tolerance {}",
@@ -185,7 +185,7 @@ fn settings_text(screen: &ReplayScreen, app: &App) -> String {
             rr_format::text::visible_path(&c.path)
         ));
     }
-    if screen.kept && app.running.is_none() {
+    if app.jobs.kept && app.jobs.of(GpuWork::Replay).is_none() {
         text.push_str(" · replay process kept (c frees its GPU memory)");
     }
     text

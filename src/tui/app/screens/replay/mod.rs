@@ -1,8 +1,8 @@
 //! The Replay screen (`4`): the selected instance's replay, its settings, its chart of times
 //! and its verdict. Its state is the replays of the session by instance, the chart's freeze,
-//! whether the last replay's process is kept, and the candidates `C` named for a leaderboard;
-//! the settings are the `App`'s (sweeps, profiles and the leaderboard use them too), as is
-//! `running` (what holds the GPU). `r`, `v` and `c` replay, verify and cancel from every
+//! and the candidates `C` named for a leaderboard; the settings are the `App`'s (sweeps,
+//! profiles and the leaderboard use them too), as is `jobs` (what holds the GPU, whether the
+//! last replay's process is kept). `r`, `v` and `c` replay, verify and cancel from every
 //! screen; the other keys edit the settings, freeze the chart and export the times.
 
 mod draw;
@@ -17,9 +17,9 @@ use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::{ab, Event, ReplayRequest, Tagged, Verify};
 
 use super::{Component, DrawContext};
-use crate::tui::app::gpu_work::GpuWork;
 use crate::tui::app::prompt::PromptKind;
 use crate::tui::app::replays::{self, Phase, ReplayRun, SAVED_OUTPUT_LIMIT};
+use crate::tui::app::GpuWork;
 use crate::tui::app::{App, Cmd, Msg, Screen, SortKey, Work};
 use crate::tui::keymap::Action;
 
@@ -29,9 +29,6 @@ pub struct ReplayScreen {
     pub runs: HashMap<usize, ReplayRun>,
     /// Number of repetitions shown while the chart is frozen.
     pub frozen: Option<usize>,
-    /// The last replay's process waits for the next replay, holding its instance's memory on
-    /// the GPU (set by the runtime, which owns the process).
-    pub kept: bool,
     /// Several candidates the `C` prompt named, started as a leaderboard when it closes.
     pub asked_candidates: Vec<CandidateSpec>,
 }
@@ -106,15 +103,13 @@ impl ReplayScreen {
                 return vec![];
             }
         };
-        if app.running.is_some() || app.tuning.is_some() || i >= app.rows.len() {
+        if app.jobs.running().is_some() || i >= app.rows.len() {
             return vec![]; // something else started meanwhile: the user asks again
         }
-        app.next_run += 1;
-        request.run_id = app.next_run;
+        request.run_id = app.jobs.begin(GpuWork::Replay, i);
         let verify = request.verify.is_on();
-        let run = ReplayRun::new(app.next_run, verify, request.repetitions);
+        let run = ReplayRun::new(request.run_id, verify, request.repetitions);
         app.replay.runs.insert(i, run);
-        app.running = Some(i);
         app.replay.frozen = None;
         app.screen = Screen::Replay;
         app.set_status(format!("replaying {}…", app.rows[i].demangled), false);
@@ -134,10 +129,10 @@ impl ReplayScreen {
         if let Some(r) = app.replay.runs.get_mut(&instance) {
             r.apply(event);
         }
-        if !done || app.running != Some(instance) {
+        if !done || app.jobs.of(GpuWork::Replay) != Some(instance) {
             return;
         }
-        app.running = None;
+        app.jobs.end(GpuWork::Replay);
         let name = app.rows[instance].demangled.clone();
         let ended = app
             .replay
@@ -160,8 +155,8 @@ impl ReplayScreen {
 
     /// `c`: the replay running, else the kept replay process, else a leaderboard being made.
     fn cancel(app: &mut App) -> Vec<Cmd> {
-        let Some(i) = app.running.take() else {
-            if std::mem::take(&mut app.replay.kept) {
+        let Some((running, cmd)) = app.jobs.cancel(GpuWork::Replay) else {
+            if std::mem::take(&mut app.jobs.kept) {
                 app.set_status(
                     "the kept replay process ended: its GPU memory is free",
                     false,
@@ -174,11 +169,11 @@ impl ReplayScreen {
             app.set_status("nothing to cancel: no replay is running", false);
             return vec![];
         };
-        if let Some(r) = app.replay.runs.get_mut(&i) {
+        if let Some(r) = app.replay.runs.get_mut(&running.instance) {
             r.phase = Phase::Cancelled;
         }
         app.set_status("replay cancelled", false);
-        vec![Cmd::CancelReplay]
+        vec![cmd]
     }
 
     /// `f`: the chart stops at the repetitions it shows, or goes live again.

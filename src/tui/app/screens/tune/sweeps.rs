@@ -6,7 +6,7 @@
 use super::TuneScreen;
 use crate::tui::app::replays::Phase;
 use crate::tui::app::tuning::TuneRun;
-use crate::tui::app::{App, Cmd, Msg, Work};
+use crate::tui::app::{App, Cmd, GpuWork, Msg, Work};
 use crate::tui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};
 use rr_engine::tune::Config;
@@ -24,7 +24,7 @@ impl TuneScreen {
             .tune
             .runs
             .get(&i)
-            .filter(|_| !asked && app.tuning.is_none())
+            .filter(|_| !asked && app.jobs.of(GpuWork::Sweep).is_none())
         {
             if let Some(file) = &run.opened_from {
                 let rows = run.report.trials.len();
@@ -53,7 +53,7 @@ impl TuneScreen {
             );
             return vec![];
         }
-        if let Some(why) = app.gpu_busy(crate::tui::app::gpu_work::GpuWork::Sweep) {
+        if let Some(why) = app.gpu_busy(GpuWork::Sweep) {
             app.set_status(why, true);
             return vec![];
         }
@@ -81,7 +81,7 @@ impl TuneScreen {
         let job = match app
             .tune
             .form
-            .job(app.rows[i].json_path.clone(), app.next_run + 1)
+            .job(app.rows[i].json_path.clone(), app.jobs.next_run())
         {
             // What a legacy record lacks, as given on the replay screen (I, A).
             Ok(job) => rr_engine::tune::job::TuneJob {
@@ -105,7 +105,7 @@ impl TuneScreen {
             app.set_status(blocker.refusal("tune", "tuned"), true);
             return vec![];
         }
-        if let Some(why) = app.gpu_busy(crate::tui::app::gpu_work::GpuWork::Sweep) {
+        if let Some(why) = app.gpu_busy(GpuWork::Sweep) {
             app.set_status(why, true);
             return vec![];
         }
@@ -143,15 +143,12 @@ impl TuneScreen {
                 return Self::next_marked(app);
             }
         };
-        if app.tuning.is_some() || app.running.is_some() || i >= app.rows.len() {
+        if app.jobs.running().is_some() || i >= app.rows.len() {
             return vec![]; // something else started meanwhile: the user asks again
         }
+        let run_id = app.jobs.begin(GpuWork::Sweep, i);
         let row = &app.rows[i];
-        app.next_run += 1;
-        let job = Box::new(rr_engine::tune::job::TuneJob {
-            run_id: app.next_run,
-            ..*job
-        });
+        let job = Box::new(rr_engine::tune::job::TuneJob { run_id, ..*job });
         // What the explorer knows of the recorded launch until the sweep says exactly.
         let recorded = Config {
             grid: row.grid.unwrap_or([1, 1, 1]),
@@ -160,7 +157,7 @@ impl TuneScreen {
             max_registers: None,
             variant: None,
         };
-        let run = TuneRun::new(app.next_run, &job, &row.kernel, recorded);
+        let run = TuneRun::new(run_id, &job, &row.kernel, recorded);
         let configs = app.tune.form.space_size().unwrap_or(0);
         app.set_status(
             format!(
@@ -171,22 +168,22 @@ impl TuneScreen {
             false,
         );
         app.tune.runs.insert(i, run);
-        app.tuning = Some(i);
         app.tune.heat_scroll = (0, 0);
         app.screen = crate::tui::app::Screen::Tune;
         vec![Cmd::StartTune {
             instance: i,
-            run: app.next_run,
+            run: run_id,
             job,
         }]
     }
 
     pub(crate) fn cancel(app: &mut App) -> Vec<Cmd> {
         let queued = std::mem::take(&mut app.tune.queue).len();
-        let Some(i) = app.tuning.take() else {
+        let Some((running, cmd)) = app.jobs.cancel(GpuWork::Sweep) else {
             app.set_status("nothing to cancel: no sweep is running", false);
             return vec![];
         };
+        let i = running.instance;
         let kept = app.tune.runs.get_mut(&i).map_or(0, |r| {
             r.phase = Phase::Cancelled;
             r.clock.stop();
@@ -203,7 +200,7 @@ impl TuneScreen {
             ),
             false,
         );
-        vec![Cmd::CancelTune]
+        vec![cmd]
     }
 
     pub(crate) fn on_event(app: &mut App, Tagged { run, event }: Tagged) -> Vec<Cmd> {
@@ -215,10 +212,10 @@ impl TuneScreen {
             return vec![];
         };
         r.apply(event);
-        if !done || app.tuning != Some(i) {
+        if !done || app.jobs.of(GpuWork::Sweep) != Some(i) {
             return vec![];
         }
-        app.tuning = None;
+        app.jobs.end(GpuWork::Sweep);
         let name = app.rows[i].demangled.clone();
         let (text, error) = match (&r.phase, &r.report.best) {
             (Phase::Failed(m), _) => (format!("sweep of {name} failed: {m}"), true),
