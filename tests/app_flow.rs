@@ -2087,7 +2087,7 @@ fn gpu_work_waits_for_the_work_that_holds_the_gpu_with_one_message() {
 fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
     use rr_tui::tui::app::leaderboard::{LeaderboardState, LeaderboardView};
     let mut a = app("rrtui-stencil3d", true);
-    a.leaderboard = Some(LeaderboardView {
+    a.replay.leaderboard = Some(LeaderboardView {
         kernel: "rr_stencil3d".into(),
         candidates: vec!["a.cu".into(), "b.cu".into()],
         state: LeaderboardState::Running,
@@ -2103,7 +2103,7 @@ fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
     let cmds = key(&mut a, KeyCode::Char('c'));
     assert!(matches!(cmds.as_slice(), [Cmd::CancelLeaderboard]));
     assert_eq!(
-        a.leaderboard.as_ref().map(|l| &l.state),
+        a.replay.leaderboard.as_ref().map(|l| &l.state),
         Some(&LeaderboardState::Failed("cancelled".into()))
     );
     assert_eq!(a.jobs.running(), None, "nothing holds the GPU after it");

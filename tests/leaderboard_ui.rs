@@ -103,7 +103,7 @@ fn with_board(size: (u16, u16), enters: usize) -> App {
         "the executor starts the leaderboard's process: {:?}",
         a.status
     );
-    let view = a.leaderboard.as_ref().expect("a leaderboard");
+    let view = a.replay.leaderboard.as_ref().expect("a leaderboard");
     assert_eq!(view.state, LeaderboardState::Running);
     assert_eq!(view.candidates.len(), 2);
     assert_eq!(a.jobs.of(GpuWork::Leaderboard), Some(a.current().unwrap()));
@@ -123,7 +123,7 @@ fn with_board(size: (u16, u16), enters: usize) -> App {
 #[test]
 fn several_candidates_make_a_leaderboard_and_enter_shows_each_ones_instances() {
     let mut a = with_board((120, 40), 0);
-    let view = a.leaderboard.as_ref().unwrap();
+    let view = a.replay.leaderboard.as_ref().unwrap();
     let LeaderboardState::Done(b) = &view.state else {
         panic!("{:?}", view.state)
     };
@@ -133,12 +133,12 @@ fn several_candidates_make_a_leaderboard_and_enter_shows_each_ones_instances() {
     // Enter: the first candidate's instances, the second's, then the table again.
     for want in [Some(0), Some(1), None] {
         press(&mut a, KeyCode::Enter);
-        assert_eq!(a.leaderboard.as_ref().unwrap().detail, want);
+        assert_eq!(a.replay.leaderboard.as_ref().unwrap().detail, want);
     }
     // A failure to run says why.
     a.update(Msg::Leaderboard(Err("no CUDA driver found".into())));
     assert!(matches!(
-        &a.leaderboard.as_ref().unwrap().state,
+        &a.replay.leaderboard.as_ref().unwrap().state,
         LeaderboardState::Failed(e) if e.contains("no CUDA driver")
     ));
     // One file is the one-candidate A/B of r and v, as before: no leaderboard job.

@@ -84,7 +84,7 @@ impl App {
             &self.settings.supplied,
             &specs,
         );
-        self.leaderboard = Some(LeaderboardView {
+        self.replay.leaderboard = Some(LeaderboardView {
             kernel: row.demangled.clone(),
             candidates: specs.iter().map(|s| s.path.display().to_string()).collect(),
             state: LeaderboardState::Running,
@@ -99,7 +99,7 @@ impl App {
 
     /// The leaderboard came back (or why not).
     pub(super) fn on_leaderboard(&mut self, result: Result<Box<Leaderboard>, String>) {
-        let Some(view) = self.leaderboard.as_mut() else {
+        let Some(view) = self.replay.leaderboard.as_mut() else {
             return;
         };
         self.jobs.end(GpuWork::Leaderboard);
@@ -128,7 +128,7 @@ impl App {
     /// `c` on the Replay screen with no replay running: end a leaderboard being made, if one is.
     pub(super) fn cancel_leaderboard(&mut self) -> Option<Vec<Cmd>> {
         let (_, cmd) = self.jobs.cancel(GpuWork::Leaderboard)?;
-        if let Some(view) = self.leaderboard.as_mut() {
+        if let Some(view) = self.replay.leaderboard.as_mut() {
             view.state = LeaderboardState::Failed("cancelled".into());
         }
         self.set_status(
@@ -141,7 +141,7 @@ impl App {
     /// Enter on the Replay screen: the next candidate's per-instance results, then the table
     /// again.
     pub(super) fn leaderboard_next(&mut self) {
-        let Some(view) = self.leaderboard.as_mut() else {
+        let Some(view) = self.replay.leaderboard.as_mut() else {
             self.set_status(
                 "no leaderboard: C with several candidate files ranks them on every instance",
                 false,

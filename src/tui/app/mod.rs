@@ -314,8 +314,6 @@ pub struct App {
     pub tune: screens::TuneScreen,
     /// The Profile screen (`6`): the profiles by instance and the one running.
     pub profile: screens::ProfileScreen,
-    /// The Replay screen's leaderboard of several candidates (`C` with several files).
-    pub leaderboard: Option<leaderboard::LeaderboardView>,
     /// `Err(why)` when replay cannot run here (no CUDA driver).
     pub gpu: Result<(), String>,
     /// Where replays write `.replay_output` (record directories are never modified).
@@ -372,7 +370,6 @@ impl App {
             },
             tune: Default::default(),
             profile: Default::default(),
-            leaderboard: None,
             gpu,
             output_dir,
             export_dir: PathBuf::from("."),

@@ -4,7 +4,6 @@
 //! in it.
 
 mod help;
-mod leaderboard;
 mod picker;
 mod statusbar;
 
@@ -14,8 +13,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::app::framelayout::{frame_areas, shown_dir, tab_bar, BRAND};
-use super::app::leaderboard::LeaderboardView;
-use super::app::screens::{Component, DrawContext, Section};
+use super::app::screens::{Component, DrawContext};
 use super::app::{App, Screen};
 use super::layout::fit_path;
 use super::theme::Theme;
@@ -50,12 +48,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
 /// The tab bar and the screen of the record that is open.
 fn draw_screen(app: &App, theme: &Theme, f: &mut Frame, tabs: Rect, main: Rect) {
     draw_tabs(app, theme, f, tabs);
-    let board = app.leaderboard.as_ref().map(Board);
-    let cx = DrawContext {
-        app,
-        theme,
-        section: board.as_ref().map(|b| b as &dyn Section),
-    };
+    let cx = DrawContext { app, theme };
     match app.screen {
         Screen::Instances => app.instances.draw(&cx, f, main),
         Screen::Descriptor => app.descriptor.draw(&cx, f, main),
@@ -96,16 +89,4 @@ fn draw_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         theme.dim,
     ));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// The Replay screen's leaderboard, drawn into the section the screen leaves for it.
-struct Board<'a>(&'a LeaderboardView);
-
-impl Section for Board<'_> {
-    fn height(&self, room: u16) -> u16 {
-        leaderboard::height(self.0, room)
-    }
-    fn draw(&self, theme: &Theme, f: &mut Frame, area: Rect) {
-        leaderboard::draw(self.0, theme, f, area);
-    }
 }

@@ -42,16 +42,6 @@ pub struct DrawContext<'a> {
     /// The shared state: the rows, the selection, the settings, the status line.
     pub app: &'a App,
     pub theme: &'a Theme,
-    /// A section of a screen that `ui` draws (the Replay screen's leaderboard).
-    pub section: Option<&'a dyn Section>,
-}
-
-/// A part of a screen drawn by what is not a component yet: the leaderboard of several
-/// candidates below the replay (`ui::leaderboard`).
-pub trait Section {
-    /// Rows it takes of the `room` the screen has for it.
-    fn height(&self, room: u16) -> u16;
-    fn draw(&self, theme: &Theme, f: &mut Frame, area: Rect);
 }
 
 /// A screen of the explorer: its state is the struct, kept in the `App`; the keys and prompts

@@ -10,7 +10,7 @@ use ratatui::widgets::{
 };
 use ratatui::Frame;
 
-use super::ReplayScreen;
+use super::{board, ReplayScreen};
 use crate::tui::app::screens::DrawContext;
 use crate::tui::app::{dim3, App, CandidateRun, GpuWork, Phase, ReplayBlocker, ReplayRun};
 use crate::tui::format::duration_ns;
@@ -51,12 +51,12 @@ pub(super) fn draw(screen: &ReplayScreen, cx: &DrawContext, f: &mut Frame, area:
         settings_area,
     );
     // The leaderboard of several candidates (`C`), below the replay, while there is one.
-    let inner = match cx.section {
-        Some(board) => {
-            let h = board.height(inner.height);
+    let inner = match &screen.leaderboard {
+        Some(view) => {
+            let h = board::height(view, inner.height);
             let [rest, section] =
                 Layout::vertical([Constraint::Min(1), Constraint::Length(h)]).areas(inner);
-            board.draw(theme, f, section);
+            board::draw(view, theme, f, section);
             rest
         }
         None => inner,

@@ -1,10 +1,12 @@
 //! The Replay screen (`4`): the selected instance's replay, its settings, its chart of times
-//! and its verdict. Its state is the replays of the session by instance, the chart's freeze,
-//! and the candidates `C` named for a leaderboard; the settings are the `App`'s (sweeps,
-//! profiles and the leaderboard use them too), as is `jobs` (what holds the GPU, whether the
-//! last replay's process is kept). `r`, `v` and `c` replay, verify and cancel from every
-//! screen; the other keys edit the settings, freeze the chart and export the times.
+//! and its verdict, and the leaderboard of several candidates below it (`board`). Its state is
+//! the replays of the session by instance, the chart's freeze, the candidates `C` named and
+//! their leaderboard; the settings are the `App`'s (sweeps, profiles and the leaderboard use
+//! them too), as is `jobs` (what holds the GPU, whether the last replay's process is kept).
+//! `r`, `v` and `c` replay, verify and cancel from every screen; the other keys edit the
+//! settings, freeze the chart and export the times.
 
+mod board;
 mod draw;
 mod settings;
 
@@ -17,6 +19,7 @@ use rr_engine::replay::candidate::CandidateSpec;
 use rr_engine::replay::{ab, Event, ReplayRequest, Tagged, Verify};
 
 use super::{Component, DrawContext};
+use crate::tui::app::leaderboard::LeaderboardView;
 use crate::tui::app::prompt::PromptKind;
 use crate::tui::app::replays::{self, Phase, ReplayRun, SAVED_OUTPUT_LIMIT};
 use crate::tui::app::GpuWork;
@@ -31,6 +34,8 @@ pub struct ReplayScreen {
     pub frozen: Option<usize>,
     /// Several candidates the `C` prompt named, started as a leaderboard when it closes.
     pub asked_candidates: Vec<CandidateSpec>,
+    /// The leaderboard of several candidates (`C` with several files), shown below the replay.
+    pub leaderboard: Option<LeaderboardView>,
 }
 
 impl ReplayScreen {
@@ -262,7 +267,7 @@ impl Component for ReplayScreen {
     /// Enter steps through the leaderboard while there is one (its title says so; no binding:
     /// the screen has no other use for Enter).
     fn on_key(app: &mut App, k: &KeyEvent) -> Option<Vec<Cmd>> {
-        if k.code != KeyCode::Enter || app.leaderboard.is_none() {
+        if k.code != KeyCode::Enter || app.replay.leaderboard.is_none() {
             return None;
         }
         app.leaderboard_next();
