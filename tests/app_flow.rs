@@ -6,7 +6,7 @@ use common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::Event;
-use rr_engine::tune::{Config, Status, Trial, TuneReport};
+use rr_tune::{Config, Status, Trial, TuneReport};
 use rr_tui::tui::app::{App, Cmd, GpuWork, Msg, Pair, Phase, Screen, SortKey};
 use std::sync::atomic::AtomicBool;
 
@@ -827,7 +827,7 @@ fn of_run(run: u64, m: Msg) -> Msg {
 
 /// `u` opens the tuning screen of the selected instance; `r` starts the sweep the form
 /// describes. Returns its run id and job.
-fn start_sweep(a: &mut App) -> (u64, Box<rr_engine::tune::job::TuneJob>) {
+fn start_sweep(a: &mut App) -> (u64, Box<rr_tune::job::TuneJob>) {
     match key(a, KeyCode::Char('r')).into_iter().next() {
         Some(Cmd::StartTune { run, job, .. }) => (run, job),
         _ => panic!("no sweep started: {:?}", a.status),
@@ -1132,7 +1132,7 @@ fn a_failed_sweep_shows_the_childs_error() {
 /// keeps the field open with the parser's own message, and nothing starts.
 #[test]
 fn the_form_rejects_bad_axes_with_the_engines_message() {
-    use rr_engine::tune::space;
+    use rr_tune::space;
     let mut a = app("llvm-two-kernels", true);
     key(&mut a, KeyCode::Char('u'));
     for (down, bad, why) in [
@@ -1535,7 +1535,7 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
 /// (told by the `sweep` event) become rows and columns, the recorded image a row of its own.
 #[test]
 fn the_heatmap_picks_its_axes_among_those_that_vary() {
-    use rr_engine::tune::defines::{DefineAxis, Defines};
+    use rr_tune::defines::{DefineAxis, Defines};
     use rr_tui::tui::app::heatmap::HeatAxis;
     let mut a = app("llvm-two-kernels", true);
     key(&mut a, KeyCode::Char('u'));

@@ -982,18 +982,17 @@ fn the_tuning_form_and_the_command_line_make_the_same_job() {
             other => panic!("not tune: {other:?}"),
         }
     };
-    let form =
-        |fields: &[(Field, &str)], cold: bool, energy: Option<rr_engine::tune::Objective>| {
-            let mut f = TuneForm::default();
-            for &(field, text) in fields {
-                f.set_text(field, text).unwrap();
-            }
-            f.cold = cold;
-            if let Some(o) = energy {
-                (f.objective, f.energy) = (o, true);
-            }
-            f.job("x.json".into(), 9).unwrap()
-        };
+    let form = |fields: &[(Field, &str)], cold: bool, energy: Option<rr_tune::Objective>| {
+        let mut f = TuneForm::default();
+        for &(field, text) in fields {
+            f.set_text(field, text).unwrap();
+        }
+        f.cold = cold;
+        if let Some(o) = energy {
+            (f.objective, f.energy) = (o, true);
+        }
+        f.job("x.json".into(), 9).unwrap()
+    };
     let (src_text, sweep_text) = (src.display().to_string(), sweep.display().to_string());
     let simulate = format!("simulate {sweep_text}");
     let cases: Vec<(FormCase, Vec<&str>)> = vec![
@@ -1019,7 +1018,7 @@ fn the_tuning_form_and_the_command_line_make_the_same_job() {
                     (Field::Seed, "7"),
                 ],
                 false,
-                Some(rr_engine::tune::Objective::Edp),
+                Some(rr_tune::Objective::Edp),
             ),
             vec![
                 "--grid",
@@ -1097,7 +1096,7 @@ fn the_tuning_form_and_the_command_line_make_the_same_job() {
         assert_eq!(from_form, cli(&words), "{words:?}");
         // And through the child-process protocol unchanged.
         let line = rr_engine::job::encode(&from_form).unwrap();
-        let decoded = rr_engine::job::decode::<rr_engine::tune::job::TuneJob>(&line);
+        let decoded = rr_engine::job::decode::<rr_tune::job::TuneJob>(&line);
         assert_eq!(decoded, Ok(from_form));
     }
 }
@@ -1106,7 +1105,7 @@ fn the_tuning_form_and_the_command_line_make_the_same_job() {
 type FormCase<'a> = (
     Vec<(rr_tui::tui::app::Field, &'a str)>,
     bool,
-    Option<rr_engine::tune::Objective>,
+    Option<rr_tune::Objective>,
 );
 
 #[test]

@@ -11,9 +11,9 @@ use ratatui::crossterm::event::{
 };
 use ratatui::Terminal;
 use rr_engine::replay::{Event, Tagged};
-use rr_engine::tune::{Config, Status, Trial};
 use rr_tui::tui::app::{App, Cmd, Msg, Screen, NO_INSTANCES};
 use rr_tui::tui::theme::Theme;
+use rr_tune::{Config, Status, Trial};
 
 fn app(name: &str, w: u16, h: u16) -> App {
     let mut a = rr_tui::tui::load_app(fixture(name), Ok(()), std::env::temp_dir()).unwrap();

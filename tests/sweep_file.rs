@@ -11,11 +11,11 @@ use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::Terminal;
-use rr_engine::tune::Status;
 use rr_tui::cli::Theme as ThemeName;
 use rr_tui::tui::app::sweepfile::SweepFile;
 use rr_tui::tui::app::{App, Cmd, Field, Msg, Screen};
 use rr_tui::tui::theme::Theme;
+use rr_tune::Status;
 
 const BUNDLED: &str = "assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json";
 const STENCIL: &str =
@@ -273,9 +273,9 @@ fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     };
     assert_eq!(job.simulate.as_deref(), Some(std::path::Path::new(BUNDLED)));
     assert_eq!(job.devices, None);
-    assert_eq!(job.strategy, rr_engine::tune::StrategyKind::Tpe);
+    assert_eq!(job.strategy, rr_tune::StrategyKind::Tpe);
     // Nothing the user did not set that `tune --simulate` would say has no effect.
-    assert_eq!(job.timing, rr_engine::tune::job::SweepTiming::default());
+    assert_eq!(job.timing, rr_tune::job::SweepTiming::default());
     assert!(
         !job.energy && job.verify == rr_engine::replay::Verify::Bytes,
         "{job:?}"

@@ -211,7 +211,7 @@ fn without_a_driver_the_sweep_says_so_once_and_writes_nothing() {
 fn synthetic_sweep(dir: &std::path::Path) -> std::path::PathBuf {
     use rr_engine::replay::stats::Stats;
     use rr_engine::replay::timing::TimingPolicy;
-    use rr_engine::tune::{Config, Status, Trial, TuneReport};
+    use rr_tune::{Config, Status, Trial, TuneReport};
     let d = rr_format::Descriptor::read(&saxpy()).unwrap();
     let config = |g: u32, b: u32| Config {
         grid: [g, 1, 1],

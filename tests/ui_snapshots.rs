@@ -12,11 +12,11 @@ use rr_engine::diff::job::IndexEvent;
 use rr_engine::profile::{ProfileJob, ProfileOutput};
 use rr_engine::replay::stats::Stats;
 use rr_engine::replay::{Event, VerifyOutcome};
-use rr_engine::tune::trial::TrialEnergy;
-use rr_engine::tune::{Config, Status, Trial};
 use rr_tui::cli::Theme as ThemeName;
 use rr_tui::tui::app::{App, Cmd, Field, Msg};
 use rr_tui::tui::theme::Theme;
+use rr_tune::trial::TrialEnergy;
+use rr_tune::{Config, Status, Trial};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use rr_engine::replay::timing::NoiseTarget;
-use rr_engine::tune::job::SweepTiming;
+use rr_tune::job::SweepTiming;
 
 #[derive(Debug, Args, Clone, Default, PartialEq)]
 pub struct TimingArgs {

@@ -4,9 +4,9 @@ use clap::Args;
 use std::path::PathBuf;
 
 use rr_engine::replay::Verify;
-use rr_engine::tune::engine_job::{self, EngineJob};
-use rr_engine::tune::job::{self, TuneJob};
-use rr_engine::tune::StrategyKind;
+use rr_tune::engine_job::{self, EngineJob};
+use rr_tune::job::{self, TuneJob};
+use rr_tune::StrategyKind;
 
 use super::{flags, parse_tolerance, SuppliedArgs, TimingArgs};
 
@@ -88,8 +88,8 @@ pub struct TuneArgs {
     /// and random sweeps without --budget); `tune merge` joins the parts' --json-out reports into
     /// the unsharded report. In a Slurm job array it defaults to the task's part
     /// (SLURM_ARRAY_TASK_ID among SLURM_ARRAY_TASK_COUNT).
-    #[arg(long, value_name = "K/N", value_parser = rr_engine::tune::shard::Shard::parse, help_heading = "Search")]
-    pub shard: Option<rr_engine::tune::shard::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = rr_tune::shard::Shard::parse, help_heading = "Search")]
+    pub shard: Option<rr_tune::shard::Shard>,
     /// Grid values [default: recorded].
     ///
     /// E.g. 64,128 or 108..864:108 or 16x16, or `cover` (the recorded threads for each block).
@@ -129,7 +129,7 @@ pub struct TuneArgs {
     // Without --source: refused by `TuneArgs::check_source_flags`, the rule the explorer's form
     // applies too (clap's `requires` would be a second one, with a message of its own).
     #[arg(long = "define", short = 'D', value_name = "NAME=VALUES", value_parser = parse_define_axis, help_heading = "Compile-time")]
-    pub defines: Vec<rr_engine::tune::defines::DefineAxis>,
+    pub defines: Vec<rr_tune::defines::DefineAxis>,
     /// A further NVRTC option for every variant (repeatable).
     ///
     /// E.g. --nvrtc-opt=--use_fast_math.
@@ -227,7 +227,7 @@ pub struct TuneArgs {
     /// energy (--energy). Searches learn from it; the report keeps time and energy for every
     /// configuration either way and marks the Pareto front of time against energy.
     #[arg(long, default_value_t = job::DEFAULT_OBJECTIVE, value_parser = super::Listed::new(parse_objective, objective_names), hide_possible_values = true, help_heading = "Energy")]
-    pub objective: rr_engine::tune::Objective,
+    pub objective: rr_tune::Objective,
     /// Measure each configuration's energy too.
     ///
     /// Every verified configuration's energy per execution, with NVML's energy counter
@@ -462,7 +462,7 @@ impl TuneArgs {
         };
         if job.shard.is_none() && !job.events && (job.descriptor.is_dir() || job.splittable()) {
             // Lossy: a value that is not UTF-8 is refused by the number parser, not ignored.
-            job.array_task = rr_engine::tune::shard::Shard::from_slurm(|v| {
+            job.array_task = rr_tune::shard::Shard::from_slurm(|v| {
                 std::env::var_os(v).map(|x| x.to_string_lossy().into_owned())
             })
             .transpose()?;
@@ -512,13 +512,12 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
     Ok(Devices(out))
 }
 
-fn parse_objective(s: &str) -> Result<rr_engine::tune::Objective, String> {
-    rr_engine::tune::Objective::parse(s)
-        .ok_or_else(|| format!("{s:?}: expected time, energy or edp"))
+fn parse_objective(s: &str) -> Result<rr_tune::Objective, String> {
+    rr_tune::Objective::parse(s).ok_or_else(|| format!("{s:?}: expected time, energy or edp"))
 }
 
 fn objective_names() -> Vec<&'static str> {
-    rr_engine::tune::Objective::ALL
+    rr_tune::Objective::ALL
         .into_iter()
         .map(|o| o.name())
         .collect()
@@ -610,9 +609,9 @@ impl EngineArgs {
     }
 }
 
-/// `NAME=VALUES` (see [`rr_engine::tune::defines::DefineAxis::parse`]).
-fn parse_define_axis(s: &str) -> Result<rr_engine::tune::defines::DefineAxis, String> {
-    rr_engine::tune::defines::DefineAxis::parse(s)
+/// `NAME=VALUES` (see [`rr_tune::defines::DefineAxis::parse`]).
+fn parse_define_axis(s: &str) -> Result<rr_tune::defines::DefineAxis, String> {
+    rr_tune::defines::DefineAxis::parse(s)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 use super::super::{Cli, Command};
 use super::*;
 use clap::Parser;
-use rr_engine::tune::job::SweepTiming;
+use rr_tune::job::SweepTiming;
 
 fn engine_args(args: &[&str]) -> super::EngineArgs {
     let argv = ["rr-tui", "engine"].iter().chain(args).copied();
@@ -89,9 +89,9 @@ fn a_command_line_becomes_the_job_it_says() {
     want.devices = Some(vec![0, 1]);
     want.seed = Some(9);
     want.ignore_limits = true;
-    want.objective = rr_engine::tune::Objective::Edp;
+    want.objective = rr_tune::Objective::Edp;
     want.energy_seconds = 2.5;
-    want.shard = Some(rr_engine::tune::shard::Shard { k: 2, n: 3 });
+    want.shard = Some(rr_tune::shard::Shard { k: 2, n: 3 });
     want.supplied.image = Some(PathBuf::from("k.cubin"));
     want.supplied.assume_llvm18 = true;
     want.json_out = Some(PathBuf::from("old.json"));
@@ -151,7 +151,7 @@ fn a_command_line_becomes_the_job_it_says() {
     want.csv = Some(PathBuf::from("s.csv"));
     want.export = Some(PathBuf::from("t.json"));
     want.source = Some(PathBuf::from("k.cu"));
-    want.defines = vec![rr_engine::tune::defines::DefineAxis::parse("TILE=1,2,4").unwrap()];
+    want.defines = vec![rr_tune::defines::DefineAxis::parse("TILE=1,2,4").unwrap()];
     want.nvrtc_opts = vec!["--use_fast_math".into()];
     want.source_kernel = Some("k2".into());
     want.supplied.base_address = Some(0x1000);

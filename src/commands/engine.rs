@@ -18,15 +18,15 @@ use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError, Session};
 use rr_engine::replay::{launch, Overrides, ReplayInstance};
 use rr_engine::snapshot::open_recorded;
-use rr_engine::tune::engine::{self, Command, Expected};
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
 use rr_format::Descriptor;
+use rr_tune::engine::{self, Command, Expected};
 
 use super::replay::{open, printer::Printer};
-use super::tune::simulate::Table;
 use crate::error::{Error, Result};
-use rr_engine::tune::engine_job::EngineJob;
+use rr_tune::engine_job::EngineJob;
+use rr_tune::sweep::simulate::Table;
 
 /// A command line longer than this is not one of ours.
 const MAX_COMMAND: u64 = 1 << 20;

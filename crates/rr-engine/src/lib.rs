@@ -3,6 +3,7 @@
 //! event protocol spoken by replay child processes. No terminal here; CUDA only through
 //! `rr-cuda`. The only `unsafe` is the snapshot mappings and their SIGBUS guard.
 
+pub mod bounded;
 pub mod diff;
 pub mod error;
 pub mod job;
@@ -13,6 +14,5 @@ pub mod profile;
 pub mod replay;
 pub mod snapshot;
 pub mod stderr_tail;
-pub mod tune;
 
 pub use error::{Error, Result};

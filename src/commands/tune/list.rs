@@ -1,33 +1,13 @@
-//! `tune --list`: the configurations the axes span and which the limits skip, without a GPU;
-//! and the count of skipped ones for a sweep's header.
+//! `tune --list`: the configurations the axes span and which the limits skip, without a GPU.
 
-use rr_engine::tune::shard::Shard;
-use rr_engine::tune::space::dim;
-use rr_engine::tune::Space;
+use rr_tune::shard::Shard;
+use rr_tune::space::dim;
+use rr_tune::Space;
 
 use crate::output;
 
-/// Spaces up to this size are checked in full for the header's "would be skipped" count.
-const COUNT_LIMIT: u64 = 1 << 20;
 /// `--list` prints at most this many lines.
 const LIST_LIMIT: u64 = 100_000;
-
-/// How many configurations a limit skips, and the first reason; None for spaces too large to
-/// walk cheaply.
-pub fn skipped(space: &Space) -> Option<(u64, String)> {
-    if space.len() > COUNT_LIMIT {
-        return None;
-    }
-    let mut first = None;
-    let mut n = 0;
-    for i in 0..space.len() {
-        if let Some(why) = space.rules.skip_reason(&space.config(i)) {
-            n += 1;
-            first.get_or_insert(why);
-        }
-    }
-    Some((n, first.unwrap_or_default()))
-}
 
 /// The configurations `--list` shows: all, or with `--shard K/N` that part's (the recorded one
 /// is part 1's); of a `simulated` sweep (`--simulate`), nothing is said to be measured.
@@ -55,7 +35,7 @@ pub fn print(space: &Space, shard: Option<Shard>, simulated: bool) {
         if listed <= LIST_LIMIT {
             output::line(&format!(
                 "{}{}",
-                super::text::config_text(&c, &space.defines),
+                c.describe(&space.defines),
                 why.map(|w| format!("  skipped: {w}")).unwrap_or_default()
             ));
         }

@@ -1,17 +1,17 @@
 //! `rr-tui tune merge SHARD.json…`: the shards of a sweep (`--shard K/N`) joined into the
-//! report one unsharded run writes ([`rr_engine::tune::shard::merge`]), written as `--json-out`,
+//! report one unsharded run writes ([`rr_tune::shard::merge`]), written as `--json-out`,
 //! `--csv` and added to `--export` like a sweep's own.
 
 use rr_engine::replay::ReplayInstance;
-use rr_engine::tune::shard;
-use rr_engine::tune::TuneReport;
 use rr_format::fsio;
 use rr_format::text::visible_path;
+use rr_tune::shard;
+use rr_tune::TuneReport;
 
-use super::report_files::{self, read_report};
 use crate::cli::MergeArgs;
 use crate::error::{Error, Result};
 use crate::output;
+use rr_tune::sweep::{self as report_files, read_report};
 
 pub fn run(m: &MergeArgs) -> Result<i32> {
     if let Some(why) = m.json_switch_refused() {
@@ -46,7 +46,8 @@ pub fn run(m: &MergeArgs) -> Result<i32> {
     print_merged(m, &merged, missing);
     if let (Some(p), Some(inst)) = (&m.export, &instance) {
         let segments = inst.descriptor.segments(inst.input_len);
-        if let Some(line) = super::export::write(p, &merged, &inst.descriptor, &segments)? {
+        if let Some(line) = rr_tune::sweep::export::write(p, &merged, &inst.descriptor, &segments)?
+        {
             output::line(&line);
         }
     }
@@ -86,7 +87,7 @@ fn check_files(m: &MergeArgs) -> Result<()> {
     }
     report_files::output_targets(&[("--json-out", m.report_file()), ("--csv", m.csv.as_deref())])?;
     if let Some(p) = &m.export {
-        super::export::check(p, [m.report_file(), m.csv.as_deref()])?;
+        rr_tune::sweep::export::check(p, [m.report_file(), m.csv.as_deref()])?;
     }
     Ok(())
 }
@@ -98,7 +99,7 @@ fn swept_instance(merged: &TuneReport) -> Result<ReplayInstance> {
         std::path::Path::new(&merged.descriptor),
         &Default::default(),
     )?;
-    let recorded = rr_engine::tune::Config::recorded(&inst.descriptor);
+    let recorded = rr_tune::Config::recorded(&inst.descriptor);
     if inst.descriptor.name != merged.kernel || recorded != merged.recorded {
         return Err(Error::invalid(format!(
             "tune merge: {} is not the instance the parts swept ({})",
@@ -115,7 +116,7 @@ fn print_merged(m: &MergeArgs, merged: &TuneReport, missing: u64) {
     let measured = merged
         .trials
         .iter()
-        .filter(|t| t.status != rr_engine::tune::Status::Skipped)
+        .filter(|t| t.status != rr_tune::Status::Skipped)
         .count();
     let in_no_part = match missing {
         0 => String::new(),
@@ -132,13 +133,10 @@ fn print_merged(m: &MergeArgs, merged: &TuneReport, missing: u64) {
         match (&merged.best, merged.speedup) {
             (Some(b), Some(s)) => format!(
                 "; best {} at {}: {s:.3}x the recorded configuration",
-                super::text::config_text(&b.config, &merged.defines),
+                b.config.describe(&merged.defines),
                 super::text::ns(b.cost().unwrap_or(0.0))
             ),
-            (Some(b), None) => format!(
-                "; best {}",
-                super::text::config_text(&b.config, &merged.defines)
-            ),
+            (Some(b), None) => format!("; best {}", b.config.describe(&merged.defines)),
             _ => "; none verified".into(),
         }
     ));

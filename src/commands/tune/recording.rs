@@ -7,19 +7,19 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_engine::tune::shard::Shard;
-use rr_engine::tune::{Status, TuneReport};
 use rr_format::dir::RecordDir;
 use rr_format::text::{visible, visible_path};
 use rr_format::{demangle, fsio, Descriptor};
+use rr_tune::shard::Shard;
+use rr_tune::{Status, TuneReport};
 use serde::Serialize;
 
-use super::preflight::{check_hub, preflight};
-use super::report_files::read_report;
+use rr_tune::sweep::{check_hub, preflight, read_report};
+
 use super::text;
-use crate::error::{Error, Result};
 use crate::output;
-use rr_engine::tune::job::TuneJob;
+use rr_engine::{Error, Result};
+use rr_tune::job::TuneJob;
 
 /// One instance of the summary.
 #[derive(Debug, Serialize)]
@@ -78,7 +78,7 @@ pub fn run_dir(a: &TuneJob, dir: &Path, sweep: fn(&TuneJob) -> Result<i32>) -> R
         prepare_reports(a, &reports)?;
     }
     // Engines go on from one instance to the next (quitting when this returns).
-    let _keeping = (!a.fresh_engines && !a.list).then(super::pool::keep);
+    let _keeping = (!a.fresh_engines && !a.list).then(rr_tune::sweep::pool::keep);
     let rows = sweep_instances(a, selected, &reports, sweep);
     if a.list {
         return Ok(0);
@@ -299,10 +299,7 @@ fn summarise(name: &str, kernel: &str, report: &Path, outcome: Result<i32>) -> R
 
 fn fill(row: &mut Row, r: &TuneReport) {
     row.recorded_ns = r.trials.iter().find(|t| t.recorded).and_then(|t| t.cost());
-    row.best = r
-        .best
-        .as_ref()
-        .map(|b| text::config_text(&b.config, &r.defines));
+    row.best = r.best.as_ref().map(|b| b.config.describe(&r.defines));
     row.best_ns = r.best.as_ref().and_then(|b| b.cost());
     row.speedup = r.speedup;
     row.verified = r.trials.iter().filter(|t| t.status == Status::Ok).count();
@@ -392,7 +389,7 @@ mod tests {
     use super::*;
     use rr_engine::replay::stats::Stats;
     use rr_engine::replay::timing::TimingPolicy;
-    use rr_engine::tune::{Config, Trial};
+    use rr_tune::{Config, Trial};
 
     #[test]
     fn a_row_says_what_each_instance_came_to() {

@@ -5,32 +5,22 @@ use rr_engine::replay::energy::joules_text;
 use rr_engine::replay::protocol::{Event, Tagged};
 use rr_engine::replay::session::SWITCH_REFUSED;
 use rr_engine::replay::timing::TimingPolicy;
-use rr_engine::tune::defines::Defines;
-use rr_engine::tune::space::dim;
-use rr_engine::tune::trial::{CompileStats, DeviceInfo};
-use rr_engine::tune::{Config, Objective, Status, StrategyKind, Trial, TuneReport};
 use rr_format::demangle;
+use rr_tune::defines::Defines;
+use rr_tune::space::dim;
+use rr_tune::trial::{CompileStats, DeviceInfo};
+use rr_tune::{Objective, Status, StrategyKind, Trial, TuneReport};
 
-use super::msg::Carried;
+use rr_tune::shard::Shard;
+use rr_tune::sweep::{Carried, Plan, SweepOutput};
+use rr_tune::Space;
+
 use crate::output;
 
 /// How many of the best configurations the summary lists.
 const TOP: usize = 5;
 /// How many configurations of the Pareto front it lists.
 const PARETO_SHOWN: usize = 10;
-
-/// What a sweep is about to do, for its header.
-pub struct Plan<'a> {
-    pub planned: u64,
-    pub recorded_in_space: bool,
-    /// How many configurations a limit skips and the first reason (None: not counted).
-    pub skipped: Option<(u64, String)>,
-    pub devices: &'a [i32],
-    /// The engines run through this hub (`--engine-hub`): `devices` only number them.
-    pub hub: Option<&'a std::path::Path>,
-    pub seed_chosen: bool,
-    pub resumed: usize,
-}
 
 /// The words a sweep's text uses for what it did. A simulated sweep measures and verifies
 /// nothing: it answers from another sweep's report, and says so wherever a measured one says
@@ -81,8 +71,10 @@ impl Printer {
             .to_line(),
         );
     }
+}
 
-    pub fn start(&self, r: &TuneReport, plan: &Plan) {
+impl SweepOutput for Printer {
+    fn start(&self, r: &TuneReport, plan: &Plan) {
         if self.events {
             let strategy = r.strategy;
             self.emit(Event::Sweep {
@@ -164,7 +156,7 @@ impl Printer {
 
     /// A GPU (or a hub's engine, `unit`) is ready; `carried` says whether the last instance's
     /// engine went on to this one (`tune DIR`).
-    pub fn device(&self, d: &DeviceInfo, unit: &str, carried: Option<&Carried>) {
+    fn device(&self, d: &DeviceInfo, unit: &str, carried: Option<&Carried>) {
         let carried = carried.map(|c| match c {
             Carried::Kept(s) => (
                 "switched",
@@ -202,7 +194,7 @@ impl Printer {
         }
     }
 
-    pub fn warning(&self, message: &str) {
+    fn warning(&self, message: &str) {
         if self.events {
             self.emit(Event::Phase {
                 name: "warning".into(),
@@ -214,7 +206,7 @@ impl Printer {
     }
 
     /// A configuration's result, as the `done`th of `planned` in `r`'s sweep.
-    pub fn trial(&self, t: &Trial, r: &TuneReport, done: usize, planned: u64) {
+    fn trial(&self, t: &Trial, r: &TuneReport, done: usize, planned: u64) {
         if self.events {
             self.emit(Event::Trial(Box::new(t.clone())));
             return;
@@ -228,7 +220,7 @@ impl Printer {
     }
 
     /// The end of a sweep; `notes` (what was exported) come last.
-    pub fn summary(
+    fn summary(
         &self,
         r: &TuneReport,
         measured: u64,
@@ -276,6 +268,10 @@ impl Printer {
         for n in notes {
             output::line(n);
         }
+    }
+
+    fn list(&self, space: &Space, shard: Option<Shard>, simulated: bool) {
+        super::list::print(space, shard, simulated)
     }
 }
 
@@ -382,13 +378,13 @@ fn print_best(r: &TuneReport) {
                 Objective::Time => String::new(),
                 o => format!(" by {}", o.name()),
             },
-            config_text(&b.config, &r.defines),
+            b.config.describe(&r.defines),
             ns(b.cost().unwrap_or(0.0)),
             ns(rec)
         )),
         (Some(b), _, _) => output::line(&format!(
             "Best: {} at {} ({})",
-            config_text(&b.config, &r.defines),
+            b.config.describe(&r.defines),
             ns(b.cost().unwrap_or(0.0)),
             match r.shard {
                 Some(s) if s.k != 1 => {
@@ -465,19 +461,6 @@ fn within_energy_noise(objective: Objective, best: &[&Trial], simulated: bool) -
     })
 }
 
-/// A configuration in words, its variant as its define values (`TILE=16 grid …`).
-pub fn config_text(c: &Config, defines: &Defines) -> String {
-    let mut plain = *c;
-    plain.variant = None;
-    match c.variant {
-        Some(v) if (v as usize) < defines.variants() && !defines.is_empty() => {
-            format!("{} {plain}", defines.describe(v as usize))
-        }
-        Some(_) => format!("{plain} (source)"),
-        None => plain.to_string(),
-    }
-}
-
 /// One configuration as a line: defines, geometry, time, noise, samples, clock, outcome (of a
 /// `simulated` sweep: said to be simulated, as no GPU measured or verified it).
 pub fn describe(t: &Trial, defines: &Defines, simulated: bool) -> String {
@@ -546,7 +529,8 @@ pub use rr_engine::replay::stats::ns_text as ns;
 mod tests {
     use super::*;
     use rr_engine::replay::stats::Stats;
-    use rr_engine::tune::trial::TrialEnergy;
+    use rr_tune::trial::TrialEnergy;
+    use rr_tune::Config;
 
     fn trial(joules: f64, noise: f64) -> Trial {
         let mut t = Trial::new(

@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use rr_engine::tune::defines::Defines;
-use rr_engine::tune::{Config, Objective, Status, Trial};
+use rr_tune::defines::Defines;
+use rr_tune::{Config, Objective, Status, Trial};
 
 /// An axis the heatmap can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -275,7 +275,7 @@ pub fn dims_label(v: [u32; 3]) -> String {
     if v[1] == 1 && v[2] == 1 {
         v[0].to_string()
     } else {
-        rr_engine::tune::space::dim(v)
+        rr_tune::space::dim(v)
     }
 }
 
@@ -283,7 +283,7 @@ pub fn dims_label(v: [u32; 3]) -> String {
 mod tests {
     use super::*;
     use rr_engine::replay::stats::Stats;
-    use rr_engine::tune::Config;
+    use rr_tune::Config;
 
     fn trial(grid: u32, block: [u32; 3], smem: u32, status: Status, median: f64) -> Trial {
         let mut t = Trial::new(
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn define_axes_show_their_values_in_order_and_the_recorded_image_first() {
-        use rr_engine::tune::defines::DefineAxis;
+        use rr_tune::defines::DefineAxis;
         let defines = Defines::new(vec![
             DefineAxis::parse("TILE=8,2").unwrap(),
             DefineAxis::parse("T=float,double").unwrap(),
@@ -380,7 +380,7 @@ mod tests {
     /// characters visible (the ranked list's `describe` likewise, in ui::tuning).
     #[test]
     fn define_names_and_values_from_a_file_show_control_characters() {
-        use rr_engine::tune::defines::DefineAxis;
+        use rr_tune::defines::DefineAxis;
         // As read back: the fields as the file says.
         let defines = Defines {
             axes: vec![DefineAxis {

@@ -82,7 +82,7 @@ pub enum Msg {
     /// `tune`'s own checks of a sweep the form asked for (`preflight`), done on a worker.
     TuneChecked {
         instance: usize,
-        result: Result<Box<rr_engine::tune::job::TuneJob>, String>,
+        result: Result<Box<rr_tune::job::TuneJob>, String>,
     },
     Index {
         job: u64,
@@ -164,7 +164,7 @@ pub enum Cmd {
     StartTune {
         instance: usize,
         run: u64,
-        job: Box<rr_engine::tune::job::TuneJob>,
+        job: Box<rr_tune::job::TuneJob>,
     },
     /// Kill the running sweep (and its engine processes).
     CancelTune,

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_engine::tune::{Config, TuneReport};
+use rr_tune::{Config, TuneReport};
 use rr_format::text::visible_path;
 
 use super::tuning::TuneRun;
@@ -28,7 +28,7 @@ impl SweepFile {
     /// the file.
     pub fn read(path: &Path) -> Result<SweepFile> {
         let shown = visible_path(path);
-        let report = crate::commands::tune::read_report(path, crate::commands::tune::FOR_EXPLORER)?;
+        let report = rr_tune::sweep::read_report(path, rr_tune::sweep::FOR_EXPLORER)?;
         let descriptor = locate(path, &report.descriptor)?;
         let d = rr_format::Descriptor::read(&descriptor).map_err(|e| {
             Error::invalid(format!(
@@ -68,13 +68,13 @@ impl SweepFile {
 /// configuration of the space its axes span, at its own index; and at least one with a time a
 /// launch takes when any has a time (a file of only forged times would open as an empty sweep).
 fn check_rows(shown: &str, report: &TuneReport) -> Result<()> {
-    rr_engine::tune::shard::check_report_rows(shown, report).map_err(Error::invalid)?;
+    rr_tune::shard::check_report_rows(shown, report).map_err(Error::invalid)?;
     let timed = || report.trials.iter().filter_map(|t| t.kernel_ns.as_ref());
-    if timed().next().is_some() && !timed().any(rr_engine::tune::trial::plausible_time) {
+    if timed().next().is_some() && !timed().any(rr_tune::trial::plausible_time) {
         return Err(Error::invalid(format!(
             "{shown}: no row has a plausible time (finite, ordered, none under {} ns: no launch \
              takes less)",
-            rr_engine::tune::trial::MIN_KERNEL_NS
+            rr_tune::trial::MIN_KERNEL_NS
         )));
     }
     Ok(())
@@ -279,7 +279,7 @@ impl App {
         self.fill_form_from(sweep);
         self.jobs.seen_run(run.run);
         let (verified, rows) = (
-            run.count(rr_engine::tune::Status::Ok),
+            run.count(rr_tune::Status::Ok),
             run.report.trials.len(),
         );
         let energy = match run.report.energy {

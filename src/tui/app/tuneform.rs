@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use rr_engine::diff::Comparison;
 use rr_engine::replay::timing::NoiseTarget;
 use rr_engine::replay::Verify;
-use rr_engine::tune::defines::{DefineAxis, Defines, GeometryExpr};
-use rr_engine::tune::job::{SweepTiming, TuneJob};
-use rr_engine::tune::space::{self, GridChoice, MAX_CONFIGS};
-use rr_engine::tune::{Objective, StrategyKind};
+use rr_tune::defines::{DefineAxis, Defines, GeometryExpr};
+use rr_tune::job::{SweepTiming, TuneJob};
+use rr_tune::space::{self, GridChoice, MAX_CONFIGS};
+use rr_tune::{Objective, StrategyKind};
 
 use super::prompt::{Edit, LineEditor};
 use ratatui::crossterm::event::KeyEvent;
@@ -525,7 +525,7 @@ impl TuneForm {
 
     /// Why these `defines` would refuse the sweep with this form's source, if they would.
     fn defines_problem(&self, defines: &str) -> Result<(), String> {
-        rr_engine::tune::job::source_flags_problem(
+        rr_tune::job::source_flags_problem(
             !self.source.trim().is_empty(),
             &[("--define", !defines.trim().is_empty())],
         )

@@ -93,8 +93,7 @@ fn defines_need_a_source_as_the_command_says() {
         defines: "TILE=1,2".into(),
         ..TuneForm::default()
     };
-    let said =
-        rr_engine::tune::job::source_flags_problem(false, &[("--define", true)]).unwrap_err();
+    let said = rr_tune::job::source_flags_problem(false, &[("--define", true)]).unwrap_err();
     assert_eq!(without.space_size(), Err(said.clone()));
     assert_eq!(
         without.job(PathBuf::from("x.json"), 1).unwrap_err(),

@@ -6,12 +6,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rr_engine::replay::Event;
-use rr_engine::tune::trial::{plausible_time, DeviceInfo, MIN_KERNEL_NS};
-use rr_engine::tune::{Config, Objective, Status, Trial, TuneReport};
+use rr_tune::trial::{plausible_time, DeviceInfo, MIN_KERNEL_NS};
+use rr_tune::{Config, Objective, Status, Trial, TuneReport};
 
 use super::heatmap::Heatmap;
 use super::replays::Phase;
-use rr_engine::tune::job::TuneJob;
+use rr_tune::job::TuneJob;
 
 /// Wall time of a sweep, from the runtime's ticks: the first tick after the start, the last
 /// one before the end.
@@ -71,7 +71,7 @@ pub const RANKED: usize = 20;
 
 /// The Pareto front of time against energy of `trials`, fastest first.
 fn front_of(trials: &[Trial]) -> Vec<Trial> {
-    rr_engine::tune::objective::pareto_front(trials)
+    rr_tune::objective::pareto_front(trials)
         .into_iter()
         .map(|i| trials[i].clone())
         .collect()

@@ -39,6 +39,7 @@ pub mod sink;
 pub mod stats;
 pub mod timing;
 pub mod trial;
+pub mod variant;
 pub mod verify;
 mod verify_device;
 pub mod watchdog;

@@ -137,16 +137,16 @@ pub enum Event {
         seed: Option<u64>,
         /// The recorded configuration (the baseline every speedup is measured against).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        recorded: Option<crate::tune::Config>,
+        recorded: Option<crate::replay::variant::Config>,
         /// Compile-time tuning's define axes (a trial's `variant` indexes their combinations).
         #[serde(
             default,
-            skip_serializing_if = "crate::tune::defines::Defines::is_empty"
+            skip_serializing_if = "crate::replay::variant::Defines::is_empty"
         )]
-        defines: crate::tune::defines::Defines,
+        defines: crate::replay::variant::Defines,
     },
     /// One configuration of a sweep (the engine's reply to `measure`; `tune --events` too).
-    Trial(Box<crate::tune::Trial>),
+    Trial(Box<crate::replay::variant::Trial>),
     Saved {
         path: String,
     },

@@ -200,7 +200,7 @@ impl Overrides {
 }
 
 /// `--kernel-timeout`'s limits (the replay's, the sweep's and the engine's).
-pub(crate) fn check_kernel_timeout(seconds: f64) -> std::result::Result<(), String> {
+pub fn check_kernel_timeout(seconds: f64) -> std::result::Result<(), String> {
     if seconds.is_finite() && (0.0..=MAX_KERNEL_TIMEOUT).contains(&seconds) {
         return Ok(());
     }
@@ -212,7 +212,7 @@ pub(crate) fn check_kernel_timeout(seconds: f64) -> std::result::Result<(), Stri
 /// A typed verification must be one `--tolerance` gives: the spec syntax is the rule, and a
 /// comparison it cannot write and read back the same (a negative or non-finite tolerance) is
 /// not one.
-pub(crate) fn check_verify(verify: &Verify) -> std::result::Result<(), String> {
+pub fn check_verify(verify: &Verify) -> std::result::Result<(), String> {
     match verify {
         Verify::Typed(c) if Comparison::parse_spec(&c.to_spec()).as_ref() != Ok(c) => {
             Err(format!("--tolerance {}: not a tolerance", c.to_spec()))
@@ -223,7 +223,7 @@ pub(crate) fn check_verify(verify: &Verify) -> std::result::Result<(), String> {
 
 /// The adaptive-sampling flags' limits (`--max-noise`, `--min-samples`, `--min-time`,
 /// `--timeout`).
-pub(crate) fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
+pub fn check_noise(n: &NoiseTarget) -> std::result::Result<(), String> {
     if let Some(x) = n.max_noise.filter(|x| !(x.is_finite() && *x > 0.0)) {
         return Err(format!(
             "--max-noise {}: expected a positive number",

@@ -16,8 +16,8 @@ use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
 use rr_engine::replay::energy::joules_text;
-use rr_engine::tune::Status;
 use rr_format::text::visible;
+use rr_tune::Status;
 
 /// The label column of the form.
 const LABEL_W: usize = 12;
@@ -176,7 +176,7 @@ fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
                     form.shown(Field::Samples).0,
                     form.shown(Field::Verify).0,
                     match (form.objective, form.energy) {
-                        (rr_engine::tune::Objective::Time, false) => String::new(),
+                        (rr_tune::Objective::Time, false) => String::new(),
                         _ => format!(
                             " · objective {} (energy ~1 s a configuration)",
                             form.text(Field::Objective)
@@ -268,7 +268,7 @@ fn draw_progress(run: &TuneRun, theme: &Theme, f: &mut Frame, area: Rect) {
             d.sm
         ));
     }
-    if run.report.strategy != rr_engine::tune::StrategyKind::Exhaustive && run.planned.is_some() {
+    if run.report.strategy != rr_tune::StrategyKind::Exhaustive && run.planned.is_some() {
         parts.push(format!("seed {}", run.report.seed));
     }
     if let Some(file) = &run.opened_from {
@@ -386,7 +386,7 @@ struct BestColumns<'a> {
     /// Some configuration caps the registers: a column for the cap.
     regs: bool,
     /// Compile-time tuning: each configuration's define values (the recorded image: none).
-    defines: &'a rr_engine::tune::defines::Defines,
+    defines: &'a rr_tune::defines::Defines,
     /// The recorded configuration's cost, which speedups are over.
     recorded: Option<f64>,
 }
@@ -406,7 +406,7 @@ impl<'a> BestColumns<'a> {
         }
     }
 
-    fn variant(&self, t: &rr_engine::tune::Trial) -> String {
+    fn variant(&self, t: &rr_tune::Trial) -> String {
         match t.config.variant {
             Some(v) if !self.defines.is_empty() => {
                 visible(&self.defines.describe(v as usize)).into_owned()
@@ -416,7 +416,7 @@ impl<'a> BestColumns<'a> {
     }
 
     /// The row of trial `t`, `i`th of the list (from 0), `picked` the row `P` profiles.
-    fn row(&self, t: &rr_engine::tune::Trial, i: usize, picked: usize, theme: &Theme) -> Row<'a> {
+    fn row(&self, t: &rr_tune::Trial, i: usize, picked: usize, theme: &Theme) -> Row<'a> {
         let k = t.kernel_ns.unwrap_or_default();
         let on_front = self.energy && self.run.front().iter().any(|p| p.config == t.config);
         let mut cells = vec![right(format!(
@@ -476,14 +476,9 @@ impl<'a> BestColumns<'a> {
 
     /// The header and the columns' widths, the grid's, block's and defines' as wide as the
     /// `ranked` rows on screen need.
-    fn header(
-        &self,
-        ranked: &[rr_engine::tune::Trial],
-        theme: &Theme,
-    ) -> (Row<'a>, Vec<Constraint>) {
-        let widest = |text: &dyn Fn(&rr_engine::tune::Trial) -> usize| {
-            ranked.iter().map(text).max().unwrap_or(0)
-        };
+    fn header(&self, ranked: &[rr_tune::Trial], theme: &Theme) -> (Row<'a>, Vec<Constraint>) {
+        let widest =
+            |text: &dyn Fn(&rr_tune::Trial) -> usize| ranked.iter().map(text).max().unwrap_or(0);
         let grid_w = widest(&|t| dims_label(t.config.grid).len()).max(4) as u16;
         let block_w = widest(&|t| dims_label(t.config.block).len()).max(5) as u16;
         let mut header = vec!["#"];

@@ -17,7 +17,7 @@ use crate::tui::app::TuneRun;
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
-use rr_engine::tune::{Objective, Status};
+use rr_tune::{Objective, Status};
 
 /// Fastest to slowest.
 pub const SHADES: [char; LEVELS] = ['░', '▒', '▓', '█'];

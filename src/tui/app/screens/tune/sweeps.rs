@@ -9,7 +9,7 @@ use crate::tui::app::tuning::TuneRun;
 use crate::tui::app::{App, Cmd, GpuWork, Msg, Work};
 use crate::tui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};
-use rr_engine::tune::Config;
+use rr_tune::Config;
 
 impl TuneScreen {
     pub(crate) fn start(app: &mut App) -> Vec<Cmd> {
@@ -84,7 +84,7 @@ impl TuneScreen {
             .job(app.rows[i].json_path.clone(), app.jobs.next_run())
         {
             // What a legacy record lacks, as given on the replay screen (I, A).
-            Ok(job) => rr_engine::tune::job::TuneJob {
+            Ok(job) => rr_tune::job::TuneJob {
                 supplied: app.settings.supplied.supplied(),
                 ..job
             },
@@ -115,9 +115,9 @@ impl TuneScreen {
         app.set_status(format!("checking the sweep of {}…", row.demangled), false);
         vec![Cmd::Work(Work::new(move || Msg::TuneChecked {
             instance: i,
-            result: crate::commands::tune::preflight(&job)
+            result: rr_tune::sweep::preflight(&job)
                 .and_then(|(inst, space)| {
-                    crate::commands::tune::preflight_simulate(&job, &inst, &space)
+                    rr_tune::sweep::preflight_simulate(&job, &inst, &space)
                 })
                 .map(|_| Box::new(job))
                 .map_err(|e| e.to_string()),
@@ -128,7 +128,7 @@ impl TuneScreen {
     pub(crate) fn on_checked(
         app: &mut App,
         i: usize,
-        result: Result<Box<rr_engine::tune::job::TuneJob>, String>,
+        result: Result<Box<rr_tune::job::TuneJob>, String>,
     ) -> Vec<Cmd> {
         let job = match result {
             Ok(job) => job,
@@ -148,7 +148,7 @@ impl TuneScreen {
         }
         let run_id = app.jobs.begin(GpuWork::Sweep, i);
         let row = &app.rows[i];
-        let job = Box::new(rr_engine::tune::job::TuneJob { run_id, ..*job });
+        let job = Box::new(rr_tune::job::TuneJob { run_id, ..*job });
         // What the explorer knows of the recorded launch until the sweep says exactly.
         let recorded = Config {
             grid: row.grid.unwrap_or([1, 1, 1]),
@@ -240,7 +240,7 @@ impl TuneScreen {
                     })
                     .unwrap_or_default();
                 let by = match r.report.objective {
-                    rr_engine::tune::Objective::Time => String::new(),
+                    rr_tune::Objective::Time => String::new(),
                     o => format!(" by {}", o.name()),
                 };
                 (

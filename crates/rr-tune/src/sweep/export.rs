@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_engine::tune::export::{self, ExportFile, HEADER_MARK, MAX_EXPORT_BYTES};
-use rr_engine::tune::TuneReport;
+use crate::export::{self, ExportFile, HEADER_MARK, MAX_EXPORT_BYTES};
+use crate::TuneReport;
 use rr_format::text::visible_path;
 use rr_format::{fsio, Descriptor};
 
-use crate::error::{Error, Result};
+use rr_engine::{Error, Result};
 
 /// The header beside `json` (`tuned.json` → `tuned.h`).
 pub fn header_path(json: &Path) -> PathBuf {

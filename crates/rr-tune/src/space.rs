@@ -8,14 +8,12 @@
 //! an arithmetic range `A..B:S` (step S, B included when reached) or a geometric range `A..B*F`.
 //! `--grid cover` keeps the recorded number of threads in every dimension for each block.
 
-use std::fmt;
-
 use rr_format::Descriptor;
-use serde::{Deserialize, Serialize};
 
 use super::axis::Axes;
 use super::defines::{DefineAxis, Defines, GeometryExpr};
-use crate::replay::launch::check_limits;
+use rr_engine::replay::launch::check_limits;
+pub use rr_engine::replay::variant::Config;
 
 pub use super::axis::{
     dim, parse_dims, parse_grid, parse_registers, parse_scalars, GridChoice, MAX_AXIS_VALUES,
@@ -27,56 +25,8 @@ pub use super::limits::MAX_MEASURED;
 /// memory.
 pub const MAX_CONFIGS: u64 = 1 << 24;
 
-/// One launch configuration of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Config {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub shared_mem: u32,
-    /// `CU_JIT_MAX_REGISTERS` (None: as compiled).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_registers: Option<u32>,
-    /// The compile-time variant (a combination of the sweep's define axes; None: the recorded
-    /// image).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub variant: Option<u32>,
-}
-
-impl Config {
-    /// The recorded launch.
-    pub fn recorded(d: &Descriptor) -> Config {
-        Config {
-            grid: d.grid(),
-            block: d.block(),
-            shared_mem: d.shared_memory_size,
-            max_registers: None,
-            variant: None,
-        }
-    }
-
-    pub fn block_threads(&self) -> u64 {
-        rr_format::limits::block_threads(self.block)
-    }
-}
-
-impl fmt::Display for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "grid {} block {} smem {}",
-            dim(self.grid),
-            dim(self.block),
-            self.shared_mem
-        )?;
-        if let Some(r) = self.max_registers {
-            write!(f, " regs {r}")?;
-        }
-        if let Some(v) = self.variant {
-            write!(f, " variant {v}")?;
-        }
-        Ok(())
-    }
-}
+/// Spaces up to this size are walked in full for the count of skipped configurations.
+const SKIPPED_COUNT_LIMIT: u64 = 1 << 20;
 
 /// How many axes a configuration has a position on: variant, grid, block, shared memory,
 /// registers.
@@ -364,6 +314,22 @@ impl Space {
             variant: self.from_source.then_some(v as u32),
         }
     }
+    /// How many configurations a limit skips, and the first reason; None for spaces too large
+    /// to walk cheaply (a sweep's header says it when known).
+    pub fn skipped(&self) -> Option<(u64, String)> {
+        if self.len() > SKIPPED_COUNT_LIMIT {
+            return None;
+        }
+        let mut first = None;
+        let mut n = 0;
+        for i in 0..self.len() {
+            if let Some(why) = self.rules.skip_reason(&self.config(i)) {
+                n += 1;
+                first.get_or_insert(why);
+            }
+        }
+        Some((n, first.unwrap_or_default()))
+    }
 
     /// The index of `config`, when it is one of this space's configurations.
     pub fn index_of(&self, config: &Config) -> Option<u64> {
@@ -424,7 +390,7 @@ fn or<T>(v: Vec<T>, default: T) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::defines::DefineAxis;
+    use crate::defines::DefineAxis;
 
     #[test]
     fn variants_are_the_slowest_axis_and_expressions_follow_them() {

@@ -7,18 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::engine::VariantImage;
+use crate::{Config, Status, Trial};
 use crossbeam_channel::Sender;
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
-use rr_engine::tune::engine::VariantImage;
-use rr_engine::tune::{Config, Status, Trial};
 
 use super::compile;
 use super::engine_child::{self, EngineChild, Reply};
 use super::msg::{Carried, Msg};
 use super::pool;
 use super::scheduler::{self, Scheduler, Work};
-use rr_engine::tune::engine_job::EngineJob;
+use crate::engine_job::EngineJob;
 
 /// Engine starts that may fail in a row before a GPU is given up.
 const MAX_START_FAILURES: u32 = 3;

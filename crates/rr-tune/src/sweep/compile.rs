@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::defines::Defines;
+use crate::trial::CompileStats;
 use rr_engine::replay::candidate::{self, CandidateSpec};
-use rr_engine::tune::defines::Defines;
-use rr_engine::tune::trial::CompileStats;
 use rr_format::image;
 
 /// What every variant shares.

@@ -2,7 +2,7 @@
 //! many trials a report read back may hold, how long a kernel name is) and the one rule for a
 //! kernel time measured elsewhere. A leaf: the space, the report and the shard merge all read it.
 
-use crate::replay::stats::Stats;
+use rr_engine::replay::stats::Stats;
 
 /// Configurations one sweep measures at most: larger spaces are sampled (`--budget`).
 pub const MAX_MEASURED: u64 = 1 << 20;

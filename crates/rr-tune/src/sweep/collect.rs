@@ -4,13 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use rr_engine::tune::trial::{DeviceInfo, MAX_SKIPPED_LISTED};
-use rr_engine::tune::{Status, Trial, TuneReport};
+use crate::trial::{DeviceInfo, MAX_SKIPPED_LISTED};
+use crate::{Status, Trial, TuneReport};
 
+use super::output::SweepOutput;
 use super::report_files;
-use super::text::Printer;
-use crate::error::{Error, Result};
-use rr_engine::tune::job::TuneJob;
+use crate::job::TuneJob;
+use rr_engine::{Error, Result};
 
 /// Files are rewritten at most this often, and never more than 5 % of the time: a save of a
 /// large report takes a while, and saving continuously would stall the sweep.
@@ -20,7 +20,7 @@ const SAVE_SHARE: u32 = 20;
 pub struct Collector<'a> {
     args: &'a TuneJob,
     pub report: TuneReport,
-    printer: &'a Printer,
+    printer: &'a dyn SweepOutput,
     planned: u64,
     pub first_ready: Option<Instant>,
     pub last_result: Instant,
@@ -33,7 +33,12 @@ pub struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    pub fn new(args: &'a TuneJob, report: TuneReport, printer: &'a Printer, planned: u64) -> Self {
+    pub fn new(
+        args: &'a TuneJob,
+        report: TuneReport,
+        printer: &'a dyn SweepOutput,
+        planned: u64,
+    ) -> Self {
         let skipped_listed = report
             .trials
             .iter()

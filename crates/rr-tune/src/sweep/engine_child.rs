@@ -20,16 +20,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::engine::{Command as EngineCommand, VariantImage};
+use crate::trial::{plausible_time, DeviceInfo};
+use crate::{Config, Status, Trial};
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::protocol::{ErrorKind, Event, Tagged};
 use rr_engine::replay::timing::TimingPolicy;
 use rr_engine::stderr_tail::StderrTail;
-use rr_engine::tune::engine::{Command as EngineCommand, VariantImage};
-use rr_engine::tune::trial::{plausible_time, DeviceInfo};
-use rr_engine::tune::{Config, Status, Trial};
 
-use rr_engine::tune::engine_job::EngineJob;
+use crate::engine_job::EngineJob;
 
 /// How long an engine may take to open its session (driver start, reservation, restore; through
 /// a hub, its placement too): 300 s, or `RR_TUI_START_TIMEOUT` seconds (1 to 86400: a large
@@ -108,10 +108,7 @@ impl EngineChild {
             .arg("job")
             // Its job is the one on its input: one in our environment is none of its.
             .env_remove(rr_engine::job::JOB_ENV)
-            .env(
-                rr_engine::tune::engine::TUNER_PID_ENV,
-                std::process::id().to_string(),
-            )
+            .env(crate::engine::TUNER_PID_ENV, std::process::id().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -527,7 +524,7 @@ fn read_events(output: impl Read + Send + 'static) -> Receiver<Option<Line>> {
         // Bounded lines: an engine (or a hub) cannot grow memory without end.
         let mut r = BufReader::new(output);
         let mut buf = Vec::new();
-        while let Ok(Some(_)) = crate::lines::next(&mut r, MAX_EVENT, &mut buf) {
+        while let Ok(Some(_)) = rr_engine::lines::next(&mut r, MAX_EVENT, &mut buf) {
             let text = String::from_utf8_lossy(&buf);
             let line = match Tagged::parse(&text) {
                 Ok(t) => Line::Event(t),

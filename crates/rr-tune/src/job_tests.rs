@@ -1,13 +1,13 @@
 //! Tests of `job.rs` (kept apart to keep that file short).
 use super::*;
-use crate::diff::Comparison;
-use crate::job::{encode, JobError, MAX_JOB_LINE};
+use rr_engine::diff::Comparison;
+use rr_engine::job::{encode, JobError, MAX_JOB_LINE};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
 fn decode(line: &[u8]) -> Result<TuneJob, JobError> {
-    crate::job::decode(line)
+    rr_engine::job::decode(line)
 }
 
 /// A job with every field away from its default (and still one the command line gives).

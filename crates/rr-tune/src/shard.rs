@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 
 use super::limits::{plausible_time, MAX_TRIALS, MIN_KERNEL_NS};
-use super::measurement::Trial;
 use super::space::{Rules, Space};
 use super::trial::TuneReport;
+use rr_engine::replay::variant::trial::Trial;
 
 pub use super::part::{Shard, MAX_SHARDS};
 
@@ -286,8 +286,8 @@ mod tests {
 
     #[test]
     fn reports_with_impossible_shards_are_refused() {
-        use crate::replay::timing::TimingPolicy;
-        use crate::tune::Config;
+        use crate::Config;
+        use rr_engine::replay::timing::TimingPolicy;
         let c = Config {
             grid: [1; 3],
             block: [1; 3],

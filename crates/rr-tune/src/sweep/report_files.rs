@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use rr_engine::tune::{Trial, TuneReport};
+use crate::{Trial, TuneReport};
 use rr_format::fsio;
 
-use crate::error::{Error, Result};
-use rr_engine::tune::job::TuneJob;
+use crate::job::TuneJob;
+use rr_engine::{Error, Result};
 
 /// A --json-out file larger than this is not one of ours (the largest sweep's compact report is
 /// about 300 MiB).
@@ -17,7 +17,7 @@ const MAX_REPORT: u64 = 512 << 20;
 /// Outputs (`flag`, path) that can be written where they are named, checked before any work
 /// (not after an hour of measuring): each one's directory exists and takes a file, and no two
 /// name the same file, however spelled (`out` and `./out`, a linked directory).
-pub(crate) fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+pub fn output_targets(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
     let mut targets = Vec::new();
     for &(flag, path) in outputs {
         let Some(path) = path else { continue };
@@ -63,7 +63,7 @@ pub(super) fn load_previous(a: &TuneJob, report: &TuneReport) -> Result<Vec<Tria
     // A configuration that faulted or was refused is measured again (the cause may be gone);
     // skips are decided again from this sweep's limits.
     previous
-        .resumable_trials(report, path, rr_engine::tune::ReadBack::Resume)
+        .resumable_trials(report, path, crate::ReadBack::Resume)
         .map_err(Error::invalid)
 }
 
@@ -94,7 +94,7 @@ pub(super) fn check_outputs(a: &TuneJob) -> Result<()> {
 
 /// How a streamed output meets a file already at its path.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Existing {
+pub enum Existing {
     /// Replaced (a sweep's own `--json-out`, which `--resume` continues).
     Replace,
     /// Refused, also when it appears while the output is written (`tune merge`'s outputs).
@@ -103,7 +103,7 @@ pub(crate) enum Existing {
 
 /// Write `path` (atomically, as [`fsio::write_atomic`]) as `write` makes it, through a buffer:
 /// a sweep's CSV holds the kernel's name in every row and is never whole in memory.
-pub(crate) fn write_streamed(
+pub fn write_streamed(
     path: &Path,
     existing: Existing,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
@@ -123,11 +123,11 @@ pub(crate) fn write_streamed(
 }
 
 /// What the explorer passes to [`read_report`] as its flag: it opens a sweep to show it.
-pub(crate) const FOR_EXPLORER: &str = "the explorer";
+pub const FOR_EXPLORER: &str = "the explorer";
 
 /// A sweep's `--json-out` report, for `flag` (`--resume`, `--simulate`, `tune merge`,
 /// [`FOR_EXPLORER`]): streamed, not read whole (memory holds the trials kept, not the file).
-pub(crate) fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
+pub fn read_report(path: &Path, flag: &str) -> Result<TuneReport> {
     // A file a flag names that cannot be read is a usage error (exit 2), as a wrong flag is.
     let (file, _) =
         fsio::open_limited(path, MAX_REPORT, "tuning report").map_err(|e| {

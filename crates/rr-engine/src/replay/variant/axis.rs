@@ -4,9 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// At most this many values on one axis: a typo such as `1..1000000000:1` is refused instead of
-/// exhausting memory.
-pub const MAX_AXIS_VALUES: usize = 1 << 16;
+pub use super::MAX_AXIS_VALUES;
 
 /// The axes as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -17,10 +15,7 @@ pub struct Axes {
     pub registers: Option<String>,
 }
 
-/// `XxYxZ`.
-pub fn dim(v: [u32; 3]) -> String {
-    format!("{}x{}x{}", v[0], v[1], v[2])
-}
+pub use super::config::dim;
 
 /// The values of the grid axis: given dimensions, or "cover" (computed from each block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

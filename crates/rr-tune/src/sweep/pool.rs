@@ -7,7 +7,7 @@
 
 use std::sync::Mutex;
 
-use rr_engine::tune::engine_job::EngineJob;
+use crate::engine_job::EngineJob;
 
 use super::engine_child::EngineChild;
 
@@ -41,7 +41,7 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Vec<Idle>>> {
 
 /// A kept engine started with the same settings as `job` (its GPU among them), whatever
 /// instance it served.
-pub fn take(job: &EngineJob) -> Option<EngineChild> {
+pub(crate) fn take(job: &EngineJob) -> Option<EngineChild> {
     let want = job.settings();
     let mut idle = lock();
     let list = idle.as_mut()?;
@@ -51,7 +51,7 @@ pub fn take(job: &EngineJob) -> Option<EngineChild> {
 
 /// Leave `engine` (started with `job`) for the next sweep; it quits now when engines are not
 /// kept.
-pub fn put(job: &EngineJob, engine: EngineChild) {
+pub(crate) fn put(job: &EngineJob, engine: EngineChild) {
     let mut idle = lock();
     match idle.as_mut() {
         Some(list) => list.push((job.settings(), engine)),

@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
+use crate::space::{Rules, MAX_MEASURED};
+use crate::trial::SourceInfo;
+use crate::{Space, TuneReport};
 use rr_engine::replay::candidate::{CandidateFile, CandidateSpec};
 use rr_engine::replay::ReplayInstance;
-use rr_engine::tune::space::{Rules, MAX_MEASURED};
-use rr_engine::tune::trial::SourceInfo;
-use rr_engine::tune::{Space, TuneReport};
 
 use super::simulate;
-use crate::error::{Error, Result};
-use rr_engine::tune::job::TuneJob;
+use crate::job::TuneJob;
+use rr_engine::{Error, Result};
 
 /// Everything `tune` refuses before it looks for a GPU: compile-time flags without a source,
 /// the instance's files, the axes against the record and the limits, verification, registers
@@ -34,7 +34,7 @@ pub fn preflight(a: &TuneJob) -> Result<(ReplayInstance, Space)> {
     }
     // `--list` shows what the sweep would run: it refuses what the sweep refuses.
     if let Some(s) = a.shard() {
-        use rr_engine::tune::StrategyKind;
+        use crate::StrategyKind;
         if !matches!(a.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
             || a.budget.is_some()
         {
@@ -121,7 +121,7 @@ pub fn preflight_simulate(a: &TuneJob, inst: &ReplayInstance, space: &Space) -> 
 
 /// `--engine-hub`: a socket that is there (a hub that is not listening is said by the first
 /// engine that tries it).
-pub(super) fn check_hub(hub: &Path) -> Result<()> {
+pub fn check_hub(hub: &Path) -> Result<()> {
     use std::os::unix::fs::FileTypeExt;
     let shown = rr_format::text::visible_path(hub);
     match std::fs::metadata(hub) {

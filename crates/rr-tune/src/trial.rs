@@ -12,14 +12,14 @@ use super::objective::Objective;
 use super::part::Shard;
 use super::space::{Config, Space};
 use super::strategy::StrategyKind;
-use crate::replay::timing::TimingPolicy;
+use rr_engine::replay::timing::TimingPolicy;
 
 // What the report is made of, where the rest of the workspace finds it (`tune::trial::…`).
 pub use super::axis::Axes;
 pub use super::limits::{
     plausible_time, MAX_NAME_BYTES, MAX_SKIPPED_LISTED, MAX_TRIALS, MIN_KERNEL_NS,
 };
-pub use super::measurement::{Status, Trial, TrialEnergy};
+pub use rr_engine::replay::variant::trial::{Status, Trial, TrialEnergy};
 
 /// The device that measured, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,9 +55,9 @@ pub struct TuneReport {
     pub version: String,
     pub descriptor: String,
     /// At most [`MAX_NAME_BYTES`] when read back: it goes into every CSV row.
-    #[serde(deserialize_with = "super::bounded::text::<_, MAX_NAME_BYTES>")]
+    #[serde(deserialize_with = "rr_engine::bounded::text::<_, MAX_NAME_BYTES>")]
     pub kernel: String,
-    #[serde(deserialize_with = "super::bounded::at_most::<_, _, 1024>")]
+    #[serde(deserialize_with = "rr_engine::bounded::at_most::<_, _, 1024>")]
     pub devices: Vec<DeviceInfo>,
     pub strategy: StrategyKind,
     pub seed: u64,
@@ -71,14 +71,14 @@ pub struct TuneReport {
     pub objective: Objective,
     /// Whether every configuration's energy is measured (`--energy`), and for how long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy: Option<crate::replay::outcome::EnergyPolicy>,
+    pub energy: Option<rr_engine::replay::outcome::EnergyPolicy>,
     /// "bytes", a typed comparison, or "off".
     pub verify: String,
     pub axes: Axes,
     pub space_size: u64,
     pub recorded: Config,
     /// At most [`MAX_TRIALS`] when read back: the reading stops there (`bounded::at_most`).
-    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_TRIALS>")]
+    #[serde(deserialize_with = "rr_engine::bounded::at_most::<_, _, MAX_TRIALS>")]
     pub trials: Vec<Trial>,
     #[serde(default)]
     pub best: Option<Trial>,
@@ -92,7 +92,7 @@ pub struct TuneReport {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "super::bounded::at_most::<_, _, MAX_TRIALS>"
+        deserialize_with = "rr_engine::bounded::at_most::<_, _, MAX_TRIALS>"
     )]
     pub pareto: Vec<usize>,
     #[serde(default)]
@@ -131,7 +131,7 @@ pub struct SourceInfo {
     /// XXH3-128 of the text, hex.
     pub hash: String,
     /// NVRTC options given beyond the defines.
-    #[serde(default, deserialize_with = "super::bounded::at_most::<_, _, 256>")]
+    #[serde(default, deserialize_with = "rr_engine::bounded::at_most::<_, _, 256>")]
     pub options: Vec<String>,
 }
 
@@ -361,7 +361,7 @@ pub fn index_of(space: &Space, config: &Config) -> Option<u64> {
 mod tests {
     use super::super::space::{parse_dims, parse_grid, Rules};
     use super::*;
-    use crate::replay::stats::Stats;
+    use rr_engine::replay::stats::Stats;
 
     fn trial(block: u32, status: Status, median: f64, recorded: bool) -> Trial {
         let mut t = Trial::new(
@@ -479,7 +479,7 @@ mod tests {
             forged,
         ]);
         let mut energy = previous.clone();
-        energy.energy = Some(crate::replay::outcome::EnergyPolicy::sweep(1.0));
+        energy.energy = Some(rr_engine::replay::outcome::EnergyPolicy::sweep(1.0));
         let kept = previous
             .clone()
             .resumable_trials(&energy, Path::new("t.json"), ReadBack::Resume)

@@ -3,10 +3,10 @@
 
 use std::io::Write;
 
-use super::measurement::{Status, Trial, TrialEnergy};
 use super::objective::Objective;
 use super::trial::TuneReport;
-use crate::replay::stats::Stats;
+use rr_engine::replay::stats::Stats;
+use rr_engine::replay::variant::trial::{Status, Trial, TrialEnergy};
 
 impl TuneReport {
     /// CSV: Mneme's columns first, then the 3-D dimensions and the measurement details.

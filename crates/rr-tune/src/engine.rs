@@ -10,16 +10,16 @@ use rr_format::memory::MemoryMap;
 use rr_format::text::visible;
 use serde::{Deserialize, Serialize};
 
-use super::measurement::{Status, Trial, TrialEnergy};
 use super::space::Config;
-use crate::diff::Comparison;
-use crate::replay::energy::{self, EnergyPolicy};
-use crate::replay::instance::ReplayInstance;
-use crate::replay::launch::Launch;
-use crate::replay::session::{RunError, Session};
-use crate::replay::timing::TimingPolicy;
-use crate::replay::verify;
-use crate::snapshot::Snapshot;
+use rr_engine::diff::Comparison;
+use rr_engine::replay::energy::{self, EnergyPolicy};
+use rr_engine::replay::instance::ReplayInstance;
+use rr_engine::replay::launch::Launch;
+use rr_engine::replay::session::{RunError, Session};
+use rr_engine::replay::timing::TimingPolicy;
+use rr_engine::replay::variant::trial::{Status, Trial, TrialEnergy};
+use rr_engine::replay::verify;
+use rr_engine::snapshot::Snapshot;
 
 /// One line of an engine's stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::space::Config;
+use super::config::Config;
 use crate::replay::stats::Stats;
 use crate::replay::timing::StopReason;
 

@@ -35,7 +35,7 @@ pub struct Signature {
     pub block: [u32; 3],
     pub shared_mem: u32,
     /// `buffer N` (bytes of the recorded buffer it points into) or the bytes in hex.
-    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_ARGS>")]
+    #[serde(deserialize_with = "rr_engine::bounded::at_most::<_, _, MAX_ARGS>")]
     pub args: Vec<String>,
 }
 
@@ -87,7 +87,7 @@ pub struct Entry {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "super::bounded::at_most::<_, _, MAX_DEFINES>"
+        deserialize_with = "rr_engine::bounded::at_most::<_, _, MAX_DEFINES>"
     )]
     pub defines: Vec<(String, String)>,
     pub median_ns: f64,
@@ -101,7 +101,7 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportFile {
     pub format: String,
-    #[serde(deserialize_with = "super::bounded::at_most::<_, _, MAX_ENTRIES>")]
+    #[serde(deserialize_with = "rr_engine::bounded::at_most::<_, _, MAX_ENTRIES>")]
     pub entries: Vec<Entry>,
 }
 

@@ -1,4 +1,4 @@
-//! The sweep job ([`TuneJob`]) in the child-process protocol ([`crate::job`]): everything one
+//! The sweep job ([`TuneJob`]) in the child-process protocol ([`rr_engine::job`]): everything one
 //! sweep (or one recording's sweeps) needs, as typed values. `rr-tui tune`'s command line is
 //! converted into one once, the explorer's tuning form builds one, and `rr-tui job` runs one
 //! handed over on its standard input, answering with the same events as `tune --events`.
@@ -21,14 +21,16 @@ use super::part::{Shard, MAX_SHARDS};
 use super::space::Config;
 use super::strategy::StrategyKind;
 use super::trial::TuneReport;
-use crate::job::Job;
-use crate::replay::candidate::CandidateSpec;
-use crate::replay::energy::EnergyPolicy;
-use crate::replay::pathjson;
-use crate::replay::request::{check_kernel_timeout, check_noise, check_verify, Supplied, Verify};
-use crate::replay::timing::{NoiseTarget, TimingPolicy};
+use rr_engine::job::Job;
+use rr_engine::replay::candidate::CandidateSpec;
+use rr_engine::replay::energy::EnergyPolicy;
+use rr_engine::replay::pathjson;
+use rr_engine::replay::request::{
+    check_kernel_timeout, check_noise, check_verify, Supplied, Verify,
+};
+use rr_engine::replay::timing::{NoiseTarget, TimingPolicy};
 
-pub use crate::replay::request::DEFAULT_KERNEL_TIMEOUT;
+pub use rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT;
 
 /// The run id a sweep's events carry unless told otherwise (`--run-id`).
 pub const DEFAULT_RUN_ID: u64 = 1;

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use rr_engine::tune::shard::Shard;
-use rr_engine::tune::trial::index_of;
-use rr_engine::tune::{Config, Objective, Search, Space, Status, Trial};
+use crate::shard::Shard;
+use crate::trial::index_of;
+use crate::{Config, Objective, Search, Space, Status, Trial};
 
 pub enum Work {
     Measure {

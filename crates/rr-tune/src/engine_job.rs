@@ -1,4 +1,4 @@
-//! The engine job ([`EngineJob`]) in the child-process protocol ([`crate::job`]): what the tuner
+//! The engine job ([`EngineJob`]) in the child-process protocol ([`rr_engine::job`]): what the tuner
 //! hands the engine it starts on one GPU (`rr-tui job`, the job line first on the engine's
 //! standard input, then the engine's commands, [`super::engine`]), and what an engine hub
 //! (the Python package's Ray sweep) receives inside its first line and hands its actors.
@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::Job;
-use crate::replay::pathjson;
-use crate::replay::request::{check_kernel_timeout, check_verify, Supplied, Verify};
+use rr_engine::job::Job;
+use rr_engine::replay::pathjson;
+use rr_engine::replay::request::{check_kernel_timeout, check_verify, Supplied, Verify};
 
-pub use crate::replay::request::DEFAULT_KERNEL_TIMEOUT;
+pub use rr_engine::replay::request::DEFAULT_KERNEL_TIMEOUT;
 
 /// A simulated engine takes this many times the engine time the sweep spent on each answer
 /// unless told otherwise (`--pace`).
@@ -104,14 +104,14 @@ impl EngineJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::Comparison;
-    use crate::job::{encode, JobError};
+    use rr_engine::diff::Comparison;
+    use rr_engine::job::{encode, JobError};
     use serde_json::Value;
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
 
     fn decode(line: &[u8]) -> Result<EngineJob, JobError> {
-        crate::job::decode(line)
+        rr_engine::job::decode(line)
     }
 
     /// An engine job with every field away from its default.

@@ -7,17 +7,17 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
+use crate::trial::{index_of, DeviceInfo};
+use crate::{Config, Space, Status, Trial, TuneReport};
 use crossbeam_channel::Sender;
 use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
-use rr_engine::tune::trial::{index_of, DeviceInfo};
-use rr_engine::tune::{Config, Space, Status, Trial, TuneReport};
 
 use super::msg::Msg;
 use super::report_files::read_report;
 use super::scheduler::{Scheduler, Work};
 use super::worker::finish;
-use crate::error::{Error, Result};
+use rr_engine::{Error, Result};
 
 /// A finished sweep's trials by configuration.
 pub struct Table {
@@ -97,7 +97,7 @@ impl Table {
             ..run.clone()
         };
         let trials = sweep
-            .resumable_trials(&expected, path, rr_engine::tune::ReadBack::Simulate)
+            .resumable_trials(&expected, path, crate::ReadBack::Simulate)
             .map_err(|e| Error::invalid(format!("--simulate: {e}")))?
             .into_iter()
             .filter(|t| keep(&t.config))

@@ -1,11 +1,11 @@
 //! What the worker threads (one per GPU, or the simulated sweep's) tell the sweep's main
 //! thread, which prints it and keeps the report.
 
-use rr_engine::tune::trial::DeviceInfo;
-use rr_engine::tune::Trial;
+use crate::trial::DeviceInfo;
+use crate::Trial;
 
 /// A worker's word to the main thread.
-pub(crate) enum Msg {
+pub enum Msg {
     /// An engine is ready: when simulated, it answers from this sweep; `carried` says whether
     /// the last instance's engine of `tune DIR` went on to this one.
     Ready {
@@ -20,7 +20,7 @@ pub(crate) enum Msg {
 }
 
 /// Whether the engine of a GPU went on from the last instance of `tune DIR` to this one.
-pub(crate) enum Carried {
+pub enum Carried {
     /// It did: what stayed on the GPU and what was loaded, in words.
     Kept(String),
     /// It could not (why); a new engine serves this instance.

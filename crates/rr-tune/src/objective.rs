@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::measurement::Trial;
+use rr_engine::replay::variant::trial::Trial;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,8 +73,8 @@ impl Objective {
     /// `v` (a value of [`Objective::of`]) as the report prints it.
     pub fn describe(self, v: f64) -> String {
         match self {
-            Objective::Time => crate::replay::stats::ns_text(v),
-            Objective::Energy => crate::replay::outcome::joules_text(v),
+            Objective::Time => rr_engine::replay::stats::ns_text(v),
+            Objective::Energy => rr_engine::replay::outcome::joules_text(v),
             Objective::Edp => format!("{v:.3e} J·s"),
         }
     }
@@ -106,9 +106,9 @@ pub fn pareto_front(trials: &[Trial]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::stats::Stats;
-    use crate::tune::measurement::{Status, TrialEnergy};
-    use crate::tune::Config;
+    use crate::measurement::{Status, TrialEnergy};
+    use crate::Config;
+    use rr_engine::replay::stats::Stats;
 
     fn trial(block: u32, ns: f64, joules: Option<f64>, status: Status) -> Trial {
         let mut t = Trial::new(
