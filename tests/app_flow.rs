@@ -6,8 +6,8 @@ use common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rr_engine::diff::job::IndexEvent;
 use rr_engine::replay::Event;
-use rr_tune::{Config, Status, Trial, TuneReport};
 use rr_tui::tui::app::{App, Cmd, GpuWork, Msg, Pair, Phase, Screen, SortKey};
+use rr_tune::{Config, Status, Trial, TuneReport};
 use std::sync::atomic::AtomicBool;
 
 pub fn key(app: &mut App, c: KeyCode) -> Vec<Cmd> {
@@ -1535,8 +1535,8 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
 /// (told by the `sweep` event) become rows and columns, the recorded image a row of its own.
 #[test]
 fn the_heatmap_picks_its_axes_among_those_that_vary() {
-    use rr_tune::defines::{DefineAxis, Defines};
     use rr_tui::tui::app::heatmap::HeatAxis;
+    use rr_tune::defines::{DefineAxis, Defines};
     let mut a = app("llvm-two-kernels", true);
     key(&mut a, KeyCode::Char('u'));
     let me = a.current().unwrap();

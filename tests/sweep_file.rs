@@ -431,7 +431,8 @@ fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
     // The field's own check: a file, named.
     assert!(a.tune.form.set_text(Field::Devices, "simulate").is_err());
     let missing = a
-        .tune.form
+        .tune
+        .form
         .set_text(Field::Devices, "simulate /no/such/sweep.json")
         .unwrap_err();
     assert!(missing.contains("/no/such/sweep.json"), "{missing}");

@@ -3,8 +3,8 @@
 //! processes and diff-index jobs into messages.
 
 pub mod app;
-mod executor;
 pub mod config;
+mod executor;
 pub mod format;
 pub mod keymap;
 mod keytable;

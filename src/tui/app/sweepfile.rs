@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use rr_tune::{Config, TuneReport};
 use rr_format::text::visible_path;
+use rr_tune::{Config, TuneReport};
 
 use super::tuning::TuneRun;
 use super::{App, Cmd, Field, Msg, Screen, Work};
@@ -278,10 +278,7 @@ impl App {
         };
         self.fill_form_from(sweep);
         self.jobs.seen_run(run.run);
-        let (verified, rows) = (
-            run.count(rr_tune::Status::Ok),
-            run.report.trials.len(),
-        );
+        let (verified, rows) = (run.count(rr_tune::Status::Ok), run.report.trials.len());
         let energy = match run.report.energy {
             Some(_) => ", p for the Pareto front",
             None => "",

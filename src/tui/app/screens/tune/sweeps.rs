@@ -116,9 +116,7 @@ impl TuneScreen {
         vec![Cmd::Work(Work::new(move || Msg::TuneChecked {
             instance: i,
             result: rr_tune::sweep::preflight(&job)
-                .and_then(|(inst, space)| {
-                    rr_tune::sweep::preflight_simulate(&job, &inst, &space)
-                })
+                .and_then(|(inst, space)| rr_tune::sweep::preflight_simulate(&job, &inst, &space))
                 .map(|_| Box::new(job))
                 .map_err(|e| e.to_string()),
         }))]
