@@ -485,3 +485,76 @@ fn ab_shows_a_path_that_is_not_utf8_escaped_and_runs_it() {
         "{line}"
     );
 }
+
+/// Instances rotated inside the timing loop, on the stand-in driver (whose log names each
+/// launch's parameters, and the two instances of the stencil record differ in theirs): the
+/// worker goes instance, instance (each candidate's first run), then round after round over
+/// both (12 pairs: two rounds), never timing one instance all at once; each instance gets as
+/// many launches as the other, and its notes say it was rotated.
+#[test]
+fn ab_rotates_the_instances_inside_the_timing_loop() {
+    let driver = fake_driver();
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let log = work.path().join("launches.log");
+    let out = rr()
+        .arg("ab")
+        .arg(&dir)
+        .args([
+            "--kernels",
+            ".",
+            "--repetitions",
+            "12",
+            "--events-only",
+            "--json",
+        ])
+        .arg("--candidate")
+        .arg(dir.join("images/kernels-sm90.cubin"))
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("FAKE_CUDA_MEMORY", "1")
+        .env("FAKE_CUDA_LOG", &log)
+        .env("FAKE_CUDA_LOG_PARAMS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The stencil's launches (the one-block ones are the timing aids), by their parameters.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let launches: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(" params=").map(|(_, p)| p))
+        .collect();
+    let mut blocks: Vec<(&str, usize)> = Vec::new();
+    for p in &launches {
+        match blocks.last_mut() {
+            Some((q, n)) if q == p => *n += 1,
+            _ => blocks.push((p, 1)),
+        }
+    }
+    let order: Vec<&str> = blocks.iter().map(|b| b.0).collect();
+    assert_eq!(order.len(), 6, "{blocks:?}");
+    let (a, b) = (order[0], order[1]);
+    assert_ne!(a, b);
+    assert_eq!(order, [a, b, a, b, a, b], "{blocks:?}");
+    let count = |p: &str| launches.iter().filter(|&&q| q == p).count();
+    // Each: the poison check and the first verification, then per round a verification on
+    // entering, one to three untimed pairs (drawn), six pairs and a verification after:
+    // 2 + 2 × (1 + 2 × (1..=3) + 12 + 1) launches.
+    for p in [a, b] {
+        assert!((2 + 2 * 16..=2 + 2 * 20).contains(&count(p)), "{blocks:?}");
+    }
+    let board: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in board["candidates"][0]["instances"].as_array().unwrap() {
+        assert_eq!(r["status"], "verified", "{r}");
+        assert_eq!(r["compare"]["pairs"], 12, "{r}");
+        let notes = r["notes"].to_string();
+        assert!(
+            notes.contains("timed in 2 round(s) rotating 2 instances"),
+            "{notes}"
+        );
+    }
+}

@@ -24,7 +24,7 @@ ordered|ordered-suite.sh|100|-|stream-ordered snapshots: snapshot kernels, flags
 recorder-hostile|recorder-hostile-suite.sh|180|-|the stream-ordered recorder attacked: staging overflow, global-mode captures, device resets, forks, exits while kernels run, many streams, unaligned pointers, per-thread default streams
 model-record|model-record-suite.sh|240|torch|a model-sized process (24 GiB resident) recorded within the disk's limit, then replay-ready time and on-GPU verification
 ab|ab-suite.sh|70|-|A/B replays against candidates, the image against itself, compile-time tuning and its exported header
-ab-guards|ab-guards-suite.sh|60|-|rr-tui ab on every recorded instance of a kernel: the leaderboard, and cheating candidates (writing nothing, half, outside the output, a cached result, launch bounds) caught by the guards
+ab-guards|ab-guards-suite.sh|110|-|rr-tui ab on every recorded instance of a kernel: the leaderboard, and cheating candidates (writing nothing, half, outside the output, a cached result, launch bounds, a result stashed beyond the resets, timed runs that skip the work) caught by the guards
 repro|repro-suite.sh|130|-|rr-tui repro: reproducers of the fixtures (both formats, LLVM 16 and 18), two recorded nvcc programs and a PyTorch program's cuBLAS, softmax and Triton kernels built with g++, verified, kernel time within 3 % of replay's; --python where cuda-python imports; --pack
 compile-bench|compile-bench-suite.sh|60|-|tests/gpu/bench-compile.sh: NVRTC variants per second on one thread and on every core, the GPU's idle time waiting for compilations
 strategy|strategy-suite.sh|180|-|tests/gpu/strategy-sweeps.sh: six exhaustive sweeps, then random, annealing and tpe simulated over them (measurements to within 2 % of the best)

@@ -1,7 +1,9 @@
 //! An A/B worker (`rr-tui job` handed an [`AbJob`] with a worker span; `ab --worker=FROM..TO`
 //! on the command line, hidden): one candidate judged on a span of the selected
 //! instances in one process, switching from one instance to the next with the memory kept on
-//! the GPU ([`Session::switch_to`]). Each instance's result is one line on stdout,
+//! the GPU ([`Session::switch_to`]); the instances of one kernel are rotated inside the timing
+//! loop with the candidate kept loaded ([`rotation`]), so their results come when all of them
+//! are judged. Each instance's result is one line on stdout,
 //! `{"ab_result": …}`; the session's own events (JSON lines too) are not results and the parent
 //! skips them. A fault poisons the CUDA context, so after one the worker ends: the parent goes
 //! on with the next instance in a fresh worker.
@@ -10,8 +12,8 @@ use std::collections::HashMap;
 
 use rr_engine::replay::candidate::{Candidate, CandidateFile, CandidateSpec};
 use rr_engine::replay::leaderboard::InstanceResult;
-use rr_engine::replay::session::RunError;
-use rr_engine::replay::trial::{self, TrialOptions};
+use rr_engine::replay::rotation::{self, Member};
+use rr_engine::replay::trial::TrialOptions;
 use rr_engine::replay::{launch, Overrides, ReplayInstance, Session};
 use serde::{Deserialize, Serialize};
 
@@ -53,16 +55,27 @@ pub fn run(a: &AbJob, WorkerSpan { from, to }: WorkerSpan) -> Result<i32> {
         session: None,
         compiled: HashMap::new(),
     };
-    for s in span {
-        let (result, go_on) = worker.one(s);
-        let line = serde_json::to_string(&WorkerLine { ab_result: result })
-            .map_err(|e| Error::invalid(format!("a result that is no JSON: {e}")))?;
-        output::json_line(&line);
+    let mut at = 0;
+    while at < span.len() {
+        let (results, go_on) = worker.group(&span[at..]);
+        for result in results {
+            let line = serde_json::to_string(&WorkerLine { ab_result: result })
+                .map_err(|e| Error::invalid(format!("a result that is no JSON: {e}")))?;
+            output::json_line(&line);
+            at += 1;
+        }
         if !go_on {
             return Ok(1);
         }
     }
     Ok(0)
+}
+
+/// An instance loaded with its launch, ready to judge.
+struct Loaded<'s> {
+    selected: &'s Selected,
+    inst: ReplayInstance,
+    launch: launch::Launch,
 }
 
 struct Worker<'a> {
@@ -76,41 +89,81 @@ struct Worker<'a> {
 }
 
 impl Worker<'_> {
-    /// Judge the candidate on `s`: its result, and whether this process may go on (not after
-    /// a fault or a failed switch, which leave the session unusable).
-    fn one(&mut self, s: &Selected) -> (InstanceResult, bool) {
-        let inst = match ReplayInstance::load(&s.json, &self.a.supplied) {
-            Ok(i) => i,
-            Err(e) => return (InstanceResult::error(&s.name, e.to_string()), true),
-        };
+    /// Load `s` and resolve its launch (an error is the instance's result: its message).
+    fn load<'s>(&self, s: &'s Selected) -> std::result::Result<Loaded<'s>, String> {
+        let fail = |e: rr_engine::Error| e.to_string();
+        let inst = ReplayInstance::load(&s.json, &self.a.supplied).map_err(fail)?;
         let overrides = Overrides {
             device_id: self.a.device,
             ..Default::default()
         };
-        let l = match launch::resolve(&inst.descriptor, &overrides) {
+        let launch = launch::resolve(&inst.descriptor, &overrides).map_err(fail)?;
+        Ok(Loaded {
+            selected: s,
+            inst,
+            launch,
+        })
+    }
+
+    /// Judge the candidate on the instances at the start of `rest` that rotate together (the
+    /// same kernel: one candidate module; the span shares a memory layout), at least one: their
+    /// results in order, and whether this process may go on (not after a fault or a failed
+    /// switch, which leave the session unusable).
+    fn group(&mut self, rest: &[Selected]) -> (Vec<InstanceResult>, bool) {
+        let first = match self.load(&rest[0]) {
             Ok(l) => l,
-            Err(e) => return (InstanceResult::error(&s.name, e.to_string()), true),
+            Err(why) => return (vec![InstanceResult::error(&rest[0].name, why)], true),
         };
-        if let Err(e) = self.bind(&inst, &l) {
+        let kernel = first.inst.descriptor.name.clone();
+        let mut group = vec![first];
+        // The next instance that loads and runs the same kernel joins; any other starts the
+        // next group (and is loaded again there: loading is cheap beside judging).
+        for s in &rest[1..] {
+            match self.load(s) {
+                Ok(l) if l.inst.descriptor.name == kernel => group.push(l),
+                _ => break,
+            }
+        }
+        let head = &group[0];
+        if let Err(e) = self.bind(&head.inst, &head.launch) {
             self.session = None;
-            return (InstanceResult::error(&s.name, e.to_string()), false);
+            return (
+                vec![InstanceResult::error(&head.selected.name, e.to_string())],
+                false,
+            );
         }
-        let notes = match self.load_candidate(&inst) {
+        let notes = match self.load_candidate(&head.inst) {
             Ok(n) => n,
-            // A candidate that does not build or bind for this kernel: the session is sound.
-            Err(e) => return (InstanceResult::error(&s.name, e.to_string()), true),
-        };
-        let session = self.session.as_mut().expect("bound above");
-        match trial::judge_candidate(session, &inst, &s.name, &l.config(), &self.opts) {
-            Ok(mut r) => {
-                r.notes.splice(0..0, notes);
-                (r, true)
-            }
+            // A candidate that does not build or bind for this kernel: the same for every
+            // instance of it, and the session is sound.
             Err(e) => {
-                let fatal = matches!(e, RunError::Fault(_));
-                (InstanceResult::error(&s.name, e.to_string()), !fatal)
+                let why = e.to_string();
+                let all = group
+                    .iter()
+                    .map(|l| InstanceResult::error(&l.selected.name, why.clone()))
+                    .collect();
+                return (all, true);
             }
+        };
+        let members: Vec<Member> = group
+            .iter()
+            .map(|l| Member {
+                inst: &l.inst,
+                name: &l.selected.name,
+                cfg: l.launch.config(),
+            })
+            .collect();
+        let printer = Printer { json: true, run: 1 };
+        let session = self.session.as_mut().expect("bound above");
+        let (mut results, go_on) =
+            rotation::judge_group(session, &members, &self.opts, &mut |e| printer.emit(e));
+        for r in &mut results {
+            r.notes.splice(0..0, notes.iter().cloned());
         }
+        if !go_on {
+            self.session = None;
+        }
+        (results, go_on)
     }
 
     /// Open the session on `inst`, or switch the open one to it.

@@ -12,6 +12,10 @@
 //! - **Globals.** Every global of the candidate's image (its own `static __device__` caches
 //!   too, not only those named as the recorded ones) is put back to its value as loaded before
 //!   every run, so a result cached in one cannot be replayed by the next run.
+//! - **Rotation.** `ab` times the instances one process can switch between in rounds, instance
+//!   after instance, with the candidate kept loaded, and verifies its first run after another
+//!   instance's runs and every round's end ([`super::rotation`]): a result kept where no reset
+//!   reaches and handed back later is another instance's there.
 //! - **Every byte.** Verification compares every byte of every recorded segment (fingerprints
 //!   on the GPU, else on the host): writes outside the expected output fail.
 //! - **Launch limits.** A candidate whose kernel cannot take the recorded block (registers,

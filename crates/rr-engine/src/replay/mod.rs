@@ -33,6 +33,7 @@ pub mod pathjson;
 pub mod plan;
 pub mod protocol;
 pub mod request;
+pub mod rotation;
 pub mod runner;
 pub mod session;
 pub mod sink;

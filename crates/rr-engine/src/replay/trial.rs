@@ -1,14 +1,14 @@
 //! One candidate judged on one instance with every guard of [`super::guards`]: poison checked
-//! against the recorded kernel and armed, the candidate verified, timed in alternating pairs
-//! against the recorded kernel, verified again after its timed runs, and its time checked
-//! against the bandwidth floor. `rr-tui ab` runs it on every instance; `replay --candidate`
-//! arms the same poison ([`arm_poison`]).
+//! against the recorded kernel and armed and the candidate's first run verified ([`begin`]),
+//! then its paired times judged and checked against the bandwidth floor ([`finish`]). Between
+//! the two, `rr-tui ab` times it in rounds that rotate the instances and verifies it around
+//! each round ([`super::rotation`]); `replay --candidate` arms the same poison ([`arm_poison`]).
 
 use rr_cuda::LaunchConfig;
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
 
-use super::ab::{self, Side as AbSide};
+use super::ab;
 use super::guards::{self, PoisonPlan};
 use super::leaderboard::{InstanceResult, Status};
 use super::protocol::VerifyOutcome;
@@ -123,8 +123,9 @@ pub fn verify_quietly(
     Ok(outcome)
 }
 
-/// Run the candidate once (its kernel bound, poisoned as armed) and verify what it left.
-fn candidate_verifies(
+/// Run the candidate once (its kernel bound, poisoned as armed) and verify what it left: None
+/// when it verifies, else the first line of what differs.
+pub fn candidate_verifies(
     session: &mut Session,
     inst: &ReplayInstance,
     cfg: &LaunchConfig,
@@ -141,17 +142,23 @@ fn candidate_verifies(
     }))
 }
 
-/// Judge the loaded candidate on `inst` (the session's instance), named `name` in the result.
-/// An error is returned only when the run could not go on (the caller makes it the instance's
-/// result; a fault also ends the process).
-pub fn judge_candidate(
+/// Device ranges `(address, length)`.
+pub type Ranges = Vec<(u64, usize)>;
+
+/// The start of judging the loaded candidate on `inst` (the session's instance), named `name`
+/// in the result: the poison planned, checked and armed, and the candidate's first run
+/// verified. The result so far (`Verified`, or `Wrong` with the reason: final), and the ranges
+/// armed for poisoning (to arm again after a switch). An error is returned only when the run
+/// could not go on (the caller makes it the instance's result; a fault also ends the process).
+pub fn begin(
     session: &mut Session,
     inst: &ReplayInstance,
     name: &str,
     cfg: &LaunchConfig,
     opts: &TrialOptions,
-) -> Result<InstanceResult, RunError> {
+) -> Result<(InstanceResult, Option<Ranges>), RunError> {
     let (plan, armed, notes) = arm_poison(session, inst, cfg, &opts.verify, opts.cold)?;
+    let ranges = session.poison_ranges().map(<[_]>::to_vec);
     let mut result = InstanceResult {
         status: Status::Verified,
         reason: None,
@@ -163,41 +170,34 @@ pub fn judge_candidate(
     if let Some(why) = candidate_verifies(session, inst, cfg, opts, "rr-tui verify candidate")? {
         result.status = Status::Wrong;
         result.reason = Some(why);
-        return Ok(result);
     }
-    let (a, b) = ab::measure(
-        session,
-        cfg,
-        opts.pairs,
-        opts.warmup.max(1),
-        opts.cold,
-        &mut |_: AbSide, _, _| {},
-    )?;
-    // After its timed runs too: a result that only the first run computed, or one cached by
-    // the runs before, fails here.
-    let label = "rr-tui verify candidate after timing";
-    if let Some(why) = candidate_verifies(session, inst, cfg, opts, label)? {
-        result.status = Status::Wrong;
-        result.reason = Some(format!("after {} timed runs: {why}", b.len()));
-        return Ok(result);
-    }
-    let times = |v: &[super::session::Sample]| v.iter().map(|s| s.kernel_ns).collect::<Vec<_>>();
-    let (ta, tb) = (times(&a), times(&b));
-    match ab::judge(&ta, &tb) {
+    Ok((result, ranges))
+}
+
+/// The end of judging a candidate that verified throughout: the speed-up from its paired times
+/// (`recorded`, `candidate`: kernel ns of this instance only), and its median time against the
+/// bandwidth floor of the bytes it must write (`result.changed_bytes`).
+pub fn finish(
+    session: &Session,
+    mut result: InstanceResult,
+    recorded: &[f64],
+    candidate: &[f64],
+) -> InstanceResult {
+    match ab::judge(recorded, candidate) {
         Some(o) => result = result.with_compare(o),
         None => result.notes.push(format!(
             "{} pair(s) give no speed-up: ask for at least {} with --repetitions",
-            b.len(),
+            candidate.len(),
             ab::MIN_PAIRS
         )),
     }
     let (peak, l2) = session.bandwidth_bound();
-    let p = guards::plausibility(Stats::of(&tb).median, plan.changed_bytes, peak, l2);
+    let p = guards::plausibility(Stats::of(candidate).median, result.changed_bytes, peak, l2);
     if p.is_implausible() {
         result.status = Status::Implausible;
         result.reason =
             Some("faster than writing the bytes it must write at the GPU's peak bandwidth".into());
     }
     result.plausibility = Some(p);
-    Ok(result)
+    result
 }

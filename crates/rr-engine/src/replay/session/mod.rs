@@ -163,6 +163,9 @@ pub struct Session {
     /// An A/B candidate's kernel with the dynamic shared memory it allows: swapped with
     /// `kernel` while it runs ([`Session::with_candidate`]).
     candidate: Option<(Kernel, u32)>,
+    /// The candidate's module and kernel name: what binds it again when a switch keeps it
+    /// ([`Session::switch_keeping_candidate`]).
+    candidate_module: Option<(rr_cuda::Module, String)>,
     /// Compile-time tuning: the variant bound now (None: the recorded image), and the kernels
     /// of the others loaded so far with the dynamic shared memory each allows.
     active_variant: Option<PathBuf>,

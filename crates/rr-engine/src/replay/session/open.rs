@@ -91,6 +91,7 @@ impl Session {
             probes,
             kernel,
             candidate: None,
+            candidate_module: None,
             active_variant: None,
             parked: HashMap::new(),
             ptx,

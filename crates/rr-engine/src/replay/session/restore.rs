@@ -68,6 +68,12 @@ impl Session {
             .map_err(classify)
     }
 
+    /// The ranges poisoned before candidate runs now (None: no poison), to arm them again after
+    /// a switch, which stops poisoning.
+    pub fn poison_ranges(&self) -> Option<&[(u64, usize)]> {
+        self.poison.as_ref().map(|(r, _)| r.as_slice())
+    }
+
     /// Poison `ranges` (device `(address, length)`, inside the recorded ranges) before every
     /// candidate run from now on, and before the recorded kernel's runs too while
     /// `on_recorded`; `None` stops poisoning. Switching instances stops it.

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::input::{keep_copy, read_input, resident_of, restored, upload_input};
-use super::kernel::{bind_instance, Bound};
+use super::kernel::{bind_instance, Bound, Kernel};
 use super::restore::host_slices;
 use super::{Pristine, Session, DEFAULT_DYNAMIC_SHARED};
 use crate::error::{Error, Result};
@@ -102,6 +102,7 @@ impl Session {
         // The old kernel and its variants go with their modules; the poison was the old
         // instance's.
         self.candidate = None;
+        self.candidate_module = None;
         self.poison = None;
         self.parked.clear();
         self.active_variant = None;
@@ -139,6 +140,43 @@ impl Session {
             total: inst.input_len,
             seconds,
         })
+    }
+}
+
+impl Session {
+    /// [`Session::switch_to`], keeping the loaded A/B candidate: its module stays loaded (and
+    /// with it whatever the candidate left where no reset reaches), its kernel is bound again
+    /// against `inst`'s parameters and recorded globals, and its own globals keep the values
+    /// they had when it was loaded (what they are put back to before every run). Rotating
+    /// instances this way is what makes a result carried over from another instance's run fail
+    /// verification ([`crate::replay::rotation`]). Without a candidate, a plain switch.
+    pub fn switch_keeping_candidate(
+        &mut self,
+        inst: &ReplayInstance,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Switched> {
+        let kept = self.candidate.take().zip(self.candidate_module.take());
+        let switched = self.switch_to(inst, progress)?;
+        let Some(((old, _), (module, name))) = kept else {
+            return Ok(switched);
+        };
+        let mut notes = Vec::new();
+        let mut kernel = Kernel::bind_candidate(
+            &module,
+            &name,
+            &self.kernel.layout,
+            &self.recorded_globals,
+            &mut notes,
+        )?;
+        // The candidate's own globals (beyond the recorded names), at their values as loaded.
+        for (g, value) in old.globals {
+            if !kernel.globals.iter().any(|(k, _)| k.ptr == g.ptr) {
+                kernel.globals.push((g, value));
+            }
+        }
+        self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
+        self.candidate_module = Some((module, name));
+        Ok(switched)
     }
 }
 

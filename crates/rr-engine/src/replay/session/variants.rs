@@ -131,6 +131,7 @@ impl Session {
             &mut notes,
         )?;
         self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
+        self.candidate_module = Some((module, c.kernel.clone()));
         Ok(notes)
     }
 
