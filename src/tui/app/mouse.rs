@@ -6,17 +6,16 @@
 //! Where things are comes from the functions the drawing itself uses (`framelayout`'s
 //! `frame_areas`, `tab_places` and the lists' rows, `tunelayout`), computed from the state as the last
 //! frame drew it, so a click and what is on screen cannot disagree. An event first becomes a
-//! [`MouseAction`] (tests can ask which), then goes the way the matching key goes.
+//! [`MouseAction`] (tests can ask which), then goes the way the matching key goes. The Tune
+//! screen's places and panes are its own (`screens::tune`'s `mouse`).
 
 use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
 use super::framelayout::{first_row, frame_areas, instance_rows, picker_rows, tab_places};
 use super::screens::{InstancesScreen, TuneScreen};
-use super::tunelayout::{self, HeatGeometry};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
-use crate::tui::layout::titled_inner;
 
 /// Lines one notch of the wheel scrolls a list or a text (three, as terminals scroll).
 pub const WHEEL_LINES: i32 = 3;
@@ -67,14 +66,14 @@ pub(super) struct ListsPlaced {
 }
 
 /// The row of a list drawn one per line in `rows` from its item `first` that `at` is on.
-fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
+pub(super) fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
     let i = first + (at.y.checked_sub(rows.y)? as usize);
     (rows.contains(at) && i < len).then_some(i)
 }
 
 impl App {
     /// The frame's areas as the next frame draws them (tab bar, screen, status, hints).
-    fn frame(&self) -> [Rect; 4] {
+    pub(super) fn frame(&self) -> [Rect; 4] {
         frame_areas(self, Rect::new(0, 0, self.width, self.height))
     }
 
@@ -162,33 +161,9 @@ impl App {
                 let first = first_row(self.instances.list_top, self.selected, len, visible);
                 row_at(rows, first, len, at).map(MouseAction::Instance)
             }
-            Screen::Tune => self.tune_click(main, at),
+            Screen::Tune => TuneScreen::click(self, main, at),
             _ => None,
         }
-    }
-
-    /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
-    fn tune_click(&self, main: Rect, at: Position) -> Option<MouseAction> {
-        let run = self.tune.runs.get(&self.current()?);
-        let l = tunelayout::layout(titled_inner(main), run);
-        // The form collapsed to one line shows the field under the cursor.
-        if l.collapsed && l.form.contains(at) {
-            return Some(MouseAction::TuneField(self.tune.form.cursor));
-        }
-        if l.form.contains(at) {
-            return tunelayout::form_field_at(l.form, at).map(MouseAction::TuneField);
-        }
-        let run = run?;
-        if l.heat.contains(at) {
-            let g = HeatGeometry::of(&run.heat, l.heat);
-            let (r, c) = g.cell_at(&run.heat, l.heat, self.tune.heat_scroll, at)?;
-            return Some(MouseAction::HeatCell(r, c));
-        }
-        let rows = tunelayout::table_rows(l.table);
-        let listed = run.listed(self.tune.show_front).len();
-        // Scrolled as drawn: the picked row on screen.
-        let window = tunelayout::table_window(self.tune.pick, listed, rows.height as usize);
-        row_at(rows, window.start, window.end, at).map(MouseAction::TuneRow)
     }
 
     /// The pane the wheel scrolls at `at`.
@@ -203,18 +178,10 @@ impl App {
         if self.picking {
             return Some(Pane::Picker);
         }
-        if self.screen != Screen::Tune {
-            return Some(Pane::Screen);
+        match self.screen {
+            Screen::Tune => TuneScreen::pane_at(self, main, at),
+            _ => Some(Pane::Screen),
         }
-        let run = self.current().and_then(|i| self.tune.runs.get(&i));
-        let l = tunelayout::layout(titled_inner(main), run);
-        [
-            (l.form, Pane::TuneForm),
-            (l.heat, Pane::Heatmap),
-            (l.table, Pane::TuneTable),
-        ]
-        .into_iter()
-        .find_map(|(r, pane)| r.contains(at).then_some(pane))
     }
 
     pub(super) fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Cmd> {
@@ -241,116 +208,44 @@ impl App {
                     p.selected = i;
                 }
             }
-            MouseAction::TuneField(i) => self.tune.form.cursor = i,
-            // As `[`/`]` would, from the row picked now to the one clicked.
-            MouseAction::TuneRow(k) => {
-                let from = self.picked_row(self.tune.pick);
-                TuneScreen::pick_row(self, k as isize - from as isize);
-            }
-            MouseAction::HeatCell(r, c) => self.pick_heat_cell(r, c),
+            MouseAction::TuneField(_)
+            | MouseAction::TuneRow(_)
+            | MouseAction::HeatCell(..)
+            | MouseAction::ScrollSideways(Pane::Heatmap, _) => TuneScreen::on_mouse(self, a),
             MouseAction::CloseHelp => {
                 self.help = false;
                 self.help_scroll = 0;
             }
             MouseAction::Scroll(pane, lines) => return self.wheel(pane, lines),
-            MouseAction::ScrollSideways(Pane::Heatmap, columns) => {
-                self.scroll_heat_by(0, columns as isize)
-            }
             MouseAction::ScrollSideways(..) => {}
         }
         vec![]
-    }
-
-    /// The table's row `pick_tuned` starts from (the pick kept within the rows listed).
-    fn picked_row(&self, pick: usize) -> usize {
-        let listed = self
-            .current()
-            .and_then(|i| self.tune.runs.get(&i))
-            .map_or(0, |r| r.listed(self.tune.show_front).len());
-        pick.min(listed.saturating_sub(1))
     }
 
     /// The wheel over `pane`: lists and texts move as by the arrow keys, the heatmap by rows,
     /// the table's pick by one row a notch (it lists twenty at most).
     fn wheel(&mut self, pane: Pane, lines: i32) -> Vec<Cmd> {
         let action = if lines > 0 { Action::Down } else { Action::Up };
-        let times = lines.unsigned_abs().min(50);
         let mut cmds = Vec::new();
-        for _ in 0..times {
+        for _ in 0..wheel_steps(lines) {
             match pane {
                 Pane::Help => self.scroll_help(action),
                 Pane::Picker => cmds.extend(self.on_picker_action(action)),
                 Pane::Screen => cmds.extend(self.on_action(action)),
-                Pane::TuneForm => TuneScreen::scroll(self, action),
-                Pane::Heatmap | Pane::TuneTable => {}
+                // The Tune screen's panes are its own.
+                Pane::TuneForm | Pane::Heatmap | Pane::TuneTable => {}
             }
         }
-        match pane {
-            Pane::Heatmap => self.scroll_heat_by(lines as isize, 0),
-            Pane::TuneTable => TuneScreen::pick_row(self, lines.signum() as isize),
-            _ => {}
+        if matches!(pane, Pane::TuneForm | Pane::Heatmap | Pane::TuneTable) {
+            TuneScreen::wheel(self, pane, lines);
         }
         cmds
     }
+}
 
-    /// Scroll the heatmap by rows and columns, never past its ends (the keys scroll it by
-    /// pages; the wheel by lines).
-    fn scroll_heat_by(&mut self, rows: isize, columns: isize) {
-        let [_, main, _, _] = self.frame();
-        let Some(run) = self.current().and_then(|i| self.tune.runs.get(&i)) else {
-            return;
-        };
-        let area = tunelayout::layout(titled_inner(main), Some(run)).heat;
-        let g = HeatGeometry::of(&run.heat, area);
-        let (now_rows, now_cols) = g.window(&run.heat, self.tune.heat_scroll);
-        let step = |at: usize, by: isize, len: usize, visible: usize| {
-            at.saturating_add_signed(by)
-                .min(len.saturating_sub(visible))
-        };
-        self.tune.heat_scroll = (
-            step(now_rows.start, rows, run.heat.rows.len(), g.rows),
-            step(now_cols.start, columns, run.heat.cols.len(), g.cols),
-        );
-    }
-
-    /// A click on a heatmap cell: the table's row of the cell's best configuration is picked
-    /// (`P` profiles it); a cell whose best the table does not list, or with nothing verified,
-    /// says so.
-    fn pick_heat_cell(&mut self, r: usize, c: usize) {
-        let Some(run) = self.current().and_then(|i| self.tune.runs.get(&i)) else {
-            return;
-        };
-        let heat = &run.heat;
-        let (Some(row), Some(col)) = (heat.rows.get(r), heat.cols.get(c)) else {
-            return;
-        };
-        let (row_axis, col_axis) = heat.axis_names();
-        let place = format!("{row_axis} {} × {col_axis} {}", row.label, col.label);
-        // The table lists best first: the first of its rows in the cell is the cell's best.
-        let listed = run.listed(self.tune.show_front);
-        let target = (row.clone(), col.clone());
-        if let Some(k) = listed.iter().position(|t| heat.place(&t.config) == target) {
-            let config = listed[k].config;
-            self.tune.pick = k;
-            self.set_status(
-                format!("row {} picked ({place}: {config}): P profiles it", k + 1),
-                false,
-            );
-            return;
-        }
-        let text = match heat.cell(row, col) {
-            None => format!("{place}: nothing measured there yet"),
-            Some(cell) if cell.best.is_some() => format!(
-                "{place}: its best is not among the {} configurations the table lists: P profiles a listed row",
-                listed.len()
-            ),
-            Some(cell) => format!(
-                "{place}: no verified configuration ({} tried): nothing to pick",
-                cell.trials
-            ),
-        };
-        self.set_status(text, false);
-    }
+/// The key presses a turn of `lines` of the wheel stands for (at most 50).
+pub(super) fn wheel_steps(lines: i32) -> u32 {
+    lines.unsigned_abs().min(50)
 }
 
 /// The key action of a screen's tab (its digit).

@@ -8,6 +8,7 @@
 mod actions;
 mod draw;
 mod heat;
+mod mouse;
 mod sweeps;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
