@@ -9,6 +9,7 @@ pub mod commands;
 pub mod error;
 pub use rr_engine::lines;
 pub mod output;
+pub mod settings;
 pub mod tui;
 
 use cli::{Cli, Command};

@@ -4,8 +4,8 @@
 use crate::cli::ConfigCommandArgs;
 use crate::error::Result;
 use crate::output;
-use crate::tui::config::{self, Source, DEFAULT_CONFIG};
-use crate::tui::theme::{no_color_requested, Theme};
+use crate::settings::config::{self, Source, DEFAULT_CONFIG};
+use crate::settings::theme::{no_color_requested, Theme};
 
 pub fn run(args: &ConfigCommandArgs) -> Result<i32> {
     if args.default {

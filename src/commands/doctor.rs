@@ -26,8 +26,8 @@ use crate::commands::record::{
 };
 use crate::error::Result;
 use crate::output;
-use crate::tui::config;
-use crate::tui::theme::Theme;
+use crate::settings::config;
+use crate::settings::theme::Theme;
 
 /// How one piece stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -3,18 +3,19 @@
 //! processes and diff-index jobs into messages.
 
 pub mod app;
-pub mod config;
 mod executor;
 pub mod format;
 pub mod keymap;
 mod keytable;
 pub mod layout;
 mod runtime;
-pub mod theme;
-pub mod tomlfile;
 pub mod ui;
 mod widgets;
 pub mod wrap;
+
+// The settings the explorer starts from live below it (`rr-tui config` and `doctor` read them
+// too); their old paths under `tui` stay for the explorer's own files.
+pub use crate::settings::{config, theme};
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,9 +60,16 @@ pub fn load_sweep_app(
     config: &config::Config,
 ) -> Result<app::App> {
     let mut app = load_app(sweep.record_dir(), gpu, output_dir)?;
-    config.apply(&mut app);
+    apply(config, &mut app);
     app.show_sweep(sweep).map_err(Error::invalid)?;
     Ok(app)
+}
+
+/// Start the explorer's session with the settings of the config file (and the flags).
+pub fn apply(config: &config::Config, app: &mut app::App) {
+    app.settings.repetitions = config.repetitions;
+    app.settings.tolerance = config.tolerance;
+    app.tune.form.settings = config.tune.clone();
 }
 
 pub fn run(args: ExploreArgs) -> Result<i32> {
@@ -106,12 +114,12 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     let app = match sweep {
         Some(path) => {
             let mut app = app::App::opening_sweep(path, gpu_status(), output_dir);
-            config.apply(&mut app);
+            apply(&config, &mut app);
             app
         }
         None => {
             let mut app = load_app(dir, gpu_status(), output_dir)?;
-            config.apply(&mut app);
+            apply(&config, &mut app);
             if let Some(d) = &descriptor {
                 app.select_descriptor(d);
             }
@@ -121,4 +129,28 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     let result = runtime::run(app, theme, config.mouse);
     drop(session);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_start_the_session() {
+        let config = config::Config::parse(
+            "[replay]\nrepetitions = 7\ntolerance = \"f32:ulp=4\"\n[tune]\nblock = \"64\"",
+            std::path::Path::new("/etc"),
+        )
+        .unwrap();
+        let mut app = app::App::new(PathBuf::from("."), vec![], Ok(()), PathBuf::from("."));
+        assert_eq!(app.settings.repetitions, app::DEFAULT_REPETITIONS);
+        apply(&config, &mut app);
+        assert_eq!(app.settings.repetitions, 7);
+        assert_eq!(
+            app.settings.tolerance,
+            crate::cli::parse_tolerance("f32:ulp=4").ok()
+        );
+        assert_eq!(app.tune.form.block, "64");
+        assert_eq!(app.tune.form.grid, "cover");
+    }
 }

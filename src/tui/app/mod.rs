@@ -266,9 +266,7 @@ pub struct ReplaySettings {
     pub candidate: Option<rr_engine::replay::candidate::CandidateSpec>,
 }
 
-/// Repetitions a replay from the explorer runs unless `n` or the config file's
-/// `replay.repetitions` says otherwise.
-pub const DEFAULT_REPETITIONS: u32 = 20;
+pub use crate::settings::config::DEFAULT_REPETITIONS;
 
 /// Said on a directory that holds no instance (and no record directory below it).
 pub const NO_INSTANCES: &str = "no instances in this directory: none of the layouts listed above";

@@ -12,10 +12,14 @@ use std::path::{Path, PathBuf};
 
 use rr_engine::diff::Comparison;
 
-use super::app::{App, Field, TuneForm, DEFAULT_REPETITIONS};
 use super::tomlfile::{self, flag_text, unknown_key};
+use super::tune::{Field, TuneSettings};
 use crate::cli::{ConfigArgs, Theme as ThemeName};
 use crate::error::Result;
+
+/// Repetitions a replay from the explorer runs unless `n` or the config file's
+/// `replay.repetitions` says otherwise.
+pub const DEFAULT_REPETITIONS: u32 = 20;
 
 /// The documented default config, as `rr-tui config --default` prints it.
 pub const DEFAULT_CONFIG: &str = include_str!("../../assets/config.toml");
@@ -52,7 +56,7 @@ pub struct Config {
     /// `v` verifies as typed values (`T`); `None`: byte for byte.
     pub tolerance: Option<Comparison>,
     /// The tuning form as it opens.
-    pub tune: TuneForm,
+    pub tune: TuneSettings,
 }
 
 impl Default for Config {
@@ -63,7 +67,7 @@ impl Default for Config {
             mouse: true,
             repetitions: DEFAULT_REPETITIONS,
             tolerance: None,
-            tune: TuneForm::default(),
+            tune: TuneSettings::default(),
         }
     }
 }
@@ -186,13 +190,6 @@ impl Config {
         self.theme = theme.unwrap_or(self.theme);
         self.theme_file = theme_file.or(self.theme_file);
         self
-    }
-
-    /// Start the explorer's session with these settings.
-    pub fn apply(&self, app: &mut App) {
-        app.settings.repetitions = self.repetitions;
-        app.settings.tolerance = self.tolerance;
-        app.tune.form = self.tune.clone();
     }
 
     /// The settings as a config file that reads back to them (`rr-tui config`).
@@ -366,23 +363,6 @@ mod tests {
             .unwrap_err()
             .contains("expected cold or hot"));
         assert!(parse("[tune]\nsamples = \"many\"").is_err());
-    }
-
-    #[test]
-    fn the_settings_start_the_session() {
-        let config =
-            parse("[replay]\nrepetitions = 7\ntolerance = \"f32:ulp=4\"\n[tune]\nblock = \"64\"")
-                .unwrap();
-        let mut app = App::new(PathBuf::from("."), vec![], Ok(()), PathBuf::from("."));
-        assert_eq!(app.settings.repetitions, DEFAULT_REPETITIONS);
-        config.apply(&mut app);
-        assert_eq!(app.settings.repetitions, 7);
-        assert_eq!(
-            app.settings.tolerance,
-            crate::cli::parse_tolerance("f32:ulp=4").ok()
-        );
-        assert_eq!(app.tune.form.block, "64");
-        assert_eq!(app.tune.form.grid, "cover");
     }
 
     #[test]
