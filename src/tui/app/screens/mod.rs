@@ -7,7 +7,7 @@
 //! What several screens use stays in the `App`, the shared context every component is given:
 //! the rows and the selection (`view`, `selected`, `mark`), the status line and the prompt,
 //! the replay settings (sweeps, profiles and the leaderboard read them too), what holds the
-//! GPU (`running`, `tuning`) and the run numbers.
+//! GPU and the run numbers (`jobs`, which every start asks and goes through).
 //!
 //! Components are children of `app` (they use the `App` they belong to and its `Cmd`s) and
 //! never import each other (one reads another's state only as a field of the `App`); they draw
