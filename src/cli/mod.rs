@@ -273,11 +273,12 @@ below it, pid-N/ and rank-N/): verify it against the recorded output, time it ag
 recorded kernel in alternating pairs, and print a leaderboard: per candidate, the instances it \
 verified on, the geometric mean of its speed-ups with a 95 % interval, its worst instance and its \
 verdict. Guards a cheating candidate cannot pass: the bytes the kernel writes are poisoned before \
-every candidate run, the candidate's globals are reset, every byte of every recorded segment is \
-compared, a launch that fails or exceeds the kernel's limits is an error, and a time below what \
-writing its bytes at the GPU's peak bandwidth takes is implausible (docs/ab-testing.md). Each \
-candidate runs in its own process, switching from instance to instance with the memory kept on \
-the GPU where the layout allows. Exit status 0 when at least one candidate verified on every \
+every candidate run, the candidate's globals are reset, the instances are rotated inside the \
+timing loop with the candidate kept loaded (a result it kept from another instance's run fails), \
+every byte of every recorded segment is compared, a launch that fails or exceeds the kernel's \
+limits is an error, and a time below what writing its bytes at the GPU's peak bandwidth takes is \
+implausible (docs/ab-testing.md). Each candidate runs in its own process, switching from \
+instance to instance with the memory kept on the GPU where the layout allows. Exit status 0 when at least one candidate verified on every \
 instance, 1 otherwise, 2 for a usage or input error (a candidate file given twice or unusable, \
 a pattern that matches no instance, an instance no replay can run).",
         after_long_help = examples!(
