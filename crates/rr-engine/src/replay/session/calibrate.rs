@@ -18,7 +18,7 @@ impl Session {
     /// synchronous call and once from pageable memory, and restored once from the device copy.
     /// Leaves the recorded input in place.
     pub fn calibrate(&mut self, inst: &ReplayInstance) -> std::result::Result<String, RunError> {
-        let Some(&(addr, off, len)) = self.copies.iter().max_by_key(|c| c.2) else {
+        let Some(&(addr, off, len)) = self.input.copies.iter().max_by_key(|c| c.2) else {
             return Ok("bytes=0".into());
         };
         let input = open_recorded(&inst.files, &inst.descriptor, Side::Input)?;
@@ -26,19 +26,22 @@ impl Session {
         input.check_intact()?;
         let pageable = pinned.as_slice().to_vec();
         let t = Instant::now();
-        self.memory
+        self.instance
+            .memory
             .upload_single(addr, pinned.as_slice())
             .map_err(classify)?;
         let pinned_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        self.memory
+        self.instance
+            .memory
             .upload_single(addr, &pageable)
             .map_err(classify)?;
         let pageable_s = t.elapsed().as_secs_f64();
-        let device_s = match &self.pristine {
+        let device_s = match &self.input.pristine {
             Pristine::Device(buf) => {
                 let t = Instant::now();
-                self.memory
+                self.instance
+                    .memory
                     .restore_from(&self.stream, buf, &[(addr, off, len)])
                     .map_err(classify)?;
                 Some(t.elapsed().as_secs_f64())
@@ -49,10 +52,10 @@ impl Session {
         // threads, into the same staging buffers), without copying it to the device.
         let t = Instant::now();
         let read = rr_cuda::upload::read_through(
-            &self.copies,
+            &self.input.copies,
             &SnapshotSource(&input),
             threads(),
-            &mut self.staging,
+            &mut self.input.staging,
         )
         .map_err(|e| match e {
             UploadError::Cuda(e) => classify(e),
@@ -62,13 +65,14 @@ impl Session {
         // The whole restore again, the same way as the first: a first restore much slower than
         // this one pays a one-time cost (cold page cache, first use of the device memory).
         let t = Instant::now();
-        self.memory
+        self.instance
+            .memory
             .upload_streamed(
                 &self.stream,
-                &self.copies,
+                &self.input.copies,
                 &SnapshotSource(&input),
                 threads(),
-                &mut self.staging,
+                &mut self.input.staging,
                 &mut |_| {},
             )
             .map_err(|e| match e {

@@ -15,9 +15,10 @@ impl Session {
     /// Apply what a configuration needs before launching (the dynamic shared memory limit);
     /// a candidate whose kernel cannot take the block is refused here, before it runs.
     fn prepare(&mut self, cfg: &LaunchConfig) -> std::result::Result<(), RunError> {
-        if self.candidate_bound {
+        if self.kernels.candidate_bound {
             let threads = rr_format::limits::block_threads(cfg.block);
             let limit = self
+                .kernels
                 .kernel
                 .function
                 .max_threads_per_block()
@@ -29,12 +30,13 @@ impl Session {
                 ))));
             }
         }
-        if cfg.shared_mem > self.shared_allowed {
-            self.kernel
+        if cfg.shared_mem > self.kernels.shared_allowed {
+            self.kernels
+                .kernel
                 .function
                 .allow_dynamic_shared(cfg.shared_mem)
                 .map_err(refused)?;
-            self.shared_allowed = cfg.shared_mem;
+            self.kernels.shared_allowed = cfg.shared_mem;
         }
         Ok(())
     }
@@ -51,17 +53,20 @@ impl Session {
         self.prepare(cfg)?;
         let t = Instant::now();
         self.restore()?;
-        if let (true, Some(p)) = (cold, &self.probes) {
+        if let (true, Some(p)) = (cold, &self.timer.probes) {
             p.flush_l2(&self.stream).map_err(classify)?;
         }
         self.stream.synchronize().map_err(classify)?;
         let restore_ns = t.elapsed().as_nanos() as f64;
         let _range = nvtx::range(label);
-        let held = Held::new(self.probes.as_ref(), &self.stream).map_err(classify)?;
-        self.start.record(&self.stream).map_err(classify)?;
-        if let Err(e) =
-            rr_cuda::launch::launch(&self.kernel.function, cfg, &self.stream, &mut self.params)
-        {
+        let held = Held::new(self.timer.probes.as_ref(), &self.stream).map_err(classify)?;
+        self.timer.start.record(&self.stream).map_err(classify)?;
+        if let Err(e) = rr_cuda::launch::launch(
+            &self.kernels.kernel.function,
+            cfg,
+            &self.stream,
+            &mut self.instance.params,
+        ) {
             drop(held);
             if e.is_sticky() {
                 return Err(RunError::Fault(e));
@@ -74,9 +79,9 @@ impl Session {
                 RunError::Other(Error::Cuda(e))
             });
         }
-        self.dirty = true;
-        self.end.record(&self.stream).map_err(classify)?;
-        if let Some(p) = &self.probes {
+        self.input.dirty = true;
+        self.timer.end.record(&self.stream).map_err(classify)?;
+        if let Some(p) = &self.timer.probes {
             p.probe_clock(&self.stream).map_err(classify)?;
         }
         drop(held);
@@ -88,8 +93,12 @@ impl Session {
         }
         .map_err(classify)?;
         let mut host_ns = t0.elapsed().as_nanos() as f64;
-        let ms = self.start.elapsed_ms(&self.end).map_err(classify)?;
-        let clock_mhz = match self.probes.as_mut() {
+        let ms = self
+            .timer
+            .start
+            .elapsed_ms(&self.timer.end)
+            .map_err(classify)?;
+        let clock_mhz = match self.timer.probes.as_mut() {
             Some(p) => {
                 let mhz = p.clock_mhz().map_err(classify)?;
                 host_ns = (host_ns - p.last_probe_ns() as f64).max(0.0);
@@ -119,7 +128,7 @@ impl Session {
         loop {
             let label = format!("rr-tui sample {}", m.samples.len() + m.throttled.len() + 1);
             let s = self.launch(cfg, &label, policy.cold)?;
-            let throttled = policy.throttled(s.clock_mhz, self.reference_clock_mhz);
+            let throttled = policy.throttled(s.clock_mhz, self.timer.reference_clock_mhz);
             on_sample(&s, !throttled);
             if throttled {
                 m.throttled.push(s);
@@ -174,12 +183,17 @@ impl Session {
     ) -> std::result::Result<CudaEvent, RunError> {
         self.prepare(cfg)?;
         for _ in 0..count {
-            self.dirty = true;
-            rr_cuda::launch::launch(&self.kernel.function, cfg, &self.stream, &mut self.params)
-                .map_err(|e| match e.is_launch_config() {
-                    true => refused(e),
-                    false => classify(e),
-                })?;
+            self.input.dirty = true;
+            rr_cuda::launch::launch(
+                &self.kernels.kernel.function,
+                cfg,
+                &self.stream,
+                &mut self.instance.params,
+            )
+            .map_err(|e| match e.is_launch_config() {
+                true => refused(e),
+                false => classify(e),
+            })?;
         }
         let mark = CudaEvent::new().map_err(classify)?;
         mark.record(&self.stream).map_err(classify)?;

@@ -13,24 +13,12 @@
 //! switching to another instance (`switch`) and the benchmark aids (`calibrate`); the kernel a
 //! session binds (`kernel`) and the recorded input it loads (`input`).
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use rr_cuda::{Context, CudaError, PinnedBuffer, Stream};
 
-use rr_cuda::timing::Probes;
-use rr_cuda::upload::StagingPool;
-use rr_cuda::{
-    Context, CudaError, DeviceBuffer, Event as CudaEvent, ExactMemory, HostMemory, Params,
-    PinnedBuffer, Stream,
-};
-use rr_format::globals::Globals;
-
-use super::loading::Resident;
-use super::objects::ReplayObjects;
-use super::plan::Plan;
 use super::protocol::ErrorKind;
 use super::watchdog::Watchdog;
 use crate::error::{Error, Result};
-use kernel::Kernel;
+use parts::{Guards, InstanceMemory, Kernels, Pristine, RecordedInput, Timer};
 use verification::DeviceVerification;
 
 mod calibrate;
@@ -38,6 +26,7 @@ mod input;
 mod kernel;
 mod measure;
 mod open;
+mod parts;
 mod readback;
 mod restore;
 mod switch;
@@ -120,90 +109,29 @@ pub struct DeviceInfo {
     pub ordinal: i32,
 }
 
-/// The copy of the recorded input that restores come from.
-enum Pristine {
-    /// A device-side copy, restored device to device (0.5 ms per GiB on the H200).
-    Device(DeviceBuffer),
-    /// The page-locked host copy, restored over PCIe (55 GB/s).
-    Host(PinnedBuffer),
-    /// Opened for one launch: nothing kept.
-    None,
-}
-
-/// A replay session on one device (see the module's documentation).
+/// A replay session on one device (see the module's documentation): the parts it composes,
+/// each a type of its own ([`parts`]), around the stream and the context they share.
 ///
 /// Drop order: Rust drops a struct's fields in the order they are declared, so the order of the
-/// fields below is the order in which the session's CUDA objects are released, and it matters:
-/// the watchdog stops first; then the parameters, the texture and surface objects with their
-/// CUDA arrays, the page-locked host memory at its recorded addresses, the timing events, the
-/// pristine copy, the timing probes, the kernels (the bound one, the candidate, the parked
-/// variants: each holds its module, unloaded with its last kernel), the read-back and staging
-/// buffers; then the memory at the recorded addresses, the stream and the device verifier; and
-/// the context last, since releasing any of the others needs it. A new field that holds a CUDA
-/// object goes above `context`.
+/// fields below (and of each part's fields) is the order in which the session's CUDA objects
+/// are released, and it matters: the watchdog stops first; then the timing events and probes,
+/// the recorded input's copies, the kernels (each holds its module, unloaded with its last
+/// kernel), the read-back buffer; then the instance's parameters, texture and surface objects
+/// (before the memory they read), host memory and the memory at the recorded addresses; the
+/// stream and the device verifier; and the context last, since releasing any of the others
+/// needs it. A new field that holds a CUDA object goes above `context`.
 pub struct Session {
     pub device: DeviceInfo,
     // Field order is drop order: device objects first, the context last (see above).
     watchdog: Option<Watchdog>,
-    params: Params,
-    /// Texture and surface objects, and the CUDA arrays behind them.
-    objects: ReplayObjects,
-    /// Page-locked host memory at its recorded addresses.
-    host: HostMemory,
-    /// `(address, snapshot offset, length)` of host segments.
-    host_copies: Vec<(u64, usize, usize)>,
-    /// The input bytes of host segments and arrays, by snapshot offset (restored by the CPU
-    /// and by array copies; device segments come from `pristine`).
-    side_input: Vec<(usize, Vec<u8>)>,
-    start: CudaEvent,
-    end: CudaEvent,
-    pristine: Pristine,
-    probes: Option<Probes>,
-    kernel: Kernel,
-    /// An A/B candidate's kernel with the dynamic shared memory it allows: swapped with
-    /// `kernel` while it runs ([`Session::with_candidate`]).
-    candidate: Option<(Kernel, u32)>,
-    /// The candidate's module and kernel name: what binds it again when a switch keeps it
-    /// ([`Session::switch_keeping_candidate`]).
-    candidate_module: Option<(rr_cuda::Module, String)>,
-    /// Compile-time tuning: the variant bound now (None: the recorded image), and the kernels
-    /// of the others loaded so far with the dynamic shared memory each allows.
-    active_variant: Option<PathBuf>,
-    parked: HashMap<Option<PathBuf>, (Kernel, u32)>,
-    /// The image, kept when it is PTX (a register limit recompiles it).
-    ptx: Option<Vec<u8>>,
-    max_registers: Option<u32>,
-    recorded_globals: Globals,
-    kernel_name: String,
-    /// The device's rated SM clock (MHz): samples well below it were throttled.
-    reference_clock_mhz: f64,
-    shared_allowed: u32,
+    timer: Timer,
+    input: RecordedInput,
+    kernels: Kernels,
+    guards: Guards,
     /// Where sweeps read the replayed memory back (allocated at the first read-back).
     read_buffer: Option<PinnedBuffer>,
-    /// The page-locked buffers restores stage the recorded input through (made before the first
-    /// restore is timed, kept for switches and calibration).
-    staging: StagingPool,
-    /// What is poisoned before candidate runs ([`super::guards`]), and whether the recorded
-    /// kernel's runs are poisoned too (to check that poisoning is sound for this instance).
-    poison: Option<(Vec<(u64, usize)>, bool)>,
-    /// Poisoned runs so far: the poison byte changes with each.
-    poisoned_runs: u64,
-    /// The candidate's kernel is bound now ([`Session::with_candidate`]).
-    candidate_bound: bool,
-    /// The device's peak memory bandwidth (bytes/s) and L2 size: the plausibility bound.
-    peak_bandwidth: Option<f64>,
-    l2_bytes: u64,
-    memory: ExactMemory,
-    /// The reservations and mappings of `memory` (an instance with others cannot switch in).
-    plan: Plan,
-    /// The device ranges with the input blob each holds once restored (empty: the record
-    /// names no blobs): what a switch to another instance need not upload again.
-    resident: Vec<Resident>,
+    instance: InstanceMemory,
     stream: Stream,
-    copies: Vec<(u64, usize, usize)>,
-    input_len: u64,
-    /// Memory differs from the recorded input (a kernel ran since the last restore).
-    dirty: bool,
     /// Verification on the device: its fingerprints (device memory and a module, released
     /// here, after the stream and before the context), and the chunks found to differ.
     verification: DeviceVerification,
@@ -214,19 +142,19 @@ impl Session {
     /// The device's peak memory bandwidth in bytes/s (None when it reports none) and its L2
     /// cache size: what [`super::guards::plausibility`] judges a candidate's time against.
     pub fn bandwidth_bound(&self) -> (Option<f64>, u64) {
-        (self.peak_bandwidth, self.l2_bytes)
+        (self.guards.peak_bandwidth, self.guards.l2_bytes)
     }
 
     /// The device's rated SM clock in MHz (what throttling is judged against).
     pub fn reference_clock_mhz(&self) -> f64 {
-        self.reference_clock_mhz
+        self.timer.reference_clock_mhz
     }
 
     /// Time with CUDA events alone: no blocking kernel ahead of each launch and no clock probe
     /// after it, so a profiler that serialises kernels (Nsight Compute) sees only the replayed
     /// kernel and nothing spins waiting for the host. Launch latency and clocks go unmeasured.
     pub fn without_probes(&mut self) {
-        self.probes = None;
+        self.timer.probes = None;
     }
 
     /// The CUDA device the session runs on.
@@ -235,7 +163,7 @@ impl Session {
     }
 
     pub fn input_len(&self) -> u64 {
-        self.input_len
+        self.input.input_len
     }
 
     /// Device memory `(free, total)`.

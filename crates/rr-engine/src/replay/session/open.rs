@@ -14,6 +14,7 @@ use rr_cuda::{
 
 use super::input::{keep_copy, read_input, resident_of, restored, upload_input};
 use super::kernel::{bind_instance, Bound};
+use super::parts::{Guards, InstanceMemory, Kernels, RecordedInput, Timer};
 use super::restore::restore_side;
 use super::verification::DeviceVerification;
 use super::{DeviceInfo, Pristine, Session, DEFAULT_DYNAMIC_SHARED};
@@ -80,43 +81,53 @@ impl Session {
         Ok(Session {
             device: info,
             watchdog,
-            params,
-            objects,
-            host: host_mem,
-            host_copies,
-            side_input,
-            start: CudaEvent::new()?,
-            end: CudaEvent::new()?,
-            pristine,
-            probes,
-            kernel,
-            candidate: None,
-            candidate_module: None,
-            active_variant: None,
-            parked: HashMap::new(),
-            ptx,
-            max_registers: None,
-            recorded_globals,
-            kernel_name,
-            reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
-            shared_allowed: DEFAULT_DYNAMIC_SHARED,
+            timer: Timer {
+                start: CudaEvent::new()?,
+                end: CudaEvent::new()?,
+                probes,
+                reference_clock_mhz: device.clock_khz()? as f64 / 1e3,
+            },
+            input: RecordedInput {
+                pristine,
+                staging,
+                copies,
+                host_copies,
+                side_input,
+                input_len: inst.input_len,
+                dirty: false,
+            },
+            kernels: Kernels {
+                kernel,
+                candidate: None,
+                candidate_module: None,
+                candidate_bound: false,
+                active_variant: None,
+                parked: HashMap::new(),
+                ptx,
+                max_registers: None,
+                recorded_globals,
+                kernel_name,
+                shared_allowed: DEFAULT_DYNAMIC_SHARED,
+            },
+            guards: Guards {
+                poison: None,
+                // A phase no candidate can know in advance: where the poison sequence starts.
+                poisoned_runs: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos() as u64),
+                peak_bandwidth: device.peak_memory_bandwidth().ok().flatten(),
+                l2_bytes: device.l2_cache_bytes()? as u64,
+            },
             read_buffer: None,
-            poison: None,
-            // A phase no candidate can know in advance: where the poison sequence starts.
-            poisoned_runs: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos() as u64),
-            candidate_bound: false,
-            peak_bandwidth: device.peak_memory_bandwidth().ok().flatten(),
-            l2_bytes: device.l2_cache_bytes()? as u64,
-            memory,
-            staging,
-            plan: inst.plan.clone(),
-            resident,
+            instance: InstanceMemory {
+                params,
+                objects,
+                host: host_mem,
+                memory,
+                plan: inst.plan.clone(),
+                resident,
+            },
             stream,
-            copies,
-            input_len: inst.input_len,
-            dirty: false,
             verification: DeviceVerification::default(),
             context,
         })

@@ -8,7 +8,7 @@ use super::{classify, RunError, Session};
 impl Session {
     /// The recorded memory as it is now on the device, laid out as the snapshot files are.
     pub fn read_back(&self) -> std::result::Result<Vec<u8>, RunError> {
-        let mut out = vec![0u8; self.input_len as usize];
+        let mut out = vec![0u8; self.input.input_len as usize];
         self.download_into(&mut out)?;
         Ok(out)
     }
@@ -20,7 +20,7 @@ impl Session {
         let mut buf = match self.read_buffer.take() {
             Some(b) => b,
             None => {
-                let mut b = PinnedBuffer::new(self.input_len as usize).map_err(classify)?;
+                let mut b = PinnedBuffer::new(self.input.input_len as usize).map_err(classify)?;
                 b.as_mut_slice().fill(0);
                 b
             }
@@ -32,17 +32,19 @@ impl Session {
     }
 
     fn download_into(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
-        for &(addr, off, len) in &self.copies {
-            self.memory
+        for &(addr, off, len) in &self.input.copies {
+            self.instance
+                .memory
                 .download(addr, &mut out[off..off + len])
                 .map_err(classify)?;
         }
-        for &(addr, off, len) in &self.host_copies {
-            self.host
+        for &(addr, off, len) in &self.input.host_copies {
+            self.instance
+                .host
                 .read(addr, &mut out[off..off + len])
                 .map_err(classify)?;
         }
-        for (array, off, len) in &self.objects.arrays {
+        for (array, off, len) in &self.instance.objects.arrays {
             array
                 .download(&mut out[*off..off + len])
                 .map_err(classify)?;

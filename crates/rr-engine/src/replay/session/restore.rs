@@ -6,18 +6,22 @@ use rr_cuda::HostMemory;
 
 use super::{classify, Pristine, RunError, Session};
 use crate::error::Error;
-use crate::replay::guards;
 use crate::replay::objects::ReplayObjects;
 
 impl Session {
     /// Put the recorded input back (from the pristine copy) and the globals.
     pub fn restore(&mut self) -> std::result::Result<(), RunError> {
-        if self.dirty {
-            match &self.pristine {
-                Pristine::Device(buf) => self.memory.restore_from(&self.stream, buf, &self.copies),
-                Pristine::Host(host) => self
-                    .memory
-                    .upload(&self.stream, &host_slices(&self.copies, host.as_slice())),
+        if self.input.dirty {
+            match &self.input.pristine {
+                Pristine::Device(buf) => {
+                    self.instance
+                        .memory
+                        .restore_from(&self.stream, buf, &self.input.copies)
+                }
+                Pristine::Host(host) => self.instance.memory.upload(
+                    &self.stream,
+                    &host_slices(&self.input.copies, host.as_slice()),
+                ),
                 Pristine::None => {
                     return Err(RunError::Other(Error::invalid(
                         "this session was opened for a single launch and kept no copy of the input",
@@ -26,16 +30,17 @@ impl Session {
             }
             .map_err(classify)?;
             restore_side(
-                &self.host,
-                &self.host_copies,
-                &self.objects,
-                &self.side_input,
+                &self.instance.host,
+                &self.input.host_copies,
+                &self.instance.objects,
+                &self.input.side_input,
             )
             .map_err(classify)?;
-            self.dirty = false;
+            self.input.dirty = false;
         }
         self.apply_poison()?;
         let items: Vec<(&rr_cuda::module::Global, &[u8])> = self
+            .kernels
             .kernel
             .globals
             .iter()
@@ -54,16 +59,12 @@ impl Session {
     /// the recorded kernel's, while poisoning is being checked); the memory is then dirty, so
     /// the next restore puts the recorded input back.
     fn apply_poison(&mut self) -> std::result::Result<(), RunError> {
-        let Some((ranges, on_recorded)) = &self.poison else {
+        let Some((ranges, byte)) = self.guards.next_poison(self.kernels.candidate_bound) else {
             return Ok(());
         };
-        if ranges.is_empty() || !(self.candidate_bound || *on_recorded) {
-            return Ok(());
-        }
-        let byte = guards::poison_byte(self.poisoned_runs);
-        self.poisoned_runs = self.poisoned_runs.wrapping_add(1);
-        self.dirty = true;
-        self.memory
+        self.input.dirty = true;
+        self.instance
+            .memory
             .fill(&self.stream, ranges, byte)
             .map_err(classify)
     }
@@ -71,14 +72,14 @@ impl Session {
     /// The ranges poisoned before candidate runs now (None: no poison), to arm them again after
     /// a switch, which stops poisoning.
     pub fn poison_ranges(&self) -> Option<&[(u64, usize)]> {
-        self.poison.as_ref().map(|(r, _)| r.as_slice())
+        self.guards.poison.as_ref().map(|(r, _)| r.as_slice())
     }
 
     /// Poison `ranges` (device `(address, length)`, inside the recorded ranges) before every
     /// candidate run from now on, and before the recorded kernel's runs too while
     /// `on_recorded`; `None` stops poisoning. Switching instances stops it.
     pub fn set_poison(&mut self, ranges: Option<Vec<(u64, usize)>>, on_recorded: bool) {
-        self.poison = ranges.map(|r| (r, on_recorded));
+        self.guards.poison = ranges.map(|r| (r, on_recorded));
     }
 }
 

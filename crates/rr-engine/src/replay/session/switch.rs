@@ -26,17 +26,17 @@ impl Session {
                     .as_ref()
                     .is_some_and(|c| !c.objects.is_empty())
         };
-        if inst.plan != self.plan {
+        if inst.plan != self.instance.plan {
             Some("its memory is laid out differently (the program allocated or freed memory in between)")
         } else if !inst.host.is_empty() {
             Some("this instance uses page-locked host memory or CUDA arrays")
-        } else if !self.host_copies.is_empty() || !self.side_input.is_empty() {
+        } else if !self.input.host_copies.is_empty() || !self.input.side_input.is_empty() {
             Some("the last instance used page-locked host memory or CUDA arrays")
         } else if has_objects(inst) {
             Some("this instance uses texture or surface objects")
-        } else if !self.objects.objects.is_empty() {
+        } else if !self.instance.objects.objects.is_empty() {
             Some("the last instance used texture or surface objects")
-        } else if matches!(self.pristine, Pristine::None) && self.input_len > 0 {
+        } else if matches!(self.input.pristine, Pristine::None) && self.input.input_len > 0 {
             Some("this session was opened for a single launch")
         } else {
             None
@@ -61,36 +61,45 @@ impl Session {
         let input = read_input(inst, progress)?;
         // Put back what stays, then upload the rest over it.
         let next = resident_of(inst);
-        let kept = loading::kept(&self.resident, &next);
-        if self.dirty {
+        let kept = loading::kept(&self.instance.resident, &next);
+        if self.input.dirty {
             let old: Vec<(u64, usize, usize)> =
                 kept.iter().map(|k| (k.addr, k.offset, k.len)).collect();
-            match &self.pristine {
-                Pristine::Device(buf) => self.memory.restore_from(&self.stream, buf, &old)?,
+            match &self.input.pristine {
+                Pristine::Device(buf) => {
+                    self.instance.memory.restore_from(&self.stream, buf, &old)?
+                }
                 Pristine::Host(host) => self
+                    .instance
                     .memory
                     .upload(&self.stream, &host_slices(&old, host.as_slice()))?,
                 Pristine::None => {}
             }
         }
         // The old copy goes before the new one is made: both may not fit.
-        self.pristine = Pristine::None;
+        self.input.pristine = Pristine::None;
         self.verification.reset();
         let uploaded = upload_input(
-            &self.memory,
+            &self.instance.memory,
             &self.stream,
             inst,
             &input,
             &kept,
-            &mut self.staging,
+            &mut self.input.staging,
             progress,
         )?;
         let copies = inst.copies();
-        self.pristine = keep_copy(&self.context, &self.memory, &self.stream, &input, &copies)?;
+        self.input.pristine = keep_copy(
+            &self.context,
+            &self.instance.memory,
+            &self.stream,
+            &input,
+            &copies,
+        )?;
         drop(input);
         let seconds = t.elapsed().as_secs_f64();
         // What was written to the device, not what was already there: its rate is a real one.
-        progress(restored(uploaded, seconds, &self.pristine));
+        progress(restored(uploaded, seconds, &self.input.pristine));
         let Bound {
             params,
             objects,
@@ -101,38 +110,38 @@ impl Session {
         } = bound;
         // The old kernel and its variants go with their modules; the poison was the old
         // instance's.
-        self.candidate = None;
-        self.candidate_module = None;
-        self.poison = None;
-        self.parked.clear();
-        self.active_variant = None;
-        self.kernel = kernel;
-        self.params = params;
-        self.objects = objects;
-        self.ptx = ptx;
-        self.max_registers = None;
-        self.recorded_globals = recorded_globals;
-        self.kernel_name = kernel_name;
-        self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
-        self.resident = next;
+        self.kernels.candidate = None;
+        self.kernels.candidate_module = None;
+        self.guards.poison = None;
+        self.kernels.parked.clear();
+        self.kernels.active_variant = None;
+        self.kernels.kernel = kernel;
+        self.instance.params = params;
+        self.instance.objects = objects;
+        self.kernels.ptx = ptx;
+        self.kernels.max_registers = None;
+        self.kernels.recorded_globals = recorded_globals;
+        self.kernels.kernel_name = kernel_name;
+        self.kernels.shared_allowed = DEFAULT_DYNAMIC_SHARED;
+        self.instance.resident = next;
         // The kept read-back buffer must be zero outside the new instance's ranges (as the
         // recorded output is): cleared when they moved, dropped when the length changed.
-        if self.input_len != inst.input_len {
+        if self.input.input_len != inst.input_len {
             self.read_buffer = None;
-        } else if self.copies != copies {
+        } else if self.input.copies != copies {
             if let Some(b) = self.read_buffer.as_mut() {
                 b.as_mut_slice().fill(0);
             }
         }
-        self.copies = copies;
-        self.input_len = inst.input_len;
-        self.dirty = false;
+        self.input.copies = copies;
+        self.input.input_len = inst.input_len;
+        self.input.dirty = false;
         // A switch keeps the device: said again, as a new session would, for whoever follows.
         progress(Event::Device {
             name: self.device.name.clone(),
             sm: self.device.sm,
             ordinal: self.device.ordinal,
-            rated_clock_mhz: Some(self.reference_clock_mhz),
+            rated_clock_mhz: Some(self.timer.reference_clock_mhz),
         });
         Ok(Switched {
             kept: kept.iter().map(|k| k.len as u64).sum(),
@@ -155,7 +164,11 @@ impl Session {
         inst: &ReplayInstance,
         progress: &mut dyn FnMut(Event),
     ) -> Result<Switched> {
-        let kept = self.candidate.take().zip(self.candidate_module.take());
+        let kept = self
+            .kernels
+            .candidate
+            .take()
+            .zip(self.kernels.candidate_module.take());
         let switched = self.switch_to(inst, progress)?;
         let Some(((old, _), (module, name))) = kept else {
             return Ok(switched);
@@ -164,8 +177,8 @@ impl Session {
         let mut kernel = Kernel::bind_candidate(
             &module,
             &name,
-            &self.kernel.layout,
-            &self.recorded_globals,
+            &self.kernels.kernel.layout,
+            &self.kernels.recorded_globals,
             &mut notes,
         )?;
         // The candidate's own globals (beyond the recorded names), at their values as loaded.
@@ -174,8 +187,8 @@ impl Session {
                 kernel.globals.push((g, value));
             }
         }
-        self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
-        self.candidate_module = Some((module, name));
+        self.kernels.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
+        self.kernels.candidate_module = Some((module, name));
         Ok(switched)
     }
 }

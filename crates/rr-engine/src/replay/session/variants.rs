@@ -14,16 +14,16 @@ use crate::replay::candidate::Candidate;
 impl Session {
     /// Whether a register limit can be applied (the record holds PTX).
     pub fn has_ptx(&self) -> bool {
-        self.ptx.is_some()
+        self.kernels.ptx.is_some()
     }
 
     /// Limit the registers per thread (`CU_JIT_MAX_REGISTERS`) by recompiling the PTX image;
     /// `None` removes the limit. Records holding a cubin cannot: their registers are fixed.
     pub fn set_max_registers(&mut self, limit: Option<u32>) -> std::result::Result<(), RunError> {
-        if limit == self.max_registers {
+        if limit == self.kernels.max_registers {
             return Ok(());
         }
-        let Some(ptx) = &self.ptx else {
+        let Some(ptx) = &self.kernels.ptx else {
             return Err(RunError::Other(Error::invalid(
                 "a register limit needs a PTX image; this record holds compiled machine code (a cubin)",
             )));
@@ -33,27 +33,28 @@ impl Session {
             None => Module::load(ptx),
         }
         .map_err(refused)?;
-        self.kernel = Kernel::rebind(
+        self.kernels.kernel = Kernel::rebind(
             &module,
-            &self.kernel_name,
-            &self.params,
-            &self.recorded_globals,
+            &self.kernels.kernel_name,
+            &self.instance.params,
+            &self.kernels.recorded_globals,
         )?;
-        self.shared_allowed = DEFAULT_DYNAMIC_SHARED;
-        self.max_registers = limit;
+        self.kernels.shared_allowed = DEFAULT_DYNAMIC_SHARED;
+        self.kernels.max_registers = limit;
         Ok(())
     }
 
     /// The kernel's registers per thread as compiled now.
     pub fn registers(&self) -> Option<u32> {
-        self.kernel.function.registers().ok()
+        self.kernels.kernel.function.registers().ok()
     }
 
     /// Resident blocks per SM for `cfg` as compiled now (None when the driver cannot say).
     pub fn blocks_per_sm(&self, cfg: &LaunchConfig) -> Option<u32> {
         let threads = rr_format::limits::block_threads(cfg.block);
         let threads = u32::try_from(threads).ok()?;
-        self.kernel
+        self.kernels
+            .kernel
             .function
             .blocks_per_sm(threads, cfg.shared_mem)
             .ok()
@@ -67,10 +68,10 @@ impl Session {
         variant: Option<(&Path, &str)>,
     ) -> std::result::Result<(), RunError> {
         let want = variant.map(|(p, _)| p.to_path_buf());
-        if want == self.active_variant {
+        if want == self.kernels.active_variant {
             return Ok(());
         }
-        let mut next = match (self.parked.remove(&want), variant) {
+        let mut next = match (self.kernels.parked.remove(&want), variant) {
             (Some(k), _) => k,
             (None, Some((path, name))) => (self.load_variant(path, name)?, DEFAULT_DYNAMIC_SHARED),
             (None, None) => {
@@ -80,14 +81,14 @@ impl Session {
             }
         };
         self.swap_kernel(&mut next);
-        let previous = std::mem::replace(&mut self.active_variant, want);
-        if self.parked.len() >= MAX_PARKED {
+        let previous = std::mem::replace(&mut self.kernels.active_variant, want);
+        if self.kernels.parked.len() >= MAX_PARKED {
             // Any variant but the recorded image goes: it can be loaded again.
-            if let Some(k) = self.parked.keys().find(|k| k.is_some()).cloned() {
-                self.parked.remove(&k);
+            if let Some(k) = self.kernels.parked.keys().find(|k| k.is_some()).cloned() {
+                self.kernels.parked.remove(&k);
             }
         }
-        self.parked.insert(previous, next);
+        self.kernels.parked.insert(previous, next);
         Ok(())
     }
 
@@ -110,8 +111,8 @@ impl Session {
         Kernel::bind_candidate(
             module,
             name,
-            &self.kernel.layout,
-            &self.recorded_globals,
+            &self.kernels.kernel.layout,
+            &self.kernels.recorded_globals,
             notes,
         )
     }
@@ -126,12 +127,12 @@ impl Session {
         own_globals(
             &module,
             &c.image,
-            &self.recorded_globals,
+            &self.kernels.recorded_globals,
             &mut kernel,
             &mut notes,
         )?;
-        self.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
-        self.candidate_module = Some((module, c.kernel.clone()));
+        self.kernels.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
+        self.kernels.candidate_module = Some((module, c.kernel.clone()));
         Ok(notes)
     }
 
@@ -141,20 +142,20 @@ impl Session {
         &mut self,
         f: impl FnOnce(&mut Session) -> std::result::Result<T, RunError>,
     ) -> std::result::Result<T, RunError> {
-        let Some(mut other) = self.candidate.take() else {
+        let Some(mut other) = self.kernels.candidate.take() else {
             return Err(RunError::Other(Error::invalid("no candidate is loaded")));
         };
         self.swap_kernel(&mut other);
-        self.candidate_bound = true;
+        self.kernels.candidate_bound = true;
         let out = f(self);
-        self.candidate_bound = false;
+        self.kernels.candidate_bound = false;
         self.swap_kernel(&mut other);
-        self.candidate = Some(other);
+        self.kernels.candidate = Some(other);
         out
     }
 
     fn swap_kernel(&mut self, other: &mut (Kernel, u32)) {
-        std::mem::swap(&mut self.kernel, &mut other.0);
-        std::mem::swap(&mut self.shared_allowed, &mut other.1);
+        std::mem::swap(&mut self.kernels.kernel, &mut other.0);
+        std::mem::swap(&mut self.kernels.shared_allowed, &mut other.1);
     }
 }

@@ -51,10 +51,14 @@ impl Session {
         inst: &ReplayInstance,
     ) -> Result<Option<Vec<(u64, u64)>>> {
         if self.verification.verifier.is_none() {
-            let input_at = match &self.pristine {
-                Pristine::Device(buf) => {
-                    Some(self.copies.iter().map(|c| buf.ptr() + c.1 as u64).collect())
-                }
+            let input_at = match &self.input.pristine {
+                Pristine::Device(buf) => Some(
+                    self.input
+                        .copies
+                        .iter()
+                        .map(|c| buf.ptr() + c.1 as u64)
+                        .collect(),
+                ),
                 _ => None,
             };
             self.verification.verifier = Some(match input_at {
@@ -65,18 +69,18 @@ impl Session {
         let Some(Some((verifier, output))) = &mut self.verification.verifier else {
             return Ok(None);
         };
-        let Some(chunks) = verifier.differing(&self.memory).ok().flatten() else {
+        let Some(chunks) = verifier.differing(&self.instance.memory).ok().flatten() else {
             return Ok(None);
         };
         // Host segments and arrays are small: compared on the host.
-        for &(addr, off, len) in &self.host_copies {
+        for &(addr, off, len) in &self.input.host_copies {
             let mut now = vec![0u8; len];
-            self.host.read(addr, &mut now)?;
+            self.instance.host.read(addr, &mut now)?;
             if now != output.window(off as u64, len) {
                 return Ok(None);
             }
         }
-        for (array, off, len) in &self.objects.arrays {
+        for (array, off, len) in &self.instance.objects.arrays {
             let mut now = vec![0u8; *len];
             array.download(&mut now)?;
             if now != output.window(*off as u64, *len) {
@@ -96,8 +100,8 @@ impl Session {
     /// Get ready to verify on the device while the recorded input is still in place: call
     /// before the first launch when the session keeps no device copy of the input.
     pub fn prepare_device_verification(&mut self, inst: &ReplayInstance) -> Result<()> {
-        if self.verification.verifier.is_none() && !self.dirty {
-            let at = self.copies.iter().map(|c| c.0).collect();
+        if self.verification.verifier.is_none() && !self.input.dirty {
+            let at = self.input.copies.iter().map(|c| c.0).collect();
             self.verification.verifier = Some(self.device_verifier(inst, at)?);
         }
         Ok(())
@@ -113,16 +117,16 @@ impl Session {
         let Some(unchanged) = inst.unchanged_copies() else {
             return Ok(None);
         };
-        if unchanged.len() != self.copies.len() {
+        if unchanged.len() != self.input.copies.len() {
             return Ok(None);
         }
         let output = open_recorded(&inst.files, &inst.descriptor, Side::Output)?;
-        if output.len() != self.input_len {
+        if output.len() != self.input.input_len {
             return Ok(None);
         }
         // A fingerprinter that cannot load (a driver too old for its PTX) only means the host
         // compares.
-        let v = DeviceVerifier::new(&self.copies, &unchanged, &input_at, &output)
+        let v = DeviceVerifier::new(&self.input.copies, &unchanged, &input_at, &output)
             .ok()
             .flatten();
         output.check_intact()?;
@@ -136,21 +140,22 @@ impl Session {
     /// page-locked one, allocated and cleared, cost about 20 s for a 24 GiB snapshot on the H100
     /// machine, where the chunks themselves come back in milliseconds.
     pub fn read_back_differing(&self) -> std::result::Result<Vec<u8>, RunError> {
-        let mut out = vec![0u8; self.input_len as usize];
+        let mut out = vec![0u8; self.input.input_len as usize];
         self.download_chunks(&mut out)?;
         Ok(out)
     }
 
     fn download_chunks(&self, out: &mut [u8]) -> std::result::Result<(), RunError> {
         for &(_, off, len) in &self.verification.differing_chunks {
-            let Some((start, end)) = verify::widened(&self.copies, off, len) else {
+            let Some((start, end)) = verify::widened(&self.input.copies, off, len) else {
                 continue;
             };
             // The widened range may reach into the chunks either side: read from each.
-            for &(addr, c_off, c_len) in &self.copies {
+            for &(addr, c_off, c_len) in &self.input.copies {
                 let (s, e) = (start.max(c_off), end.min(c_off + c_len));
                 if s < e {
-                    self.memory
+                    self.instance
+                        .memory
                         .download(addr + (s - c_off) as u64, &mut out[s..e])
                         .map_err(classify)?;
                 }
