@@ -1535,7 +1535,7 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
 /// (told by the `sweep` event) become rows and columns, the recorded image a row of its own.
 #[test]
 fn the_heatmap_picks_its_axes_among_those_that_vary() {
-    use rr_tui::tui::app::heatmap::HeatAxis;
+    use rr_tui::tui::app::screens::tune::heatmap::HeatAxis;
     use rr_tune::defines::{DefineAxis, Defines};
     let mut a = app("llvm-two-kernels", true);
     key(&mut a, KeyCode::Char('u'));

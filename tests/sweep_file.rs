@@ -12,7 +12,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::Terminal;
 use rr_tui::cli::Theme as ThemeName;
-use rr_tui::tui::app::sweepfile::SweepFile;
+use rr_tui::tui::app::screens::tune::sweepfile::SweepFile;
 use rr_tui::tui::app::{App, Cmd, Field, Msg, Screen};
 use rr_tui::tui::theme::Theme;
 use rr_tune::Status;

@@ -3,7 +3,7 @@
 //! axis parsers, the tolerance parser), so the explorer's form and the config file's `[tune]`
 //! keys accept exactly what the command accepts; the settings make the sweep's [`TuneJob`]
 //! directly ([`TuneSettings::job`]). No terminal here: the explorer's form
-//! (`tui::app::tuneform`) adds the cursor and the field being edited.
+//! (`tui::app::screens::tune::form`) adds the cursor and the field being edited.
 
 use std::path::PathBuf;
 

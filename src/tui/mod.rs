@@ -54,7 +54,7 @@ pub fn load_app(
 /// takes the sweep's axes and `simulate SWEEP.json` over the config's defaults, not the other
 /// way round.
 pub fn load_sweep_app(
-    sweep: app::sweepfile::SweepFile,
+    sweep: app::screens::tune::sweepfile::SweepFile,
     gpu: std::result::Result<(), String>,
     output_dir: PathBuf,
     config: &config::Config,
@@ -99,7 +99,7 @@ pub fn run(args: ExploreArgs) -> Result<i32> {
     };
     if !std::io::stdout().is_terminal() {
         if let Some(path) = &sweep {
-            app::sweepfile::SweepFile::read(path)?;
+            app::screens::tune::sweepfile::SweepFile::read(path)?;
         }
         return Err(Error::invalid("the explorer needs a terminal (stdout is not a TTY); for scripts use `rr-tui report DIR`, `inspect`, `check`, `diff` or `replay`"));
     }

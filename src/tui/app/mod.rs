@@ -11,22 +11,16 @@ pub mod checks;
 mod export;
 pub mod framelayout;
 pub mod gpu_work;
-pub mod heatmap;
 pub mod instances;
 pub mod leaderboard;
 pub mod mouse;
 pub mod picker;
-pub mod profiles;
 pub mod prompt;
 mod prompt_actions;
 pub mod replays;
 pub mod screens;
 pub mod status;
-pub mod sweepfile;
 mod tasks;
-pub mod tuneform;
-pub mod tunelayout;
-pub mod tuning;
 mod update;
 
 use ratatui::crossterm::event::{KeyEvent, MouseEvent};
@@ -48,9 +42,9 @@ use rr_engine::snapshot::Snapshot;
 use rr_format::inspect::Inspection;
 use rr_format::memory::MemoryMap;
 pub use screens::snapshots::view::{Pair, SnapView};
+pub use screens::tune::form::{Field, TuneForm};
+pub use screens::tune::run::TuneRun;
 pub use status::Status;
-pub use tuneform::{Field, TuneForm};
-pub use tuning::TuneRun;
 
 use super::keymap::Scope;
 
@@ -121,7 +115,7 @@ pub enum Msg {
     RecordOpened(Result<Box<picker::OpenedRecord>, String>),
     /// The sweep file the explorer was started with, read on a worker with its record
     /// (`rr-tui SWEEP.json`), or why it cannot be shown.
-    SweepOpened(Result<Box<sweepfile::OpenedSweep>, String>),
+    SweepOpened(Result<Box<screens::tune::sweepfile::OpenedSweep>, String>),
     /// A worker's answer about the record that was open when it started (its number): dropped
     /// when the picker has opened another since.
     ForRecord(u64, Box<Msg>),

@@ -4,7 +4,7 @@
 //! one the keys move.
 //!
 //! Where things are comes from the functions the drawing itself uses (`framelayout`'s
-//! `frame_areas`, `tab_places` and the lists' rows, `tunelayout`), computed from the state as the last
+//! `frame_areas`, `tab_places` and the lists' rows, the Tune screen's `layout`), computed from the state as the last
 //! frame drew it, so a click and what is on screen cannot disagree. An event first becomes a
 //! [`MouseAction`] (tests can ask which), then goes the way the matching key goes. The Tune
 //! screen's places and panes are its own (`screens::tune`'s `mouse`).

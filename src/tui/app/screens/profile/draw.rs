@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use crate::tui::app::profiles::{ProfileRun, Profiles};
+use super::runs::{ProfileRun, Profiles};
 use crate::tui::app::{App, Phase, ReplayBlocker};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;

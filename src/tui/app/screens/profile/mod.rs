@@ -7,6 +7,7 @@
 //! instance (`profiles`: a run's events); which one runs is `jobs`' (what holds the GPU).
 
 mod draw;
+pub mod runs;
 
 use std::collections::HashMap;
 
@@ -17,10 +18,10 @@ use rr_engine::replay::{Event, Tagged};
 
 use super::{Component, DrawContext};
 use crate::tui::app::gpu_work::Running;
-use crate::tui::app::profiles::{ProfileRun, Profiles, Target};
 use crate::tui::app::replays::Phase;
 use crate::tui::app::{App, Cmd, GpuWork, Screen};
 use crate::tui::keymap::Action;
+use runs::{ProfileRun, Profiles, Target};
 
 /// The profile screen's state, kept for the session.
 #[derive(Debug, Default)]

@@ -4,10 +4,10 @@
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
+use super::form::EditOutcome;
+use super::heatmap::{HeatAxis, Heatmap};
+use super::layout::{self, HeatGeometry};
 use super::TuneScreen;
-use crate::tui::app::heatmap::{HeatAxis, Heatmap};
-use crate::tui::app::tuneform::EditOutcome;
-use crate::tui::app::tunelayout::{self, HeatGeometry};
 use crate::tui::app::{App, TITLE_LINES};
 use crate::tui::keymap::Action;
 
@@ -165,12 +165,12 @@ impl TuneScreen {
             app.set_status("no heatmap yet: r starts a sweep of this instance", false);
             return;
         };
-        let area = tunelayout::layout(Self::area(app), Some(run)).heat;
+        let area = layout::layout(Self::area(app), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
         let (rows, cols) = (run.heat.rows.len(), run.heat.cols.len());
         let (r, c) = app.tune.heat_scroll;
-        let r = tunelayout::first(r, rows, g.rows);
-        let c = tunelayout::first(c, cols, g.cols);
+        let r = layout::first(r, rows, g.rows);
+        let c = layout::first(c, cols, g.cols);
         let step = |at: usize, by: isize, len: usize, visible: usize| {
             at.saturating_add_signed(by)
                 .min(len.saturating_sub(visible))

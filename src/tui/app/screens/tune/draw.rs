@@ -8,9 +8,9 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::heat;
-use crate::tui::app::heatmap::dims_label;
+use super::heatmap::dims_label;
+use super::layout;
 use crate::tui::app::replays::Phase;
-use crate::tui::app::tunelayout;
 use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
@@ -31,7 +31,7 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         area,
     );
     let run = app.tune.runs.get(&cur);
-    let l = tunelayout::layout(inner, run);
+    let l = layout::layout(inner, run);
     if l.collapsed {
         draw_form_line(&app.tune.form, theme, f, l.form);
     } else {
@@ -56,9 +56,9 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// Two columns of fields: the axes, then how to search and measure. The field under the
 /// cursor is highlighted (and marked `›`, for terminals without colour).
 fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
-    let rows = tunelayout::FORM_ROWS as usize;
-    // Clicks find a field by the same columns (`tunelayout::form_field_at`).
-    let col_w = tunelayout::form_column_width(area) as usize;
+    let rows = layout::FORM_ROWS as usize;
+    // Clicks find a field by the same columns (`layout::form_field_at`).
+    let col_w = layout::form_column_width(area) as usize;
     let mut lines = vec![Vec::<Span>::new(); rows];
     for (i, _) in Field::ALL.into_iter().enumerate() {
         let (row, col) = (i % rows, i / rows);
@@ -75,7 +75,7 @@ fn draw_form(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
     );
 }
 
-/// The form collapsed to one line (`tunelayout::layout`: a sweep's heatmap needs its lines):
+/// The form collapsed to one line (`layout::layout`: a sweep's heatmap needs its lines):
 /// the field under the cursor, edited there as in the whole form, and how to reach the others.
 fn draw_form_line(form: &TuneForm, theme: &Theme, f: &mut Frame, area: Rect) {
     let width = area.width as usize;
@@ -320,14 +320,14 @@ fn draw_best(run: &TuneRun, front: bool, pick: usize, theme: &Theme, f: &mut Fra
     if area.height == 0 {
         return;
     }
-    // Its rows where clicks find them (`tunelayout::table_rows`): below the title and header.
-    let n = tunelayout::table_rows(area).height as usize;
+    // Its rows where clicks find them (`layout::table_rows`): below the title and header.
+    let n = layout::table_rows(area).height as usize;
     let [title, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let energy = run.report.energy.is_some();
     let front = front && energy;
     let listed = run.listed(front);
-    // Scrolled to keep the picked row on screen (`tunelayout::table_window`, as clicks are).
-    let window = tunelayout::table_window(pick, listed.len(), n);
+    // Scrolled to keep the picked row on screen (`layout::table_window`, as clicks are).
+    let window = layout::table_window(pick, listed.len(), n);
     let top = window.start;
     let ranked = &listed[window];
     let text = best_title(run, front, energy);

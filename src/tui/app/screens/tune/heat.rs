@@ -11,8 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::tui::app::heatmap::{HeatCell, LEVELS};
-use crate::tui::app::tunelayout::{corner, HeatGeometry};
+use super::heatmap::{HeatCell, LEVELS};
+use super::layout::{corner, HeatGeometry};
 use crate::tui::app::TuneRun;
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;

@@ -7,8 +7,13 @@
 
 mod actions;
 mod draw;
+pub mod form;
 mod heat;
+pub mod heatmap;
+pub mod layout;
 mod mouse;
+pub mod run;
+pub mod sweepfile;
 mod sweeps;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -17,11 +22,11 @@ use ratatui::layout::Rect;
 use ratatui::Frame;
 
 use super::{Component, DrawContext};
-use crate::tui::app::sweepfile::OpeningSweep;
-use crate::tui::app::tuneform::TuneForm;
-use crate::tui::app::tuning::TuneRun;
 use crate::tui::app::{App, Cmd};
 use crate::tui::keymap::Action;
+use form::TuneForm;
+use run::TuneRun;
+use sweepfile::OpeningSweep;
 
 #[derive(Default)]
 pub struct TuneScreen {

@@ -1,12 +1,12 @@
 //! The Tune screen's mouse: a click on a form field, a heatmap cell or a row of the table, and
 //! the wheel over the form, the heatmap and the table (`app::mouse` finds the screen and the
-//! pane; the places are the drawing's, `tunelayout`).
+//! pane; the places are the drawing's, `layout`).
 
 use ratatui::layout::{Position, Rect};
 
+use super::layout::{self, HeatGeometry};
 use super::TuneScreen;
 use crate::tui::app::mouse::{row_at, wheel_steps, MouseAction, Pane};
-use crate::tui::app::tunelayout::{self, HeatGeometry};
 use crate::tui::app::App;
 use crate::tui::keymap::Action;
 use crate::tui::layout::titled_inner;
@@ -15,13 +15,13 @@ impl TuneScreen {
     /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
     pub(crate) fn click(app: &App, main: Rect, at: Position) -> Option<MouseAction> {
         let run = app.tune.runs.get(&app.current()?);
-        let l = tunelayout::layout(titled_inner(main), run);
+        let l = layout::layout(titled_inner(main), run);
         // The form collapsed to one line shows the field under the cursor.
         if l.collapsed && l.form.contains(at) {
             return Some(MouseAction::TuneField(app.tune.form.cursor));
         }
         if l.form.contains(at) {
-            return tunelayout::form_field_at(l.form, at).map(MouseAction::TuneField);
+            return layout::form_field_at(l.form, at).map(MouseAction::TuneField);
         }
         let run = run?;
         if l.heat.contains(at) {
@@ -29,17 +29,17 @@ impl TuneScreen {
             let (r, c) = g.cell_at(&run.heat, l.heat, app.tune.heat_scroll, at)?;
             return Some(MouseAction::HeatCell(r, c));
         }
-        let rows = tunelayout::table_rows(l.table);
+        let rows = layout::table_rows(l.table);
         let listed = run.listed(app.tune.show_front).len();
         // Scrolled as drawn: the picked row on screen.
-        let window = tunelayout::table_window(app.tune.pick, listed, rows.height as usize);
+        let window = layout::table_window(app.tune.pick, listed, rows.height as usize);
         row_at(rows, window.start, window.end, at).map(MouseAction::TuneRow)
     }
 
     /// The pane the wheel scrolls at `at`, in the screen's area `main`.
     pub(crate) fn pane_at(app: &App, main: Rect, at: Position) -> Option<Pane> {
         let run = app.current().and_then(|i| app.tune.runs.get(&i));
-        let l = tunelayout::layout(titled_inner(main), run);
+        let l = layout::layout(titled_inner(main), run);
         [
             (l.form, Pane::TuneForm),
             (l.heat, Pane::Heatmap),
@@ -98,7 +98,7 @@ impl TuneScreen {
         let Some(run) = app.current().and_then(|i| app.tune.runs.get(&i)) else {
             return;
         };
-        let area = tunelayout::layout(titled_inner(main), Some(run)).heat;
+        let area = layout::layout(titled_inner(main), Some(run)).heat;
         let g = HeatGeometry::of(&run.heat, area);
         let (now_rows, now_cols) = g.window(&run.heat, app.tune.heat_scroll);
         let step = |at: usize, by: isize, len: usize, visible: usize| {

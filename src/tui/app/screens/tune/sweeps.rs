@@ -3,9 +3,9 @@
 //! one sweep runs at a time (they share the GPU), in a child process with a run id of its own,
 //! so the last words of a cancelled sweep never reach the one that replaced it.
 
+use super::run::TuneRun;
 use super::TuneScreen;
 use crate::tui::app::replays::Phase;
-use crate::tui::app::tuning::TuneRun;
 use crate::tui::app::{App, Cmd, GpuWork, Msg, Work};
 use crate::tui::format::duration_ns;
 use rr_engine::replay::{Event, Tagged};

@@ -10,7 +10,7 @@ use rr_tune::trial::{plausible_time, DeviceInfo, MIN_KERNEL_NS};
 use rr_tune::{Config, Objective, Status, Trial, TuneReport};
 
 use super::heatmap::Heatmap;
-use super::replays::Phase;
+use crate::tui::app::replays::Phase;
 use rr_tune::job::TuneJob;
 
 /// Wall time of a sweep, from the runtime's ticks: the first tick after the start, the last
@@ -349,11 +349,11 @@ impl TuneRun {
         let csv = report
             .to_csv()
             .map_err(|e| rr_format::Error::Invalid(format!("CSV: {e}")))?;
-        super::export::write_pair(dir, stem, "tune", &csv, &report.to_json())
+        crate::tui::app::export::write_pair(dir, stem, "tune", &csv, &report.to_json())
     }
 }
 
-impl super::replays::ChildRunState for TuneRun {
+impl crate::tui::app::replays::ChildRunState for TuneRun {
     fn run_id(&self) -> u64 {
         self.run
     }

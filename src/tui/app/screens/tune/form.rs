@@ -9,8 +9,8 @@ use std::ops::{Deref, DerefMut};
 use ratatui::crossterm::event::KeyEvent;
 use rr_tune::{Objective, StrategyKind};
 
-use super::prompt::{Edit, LineEditor};
 pub use crate::settings::tune::{Field, TuneSettings};
+use crate::tui::app::prompt::{Edit, LineEditor};
 
 /// A field being typed: its editor and what the text means so far.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,5 +159,5 @@ impl TuneForm {
 }
 
 #[cfg(test)]
-#[path = "tuneform_tests.rs"]
+#[path = "form_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! Tests of `tuneform.rs` (kept apart to keep that file short).
+//! Tests of `form.rs` (kept apart to keep that file short).
 use super::*;
 use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 use rr_engine::profile::ProfileResult;
 use rr_engine::replay::Event;
 
-use super::replays::Phase;
+use crate::tui::app::replays::Phase;
 
 /// Which configuration of an instance a profile is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

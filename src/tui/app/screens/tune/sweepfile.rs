@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use rr_format::text::visible_path;
 use rr_tune::{Config, TuneReport};
 
-use super::tuning::TuneRun;
-use super::{App, Cmd, Field, Msg, Screen, Work};
+use super::run::TuneRun;
 use crate::error::{Error, Result};
+use crate::tui::app::{App, Cmd, Field, Msg, Screen, Work};
 
 /// A sweep read from a file, and the descriptor of its instance.
 pub struct SweepFile {
@@ -144,7 +144,7 @@ pub struct OpeningSweep {
 pub struct OpenedSweep {
     meta: SweepFile,
     run: TuneRun,
-    record: super::picker::OpenedRecord,
+    record: crate::tui::app::picker::OpenedRecord,
 }
 
 impl std::fmt::Debug for OpenedSweep {
@@ -176,7 +176,7 @@ impl App {
     }
 
     /// The sweep file of [`App::opening_sweep`], read on a worker (once: the first frame).
-    pub(super) fn read_sweep(&mut self) -> Vec<Cmd> {
+    pub(in crate::tui::app) fn read_sweep(&mut self) -> Vec<Cmd> {
         let Some(o) = self.tune.opening.as_ref() else {
             return vec![];
         };
@@ -185,7 +185,7 @@ impl App {
             let opened = (|| -> Result<OpenedSweep> {
                 let mut meta = SweepFile::read(&path)?;
                 let dir = meta.record_dir();
-                let (rd, rows, pending) = super::instances::load(&dir)?;
+                let (rd, rows, pending) = crate::tui::app::instances::load(&dir)?;
                 let report = std::mem::take(&mut meta.report.trials);
                 let mut report_only = meta.report.clone();
                 report_only.trials = report;
@@ -193,7 +193,7 @@ impl App {
                 Ok(OpenedSweep {
                     meta,
                     run,
-                    record: super::picker::OpenedRecord {
+                    record: crate::tui::app::picker::OpenedRecord {
                         recorder: rd.recorder_summary(),
                         dir,
                         rows,
@@ -207,7 +207,7 @@ impl App {
 
     /// The sweep file is read: its record replaces the explorer's (the settings stay) and the
     /// sweep is shown; one that cannot be ends the explorer with why, as before a frame.
-    pub(super) fn on_sweep_opened(
+    pub(in crate::tui::app) fn on_sweep_opened(
         &mut self,
         result: std::result::Result<Box<OpenedSweep>, String>,
     ) -> Vec<Cmd> {

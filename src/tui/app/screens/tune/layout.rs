@@ -5,10 +5,10 @@ use std::ops::Range;
 
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 
+use super::form::Field;
 use super::heatmap::Heatmap;
-use super::replays::Phase;
-use super::tuneform::Field;
-use super::tuning::TuneRun;
+use super::run::TuneRun;
+use crate::tui::app::replays::Phase;
 
 /// From this width the table of the best configurations sits beside the heatmap.
 pub const SIDE_BY_SIDE: u16 = 150;
