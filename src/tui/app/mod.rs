@@ -15,6 +15,7 @@ pub mod instances;
 pub mod leaderboard;
 pub mod mouse;
 pub mod picker;
+mod pointer;
 pub mod prompt;
 mod prompt_actions;
 pub mod replays;
@@ -32,7 +33,7 @@ use std::time::Instant;
 pub use framelayout::first_row;
 pub use gpu_work::{GpuJobs, GpuWork};
 pub use instances::{Row, SortKey};
-pub use mouse::{MouseAction, Pane};
+pub use pointer::{MouseAction, Pane};
 pub use prompt::{LineEditor, Prompt, PromptKind};
 pub use replays::{CandidateRun, Phase, ReplayRun};
 use rr_engine::diff::job::IndexEvent;
@@ -51,7 +52,7 @@ use super::keymap::Scope;
 #[derive(Debug)]
 pub enum Msg {
     Key(KeyEvent),
-    /// A click or a turn of the wheel (`mouse::MouseAction` says what it means where it is).
+    /// A click or a turn of the wheel (`MouseAction` says what it means where it is).
     Mouse(MouseEvent),
     Resize(u16, u16),
     /// The runtime's clock, on every loop turn (`update` reads no clock itself): status

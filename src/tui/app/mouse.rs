@@ -10,50 +10,13 @@
 //! screen's places and panes are its own (`screens::tune`'s `mouse`).
 
 use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::Position;
 
-use super::framelayout::{first_row, frame_areas, instance_rows, picker_rows, tab_places};
+use super::framelayout::{first_row, instance_rows, picker_rows, tab_places};
+use super::pointer::{row_at, wheel_steps, MouseAction, Pane, WHEEL_LINES};
 use super::screens::{InstancesScreen, TuneScreen};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
-
-/// Lines one notch of the wheel scrolls a list or a text (three, as terminals scroll).
-pub const WHEEL_LINES: i32 = 3;
-
-/// A pane the wheel scrolls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    /// The help popup (it takes the wheel wherever the pointer is, as it takes the keys).
-    Help,
-    Picker,
-    /// The screen's content: the instance list, the descriptor, the snapshots (the replay and
-    /// profile screens say that nothing scrolls there, as for j/k).
-    Screen,
-    TuneForm,
-    Heatmap,
-    TuneTable,
-}
-
-/// What a mouse event means where it happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MouseAction {
-    Tab(Screen),
-    /// A row of the instance list: its place in the view.
-    Instance(usize),
-    /// A row of the record-directory picker.
-    RecordDir(usize),
-    /// A field of the tuning form (its index in `Field::ALL`).
-    TuneField(usize),
-    /// A row of the table of the best configurations.
-    TuneRow(usize),
-    /// A heatmap cell: its row and column in the heatmap.
-    HeatCell(usize, usize),
-    CloseHelp,
-    /// Lines down (negative: up).
-    Scroll(Pane, i32),
-    /// Columns right (negative: left).
-    ScrollSideways(Pane, i32),
-}
 
 /// See [`App::lists_placed`]: compared before and after a message, so that the stream of replay
 /// and sweep events (thousands a second) does not lay the frame out for nothing.
@@ -65,18 +28,7 @@ pub(super) struct ListsPlaced {
     picker: Option<(usize, usize)>,
 }
 
-/// The row of a list drawn one per line in `rows` from its item `first` that `at` is on.
-pub(super) fn row_at(rows: Rect, first: usize, len: usize, at: Position) -> Option<usize> {
-    let i = first + (at.y.checked_sub(rows.y)? as usize);
-    (rows.contains(at) && i < len).then_some(i)
-}
-
 impl App {
-    /// The frame's areas as the next frame draws them (tab bar, screen, status, hints).
-    pub(super) fn frame(&self) -> [Rect; 4] {
-        frame_areas(self, Rect::new(0, 0, self.width, self.height))
-    }
-
     /// What places the lists: their selections and lengths, and the terminal's size. (A status
     /// message that wraps changes how many rows fit too, but the drawing and the clicks both
     /// clamp the kept first row with [`first_row`], so they agree without it.)
@@ -241,11 +193,6 @@ impl App {
         }
         cmds
     }
-}
-
-/// The key presses a turn of `lines` of the wheel stands for (at most 50).
-pub(super) fn wheel_steps(lines: i32) -> u32 {
-    lines.unsigned_abs().min(50)
 }
 
 /// The key action of a screen's tab (its digit).

@@ -6,7 +6,7 @@ use ratatui::layout::{Position, Rect};
 
 use super::layout::{self, HeatGeometry};
 use super::TuneScreen;
-use crate::tui::app::mouse::{row_at, wheel_steps, MouseAction, Pane};
+use crate::tui::app::pointer::{row_at, wheel_steps, MouseAction, Pane};
 use crate::tui::app::App;
 use crate::tui::keymap::Action;
 use crate::tui::layout::titled_inner;
