@@ -126,7 +126,43 @@ pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool
     if !has_json_switch {
         return false;
     }
-    // Clap's error paragraph (up to its usage and tips), as one line.
+    // One line: a JSON document for the commands that print one, and a line of the event
+    // stream for `replay --json`, whose readers read lines.
+    usage_json_line(&usage_message(args, e));
+    true
+}
+
+/// A command line clap refused for a hidden command (`job`, `engine`: other rr-tui processes
+/// and hubs start them and read what they say line by line; nobody types them), said in one
+/// line without clap's usage and tips: for `job`, whose every word is a JSON line, an `error`
+/// object of kind `usage` on standard output; for the others `error: …` on standard error.
+/// Returns whether it was said so (the exit status is then 2, as clap's own).
+pub fn usage_error_of_hidden(args: &[std::ffi::OsString], e: &clap::Error) -> bool {
+    use clap::CommandFactory;
+    let Some(word) = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or(""))
+        .find(|w| !w.starts_with('-'))
+    else {
+        return false;
+    };
+    let hidden = Cli::command()
+        .find_subcommand(word)
+        .is_some_and(|c| c.is_hide_set());
+    if !hidden {
+        return false;
+    }
+    let message = usage_message(args, e);
+    match word {
+        "job" => usage_json_line(&message),
+        _ => output::error_line(&format!("error: {message}")),
+    }
+    true
+}
+
+/// Clap's error paragraph (up to its usage and tips) as one line, without its `error: `.
+fn usage_message(args: &[std::ffi::OsString], e: &clap::Error) -> String {
     let text = usage_error_text(args, e).unwrap_or_else(|| e.render().to_string());
     let paragraph: Vec<&str> = text
         .lines()
@@ -134,16 +170,20 @@ pub fn usage_error_as_json(args: &[std::ffi::OsString], e: &clap::Error) -> bool
         .map(str::trim)
         .collect();
     let joined = paragraph.join(" ");
-    let message = joined.strip_prefix("error: ").unwrap_or(&joined);
-    // One line: a JSON document for the commands that print one, and a line of the event
-    // stream for `replay --json`, whose readers read lines.
+    joined
+        .strip_prefix("error: ")
+        .unwrap_or(&joined)
+        .to_string()
+}
+
+/// A usage error as one JSON `error` line of kind `usage` on standard output.
+fn usage_json_line(message: &str) {
     let error = serde_json::json!({
         "event": "error",
         "kind": "usage",
         "message": rr_format::text::visible(message),
     });
     output::json_line(&error.to_string());
-    true
 }
 
 /// Clap's text for a command line it refused, when a word of it holds a character a terminal

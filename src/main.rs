@@ -20,6 +20,8 @@ fn main() {
         }
         // Under `--json`, a command line that does not parse is said in JSON too.
         Err(e) if rr_tui::usage_error_as_json(&args, &e) => std::process::exit(2),
+        // A hidden command (`job`, `engine`): one line, read by the process that started it.
+        Err(e) if rr_tui::usage_error_of_hidden(&args, &e) => std::process::exit(2),
         // A word holding a control character: clap's text with it made visible.
         Err(e) => match rr_tui::usage_error_text(&args, &e) {
             Some(text) => {

@@ -343,6 +343,38 @@ fn a_simulated_engine_answers_from_the_sweep_and_refuses_another_instance() {
         ));
 }
 
+/// What an engine is sent that is no command of its (not JSON, an unknown command, the setup's
+/// id 0) ends it as bad input ends a replay: one `error` event of kind input, exit status 2.
+#[test]
+fn an_engines_bad_command_is_an_input_error_with_status_2() {
+    let t = tempfile::tempdir().unwrap();
+    let sweep = sweep(t.path(), 2);
+    let id_0 = r#"{"measure":{"id":0,"config":{"grid":[2,1,1],"block":[64,1,1],"shared_mem":0},"policy":{"cold":true,"target":{"max_noise":null,"min_samples":1,"min_gpu_time":0.0,"timeout":60.0},"max_samples":1,"throttle":0.75}}}"#;
+    for command in ["not json", "\"dance\"", id_0] {
+        let out = Command::cargo_bin("rr-tui")
+            .unwrap()
+            .arg("engine")
+            .arg(saxpy())
+            .arg("--simulate")
+            .arg(&sweep)
+            .args(["--pace", "0"])
+            .write_stdin(format!("{command}\n"))
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        let error = text
+            .lines()
+            .find(|l| l.contains(r#""event":"error""#))
+            .unwrap_or_else(|| panic!("{command}: no error: {text}"));
+        let v: serde_json::Value = serde_json::from_str(error).unwrap();
+        assert_eq!(v["kind"], "input", "{command}: {v}");
+    }
+}
+
 /// A hub of its own that says it is ready, then answers each `measure` with `answer(id,
 /// config)`: lines that a hostile hub could send.
 fn serve_fake_hub(socket: &Path, answer: fn(u64, &serde_json::Value) -> String) {
@@ -512,7 +544,7 @@ fn a_simulated_engine_refuses_a_sweep_that_is_no_regular_file_without_blocking()
         .write_stdin("\"quit\"\n")
         .timeout(std::time::Duration::from_secs(20))
         .assert()
-        .code(1)
+        .code(2)
         .stdout(predicate::str::contains(r#""event":"error""#))
         .stdout(predicate::str::contains("regular file"));
     // The instance an engine serves (at its start, or by `load`) is read by the same reader:
@@ -524,7 +556,7 @@ fn a_simulated_engine_refuses_a_sweep_that_is_no_regular_file_without_blocking()
         .write_stdin("\"quit\"\n")
         .timeout(std::time::Duration::from_secs(20))
         .assert()
-        .code(1)
+        .code(2)
         .stdout(predicate::str::contains("not a regular file"));
 }
 

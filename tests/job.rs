@@ -134,6 +134,68 @@ fn what_is_no_job_of_ours_is_refused_in_one_line() {
     assert!(said.contains("replay") && said.contains("profile") && said.contains("ab"));
 }
 
+/// The hidden commands misused: `job` with a word after it says so in one JSON line of kind
+/// `usage` (its reader reads lines), `engine` without its descriptor in one line on stderr;
+/// exit 2 both, without clap's usage and tips.
+#[test]
+fn a_hidden_commands_misuse_is_one_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["job", "extra\x1b[2J"])
+        .env_remove(JOB_ENV)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: Value = serde_json::from_str(text.trim_end()).unwrap();
+    assert_eq!(
+        (v["event"].as_str(), v["kind"].as_str()),
+        (Some("error"), Some("usage"))
+    );
+    let message = v["message"].as_str().unwrap();
+    assert!(message.contains("extra\\x1b[2J"), "{message}");
+    let out = Command::new(env!("CARGO_BIN_EXE_rr-tui"))
+        .args(["engine", "--device-id", "0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(
+        text.starts_with("error: ") && text.contains("DESCRIPTOR"),
+        "{text}"
+    );
+}
+
+/// A huge number in a job is not echoed back whole: a check that writes it out (301 digits for
+/// 1e300) quotes at most 40 of them.
+#[test]
+fn a_huge_number_in_a_job_is_quoted_short() {
+    let digits = "9".repeat(300);
+    let mut job = replay_job(3);
+    job.kernel_timeout = 4321.0;
+    let line = String::from_utf8(line_of(&job)).unwrap();
+    assert!(line.contains("\"kernel_timeout\":4321.0"), "{line}");
+    let line = line.replace(
+        "\"kernel_timeout\":4321.0",
+        &format!("\"kernel_timeout\":{digits}"),
+    );
+    let out = rr_job(&[], line.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(text.trim_end()).unwrap();
+    let message = v["message"].as_str().unwrap();
+    assert!(message.len() < 200 && message.contains("…"), "{message}");
+}
+
 /// Hostile input: a flood of blank lines, a job of exactly the limit, a block whose threads
 /// overflow, an endless engine command: each ends promptly, in one line, never a panic.
 #[test]

@@ -264,8 +264,8 @@ pub(crate) fn parse_candidate(text: &str) -> Result<Option<CandidateSpec>, Strin
                 .any(|p| w.starts_with(p) && w.len() > p.len());
         if !allowed {
             return Err(format!(
-                "{:?}: after the file come only -D NAME=VALUE, --nvrtc-opt OPT and --candidate-kernel NAME",
-                rr_format::text::visible(w)
+                "{}: after the file come only -D NAME=VALUE, --nvrtc-opt OPT and --candidate-kernel NAME",
+                rr_format::text::quoted(w)
             ));
         }
         takes_value =

@@ -45,10 +45,15 @@ pub fn run(a: &EngineJob) -> Result<i32> {
     match served {
         Ok(()) => Ok(0),
         Err((run, kind, message)) => {
-            // What a hostile command or job put in the message is made visible.
-            let message = rr_format::text::visible(&message).into_owned();
+            // What a hostile command or job put in the message is made visible, and a number
+            // it quotes cut short.
+            let message = rr_format::text::visible(&message);
+            let message = rr_format::text::numbers_capped(&message).into_owned();
             Printer { json: true, run }.emit(Event::Error { kind, message });
-            Ok(1)
+            // Every command's exit policy (`Error::exit_status`): 2 when the job, a command or
+            // the record it names is at fault, as a replay of the same input ends; 1 when the
+            // run failed.
+            Ok(if kind == ErrorKind::Input { 2 } else { 1 })
         }
     }
 }

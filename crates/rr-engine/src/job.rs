@@ -134,7 +134,11 @@ pub fn decode<J: Job>(line: &[u8]) -> Result<J, JobError> {
         .get(J::KIND)
         .and_then(|r| r.get("run_id"))
         .and_then(Value::as_u64);
-    let refuse = |message: String| JobError { run, message };
+    // What serde and the checks quote of a hostile value (a 300-digit number) is cut short.
+    let refuse = |message: String| JobError {
+        run,
+        message: rr_format::text::numbers_capped(&message).into_owned(),
+    };
     // Typed from the bytes, not the value: a key given twice is refused, not merged.
     let mut de = serde_json::Deserializer::from_slice(line);
     let job = de
@@ -147,7 +151,10 @@ pub fn decode<J: Job>(line: &[u8]) -> Result<J, JobError> {
 
 /// The line as a JSON object whose protocol this rr-tui reads.
 fn envelope(line: &[u8]) -> Result<serde_json::Map<String, Value>, JobError> {
-    let refuse = |message: String| JobError { run: None, message };
+    let refuse = |message: String| JobError {
+        run: None,
+        message: rr_format::text::numbers_capped(&message).into_owned(),
+    };
     // Its newline, as a reader hands it over, is not the job's.
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     let body = body.strip_suffix(b"\r").unwrap_or(body);

@@ -284,7 +284,8 @@ pub const SHOWN_PATTERN_CHARS: usize = 80;
 /// long one cut to its first [`SHOWN_PATTERN_CHARS`] characters followed by its length (a
 /// pattern of 100 KB must not make a 100 KB error line).
 pub fn shown_pattern(pattern: &str) -> String {
-    let quoted = |s: &str| format!("{:?}", crate::text::visible(s));
+    // Not `{:?}` of a visible string, which would escape its escapes again.
+    let quoted = |s: &str| format!("\"{}\"", crate::text::visible(s));
     match pattern.char_indices().nth(SHOWN_PATTERN_CHARS) {
         None => quoted(pattern),
         Some((at, _)) => format!("{}… ({} bytes)", quoted(&pattern[..at]), pattern.len()),
@@ -376,7 +377,8 @@ mod tests {
             e.ends_with("not a regular expression: unclosed group"),
             "{e}"
         );
-        assert_eq!(shown_pattern("a\x1bb"), "\"a\\\\x1bb\"");
+        // Escaped once: `\x1b`, not `{:?}` of it (`\\x1b`).
+        assert_eq!(shown_pattern("a\x1bb"), "\"a\\x1bb\"");
         let at_limit = "x".repeat(SHOWN_PATTERN_CHARS);
         assert_eq!(shown_pattern(&at_limit), format!("{at_limit:?}"));
     }

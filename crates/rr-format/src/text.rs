@@ -41,6 +41,77 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     })
 }
 
+/// The most of a value an error message quotes back: a 300-digit number sent in a job or a
+/// flag is not echoed whole.
+pub const QUOTE_MAX: usize = 40;
+
+/// `s` made [`visible`] and cut after [`QUOTE_MAX`] characters with `…`: how a message shows a
+/// value it was given (a number, a word), the one cap of every such quote.
+///
+/// ```
+/// use rr_format::text::capped;
+/// assert_eq!(capped("1e300"), "1e300");
+/// assert_eq!(capped(&"9".repeat(300)), format!("{}…", "9".repeat(40)));
+/// ```
+pub fn capped(s: &str) -> Cow<'_, str> {
+    let shown = visible(s);
+    match shown.char_indices().nth(QUOTE_MAX) {
+        Some((at, _)) => Cow::Owned(format!("{}…", &shown[..at])),
+        None => shown,
+    }
+}
+
+/// `s` quoted in a message: [`capped`], in double quotes. Not `{:?}` of a visible string, which
+/// escapes its escapes again (`\\x1b` for `\x1b`).
+///
+/// ```
+/// use rr_format::text::quoted;
+/// assert_eq!(quoted("k\x1b[2J"), "\"k\\x1b[2J\"");
+/// ```
+pub fn quoted(s: &str) -> String {
+    format!("\"{}\"", capped(s))
+}
+
+/// `message` with every number in it longer than [`QUOTE_MAX`] characters (a run of digits and
+/// decimal points) cut as [`capped`] cuts it: for messages made by parsers that quote the value
+/// they refuse whole (serde's `invalid type: floating point `1000…``, a check's `--pace 1e300`
+/// written out in 301 digits), at the one place a reader says them.
+///
+/// ```
+/// use rr_format::text::numbers_capped;
+/// let long = format!("invalid type: floating point `{}`, expected u32", "1".repeat(301));
+/// assert_eq!(
+///     numbers_capped(&long),
+///     format!("invalid type: floating point `{}…`, expected u32", "1".repeat(40))
+/// );
+/// assert_eq!(numbers_capped("--pace 500: at most 100"), "--pace 500: at most 100");
+/// ```
+pub fn numbers_capped(message: &str) -> Cow<'_, str> {
+    let numeric = |c: char| c.is_ascii_digit() || c == '.';
+    let mut out = String::new();
+    let mut kept = 0;
+    let mut run_start = None;
+    for (i, c) in message.char_indices().chain([(message.len(), ' ')]) {
+        match (numeric(c), run_start) {
+            (true, None) => run_start = Some(i),
+            (false, Some(start)) => {
+                run_start = None;
+                if i - start > QUOTE_MAX {
+                    out.push_str(&message[kept..start + QUOTE_MAX]);
+                    out.push('…');
+                    kept = i;
+                }
+            }
+            _ => {}
+        }
+    }
+    if kept == 0 {
+        return Cow::Borrowed(message);
+    }
+    out.push_str(&message[kept..]);
+    Cow::Owned(out)
+}
+
 /// `s` with every character `escaped` picks written by `write` (borrowed when there is none).
 fn escape(
     s: &str,
@@ -195,6 +266,22 @@ pub fn visible_path(p: &std::path::Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A quoted value is escaped once and cut at the cap; long numbers in a message are cut,
+    /// each run on its own, one of exactly the cap kept, and a megabyte of digits in one pass.
+    #[test]
+    fn quotes_are_escaped_once_and_numbers_capped() {
+        assert_eq!(quoted("a\x1bb"), "\"a\\x1bb\"");
+        assert_eq!(quoted(&"x".repeat(41)), format!("\"{}…\"", "x".repeat(40)));
+        let exact = "7".repeat(QUOTE_MAX);
+        assert_eq!(numbers_capped(&exact), exact.as_str());
+        let two = format!("a {} b 1.{} c", "1".repeat(50), "2".repeat(60));
+        let cut = format!("a {}… b 1.{}… c", "1".repeat(40), "2".repeat(38));
+        assert_eq!(numbers_capped(&two), cut);
+        let huge = "9".repeat(1 << 20);
+        assert_eq!(numbers_capped(&huge).chars().count(), QUOTE_MAX + 1);
+        assert_eq!(numbers_capped("é 123 ü"), "é 123 ü");
+    }
 
     /// Bytes that are not UTF-8 are written `\xNN`, so two names that differ there differ
     /// when shown; valid text is shown as [`visible`] shows it.

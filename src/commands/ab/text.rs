@@ -9,7 +9,7 @@ const PREFIX: &str = "[rr-tui]";
 /// The leaderboard's lines.
 pub fn render(board: &Leaderboard) -> Vec<String> {
     let mut out = vec![format!(
-        "{PREFIX} Leaderboard: {} candidate(s) on {} instance(s) of kernels matching {:?} in {}",
+        "{PREFIX} Leaderboard: {} candidate(s) on {} instance(s) of kernels matching \"{}\" in {}",
         board.candidates.len(),
         board.instances.len(),
         visible(&board.kernel),

@@ -3,7 +3,7 @@
 //! warp stalls, and the kernel's place on a roofline. `rr-tui profile` runs ncu; this module
 //! finds it, names the metrics it asks for and reads them back ([`raw`]). It depends on nothing
 //! of replay's, so the replay event stream can carry a [`ProfileResult`] while the profile job
-//! ([`crate::profile`]) builds on replay requests without a cycle between the two folders.
+//! (`profile/job.rs`) builds on replay requests without a cycle between the two folders.
 
 pub mod raw;
 

@@ -173,8 +173,8 @@ pub fn check_timeout(seconds: f64) -> Result<(), String> {
 pub fn check_section(s: &str) -> Result<(), String> {
     if s.is_empty() || s.starts_with('-') || s.chars().any(char::is_control) {
         return Err(format!(
-            "--section {:?}: a section identifier (ncu --list-sections names them)",
-            rr_format::text::visible(s)
+            "--section {}: a section identifier (ncu --list-sections names them)",
+            rr_format::text::quoted(s)
         ));
     }
     Ok(())

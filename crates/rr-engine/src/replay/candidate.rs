@@ -148,16 +148,16 @@ impl CandidateSpec {
         for o in &self.options {
             if o.is_empty() || o.chars().any(char::is_control) {
                 return Err(Error::invalid(format!(
-                    "--nvrtc-opt {:?}: an option is non-empty text without control characters",
-                    visible(o)
+                    "--nvrtc-opt {}: an option is non-empty text without control characters",
+                    rr_format::text::quoted(o)
                 )));
             }
         }
         if let Some(k) = &self.kernel {
             if k.is_empty() || k.chars().any(char::is_control) {
                 return Err(Error::invalid(format!(
-                    "{:?} is not a kernel name",
-                    visible(k)
+                    "{} is not a kernel name",
+                    rr_format::text::quoted(k)
                 )));
             }
         }

@@ -119,8 +119,8 @@ impl ObjectArg {
             "surface" => ObjectKind::Surface,
             other => {
                 return Err(format!(
-                    "{at}.Kind {:?} is not texture or surface",
-                    crate::text::visible(other)
+                    "{at}.Kind {} is not texture or surface",
+                    crate::text::quoted(other)
                 ))
             }
         };

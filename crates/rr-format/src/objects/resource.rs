@@ -183,8 +183,8 @@ impl Resource {
             "mipmapped-array" => Resource::MipmappedArray,
             other => {
                 return Err(format!(
-                    "{at}.Type {:?} is not linear, pitch2d, array or mipmapped-array",
-                    crate::text::visible(other)
+                    "{at}.Type {} is not linear, pitch2d, array or mipmapped-array",
+                    crate::text::quoted(other)
                 ))
             }
         })

@@ -94,7 +94,8 @@ fn hostile_objects_are_refused_with_their_place() {
                 v["Kind"] = "sampler\u{1b}".into();
                 v
             },
-            "x1b",
+            // Escaped once, in quotes (not `{:?}` of the escaped text: `sampler\\x1b`).
+            "Kind \"sampler\\x1b\" is not",
         ),
         (
             {
