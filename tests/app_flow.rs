@@ -2087,13 +2087,14 @@ fn gpu_work_waits_for_the_work_that_holds_the_gpu_with_one_message() {
 fn a_leaderboard_being_made_is_waited_for_and_c_ends_it() {
     use rr_tui::tui::app::leaderboard::{LeaderboardState, LeaderboardView};
     let mut a = app("rrtui-stencil3d", true);
+    let run = a.jobs.begin(GpuWork::Leaderboard, 0);
     a.replay.leaderboard = Some(LeaderboardView {
         kernel: "rr_stencil3d".into(),
         candidates: vec!["a.cu".into(), "b.cu".into()],
         state: LeaderboardState::Running,
         detail: None,
+        run,
     });
-    a.jobs.begin(GpuWork::Leaderboard, 0);
     key(&mut a, KeyCode::Char('r'));
     assert_eq!(
         status(&a),

@@ -98,16 +98,33 @@ fn with_board(size: (u16, u16), enters: usize) -> App {
     );
     typed(&mut a, &text);
     let cmds = a.update(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-    assert!(
-        matches!(cmds.as_slice(), [Cmd::StartLeaderboard { job, .. }] if job.candidates.len() == 2),
-        "the executor starts the leaderboard's process: {:?}",
-        a.status
-    );
+    let run = match cmds.as_slice() {
+        [Cmd::StartLeaderboard { job, run, .. }] if job.candidates.len() == 2 => *run,
+        _ => panic!(
+            "the executor starts the leaderboard's process: {:?}",
+            a.status
+        ),
+    };
     let view = a.replay.leaderboard.as_ref().expect("a leaderboard");
     assert_eq!(view.state, LeaderboardState::Running);
     assert_eq!(view.candidates.len(), 2);
     assert_eq!(a.jobs.of(GpuWork::Leaderboard), Some(a.current().unwrap()));
-    a.update(Msg::Leaderboard(Ok(Box::new(board()))));
+    // The late answer of an earlier run (cancelled since) is not this one's.
+    a.update(Msg::Leaderboard {
+        run: run - 1,
+        result: Err("cancelled".into()),
+    });
+    let view = a.replay.leaderboard.as_ref().unwrap();
+    assert_eq!(
+        view.state,
+        LeaderboardState::Running,
+        "a stale answer is dropped"
+    );
+    assert_eq!(a.jobs.of(GpuWork::Leaderboard), Some(a.current().unwrap()));
+    a.update(Msg::Leaderboard {
+        run,
+        result: Ok(Box::new(board())),
+    });
     assert_eq!(
         a.jobs.running(),
         None,
@@ -136,7 +153,11 @@ fn several_candidates_make_a_leaderboard_and_enter_shows_each_ones_instances() {
         assert_eq!(a.replay.leaderboard.as_ref().unwrap().detail, want);
     }
     // A failure to run says why.
-    a.update(Msg::Leaderboard(Err("no CUDA driver found".into())));
+    let run = a.replay.leaderboard.as_ref().unwrap().run;
+    a.update(Msg::Leaderboard {
+        run,
+        result: Err("no CUDA driver found".into()),
+    });
     assert!(matches!(
         &a.replay.leaderboard.as_ref().unwrap().state,
         LeaderboardState::Failed(e) if e.contains("no CUDA driver")

@@ -29,6 +29,8 @@ pub struct LeaderboardView {
     pub state: LeaderboardState,
     /// The candidate whose per-instance results are shown (None: the table).
     pub detail: Option<usize>,
+    /// The run this view waits for: a cancelled run's late answer is not this one's.
+    pub run: u64,
 }
 
 /// `FILE… [-D N=V]… [--nvrtc-opt=O]… [--candidate-kernel K]`: the candidate files (the words
@@ -84,22 +86,26 @@ impl App {
             &self.settings.supplied,
             &specs,
         );
+        let kernel = row.demangled.clone();
+        let run = self.jobs.begin(GpuWork::Leaderboard, i);
         self.replay.leaderboard = Some(LeaderboardView {
-            kernel: row.demangled.clone(),
+            kernel,
             candidates: specs.iter().map(|s| s.path.display().to_string()).collect(),
             state: LeaderboardState::Running,
             detail: None,
+            run,
         });
-        self.jobs.begin(GpuWork::Leaderboard, i);
         vec![Cmd::StartLeaderboard {
             job: Box::new(job),
             record: self.record_serial,
+            run,
         }]
     }
 
-    /// The leaderboard came back (or why not).
-    pub(super) fn on_leaderboard(&mut self, result: Result<Box<Leaderboard>, String>) {
-        let Some(view) = self.replay.leaderboard.as_mut() else {
+    /// Leaderboard `run` came back (or why not); the answer of a run this view no longer
+    /// waits for (cancelled, another started since) changes nothing.
+    pub(super) fn on_leaderboard(&mut self, run: u64, result: Result<Box<Leaderboard>, String>) {
+        let Some(view) = self.replay.leaderboard.as_mut().filter(|v| v.run == run) else {
             return;
         };
         self.jobs.end(GpuWork::Leaderboard);

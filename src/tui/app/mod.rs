@@ -108,8 +108,12 @@ pub enum Msg {
     },
     /// An export finished: what was written, or why not.
     Exported(Result<String, String>),
-    /// `rr-tui ab`'s leaderboard of the candidates `C` named, or why there is none.
-    Leaderboard(Result<Box<rr_engine::replay::leaderboard::Leaderboard>, String>),
+    /// `rr-tui ab`'s leaderboard of the candidates `C` named, or why there is none; `run` is the
+    /// run it answers (a cancelled one's late answer is dropped).
+    Leaderboard {
+        run: u64,
+        result: Result<Box<rr_engine::replay::leaderboard::Leaderboard>, String>,
+    },
     /// The search for record directories below the directory given, done on a worker.
     RecordDirsFound(rr_format::search::RecordDirsBelow),
     /// The record directory the picker asked for, read on a worker.
@@ -177,6 +181,8 @@ pub enum Cmd {
     StartLeaderboard {
         job: Box<rr_engine::replay::ab_job::AbJob>,
         record: u64,
+        /// The run the answer belongs to.
+        run: u64,
     },
     /// End the running leaderboard (`rr-tui ab` and its workers).
     CancelLeaderboard,

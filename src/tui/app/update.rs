@@ -85,8 +85,8 @@ impl App {
             Msg::SweepOpened(result) => self.on_sweep_opened(result),
             Msg::ForRecord(serial, msg) if serial == self.record_serial => self.apply(*msg),
             Msg::ForRecord(..) => vec![],
-            Msg::Leaderboard(result) => {
-                self.on_leaderboard(result);
+            Msg::Leaderboard { run, result } => {
+                self.on_leaderboard(run, result);
                 vec![]
             }
             Msg::Exported(result) => {

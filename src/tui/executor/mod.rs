@@ -56,7 +56,9 @@ impl Executor {
                 self.profile = started_or_said(app, started, run, "profile", Msg::Profile);
             }
             Cmd::CancelProfile => end(&mut self.profile),
-            Cmd::StartLeaderboard { job, record } => self.start_leaderboard(app, tx, job, record),
+            Cmd::StartLeaderboard { job, record, run } => {
+                self.start_leaderboard(app, tx, job, (record, run))
+            }
             Cmd::CancelLeaderboard => self.ab.end(),
             other => return Ok(Some(other)),
         }
@@ -99,21 +101,25 @@ impl Executor {
         app: &mut App,
         tx: &Sender<Msg>,
         job: Box<rr_engine::replay::ab_job::AbJob>,
-        record: u64,
+        (record, run): (u64, u64),
     ) {
         let (group, tx) = (self.ab.clone(), tx.clone());
         let spawned = std::thread::Builder::new()
             .name("explorer-ab".into())
             .spawn(move || {
-                let board = Msg::Leaderboard(group.run(&job));
+                let board = Msg::Leaderboard {
+                    run,
+                    result: group.run(&job),
+                };
                 let _ = tx.send(Msg::ForRecord(record, Box::new(board)));
             });
         if let Err(e) = spawned {
             app.update(Msg::ForRecord(
                 record,
-                Box::new(Msg::Leaderboard(Err(format!(
-                    "cannot start a worker thread: {e}"
-                )))),
+                Box::new(Msg::Leaderboard {
+                    run,
+                    result: Err(format!("cannot start a worker thread: {e}")),
+                }),
             ));
         }
     }
