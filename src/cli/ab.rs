@@ -85,7 +85,7 @@ fn parse_span(s: &str) -> Result<(usize, usize), String> {
     s.split_once("..")
         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
         .filter(|(a, b)| a < b)
-        .ok_or_else(|| format!("{s:?} is not FROM..TO"))
+        .ok_or_else(|| format!("{} is not FROM..TO", rr_format::text::quoted(s)))
 }
 
 impl AbArgs {

@@ -493,7 +493,8 @@ pub(crate) fn parse_device(s: &str) -> Result<i32, String> {
         Ok(n) if n < 0 => Err(format!("{n}: must be ≥ 0 (a device ordinal)")),
         Ok(n) => i32::try_from(n).map_err(|_| format!("{n}: too large for a device ordinal")),
         Err(_) => Err(format!(
-            "{s:?} is not a device ordinal (a whole number from 0)"
+            "{} is not a device ordinal (a whole number from 0)",
+            rr_format::text::quoted(s)
         )),
     }
 }
@@ -504,7 +505,10 @@ fn parse_max(s: &str) -> Result<usize, String> {
     match s.trim().replace('_', "").parse::<i128>() {
         Ok(n) if n < 0 => Err(format!("{n}: must be ≥ 0")),
         Ok(n) => usize::try_from(n).map_err(|_| format!("{n}: too large")),
-        Err(_) => Err(format!("{s:?} is not a whole number from 0")),
+        Err(_) => Err(format!(
+            "{} is not a whole number from 0",
+            rr_format::text::quoted(s)
+        )),
     }
 }
 
@@ -512,7 +516,10 @@ fn parse_max(s: &str) -> Result<usize, String> {
 fn parse_count(s: &str) -> Result<u64, String> {
     match s.trim().replace('_', "").parse::<u64>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("{s:?} is not a whole number from 1")),
+        _ => Err(format!(
+            "{} is not a whole number from 1",
+            rr_format::text::quoted(s)
+        )),
     }
 }
 
@@ -522,7 +529,12 @@ fn parse_count(s: &str) -> Result<u64, String> {
 pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     let sep = if s.contains('x') { 'x' } else { ',' };
     let parts: Vec<&str> = s.split(sep).map(str::trim).collect();
-    let bad = || format!("{s:?}: expected X, XxY or XxYxZ with positive integers (e.g. 128x1x1)");
+    let bad = || {
+        format!(
+            "{}: expected X, XxY or XxYxZ with positive integers (e.g. 128x1x1)",
+            rr_format::text::quoted(s)
+        )
+    };
     if parts.is_empty() || parts.len() > 3 {
         return Err(bad());
     }
@@ -540,7 +552,12 @@ pub fn parse_address(s: &str) -> Result<u64, String> {
         Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16),
         None => t.replace('_', "").parse(),
     };
-    parsed.map_err(|_| format!("{s:?}: expected an address, 0x… (hex) or decimal"))
+    parsed.map_err(|_| {
+        format!(
+            "{}: expected an address, 0x… (hex) or decimal",
+            rr_format::text::quoted(s)
+        )
+    })
 }
 
 pub(crate) fn parse_tolerance(s: &str) -> Result<rr_engine::diff::Comparison, String> {

@@ -34,7 +34,10 @@ fn parse_section(s: &str) -> Result<String, String> {
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if profile_job::check_timeout(v).is_ok() => Ok(v),
-        _ => Err(format!("{s:?}: expected a positive number")),
+        _ => Err(format!(
+            "{}: expected a positive number",
+            rr_format::text::quoted(s)
+        )),
     }
 }
 

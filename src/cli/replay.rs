@@ -325,7 +325,8 @@ pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=MAX_KERNEL_TIMEOUT).contains(&v) => Ok(v),
         _ => Err(format!(
-            "{s:?} is not a number of seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}"
+            "{} is not a number of seconds from 0 (no limit) to {MAX_KERNEL_TIMEOUT}",
+            rr_format::text::quoted(s)
         )),
     }
 }
@@ -334,6 +335,25 @@ pub(crate) fn parse_kernel_timeout(s: &str) -> Result<f64, String> {
 mod tests {
     use super::{candidate_text, parse_candidate};
     use rr_engine::replay::candidate::{CandidateSpec, Define};
+
+    /// A flag's value a parser refuses is quoted once escaped and at most 40 characters long:
+    /// a 300-digit number or an escape sequence typed as a number is not echoed back as it is.
+    #[test]
+    fn a_refused_value_is_quoted_short_and_escaped_once() {
+        let long = format!("{}x", "9".repeat(300));
+        for e in [
+            crate::cli::positive_f64(&long).unwrap_err(),
+            super::parse_kernel_timeout(&long).unwrap_err(),
+            crate::cli::parse_repetitions(&long).unwrap_err(),
+        ] {
+            assert!(
+                e.len() < 150 && e.contains(&format!("\"{}…\"", "9".repeat(40))),
+                "{e}"
+            );
+        }
+        let e = crate::cli::positive_f64("1\x1b[2J").unwrap_err();
+        assert!(e.starts_with("\"1\\x1b[2J\": "), "{e}");
+    }
 
     /// The A/B prompt opens holding the candidate in force, which it reads back unchanged: names
     /// and options that look like flags, paths with spaces.

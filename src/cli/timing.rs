@@ -77,7 +77,10 @@ impl TimingArgs {
 pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{s:?}: expected a positive number")),
+        _ => Err(format!(
+            "{}: expected a positive number",
+            rr_format::text::quoted(s)
+        )),
     }
 }
 
@@ -89,7 +92,8 @@ fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
         _ => Err(format!(
-            "{s:?}: expected seconds, above 0 and at most {MAX_SECONDS}"
+            "{}: expected seconds, above 0 and at most {MAX_SECONDS}",
+            rr_format::text::quoted(s)
         )),
     }
 }
@@ -97,6 +101,9 @@ fn seconds(s: &str) -> Result<f64, String> {
 fn seconds_or_zero(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) => Ok(v),
-        _ => Err(format!("{s:?}: expected seconds, from 0 to {MAX_SECONDS}")),
+        _ => Err(format!(
+            "{}: expected seconds, from 0 to {MAX_SECONDS}",
+            rr_format::text::quoted(s)
+        )),
     }
 }

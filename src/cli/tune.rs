@@ -485,7 +485,8 @@ pub(crate) fn parse_budget(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(n) if job::BUDGET.contains(&n) => Ok(n),
         _ => Err(format!(
-            "{s:?}: expected a number of configurations from {} to {}",
+            "{}: expected a number of configurations from {} to {}",
+            rr_format::text::quoted(s),
             job::BUDGET.start(),
             job::BUDGET.end()
         )),
@@ -500,11 +501,12 @@ pub struct Devices(pub Vec<i32>);
 pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
     let mut out: Vec<i32> = Vec::new();
     for item in s.split(',').map(str::trim) {
-        let d: i32 = item
-            .parse()
-            .ok()
-            .filter(|d| *d >= 0)
-            .ok_or_else(|| format!("{item:?}: expected GPU ordinals like 0,1"))?;
+        let d: i32 = item.parse().ok().filter(|d| *d >= 0).ok_or_else(|| {
+            format!(
+                "{}: expected GPU ordinals like 0,1",
+                rr_format::text::quoted(item)
+            )
+        })?;
         out.push(d);
         // The job's rule: distinct ordinals.
         job::check_devices(&out)?;
@@ -513,7 +515,12 @@ pub(crate) fn parse_devices(s: &str) -> Result<Devices, String> {
 }
 
 fn parse_objective(s: &str) -> Result<rr_tune::Objective, String> {
-    rr_tune::Objective::parse(s).ok_or_else(|| format!("{s:?}: expected time, energy or edp"))
+    rr_tune::Objective::parse(s).ok_or_else(|| {
+        format!(
+            "{}: expected time, energy or edp",
+            rr_format::text::quoted(s)
+        )
+    })
 }
 
 fn objective_names() -> Vec<&'static str> {
@@ -528,7 +535,8 @@ fn parse_energy_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if job::ENERGY_SECONDS.contains(&v) => Ok(v),
         _ => Err(format!(
-            "{s:?}: expected seconds from {} to {}",
+            "{}: expected seconds from {} to {}",
+            rr_format::text::quoted(s),
             job::ENERGY_SECONDS.start(),
             job::ENERGY_SECONDS.end()
         )),
@@ -536,8 +544,12 @@ fn parse_energy_seconds(s: &str) -> Result<f64, String> {
 }
 
 pub(crate) fn parse_strategy(s: &str) -> Result<StrategyKind, String> {
-    StrategyKind::parse(s)
-        .ok_or_else(|| format!("{s:?}: expected exhaustive, random, annealing or tpe"))
+    StrategyKind::parse(s).ok_or_else(|| {
+        format!(
+            "{}: expected exhaustive, random, annealing or tpe",
+            rr_format::text::quoted(s)
+        )
+    })
 }
 
 fn strategy_names() -> Vec<&'static str> {
@@ -585,7 +597,8 @@ fn parse_pace(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(x) if (0.0..=engine_job::MAX_PACE).contains(&x) => Ok(x),
         _ => Err(format!(
-            "{s:?}: expected a factor from 0 to {}",
+            "{}: expected a factor from 0 to {}",
+            rr_format::text::quoted(s),
             engine_job::MAX_PACE
         )),
     }

@@ -186,7 +186,13 @@ impl Field {
             Field::Seed => text
                 .parse::<u64>()
                 .map(|n| format!("seed {n}"))
-                .map_err(|_| format!("{text:?}: expected a number from 0 to {}", u64::MAX)),
+                .map_err(|_| {
+                    format!(
+                        "{}: expected a number from 0 to {}",
+                        rr_format::text::quoted(text),
+                        u64::MAX
+                    )
+                }),
             // A regular file; `tune`'s own checks read it (on a worker) when the sweep starts.
             Field::Source => rr_format::fsio::regular_metadata(std::path::Path::new(text))
                 .map(|_| "variants compiled with NVRTC".into())
@@ -235,7 +241,12 @@ fn parse_samples(text: &str) -> Result<Option<u32>, String> {
     parse_count(text)
         .and_then(|n| u32::try_from(n).ok())
         .map(Some)
-        .ok_or_else(|| format!("{text:?}: expected `adaptive` or a number of samples (1 or more)"))
+        .ok_or_else(|| {
+            format!(
+                "{}: expected `adaptive` or a number of samples (1 or more)",
+                rr_format::text::quoted(text)
+            )
+        })
 }
 
 /// `off` (None), `bytes` (Some(None)) or a typed comparison.
@@ -363,7 +374,7 @@ impl TuneSettings {
     /// form and the command accept.
     pub fn set_text(&mut self, f: Field, text: &str) -> Result<(), String> {
         let text = text.trim();
-        let expected = |names: &str| format!("{text:?}: expected {names}");
+        let expected = |names: &str| format!("{}: expected {names}", rr_format::text::quoted(text));
         match f {
             Field::Strategy => self.strategy = crate::cli::parse_strategy(text)?,
             Field::Cache => {

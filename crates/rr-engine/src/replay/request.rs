@@ -285,14 +285,24 @@ impl ReplayRequest {
 pub fn parse_repetitions(text: &str) -> std::result::Result<u32, String> {
     parse_count(text)
         .filter(|n| (1..=MAX_REPETITIONS).contains(n))
-        .ok_or_else(|| format!("{text:?} is not a number of repetitions (1 to {MAX_REPETITIONS})"))
+        .ok_or_else(|| {
+            format!(
+                "{} is not a number of repetitions (1 to {MAX_REPETITIONS})",
+                rr_format::text::quoted(text)
+            )
+        })
 }
 
 /// A number of warm-ups, `100` or `1_000`, from 0 to [`MAX_WARMUP`]: the parser of `--warmup`.
 pub fn parse_warmup(text: &str) -> std::result::Result<u32, String> {
     parse_count(text)
         .filter(|n| *n <= MAX_WARMUP)
-        .ok_or_else(|| format!("{text:?} is not a number of warm-ups (0 to {MAX_WARMUP})"))
+        .ok_or_else(|| {
+            format!(
+                "{} is not a number of warm-ups (0 to {MAX_WARMUP})",
+                rr_format::text::quoted(text)
+            )
+        })
 }
 
 /// A count written in decimal, `_` between digits allowed.
