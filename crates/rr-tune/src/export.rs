@@ -120,10 +120,9 @@ impl ExportFile {
         let f: ExportFile = serde_json::from_slice(bytes)
             .map_err(|e| format!("not an rr-tui export file ({e}); choose another file"))?;
         if f.format != FORMAT {
-            let mut shown = rr_format::text::visible(&f.format).into_owned();
-            rr_format::text::cut_at_char(&mut shown, 80);
             return Err(format!(
-                "holds {shown:?}, not {FORMAT:?}; choose another file"
+                "holds {}, not {FORMAT:?}; choose another file",
+                rr_format::text::quoted(&f.format)
             ));
         }
         // The id is ours (16 hex digits of the signature's hash): it goes into macro names.
@@ -131,8 +130,8 @@ impl ExportFile {
             e.signature_id.len() != 16 || !e.signature_id.bytes().all(|b| b.is_ascii_hexdigit())
         }) {
             return Err(format!(
-                "an entry's signature_id {:?} is not 16 hex digits",
-                rr_format::text::visible(&e.signature_id)
+                "an entry's signature_id {} is not 16 hex digits",
+                rr_format::text::quoted(&e.signature_id)
             ));
         }
         Ok(f)

@@ -86,8 +86,9 @@ impl DefineAxis {
                 values.push(item.to_string());
             } else {
                 return Err(format!(
-                    "{spec:?}: {:?} is neither a number, a range nor a word",
-                    rr_format::text::visible(item)
+                    "{}: {} is neither a number, a range nor a word",
+                    rr_format::text::quoted(spec),
+                    rr_format::text::quoted(item)
                 ));
             }
             if values.len() > MAX_AXIS_VALUES {
