@@ -3349,7 +3349,11 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
             2,
             "/nonexistent/a: No such file or directory",
         ),
-        (&["diff", dir], 2, "llvm-two-kernels: a directory"),
+        (
+            &["diff", dir],
+            2,
+            "llvm-two-kernels: a record directory; diff takes one instance's descriptor (X.json): `rr-tui report ",
+        ),
         (&["diff", readme], 2, "README.md: not a descriptor (.json)"),
         (&["diff", &x_input], 2, "not a descriptor (.json)"),
         // tune merge: the inputs before the flags.

@@ -135,3 +135,34 @@ fn names_below_are_made_visible() {
     assert!(stderr.contains("run\\x1b]0;pwned\\x07"), "{stderr}");
     assert!(!stderr.contains('\x1b'), "{stderr}");
 }
+
+/// `repro` and `diff` given a record directory answer as inspect, replay and profile do (what it
+/// is, and `rr-tui report DIR` to list its instances), not the file reader's "is a directory";
+/// exit 2, and repro creates no --out.
+#[test]
+fn repro_and_diff_given_a_record_directory_point_at_report() {
+    let dir = fixture("llvm-two-kernels");
+    let x = descriptor_of(&dir, "rr_saxpy");
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let os = |p: &std::path::Path| p.as_os_str().to_owned();
+    // The directory first and second: diff looks at either side (two directories: the first).
+    let cases = [
+        ("repro", vec![os(&dir), "--out".into(), os(&out)]),
+        ("diff", vec![os(&dir), os(&fixture("llvm16-saxpy"))]),
+        ("diff", vec![os(&x), os(&dir)]),
+    ];
+    for (command, args) in cases {
+        let o = rr().arg(command).args(&args).output().unwrap();
+        let stderr = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{command}: {stderr}");
+        let expected = format!(
+            "rr-tui: error: {}: a record directory; {command} takes one instance's descriptor \
+             (X.json): `rr-tui report {}` lists them\n",
+            dir.display(),
+            dir.display()
+        );
+        assert_eq!(stderr, expected, "{command} {args:?}");
+    }
+    assert!(!out.exists(), "repro wrote nothing");
+}

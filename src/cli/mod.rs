@@ -261,7 +261,12 @@ reserves the recorded addresses as replay does, loads the recorded image (or --i
 sets the globals, restores the input, launches with the recorded geometry and parameter bytes, \
 verifies every recorded byte against the recorded output and times N repetitions with CUDA \
 events; it exits 0 only when verified. Instances with texture or surface objects, CUDA arrays or \
-thread-block clusters are refused with the reason."
+thread-block clusters are refused with the reason.",
+        after_long_help = examples!(
+            "rr-tui repro $X.json --out repro-x          # repro.cpp, Makefile, README.txt, data/",
+            "rr-tui repro $X.json --out repro-py --python --pack",
+            "rr-tui repro $X.json --out repro-f32 --tolerance f32:rtol=1e-6",
+        )
     )]
     Repro(ReproArgs),
     /// Rank candidate kernels on every recorded instance of a kernel.
@@ -540,7 +545,20 @@ pub fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     }
     let mut out = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        out[i] = p.parse().ok().filter(|&v| v > 0).ok_or_else(bad)?;
+        out[i] = match p.parse::<u32>() {
+            Ok(v) if v > 0 => v,
+            // A positive number past what a launch dimension holds is not "no positive
+            // integer": say which dimension and the limit, as tune's axes do.
+            Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                return Err(format!(
+                    "{}: {} is too large (at most {})",
+                    rr_format::text::quoted(s),
+                    ["X", "Y", "Z"][i],
+                    u32::MAX
+                ))
+            }
+            _ => return Err(bad()),
+        };
     }
     Ok(out)
 }

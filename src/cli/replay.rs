@@ -355,6 +355,22 @@ mod tests {
         assert!(e.starts_with("\"1\\x1b[2J\": "), "{e}");
     }
 
+    /// A dimension past u32 is said to be too large, with the limit and which dimension; zero,
+    /// a sign or a word is still "expected … positive integers".
+    #[test]
+    fn a_launch_dimension_too_large_is_said_so() {
+        use crate::cli::parse_dim3;
+        assert_eq!(parse_dim3("4294967295x1"), Ok([u32::MAX, 1, 1]));
+        let e = parse_dim3("99999999999").unwrap_err();
+        assert_eq!(e, "\"99999999999\": X is too large (at most 4294967295)");
+        let e = parse_dim3("1x4294967296x1").unwrap_err();
+        assert!(e.ends_with(": Y is too large (at most 4294967295)"), "{e}");
+        for refused in ["0", "-5", "1x0", "ax1", "1x2x3x4"] {
+            let e = parse_dim3(refused).unwrap_err();
+            assert!(e.contains("positive integers"), "{refused}: {e}");
+        }
+    }
+
     /// The A/B prompt opens holding the candidate in force, which it reads back unchanged: names
     /// and options that look like flags, paths with spaces.
     #[test]

@@ -13,6 +13,14 @@ use rr_engine::diff::{Comparison, DType, Tolerance};
 
 pub fn run(args: &DiffArgs) -> Result<i32> {
     let result = comparison(&args.compare).and_then(|cmp| {
+        // A directory for either side gets the answer inspect, replay and repro give one (a
+        // record directory: `report` lists its instances), not the file reader's refusal.
+        if let Some(dir) = std::iter::once(&args.a)
+            .chain(args.b.as_ref())
+            .find(|p| p.is_dir())
+        {
+            return Err(crate::commands::not_a_record::directory_given(dir, "diff"));
+        }
         let is_json = |p: &Path| p.extension().is_some_and(|e| e == "json");
         match &args.b {
             None if is_json(&args.a) => instance::diff(args, &cmp),
@@ -31,18 +39,14 @@ pub fn run(args: &DiffArgs) -> Result<i32> {
     }))
 }
 
-/// Why `diff A`, one path that is no descriptor, compares nothing: what A is (missing, a
-/// directory, a file that is not a descriptor) and what diff takes.
+/// Why `diff A`, one path that is no descriptor, compares nothing: what A is (missing, or a
+/// file that is not a descriptor; a directory was answered before) and what diff takes.
 fn lone_path(a: &Path) -> String {
     use rr_format::text::visible_path;
     const TAKES: &str = "diff takes two snapshot files, one descriptor (.json) or two descriptors";
     let shown = visible_path(a);
     match std::fs::metadata(a) {
         Err(e) => format!("{shown}: {e}; {TAKES}"),
-        Ok(m) if m.is_dir() => format!(
-            "{shown}: a directory; {TAKES} (`rr-tui report {}` lists its instances)",
-            shell_words::quote(&shown)
-        ),
         Ok(_) => {
             let descriptor = a.with_extension("json");
             let beside = match descriptor.is_file() {

@@ -21,6 +21,14 @@ use crate::cli::ReproArgs;
 use crate::error::{Error, Result};
 
 pub fn run(args: &ReproArgs) -> Result<i32> {
+    // The answer inspect, replay and profile give a directory (a record directory: `report`
+    // lists its instances), not the file reader's bare "is a directory".
+    if args.descriptor.is_dir() {
+        return Err(crate::commands::not_a_record::directory_given(
+            &args.descriptor,
+            "repro",
+        ));
+    }
     let inst = ReplayInstance::load(&args.descriptor, &args.supplied.supplied())
         .map_err(|e| naming(e, &args.descriptor))?;
     let repro = model::build(&inst, args.tolerance.as_ref())?;
@@ -70,7 +78,11 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
         &readme,
     )
     .map_err(sparse::environment)?;
-    summary(out, program, &repro, &placed, args.pack);
+    let written = match makefile {
+        Some(_) => format!("{program}, Makefile, README.txt"),
+        None => format!("{program}, README.txt"),
+    };
+    summary(out, &written, &repro, &placed, args.pack);
     Ok(0)
 }
 
@@ -105,8 +117,9 @@ fn naming(e: Error, descriptor: &Path) -> Error {
     }
 }
 
-/// What was written, and the next step.
-fn summary(out: &Path, program: &str, r: &model::Repro, p: &data::Placed, packed: bool) {
+/// What was written (`written`: every generated file's name, the data's said here), and the
+/// next step.
+fn summary(out: &Path, written: &str, r: &model::Repro, p: &data::Placed, packed: bool) {
     let how = if packed {
         format!("{} in {}", r.data.len(), data::PACK_FILE)
     } else {
@@ -121,7 +134,7 @@ fn summary(out: &Path, program: &str, r: &model::Repro, p: &data::Placed, packed
     };
     crate::output::lines([
         format!(
-            "wrote {}{}: {program}, README.txt; data files {how} ({}, {} of it stored)",
+            "wrote {}{}: {written}; data files {how} ({}, {} of it stored)",
             visible_path(out),
             resolved(out),
             rr_format::text::human(p.bytes),
