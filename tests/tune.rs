@@ -1474,3 +1474,32 @@ fn tune_help_heads_the_directory_flags_and_merge_says_what_it_writes() {
     assert!(merge.contains("an existing one is refused"), "{merge}");
     assert!(merge.contains("a missing shard is refused"), "{merge}");
 }
+
+/// A bare `tune X.json` measures the recorded configuration alone and says so once on stderr,
+/// with axes to try; an axis, or the explorer's `--events`, says nothing of the kind. Answered
+/// from the bundled synthetic sweep, so no GPU is needed.
+#[test]
+fn a_sweep_without_an_axis_notes_that_only_the_recorded_configuration_is_measured() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let stencil = fixture("rrtui-stencil3d").join("3844743599784193033_15987061097491423463.json");
+    let sweep = root.join("assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json");
+    let stderr_of = |extra: &[&str]| {
+        let out = rr()
+            .arg("tune")
+            .arg(&stencil)
+            .arg("--simulate")
+            .arg(&sweep)
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{extra:?}: {stderr}");
+        stderr
+    };
+    let note = "rr-tui: note: no axis given: only the recorded configuration is measured; \
+                e.g. --block 32..1024*2 --grid cover\n";
+    assert_eq!(stderr_of(&[]), note);
+    // The recorded block as an axis is still an axis: the user chose it.
+    assert_eq!(stderr_of(&["--block", "8x8x4"]), "");
+    assert_eq!(stderr_of(&["--events"]), "");
+}

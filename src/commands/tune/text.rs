@@ -22,6 +22,21 @@ const TOP: usize = 5;
 /// How many configurations of the Pareto front it lists.
 const PARETO_SHOWN: usize = 10;
 
+/// Said on stderr (text only) when no axis was given: a bare `tune X.json` is valid (the recorded
+/// configuration's timing, verified) but rarely what was meant, and nothing else in its output
+/// says why the space holds one configuration.
+pub const NO_AXIS_NOTE: &str = "rr-tui: note: no axis given: only the recorded configuration is \
+measured; e.g. --block 32..1024*2 --grid cover";
+
+/// No axis (grid, block, shared memory, registers) and a space of the recorded configuration
+/// alone: not a `--source` sweep, whose one variant is not the recorded image.
+fn only_the_recorded(r: &TuneReport, plan: &Plan) -> bool {
+    let a = &r.axes;
+    let no_axis =
+        a.grid.is_none() && a.block.is_none() && a.shared_mem.is_none() && a.registers.is_none();
+    no_axis && r.space_size == 1 && plan.recorded_in_space
+}
+
 /// The words a sweep's text uses for what it did. A simulated sweep measures and verifies
 /// nothing: it answers from another sweep's report, and says so wherever a measured one says
 /// "measured" or "verified".
@@ -87,6 +102,11 @@ impl SweepOutput for Printer {
                 defines: r.defines.clone(),
             });
             return;
+        }
+        if only_the_recorded(r, plan) {
+            // Once a process: `tune DIR` starts a sweep per instance with the same flags.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| output::error_line(NO_AXIS_NOTE));
         }
         if let Some(s) = r.shard {
             output::line(&format!(
