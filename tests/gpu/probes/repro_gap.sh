@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# repro_gap.sh RR-TUI DIR: why a cuBLAS GEMM's reproducer times 4–7 % slower than its replay.
+# repro_gap.sh RR-TUI DIR: why a cuBLAS GEMM's reproducer times 4–7 % slower than its replay
+# (KERNELS=REGEX picks another of torch_ops.py's kernels, e.g. KERNELS=SoftMax).
 # Records torch_ops.py's first GEMM, then times, two rounds each: replay (its summary: median
 # and samples discarded as throttled), replay --events-only, the reproducer as written, and the
 # reproducer with one untimed launch before each timed one (the kernel's own reads warm L2), and
@@ -10,8 +11,9 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-300}
+KERNELS=${KERNELS:-gemm|xmma}
 mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels 'gemm|xmma' -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
+"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
 J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
 "$RR" inspect "$J" >"$D/inspect.txt" 2>&1
 "$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
@@ -20,6 +22,9 @@ build repro.cpp repro || exit 1
 # Warm: the kernel once, untimed, after each restore (GEMM with beta 0 rewrites the same output).
 sed -e 's/^        restore();$/        restore();\n        launch();\n        CHECK(cuStreamSynchronize(stream));/' \
     "$D/r/repro.cpp" >"$D/r/repro_warm.cpp"
+# The input restored once, before the first launch only (a kernel whose output is not its
+# input computes the same every time): whether the restore's copies are what differs.
+sed -e 's/^        restore();$/        if (r == 0) restore();/' "$D/r/repro.cpp" >"$D/r/repro_once.cpp"
 # Under ncu, a blocking kernel would wait out its 1 s timeout: make it 1 ms.
 sed -e 's/uint64_t timeout_ns = 1000000000ull;/uint64_t timeout_ns = 1000000ull;/' "$D/r/repro.cpp" >"$D/r/repro_ncu.cpp"
 # The restore queued on the kernel's stream (cuMemcpyDtoDAsync), as replay restores.
@@ -50,6 +55,7 @@ build repro_first.cpp repro_first || echo "the first-segment variant did not bui
 build repro_warm.cpp repro_warm || echo "the warm variant did not build"
 build repro_async.cpp repro_async || echo "the async variant did not build"
 build repro_ncu.cpp repro_ncu || echo "the ncu variant did not build"
+build repro_once.cpp repro_once || echo "the restore-once variant did not build"
 summary() {
   "$RR" replay "$J" --json --repetitions "$REPS" "$@" 2>/dev/null | python3 -c 'import json, sys
 for l in sys.stdin:
@@ -68,9 +74,10 @@ for round in 1 2; do
   echo "round $round: reproducer, the first segment copied again last $(median "$D/r/repro_first")"
   echo "round $round: reproducer, a 20 µs one-thread spin after the stop event $(median "$D/r/repro_probe")"
   echo "round $round: reproducer, released 10 µs later $(median "$D/r/repro_late")"
+  echo "round $round: reproducer, the input restored once only $(median "$D/r/repro_once")"
 done
 M=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,sm__cycles_elapsed.avg.per_second
-NCU=(ncu --cache-control none --clock-control none --metrics "$M" --kernel-name regex:'gemm|xmma' --launch-skip 4 --launch-count 8 --csv)
+NCU=(ncu --cache-control none --clock-control none --metrics "$M" --kernel-name regex:"$KERNELS" --launch-skip 4 --launch-count 8 --csv)
 [ -n "${NO_NCU:-}" ] && exit 0
 "${NCU[@]}" "$D/r/repro_ncu" --repetitions 16 >"$D/ncu-repro.csv" 2>"$D/ncu-repro.err"
 "${NCU[@]}" "$RR" replay "$J" --events-only --repetitions 16 >"$D/ncu-replay.csv" 2>"$D/ncu-replay.err"
