@@ -718,7 +718,8 @@ fn bottom_puts_the_last_line_at_the_bottom() {
     key(&mut a, KeyCode::Char('?'));
     key(&mut a, KeyCode::End);
     let total =
-        rr_tui::tui::keymap::help_rows(rr_tui::tui::keymap::help_popup_width(a.width)).len();
+        rr_tui::tui::keymap::help_rows(a.scope(), rr_tui::tui::keymap::help_popup_width(a.width))
+            .len();
     assert_eq!(a.help_scroll + a.help_rows(), total);
     key(&mut a, KeyCode::Char('g'));
     assert_eq!(a.help_scroll, 0);
@@ -2127,4 +2128,102 @@ fn a_descriptor_given_to_the_explorer_is_the_selected_instance() {
     assert_eq!(a.current(), Some(last));
     assert!(!a.select_descriptor(&dir.join("nothing.json")));
     assert_eq!(a.current(), Some(last), "an unlisted file changes nothing");
+}
+
+/// Press `key` without running the work it asks for (the runtime's worker has not answered
+/// yet); returns that work's commands.
+fn key_deferred(app: &mut App, c: KeyCode) -> Vec<Cmd> {
+    app.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+/// Run the workers' closures of `cmds` once, feeding their messages back as the runtime does;
+/// the commands the messages return.
+fn run_workers(app: &mut App, cmds: Vec<Cmd>) -> Vec<Cmd> {
+    let mut out = Vec::new();
+    for c in cmds {
+        match c {
+            Cmd::Work(w) => out.extend(app.update((w.0)())),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The README's tour sends `G 3 n` in one burst: `n` arrives before the worker has mapped the
+/// snapshots. It waits for them (and for the index to find a difference), then jumps; it is
+/// never refused with "no snapshots open … press Enter".
+#[test]
+fn a_key_pressed_while_the_snapshots_load_applies_when_they_open() {
+    let mut a = app("llvm-two-kernels", false);
+    key(&mut a, KeyCode::Char('G'));
+    let work = key_deferred(&mut a, KeyCode::Char('3'));
+    assert!(work.iter().any(|c| matches!(c, Cmd::Work(_))));
+    assert!(key_deferred(&mut a, KeyCode::Char('n')).is_empty());
+    let said = status(&a);
+    assert!(said.contains("snapshots still loading"), "{said}");
+    assert!(!said.contains("press Enter"), "{said}");
+    let cmds = run_workers(&mut a, work);
+    assert!(a.snapshots.view.is_some());
+    assert_eq!(
+        a.snapshots.view.as_ref().unwrap().cursor,
+        None,
+        "waits for the index"
+    );
+    finish_index(&mut a, cmds);
+    let view = a.snapshots.view.as_ref().unwrap();
+    assert!(
+        view.cursor.is_some(),
+        "n jumped once the index had a difference"
+    );
+    assert!(a.snapshots.pending.is_none());
+    let said = status(&a);
+    assert!(said.contains("differing range 1 of"), "{said}");
+}
+
+/// A prompt opened while the snapshots load takes what is typed after it (not the screen: `4`
+/// would switch screens); its text applies when they open.
+#[test]
+fn a_prompt_typed_while_the_snapshots_load_applies_when_they_open() {
+    let mut a = app("llvm-two-kernels", false);
+    let work = key_deferred(&mut a, KeyCode::Char('3'));
+    key_deferred(&mut a, KeyCode::Char(':'));
+    assert!(a.prompt.is_some(), "the prompt opens at once");
+    for ch in "arg0".chars() {
+        key_deferred(&mut a, KeyCode::Char(ch));
+    }
+    key_deferred(&mut a, KeyCode::Char('t'));
+    key_deferred(&mut a, KeyCode::Backspace);
+    key_deferred(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_none());
+    assert_eq!(a.screen, Screen::Snapshots);
+    assert!(
+        status(&a).contains("snapshots still loading"),
+        "{}",
+        status(&a)
+    );
+    run_workers(&mut a, work);
+    assert_eq!(a.snapshots.view.as_ref().unwrap().top, 0x4000);
+    assert_eq!(status(&a), "at offset 0x4000");
+}
+
+/// `p` without a replay output says `v` makes one only where a replay can run; without a
+/// driver it says why `v` cannot, as the replay screen does.
+#[test]
+fn the_replay_pair_says_why_v_cannot_make_one() {
+    for (gpu, want, not) in [
+        (true, "press v to replay and verify", "cannot make one"),
+        (
+            false,
+            "v cannot make one: replay is unavailable here: no CUDA driver found",
+            "press v",
+        ),
+    ] {
+        let mut a = app("llvm-two-kernels", gpu);
+        let cmds = key(&mut a, KeyCode::Char('3'));
+        finish_index(&mut a, cmds);
+        key(&mut a, KeyCode::Char('p'));
+        let said = status(&a);
+        assert!(said.contains(want), "gpu {gpu}: {said}");
+        assert!(!said.contains(not), "gpu {gpu}: {said}");
+    }
 }

@@ -379,3 +379,25 @@ fn a_large_sweep_is_read_after_the_first_frame_and_a_refused_one_is_said() {
         "{shown}"
     );
 }
+
+/// The README's tour types `G 3 n` in one burst: `n` reaches the explorer before the worker
+/// has mapped the snapshots. It waits for them and jumps to the first difference, rather than
+/// saying "no snapshots open … press Enter" with the snapshots on screen.
+#[test]
+#[cfg_attr(rr_no_tmux, ignore = "tmux is not installed (apt-get install tmux)")]
+fn keys_typed_in_one_burst_before_the_snapshots_load() {
+    assert!(
+        tmux_available(),
+        "tmux is not installed (apt-get install tmux)"
+    );
+    let name = format!("rr-tui-e2e-burst-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_rr-tui");
+    let dir = common::fixture("llvm-two-kernels");
+    let cmd = format!("NO_COLOR=1 {bin} --no-config {}", dir.display());
+    let s = Session::start(name, &cmd);
+    s.wait_for("rr_scale_global");
+    s.keys(&["G", "3", "n"]);
+    let screen = s.wait_for("differing range 1 of");
+    assert!(!screen.contains("press Enter"), "{screen}");
+    s.keys(&["q"]);
+}

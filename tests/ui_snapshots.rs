@@ -499,6 +499,13 @@ fn tuning_form_running_and_done() {
         key(&mut a, 'u');
         a
     });
+    // Without a GPU: why, and how to try tuning anyway (a sweep file); at 80×24 the form's
+    // help is whole.
+    at_every_size("tune_form_no_gpu", |size| {
+        let mut a = app(false, size);
+        key(&mut a, 'u');
+        a
+    });
     at_every_size("tune_running", |size| tuning(size, 14, false));
     at_every_size("tune_done", |size| tuning(size, 36, true));
 }
@@ -1357,6 +1364,13 @@ fn says_its_reason_before_the_machines(a: &mut App, reason: &str) {
             "screen {screen}: {text}"
         );
         assert!(!text.contains("no CUDA driver"), "screen {screen}: {text}");
+        if screen == '5' {
+            // A long reason leaves the form's help less room at 80×24: its last line is whole
+            // (the axes' syntax gives way to a pointer to the help), never cut.
+            let whole = text.contains("`adaptive` or N per configuration.")
+                || text.contains("r starts it. ? lists the axes' syntax.");
+            assert!(whole, "{text}");
+        }
     }
     key(a, 'r');
     let status = a.status.as_ref().expect("r says why").text.clone();
@@ -1406,6 +1420,12 @@ fn at_80_columns_nothing_needed_is_cut() {
     }
     key(&mut a, '6');
     assert!(screen_text(&a).contains("The full report is kept for ncu-ui."));
+    assert!(
+        screen_text(&a)
+            .contains("Profiling needs an NVIDIA GPU with its driver and Nsight Compute's ncu"),
+        "{}",
+        screen_text(&a)
+    );
     key(&mut a, '5');
     let t = render(&a, ThemeName::Dark);
     let defines = (0..24)

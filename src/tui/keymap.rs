@@ -132,56 +132,150 @@ const TUNE_NOTES: &[&str] = &[
 const PICKER_NOTE: &str = "The list of a directory that holds record directories but no instance of its own; j/k move, q quits.";
 
 /// One line of the help popup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HelpLine {
     Section(&'static str),
-    Key(&'static str, &'static str),
+    Key(&'static str, String),
     Note(&'static str),
 }
 
-/// The keys of a screen, as its section of the help lists them: its own bindings, less its
-/// copies of global ones (listed once, under Everywhere). The hint bar shows every one.
-pub fn screen_bindings(scope: Scope) -> impl Iterator<Item = &'static Binding> {
-    let repeats_global = move |b: &Binding| {
-        scope != Scope::Global
-            && BINDINGS
-                .iter()
-                .any(|g| g.scope == Scope::Global && g.action == b.action)
-    };
-    BINDINGS
-        .iter()
-        .filter(move |b| b.scope == scope && !repeats_global(b))
+/// The screens' sections of the help, in order: the scope, its title, and its title when it
+/// is the screen the help was opened on (listed first).
+const SECTIONS: [(Scope, &str, &str); 7] = [
+    (Scope::Instances, "Instances", "Instances (this screen)"),
+    (Scope::Descriptor, "Descriptor", "Descriptor (this screen)"),
+    (Scope::Snapshots, "Snapshots", "Snapshots (this screen)"),
+    (Scope::Replay, "Replay", "Replay (this screen)"),
+    (Scope::Tune, "Tune", "Tune (this screen)"),
+    (Scope::Profile, "Profile", "Profile (this screen)"),
+    (
+        Scope::Picker,
+        "Record directories",
+        "Record directories (this list)",
+    ),
+];
+
+/// Whether a screen's binding only repeats a global one (the same action on keys the global
+/// one has: the Replay screen's r, v, c), so its section need not list it again.
+fn repeats_global(b: &Binding) -> bool {
+    BINDINGS.iter().any(|g| {
+        g.scope == Scope::Global
+            && g.action == b.action
+            && b.keys.iter().all(|k| g.keys.contains(k))
+    })
 }
 
-/// The help popup's lines: every binding by screen, then the prompt keys. A screen's copy of a
-/// global binding is listed once, under Everywhere.
-pub fn help_lines() -> Vec<HelpLine> {
+/// Whether `scope` binds a key of `g` itself (to the same action or another).
+fn binds_a_key_of(scope: Scope, g: &Binding) -> bool {
+    BINDINGS
+        .iter()
+        .any(|b| b.scope == scope && b.keys.iter().any(|k| g.keys.contains(k)))
+}
+
+/// The keys of a screen, as its section of the help lists them: its own bindings, less those
+/// that only repeat a global one (listed once, under Everywhere). The hint bar shows every one.
+pub fn screen_bindings(scope: Scope) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS
+        .iter()
+        .filter(move |b| b.scope == scope && (scope == Scope::Global || !repeats_global(b)))
+}
+
+/// What the picker does with a global key: it moves, quits and helps (`app::picker`).
+fn works_in_picker(a: Action) -> bool {
+    use Action::*;
+    matches!(
+        a,
+        Quit | Help | Up | Down | PageUp | PageDown | Top | Bottom
+    )
+}
+
+/// A global binding as the help opened on `scope` lists it, or None where that screen binds
+/// its key itself (its section, above, says what the key does there). The screens that give
+/// its key another meaning are named: on the tuning screen `r` starts a sweep, not a replay.
+fn global_line(scope: Scope, g: &Binding) -> Option<HelpLine> {
+    if binds_a_key_of(scope, g) || (scope == Scope::Picker && !works_in_picker(g.action)) {
+        return None;
+    }
+    let elsewhere: Vec<&str> = SECTIONS
+        .iter()
+        .filter(|(s, ..)| *s != scope && *s != Scope::Picker)
+        .filter(|(s, ..)| {
+            BINDINGS.iter().any(|b| {
+                b.scope == *s && b.action != g.action && b.keys.iter().any(|k| g.keys.contains(k))
+            })
+        })
+        .map(|(_, title, _)| *title)
+        .collect();
+    let description = match elsewhere.as_slice() {
+        [] => g.description.to_string(),
+        [one] => format!("{} · on {one}, {} is its own key", g.description, g.label),
+        [first @ .., last] => format!(
+            "{} · on {} and {last}, {} is their own key",
+            g.description,
+            first.join(", "),
+            g.label
+        ),
+    };
+    Some(HelpLine::Key(g.label, description))
+}
+
+/// A screen's notes after its keys.
+fn notes(scope: Scope) -> Vec<HelpLine> {
+    match scope {
+        Scope::Picker => vec![HelpLine::Note(PICKER_NOTE)],
+        Scope::Tune => TUNE_NOTES.iter().map(|&n| HelpLine::Note(n)).collect(),
+        _ => vec![],
+    }
+}
+
+/// The help popup's lines as opened on `scope`: that screen's keys first (every one, its
+/// copies of global keys included), then the global keys that work there, then the other
+/// screens' keys, the prompt keys and the mouse. Each key is listed with what it does on the
+/// screen its section names, so the popup is true on every screen.
+pub fn help_lines(scope: Scope) -> Vec<HelpLine> {
     let mut lines = Vec::new();
-    for (scope, title) in [
-        (Scope::Global, "Everywhere"),
-        (Scope::Instances, "Instances"),
-        (Scope::Descriptor, "Descriptor"),
-        (Scope::Snapshots, "Snapshots"),
-        (Scope::Replay, "Replay"),
-        (Scope::Tune, "Tune"),
-        (Scope::Profile, "Profile"),
-        (Scope::Picker, "Record directories"),
-    ] {
+    let key = |b: &Binding| HelpLine::Key(b.label, b.description.to_string());
+    if let Some((_, _, title)) = SECTIONS.iter().find(|(s, ..)| *s == scope) {
         lines.push(HelpLine::Section(title));
-        for b in screen_bindings(scope) {
-            lines.push(HelpLine::Key(b.label, b.description));
-        }
-        if scope == Scope::Picker {
-            lines.push(HelpLine::Note(PICKER_NOTE));
-        }
-        if scope == Scope::Tune {
-            lines.extend(TUNE_NOTES.iter().map(|&n| HelpLine::Note(n)));
-        }
+        lines.extend(BINDINGS.iter().filter(|b| b.scope == scope).map(key));
+        lines.extend(notes(scope));
+    }
+    lines.push(HelpLine::Section("Everywhere"));
+    lines.extend(
+        BINDINGS
+            .iter()
+            .filter(|g| g.scope == Scope::Global)
+            .filter_map(|g| global_line(scope, g)),
+    );
+    // A screen's copy of a global key is listed under it where Everywhere left the key out
+    // (on the tuning screen, the Replay section's r says what r does on the Replay screen).
+    let in_everywhere = |b: &Binding| {
+        BINDINGS.iter().any(|g| {
+            g.scope == Scope::Global && g.action == b.action && global_line(scope, g).is_some()
+        })
+    };
+    for (s, title, _) in SECTIONS.iter().filter(|(s, ..)| *s != scope) {
+        lines.push(HelpLine::Section(title));
+        lines.extend(
+            BINDINGS
+                .iter()
+                .filter(|b| b.scope == *s && !(repeats_global(b) && in_everywhere(b)))
+                .map(key),
+        );
+        lines.extend(notes(*s));
     }
     lines.push(HelpLine::Section("Prompts"));
-    lines.extend(PROMPT_KEYS.iter().map(|&(k, d)| HelpLine::Key(k, d)));
+    lines.extend(
+        PROMPT_KEYS
+            .iter()
+            .map(|&(k, d)| HelpLine::Key(k, d.to_string())),
+    );
     lines.push(HelpLine::Section("Mouse"));
-    lines.extend(MOUSE_KEYS.iter().map(|&(k, d)| HelpLine::Key(k, d)));
+    lines.extend(
+        MOUSE_KEYS
+            .iter()
+            .map(|&(k, d)| HelpLine::Key(k, d.to_string())),
+    );
     lines.push(HelpLine::Note(MOUSE_NOTE));
     lines.push(HelpLine::Note(
         "j/k, PgUp/PgDn, g/G and the wheel scroll this help; Esc, ? or q (or a click) closes it.",
@@ -206,8 +300,8 @@ const MOUSE_NOTE: &str = "The mouse does nothing while a prompt or a field is be
 
 /// Height of the help popup on a terminal of `height` lines: all of it when it fits, else the
 /// screen less the tab bar and the hint bar (the popup then scrolls).
-pub fn help_popup_height(height: u16, width: u16) -> u16 {
-    let lines = help_rows(help_popup_width(width)).len();
+pub fn help_popup_height(scope: Scope, height: u16, width: u16) -> u16 {
+    let lines = help_rows(scope, help_popup_width(width)).len();
     (lines.min(u16::MAX as usize - 2) as u16 + 2).min(height.saturating_sub(2))
 }
 
@@ -231,16 +325,16 @@ pub enum HelpRow {
     Note(String),
 }
 
-/// Every help line, wrapped for a popup `width` columns wide.
-pub fn help_rows(width: u16) -> Vec<HelpRow> {
+/// Every help line as opened on `scope`, wrapped for a popup `width` columns wide.
+pub fn help_rows(scope: Scope, width: u16) -> Vec<HelpRow> {
     let text = (width as usize).saturating_sub(2);
     let described = text.saturating_sub(HELP_KEY_COLUMN + 2).max(8);
     let mut out = Vec::new();
-    for line in help_lines() {
+    for line in help_lines(scope) {
         match line {
             HelpLine::Section(t) => out.push(HelpRow::Section(t)),
             HelpLine::Key(key, what) => {
-                for (i, part) in super::wrap::wrap(what, described).into_iter().enumerate() {
+                for (i, part) in super::wrap::wrap(&what, described).into_iter().enumerate() {
                     out.push(HelpRow::Key((i == 0).then_some(key), part));
                 }
             }
@@ -262,8 +356,8 @@ mod tests {
     /// Help text wraps at spaces under its column: nothing is cut, at any width.
     #[test]
     fn help_descriptions_wrap_instead_of_being_cut() {
-        for width in [40u16, 80, 120, 200] {
-            let rows = help_rows(help_popup_width(width));
+        for (width, scope) in [40u16, 80, 120, 200].into_iter().zip(SCREENS) {
+            let rows = help_rows(scope, help_popup_width(width));
             let text = |r: &HelpRow| match r {
                 HelpRow::Key(_, t) | HelpRow::Note(t) => t.clone(),
                 HelpRow::Section(s) => s.to_string(),
@@ -279,14 +373,101 @@ mod tests {
             }
             let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
             let all: Vec<String> = rows.iter().flat_map(|r| words(&text(r))).collect();
-            let want: Vec<String> = help_lines()
+            let want: Vec<String> = help_lines(scope)
                 .iter()
                 .flat_map(|l| match l {
-                    HelpLine::Section(t) | HelpLine::Key(_, t) | HelpLine::Note(t) => words(t),
+                    HelpLine::Section(t) | HelpLine::Note(t) => words(t),
+                    HelpLine::Key(_, t) => words(t),
                 })
                 .collect();
             assert_eq!(all, want, "{width}: every word, in order");
         }
+    }
+
+    /// Every screen the help can be opened on.
+    const SCREENS: [Scope; 7] = [
+        Scope::Picker,
+        Scope::Instances,
+        Scope::Descriptor,
+        Scope::Snapshots,
+        Scope::Replay,
+        Scope::Tune,
+        Scope::Profile,
+    ];
+
+    /// The keys the help lists under `title` as opened on `scope`.
+    fn section(scope: Scope, title: &str) -> Vec<(&'static str, String)> {
+        help_lines(scope)
+            .into_iter()
+            .skip_while(|l| !matches!(l, HelpLine::Section(t) if *t == title))
+            .skip(1)
+            .take_while(|l| !matches!(l, HelpLine::Section(_)))
+            .filter_map(|l| match l {
+                HelpLine::Key(k, d) => Some((k, d)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The help is true on every screen: a key listed for the screen it was opened on (its own
+    /// section, or Everywhere) does there what it says, as dispatch resolves it.
+    #[test]
+    fn the_help_says_what_each_key_does_on_its_screen() {
+        for scope in SCREENS {
+            let (_, _, title) = SECTIONS.iter().find(|(s, ..)| *s == scope).unwrap();
+            let mut shown = section(scope, title);
+            shown.extend(section(scope, "Everywhere"));
+            for (label, description) in shown {
+                let b = BINDINGS
+                    .iter()
+                    .find(|b| {
+                        b.label == label
+                            && (b.scope == scope || b.scope == Scope::Global)
+                            && description.starts_with(b.description)
+                    })
+                    .unwrap_or_else(|| panic!("{scope:?}: {label} {description}"));
+                for (c, m) in b.keys {
+                    assert_eq!(
+                        lookup(scope, &key(*c, *m)),
+                        Some(b.action),
+                        "{scope:?}: {label} ({description}) does something else there"
+                    );
+                }
+            }
+        }
+        // The newcomer's case: on Tune and Profile, r is theirs; Profile lists r/P.
+        for scope in [Scope::Tune, Scope::Profile] {
+            let everywhere = section(scope, "Everywhere");
+            assert!(!everywhere.iter().any(|(k, _)| *k == "r"), "{scope:?}");
+        }
+        let profile = section(Scope::Profile, "Profile (this screen)");
+        let labels: Vec<&str> = profile.iter().map(|(k, _)| *k).collect();
+        assert_eq!(labels, ["r/P", "c", "b"]);
+        assert!(section(Scope::Instances, "Profile")
+            .iter()
+            .any(|(k, _)| *k == "r/P"));
+        // Opened elsewhere, the global r names the screens where r is another key.
+        let r = section(Scope::Instances, "Everywhere")
+            .into_iter()
+            .find(|(k, _)| *k == "r")
+            .unwrap();
+        assert_eq!(
+            r.1,
+            "replay the selected instance · on Tune and Profile, r is their own key"
+        );
+        // The picker's Everywhere lists only what the picker does with a global key.
+        let picker: Vec<&str> = section(Scope::Picker, "Everywhere")
+            .iter()
+            .map(|(k, _)| *k)
+            .collect();
+        assert!(
+            picker.contains(&"q") && picker.contains(&"j/↓"),
+            "{picker:?}"
+        );
+        assert!(
+            !picker.contains(&"r") && !picker.contains(&"Tab"),
+            "{picker:?}"
+        );
     }
 
     fn key(c: KeyCode, m: KeyModifiers) -> KeyEvent {
@@ -449,25 +630,27 @@ mod tests {
             lookup(Scope::Picker, &key(KeyCode::Enter, NONE)),
             Some(Action::Open)
         );
-        assert!(help_lines().contains(&HelpLine::Section("Record directories")));
+        assert!(help_lines(Scope::Instances).contains(&HelpLine::Section("Record directories")));
     }
 
     #[test]
     fn help_lists_each_key_once_and_fits_any_height() {
-        let lines = help_lines();
-        let replays = lines
-            .iter()
-            .filter(|l| matches!(l, HelpLine::Key("r", "replay the selected instance")))
-            .count();
-        assert_eq!(replays, 1);
-        assert!(lines.contains(&HelpLine::Key("r", "start the sweep")));
-        assert!(lines.contains(&HelpLine::Key(
-            "Ctrl-W",
-            "delete the word before the cursor"
-        )));
-        assert_eq!(help_popup_height(24, 80), 22);
-        let wrapped = help_rows(help_popup_width(200)).len();
-        assert_eq!(help_popup_height(500, 200), wrapped as u16 + 2);
+        for scope in SCREENS {
+            let lines = help_lines(scope);
+            let replays = lines
+                .iter()
+                .filter(|l| matches!(l, HelpLine::Key("r", d) if d.starts_with("replay the selected instance")))
+                .count();
+            assert_eq!(replays, 1, "{scope:?}");
+            assert!(lines.contains(&HelpLine::Key("r", "start the sweep".into())));
+            assert!(lines.contains(&HelpLine::Key(
+                "Ctrl-W",
+                "delete the word before the cursor".into()
+            )));
+            assert_eq!(help_popup_height(scope, 24, 80), 22);
+            let wrapped = help_rows(scope, help_popup_width(200)).len();
+            assert_eq!(help_popup_height(scope, 500, 200), wrapped as u16 + 2);
+        }
     }
 
     #[test]

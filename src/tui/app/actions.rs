@@ -88,11 +88,11 @@ impl App {
 
     /// Lines of the help popup that fit on screen.
     pub fn help_rows(&self) -> usize {
-        keymap::help_popup_height(self.height, self.width).saturating_sub(2) as usize
+        keymap::help_popup_height(self.scope(), self.height, self.width).saturating_sub(2) as usize
     }
 
     pub(super) fn scroll_help(&mut self, a: Action) {
-        let lines = keymap::help_rows(keymap::help_popup_width(self.width)).len();
+        let lines = keymap::help_rows(self.scope(), keymap::help_popup_width(self.width)).len();
         let last = lines.saturating_sub(self.help_rows());
         let page = self.help_rows().max(1);
         self.help_scroll = match a {

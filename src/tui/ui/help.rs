@@ -12,8 +12,8 @@ use crate::tui::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
     let width = keymap::help_popup_width(f.area().width);
-    let all = keymap::help_rows(width);
-    let height = keymap::help_popup_height(f.area().height, f.area().width);
+    let all = keymap::help_rows(app.scope(), width);
+    let height = keymap::help_popup_height(app.scope(), f.area().height, f.area().width);
     let [area] = Layout::vertical([Constraint::Length(height)])
         .flex(Flex::Center)
         .areas(f.area());

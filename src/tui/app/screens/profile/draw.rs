@@ -40,7 +40,11 @@ pub fn draw(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
                 ReplayBlocker::Record(why) => {
                     format!("This instance cannot be replayed, nor profiled: {why}")
                 }
-                ReplayBlocker::Machine(why) => format!("Profiling is unavailable here: {why}"),
+                // The machine's reason speaks of replaying and tuning: say what profiling
+                // needs beside it (where the profile job looks for ncu: rr_cuda's find_cuda_tool).
+                ReplayBlocker::Machine(why) => format!(
+                    "Profiling needs an NVIDIA GPU with its driver and Nsight Compute's ncu (on PATH, or in a CUDA or Nsight Compute installation); it is unavailable here: {why}"
+                ),
             };
             lines.push(Line::from(Span::styled(text, theme.warn)));
         }

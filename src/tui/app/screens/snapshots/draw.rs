@@ -19,8 +19,13 @@ use crate::tui::theme::Theme;
 
 pub(super) fn draw(screen: &SnapshotsScreen, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(s) = &screen.view else {
+        // While a worker maps them, keys wait for them (`pending`): no call to press Enter.
+        let text = match screen.opening {
+            Some(_) => "Snapshots still loading…",
+            None => "No snapshots open: select an instance and press Enter.",
+        };
         f.render_widget(
-            Paragraph::new("No snapshots open: select an instance and press Enter.")
+            Paragraph::new(text)
                 .style(theme.dim)
                 .block(Block::default().borders(Borders::TOP)),
             area,

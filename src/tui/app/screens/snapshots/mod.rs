@@ -6,6 +6,7 @@
 
 mod draw;
 mod open;
+mod pending;
 pub mod rowlayout;
 pub mod search;
 pub mod view;
@@ -19,6 +20,7 @@ use super::{Component, DrawContext};
 use crate::tui::app::prompt::PromptKind;
 use crate::tui::app::{App, Cmd};
 use crate::tui::keymap::Action;
+pub use pending::Deferred;
 use view::{Pair, SnapView};
 
 /// Said by every snapshot action while no snapshots are open.
@@ -32,6 +34,8 @@ pub struct SnapshotsScreen {
     pub opening: Option<(usize, Pair)>,
     /// The number of the last index or search job started: events of the others are dropped.
     pub next_job: u64,
+    /// The last key (or prompt) that needs the snapshots being opened, applied when they are.
+    pub pending: Option<Deferred>,
 }
 
 impl SnapshotsScreen {
@@ -62,6 +66,7 @@ impl SnapshotsScreen {
         let Some(s) = app.snapshots.view.as_mut().filter(|s| s.job == job) else {
             return;
         };
+        let failed = matches!(event, IndexEvent::Done(Err(_)));
         match event {
             IndexEvent::Progress {
                 scanned,
@@ -82,6 +87,9 @@ impl SnapshotsScreen {
                 s.error = Some(e.clone());
                 app.set_status(e, true);
             }
+        }
+        if !failed {
+            Self::after_index(app);
         }
     }
 
@@ -201,7 +209,7 @@ impl SnapshotsScreen {
 
     /// A prompt that needs open snapshots (`:`, `/`, `t`), or why it cannot open.
     fn open_prompt(app: &mut App, kind: PromptKind, text: String) {
-        match app.snapshots.view.is_some() {
+        match app.snapshots.view.is_some() || Self::loading(app) {
             true => app.open_prompt(kind, text),
             false => app.set_status(NO_SNAPSHOTS, true),
         }
@@ -259,6 +267,10 @@ impl Component for SnapshotsScreen {
     /// Differences, offsets, the pair shown, element types and byte order, search, squeezing;
     /// the moving keys scroll.
     fn on_action(app: &mut App, a: Action) -> Vec<Cmd> {
+        if Self::loading(app) && Self::needs_view(a) {
+            Self::defer_key(app, a);
+            return vec![];
+        }
         match a {
             Action::NextDiff | Action::PrevDiff => {
                 Self::jump_to_difference(app, a == Action::NextDiff)
@@ -292,6 +304,9 @@ impl Component for SnapshotsScreen {
     }
 
     fn apply_prompt(app: &mut App, kind: PromptKind, text: &str) -> Result<String, String> {
+        if Self::loading(app) {
+            return Ok(Self::defer_prompt(app, kind, text));
+        }
         match kind {
             PromptKind::Goto => Self::go_to(app, text),
             PromptKind::Search => Self::set_search(app, text),
@@ -301,6 +316,9 @@ impl Component for SnapshotsScreen {
 
     /// A search's text applied: it starts from the cursor on.
     fn prompt_closed(app: &mut App, kind: PromptKind) -> Vec<Cmd> {
+        if Self::loading(app) {
+            return vec![]; // the search starts with the snapshots (`apply_pending`)
+        }
         match kind {
             PromptKind::Search => Self::search_again(app, true),
             _ => vec![],

@@ -11,7 +11,7 @@ use rr_format::{Descriptor, InstanceFiles};
 use super::view::{Pair, SnapView};
 use super::SnapshotsScreen;
 use crate::tui::app::replays::SAVED_OUTPUT_LIMIT;
-use crate::tui::app::{App, Cmd, Msg, OpenedPair, Work};
+use crate::tui::app::{App, Cmd, Msg, OpenedPair, ReplayBlocker, Work};
 
 impl SnapshotsScreen {
     /// Ask a worker to map the two snapshots of a pair of the selection; indexing starts when
@@ -56,6 +56,7 @@ impl SnapshotsScreen {
         let o = match result {
             Ok(o) => o,
             Err(e) => {
+                s.pending = None; // nothing to apply it to
                 app.set_status(e, true);
                 return vec![];
             }
@@ -76,11 +77,13 @@ impl SnapshotsScreen {
             app.set_status(note, false);
         }
         app.relayout();
-        vec![Cmd::StartIndex {
+        let mut cmds = vec![Cmd::StartIndex {
             job,
             a: o.a,
             b: o.b,
-        }]
+        }];
+        cmds.extend(Self::apply_pending(app));
+        cmds
     }
 }
 
@@ -104,7 +107,17 @@ fn replay_output(app: &App, i: usize) -> Result<PathBuf, String> {
             shell_words::quote(&rr_format::text::visible_path(&row.json_path))
         ));
     }
-    Err("no replay output for this instance yet: press v to replay and verify".into())
+    // `v` makes one only where a replay can run: else say why not, as the replay screen does.
+    let cannot = "no replay output for this instance, and v cannot make one";
+    match app.replay_blocker(i) {
+        None => Err("no replay output for this instance yet: press v to replay and verify".into()),
+        Some(ReplayBlocker::Machine(why)) => {
+            Err(format!("{cannot}: replay is unavailable here: {why}"))
+        }
+        Some(ReplayBlocker::Record(why)) => {
+            Err(format!("{cannot}: this instance cannot be replayed: {why}"))
+        }
+    }
 }
 
 /// Map both snapshots of a pair (recorded input and output, or recorded output and a replay's

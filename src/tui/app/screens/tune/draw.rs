@@ -15,6 +15,7 @@ use crate::tui::app::{App, Field, ReplayBlocker, TuneForm, TuneRun};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
 use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap;
 use rr_engine::replay::energy::joules_text;
 use rr_format::text::visible;
 use rr_tune::Status;
@@ -190,25 +191,50 @@ fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
     }
 }
 
+/// What the form screen says before a sweep: why tuning cannot start here (and, without a
+/// GPU, how to try it anyway), the keys, the axes' syntax. At 80×24 it has ten lines: when the
+/// wrapped text needs more, the blank line goes, then the syntax (the help popup has it too),
+/// so no line is cut at the bottom.
 fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let (info, style) = info_text(&app.tune.form, theme);
-    let mut lines = vec![Line::from(Span::styled(info, style)), Line::default()];
+    let mut head = vec![(info, style)];
+    let simulated = app.tune.form.devices.trim_start().starts_with("simulate");
     let blocker = app.current().and_then(|i| app.replay_blocker(i));
-    if let Some(b) = blocker {
-        let text = match b {
-            ReplayBlocker::Record(why) => {
-                format!("This instance cannot be replayed, nor tuned: {why}")
-            }
-            ReplayBlocker::Machine(why) => format!("Tuning is unavailable here: {why}"),
-        };
-        lines.push(Line::from(Span::styled(text, theme.warn)));
+    match blocker {
+        Some(ReplayBlocker::Record(why)) => head.push((
+            format!("This instance cannot be replayed, nor tuned: {why}"),
+            theme.warn,
+        )),
+        // A simulated sweep needs no GPU (the form's `simulate FILE` is checked as it is typed).
+        Some(ReplayBlocker::Machine(_)) if simulated => {}
+        Some(ReplayBlocker::Machine(why)) => head.push((
+            format!("Tuning is unavailable here: {why}. To try it without a GPU, set GPUs to `simulate SWEEP.json`, a finished sweep of this kernel (tune --json-out; assets/sweeps/ has one of record-fixtures/rrtui-stencil3d)."),
+            theme.warn,
+        )),
+        None => {}
     }
-    for text in [
-        "No sweep of this instance in this session. j/k choose a field, Enter edits it (choices cycle), r starts the sweep, c cancels it, x exports the results (CSV and JSON).",
-        "Axes are lists of values, ranges A..B:STEP or A..B*FACTOR, and 3-D values XxYxZ; grid `cover` keeps the recorded number of threads for each block; an empty axis keeps the recorded value. Defines are NAME=values, e.g. TILE=1,2,4 UNROLL=1..8*2. Samples: `adaptive` (until the noise is low) or a number per configuration.",
-    ] {
-        lines.push(Line::from(Span::styled(text, theme.dim)));
+    let usage = "No sweep yet: j/k choose a field, Enter edits it (choices cycle), r starts it.";
+    let syntax = "Axes: values, A..B:STEP, A..B*FACTOR, 3-D as XxYxZ; grid `cover` keeps the threads per block; empty: the recorded value. Defines: NAME=values, e.g. TILE=1,2,4 UNROLL=1..8*2. Samples: `adaptive` or N per configuration.";
+    let height = |texts: &[&str]| -> usize {
+        let width = usize::from(area.width.max(1));
+        texts.iter().map(|t| wrap(t, width).len().max(1)).sum()
+    };
+    let heads: Vec<&str> = head.iter().map(|(t, _)| t.as_str()).collect();
+    let room = usize::from(area.height);
+    let tail = match height(&[&heads[..], &[usage, syntax]].concat()) <= room {
+        true => syntax,
+        false => "? lists the axes' syntax.",
+    };
+    let blank = height(&[&heads[..], &[usage, tail]].concat()) < room;
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, (text, style)) in head.iter().enumerate() {
+        lines.push(Line::from(Span::styled(text.clone(), *style)));
+        if i == 0 && blank {
+            lines.push(Line::default());
+        }
     }
+    lines.push(Line::from(Span::styled(usage, theme.dim)));
+    lines.push(Line::from(Span::styled(tail, theme.dim)));
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
 }
 
