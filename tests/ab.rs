@@ -558,3 +558,134 @@ fn ab_rotates_the_instances_inside_the_timing_loop() {
         );
     }
 }
+
+/// A record of `n` instances of the stencil fixture's kernel (its two instances in turn, one
+/// memory layout: one worker rotates them all), instance 2's descriptor changed by `change`.
+fn stencil_record(n: usize, change: impl Fn(&mut serde_json::Value)) -> tempfile::TempDir {
+    let src = fixture("rrtui-v2-stencil3d");
+    let t = tempfile::tempdir().unwrap();
+    copy_dir(&src.join("blobs"), &t.path().join("blobs"));
+    copy_dir(&src.join("images"), &t.path().join("images"));
+    let bases = ["15987061097491423463", "4435446794594945131"];
+    for i in 0..n {
+        let base = src.join(format!("3844743599784193033_{}", bases[i % 2]));
+        let text = std::fs::read_to_string(base.with_extension("json")).unwrap();
+        let mut d: serde_json::Value = serde_json::from_str(&text).unwrap();
+        d["Occurrence"] = i.into();
+        if i == 2 {
+            change(&mut d);
+        }
+        let name = t
+            .path()
+            .join(format!("3844743599784193033_{}", 1_000_000 + i));
+        std::fs::write(name.with_extension("json"), d.to_string()).unwrap();
+        std::fs::copy(
+            base.with_extension("globals"),
+            name.with_extension("globals"),
+        )
+        .unwrap();
+    }
+    t
+}
+
+/// Instance 2's first parameter made one no other instance has (0x7f611c808000, in the
+/// recorded mapping): what the stand-in driver's FAKE_FAIL_PARAM0 fails on.
+const FAILING_PARAM0: &str = "7f611c808000";
+
+fn with_failing_param0(d: &mut serde_json::Value) {
+    let p = d["ParamBuffer"].as_str().unwrap().to_string();
+    d["ParamBuffer"] = format!("0080801c617f0000{}", &p[16..]).into();
+}
+
+/// `ab --json` on `dir` with the recorded image as the candidate and `envs` for the stand-in
+/// driver: the instances' results (status and reason, notes joined) and the wall time.
+fn ab_instances(dir: &std::path::Path, envs: &[(&str, &str)]) -> (Vec<serde_json::Value>, f64) {
+    let driver = fake_driver();
+    let image = fixture("rrtui-v2-stencil3d").join("images/kernels-sm90.cubin");
+    let t = std::time::Instant::now();
+    let out = rr()
+        .arg("ab")
+        .arg(dir)
+        .args([
+            "--kernels",
+            ".",
+            "--repetitions",
+            "12",
+            "--events-only",
+            "--json",
+        ])
+        .args(["--kernel-timeout", "1", "--candidate"])
+        .arg(&image)
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("FAKE_CUDA_MEMORY", "1")
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let seconds = t.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let board: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let c = &board["candidates"][0];
+    (c["instances"].as_array().unwrap().clone(), seconds)
+}
+
+/// A fault, a crash or a hang of the candidate on one instance of a rotated group, on its first
+/// runs or during the rotation: that instance is the only error, the others are judged (in a
+/// fresh worker, rotated again), and a hang costs one timeout, not one per instance before it.
+#[test]
+fn ab_blames_only_the_instance_a_fault_a_crash_or_a_hang_ends_on() {
+    let rec = stencil_record(5, with_failing_param0);
+    for how in ["fault", "crash", "hang"] {
+        // 0: its first launch there (entering the instance); 20: in its second round.
+        for after in ["0", "20"] {
+            let envs = [
+                ("FAKE_FAIL_PARAM0", FAILING_PARAM0),
+                ("FAKE_FAIL_HOW", how),
+                ("FAKE_FAIL_AFTER", after),
+            ];
+            let (results, seconds) = ab_instances(rec.path(), &envs);
+            assert_eq!(results.len(), 5);
+            for (i, r) in results.iter().enumerate() {
+                let notes = r["notes"].to_string();
+                if i == 2 {
+                    assert_eq!(r["status"], "error", "{how} {after}: {r}");
+                    let reason = r["reason"].as_str().unwrap();
+                    let want = match how {
+                        "fault" => "the kernel failed",
+                        _ => "the candidate's process ended on this instance",
+                    };
+                    assert!(reason.contains(want), "{how} {after}: {reason}");
+                } else {
+                    assert_eq!(r["status"], "verified", "{how} {after} {i}: {r}");
+                    assert!(notes.contains("rotating"), "{how} {after} {i}: {notes}");
+                }
+            }
+            if how == "hang" {
+                assert!(seconds < 3.0, "one timeout of 1 s: {seconds} s");
+            }
+        }
+    }
+}
+
+/// An instance whose record the image's kernel does not take (7 parameters recorded, 6 in
+/// the kernel) is an error of its own: the session stays on the instance before, the candidate
+/// loaded, and the other four are rotated together.
+#[test]
+fn ab_goes_on_past_an_instance_its_switch_refuses() {
+    let rec = stencil_record(5, |d| {
+        d["ParamLayout"] =
+            serde_json::json!([[0, 8], [8, 8], [16, 8], [24, 4], [28, 4], [32, 2], [34, 2]]);
+        d["NumArgs"] = 7.into();
+    });
+    let (results, _) = ab_instances(rec.path(), &[]);
+    for (i, r) in results.iter().enumerate() {
+        if i == 2 {
+            assert_eq!(r["status"], "error", "{r}");
+            assert!(r["reason"].to_string().contains("7"), "{r}");
+        } else {
+            assert_eq!(r["status"], "verified", "{i}: {r}");
+            let notes = r["notes"].to_string();
+            assert!(notes.contains("rotating 4 instances"), "{i}: {notes}");
+        }
+    }
+}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <stdarg.h>
 #include <dlfcn.h>
+#include <unistd.h>
 typedef int CUresult;
 static uint64_t next_ptr = 0x7e0000000000ull;
 static uint64_t fake(size_t n){ uint64_t p = next_ptr; next_ptr += (n + 0x200000) & ~0x1fffffull; return p; }
@@ -72,7 +73,8 @@ CUresult cuCtxSetCurrent(void *c){ return 0; }
 CUresult cuCtxGetCurrent(void **c){ *c=(void*)0x42; return 0; }
 CUresult cuCtxPushCurrent_v2(void *c){ return 0; }
 CUresult cuCtxPopCurrent_v2(void **c){ if(c)*c=(void*)0x42; return 0; }
-CUresult cuCtxSynchronize(void){ return 0; }
+static void maybe_hang(void);
+CUresult cuCtxSynchronize(void){ maybe_hang(); return 0; }
 CUresult cuCtxGetDevice(int *d){ *d=0; return 0; }
 CUresult cuMemGetAllocationGranularity(size_t *g, void *p, int o){ *g = 2u<<20; return 0; }
 /* FAKE_CUDA_REFUSE_HINT=N: another address than the one asked for while RR_REPRO_ATTEMPT < N (a
@@ -121,12 +123,12 @@ CUresult cuFuncSetAttribute(void *f, int a, int v){ return 0; }
 CUresult cuFuncGetName(const char **n, void *f){ *n = "rr_stencil3d"; return 0; }
 CUresult cuStreamCreate(void **s, unsigned f){ *s = handle(); return 0; }
 CUresult cuStreamDestroy_v2(void *s){ return 0; }
-CUresult cuStreamSynchronize(void *s){ return 0; }
+CUresult cuStreamSynchronize(void *s){ maybe_hang(); return 0; }
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned f){ return 0; }
 CUresult cuEventCreate(void **e, unsigned f){ *e = handle(); return 0; }
 CUresult cuEventDestroy_v2(void *e){ return 0; }
 CUresult cuEventRecord(void *e, void *s){ return 0; }
-CUresult cuEventSynchronize(void *e){ return 0; }
+CUresult cuEventSynchronize(void *e){ maybe_hang(); return 0; }
 CUresult cuEventQuery(void *e){ return 0; }
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b){ *ms = 0.01f; return 0; }
@@ -142,13 +144,30 @@ static void say_launch(const char *how, unsigned gx, unsigned gy, unsigned gz, u
   }
   say("%s grid=%u,%u,%u block=%u,%u,%u shared=%u%s\n", how, gx, gy, gz, bx, by, bz, sh, params);
 }
+/* A failing kernel, for tests of what a fault, a crash or a hang on one instance leaves of the
+ * others: with FAKE_FAIL_PARAM0=HEX, a launch of more than one block whose first parameter (8
+ * bytes) is HEX, after FAKE_FAIL_AFTER (default 0) such launches, fails as FAKE_FAIL_HOW says:
+ * "fault" (or unset) returns an illegal address (700), "crash" aborts the process, "hang" makes
+ * the next synchronisation never return. Unset, nothing fails. */
+static int hang_next;
+static void maybe_hang(void){ while (hang_next) sleep(1); }
+static CUresult maybe_fail(unsigned gx, unsigned gy, unsigned gz, void **p){
+  static long seen;
+  const char *param0 = getenv("FAKE_FAIL_PARAM0"), *after = getenv("FAKE_FAIL_AFTER"), *how = getenv("FAKE_FAIL_HOW");
+  if (!param0 || !p || gx * gy * gz <= 1 || *(uint64_t *)p[0] != strtoull(param0, 0, 16)) return 0;
+  if (seen++ < (after ? atol(after) : 0)) return 0;
+  if (how && !strcmp(how, "crash")) abort();
+  if (how && !strcmp(how, "hang")) { hang_next = 1; return 0; }
+  return 700;
+}
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p, void **e){
   if (f == clock_probe && f && p && memory_on()) {
     uint64_t probe[2] = {39600, 20000}, *out = (uint64_t *)at(*(uint64_t *)p[0], sizeof probe);
     if (out) memcpy(out, probe, sizeof probe);
     return 0;
   }
-  say_launch("launch", gx, gy, gz, bx, by, bz, sh, p); return 0;
+  say_launch("launch", gx, gy, gz, bx, by, bz, sh, p);
+  return maybe_fail(gx, gy, gz, p);
 }
 CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned sh, void *st, void **p){ say_launch("cooperative", gx, gy, gz, bx, by, bz, sh, p); return 0; }
 CUresult cuLaunchKernelEx(void *cfg, void *f, void **p, void **e){ return 0; }

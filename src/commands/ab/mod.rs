@@ -7,7 +7,7 @@
 //! candidate poisons its CUDA context, and must take neither the others nor the remaining
 //! instances with it. One worker runs a span of instances that share a memory layout, switching
 //! from one to the next on the GPU; after a worker ends early, the instance it was on counts as
-//! an error and a fresh worker goes on with the next.
+//! an error and a fresh worker judges the instances it left.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -94,7 +94,11 @@ fn check_candidates(a: &AbJob) -> Result<()> {
 }
 
 /// The results of candidate `spec` on every instance, in order, from as many workers as it
-/// takes.
+/// takes. A worker says each result when it is final (in any order) and, before each step,
+/// which instance it is on; one that ends with instances of its span left unsaid (a fault
+/// ends it after saying that instance's error; a crash or a hang without) leaves them to a
+/// fresh worker, after blaming the instance it was on when that one has no result. Each worker
+/// settles at least one instance: the one it said it was on, else the first of its span.
 fn run_candidate(
     a: &AbJob,
     spec: &CandidateSpec,
@@ -103,45 +107,60 @@ fn run_candidate(
 ) -> Result<Vec<InstanceResult>> {
     let mut results = Vec::with_capacity(names.len());
     for &(from, to) in spans {
-        let mut start = from;
-        while start < to {
-            let job = a.worker_job(spec, start, to);
-            let (got, stderr) = run_worker(&job, &names[start..to], &mut |r| {
+        let mut slots: Vec<Option<InstanceResult>> = vec![None; to - from];
+        // A fresh worker takes the first run of consecutive instances left: a span is what
+        // one worker can hold, and the instances left after a blamed one are rotated together.
+        while let Some(s) = slots.iter().position(Option::is_none) {
+            let e = slots[s..]
+                .iter()
+                .position(Option::is_some)
+                .map_or(slots.len(), |n| s + n);
+            let job = a.worker_job(spec, from + s, from + e);
+            let ran = run_worker(&job, &names[from + s..from + e], &mut |k, r| {
                 if !a.json {
                     output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
-                results.push(r.clone());
+                slots[s + k] = Some(r.clone());
             })?;
-            start += got;
-            // A worker that said something and ended (after a fault or a failed switch) is
-            // followed by a fresh one; one that ended on its first instance (a hang, a crash)
-            // leaves that instance as an error.
-            if start < to && got == 0 {
-                let why = last_line(&stderr).unwrap_or("no message");
+            let left = |k: &usize| slots[s + k].is_none();
+            let blamed = match ran.at.filter(left) {
+                Some(k) => Some(k),
+                None if ran.got == 0 => (s..e).map(|k| k - s).find(left),
+                None => None,
+            };
+            if let Some(k) = blamed {
+                let why = last_line(&ran.stderr).unwrap_or("no message");
                 let r = InstanceResult::error(
-                    &names[start],
+                    &names[from + s + k],
                     format!("the candidate's process ended on this instance: {why}"),
                 );
                 if !a.json {
                     output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
-                results.push(r);
-                start += 1;
+                slots[s + k] = Some(r);
             }
         }
+        results.extend(slots.into_iter().flatten());
     }
     Ok(results)
 }
 
+/// What one worker did: how many results it said, the instance (of its span) it said it was
+/// on last, and its standard error.
+struct Ran {
+    got: usize,
+    at: Option<usize>,
+    stderr: String,
+}
+
 /// Run one worker on its job (`rr-tui job`, the job the line on its input: one candidate, a span
-/// of instances); each result goes to `on_result` as it comes (named as `expected` says, in order:
-/// a line naming another instance ends the reading). How many came, and the worker's standard
-/// error.
+/// of instances); each result goes to `on_result` as it comes, with its place in `expected`
+/// (a line naming an instance outside it, or one said before, ends the reading).
 fn run_worker(
     job: &AbJob,
     expected: &[String],
-    on_result: &mut dyn FnMut(&InstanceResult),
-) -> Result<(usize, String)> {
+    on_result: &mut dyn FnMut(usize, &InstanceResult),
+) -> Result<Ran> {
     let exe = crate::this_binary().map_err(|e| Error::invalid(format!("rr-tui itself: {e}")))?;
     let mut child = rr_engine::job::spawn(
         rr_engine::job::command(&exe)
@@ -157,7 +176,8 @@ fn run_worker(
         let _ = (&mut err_pipe).take(MAX_LINE).read_to_string(&mut s);
         s
     });
-    let mut got = 0;
+    let (mut got, mut at) = (0, None);
+    let mut said = vec![false; expected.len()];
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
     let mut line = Vec::new();
     loop {
@@ -166,18 +186,30 @@ fn run_worker(
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
+        let place = |name: &String| expected.iter().position(|n| n == name);
+        if let Ok(w) = serde_json::from_slice::<worker::AtLine>(&line) {
+            at = place(&w.ab_at);
+            continue;
+        }
         let Ok(w) = serde_json::from_slice::<worker::WorkerLine>(&line) else {
             continue; // a replay event, not a result
         };
-        if expected.get(got) != Some(&w.ab_result.instance) {
-            break;
+        match place(&w.ab_result.instance) {
+            Some(k) if !said[k] => {
+                said[k] = true;
+                on_result(k, &w.ab_result);
+                got += 1;
+            }
+            _ => break,
         }
-        on_result(&w.ab_result);
-        got += 1;
     }
     drop(out);
     let _ = child.wait();
-    Ok((got, stderr.join().unwrap_or_default()))
+    Ok(Ran {
+        got,
+        at,
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 /// The last non-empty line of a worker's standard error.

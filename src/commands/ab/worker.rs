@@ -2,17 +2,19 @@
 //! on the command line, hidden): one candidate judged on a span of the selected
 //! instances in one process, switching from one instance to the next with the memory kept on
 //! the GPU ([`Session::switch_to`]); the instances of one kernel are rotated inside the timing
-//! loop with the candidate kept loaded ([`rotation`]), so their results come when all of them
-//! are judged. Each instance's result is one line on stdout,
-//! `{"ab_result": …}`; the session's own events (JSON lines too) are not results and the parent
-//! skips them. A fault poisons the CUDA context, so after one the worker ends: the parent goes
-//! on with the next instance in a fresh worker.
+//! loop with the candidate kept loaded ([`rotation`]). Each instance's result is one line on
+//! stdout, `{"ab_result": …}`, said as soon as it is final (in any order); before every step
+//! that runs the candidate or switches, `{"ab_at": NAME}` says which instance it works on. The
+//! session's own events (JSON lines too) are neither, and the parent skips them. A fault
+//! poisons the CUDA context, so after one the worker ends (that instance's result said); the
+//! parent judges the instances left in a fresh worker, and blames a crash or a hang on the
+//! instance the worker said it was on.
 
 use std::collections::HashMap;
 
 use rr_engine::replay::candidate::{Candidate, CandidateFile, CandidateSpec};
 use rr_engine::replay::leaderboard::InstanceResult;
-use rr_engine::replay::rotation::{self, Member};
+use rr_engine::replay::rotation::{self, Member, Report};
 use rr_engine::replay::trial::TrialOptions;
 use rr_engine::replay::{launch, Overrides, ReplayInstance, Session};
 use serde::{Deserialize, Serialize};
@@ -28,6 +30,30 @@ use crate::output;
 #[derive(Debug, Serialize, Deserialize)]
 pub struct WorkerLine {
     pub ab_result: InstanceResult,
+}
+
+/// One line of a worker's output that says which instance it works on next (before every step
+/// that runs the candidate or switches): the instance a crash or a hang ends the worker on,
+/// which its parent blames, judging the others in a fresh worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct AtLine {
+    pub ab_at: String,
+}
+
+/// Say a result on stdout (each as soon as it is final: a worker that ends later loses none).
+fn say_result(r: InstanceResult) {
+    output::json_line(&json(&WorkerLine { ab_result: r }));
+}
+
+fn say_at(name: &str) {
+    output::json_line(&json(&AtLine {
+        ab_at: name.to_string(),
+    }));
+}
+
+fn json<T: Serialize>(v: &T) -> String {
+    // Plain data (strings, numbers, a NaN written as null): it always serialises.
+    serde_json::to_string(v).expect("a result serialises")
 }
 
 pub fn run(a: &AbJob, WorkerSpan { from, to }: WorkerSpan) -> Result<i32> {
@@ -57,13 +83,8 @@ pub fn run(a: &AbJob, WorkerSpan { from, to }: WorkerSpan) -> Result<i32> {
     };
     let mut at = 0;
     while at < span.len() {
-        let (results, go_on) = worker.group(&span[at..]);
-        for result in results {
-            let line = serde_json::to_string(&WorkerLine { ab_result: result })
-                .map_err(|e| Error::invalid(format!("a result that is no JSON: {e}")))?;
-            output::json_line(&line);
-            at += 1;
-        }
+        let (taken, go_on) = worker.group(&span[at..]);
+        at += taken;
         if !go_on {
             return Ok(1);
         }
@@ -106,13 +127,18 @@ impl Worker<'_> {
     }
 
     /// Judge the candidate on the instances at the start of `rest` that rotate together (the
-    /// same kernel: one candidate module; the span shares a memory layout), at least one: their
-    /// results in order, and whether this process may go on (not after a fault or a failed
-    /// switch, which leave the session unusable).
-    fn group(&mut self, rest: &[Selected]) -> (Vec<InstanceResult>, bool) {
+    /// same kernel: one candidate module; the span shares a memory layout), at least one, each
+    /// result said as soon as it is final: how many instances it took, and whether this
+    /// process may go on (not after a fault or a failed switch, which leave the session
+    /// unusable; the instances of the group not said are then left to a fresh worker).
+    fn group(&mut self, rest: &[Selected]) -> (usize, bool) {
+        say_at(&rest[0].name);
         let first = match self.load(&rest[0]) {
             Ok(l) => l,
-            Err(why) => return (vec![InstanceResult::error(&rest[0].name, why)], true),
+            Err(why) => {
+                say_result(InstanceResult::error(&rest[0].name, why));
+                return (1, true);
+            }
         };
         let kernel = first.inst.descriptor.name.clone();
         let mut group = vec![first];
@@ -127,10 +153,8 @@ impl Worker<'_> {
         let head = &group[0];
         if let Err(e) = self.bind(&head.inst, &head.launch) {
             self.session = None;
-            return (
-                vec![InstanceResult::error(&head.selected.name, e.to_string())],
-                false,
-            );
+            say_result(InstanceResult::error(&head.selected.name, e.to_string()));
+            return (1, false);
         }
         let notes = match self.load_candidate(&head.inst) {
             Ok(n) => n,
@@ -138,11 +162,10 @@ impl Worker<'_> {
             // instance of it, and the session is sound.
             Err(e) => {
                 let why = e.to_string();
-                let all = group
-                    .iter()
-                    .map(|l| InstanceResult::error(&l.selected.name, why.clone()))
-                    .collect();
-                return (all, true);
+                for l in &group {
+                    say_result(InstanceResult::error(&l.selected.name, why.clone()));
+                }
+                return (group.len(), true);
             }
         };
         let members: Vec<Member> = group
@@ -155,15 +178,23 @@ impl Worker<'_> {
             .collect();
         let printer = Printer { json: true, run: 1 };
         let session = self.session.as_mut().expect("bound above");
-        let (mut results, go_on) =
-            rotation::judge_group(session, &members, &self.opts, &mut |e| printer.emit(e));
-        for r in &mut results {
-            r.notes.splice(0..0, notes.iter().cloned());
-        }
+        let go_on = rotation::judge_group(
+            session,
+            &members,
+            &self.opts,
+            &mut |e| printer.emit(e),
+            &mut |said| match said {
+                Report::At(k) => say_at(members[k].name),
+                Report::Done(_, mut r) => {
+                    r.notes.splice(0..0, notes.iter().cloned());
+                    say_result(*r);
+                }
+            },
+        );
         if !go_on {
             self.session = None;
         }
-        (results, go_on)
+        (group.len(), go_on)
     }
 
     /// Open the session on `inst`, or switch the open one to it.

@@ -27,7 +27,7 @@ use rr_cuda::LaunchConfig;
 use super::ab;
 use super::leaderboard::{InstanceResult, Status};
 use super::protocol::Event;
-use super::session::{RunError, Session};
+use super::session::{RunError, Session, SwitchFailed};
 use super::trial::{self, TrialOptions};
 use super::ReplayInstance;
 
@@ -57,7 +57,8 @@ pub fn rounds(pairs: u32, instances: usize) -> Vec<u32> {
 pub enum Failed {
     /// This instance cannot go on (a launch refused, an error of its own); the others can.
     Instance(String),
-    /// The process cannot go on (a fault, a failed switch): no instance can.
+    /// The process cannot go on (a fault, a failed switch): this instance is the error, the
+    /// others are judged again in a fresh process.
     All(String),
 }
 
@@ -70,10 +71,20 @@ impl From<RunError> for Failed {
     }
 }
 
+impl From<SwitchFailed> for Failed {
+    fn from(e: SwitchFailed) -> Failed {
+        match e {
+            SwitchFailed::Refused(_) => Failed::Instance(e.to_string()),
+            SwitchFailed::Broken(_) => Failed::All(e.to_string()),
+        }
+    }
+}
+
 /// What the rotation needs of a session (a GPU session in `ab`'s workers; a stand-in in the
 /// tests). Instances are indices into the caller's list.
 pub trait Rotated {
-    /// Make instance `i` the current one, the candidate kept loaded.
+    /// Make instance `i` the current one, the candidate kept loaded (the session unchanged
+    /// when it fails with [`Failed::Instance`]).
     fn enter(&mut self, i: usize) -> Result<(), Failed>;
     /// Run the candidate once on the current instance `i` and verify it: None when it
     /// verifies, else what differs.
@@ -81,6 +92,9 @@ pub trait Rotated {
     /// Time `pairs` pairs on the current instance `i` after `warmup` untimed ones: the
     /// recorded kernel's and the candidate's kernel times (ns).
     fn pairs(&mut self, i: usize, pairs: u32, warmup: u32) -> Result<(Vec<f64>, Vec<f64>), Failed>;
+    /// Instance `i`'s lane is final: said as soon as it is, so that a process that ends later
+    /// (a crash, a hang) loses no instance judged before.
+    fn done(&mut self, i: usize, lane: Lane);
 }
 
 /// One instance at the end of the rotation.
@@ -111,8 +125,10 @@ pub struct Schedule {
 /// Time the candidate on the instances `live` (indices into `names`, in order; each verified
 /// on its first run) while the session holds instance `current`: `pairs` pairs each with
 /// `warmup` untimed pairs first (and, when rotating, 0 to [`MAX_EXTRA_WARMUP`] more drawn from
-/// `seed` each round), rotating them as the module's documentation says. Each instance's lane,
-/// in `live`'s order, and whether the process can go on.
+/// `seed` each round), rotating them as the module's documentation says. Each instance's lane
+/// goes to [`Rotated::done`] as soon as it is final; after a [`Failed::All`] only the
+/// instance it stopped on is (an error), the others are left to a fresh process. Whether the
+/// process can go on.
 pub fn rotate(
     t: &mut dyn Rotated,
     names: &[String],
@@ -123,17 +139,12 @@ pub fn rotate(
         warmup,
         seed,
     }: Schedule,
-) -> (Vec<(usize, Lane)>, bool) {
+) -> bool {
     let (draw, mut seed) = (seed != 0, seed);
-    let mut lanes: Vec<(usize, Lane)> = live
+    // Each instance's times so far; None once it is done.
+    let mut lanes: Vec<(usize, Option<Times>)> = live
         .iter()
-        .map(|&i| {
-            let empty = Lane::Timed {
-                recorded: Vec::new(),
-                candidate: Vec::new(),
-            };
-            (i, empty)
-        })
+        .map(|&i| (i, Some((Vec::new(), Vec::new()))))
         .collect();
     let plan = rounds(pairs, live.len());
     let mut at = Turn {
@@ -144,44 +155,43 @@ pub fn rotate(
     };
     for (r, &n) in plan.iter().enumerate() {
         at.round = r;
-        for k in 0..lanes.len() {
-            let (i, lane) = &mut lanes[k];
-            let Lane::Timed {
-                recorded,
-                candidate,
-            } = lane
-            else {
+        for (i, lane) in lanes.iter_mut() {
+            let Some((recorded, candidate)) = lane else {
                 continue;
             };
             let mut warm = if r == 0 { warmup.max(1) } else { 1 };
             if at.rotating && draw {
                 warm += (xorshift(&mut seed) % (MAX_EXTRA_WARMUP + 1)) as u32;
             }
-            match at.step(t, names, *i, n, warm) {
+            let end = match at.step(t, names, *i, n, warm) {
                 Ok(Step::Timed(a, b)) => {
                     recorded.extend(a);
                     candidate.extend(b);
-                }
-                Ok(Step::Wrong(why)) => *lane = Lane::Wrong(why),
-                Err(Failed::Instance(why)) => *lane = Lane::Error(why),
-                Err(Failed::All(why)) => {
-                    let stopped_on = names.get(*i).cloned().unwrap_or_default();
-                    *lane = Lane::Error(why);
-                    for (_, other) in lanes.iter_mut() {
-                        if matches!(other, Lane::Timed { .. }) {
-                            *other = Lane::Error(format!(
-                                "not judged: the candidate's process stopped on {stopped_on} \
-                                 during the rotation"
-                            ));
-                        }
+                    if r + 1 < plan.len() {
+                        continue;
                     }
-                    return (lanes, false);
+                    let (recorded, candidate) = lane.take().unwrap_or_default();
+                    Lane::Timed {
+                        recorded,
+                        candidate,
+                    }
                 }
-            }
+                Ok(Step::Wrong(why)) => Lane::Wrong(why),
+                Err(Failed::Instance(why)) => Lane::Error(why),
+                Err(Failed::All(why)) => {
+                    t.done(*i, Lane::Error(why));
+                    return false;
+                }
+            };
+            *lane = None;
+            t.done(*i, end);
         }
     }
-    (lanes, true)
+    true
 }
+
+/// An instance's paired times so far: the recorded kernel's, the candidate's.
+type Times = (Vec<f64>, Vec<f64>);
 
 /// The next number of a xorshift64 sequence (`state` not 0): unpredictable enough for a
 /// candidate that cannot see it.
@@ -254,97 +264,134 @@ pub struct Member<'a> {
     pub cfg: LaunchConfig,
 }
 
-/// Each member begun ([`trial::begin`]), the candidate kept loaded from one to the next.
-struct Begun {
-    results: Vec<InstanceResult>,
-    /// The ranges armed for each member's candidate runs.
-    poison: Vec<Option<trial::Ranges>>,
-    /// The members that verified on their first run, to be timed.
-    live: Vec<usize>,
+/// What [`judge_group`] says as it goes: which member it works on next (before every step that
+/// runs the candidate or switches, so that a process that crashes or hangs there names it),
+/// and each member's result as soon as it is final.
+pub enum Report {
+    At(usize),
+    // Boxed: a result is large beside an index, and one goes by per instance.
+    Done(usize, Box<InstanceResult>),
 }
 
-/// Begin every member in turn (switching to each, the candidate kept loaded); `Err` with every
-/// member's result when the process cannot go on.
+/// Each member begun ([`trial::begin`]), the candidate kept loaded from one to the next.
+struct Begun {
+    /// The first result of each member that verified on its first run, to be timed.
+    results: Vec<Option<InstanceResult>>,
+    /// The ranges armed for each member's candidate runs.
+    poison: Vec<Option<trial::Ranges>>,
+    /// The members that verified on their first run.
+    live: Vec<usize>,
+    /// The member the session holds.
+    current: usize,
+}
+
+/// Begin every member in turn (switching to each, the candidate kept loaded), each member that
+/// fails there reported at once; `None` when the process cannot go on (the member it stopped
+/// on reported, the others left to a fresh process).
 fn begin_each(
     session: &mut Session,
     members: &[Member],
     opts: &TrialOptions,
     progress: &mut dyn FnMut(Event),
-) -> Result<Begun, Vec<InstanceResult>> {
+    report: &mut dyn FnMut(Report),
+) -> Option<Begun> {
     let mut b = Begun {
-        results: Vec::with_capacity(members.len()),
-        poison: Vec::with_capacity(members.len()),
+        results: members.iter().map(|_| None).collect(),
+        poison: members.iter().map(|_| None).collect(),
         live: Vec::new(),
+        current: 0,
     };
     for (k, m) in members.iter().enumerate() {
+        report(Report::At(k));
+        let before = b.current;
         let begun = match k {
             0 => Ok(()),
             _ => session
                 .switch_keeping_candidate(m.inst, progress)
-                .map(drop)
-                .map_err(|e| Failed::All(e.to_string())),
+                .map(|_| b.current = k)
+                .map_err(Failed::from),
         }
         .and_then(|()| trial::begin(session, m.inst, m.name, &m.cfg, opts).map_err(Failed::from));
-        match begun {
-            Ok((mut r, ranges)) => {
-                if r.status == Status::Verified {
-                    b.live.push(k);
-                } else if k > 0 {
-                    // The candidate stayed loaded from the instance before: say so, a result
-                    // carried over from there is the likeliest reason.
-                    let why = r.reason.take().unwrap_or_default();
-                    let before = members[k - 1].name;
-                    r.reason = Some(format!(
-                        "its first run here, right after its runs on {before}: {why}"
-                    ));
-                }
-                b.results.push(r);
-                b.poison.push(ranges);
-            }
+        let (mut r, ranges) = match begun {
+            Ok(begun) => begun,
             Err(Failed::Instance(why)) => {
-                b.results.push(InstanceResult::error(m.name, why));
-                b.poison.push(None);
+                report(Report::Done(
+                    k,
+                    Box::new(InstanceResult::error(m.name, why)),
+                ));
+                continue;
             }
             Err(Failed::All(why)) => {
-                b.results.push(InstanceResult::error(m.name, why));
-                for rest in &members[k + 1..] {
-                    let why = format!("not judged: the candidate's process stopped on {}", m.name);
-                    b.results.push(InstanceResult::error(rest.name, why));
-                }
-                return Err(b.results);
+                report(Report::Done(
+                    k,
+                    Box::new(InstanceResult::error(m.name, why)),
+                ));
+                return None;
             }
+        };
+        if r.status != Status::Verified {
+            if k > 0 {
+                // The candidate stayed loaded from the instance before: say so, a result
+                // carried over from there is the likeliest reason.
+                let why = r.reason.take().unwrap_or_default();
+                let before = members[before].name;
+                r.reason = Some(format!(
+                    "its first run here, right after its runs on {before}: {why}"
+                ));
+            }
+            report(Report::Done(k, Box::new(r)));
+            continue;
         }
+        b.live.push(k);
+        b.results[k] = Some(r);
+        b.poison[k] = ranges;
     }
-    Ok(b)
+    Some(b)
 }
 
 /// Judge the candidate loaded in `session` (which holds `members[0]`'s instance) on every
-/// member with every guard, the members rotated (see the module's documentation): their
-/// results in order, and whether the process can go on (not after a fault or a failed switch).
+/// member with every guard, the members rotated (see the module's documentation), each
+/// member's result reported as soon as it is final. Whether the process can go on (not after
+/// a fault or a failed switch): then the member it stopped on is reported as an error and the
+/// members not reported are left to a fresh process.
 pub fn judge_group(
     session: &mut Session,
     members: &[Member],
     opts: &TrialOptions,
     progress: &mut dyn FnMut(Event),
-) -> (Vec<InstanceResult>, bool) {
+    report: &mut dyn FnMut(Report),
+) -> bool {
     if members.is_empty() {
-        return (Vec::new(), true);
+        return true;
     }
     let names: Vec<String> = members.iter().map(|m| m.name.to_string()).collect();
-    let Begun {
-        mut results,
+    let Some(Begun {
+        results,
         poison,
         live,
-    } = match begin_each(session, members, opts, progress) {
-        Ok(b) => b,
-        Err(results) => return (results, false),
+        current,
+    }) = begin_each(session, members, opts, progress, report)
+    else {
+        return false;
     };
+    let rounds = rounds(opts.pairs, live.len()).len();
+    let rotated = (live.len() > 1).then(|| {
+        format!(
+            "timed in {rounds} round(s) rotating {} instances in one process, the candidate \
+             kept loaded: verified on entering each round and after it",
+            live.len()
+        )
+    });
     let mut on = OnSession {
         session,
         members,
         opts,
         poison,
         progress,
+        report,
+        results,
+        rotated,
+        at: None,
     };
     // Where the extra warm-ups start: a phase no candidate can know in advance.
     let seed = std::time::SystemTime::now()
@@ -356,37 +403,7 @@ pub fn judge_group(
         warmup: opts.warmup,
         seed,
     };
-    // The session holds the last member (a failed switch returned above).
-    let current = members.len() - 1;
-    let (lanes, go_on) = rotate(&mut on, &names, &live, current, schedule);
-    let rounds = rounds(opts.pairs, live.len()).len();
-    for (i, lane) in lanes {
-        let mut r = std::mem::replace(&mut results[i], InstanceResult::error(&names[i], ""));
-        if live.len() > 1 {
-            r.notes.push(format!(
-                "timed in {rounds} round(s) rotating {} instances in one process, the candidate \
-                 kept loaded: verified on entering each round and after it",
-                live.len()
-            ));
-        }
-        results[i] = match lane {
-            Lane::Timed {
-                recorded,
-                candidate,
-            } => trial::finish(on.session, r, &recorded, &candidate),
-            Lane::Wrong(why) => InstanceResult {
-                status: Status::Wrong,
-                reason: Some(why),
-                ..r
-            },
-            Lane::Error(why) => InstanceResult {
-                status: Status::Error,
-                reason: Some(why),
-                ..r
-            },
-        };
-    }
-    (results, go_on)
+    rotate(&mut on, &names, &live, current, schedule)
 }
 
 /// The rotation on a GPU session.
@@ -397,19 +414,36 @@ struct OnSession<'a, 'm> {
     /// The ranges armed for each member's candidate runs (a switch stops poisoning).
     poison: Vec<Option<trial::Ranges>>,
     progress: &'a mut dyn FnMut(Event),
+    report: &'a mut dyn FnMut(Report),
+    /// Each live member's first result, finished when its lane is.
+    results: Vec<Option<InstanceResult>>,
+    /// The note of a rotation (None: one instance, nothing rotated).
+    rotated: Option<String>,
+    /// The member last reported as worked on.
+    at: Option<usize>,
+}
+
+impl OnSession<'_, '_> {
+    fn at(&mut self, i: usize) {
+        if self.at != Some(i) {
+            self.at = Some(i);
+            (self.report)(Report::At(i));
+        }
+    }
 }
 
 impl Rotated for OnSession<'_, '_> {
     fn enter(&mut self, i: usize) -> Result<(), Failed> {
+        self.at(i);
         let m = &self.members[i];
         self.session
-            .switch_keeping_candidate(m.inst, self.progress)
-            .map_err(|e| Failed::All(e.to_string()))?;
+            .switch_keeping_candidate(m.inst, self.progress)?;
         self.session.set_poison(self.poison[i].clone(), false);
         Ok(())
     }
 
     fn verify(&mut self, i: usize, label: &str) -> Result<Option<String>, Failed> {
+        self.at(i);
         let m = &self.members[i];
         Ok(trial::candidate_verifies(
             self.session,
@@ -421,6 +455,7 @@ impl Rotated for OnSession<'_, '_> {
     }
 
     fn pairs(&mut self, i: usize, pairs: u32, warmup: u32) -> Result<(Vec<f64>, Vec<f64>), Failed> {
+        self.at(i);
         let cfg = &self.members[i].cfg;
         let (a, b) = ab::measure(
             self.session,
@@ -432,6 +467,31 @@ impl Rotated for OnSession<'_, '_> {
         )?;
         let ns = |v: Vec<super::session::Sample>| v.iter().map(|s| s.kernel_ns).collect();
         Ok((ns(a), ns(b)))
+    }
+
+    fn done(&mut self, i: usize, lane: Lane) {
+        let name = self.members[i].name;
+        let mut r = self.results[i]
+            .take()
+            .unwrap_or_else(|| InstanceResult::error(name, ""));
+        r.notes.extend(self.rotated.clone());
+        let r = match lane {
+            Lane::Timed {
+                recorded,
+                candidate,
+            } => trial::finish(self.session, r, &recorded, &candidate),
+            Lane::Wrong(why) => InstanceResult {
+                status: Status::Wrong,
+                reason: Some(why),
+                ..r
+            },
+            Lane::Error(why) => InstanceResult {
+                status: Status::Error,
+                reason: Some(why),
+                ..r
+            },
+        };
+        (self.report)(Report::Done(i, Box::new(r)));
     }
 }
 

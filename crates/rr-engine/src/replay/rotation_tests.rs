@@ -22,7 +22,11 @@ struct Stand {
     log: Vec<String>,
     /// Fail `pairs` on (instance, round) with this failure.
     fail: Option<(usize, usize, Failed)>,
+    /// Refuse to enter this instance (as a switch refused before it changed anything).
+    refuse: Option<usize>,
     pairs_calls: Vec<usize>,
+    /// The lanes reported, in the order they were.
+    done: Vec<(usize, Lane)>,
 }
 
 impl Stand {
@@ -33,7 +37,9 @@ impl Stand {
             hidden: Hidden::default(),
             log: Vec::new(),
             fail: None,
+            refuse: None,
             pairs_calls: Vec::new(),
+            done: Vec::new(),
         }
     }
 
@@ -46,6 +52,9 @@ impl Stand {
 impl Rotated for Stand {
     fn enter(&mut self, i: usize) -> Result<(), Failed> {
         self.log.push(format!("enter {i}"));
+        if self.refuse == Some(i) {
+            return Err(Failed::Instance(format!("{i} refused")));
+        }
         self.current = i;
         Ok(())
     }
@@ -75,6 +84,26 @@ impl Rotated for Stand {
         let b = vec![500.0 + i as f64; n as usize];
         Ok((a, b))
     }
+
+    fn done(&mut self, i: usize, lane: Lane) {
+        assert!(self.done.iter().all(|(j, _)| *j != i), "{i} reported twice");
+        self.log.push(format!("done {i}"));
+        self.done.push((i, lane));
+    }
+}
+
+/// [`rotate`], the lanes reported in instance order.
+fn run(
+    s: &mut Stand,
+    names: &[String],
+    live: &[usize],
+    current: usize,
+    sched: Schedule,
+) -> (Vec<(usize, Lane)>, bool) {
+    let go_on = rotate(s, names, live, current, sched);
+    let mut lanes = s.done.clone();
+    lanes.sort_by_key(|(i, _)| *i);
+    (lanes, go_on)
 }
 
 /// No warm-ups drawn: the tests that follow the exact sequence.
@@ -130,7 +159,7 @@ fn rounds_add_up_and_stay_within_bounds() {
 #[test]
 fn an_honest_candidate_is_timed_on_every_instance_in_turn_with_its_own_samples() {
     let mut s = Stand::new(honest, 2);
-    let (lanes, go_on) = rotate(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let (lanes, go_on) = run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
     assert!(go_on);
     for (i, lane) in &lanes {
         let Lane::Timed {
@@ -168,7 +197,7 @@ fn a_result_carried_over_from_another_instance_fails() {
     // stash would verify everywhere (each instance alone, its first result its own).
     let mut s = Stand::new(stash, 2);
     s.hidden.stash = Some(0);
-    let (lanes, go_on) = rotate(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let (lanes, go_on) = run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
     assert!(go_on);
     assert!(matches!(lanes[0].1, Lane::Timed { .. }), "{lanes:?}");
     for (i, lane) in &lanes[1..] {
@@ -191,7 +220,7 @@ fn a_result_carried_over_from_another_instance_fails() {
     // is entered and verified first.
     let mut s = Stand::new(stash, 2);
     s.hidden.stash = Some(0);
-    let (lanes, go_on) = rotate(&mut s, &names(3), &[0], 2, sched(20, 0, SEED));
+    let (lanes, go_on) = run(&mut s, &names(3), &[0], 2, sched(20, 0, SEED));
     assert!(
         go_on && matches!(lanes[0].1, Lane::Timed { .. }),
         "{lanes:?}"
@@ -210,7 +239,7 @@ fn a_result_carried_over_from_another_instance_fails() {
     // warm-ups drawn at random catch it nearly always.
     let caught = |seed: u64| {
         let mut s = Stand::new(every_fourth, 1);
-        let (lanes, _) = rotate(&mut s, &names(2), &[0, 1], 1, sched(20, 0, seed));
+        let (lanes, _) = run(&mut s, &names(2), &[0, 1], 1, sched(20, 0, seed));
         lanes.iter().any(|(_, l)| matches!(l, Lane::Wrong(_)))
     };
     assert!(!caught(0));
@@ -223,13 +252,14 @@ fn a_result_carried_over_from_another_instance_fails() {
 fn one_instance_is_timed_in_one_round_verified_after() {
     // Nothing to rotate: the sequence of a single A/B (warm-ups, pairs, one verification).
     let mut s = Stand::new(stash, 0);
-    let (lanes, go_on) = rotate(&mut s, &names(1), &[0], 0, sched(20, 3, SEED));
+    let (lanes, go_on) = run(&mut s, &names(1), &[0], 0, sched(20, 3, SEED));
     assert!(go_on && matches!(lanes[0].1, Lane::Timed { .. }));
     assert_eq!(
         s.log,
         [
             "pairs 0 x20 +3",
-            "verify 0: rr-tui verify candidate after timing, round 1 of 1"
+            "verify 0: rr-tui verify candidate after timing, round 1 of 1",
+            "done 0"
         ]
     );
     // One that stops doing the work after its first run is caught by that verification.
@@ -241,7 +271,7 @@ fn one_instance_is_timed_in_one_round_verified_after() {
         }
     }
     let mut s = Stand::new(first_only, 0);
-    let (lanes, _) = rotate(&mut s, &names(1), &[0], 0, sched(8, 0, SEED));
+    let (lanes, _) = run(&mut s, &names(1), &[0], 0, sched(8, 0, SEED));
     let Lane::Wrong(why) = &lanes[0].1 else {
         panic!("{lanes:?}");
     };
@@ -253,23 +283,66 @@ fn a_failure_ends_its_instance_or_the_process() {
     // A refused launch on instance 1's second round: instance 1 is an error, the others go on.
     let mut s = Stand::new(honest, 2);
     s.fail = Some((1, 1, Failed::Instance("refused".into())));
-    let (lanes, go_on) = rotate(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let (lanes, go_on) = run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
     assert!(go_on);
     assert_eq!(lanes[1].1, Lane::Error("refused".into()));
     assert!(matches!(lanes[0].1, Lane::Timed { .. }) && matches!(lanes[2].1, Lane::Timed { .. }));
     assert_eq!(s.pairs_calls.iter().filter(|&&i| i == 1).count(), 2);
 
-    // A fault there: nothing more runs, and the instances not finished are not judged.
+    // A fault there: nothing more runs; instance 1 is the error, and the others, not yet
+    // final, are not reported (a fresh process judges them), nor called "not judged".
     let mut s = Stand::new(honest, 2);
     s.fail = Some((1, 1, Failed::All("the kernel failed".into())));
-    let (lanes, go_on) = rotate(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let (lanes, go_on) = run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
     assert!(!go_on);
-    assert_eq!(lanes[1].1, Lane::Error("the kernel failed".into()));
+    assert_eq!(lanes, [(1, Lane::Error("the kernel failed".into()))]);
+    assert_eq!(s.pairs_calls, [0, 1, 2, 0, 1]);
+
+    // An instance whose switch is refused (its kernel or the candidate does not bind there,
+    // the session unchanged) is an error of its own; the others are timed throughout.
+    let mut s = Stand::new(honest, 2);
+    s.refuse = Some(1);
+    let (lanes, go_on) = run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    assert!(go_on);
+    assert_eq!(lanes[1], (1, Lane::Error("1 refused".into())));
     for k in [0, 2] {
-        let Lane::Error(why) = &lanes[k].1 else {
+        let Lane::Timed { candidate, .. } = &lanes[k].1 else {
             panic!("{lanes:?}");
         };
-        assert!(why.contains("stopped on 1.json"), "{why}");
+        assert_eq!(candidate.len(), 20, "{k}");
     }
-    assert_eq!(s.pairs_calls, [0, 1, 2, 0, 1]);
+}
+
+#[test]
+fn each_instance_is_reported_as_soon_as_it_is_final() {
+    // A stash of instance 0's result: 1 and 2 are wrong on entering round 1, reported then,
+    // before instance 0's last round; 0 is reported after it.
+    let mut s = Stand::new(stash, 2);
+    s.hidden.stash = Some(0);
+    run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let order: Vec<usize> = s.done.iter().map(|(i, _)| *i).collect();
+    assert_eq!(order, [1, 2, 0]);
+    let first_done = s.log.iter().position(|l| l == "done 1").unwrap();
+    let timed_0 = s.log.iter().filter(|l| l.starts_with("pairs 0")).count();
+    assert_eq!(timed_0, 4);
+    assert!(
+        s.log[..first_done]
+            .iter()
+            .filter(|l| l.starts_with("pairs 0"))
+            .count()
+            == 1,
+        "{:?}",
+        s.log
+    );
+    // An honest candidate: every instance reported once, after its last round.
+    let mut s = Stand::new(honest, 2);
+    run(&mut s, &names(3), &[0, 1, 2], 2, sched(20, 0, SEED));
+    let last_pairs = s
+        .log
+        .iter()
+        .rposition(|l| l.starts_with("pairs 0"))
+        .unwrap();
+    let done_0 = s.log.iter().position(|l| l == "done 0").unwrap();
+    assert!(done_0 > last_pairs, "{:?}", s.log);
+    assert_eq!(s.done.len(), 3);
 }

@@ -33,7 +33,7 @@ mod switch;
 mod variants;
 mod verification;
 
-pub use switch::{Switched, SWITCH_REFUSED};
+pub use switch::{SwitchFailed, Switched, SWITCH_REFUSED};
 
 /// Dynamic shared memory a kernel may use without opting in (CUDA's 48 KiB default).
 const DEFAULT_DYNAMIC_SHARED: u32 = 48 * 1024;

@@ -61,9 +61,9 @@ pub(super) struct Kernels {
     /// An A/B candidate's kernel with the dynamic shared memory it allows: swapped with
     /// `kernel` while it runs ([`super::Session::with_candidate`]).
     pub candidate: Option<(Kernel, u32)>,
-    /// The candidate's module and kernel name: what binds it again when a switch keeps it
-    /// ([`super::Session::switch_keeping_candidate`]).
-    pub candidate_module: Option<(rr_cuda::Module, String)>,
+    /// The candidate's module, kernel name and globals as loaded: what binds it again when a
+    /// switch keeps it ([`super::Session::switch_keeping_candidate`]).
+    pub candidate_module: Option<super::switch::LoadedCandidate>,
     /// The candidate's kernel is bound now ([`super::Session::with_candidate`]).
     pub candidate_bound: bool,
     /// Compile-time tuning: the variant bound now (None: the recorded image), and the kernels

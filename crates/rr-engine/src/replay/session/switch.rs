@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 use crate::replay::instance::ReplayInstance;
 use crate::replay::loading;
 use crate::replay::protocol::Event;
+use crate::snapshot::Snapshot;
+use rr_format::globals::Globals;
 
 impl Session {
     /// Why this session cannot become `inst`'s (None: it can): [`Session::switch_to`] keeps
@@ -53,12 +55,35 @@ impl Session {
         inst: &ReplayInstance,
         progress: &mut dyn FnMut(Event),
     ) -> Result<Switched> {
+        let prepared = self.prepare_switch(inst, progress)?;
+        self.apply_switch(inst, prepared, progress)
+    }
+
+    /// What a switch to `inst` reads and binds before it changes anything: refused (the
+    /// session as it was) when [`Session::unswitchable`] says why, the kernel does not bind or
+    /// the input cannot be read.
+    fn prepare_switch(
+        &self,
+        inst: &ReplayInstance,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Prepared> {
         if let Some(why) = self.unswitchable(inst) {
             return Err(Error::invalid(format!("{SWITCH_REFUSED}{why}")));
         }
-        let t = Instant::now();
         let bound = bind_instance(inst, &self.device, progress)?;
         let input = read_input(inst, progress)?;
+        Ok(Prepared { bound, input })
+    }
+
+    /// The switch proper, from what [`Session::prepare_switch`] read: after an error here the
+    /// session must be dropped.
+    fn apply_switch(
+        &mut self,
+        inst: &ReplayInstance,
+        Prepared { bound, input }: Prepared,
+        progress: &mut dyn FnMut(Event),
+    ) -> Result<Switched> {
+        let t = Instant::now();
         // Put back what stays, then upload the rest over it.
         let next = resident_of(inst);
         let kept = loading::kept(&self.instance.resident, &next);
@@ -155,42 +180,136 @@ impl Session {
 impl Session {
     /// [`Session::switch_to`], keeping the loaded A/B candidate: its module stays loaded (and
     /// with it whatever the candidate left where no reset reaches), its kernel is bound again
-    /// against `inst`'s parameters and recorded globals, and its own globals keep the values
-    /// they had when it was loaded (what they are put back to before every run). Rotating
+    /// against `inst`'s parameters and recorded globals, and its other globals are put back to
+    /// their values as loaded before every run (a global the last instance recorded and this
+    /// one does not included: each instance sees its own recording only). Rotating
     /// instances this way is what makes a result carried over from another instance's run fail
     /// verification ([`crate::replay::rotation`]). Without a candidate, a plain switch.
     pub fn switch_keeping_candidate(
         &mut self,
         inst: &ReplayInstance,
         progress: &mut dyn FnMut(Event),
-    ) -> Result<Switched> {
-        let kept = self
-            .kernels
-            .candidate
-            .take()
-            .zip(self.kernels.candidate_module.take());
-        let switched = self.switch_to(inst, progress)?;
-        let Some(((old, _), (module, name))) = kept else {
-            return Ok(switched);
+    ) -> std::result::Result<Switched, SwitchFailed> {
+        let prepared = self
+            .prepare_switch(inst, progress)
+            .map_err(SwitchFailed::Refused)?;
+        // Bound before anything changes: a candidate that cannot take this instance's
+        // parameters refuses this instance only, the session still the last one's.
+        let kernel = match &self.kernels.candidate_module {
+            Some(c) => Some(rebind(c, &prepared.bound).map_err(SwitchFailed::Refused)?),
+            None => None,
         };
-        let mut notes = Vec::new();
-        let mut kernel = Kernel::bind_candidate(
-            &module,
-            &name,
-            &self.kernels.kernel.layout,
-            &self.kernels.recorded_globals,
-            &mut notes,
-        )?;
-        // The candidate's own globals (beyond the recorded names), at their values as loaded.
-        for (g, value) in old.globals {
-            if !kernel.globals.iter().any(|(k, _)| k.ptr == g.ptr) {
-                kernel.globals.push((g, value));
-            }
+        let kept = self.kernels.candidate_module.take();
+        let switched = self
+            .apply_switch(inst, prepared, progress)
+            .map_err(SwitchFailed::Broken)?;
+        if let (Some(kernel), Some(c)) = (kernel, kept) {
+            self.kernels.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
+            self.kernels.candidate_module = Some(c);
         }
-        self.kernels.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
-        self.kernels.candidate_module = Some((module, name));
         Ok(switched)
     }
+}
+
+/// The candidate's kernel bound against the instance of `bound`: its recorded globals at the
+/// recorded values, every other global the candidate had when loaded at its value then.
+fn rebind(c: &LoadedCandidate, bound: &Bound) -> Result<Kernel> {
+    let mut notes = Vec::new();
+    let recorded = &bound.recorded_globals;
+    let mut kernel = Kernel::bind_candidate(
+        &c.module,
+        &c.kernel,
+        &bound.kernel.layout,
+        recorded,
+        &mut notes,
+    )?;
+    let taken: Vec<&str> = recorded
+        .entries
+        .iter()
+        .filter(|g| {
+            c.module
+                .global(&g.name)
+                .is_ok_and(|t| t.size as u64 == g.size)
+        })
+        .map(|g| g.name.as_str())
+        .collect();
+    for (name, value) in unbound(&c.as_loaded, &taken) {
+        if let Ok(g) = c.module.global(name) {
+            kernel.globals.push((g, value.clone()));
+        }
+    }
+    Ok(kernel)
+}
+
+/// The globals of `as_loaded` that `taken` (the names bound to recorded values) leaves.
+fn unbound<'a>(
+    as_loaded: &'a [(String, Vec<u8>)],
+    taken: &'a [&str],
+) -> impl Iterator<Item = &'a (String, Vec<u8>)> + 'a {
+    as_loaded
+        .iter()
+        .filter(move |(name, _)| !taken.contains(&name.as_str()))
+}
+
+/// A loaded A/B candidate, as a switch that keeps it binds it again: its module, its kernel's
+/// name, and the value of each of its globals as loaded (those of the recorded names and its
+/// own that are reset: [`as_loaded`]).
+pub struct LoadedCandidate {
+    pub module: rr_cuda::Module,
+    pub kernel: String,
+    pub as_loaded: Vec<(String, Vec<u8>)>,
+}
+
+/// The value as loaded of each global of `module` that `kernel` puts back before every run
+/// (bound to `recorded` or the candidate's own from `image`), read before any run wrote
+/// them: what a switch to an instance that records none of them puts back.
+pub(super) fn as_loaded(
+    module: &rr_cuda::Module,
+    image: &[u8],
+    recorded: &Globals,
+    kernel: &Kernel,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let names = recorded.entries.iter().map(|g| g.name.clone());
+    for name in names.chain(crate::replay::guards::image_globals(image)) {
+        let Ok(g) = module.global(&name) else {
+            continue;
+        };
+        if out.iter().any(|(n, _)| n == &name) {
+            continue;
+        }
+        // Those the kernel resets (within the budget of its own globals), read from the
+        // device: none was written yet.
+        if let Some((k, _)) = kernel.globals.iter().find(|(k, _)| k.ptr == g.ptr) {
+            out.push((name, k.download()?));
+        }
+    }
+    Ok(out)
+}
+
+/// Why [`Session::switch_keeping_candidate`] did not switch.
+#[derive(Debug)]
+pub enum SwitchFailed {
+    /// Before anything changed (refused, the instance's kernel or the candidate does not bind,
+    /// the input cannot be read): the session still holds the last instance, the candidate
+    /// loaded.
+    Refused(Error),
+    /// Part way: the session must be dropped.
+    Broken(Error),
+}
+
+impl std::fmt::Display for SwitchFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SwitchFailed::Refused(e) | SwitchFailed::Broken(e) => e.fmt(f),
+        }
+    }
+}
+
+/// What a switch reads and binds before it changes the session.
+struct Prepared {
+    bound: Bound,
+    input: Snapshot,
 }
 
 /// How [`Session::switch_to`]'s refusal starts (the reason follows).
@@ -240,7 +359,27 @@ impl std::fmt::Display for Switched {
 
 #[cfg(test)]
 mod tests {
-    use super::Switched;
+    use super::{unbound, Switched};
+
+    #[test]
+    fn a_switch_puts_back_the_loaded_value_of_every_global_the_instance_does_not_record() {
+        // Loaded on an instance that recorded x and y; the candidate's own z. An instance that
+        // records x only: y and z get their values as loaded (never the last instance's y).
+        let as_loaded = vec![
+            ("x".to_string(), vec![1u8]),
+            ("y".to_string(), vec![2u8]),
+            ("z".to_string(), vec![3u8]),
+        ];
+        let left: Vec<&str> = unbound(&as_loaded, &["x"])
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(left, ["y", "z"]);
+        // One that records z as well (the candidate's own there): only y.
+        let left: Vec<&str> = unbound(&as_loaded, &["x", "z"])
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(left, ["y"]);
+    }
 
     #[test]
     fn a_switch_says_every_size_alike_and_what_was_neither_kept_nor_uploaded() {

@@ -7,6 +7,7 @@ use std::path::Path;
 use rr_cuda::{LaunchConfig, Module};
 
 use super::kernel::{own_globals, Kernel};
+use super::switch::{as_loaded, LoadedCandidate};
 use super::{refused, RunError, Session, DEFAULT_DYNAMIC_SHARED, MAX_PARKED};
 use crate::error::{Error, Result};
 use crate::replay::candidate::Candidate;
@@ -131,8 +132,13 @@ impl Session {
             &mut kernel,
             &mut notes,
         )?;
+        let as_loaded = as_loaded(&module, &c.image, &self.kernels.recorded_globals, &kernel)?;
         self.kernels.candidate = Some((kernel, DEFAULT_DYNAMIC_SHARED));
-        self.kernels.candidate_module = Some((module, c.kernel.clone()));
+        self.kernels.candidate_module = Some(LoadedCandidate {
+            module,
+            kernel: c.kernel.clone(),
+            as_loaded,
+        });
         Ok(notes)
     }
 
