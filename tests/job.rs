@@ -333,3 +333,70 @@ fn a_profile_job_streams_its_events() {
         .collect();
     assert_eq!(kinds, ["error", "done"]);
 }
+
+/// What a tune job's refusal says, and how the job is broken.
+type Breaker = (&'static str, fn(&mut rr_tune::job::TuneJob));
+
+/// A tune job outside the command line's limits (what `tune`'s parser refuses: a budget of 0,
+/// 4294967295 samples, energy measured -1 s) is refused before anything runs, exit 2: asking
+/// for events, as a replay job is refused, an `error` event of its run then `done` on stdout
+/// (the explorer reads its sweep's stream, not stderr); else `tune`'s line on stderr.
+#[test]
+fn a_refused_tune_job_asking_for_events_says_so_in_its_stream() {
+    use rr_tune::job::TuneJob;
+    let desc = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    let breakers: [Breaker; 3] = [
+        ("--budget 0", |j| j.budget = Some(0)),
+        ("--samples 4294967295", |j| j.samples = Some(u32::MAX)),
+        ("--energy-seconds -1", |j| j.energy_seconds = -1.0),
+    ];
+    for (want, break_it) in breakers {
+        let mut job = TuneJob::new(desc.clone());
+        job.run_id = 9;
+        job.events = true;
+        break_it(&mut job);
+        let out = rr_job(&[], &line_of(&job));
+        assert_eq!(out.status.code(), Some(2), "{want}");
+        assert!(out.stderr.is_empty(), "{want}: {:?}", out.stderr);
+        let said = events(&out);
+        assert_eq!(said.len(), 2, "{want}: {said:?}");
+        assert_eq!(
+            (&said[0]["event"], &said[0]["kind"], &said[0]["run"]),
+            (&"error".into(), &"input".into(), &9.into()),
+            "{want}"
+        );
+        let message = said[0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("rr-tui job: ") && message.contains(want),
+            "{message}"
+        );
+        assert_eq!(
+            said[1],
+            serde_json::json!({"run": 9, "event": "done", "ok": false})
+        );
+        // Without events: `tune`'s own line on stderr, nothing on stdout.
+        job.events = false;
+        let out = rr_job(&[], &line_of(&job));
+        assert_eq!(out.status.code(), Some(2), "{want}");
+        assert!(out.stdout.is_empty(), "{want}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("rr-tui: error: rr-tui job: ") && stderr.contains(want),
+            "{stderr}"
+        );
+    }
+    // A job whose run cannot be read is refused in the untagged line a replay job's is.
+    let mut job = TuneJob::new(desc);
+    job.events = true;
+    let line = String::from_utf8(line_of(&job)).unwrap();
+    let line = line.replace(&format!("\"run_id\":{}", job.run_id), "\"run_id\":\"nine\"");
+    let out = rr_job(&[], line.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    let said = events(&out);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(
+        (&said[0]["event"], &said[0]["run"]),
+        (&"error".into(), &Value::Null)
+    );
+}

@@ -91,6 +91,13 @@ fn usage_mistakes_are_one_line_and_exit_2() {
         (&["--devices", "0,0"], "GPU 0 is listed twice"),
         (&["--devices", "a"], "expected GPU ordinals like 0,1"),
         (&["--budget", "0"], "from 1 to 1048576"),
+        // Each fixed sample is kept until its configuration is summarised: 4294967295 of them
+        // ran to the configuration's timeout holding hundreds of MB.
+        (
+            &["--samples", "4294967295"],
+            "expected a number of samples from 1 to 1000000",
+        ),
+        (&["--samples", "0"], "from 1 to 1000000"),
         (
             &["--samples", "5", "--max-noise", "1"],
             "cannot be used with",

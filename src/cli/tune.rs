@@ -248,7 +248,7 @@ pub struct TuneArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = clap::value_parser!(u32).range(1..),
+        value_parser = parse_samples,
         conflicts_with_all = ["max_noise", "min_samples", "min_time", "timeout"],
         help_heading = "Timing"
     )]
@@ -489,6 +489,19 @@ pub(crate) fn parse_budget(s: &str) -> Result<u64, String> {
             rr_format::text::quoted(s),
             job::BUDGET.start(),
             job::BUDGET.end()
+        )),
+    }
+}
+
+/// `--samples N`: the job's limit ([`job::SAMPLES`]), said by the parser.
+pub(crate) fn parse_samples(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if job::SAMPLES.contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{}: expected a number of samples from {} to {}",
+            rr_format::text::quoted(s),
+            job::SAMPLES.start(),
+            job::SAMPLES.end()
         )),
     }
 }

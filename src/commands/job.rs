@@ -5,7 +5,8 @@
 //!
 //! - `replay`: a replay (`replay --json`'s events);
 //! - `tune`: a sweep (the explorer's: `tune --events`'s events when the job asks for them; a
-//!   failure is said on stderr, `rr-tui: error: …`, as `tune` says it);
+//!   failure is said on stderr, `rr-tui: error: …`, as `tune` says it; a job refused while
+//!   asking for events is an `error` event, as a replay job's refusal is);
 //! - `engine`: the engine a sweep drives on one GPU (the tuner's, an engine hub's): its commands
 //!   follow the job's line on standard input; a job it refuses is an `error` event of run 0,
 //!   as the engine says why it cannot start;
@@ -35,10 +36,10 @@ fn run_line() -> Result<i32> {
     let refused = |e: JobError| Error::invalid(format!("rr-tui job: {e}"));
     match job::kind_of(&line).map_err(refused)?.as_str() {
         "replay" => super::replay::run_job(job::decode(&line).map_err(refused)?),
-        // Said as `tune` says it (the explorer quotes the end of stderr), not as JSON.
-        "tune" => Ok(match job::decode(&line).map_err(refused) {
+        // A failed sweep is said as `tune` says it (the explorer quotes the end of stderr).
+        "tune" => Ok(match job::decode(&line) {
             Ok(sweep) => super::tune::run(&sweep).unwrap_or_else(|e| crate::fail(&e, false)),
-            Err(e) => crate::fail(&e, false),
+            Err(e) => refuse_tune(&line, e),
         }),
         "engine" => match job::decode(&line) {
             Ok(engine) => super::engine::run(&engine),
@@ -67,6 +68,32 @@ fn run_line() -> Result<i32> {
             "rr-tui job: a job of kind `{}`: this rr-tui runs {KINDS}",
             rr_format::text::visible(other)
         ))),
+    }
+}
+
+/// A tune job refused (outside the command line's limits, flags that exclude each other, not a
+/// tune job at all): for a job that asks for events, as a replay job is refused, an `error` line
+/// on standard output, then `done`, both of the job's run when it names one (the explorer reads
+/// its sweep's stream by run); else as `tune` says it, a line on stderr. Exit status 2.
+fn refuse_tune(line: &[u8], e: JobError) -> i32 {
+    let message = format!("rr-tui job: {e}");
+    // The fields were refused, not necessarily the line: read `events` from it as it is.
+    let events = serde_json::from_slice::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| v.get("tune")?.get("events")?.as_bool())
+        .unwrap_or(false);
+    match (events, e.run) {
+        (true, Some(run)) => {
+            let printer = super::replay::printer::Printer { json: true, run };
+            printer.emit(Event::Error {
+                kind: ErrorKind::Input,
+                message: rr_format::text::visible(&message).into_owned(),
+            });
+            printer.emit(Event::Done { ok: false });
+            2
+        }
+        (true, None) => crate::fail_in_stream(&Error::invalid(message)),
+        (false, _) => crate::fail(&Error::invalid(message), false),
     }
 }
 

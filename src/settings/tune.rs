@@ -11,7 +11,7 @@ use rr_engine::diff::Comparison;
 use rr_engine::replay::timing::NoiseTarget;
 use rr_engine::replay::Verify;
 use rr_tune::defines::{DefineAxis, Defines, GeometryExpr};
-use rr_tune::job::{SweepTiming, TuneJob};
+use rr_tune::job::{SweepTiming, TuneJob, SAMPLES};
 use rr_tune::space::{self, GridChoice, MAX_CONFIGS};
 use rr_tune::{Objective, StrategyKind};
 
@@ -238,13 +238,17 @@ fn parse_samples(text: &str) -> Result<Option<u32>, String> {
     if text.is_empty() || text.eq_ignore_ascii_case("adaptive") {
         return Ok(None);
     }
+    // The command line's limit, so the form never builds a job `tune` refuses.
     parse_count(text)
         .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| SAMPLES.contains(n))
         .map(Some)
         .ok_or_else(|| {
             format!(
-                "{}: expected `adaptive` or a number of samples (1 or more)",
-                rr_format::text::quoted(text)
+                "{}: expected `adaptive` or a number of samples from {} to {}",
+                rr_format::text::quoted(text),
+                SAMPLES.start(),
+                SAMPLES.end()
             )
         })
 }

@@ -117,6 +117,8 @@ fn fields_say_what_they_mean_or_why_not() {
     assert!(Field::Budget.check("0").is_err());
     assert_eq!(Field::Samples.check("5"), Ok("5 per configuration".into()));
     assert!(Field::Samples.check("many").is_err());
+    assert!(Field::Samples.check("1000000").is_ok());
+    assert!(Field::Samples.check("1000001").is_err());
     assert_eq!(Field::Verify.check("off"), Ok("not verified".into()));
     assert!(Field::Verify.check("f32:rtol=1e-5").is_ok());
     assert!(Field::Verify

@@ -48,6 +48,11 @@ pub const BUDGET: RangeInclusive<u64> = 1..=MAX_MEASURED;
 pub const MAX_ENGINES: u16 = 1024;
 /// Adaptive sampling stops at this many kept samples whatever the noise.
 pub const MAX_ADAPTIVE_SAMPLES: u32 = 10_000;
+/// Samples per configuration when fixed (`--samples`). Each is kept until the configuration
+/// is summarised: a million is 8 MB and, for a kernel of a few microseconds, seconds of GPU
+/// time; without a limit, 4294967295 ran to the configuration's timeout holding every sample
+/// (hundreds of MB a minute).
+pub const SAMPLES: RangeInclusive<u32> = 1..=1_000_000;
 
 /// How each configuration is sampled, as the timing flags give it (what is not given is
 /// tune's default: cold, adaptive to the noise target).
@@ -310,8 +315,12 @@ impl TuneJob {
                 return Err(format!("{a} cannot be used with {b}"));
             }
         }
-        if self.samples == Some(0) {
-            return Err("--samples 0: at least 1".into());
+        if let Some(n) = self.samples.filter(|n| !SAMPLES.contains(n)) {
+            return Err(format!(
+                "--samples {n}: expected a number of samples from {} to {}",
+                SAMPLES.start(),
+                SAMPLES.end()
+            ));
         }
         check_noise(&self.timing.target())?;
         if !(self.energy_seconds.is_finite() && ENERGY_SECONDS.contains(&self.energy_seconds)) {

@@ -216,6 +216,13 @@ fn a_job_outside_the_command_lines_limits_is_refused_naming_the_flag() {
                 j.samples = Some(0);
             }),
         ),
+        (
+            "--samples 1000001: expected a number of samples from 1 to 1000000",
+            Box::new(|j| {
+                j.timing = SweepTiming::default();
+                j.samples = Some(SAMPLES.end() + 1);
+            }),
+        ),
         ("--max-noise", Box::new(|j| j.timing.max_noise = Some(0.0))),
         (
             "--min-samples",

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use rr_engine::replay::plan::Plan;
+use rr_engine::replay::request::Verify;
 use rr_engine::replay::{ReplayInstance, Supplied};
 use rr_format::dir::RecordDir;
 use rr_format::record_config::shown_pattern;
@@ -35,12 +36,15 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
     let mut selected = Vec::new();
     for e in &rec.instances {
         let json = e.files.json();
-        // The report's name, else the descriptor's (an unreadable one matches nothing).
+        // The report's name, else the descriptor's. A descriptor that cannot be read refuses
+        // the judgement (exit 2, naming it): whether its instance belongs to the kernels is
+        // unknown, and a verdict that left it out would still read "verified on every
+        // instance".
         let kernel = match &e.kernel_name {
             Some(k) => k.clone(),
-            None => Descriptor::read(&json).map(|d| d.name).unwrap_or_default(),
+            None => Descriptor::read(&json)?.name,
         };
-        if !kernel.is_empty() && (re.is_match(&kernel) || re.is_match(&demangle(&kernel))) {
+        if re.is_match(&kernel) || re.is_match(&demangle(&kernel)) {
             selected.push(Selected {
                 name: e.json_file.clone(),
                 json,
@@ -60,23 +64,30 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
 /// Every selected instance loaded as `replay` loads it (with what the user supplies that a
 /// legacy record lacks), before anything looks for a GPU: an instance no replay can run (an
 /// LLVM 19–22 record, an LLVM 16–17 one without --image, one recorded as unreplayable, a file
-/// that is missing or wrong) refuses the whole judgement, naming its descriptor (exit status 2, as
-/// `replay` refuses it). For each, what decides whether one process can go on to the next
-/// ([`switch_key`]).
+/// that is missing or wrong, its recorded output included) refuses the whole judgement, naming
+/// the file (exit status 2, as `replay --candidate` refuses it). For each, what decides whether
+/// one process can go on to the next ([`switch_key`]).
 pub fn load_all(selected: &[Selected], supplied: &Supplied) -> Result<Vec<Option<Plan>>> {
     selected
         .iter()
         .map(|s| {
-            let inst = ReplayInstance::load(&s.json, supplied).map_err(|e| {
-                match &e {
-                    // An error that names its file names the descriptor or one beside it.
-                    Error::Record(r) if r.path().is_some() => e,
-                    _ => Error::format(&s.json, e.to_string()),
-                }
-            })?;
+            let inst = ReplayInstance::load(&s.json, supplied).map_err(|e| named(e, &s.json))?;
+            // Every candidate is verified against the recorded output (bytes, or a tolerance:
+            // either way verification is on), so an output that is missing or wrong is refused
+            // here, as `replay --candidate` refuses it, not found out instance by instance.
+            inst.check_verifiable(&Verify::Bytes)
+                .map_err(|e| named(e, &s.json))?;
             Ok(switch_key(&inst))
         })
         .collect()
+}
+
+/// `e`, naming `json` unless it names its file already (the descriptor or one beside it).
+fn named(e: Error, json: &Path) -> Error {
+    match &e {
+        Error::Record(r) if r.path().is_some() => e,
+        _ => Error::format(json, e.to_string()),
+    }
 }
 
 /// What decides whether one process can go on from one instance to the next: the memory
