@@ -112,6 +112,7 @@ impl AbArgs {
             supplied: self.supplied.supplied(),
             events_only: self.events_only,
             worker: self.worker.map(|(from, to)| WorkerSpan { from, to }),
+            worker_skip: Vec::new(),
             json: self.json,
         }
     }
@@ -262,6 +263,7 @@ mod tests {
             },
             events_only: true,
             worker: Some(WorkerSpan { from: 0, to: 9 }),
+            worker_skip: Vec::new(),
             json: true,
         };
         assert_eq!(a.job(), want);

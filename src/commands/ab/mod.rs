@@ -97,8 +97,9 @@ fn check_candidates(a: &AbJob) -> Result<()> {
 /// takes. A worker says each result when it is final (in any order) and, before each step,
 /// which instance it is on; one that ends with instances of its span left unsaid (a fault
 /// ends it after saying that instance's error; a crash or a hang without) leaves them to a
-/// fresh worker, after blaming the instance it was on when that one has no result. Each worker
-/// settles at least one instance: the one it said it was on, else the first of its span.
+/// fresh worker (which leaves out those judged), after blaming the instance it was on when
+/// that one has no result. Each worker settles at least one instance: the one it said it was
+/// on, else the first left.
 fn run_candidate(
     a: &AbJob,
     spec: &CandidateSpec,
@@ -108,36 +109,34 @@ fn run_candidate(
     let mut results = Vec::with_capacity(names.len());
     for &(from, to) in spans {
         let mut slots: Vec<Option<InstanceResult>> = vec![None; to - from];
-        // A fresh worker takes the first run of consecutive instances left: a span is what
-        // one worker can hold, and the instances left after a blamed one are rotated together.
-        while let Some(s) = slots.iter().position(Option::is_none) {
-            let e = slots[s..]
-                .iter()
-                .position(Option::is_some)
-                .map_or(slots.len(), |n| s + n);
-            let job = a.worker_job(spec, from + s, from + e);
-            let ran = run_worker(&job, &names[from + s..from + e], &mut |k, r| {
+        while let Some(first_left) = slots.iter().position(Option::is_none) {
+            // A fresh worker leaves out what is judged: the instances left rotate together.
+            let mut job = a.worker_job(spec, from, to);
+            job.worker_skip = (0..slots.len())
+                .filter(|&k| slots[k].is_some())
+                .map(|k| from + k)
+                .collect();
+            let ran = run_worker(&job, &names[from..to], &mut |k, r| {
                 if !a.json {
                     output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
-                slots[s + k] = Some(r.clone());
+                slots[k] = Some(r.clone());
             })?;
-            let left = |k: &usize| slots[s + k].is_none();
-            let blamed = match ran.at.filter(left) {
+            let blamed = match ran.at.filter(|&k| slots[k].is_none()) {
                 Some(k) => Some(k),
-                None if ran.got == 0 => (s..e).map(|k| k - s).find(left),
+                None if ran.got == 0 => Some(first_left),
                 None => None,
             };
             if let Some(k) = blamed {
                 let why = last_line(&ran.stderr).unwrap_or("no message");
                 let r = InstanceResult::error(
-                    &names[from + s + k],
+                    &names[from + k],
                     format!("the candidate's process ended on this instance: {why}"),
                 );
                 if !a.json {
                     output::error_line(&format!("[rr-tui]   {}", r.line()));
                 }
-                slots[s + k] = Some(r);
+                slots[k] = Some(r);
             }
         }
         results.extend(slots.into_iter().flatten());

@@ -59,9 +59,14 @@ fn json<T: Serialize>(v: &T) -> String {
 pub fn run(a: &AbJob, WorkerSpan { from, to }: WorkerSpan) -> Result<i32> {
     let selected = select::instances(&a.dir, &a.kernels)?
         .ok_or_else(|| Error::invalid("the record directory holds no record"))?;
-    let span = selected
+    let span: Vec<Selected> = selected
         .get(from..to.min(selected.len()))
-        .ok_or_else(|| Error::invalid("--worker: the span lies beyond the selection"))?;
+        .ok_or_else(|| Error::invalid("--worker: the span lies beyond the selection"))?
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !a.worker_skip.contains(&(from + k)))
+        .map(|(_, s)| s.clone())
+        .collect();
     let [spec] = a.candidates.as_slice() else {
         return Err(Error::invalid("--worker judges one candidate"));
     };

@@ -51,6 +51,11 @@ pub struct AbJob {
     pub events_only: bool,
     /// A worker process's job: one candidate on these instances, one result line each.
     pub worker: Option<WorkerSpan>,
+    /// Instances of the worker's span it leaves out (0-based in the selection): those judged
+    /// already when a worker goes on after another ended part way, so that the instances left
+    /// rotate together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worker_skip: Vec<usize>,
     /// The leaderboard as one JSON document (`--json`) rather than text.
     pub json: bool,
 }
@@ -71,6 +76,7 @@ impl AbJob {
             supplied: Supplied::default(),
             events_only: false,
             worker: None,
+            worker_skip: Vec::new(),
             json: false,
         }
     }
@@ -171,6 +177,7 @@ mod tests {
             },
             events_only: true,
             worker: Some(WorkerSpan { from: 2, to: 5 }),
+            worker_skip: vec![3],
             json: true,
         }
     }
