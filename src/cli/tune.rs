@@ -244,7 +244,7 @@ pub struct TuneArgs {
     pub energy_seconds: f64,
     /// Exactly N samples per configuration.
     ///
-    /// N kept samples, instead of sampling to the noise target.
+    /// N kept samples (1 to 1000000), instead of sampling to the noise target.
     #[arg(
         long,
         value_name = "N",

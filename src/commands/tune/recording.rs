@@ -22,7 +22,7 @@ use rr_engine::{Error, Result};
 use rr_tune::job::TuneJob;
 
 /// One instance of the summary.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 struct Row {
     instance: String,
     kernel: String,
@@ -85,14 +85,21 @@ pub fn run_dir(a: &TuneJob, dir: &Path, sweep: fn(&TuneJob) -> Result<i32>) -> R
     }
     write_summary(&reports, &rows)?;
     print_summary(&rows, &reports);
-    let interrupted = rows.iter().any(|r| r.outcome == "interrupted");
-    Ok(if interrupted {
+    Ok(exit_status(&rows))
+}
+
+/// 130 when interrupted; else 0 only when every instance found a best configuration, as `tune
+/// X.json` exits 0 for each: an instance skipped (its record refused, a limit), failed or with
+/// nothing verified makes it 1, as an instance that errs does in `ab` and a row that cannot be
+/// read does in `report`. The summary says which.
+fn exit_status(rows: &[Row]) -> i32 {
+    if rows.iter().any(|r| r.outcome == "interrupted") {
         130
-    } else if rows.iter().any(|r| r.best.is_some()) {
+    } else if rows.iter().all(|r| r.best.is_some()) {
         0
     } else {
         1
-    })
+    }
 }
 
 /// What only one instance's sweep takes, refused for a recording (once, before its instances:
@@ -125,12 +132,14 @@ fn select_instances(
             continue;
         }
         let json = e.files.json();
-        // The kernel's name: the report's, else the descriptor's (one line when unreadable).
+        // The kernel's name: the report's, else the descriptor's. An instance whose descriptor
+        // cannot be read is taken whatever `--kernels` says: its sweep is refused, and the
+        // summary lists it with the reason rather than leave it out unsaid.
         let kernel = match &e.kernel_name {
             Some(k) => k.clone(),
             None => Descriptor::read(&json).map(|d| d.name).unwrap_or_default(),
         };
-        if wanted(&kernel) {
+        if kernel.is_empty() || wanted(&kernel) {
             selected.push((e.json_file.clone(), json, kernel));
         }
     }
@@ -211,10 +220,11 @@ fn sweep_instances(
             one.csv = Some(reports.join(format!("{stem}.tune.csv")));
         }
         let outcome = sweep(&one);
+        // Said where it happens too (the summary repeats it): the sweep's refusal.
+        if let Err(e) = &outcome {
+            output::line(&format!("skipped: {e}"));
+        }
         if a.list {
-            if let Err(e) = outcome {
-                output::line(&format!("skipped: {e}"));
-            }
             continue;
         }
         let row = summarise(&name, &kernel, &report, outcome);
@@ -438,6 +448,17 @@ mod tests {
         );
         let missing = summarise("z.json", "k", &dir.path().join("none.json"), Ok(1));
         assert_eq!(missing.outcome, "failed");
+        // Exit 0 only when every instance found a best; 130 when one was interrupted.
+        let interrupted = summarise("i.json", "k", &path, Ok(130));
+        assert_eq!(exit_status(std::slice::from_ref(&row)), 0);
+        assert_eq!(exit_status(&[]), 0);
+        for other in [&skipped, &missing] {
+            assert_eq!(
+                exit_status(&[summarise("x.json", "k", &path, Ok(0)), (*other).clone()]),
+                1
+            );
+        }
+        assert_eq!(exit_status(&[skipped.clone(), interrupted]), 130);
         write_summary(dir.path(), &[row, skipped, missing]).unwrap();
         let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
         assert_eq!(csv.lines().count(), 4);

@@ -30,6 +30,8 @@ pub struct Collector<'a> {
     next_save: Instant,
     save_error: Option<String>,
     pub gone: Vec<i32>,
+    /// Why an engine refused the instance itself, and its GPU (the first said), when one did.
+    pub refused: Option<(i32, String)>,
 }
 
 impl<'a> Collector<'a> {
@@ -56,6 +58,7 @@ impl<'a> Collector<'a> {
             next_save: Instant::now() + SAVE_EVERY,
             save_error: None,
             gone: Vec::new(),
+            refused: None,
         }
     }
 
@@ -85,6 +88,21 @@ impl<'a> Collector<'a> {
         self.printer
             .warning(&format!("{} {device} given up: {why}", self.unit()));
         self.gone.push(device);
+    }
+
+    /// The engine of `device` refused the instance: said once, as the sweep's error when nothing
+    /// ran (every engine refuses the same record), else after the sweep ([`Collector::said_refused`]).
+    pub fn refused(&mut self, device: i32, why: String) {
+        self.gone.push(device);
+        self.refused.get_or_insert((device, why));
+    }
+
+    /// A refusal said as a warning, for a sweep that went on without the GPUs that refused.
+    pub fn said_refused(&self) {
+        if let Some((device, why)) = &self.refused {
+            self.printer
+                .warning(&format!("{} {device} given up: {why}", self.unit()));
+        }
     }
 
     /// What a worker drives: a GPU here, or an engine through a hub.

@@ -84,6 +84,33 @@ pub enum Reply {
     Interrupted,
 }
 
+/// Why an engine did not start, or could not switch to another instance: in words, and whether
+/// a local engine refused the instance itself (an `error` of kind `input`: a record no replay
+/// can run, which no other attempt and no other GPU changes, so it is not tried again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotStarted {
+    pub why: String,
+    pub input: bool,
+}
+
+impl From<String> for NotStarted {
+    fn from(why: String) -> NotStarted {
+        NotStarted { why, input: false }
+    }
+}
+
+impl From<&str> for NotStarted {
+    fn from(why: &str) -> NotStarted {
+        why.to_string().into()
+    }
+}
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
 /// `job` as the line an engine reads first (with its newline).
 fn job_line(job: &EngineJob) -> Result<Vec<u8>, String> {
     rr_engine::job::line(job).map_err(|e| format!("the engine's job: {e}"))
@@ -102,7 +129,7 @@ fn hub_hello(cwd: &str, job: &EngineJob) -> Result<Vec<u8>, String> {
 impl EngineChild {
     /// Start an engine for `job` as a child of this process (`rr-tui job`, the job its first
     /// line of input) and wait until it is ready.
-    pub fn start(exe: &Path, job: &EngineJob) -> Result<EngineChild, String> {
+    pub fn start(exe: &Path, job: &EngineJob) -> Result<EngineChild, NotStarted> {
         let line = job_line(job)?;
         let mut child = Command::new(exe)
             .arg("job")
@@ -130,7 +157,7 @@ impl EngineChild {
     }
 
     /// Have the engine hub at `hub` run an engine for `job`, and wait until it is ready.
-    pub fn connect(hub: &Path, job: &EngineJob) -> Result<EngineChild, String> {
+    pub fn connect(hub: &Path, job: &EngineJob) -> Result<EngineChild, NotStarted> {
         let shown = rr_format::text::visible_path(hub);
         let mut stream = UnixStream::connect(hub)
             .map_err(|e| format!("cannot reach the engine hub {shown}: {e}"))?;
@@ -186,7 +213,7 @@ impl EngineChild {
         self
     }
 
-    fn ready(mut self) -> Result<EngineChild, String> {
+    fn ready(mut self) -> Result<EngineChild, NotStarted> {
         self.wait_ready()?;
         Ok(self)
     }
@@ -194,7 +221,7 @@ impl EngineChild {
     /// Have the engine serve `descriptor`, another instance of the recording it serves, and
     /// wait until it is ready again: what the two instances share stays on its GPU. An engine
     /// that cannot switch (its instance maps other addresses, …) has ended: start a new one.
-    pub fn switch(&mut self, descriptor: &Path) -> Result<(), String> {
+    pub fn switch(&mut self, descriptor: &Path) -> Result<(), NotStarted> {
         // Whatever came before the command is no answer to it.
         while let Ok(Some(_)) = self.events.try_recv() {}
         let id = self.next_id;
@@ -216,7 +243,7 @@ impl EngineChild {
         self.wait_ready()
     }
 
-    fn wait_ready(&mut self) -> Result<(), String> {
+    fn wait_ready(&mut self) -> Result<(), NotStarted> {
         // One deadline: events that are not `ready` never extend it.
         let timeout = start_timeout();
         let deadline = Instant::now() + timeout;
@@ -225,7 +252,7 @@ impl EngineChild {
             let line = self.events.recv_deadline(deadline);
             if let Ok(Some(l)) = &line {
                 if let Some(run) = never_sent(l, last) {
-                    return Err(self.unasked(run, last));
+                    return Err(self.unasked(run, last).into());
                 }
             }
             match line {
@@ -250,22 +277,30 @@ impl EngineChild {
                     Event::Phase { name, detail } if name == "switched" => {
                         self.switched = Some(detail);
                     }
-                    Event::Error { message, .. } => {
+                    Event::Error { kind, message } => {
                         self.kill();
-                        return Err(self.said(&self.hub_version_said(message)));
+                        // Only a local engine's: a hub refuses in `input` errors of its own
+                        // too (a tuner of another hub version), which are no record's fault.
+                        let input = kind == ErrorKind::Input && matches!(self.link, Link::Local(_));
+                        return Err(NotStarted {
+                            why: self.said(&self.hub_version_said(message)),
+                            input,
+                        });
                     }
                     _ => {}
                 },
                 Ok(Some(Line::Bad { .. })) => {}
                 Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.death("the engine ended before it was ready"))
+                    return Err(self.death("the engine ended before it was ready").into())
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();
-                    return Err(self.said(&format!(
-                        "the engine was not ready after {} s (RR_TUI_START_TIMEOUT allows more)",
-                        timeout.as_secs()
-                    )));
+                    return Err(self
+                        .said(&format!(
+                            "the engine was not ready after {} s (RR_TUI_START_TIMEOUT allows more)",
+                            timeout.as_secs()
+                        ))
+                        .into());
                 }
             }
         }

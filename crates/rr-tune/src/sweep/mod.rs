@@ -268,6 +268,10 @@ fn execute(a: &TuneJob, inst: &ReplayInstance, sweep: Sweep, started: Instant) -
     let saved = results.finish(started);
     if results.gone.len() == devices.len() && results.measured == 0 && results.report.best.is_none()
     {
+        // The record's fault, said as `replay` says it (exit status 2), not as GPUs that failed.
+        if let Some((_, why)) = results.refused.take() {
+            return Err(Error::invalid(why));
+        }
         return Err(Error::Failed(format!(
             "no {} could run the sweep (see the messages above)",
             if a.engine_hub.is_some() {
@@ -277,6 +281,7 @@ fn execute(a: &TuneJob, inst: &ReplayInstance, sweep: Sweep, started: Instant) -
             }
         )));
     }
+    results.said_refused();
     let interrupted = stop.load(Ordering::Relaxed);
     end_sweep(a, inst, &results, printer, interrupted, saved)?;
     let report = &results.report;
@@ -470,6 +475,7 @@ fn collect_messages(
             // The worker told the strategy already, before asking for its next configuration.
             Msg::Done(trial) => results.trial(*trial),
             Msg::Gone(device, why) => results.gone(device, &why),
+            Msg::Refused(device, why) => results.refused(device, why),
             Msg::Warn(text) => printer.warning(&text),
         }
     }

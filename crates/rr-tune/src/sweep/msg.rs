@@ -15,6 +15,8 @@ pub enum Msg {
     },
     Done(Box<Trial>),
     Gone(i32, String),
+    /// The engine of this GPU refused the instance (an input error, why): no GPU will run it.
+    Refused(i32, String),
     /// Something to say that ends nothing.
     Warn(String),
 }

@@ -121,7 +121,7 @@ done
         e.switch(Path::new("b.json")).unwrap();
         assert_eq!(e.switched.as_deref(), Some("1 GiB of 1 GiB kept"));
         let refused = e.switch(Path::new("moved.json")).unwrap_err();
-        assert!(refused.contains("laid out differently"), "{refused}");
+        assert!(refused.why.contains("laid out differently"), "{refused}");
         assert!(take(&args("c.json", 0)).is_none(), "taken once");
 
         // Not keeping: a finished engine quits.

@@ -14,7 +14,7 @@ use rr_engine::replay::energy::EnergyPolicy;
 use rr_engine::replay::timing::TimingPolicy;
 
 use super::compile;
-use super::engine_child::{self, EngineChild, Reply};
+use super::engine_child::{self, EngineChild, NotStarted, Reply};
 use super::msg::{Carried, Msg};
 use super::pool;
 use super::scheduler::{self, Scheduler, Work};
@@ -50,7 +50,7 @@ impl Origin {
         }
     }
 
-    fn start(&self, args: &EngineJob) -> std::result::Result<EngineChild, String> {
+    fn start(&self, args: &EngineJob) -> std::result::Result<EngineChild, NotStarted> {
         match self {
             Origin::Local(exe) => EngineChild::start(exe, args),
             Origin::Hub(socket) => EngineChild::connect(socket, args),
@@ -172,7 +172,7 @@ fn kept_engine(
             Some(e)
         }
         Err(why) => {
-            *refused = Some(Carried::Refused(why));
+            *refused = Some(Carried::Refused(why.why));
             None
         }
     }
@@ -214,7 +214,13 @@ fn start_engine(
             });
             Started::Ready(e)
         }
-        Err(why) => {
+        // The engine refused the instance itself (its record): no attempt and no GPU will run
+        // it, and the reason is the sweep's, not this GPU's.
+        Err(NotStarted { why, input: true }) => {
+            let _ = tx.send(Msg::Refused(device, why));
+            Started::GiveUp
+        }
+        Err(NotStarted { why, .. }) => {
             *failures += 1;
             // An engine that was not ready in all that time will not be the next time
             // either: given up at once rather than after as long again, twice.
