@@ -102,3 +102,32 @@ fn an_instance_the_engine_refuses_is_the_sweeps_error_not_a_gpu_that_did_not_sta
         .assert()
         .code(0);
 }
+
+/// An instance whose descriptor cannot be read (a directory in its place) names no kernel: it is
+/// taken whatever `--kernels` says, and listed as skipped with the reason, never left out.
+#[test]
+fn an_unreadable_descriptor_is_listed_as_skipped_not_left_out() {
+    let driver = fake_driver();
+    let (_t, dir) = fixture_copy("rrtui-v2-stencil3d");
+    let json = dir.join("3844743599784193033_4435446794594945131.json");
+    std::fs::remove_file(&json).unwrap();
+    std::fs::create_dir(&json).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let reports = work.path().join("reports");
+    let out = tune(driver.path(), work.path())
+        .arg(&dir)
+        .args(["--kernels", "stencil", "--reports"])
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("== instance 2/2: kernel unknown")
+            && stdout.contains(
+                "  kernel unknown (3844743599784193033_4435446794594945131.json): skipped: "
+            )
+            && stdout.contains("not a regular file"),
+        "{stdout}"
+    );
+}

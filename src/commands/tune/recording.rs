@@ -384,9 +384,13 @@ fn print_summary(rows: &[Row], reports: &Path) {
             (None, _, Some(why)) => format!("{}: {why}", r.outcome),
             (None, _, None) => format!("{}: nothing verified", r.outcome),
         };
+        let kernel = match r.kernel.as_str() {
+            // A descriptor that could not be read named none.
+            "" => "kernel unknown".into(),
+            k => visible(k),
+        };
         output::line(&format!(
-            "  {} ({}): {what}; {} verified, {} failed",
-            visible(&r.kernel),
+            "  {kernel} ({}): {what}; {} verified, {} failed",
             visible(&r.instance),
             r.verified,
             r.failed
