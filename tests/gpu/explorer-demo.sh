@@ -31,7 +31,7 @@ wait_for "verified" || rc=1
 cap explorer-instances.txt
 # The tuning screen: a sweep with the default form (block 32..1024*2, grid cover), live.
 "$TMUX" send-keys -t $S 5
-wait_for "No sweep of this instance" || rc=1
+wait_for "No sweep yet" || rc=1
 "$TMUX" send-keys -t $S r
 wait_for "running" || rc=1
 sleep 1; cap explorer-tuning-live.txt
