@@ -1,7 +1,7 @@
 """The explorer's replays of neighbouring instances, from the outside:
 `python3 serve_replays.py RR-TUI DIR [replay args...]` replays every instance of DIR one after
 the other as the explorer does (one `replay --json --serve` process, each next replay sent on its
-stdin), then each in a fresh process as before (`replay --json`), and prints per instance the time
+stdin as a typed replay job, `{"protocol": 1, "replay": {…}}`, the explorer's line), then each in a fresh process as before (`replay --json`), and prints per instance the time
 from asking to the first repetition and to the end, what the served process kept on the GPU, and
 both verdicts. Exits 1 when a verdict differs, a replay fails, or no replay switched in."""
 import glob
@@ -18,6 +18,31 @@ descriptors = [d for d in descriptors if "Name" in json.load(open(d))]
 
 def args(desc, run):
     return ["replay", desc, "--json", "--run-id", str(run), *extra]
+
+
+def job(desc, run):
+    """The replay job the explorer sends for `desc` (rr_engine::replay::request::ReplayRequest,
+    every field, as its reader refuses a missing one), with the replay args this probe takes:
+    --repetitions N and --verify."""
+    repetitions, verify, rest = 1, "no", list(extra)
+    while rest:
+        flag = rest.pop(0)
+        if flag == "--repetitions":
+            repetitions = int(rest.pop(0))
+        elif flag == "--verify":
+            verify = "bytes"
+        else:
+            sys.exit(f"serve_replays.py: {flag}: only --repetitions N and --verify go into a job")
+    request = {
+        "descriptor": desc, "run_id": run, "repetitions": repetitions, "warmup": 0,
+        "overrides": {"grid": None, "block": None, "num_teams": None, "num_threads": None,
+                      "shared_mem": None, "device_id": None, "ignore_limits": False},
+        "supplied": {"image": None, "base_address": None, "assume_llvm18": False},
+        "cold": False, "noise": None, "verify": verify, "verify_on_host": False,
+        "save_output": False, "output_dir": None, "strict": False, "kernel_timeout": 30.0,
+        "candidate": None, "energy": False, "events_only": False,
+    }
+    return json.dumps({"protocol": 1, "replay": request})
 
 
 def follow(stdout, run, start):
@@ -55,7 +80,7 @@ for run, desc in enumerate(descriptors, 1):
     if run > 1:
         start = time.perf_counter()
         try:
-            p.stdin.write(json.dumps(args(desc, run)) + "\n")
+            p.stdin.write(job(desc, run) + "\n")
             p.stdin.flush()
         except BrokenPipeError:
             served.append((None, 0.0, None, False, {"error": "the served process is gone"}))
