@@ -504,15 +504,7 @@ mod tests {
 
     #[test]
     fn every_screen_lists_its_own_keys_first_and_help_last() {
-        for scope in [
-            Scope::Picker,
-            Scope::Instances,
-            Scope::Descriptor,
-            Scope::Snapshots,
-            Scope::Replay,
-            Scope::Tune,
-            Scope::Profile,
-        ] {
+        for scope in SCREENS {
             let h = hints(scope);
             let own = BINDINGS
                 .iter()

@@ -270,18 +270,28 @@ pub(super) fn as_loaded(
     kernel: &Kernel,
 ) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
-    let names = recorded.entries.iter().map(|g| g.name.clone());
-    for name in names.chain(crate::replay::guards::image_globals(image)) {
+    let names = recorded.entries.iter().map(|g| (g.name.clone(), true));
+    let own = crate::replay::guards::image_globals(image)
+        .into_iter()
+        .map(|n| (n, false));
+    for (name, is_recorded) in names.chain(own) {
         let Ok(g) = module.global(&name) else {
             continue;
         };
         if out.iter().any(|(n, _)| n == &name) {
             continue;
         }
-        // Those the kernel resets (within the budget of its own globals), read from the
-        // device: none was written yet.
-        if let Some((k, _)) = kernel.globals.iter().find(|(k, _)| k.ptr == g.ptr) {
-            out.push((name, k.download()?));
+        // Those the kernel resets (within the budget of its own globals). A recorded name's
+        // reset value is the recording's, so its value as loaded is read from the device (none
+        // was written yet); the candidate's own were read as loaded when bound
+        // (`kernel::own_globals`) and are not read again.
+        if let Some((k, value)) = kernel.globals.iter().find(|(k, _)| k.ptr == g.ptr) {
+            let loaded = if is_recorded {
+                k.download()?
+            } else {
+                value.clone()
+            };
+            out.push((name, loaded));
         }
     }
     Ok(out)
