@@ -76,8 +76,14 @@ impl RegionStart {
                         inference.rule.candidate_count
                     )
                 };
+                // The pointers are `ArgPtrs` as the file holds them: each mapped section's
+                // begin, which is what lies in the region. The kernel got `ArgPtrs + ArgOffsets`
+                // (the addresses the arguments list shows), so a value here may differ from the
+                // argument's by its offset: said, or the two look like a contradiction.
                 format!(
-                    "{addr:#x}, inferred: {assumption} whose {} region holds the {} pointer argument(s) {}",
+                    "{addr:#x}, inferred: {assumption} whose {} region holds the {} pointer argument(s) {} \
+                     (raw ArgPtrs as recorded, each the start of a mapped section, before ArgOffsets \
+                     are added; the arguments the kernel got are ArgPtrs + ArgOffsets)",
                     crate::text::human(region_size),
                     how.inside,
                     hexes(&pointers_inside(&how.pointers, *addr, region_size))

@@ -61,6 +61,12 @@ fn llvm16_region_start_is_inferred_and_arguments_are_values_plus_offsets() {
         "{text}"
     );
     assert!(text.contains("0x7fe7aa000000, 0x7fe7aa001100"), "{text}");
+    // 0x7fe7aa001100 is ArgPtrs[1] as recorded; the argument is 0x7fe7aa001000 (offset -256):
+    // the line says which value it shows, or a reader sees two addresses for one argument.
+    assert!(
+        text.contains("(raw ArgPtrs as recorded, each the start of a mapped section, before ArgOffsets are added"),
+        "{text}"
+    );
 }
 
 #[test]
