@@ -657,6 +657,57 @@ fn diff_of_a_descriptor_labels_arguments() {
         .stdout(predicate::str::ends_with("different: input → output\n"));
 }
 
+/// With a tolerance the pairs may be equal only within it: the last line says so as each
+/// pair's line does, never a bare `equal` that reads as byte for byte.
+#[test]
+fn diff_of_a_descriptor_within_tolerance_says_so_in_its_summary() {
+    let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
+    rr().arg("diff")
+        .arg(&d)
+        .args(["--tolerance", "f32:atol=2"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(
+            "input → output: equal within tolerance\n",
+        ))
+        .stdout(predicate::str::ends_with("\nequal within tolerance\n"));
+    // Two instances whose descriptors are equal and whose snapshots are equal within it.
+    let (_t, dir) = fixture_copy("llvm-two-kernels");
+    let a = descriptor_of(&dir, "rr_saxpy");
+    let b = dir.join("copy.json");
+    std::fs::copy(&a, &b).unwrap();
+    std::fs::copy(a.with_extension("globals"), b.with_extension("globals")).unwrap();
+    std::fs::copy(a.with_extension("image"), b.with_extension("image")).unwrap();
+    std::fs::copy(
+        a.with_extension("record_input"),
+        b.with_extension("record_input"),
+    )
+    .unwrap();
+    std::fs::copy(
+        a.with_extension("record_output"),
+        b.with_extension("record_output"),
+    )
+    .unwrap();
+    let mut output = std::fs::read(b.with_extension("record_output")).unwrap();
+    output[0x4100] ^= 1; // the lowest mantissa bit of one f32: one ULP
+    std::fs::write(b.with_extension("record_output"), &output).unwrap();
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .args(["--tolerance", "f32:ulp=1"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("output: equal within tolerance\n"))
+        .stdout(predicate::str::ends_with("\nequal within tolerance\n"));
+    rr().arg("diff")
+        .arg(&a)
+        .arg(&a)
+        .args(["--tolerance", "f32:ulp=1"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::ends_with("\nequal\n"));
+}
+
 #[test]
 fn a_truncated_output_is_missing_bytes_not_equal_ones() {
     let (_t, dir) = fixture_copy("llvm-two-kernels");

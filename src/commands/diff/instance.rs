@@ -98,16 +98,25 @@ impl PairReport {
     }
 }
 
-/// The last line: `equal`, or which pairs are not.
+/// The last line: `equal`, `equal within tolerance` when a pair is equal only within the
+/// tolerance (as that pair's own line says: the summary must not claim more), or which pairs
+/// are not.
 pub(super) fn print_verdict(pairs: &[PairReport], others: &[&str]) {
+    crate::outln!("{}", verdict(pairs, others));
+}
+
+fn verdict(pairs: &[PairReport], others: &[&str]) -> String {
     let differing: Vec<&str> = others
         .iter()
         .copied()
         .chain(pairs.iter().filter(|p| !p.equal).map(|p| p.what.as_str()))
         .collect();
-    match differing.is_empty() {
-        true => crate::outln!("equal"),
-        false => crate::outln!("different: {}", differing.join(", ")),
+    if !differing.is_empty() {
+        return format!("different: {}", differing.join(", "));
+    }
+    match pairs.iter().all(PairReport::identical) {
+        true => "equal".into(),
+        false => "equal within tolerance".into(),
     }
 }
 
