@@ -863,8 +863,8 @@ fn the_tune_form_refuses_defines_without_a_source_as_the_command_does() {
         .strip_prefix("rr-tui: error: ")
         .unwrap()
         .to_string();
-    a.tune.form.defines = "TILE=1,2,4; T=float,double".into();
-    assert_eq!(a.tune.form.space_size(), Err(said.clone()));
+    a.tune.form.settings.defines = "TILE=1,2,4; T=float,double".into();
+    assert_eq!(a.tune.form.settings.space_size(), Err(said.clone()));
     assert!(
         key(&mut a, KeyCode::Char('r')).is_empty(),
         "a sweep started"

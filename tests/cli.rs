@@ -998,7 +998,10 @@ fn the_tuning_screens_child_without_a_driver_ends_with_its_stderr() {
         return;
     }
     let d = descriptor_of(&fixture("llvm-two-kernels"), "rr_saxpy");
-    let job = rr_tui::tui::app::TuneForm::default().job(d, 41).unwrap();
+    let job = rr_tui::tui::app::TuneForm::default()
+        .settings
+        .job(d, 41)
+        .unwrap();
     let (tx, rx) = crossbeam_channel::unbounded::<rr_engine::replay::Tagged>();
     let exe = Path::new(env!("CARGO_BIN_EXE_rr-tui"));
     ChildRun::spawn_job(exe, &job, 41, "tune", tx).unwrap();
@@ -1036,13 +1039,13 @@ fn the_tuning_form_and_the_command_line_make_the_same_job() {
     let form = |fields: &[(Field, &str)], cold: bool, energy: Option<rr_tune::Objective>| {
         let mut f = TuneForm::default();
         for &(field, text) in fields {
-            f.set_text(field, text).unwrap();
+            f.settings.set_text(field, text).unwrap();
         }
-        f.cold = cold;
+        f.settings.cold = cold;
         if let Some(o) = energy {
-            (f.objective, f.energy) = (o, true);
+            (f.settings.objective, f.settings.energy) = (o, true);
         }
-        f.job("x.json".into(), 9).unwrap()
+        f.settings.job("x.json".into(), 9).unwrap()
     };
     let (src_text, sweep_text) = (src.display().to_string(), sweep.display().to_string());
     let simulate = format!("simulate {sweep_text}");
@@ -3007,12 +3010,15 @@ fn doctor_and_profile_pass_over_an_ncu_that_cannot_run() {
             && detail.contains("; fix: make it executable (chmod +x)"),
         "{detail}"
     );
-    // profile looks the same way, and names it too.
+    // profile looks the same way, and names it too (on a driver: without one, that is said
+    // first).
     let (_tmp, dir) = fixture_copy("llvm-two-kernels");
     let desc = descriptor_of(&dir, "rr_saxpy");
+    let driver = fake_driver();
     rr().args(["profile"])
         .arg(&desc)
         .env("PATH", tools.path())
+        .env("LD_LIBRARY_PATH", driver.path())
         .assert()
         .code(1)
         .stderr(predicate::str::contains(format!(
@@ -3268,6 +3274,14 @@ fn record_says_an_unknown_option_is_not_a_program() {
 // ------------------------------------------------------------------------------------------------
 // One error prefix and one exit status policy (issue 36, point 13)
 
+/// What `profile` says it lacks on this machine: the driver before ncu, so on a machine
+/// without a GPU the driver (the stand-in is not on the library path there).
+const NO_DRIVER_OR_NCU: &str = if cfg!(rr_gpu) {
+    "Nsight Compute (ncu) was not found"
+} else {
+    "no CUDA driver found"
+};
+
 /// Every command says an error as `rr-tui: error: …` on stderr with nothing on stdout, and
 /// exits 2 for what the flags or the input named get wrong (a missing file, a file that is not
 /// what it should be, a directory for a descriptor, a record rr-tui cannot replay: LLVM 19–22)
@@ -3345,8 +3359,8 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
             2,
             "/nonexistent/c.toml",
         ),
-        // A run that cannot be done here: no ncu on an empty PATH.
-        (&["profile", x], 1, "Nsight Compute (ncu) was not found"),
+        // A run that cannot be done here: no driver (said first), or no ncu on an empty PATH.
+        (&["profile", x], 1, NO_DRIVER_OR_NCU),
         // The record's own refusal before the driver, naming the descriptor, in every command.
         (&["replay", llvm19], 2, "rr_saxpy.json: LLVM 19–22 recorded"),
         (&["tune", llvm19], 2, "rr_saxpy.json: LLVM 19–22 recorded"),
@@ -3523,12 +3537,7 @@ fn json_errors_are_json_in_every_command() {
             "input",
             "/nonexistent/x.json: ",
         ),
-        (
-            &["profile", x],
-            1,
-            "setup",
-            "Nsight Compute (ncu) was not found",
-        ),
+        (&["profile", x], 1, "setup", NO_DRIVER_OR_NCU),
         (
             &["check", not_descriptor],
             2,

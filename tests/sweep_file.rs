@@ -256,15 +256,19 @@ fn what_is_no_sweep_of_its_instance_is_refused_naming_the_file() {
 #[test]
 fn the_tune_form_simulates_from_the_opened_sweep_without_a_gpu() {
     let mut a = open(Path::new(BUNDLED)).unwrap();
-    assert_eq!(a.tune.form.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(a.tune.form.settings.text(Field::Grid), "1..8*2x1..8*2x4");
     assert_eq!(
-        a.tune.form.text(Field::Devices),
+        a.tune.form.settings.text(Field::Devices),
         format!("simulate {BUNDLED}")
     );
     assert!(a.gpu.is_err(), "no GPU here");
     // A budgeted search, as the strategy comparisons run it.
-    a.tune.form.set_text(Field::Strategy, "tpe").unwrap();
-    a.tune.form.set_text(Field::Budget, "30").unwrap();
+    a.tune
+        .form
+        .settings
+        .set_text(Field::Strategy, "tpe")
+        .unwrap();
+    a.tune.form.settings.set_text(Field::Budget, "30").unwrap();
     // The opened sweep is not replaced without asking: `r` again does.
     assert!(press_r(&mut a).is_empty());
     let cmds = press_r(&mut a);
@@ -299,14 +303,14 @@ fn the_config_does_not_replace_the_opened_sweeps_form() {
     let sweep = SweepFile::read(Path::new(BUNDLED)).unwrap();
     let gpu = Err("no CUDA driver found".to_string());
     let a = rr_tui::tui::load_sweep_app(sweep, gpu, std::env::temp_dir(), &config).unwrap();
-    assert_eq!(a.tune.form.text(Field::Grid), "1..8*2x1..8*2x4");
-    assert_eq!(a.tune.form.text(Field::Block), "4..16*2x4..16*2x4");
+    assert_eq!(a.tune.form.settings.text(Field::Grid), "1..8*2x1..8*2x4");
+    assert_eq!(a.tune.form.settings.text(Field::Block), "4..16*2x4..16*2x4");
     assert_eq!(
-        a.tune.form.text(Field::Devices),
+        a.tune.form.settings.text(Field::Devices),
         format!("simulate {BUNDLED}")
     );
     // What the sweep does not say stays the config's.
-    assert_eq!(a.tune.form.text(Field::Samples), "7");
+    assert_eq!(a.tune.form.settings.text(Field::Samples), "7");
 }
 
 /// `r` on an opened sweep asks before replacing it (the file keeps it); any other key keeps
@@ -429,15 +433,25 @@ fn the_tune_form_refuses_the_sweeps_the_command_refuses() {
         .success());
     let mut a = open(Path::new(BUNDLED)).unwrap();
     // The field's own check: a file, named.
-    assert!(a.tune.form.set_text(Field::Devices, "simulate").is_err());
+    assert!(a
+        .tune
+        .form
+        .settings
+        .set_text(Field::Devices, "simulate")
+        .is_err());
     let missing = a
         .tune
         .form
+        .settings
         .set_text(Field::Devices, "simulate /no/such/sweep.json")
         .unwrap_err();
     assert!(missing.contains("/no/such/sweep.json"), "{missing}");
     let given = format!("simulate {}", saxpy.display());
-    a.tune.form.set_text(Field::Devices, &given).unwrap();
+    a.tune
+        .form
+        .settings
+        .set_text(Field::Devices, &given)
+        .unwrap();
     press_r(&mut a); // asks before replacing the opened sweep
     let cmds = press_r(&mut a);
     assert!(cmds.is_empty(), "a sweep started: {:?}", a.status);

@@ -803,7 +803,10 @@ fn the_tune_forms_refused_defines_are_never_counted_and_refused_first() {
     assert!(typing.contains(&words(&said)), "{typing}");
     assert!(!typing.contains("variant(s)"), "{typing}");
     enter(&mut a);
-    assert_eq!(a.tune.form.defines, "TILE=1,2,4", "typed defines are taken");
+    assert_eq!(
+        a.tune.form.settings.defines, "TILE=1,2,4",
+        "typed defines are taken"
+    );
     let form = screen_text(&a);
     assert!(form.contains(&format!("✗ {}", words(&said))), "{form}");
     assert!(!form.contains("variant(s)"), "{form}");

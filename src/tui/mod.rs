@@ -150,7 +150,7 @@ mod tests {
             app.settings.tolerance,
             crate::cli::parse_tolerance("f32:ulp=4").ok()
         );
-        assert_eq!(app.tune.form.block, "64");
-        assert_eq!(app.tune.form.grid, "cover");
+        assert_eq!(app.tune.form.settings.block, "64");
+        assert_eq!(app.tune.form.settings.grid, "cover");
     }
 }

@@ -30,7 +30,7 @@ impl TuneScreen {
     pub(crate) fn on_edit_key(app: &mut App, k: KeyEvent) {
         match app.tune.form.edit_key(&k) {
             EditOutcome::Applied(field) => {
-                let (shown, _) = app.tune.form.shown(field);
+                let (shown, _) = app.tune.form.settings.shown(field);
                 app.set_status(format!("{} {shown}", field.label()), false);
             }
             EditOutcome::Cancelled => app.set_status("field unchanged", false),

@@ -126,8 +126,8 @@ fn field_spans<'a>(form: &TuneForm, i: usize, theme: &Theme, col_w: usize) -> Ve
                 spans.extend(editor_spans(&e.editor, style, room));
             }
             None => {
-                let (text, given) = form.shown(field);
-                let summary = form.summary(field).filter(|_| given);
+                let (text, given) = form.settings.shown(field);
+                let summary = form.settings.summary(field).filter(|_| given);
                 let value = fit(&rr_format::text::visible(&text), room);
                 let left = room.saturating_sub(value.chars().count());
                 let style = if given { base } else { base.patch(theme.dim) };
@@ -163,24 +163,25 @@ fn editor_spans<'a>(e: &crate::tui::app::LineEditor, style: Style, room: usize) 
 /// What the field being typed means so far, or why it does not parse (the parser's message);
 /// otherwise the size of the space the form spans.
 fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
+    let set = &form.settings;
     match &form.editing {
         Some(e) => match &e.check {
             Ok(s) => (format!("{}: {s}", e.field.label()), theme.dim),
             Err(why) => (format!("✗ {}: {why}", e.field.label()), theme.error),
         },
-        None => match form.space_size() {
+        None => match set.space_size() {
             Ok(n) => (
                 format!(
                     "{n} configuration(s) · {} · {} · {} samples · verify {}{}",
-                    form.strategy.name(),
-                    if form.cold { "cold" } else { "hot" },
-                    form.shown(Field::Samples).0,
-                    form.shown(Field::Verify).0,
-                    match (form.objective, form.energy) {
+                    set.strategy.name(),
+                    if set.cold { "cold" } else { "hot" },
+                    set.shown(Field::Samples).0,
+                    set.shown(Field::Verify).0,
+                    match (set.objective, set.energy) {
                         (rr_tune::Objective::Time, false) => String::new(),
                         _ => format!(
                             " · objective {} (energy ~1 s a configuration)",
-                            form.text(Field::Objective)
+                            set.text(Field::Objective)
                         ),
                     }
                 ),
@@ -198,7 +199,8 @@ fn info_text(form: &TuneForm, theme: &Theme) -> (String, Style) {
 fn draw_intro(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let (info, style) = info_text(&app.tune.form, theme);
     let mut head = vec![(info, style)];
-    let simulated = app.tune.form.devices.trim_start().starts_with("simulate");
+    let devices = &app.tune.form.settings.devices;
+    let simulated = devices.trim_start().starts_with("simulate");
     let blocker = app.current().and_then(|i| app.replay_blocker(i));
     match blocker {
         Some(ReplayBlocker::Record(why)) => head.push((

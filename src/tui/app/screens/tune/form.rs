@@ -4,8 +4,6 @@
 //! cursor and the one being edited. The form makes the sweep's job directly
 //! ([`TuneSettings::job`]), which the explorer hands its tune process as it is.
 
-use std::ops::{Deref, DerefMut};
-
 use ratatui::crossterm::event::KeyEvent;
 use rr_tune::{Objective, StrategyKind};
 
@@ -42,21 +40,6 @@ pub struct TuneForm {
     pub editing: Option<FieldEdit>,
 }
 
-/// The form reads and sets its values as its settings do: the screen, the config file and the
-/// tests name a field (`form.block`, `form.job(…)`) without spelling out where the values live.
-impl Deref for TuneForm {
-    type Target = TuneSettings;
-    fn deref(&self) -> &TuneSettings {
-        &self.settings
-    }
-}
-
-impl DerefMut for TuneForm {
-    fn deref_mut(&mut self) -> &mut TuneSettings {
-        &mut self.settings
-    }
-}
-
 impl TuneForm {
     pub fn field(&self) -> Field {
         Field::ALL[self.cursor.min(Field::ALL.len() - 1)]
@@ -72,19 +55,20 @@ impl TuneForm {
     /// text field opens for editing (None).
     pub fn activate(&mut self) -> Option<String> {
         let f = self.field();
+        let s = &mut self.settings;
         match f {
             Field::Strategy => {
-                self.strategy = match self.strategy {
+                s.strategy = match s.strategy {
                     StrategyKind::Exhaustive => StrategyKind::Random,
                     StrategyKind::Random => StrategyKind::Annealing,
                     StrategyKind::Annealing => StrategyKind::Tpe,
                     StrategyKind::Tpe => StrategyKind::Exhaustive,
                 };
-                Some(format!("strategy {}", self.strategy.name()))
+                Some(format!("strategy {}", s.strategy.name()))
             }
             Field::Limits => {
-                self.ignore_limits = !self.ignore_limits;
-                Some(if self.ignore_limits {
+                s.ignore_limits = !s.ignore_limits;
+                Some(if s.ignore_limits {
                     "limits ignored: configurations outside the recorded TeamsLimits/ThreadsLimits are tried too".into()
                 } else {
                     "limits: the recorded TeamsLimits/ThreadsLimits bound the axes".into()
@@ -92,31 +76,31 @@ impl TuneForm {
             }
             Field::Objective => {
                 // time → time and energy → energy → edp → time.
-                (self.objective, self.energy) = match (self.objective, self.energy) {
+                (s.objective, s.energy) = match (s.objective, s.energy) {
                     (Objective::Time, false) => (Objective::Time, true),
                     (Objective::Time, true) => (Objective::Energy, true),
                     (Objective::Energy, _) => (Objective::Edp, true),
                     (Objective::Edp, _) => (Objective::Time, false),
                 };
-                Some(match (self.objective, self.energy) {
+                Some(match (s.objective, s.energy) {
                     (Objective::Time, false) => "objective time: the fastest verified configuration wins".into(),
                     (Objective::Time, true) => "objective time, energy measured too (NVML, ~1 s per configuration): the Pareto front of time against energy".into(),
                     (o, _) => format!("objective {}: energy measured with NVML (~1 s per configuration); the best by {} wins", o.name(), o.name()),
                 })
             }
             Field::Cache => {
-                self.cold = !self.cold;
-                Some(if self.cold {
+                s.cold = !s.cold;
+                Some(if s.cold {
                     "cold: the L2 cache is flushed before each sample".into()
                 } else {
                     "hot: caches stay warm between samples".into()
                 })
             }
             _ => {
-                let text = self.text(f);
+                let text = s.text(f);
                 self.editing = Some(FieldEdit {
                     field: f,
-                    check: self.check(f, &text),
+                    check: s.check(f, &text),
                     editor: LineEditor::new(text),
                 });
                 None
@@ -140,14 +124,14 @@ impl TuneForm {
                     return EditOutcome::Refused;
                 }
                 let (field, text) = (e.field, e.editor.text().trim().to_string());
-                self.set(field, text);
+                self.settings.set(field, text);
                 self.editing = None;
                 EditOutcome::Applied(field)
             }
             _ => {
                 if e.editor.handle(k) == Edit::Changed {
                     let (field, text) = (e.field, e.editor.text());
-                    let check = self.check(field, &text);
+                    let check = self.settings.check(field, &text);
                     if let Some(e) = self.editing.as_mut() {
                         e.check = check;
                     }

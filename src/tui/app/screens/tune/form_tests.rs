@@ -27,12 +27,12 @@ fn typing_checks_every_key_and_only_valid_text_is_kept() {
         press(&mut f, KeyCode::Enter),
         EditOutcome::Applied(Field::Block)
     );
-    assert_eq!(f.block, "32..1024*2,9");
-    assert_eq!(f.space_size(), Ok(7));
+    assert_eq!(f.settings.block, "32..1024*2,9");
+    assert_eq!(f.settings.space_size(), Ok(7));
     f.activate();
     press(&mut f, KeyCode::Char('!'));
     assert_eq!(press(&mut f, KeyCode::Esc), EditOutcome::Cancelled);
-    assert_eq!(f.block, "32..1024*2,9");
+    assert_eq!(f.settings.block, "32..1024*2,9");
 }
 
 #[test]
@@ -43,12 +43,12 @@ fn choices_cycle_and_huge_spaces_are_refused() {
         ..TuneForm::default()
     };
     f.activate();
-    assert_eq!(f.strategy, StrategyKind::Random);
+    assert_eq!(f.settings.strategy, StrategyKind::Random);
     f.cursor = at(Field::Cache);
     f.activate();
     f.cursor = at(Field::Limits);
     f.activate();
-    let a = f.job(PathBuf::from("x.json"), 1).unwrap();
+    let a = f.settings.job(PathBuf::from("x.json"), 1).unwrap();
     assert!(!a.timing.is_cold() && a.ignore_limits);
     // The command's own parsers for the search fields: what it refuses, the form refuses.
     assert!(Field::Devices
@@ -57,19 +57,19 @@ fn choices_cycle_and_huge_spaces_are_refused() {
         .contains("listed twice"));
     assert!(Field::TimeLimit.check("-1").is_err());
     assert!(Field::Seed.check("x").is_err());
-    f.devices = "0,1".into();
-    f.time_limit = "90".into();
-    f.seed = "7".into();
-    let a = f.job(PathBuf::from("x.json"), 1).unwrap();
+    f.settings.devices = "0,1".into();
+    f.settings.time_limit = "90".into();
+    f.settings.seed = "7".into();
+    let a = f.settings.job(PathBuf::from("x.json"), 1).unwrap();
     assert_eq!(a.devices, Some(vec![0, 1]));
     assert_eq!(a.time_limit, Some(90.0));
     assert_eq!(a.seed, Some(7));
     assert!(a.ignore_limits);
-    f.grid = "1..65536".into();
-    f.block = "1..1024".into();
-    assert!(f.space_size().is_err());
+    f.settings.grid = "1..65536".into();
+    f.settings.block = "1..1024".into();
+    assert!(f.settings.space_size().is_err());
     assert_eq!(
-        f.job(PathBuf::from("x.json"), 1).unwrap_err().0,
+        f.settings.job(PathBuf::from("x.json"), 1).unwrap_err().0,
         Field::Block
     );
 }

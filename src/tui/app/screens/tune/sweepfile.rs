@@ -323,6 +323,7 @@ impl App {
             let _ = self
                 .tune
                 .form
+                .settings
                 .set_text(field, value.as_deref().unwrap_or(""));
         }
     }

@@ -81,6 +81,7 @@ impl TuneScreen {
         let job = match app
             .tune
             .form
+            .settings
             .job(app.rows[i].json_path.clone(), app.jobs.next_run())
         {
             // What a legacy record lacks, as given on the replay screen (I, A).
@@ -156,7 +157,7 @@ impl TuneScreen {
             variant: None,
         };
         let run = TuneRun::new(run_id, &job, &row.kernel, recorded);
-        let configs = app.tune.form.space_size().unwrap_or(0);
+        let configs = app.tune.form.settings.space_size().unwrap_or(0);
         app.set_status(
             format!(
                 "tuning {}: {configs} configuration(s), {}…",
