@@ -308,7 +308,12 @@ fn a_profile_job_streams_its_events() {
         run_id: 12,
         ..ProfileJob::new(desc)
     };
-    let out = rr_job(&[], &line_of(&job));
+    // A driver to be found: profile says "no driver" before it runs ncu.
+    let driver = fake_driver();
+    let out = rr_job(
+        &[("LD_LIBRARY_PATH", driver.path().as_os_str())],
+        &line_of(&job),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let ev = events(&out);

@@ -17,10 +17,31 @@ use std::path::{Path, PathBuf};
 
 const RAW_PAGE: &str = "crates/rr-engine/tests/data/ncu-raw-fma-chain-h100.csv";
 
+/// rr-tui on the stand-in CUDA driver: `profile` says "no driver" before it looks for ncu, so
+/// a run that is to reach the stand-in ncu needs a driver to be found.
 fn rr() -> Command {
     let mut c = Command::cargo_bin("rr-tui").unwrap();
-    c.env("NO_COLOR", "1");
+    c.env("NO_COLOR", "1")
+        .env("LD_LIBRARY_PATH", stand_in_driver());
     c
+}
+
+/// The stand-in driver, built once for this test binary under Cargo's temporary directory.
+fn stand_in_driver() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("profile-driver-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        build_c(
+            "fake_libcuda.c",
+            &dir,
+            "libcuda.so.1",
+            &["-shared", "-fPIC"],
+        );
+        dir
+    })
 }
 
 /// A stand-in ncu in `dir`: `body` runs for the profiling call (its arguments in "$@"), the
@@ -157,6 +178,44 @@ fn ncu_missing_refused_or_silent_is_one_line() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("ncu wrote no report"));
+}
+
+/// Without a CUDA driver and without ncu, the driver is named: the more basic of the two, and
+/// ncu is no use without it. A --ncu that names nothing is the input's fault and said first.
+#[cfg_attr(rr_gpu, ignore = "needs a machine without a CUDA driver")]
+#[test]
+fn no_driver_is_said_before_no_ncu() {
+    let (_tmp, dir) = fixture_copy("llvm-two-kernels");
+    let desc = descriptor_of(&dir, "rr_saxpy");
+    let empty = tempfile::tempdir().unwrap();
+    rr().args(["profile"])
+        .arg(&desc)
+        .env("PATH", empty.path())
+        .env("LD_LIBRARY_PATH", empty.path())
+        .env_remove("CUDA_HOME")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no CUDA driver found"))
+        .stderr(predicate::str::contains("Nsight Compute").not());
+    rr().args(["profile"])
+        .arg(&desc)
+        .args(["--ncu", "/nonexistent/ncu"])
+        .env("LD_LIBRARY_PATH", empty.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--ncu /nonexistent/ncu: no such file",
+        ));
+    // With the driver, the missing ncu is what is said.
+    rr().args(["profile"])
+        .arg(&desc)
+        .env("PATH", empty.path())
+        .env_remove("CUDA_HOME")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Nsight Compute (ncu) was not found",
+        ));
 }
 
 #[test]
@@ -449,6 +508,7 @@ fn sigterm_ends_ncu_and_what_it_started() {
         .arg(&desc)
         .arg("--ncu")
         .arg(&ncu)
+        .env("LD_LIBRARY_PATH", stand_in_driver())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -75,7 +75,7 @@ fn profile(a: &ProfileJob, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     }
     // The replay's own checks first: nothing starts that `replay` would refuse.
     let checked = super::replay::preflight(&req)?;
-    let ncu = ncu_executable(a)?;
+    let given = given_ncu(a)?;
     let (inst, l) = (&checked.inst, &checked.launch);
     let mut report = inst.files.replay_output(
         &inst.descriptor,
@@ -91,6 +91,14 @@ fn profile(a: &ProfileJob, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
         "ncu-rep"
     });
     refuse_link(&report)?;
+    // What the input gets wrong (exit 2) is said above; then the driver, the more basic cause
+    // of the two the machine may lack: without it ncu is no use, so "no driver" comes before
+    // "ncu not found".
+    rr_engine::replay::driver_usable()?;
+    let ncu = match given {
+        Some(p) => p,
+        None => found_ncu()?,
+    };
     // A report left by an earlier run must not pass for this one's.
     let earlier = modified(&report);
     let exe = std::env::current_exe()
@@ -154,39 +162,38 @@ fn profile(a: &ProfileJob, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     Ok(result)
 }
 
-/// The ncu to run: `--ncu`'s (an executable file), else the one found on the machine.
-fn ncu_executable(a: &ProfileJob) -> Result<PathBuf> {
-    Ok(match &a.ncu {
-        Some(p) if rr_engine::machine::is_executable_file(p) => p.clone(),
-        Some(p) if p.is_file() => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: not executable (make it so with chmod +x, or give the ncu executable)",
-                visible(&p.display().to_string())
-            )))
-        }
-        Some(p) if p.exists() => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: not a file (give the ncu executable)",
-                visible(&p.display().to_string())
-            )))
-        }
-        Some(p) => {
-            return Err(Error::invalid(format!(
-                "--ncu {}: no such file",
-                visible(&p.display().to_string())
-            )))
-        }
-        None => profile::find_ncu().ok_or_else(|| {
-            // A file named ncu that cannot run is passed over, as the shell does: named here.
-            let passed_over = profile::ncu_not_executable()
-                .map(|p| format!(" ({} is not executable)", visible(&p.display().to_string())))
-                .unwrap_or_default();
-            Error::Failed(format!(
-                "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
-                 /opt/nvidia/nsight-compute{passed_over}: install it with the CUDA toolkit, or \
-                 name it with --ncu PATH"
-            ))
-        })?,
+/// `--ncu`'s executable, checked; `None` when not given.
+fn given_ncu(a: &ProfileJob) -> Result<Option<PathBuf>> {
+    let Some(p) = &a.ncu else {
+        return Ok(None);
+    };
+    let shown = visible(&p.display().to_string()).into_owned();
+    if rr_engine::machine::is_executable_file(p) {
+        return Ok(Some(p.clone()));
+    }
+    Err(Error::invalid(if p.is_file() {
+        format!(
+            "--ncu {shown}: not executable (make it so with chmod +x, or give the ncu executable)"
+        )
+    } else if p.exists() {
+        format!("--ncu {shown}: not a file (give the ncu executable)")
+    } else {
+        format!("--ncu {shown}: no such file")
+    }))
+}
+
+/// The ncu found on the machine.
+fn found_ncu() -> Result<PathBuf> {
+    profile::find_ncu().ok_or_else(|| {
+        // A file named ncu that cannot run is passed over, as the shell does: named here.
+        let passed_over = profile::ncu_not_executable()
+            .map(|p| format!(" ({} is not executable)", visible(&p.display().to_string())))
+            .unwrap_or_default();
+        Error::Failed(format!(
+            "Nsight Compute (ncu) was not found on PATH, in CUDA_HOME, /usr/local/cuda or \
+             /opt/nvidia/nsight-compute{passed_over}: install it with the CUDA toolkit, or \
+             name it with --ncu PATH"
+        ))
     })
 }
 
