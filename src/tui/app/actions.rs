@@ -4,8 +4,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::screens::{
-    Component, DescriptorScreen, InstancesScreen, ProfileScreen, ReplayScreen, SnapshotsScreen,
-    TuneScreen,
+    with_component, Component, DescriptorScreen, ProfileScreen, ReplayScreen, TuneScreen,
 };
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::{self, Action, Scope};
@@ -38,10 +37,7 @@ impl App {
             return vec![];
         }
         // A key the shown screen takes before the key table (the Replay screen's Enter).
-        let taken = match self.screen {
-            Screen::Replay => ReplayScreen::on_key(self, &k),
-            _ => None,
-        };
+        let taken = with_component!(self.screen, S => S::on_key(self, &k));
         if let Some(cmds) = taken {
             return cmds;
         }
@@ -109,19 +105,12 @@ impl App {
 
     fn switch(&mut self, screen: Screen) -> Vec<Cmd> {
         self.screen = screen;
-        match screen {
-            Screen::Descriptor => DescriptorScreen::shown(self),
-            Screen::Snapshots => SnapshotsScreen::shown(self),
-            _ => vec![],
-        }
+        with_component!(screen, S => S::shown(self))
     }
 
     /// The selection moved: the shown screen asks for what it shows of the instance.
     pub(super) fn selection_moved(&mut self) -> Vec<Cmd> {
-        match self.screen {
-            Screen::Descriptor => DescriptorScreen::selection_moved(self),
-            _ => vec![],
-        }
+        with_component!(self.screen, S => S::selection_moved(self))
     }
 
     /// An action of the key map: navigation is the `App`'s, the keys every screen shares go to
@@ -198,14 +187,7 @@ impl App {
 
     /// The shown screen's own keys and its moving keys, handed to its component.
     fn on_screen_action(&mut self, a: Action) -> Vec<Cmd> {
-        match self.screen {
-            Screen::Instances => InstancesScreen::on_action(self, a),
-            Screen::Descriptor => DescriptorScreen::on_action(self, a),
-            Screen::Snapshots => SnapshotsScreen::on_action(self, a),
-            Screen::Replay => ReplayScreen::on_action(self, a),
-            Screen::Tune => TuneScreen::on_action(self, a),
-            Screen::Profile => ProfileScreen::on_action(self, a),
-        }
+        with_component!(self.screen, S => S::on_action(self, a))
     }
 
     /// Quitting, help, going back, switching screens, scrolling and opening the selection.

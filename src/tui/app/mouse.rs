@@ -6,15 +6,16 @@
 //! Where things are comes from the functions the drawing itself uses (`framelayout`'s
 //! `frame_areas`, `tab_places` and the lists' rows, the Tune screen's `layout`), computed from the state as the last
 //! frame drew it, so a click and what is on screen cannot disagree. An event first becomes a
-//! [`MouseAction`] (tests can ask which), then goes the way the matching key goes. The Tune
-//! screen's places and panes are its own (`screens::tune`'s `mouse`).
+//! [`MouseAction`] (tests can ask which), then goes the way the matching key goes. What a click
+//! or the wheel means inside a screen is its component's (`Component::click`, `pane_at`,
+//! `on_mouse`, `wheel`): the instance list's rows, the Tune screen's places and panes.
 
 use ratatui::crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 use super::framelayout::{first_row, instance_rows, picker_rows, tab_places};
 use super::pointer::{row_at, wheel_steps, MouseAction, Pane, WHEEL_LINES};
-use super::screens::{InstancesScreen, TuneScreen};
+use super::screens::{with_component, Component};
 use super::{App, Cmd, Screen};
 use crate::tui::keymap::Action;
 
@@ -106,16 +107,7 @@ impl App {
             let first = first_row(p.top, p.selected, len, visible);
             return row_at(rows, first, len, at).map(MouseAction::RecordDir);
         }
-        match self.screen {
-            Screen::Instances => {
-                let rows = instance_rows(self, main);
-                let (len, visible) = (self.view.len(), rows.height as usize);
-                let first = first_row(self.instances.list_top, self.selected, len, visible);
-                row_at(rows, first, len, at).map(MouseAction::Instance)
-            }
-            Screen::Tune => TuneScreen::click(self, main, at),
-            _ => None,
-        }
+        with_component!(self.screen, S => S::click(self, main, at))
     }
 
     /// The pane the wheel scrolls at `at`.
@@ -130,10 +122,7 @@ impl App {
         if self.picking {
             return Some(Pane::Picker);
         }
-        match self.screen {
-            Screen::Tune => TuneScreen::pane_at(self, main, at),
-            _ => Some(Pane::Screen),
-        }
+        with_component!(self.screen, S => S::pane_at(self, main, at))
     }
 
     pub(super) fn on_mouse(&mut self, ev: MouseEvent) -> Vec<Cmd> {
@@ -151,25 +140,26 @@ impl App {
         match a {
             // As the tab's digit key does.
             MouseAction::Tab(s) => return self.on_action(screen_key(s)),
-            MouseAction::Instance(i) => {
-                let delta = i as isize - self.selected as isize;
-                return InstancesScreen::move_selection(self, delta);
-            }
             MouseAction::RecordDir(i) => {
                 if let Some(p) = self.picker.as_mut() {
                     p.selected = i;
                 }
             }
-            MouseAction::TuneField(_)
-            | MouseAction::TuneRow(_)
-            | MouseAction::HeatCell(..)
-            | MouseAction::ScrollSideways(Pane::Heatmap, _) => TuneScreen::on_mouse(self, a),
             MouseAction::CloseHelp => {
                 self.help = false;
                 self.help_scroll = 0;
             }
             MouseAction::Scroll(pane, lines) => return self.wheel(pane, lines),
-            MouseAction::ScrollSideways(..) => {}
+            // Neither the help nor the picker is wider than its box.
+            MouseAction::ScrollSideways(Pane::Help | Pane::Picker, _) => {}
+            // What the shown screen's `click` and `pane_at` gave.
+            MouseAction::Instance(_)
+            | MouseAction::TuneField(_)
+            | MouseAction::TuneRow(_)
+            | MouseAction::HeatCell(..)
+            | MouseAction::ScrollSideways(..) => {
+                return with_component!(self.screen, S => S::on_mouse(self, a))
+            }
         }
         vec![]
     }
@@ -177,19 +167,18 @@ impl App {
     /// The wheel over `pane`: lists and texts move as by the arrow keys, the heatmap by rows,
     /// the table's pick by one row a notch (it lists twenty at most).
     fn wheel(&mut self, pane: Pane, lines: i32) -> Vec<Cmd> {
+        if !matches!(pane, Pane::Help | Pane::Picker | Pane::Screen) {
+            // A pane of the screen's own (the Tune screen's form, heatmap and table).
+            return with_component!(self.screen, S => S::wheel(self, pane, lines));
+        }
         let action = if lines > 0 { Action::Down } else { Action::Up };
         let mut cmds = Vec::new();
         for _ in 0..wheel_steps(lines) {
             match pane {
                 Pane::Help => self.scroll_help(action),
                 Pane::Picker => cmds.extend(self.on_picker_action(action)),
-                Pane::Screen => cmds.extend(self.on_action(action)),
-                // The Tune screen's panes are its own.
-                Pane::TuneForm | Pane::Heatmap | Pane::TuneTable => {}
+                _ => cmds.extend(self.on_action(action)),
             }
-        }
-        if matches!(pane, Pane::TuneForm | Pane::Heatmap | Pane::TuneTable) {
-            TuneScreen::wheel(self, pane, lines);
         }
         cmds
     }

@@ -22,9 +22,10 @@ pub mod snapshots;
 pub mod tune;
 
 use ratatui::crossterm::event::KeyEvent;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::Frame;
 
+use super::pointer::{MouseAction, Pane};
 use super::prompt::PromptKind;
 use super::{App, Cmd};
 use crate::tui::keymap::Action;
@@ -80,4 +81,62 @@ pub trait Component {
     fn prompt_closed(_app: &mut App, _kind: PromptKind) -> Vec<Cmd> {
         vec![]
     }
+
+    /// A left click at `at` in the screen's area `main` (laid out as the last frame drew it):
+    /// what it means there (`None`: nothing).
+    fn click(_app: &App, _main: Rect, _at: Position) -> Option<MouseAction> {
+        None
+    }
+
+    /// The pane the wheel scrolls at `at` in the screen's area `main`: the screen's content
+    /// (scrolled as by the moving keys) unless the screen has panes of its own.
+    fn pane_at(_app: &App, _main: Rect, _at: Position) -> Option<Pane> {
+        Some(Pane::Screen)
+    }
+
+    /// A mouse action the screen's own `click` or `pane_at` gave (a row, a cell, the wheel
+    /// turned sideways over one of its panes).
+    fn on_mouse(_app: &mut App, _a: MouseAction) -> Vec<Cmd> {
+        vec![]
+    }
+
+    /// The wheel turned `lines` (negative: up) over one of the screen's own panes.
+    fn wheel(_app: &mut App, _pane: Pane, _lines: i32) -> Vec<Cmd> {
+        vec![]
+    }
 }
+
+/// `$call` with `$S` naming the component of `$screen`: the one map from a screen to its
+/// component, so the `App` hands every hook of the [`Component`] trait to whichever screen is
+/// shown the same way (`with_component!(self.screen, S => S::shown(self))`).
+macro_rules! with_component {
+    ($screen:expr, $S:ident => $call:expr) => {
+        match $screen {
+            $crate::tui::app::Screen::Instances => {
+                type $S = $crate::tui::app::screens::InstancesScreen;
+                $call
+            }
+            $crate::tui::app::Screen::Descriptor => {
+                type $S = $crate::tui::app::screens::DescriptorScreen;
+                $call
+            }
+            $crate::tui::app::Screen::Snapshots => {
+                type $S = $crate::tui::app::screens::SnapshotsScreen;
+                $call
+            }
+            $crate::tui::app::Screen::Replay => {
+                type $S = $crate::tui::app::screens::ReplayScreen;
+                $call
+            }
+            $crate::tui::app::Screen::Tune => {
+                type $S = $crate::tui::app::screens::TuneScreen;
+                $call
+            }
+            $crate::tui::app::Screen::Profile => {
+                type $S = $crate::tui::app::screens::ProfileScreen;
+                $call
+            }
+        }
+    };
+}
+pub(in crate::tui::app) use with_component;

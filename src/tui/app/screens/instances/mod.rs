@@ -4,10 +4,12 @@
 
 mod draw;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::Frame;
 
 use super::{Component, DrawContext};
+use crate::tui::app::framelayout::{first_row, instance_rows};
+use crate::tui::app::pointer::{row_at, MouseAction};
 use crate::tui::app::prompt::PromptKind;
 use crate::tui::app::{App, Cmd, SortKey};
 use crate::tui::keymap::Action;
@@ -116,5 +118,23 @@ impl Component for InstancesScreen {
 
     fn apply_prompt(app: &mut App, _kind: PromptKind, text: &str) -> Result<String, String> {
         Ok(Self::filter_applied(app, text))
+    }
+
+    /// A click on a row of the list, scrolled as drawn.
+    fn click(app: &App, main: Rect, at: Position) -> Option<MouseAction> {
+        let rows = instance_rows(app, main);
+        let (len, visible) = (app.view.len(), rows.height as usize);
+        let first = first_row(app.instances.list_top, app.selected, len, visible);
+        row_at(rows, first, len, at).map(MouseAction::Instance)
+    }
+
+    /// A clicked row is selected, as the moving keys would select it.
+    fn on_mouse(app: &mut App, a: MouseAction) -> Vec<Cmd> {
+        match a {
+            MouseAction::Instance(i) => {
+                Self::move_selection(app, i as isize - app.selected as isize)
+            }
+            _ => vec![],
+        }
     }
 }

@@ -18,10 +18,11 @@ mod sweeps;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::Frame;
 
 use super::{Component, DrawContext};
+use crate::tui::app::pointer::{MouseAction, Pane};
 use crate::tui::app::{App, Cmd};
 use crate::tui::keymap::Action;
 use form::TuneForm;
@@ -80,6 +81,24 @@ impl Component for TuneScreen {
             Action::TunePickDown => Self::pick_row(app, 1),
             _ => {}
         }
+        vec![]
+    }
+
+    fn click(app: &App, main: Rect, at: Position) -> Option<MouseAction> {
+        Self::place_clicked(app, main, at)
+    }
+
+    fn pane_at(app: &App, main: Rect, at: Position) -> Option<Pane> {
+        Self::pane_under(app, main, at)
+    }
+
+    fn on_mouse(app: &mut App, a: MouseAction) -> Vec<Cmd> {
+        Self::take_mouse(app, a);
+        vec![]
+    }
+
+    fn wheel(app: &mut App, pane: Pane, lines: i32) -> Vec<Cmd> {
+        Self::wheel_over(app, pane, lines);
         vec![]
     }
 }

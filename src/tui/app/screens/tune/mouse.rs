@@ -12,8 +12,9 @@ use crate::tui::keymap::Action;
 use crate::tui::layout::titled_inner;
 
 impl TuneScreen {
-    /// A click on the tuning screen: a form field, a heatmap cell or a row of the table.
-    pub(crate) fn click(app: &App, main: Rect, at: Position) -> Option<MouseAction> {
+    /// A click on the tuning screen: a form field, a heatmap cell or a row of the table
+    /// (`Component::click`).
+    pub(super) fn place_clicked(app: &App, main: Rect, at: Position) -> Option<MouseAction> {
         let run = app.tune.runs.get(&app.current()?);
         let l = layout::layout(titled_inner(main), run);
         // The form collapsed to one line shows the field under the cursor.
@@ -36,8 +37,8 @@ impl TuneScreen {
         row_at(rows, window.start, window.end, at).map(MouseAction::TuneRow)
     }
 
-    /// The pane the wheel scrolls at `at`, in the screen's area `main`.
-    pub(crate) fn pane_at(app: &App, main: Rect, at: Position) -> Option<Pane> {
+    /// The pane the wheel scrolls at `at`, in the screen's area `main` (`Component::pane_at`).
+    pub(super) fn pane_under(app: &App, main: Rect, at: Position) -> Option<Pane> {
         let run = app.current().and_then(|i| app.tune.runs.get(&i));
         let l = layout::layout(titled_inner(main), run);
         [
@@ -49,8 +50,8 @@ impl TuneScreen {
         .find_map(|(r, pane)| r.contains(at).then_some(pane))
     }
 
-    /// A click, or the wheel turned sideways over the heatmap.
-    pub(crate) fn on_mouse(app: &mut App, a: MouseAction) {
+    /// A click, or the wheel turned sideways over the heatmap (`Component::on_mouse`).
+    pub(super) fn take_mouse(app: &mut App, a: MouseAction) {
         match a {
             MouseAction::TuneField(i) => app.tune.form.cursor = i,
             // As `[`/`]` would, from the row picked now to the one clicked.
@@ -67,8 +68,8 @@ impl TuneScreen {
     }
 
     /// The wheel over `pane`: the form moves as by the arrow keys, the heatmap by rows, the
-    /// table's pick by one row a notch (it lists twenty at most).
-    pub(crate) fn wheel(app: &mut App, pane: Pane, lines: i32) {
+    /// table's pick by one row a notch (it lists twenty at most) (`Component::wheel`).
+    pub(super) fn wheel_over(app: &mut App, pane: Pane, lines: i32) {
         match pane {
             Pane::TuneForm => {
                 let action = if lines > 0 { Action::Down } else { Action::Up };
