@@ -397,6 +397,17 @@ impl Descriptor {
         (self.valloc_addr, self.valloc_size)
     }
 
+    /// Where the device image is kept, as the layout keeps it (the descriptor alone: it does not
+    /// know its own file name). One rule for every reader that names the image without opening
+    /// it; [`crate::InstanceFiles::image`] gives the path.
+    pub fn image_kept(&self) -> ImageKept<'_> {
+        match &self.cuda {
+            Some(c) => ImageKept::Shared(&c.image_file),
+            None if self.format == RecordFormat::LegacyLlvm16 => ImageKept::NotRecorded,
+            None => ImageKept::BesideDescriptor,
+        }
+    }
+
     /// The launch arguments, in order. LLVM: `ArgPtrs[i] + ArgOffsets[i]`, 8 bytes each.
     pub fn arguments(&self) -> Vec<Argument> {
         match &self.cuda {
@@ -431,6 +442,31 @@ impl Descriptor {
                     }
                 })
                 .collect(),
+        }
+    }
+}
+
+/// Where an instance's device image is kept ([`Descriptor::image_kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageKept<'a> {
+    /// rr-tui records: a file shared by the instances of a module (`ImageFile`, relative to the
+    /// record directory).
+    Shared(&'a str),
+    /// LLVM records (2026, and 18–22): the instance's own `<stem>.image` beside its descriptor.
+    BesideDescriptor,
+    /// LLVM 16–17 never saved the image.
+    NotRecorded,
+}
+
+impl ImageKept<'_> {
+    /// In words, for a line that names the image without the instance's file name.
+    pub fn describe(&self) -> String {
+        match self {
+            ImageKept::Shared(path) => crate::text::visible(path).into_owned(),
+            ImageKept::BesideDescriptor => {
+                format!("own .{} beside the .json", crate::instance::EXT_IMAGE)
+            }
+            ImageKept::NotRecorded => "not recorded (LLVM 16–17)".into(),
         }
     }
 }

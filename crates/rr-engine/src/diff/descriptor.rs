@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use rr_format::descriptor::{Argument, CudaLaunch, Descriptor, Segment};
+use rr_format::descriptor::{Argument, CudaLaunch, Descriptor, ImageKept, Segment};
 use rr_format::globals::Globals;
 use rr_format::inspect::{human, GlobalInfo};
 use rr_format::memory::MemoryMap;
@@ -193,8 +193,13 @@ pub fn compare_descriptors(
         )
     };
     d.add("occurrence", cuda(a, &occurrence), cuda(b, &occurrence));
-    let image = |c: &CudaLaunch| text(&c.image_file);
-    d.add("image file", cuda(a, &image), cuda(b, &image));
+    // Every layout says where its image is (LLVM's is the instance's own, under the
+    // descriptor's stem): "(none)" would read as an instance without one.
+    let image = |x: &Descriptor| match x.image_kept() {
+        ImageKept::NotRecorded => shown(Json::Null, ImageKept::NotRecorded.describe()),
+        kept => shown(json!(kept.describe()), kept.describe()),
+    };
+    d.add("image file", image(a), image(b));
     let graph = |c: &CudaLaunch| shown(json!(c.from_graph), c.from_graph.to_string());
     d.add("from a CUDA graph", cuda(a, &graph), cuda(b, &graph));
     let unreplayable = |c: &CudaLaunch| {
@@ -411,6 +416,53 @@ mod tests {
         assert!(!fields.contains(&"kernel") && !fields.iter().any(|f| f.starts_with("argument")));
         let same = compare_descriptors(&a, &ma, &a, &ma);
         assert!(same.changes.is_empty() && same.fields > 15);
+    }
+
+    /// LLVM records keep their image beside the descriptor under its stem: named so, never
+    /// "(none)"; LLVM 16–17 kept none; rr-tui records name their shared file.
+    #[test]
+    fn the_image_file_is_named_for_every_layout() {
+        let (a, ma) = fixture("8683979482637550046_13526365365894479501");
+        let row = |d: &FieldDiff| {
+            d.rows
+                .iter()
+                .find(|r| r.field == "image file")
+                .map(|r| (r.a.clone(), r.b.clone()))
+                .unwrap()
+        };
+        let mut legacy = a.clone();
+        legacy.format = rr_format::descriptor::RecordFormat::LegacyLlvm16;
+        let diff = compare_descriptors(&a, &ma, &legacy, &ma);
+        assert_eq!(
+            row(&diff),
+            (
+                "own .image beside the .json".to_string(),
+                "not recorded (LLVM 16–17)".to_string()
+            )
+        );
+        let c = diff
+            .changes
+            .iter()
+            .find(|c| c.field == "image file")
+            .unwrap();
+        assert_eq!(
+            (c.a.clone(), c.b.clone()),
+            (json!("own .image beside the .json"), Json::Null)
+        );
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../record-fixtures/rrtui-stencil3d");
+        let json = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let r = Descriptor::read(&json).unwrap();
+        let image = r.cuda.as_ref().unwrap().image_file.clone();
+        let len = std::fs::metadata(json.with_extension("record_input"))
+            .unwrap()
+            .len();
+        let mr = MemoryMap::new(&r, len);
+        assert_eq!(row(&compare_descriptors(&r, &mr, &r, &mr)).0, image);
     }
 
     #[test]
