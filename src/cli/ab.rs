@@ -22,13 +22,15 @@ pub struct AbArgs {
     ///
     /// One record directory, as `record --dir` wrote it: the recordings of the program's other
     /// processes and MPI ranks below it count too. A directory of record directories is
-    /// refused: give each in turn.
+    /// refused: give each in turn. For one instance, `replay X.json --candidate FILE`.
     pub dir: PathBuf,
     /// The kernels to judge: a regular expression over their names.
     ///
     /// Matched against the mangled and the demangled name, as `record --kernels` and `tune DIR
     /// --kernels` select kernels (anchor it with ^…$ for one kernel). Every recorded instance
-    /// of a matching kernel is run.
+    /// of a matching kernel is run, the candidate under that kernel's name. `rr-tui report DIR`
+    /// names each instance's kernel; `tune --list DIR --kernels REGEX` lists what a pattern
+    /// selects.
     #[arg(long, value_name = "REGEX")]
     pub kernels: Option<String>,
     /// `--kernels`' old spelling, taken for now with a note.
