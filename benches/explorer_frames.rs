@@ -10,8 +10,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use rr_engine::diff::job::{IndexEvent, IndexJob};
 use rr_engine::replay::Event;
+use rr_tui::settings::theme::Theme;
 use rr_tui::tui::app::{App, Cmd, Msg};
-use rr_tui::tui::theme::Theme;
 use std::time::{Duration, Instant};
 
 fn key(app: &mut App, c: char) -> Vec<Cmd> {

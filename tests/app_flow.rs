@@ -1516,7 +1516,7 @@ fn an_ab_replay_shows_both_kernels_and_the_verdict() {
         "the candidate's verification decides"
     );
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
-    let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+    let theme = rr_tui::settings::theme::Theme::new(rr_tui::cli::Theme::Dark);
     t.draw(|f| rr_tui::tui::ui::draw(&a, &theme, f)).unwrap();
     let screen = t.backend().to_string();
     for want in [
@@ -1898,7 +1898,7 @@ fn a_directory_of_records_opens_a_picker_and_esc_comes_back_to_it() {
     assert!(cmds.iter().any(|c| matches!(c, Cmd::CancelReplay)));
     // Its top line names the directory given again, not the record just left.
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 24)).unwrap();
-    let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+    let theme = rr_tui::settings::theme::Theme::new(rr_tui::cli::Theme::Dark);
     t.draw(|f| rr_tui::tui::ui::draw(&a, &theme, f)).unwrap();
     let top: String = t.backend().to_string().lines().next().unwrap().to_string();
     assert!(
@@ -1920,7 +1920,7 @@ fn a_directory_of_records_opens_a_picker_and_esc_comes_back_to_it() {
 fn a_record_opened_from_the_picker_is_named_below_it_and_esc_is_hinted() {
     let draw = |a: &App| -> Vec<String> {
         let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
-        let theme = rr_tui::tui::theme::Theme::new(rr_tui::cli::Theme::Dark);
+        let theme = rr_tui::settings::theme::Theme::new(rr_tui::cli::Theme::Dark);
         t.draw(|f| rr_tui::tui::ui::draw(a, &theme, f)).unwrap();
         t.backend()
             .to_string()

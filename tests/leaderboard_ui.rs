@@ -8,9 +8,9 @@ use ratatui::Terminal;
 use rr_engine::replay::ab::judge;
 use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard, Status};
 use rr_tui::cli::Theme as ThemeName;
+use rr_tui::settings::theme::Theme;
 use rr_tui::tui::app::leaderboard::LeaderboardState;
 use rr_tui::tui::app::{App, Cmd, GpuWork, Msg};
-use rr_tui::tui::theme::Theme;
 use std::path::PathBuf;
 
 fn app((w, h): (u16, u16)) -> App {

@@ -11,8 +11,8 @@ use ratatui::crossterm::event::{
 };
 use ratatui::Terminal;
 use rr_engine::replay::{Event, Tagged};
+use rr_tui::settings::theme::Theme;
 use rr_tui::tui::app::{App, Cmd, Msg, Screen, NO_INSTANCES};
-use rr_tui::tui::theme::Theme;
 use rr_tune::{Config, Status, Trial};
 
 fn app(name: &str, w: u16, h: u16) -> App {

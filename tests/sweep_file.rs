@@ -12,9 +12,9 @@ use ratatui::crossterm::event::{
 };
 use ratatui::Terminal;
 use rr_tui::cli::Theme as ThemeName;
+use rr_tui::settings::theme::Theme;
 use rr_tui::tui::app::screens::tune::sweepfile::SweepFile;
 use rr_tui::tui::app::{App, Cmd, Field, Msg, Screen};
-use rr_tui::tui::theme::Theme;
 use rr_tune::Status;
 
 const BUNDLED: &str = "assets/sweeps/rrtui-stencil3d-occurrence0.synthetic.json";
@@ -28,7 +28,7 @@ fn open(path: &Path) -> Result<App, String> {
         sweep,
         gpu,
         std::env::temp_dir(),
-        &rr_tui::tui::config::Config::default(),
+        &rr_tui::settings::config::Config::default(),
     )
     .map_err(|e| e.to_string())
 }
@@ -297,7 +297,7 @@ fn press_r(a: &mut App) -> Vec<Cmd> {
 /// sweep is shown: the form keeps the sweep's axes and `simulate FILE`, not the config's.
 #[test]
 fn the_config_does_not_replace_the_opened_sweeps_form() {
-    let mut config = rr_tui::tui::config::Config::default();
+    let mut config = rr_tui::settings::config::Config::default();
     config.tune.set_text(Field::Block, "64..128*2").unwrap();
     config.tune.set_text(Field::Samples, "7").unwrap();
     let sweep = SweepFile::read(Path::new(BUNDLED)).unwrap();

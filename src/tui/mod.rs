@@ -13,15 +13,12 @@ pub mod ui;
 mod widgets;
 pub mod wrap;
 
-// The settings the explorer starts from live below it (`rr-tui config` and `doctor` read them
-// too); their old paths under `tui` stay for the explorer's own files.
-pub use crate::settings::{config, theme};
-
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::cli::ExploreArgs;
 use crate::error::{Error, Result};
+use crate::settings::{config, theme};
 
 /// Why replay cannot run in this environment, if it cannot.
 pub fn gpu_status() -> std::result::Result<(), String> {

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use super::app::{App, Cmd, Msg};
 use super::executor::Executor;
-use super::theme::Theme;
 use crate::error::{Error, Result};
+use crate::settings::theme::Theme;
 use rr_engine::diff::job::IndexJob;
 use rr_engine::diff::search::SearchJob;
 

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::layout::{fit, titled_inner};
-use super::theme::Theme;
+use crate::settings::theme::Theme;
 
 /// A screen's frame: a top rule titled ` {title} ` (cut to the width); returns the area inside.
 pub(crate) fn titled(title: &str, theme: &Theme, f: &mut Frame, area: Rect) -> Rect {

@@ -5,10 +5,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
+use crate::settings::theme::Theme;
 use crate::tui::app::App;
 use crate::tui::keymap::{self, HelpRow, HELP_KEY_COLUMN as KEY_COLUMN};
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
     let width = keymap::help_popup_width(f.area().width);

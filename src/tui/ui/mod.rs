@@ -16,9 +16,9 @@ use super::app::framelayout::{frame_areas, shown_dir, tab_bar, BRAND};
 use super::app::screens::{Component, DrawContext};
 use super::app::{App, Screen};
 use super::layout::fit_path;
-use super::theme::Theme;
 /// The picker draws with it too.
 pub(crate) use super::widgets::empty_list;
+use crate::settings::theme::Theme;
 
 pub fn draw(app: &App, theme: &Theme, f: &mut Frame) {
     let [tabs, main, status, hints] = frame_areas(app, f.area());

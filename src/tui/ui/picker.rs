@@ -6,10 +6,10 @@ use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 use ratatui::Frame;
 
+use crate::settings::theme::Theme;
 use crate::tui::app::framelayout::picker_rows;
 use crate::tui::app::picker::Picker;
 use crate::tui::layout::fit_middle;
-use crate::tui::theme::Theme;
 
 pub fn draw(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
     if picker.searching {

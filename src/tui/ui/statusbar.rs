@@ -8,13 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::settings::theme::Theme;
 use crate::tui::app::framelayout::{
     count_text, message, message_lines, prompt_label_lines, COUNT_RULE,
 };
 use crate::tui::app::{App, Prompt, Screen};
 use crate::tui::keymap;
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 
 pub fn draw_status(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let count = count_text(app, area.width as usize / 2);

@@ -28,8 +28,8 @@ use ratatui::Frame;
 use super::pointer::{MouseAction, Pane};
 use super::prompt::PromptKind;
 use super::{App, Cmd};
+use crate::settings::theme::Theme;
 use crate::tui::keymap::Action;
-use crate::tui::theme::Theme;
 
 pub use descriptor::DescriptorScreen;
 pub use instances::InstancesScreen;

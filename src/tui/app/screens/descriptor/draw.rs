@@ -13,9 +13,9 @@ use ratatui::Frame;
 
 use super::content::{self as descriptors, Compared, FieldRow};
 use super::DescriptorScreen;
+use crate::settings::theme::Theme;
 use crate::tui::app::App;
 use crate::tui::layout::{fit, fit_middle};
-use crate::tui::theme::Theme;
 use rr_engine::diff::lines::{self as line_diff, Part, Row, Tag};
 use rr_format::inspect::Inspection;
 

@@ -7,11 +7,11 @@ use ratatui::text::{Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
+use crate::settings::theme::Theme;
 use crate::tui::app::framelayout::{first_row, instance_rows, instance_table_area};
 use crate::tui::app::{App, Row as InstanceRow};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::{fit, fit_middle};
-use crate::tui::theme::Theme;
 use crate::tui::widgets::empty_list;
 
 /// The descriptor column is dropped rather than shown narrower than this.

@@ -10,10 +10,10 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::runs::{ProfileRun, Profiles};
+use crate::settings::theme::Theme;
 use crate::tui::app::{App, Phase, ReplayBlocker};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 use rr_engine::profile::{roofline_chart, Profile};
 
 /// A change this large (relative) is marked.

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
+use crate::settings::theme::Theme;
 use crate::tui::app::leaderboard::{LeaderboardState, LeaderboardView};
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 use rr_engine::replay::leaderboard::{CandidateRow, Overall, Status};
 use rr_format::text::visible;
 

@@ -11,11 +11,11 @@ use ratatui::widgets::{
 use ratatui::Frame;
 
 use super::{board, ReplayScreen};
+use crate::settings::theme::Theme;
 use crate::tui::app::screens::DrawContext;
 use crate::tui::app::{dim3, App, CandidateRun, GpuWork, Phase, ReplayBlocker, ReplayRun};
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 use crate::tui::widgets::titled;
 use rr_engine::replay::ab::Verdict;
 use rr_engine::replay::stats::Stats;

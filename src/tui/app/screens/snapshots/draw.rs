@@ -12,10 +12,10 @@ use ratatui::Frame;
 use super::rowlayout::{self, RowLayout, ASCII_GAP, LABEL_WIDTH};
 use super::view::{Line as ViewLine, Pair, SnapView};
 use super::SnapshotsScreen;
+use crate::settings::theme::Theme;
 use crate::tui::app::App;
 use crate::tui::format::{ascii_char, typed_cell, ByteCategory};
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 
 pub(super) fn draw(screen: &SnapshotsScreen, app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(s) = &screen.view else {

@@ -13,10 +13,10 @@ use ratatui::Frame;
 
 use super::heatmap::{HeatCell, LEVELS};
 use super::layout::{corner, HeatGeometry};
+use crate::settings::theme::Theme;
 use crate::tui::app::TuneRun;
 use crate::tui::format::duration_ns;
 use crate::tui::layout::fit;
-use crate::tui::theme::Theme;
 use rr_tune::{Objective, Status};
 
 /// Fastest to slowest.
