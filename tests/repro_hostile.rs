@@ -332,3 +332,32 @@ fn an_out_under_a_linked_folder_says_where_it_really_is() {
     assert_ne!(code, 0);
     assert!(err.contains("symbolic link"), "{err}");
 }
+
+/// A recorded output of another length than the input (format 1: one snapshot file) is
+/// refused before anything is written, naming it: the reproducer would stop on it with "shorter
+/// than the record says", or never verify.
+#[test]
+fn a_recorded_output_of_the_wrong_length_is_refused() {
+    for len in [10, 33_024 + 4096] {
+        let (t, rec) = fixture_copy("rrtui-stencil3d");
+        let output = rec.join(format!("{}.record_output", stem()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&output)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let out = t.path().join("out");
+        let (code, _, err) = repro(&rec.join(STENCIL), &out, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}: is {len} bytes but the recorded input is 33024",
+                output.display()
+            )),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
+}

@@ -180,17 +180,16 @@ fn refuse_unsupported(inst: &ReplayInstance) -> Result<()> {
     }
 }
 
-/// A reproducer verifies against the recorded output: an instance recorded without it is
-/// refused, naming the file that is missing.
+/// A reproducer verifies against the recorded output: an instance recorded without it, or with
+/// one of another length than its input, is refused, naming the file.
 fn verifiable(inst: &ReplayInstance) -> Result<()> {
-    match store::recorded_len(&inst.files, &inst.descriptor, Side::Output) {
-        Ok(_) => Ok(()),
-        Err(e) if e.is_not_found() => Err(Error::format(
+    match inst.recorded_output_len()? {
+        Some(_) => Ok(()),
+        None => Err(Error::format(
             inst.files.snapshot_file(&inst.descriptor, Side::Output),
             "missing, so a reproducer would have nothing to verify against: the instance was \
              recorded without its output",
         )),
-        Err(e) => Err(e.into()),
     }
 }
 

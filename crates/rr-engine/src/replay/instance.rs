@@ -170,17 +170,40 @@ impl ReplayInstance {
         } else {
             "without its output (LIBOMPTARGET_RECORD_OUTPUT=false, or rr-tui record --no-output)"
         };
-        match rr_format::store::recorded_len(&self.files, &self.descriptor, Side::Output) {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_not_found() => Err(Error::format(
+        match self.recorded_output_len()? {
+            Some(_) => Ok(()),
+            None => Err(Error::format(
                 &out,
                 format!(
                     "missing, so there is nothing to verify against: the instance was recorded {option}; \
                      replay without --verify"
                 ),
             )),
-            Err(e) => Err(e.into()),
         }
+    }
+
+    /// The recorded output's length, `None` when it was not recorded. One that is not the
+    /// recorded input's length (a truncated or damaged snapshot) is refused naming it: every
+    /// verification against it would fail on its missing bytes, blaming the kernel (or a
+    /// candidate) for the record's damage.
+    pub fn recorded_output_len(&self) -> Result<Option<u64>> {
+        let len = match rr_format::store::recorded_len(&self.files, &self.descriptor, Side::Output)
+        {
+            Ok(len) => len,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if len != self.input_len {
+            return Err(Error::format(
+                self.files.snapshot_file(&self.descriptor, Side::Output),
+                format!(
+                    "is {len} bytes but the recorded input is {}: the recorded output is \
+                     truncated or damaged, so nothing can be verified against it",
+                    self.input_len
+                ),
+            ));
+        }
+        Ok(Some(len))
     }
 
     /// `(device address, offset in the snapshot, length)` of every segment in device memory.
