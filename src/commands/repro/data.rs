@@ -92,11 +92,13 @@ pub fn write_file(out: &Path, name: &str, bytes: &[u8]) -> Result<()> {
 /// Where the data of one file comes from, and what writing it will take.
 enum What<'a> {
     Bytes(&'a [u8], Runs),
-    /// A record file, open (what is written is what was measured); `runs` is `None` for one
-    /// that is expected to be hard-linked (same file system): nothing to write.
+    /// A record file of `len` bytes (measured, then closed: a record may have tens of
+    /// thousands of blobs, more than a process may hold open; opened again, one at a time, to
+    /// be written); `runs` is `None` for one that is expected to be hard-linked (same file
+    /// system): nothing to write.
     Record {
         path: &'a Path,
-        file: File,
+        len: u64,
         runs: Option<Runs>,
     },
 }
@@ -149,7 +151,11 @@ pub fn plan<'a>(out: &Path, files: &'a [(String, Source)], pack: bool) -> Result
                 let linked = !pack && Some(m.dev()) == here;
                 let runs = (!linked).then(|| sparse::of_file(&file, m.len()));
                 plan.bytes += m.len();
-                What::Record { path, file, runs }
+                What::Record {
+                    path,
+                    len: m.len(),
+                    runs,
+                }
             }
         };
         let runs = match &what {
@@ -198,23 +204,17 @@ pub fn place(out: &Path, plan: Plan) -> Result<Placed> {
                 placed.written += 1;
                 placed.stored += runs.data();
             }
-            What::Record { path, file, runs } => {
+            What::Record { path, len, runs } => {
                 if runs.is_none() && link(path, &dst)? {
                     placed.linked += 1;
                     continue;
                 }
-                let runs = match runs {
-                    Some(r) => r,
-                    None => {
-                        // Not linked after all (linking not allowed): copied, if it fits.
-                        let runs = sparse::of_file(
-                            &file,
-                            file.metadata().map_err(|e| Error::io(path, e))?.len(),
-                        );
-                        sparse::check_space(&dir, runs.data(), sparse::free_space(&dir))?;
-                        runs
-                    }
-                };
+                let (file, runs_now) = reopen(path, len)?;
+                if runs.is_none() {
+                    // Not linked after all (linking not allowed): copied, if it fits.
+                    sparse::check_space(&dir, runs_now.data(), sparse::free_space(&dir))?;
+                }
+                let runs = runs_now;
                 remove(&dst)?;
                 write_runs(&dst, Src::File(&file, path), &runs, &mut progress)?;
                 placed.copied += 1;
@@ -223,6 +223,21 @@ pub fn place(out: &Path, plan: Plan) -> Result<Placed> {
         }
     }
     Ok(placed)
+}
+
+/// A record file measured by [`plan`], opened to be written, with its data runs as they are
+/// now; one whose length changed since is refused (its copy would not be what was measured).
+fn reopen(path: &Path, len: u64) -> Result<(File, Runs)> {
+    let file = fsio::open_regular(path)?;
+    let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if now != len {
+        return Err(Error::format(
+            path,
+            format!("changed while the reproducer was written ({len} bytes, now {now})"),
+        ));
+    }
+    let runs = sparse::of_file(&file, len);
+    Ok((file, runs))
 }
 
 /// Write `runs` of `src` at `dst`, atomically (renamed into place: a link there is replaced,
@@ -268,16 +283,15 @@ pub fn pack(out: &Path, plan: Plan) -> Result<Placed> {
     };
     for (name, what) in plan.items {
         let inner = format!("{DATA_DIR}/{name}");
-        let (src, runs) = match &what {
+        let mut opened = None;
+        let (src, runs) = match what {
             What::Bytes(b, runs) => (Src::Bytes(b), runs),
-            What::Record {
-                path,
-                file,
-                runs: Some(runs),
-            } => (Src::File(file, path), runs),
-            What::Record { runs: None, .. } => unreachable!("a packed file is measured"),
+            What::Record { path, len, .. } => {
+                let (file, runs) = reopen(path, len)?;
+                (Src::File(opened.insert(file), path), runs)
+            }
         };
-        sparse::append_tar(&mut buf, &inner, src, runs, &mut progress).map_err(named)?;
+        sparse::append_tar(&mut buf, &inner, src, &runs, &mut progress).map_err(named)?;
         placed.written += 1;
         placed.stored += runs.data();
     }

@@ -3,6 +3,7 @@
 //! plan and launch parameters), so the generated program cannot drift from the replay. Pure:
 //! nothing here touches a GPU or writes a file.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use rr_engine::diff::{Comparison, DType};
@@ -239,10 +240,22 @@ fn globals(
 }
 
 /// Every segment replay restores (device memory, host memory), with where its input and
-/// output bytes are; the files they come from are added to `data` once each.
+/// output bytes are; the files they come from are added to `data` once each. Linear in the
+/// segments (a record may hold tens of thousands): blobs are found by their offset and names
+/// kept in a set, never searched for.
 fn copies(inst: &ReplayInstance, data: &mut Vec<(String, Source)>) -> Result<Vec<Copy>> {
-    let input = store::layout(&inst.files, &inst.descriptor, Side::Input)?;
-    let output = store::layout(&inst.files, &inst.descriptor, Side::Output)?;
+    let input = Stored::new(
+        store::layout(&inst.files, &inst.descriptor, Side::Input)?,
+        "input.bin",
+    );
+    let output = Stored::new(
+        store::layout(&inst.files, &inst.descriptor, Side::Output)?,
+        "output.bin",
+    );
+    let mut files = DataFiles {
+        names: data.iter().map(|(n, _)| n.clone()).collect(),
+        list: data,
+    };
     let device = inst.copies().into_iter().map(|c| (c, false));
     let host = inst.host_copies().into_iter().map(|c| (c, true));
     let mut out = Vec::new();
@@ -252,52 +265,99 @@ fn copies(inst: &ReplayInstance, data: &mut Vec<(String, Source)>) -> Result<Vec
             addr,
             size,
             host: is_host,
-            input: locate(&input, "input.bin", offset, size, data, inst)?,
-            output: locate(&output, "output.bin", offset, size, data, inst)?,
+            input: input.locate(offset, size, &mut files, inst)?,
+            output: output.locate(offset, size, &mut files, inst)?,
         });
     }
     Ok(out)
 }
 
-/// Where snapshot bytes `[offset, offset + size)` are stored: the whole-snapshot file (named
-/// `whole` in the data folder) or the blob of the segment there (named by its id, which
-/// [`rr_format::descriptor::is_blob_id`] makes a safe file name).
-fn locate(
-    layout: &Layout,
-    whole: &str,
-    offset: u64,
-    size: u64,
-    data: &mut Vec<(String, Source)>,
-    inst: &ReplayInstance,
-) -> Result<DataRef> {
-    let (name, path, at) = match layout {
-        Layout::File(path) => (whole.to_string(), path.clone(), offset),
-        Layout::Blobs { pieces, .. } => {
-            let piece = pieces
-                .iter()
-                .find(|p| p.offset <= offset && offset + size <= p.offset + p.size)
-                .and_then(|p| p.blob.as_ref().map(|b| (b, offset - p.offset)));
-            let Some((blob, at)) = piece else {
-                return Err(Error::format(
-                    inst.files.json(),
-                    format!("no blob holds the snapshot bytes at offset {offset}"),
-                ));
-            };
-            let id = blob
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .filter(|n| rr_format::descriptor::is_blob_id(n))
-                .ok_or_else(|| {
-                    Error::format(inst.files.json(), "names a blob that is not a blob id")
-                })?;
-            (id, blob.clone(), at)
+/// The data folder's files so far, and their names (each added once).
+struct DataFiles<'a> {
+    list: &'a mut Vec<(String, Source)>,
+    names: HashSet<String>,
+}
+
+impl DataFiles<'_> {
+    fn add(&mut self, name: &str, path: &std::path::Path) {
+        if self.names.insert(name.to_string()) {
+            self.list
+                .push((name.to_string(), Source::Record(path.to_path_buf())));
         }
-    };
-    if !data.iter().any(|(n, _)| *n == name) {
-        data.push((name.clone(), Source::Record(path)));
     }
-    Ok(DataRef {
-        file: name,
-        offset: at,
-    })
+}
+
+/// One side of the snapshot as stored: the whole-snapshot file (named `whole` in the data
+/// folder) or blobs, with each blob's index by the snapshot offset it starts at.
+struct Stored {
+    layout: Layout,
+    whole: &'static str,
+    starts: HashMap<u64, usize>,
+}
+
+impl Stored {
+    fn new(layout: Layout, whole: &'static str) -> Stored {
+        let starts = match &layout {
+            Layout::File(_) => HashMap::new(),
+            Layout::Blobs { pieces, .. } => pieces
+                .iter()
+                .enumerate()
+                .rev() // the first piece of an offset wins, as a search in order finds it
+                .map(|(i, p)| (p.offset, i))
+                .collect(),
+        };
+        Stored {
+            layout,
+            whole,
+            starts,
+        }
+    }
+
+    /// Where snapshot bytes `[offset, offset + size)` are stored: the whole-snapshot file or
+    /// the blob of the segment there (named by its id, which
+    /// [`rr_format::descriptor::is_blob_id`] makes a safe file name).
+    fn locate(
+        &self,
+        offset: u64,
+        size: u64,
+        files: &mut DataFiles,
+        inst: &ReplayInstance,
+    ) -> Result<DataRef> {
+        let (name, path, at) = match &self.layout {
+            Layout::File(path) => (self.whole.to_string(), path, offset),
+            Layout::Blobs { pieces, .. } => {
+                let holds = |p: &store::Piece| {
+                    p.offset <= offset && offset.checked_add(size) <= p.offset.checked_add(p.size)
+                };
+                // A copy is a whole segment: found by its start, else (never in a record
+                // rr-tui wrote) searched for.
+                let piece = self
+                    .starts
+                    .get(&offset)
+                    .map(|&i| &pieces[i])
+                    .filter(|p| holds(p))
+                    .or_else(|| pieces.iter().find(|p| holds(p)))
+                    .and_then(|p| p.blob.as_ref().map(|b| (b, offset - p.offset)));
+                let Some((blob, at)) = piece else {
+                    return Err(Error::format(
+                        inst.files.json(),
+                        format!("no blob holds the snapshot bytes at offset {offset}"),
+                    ));
+                };
+                let id = blob
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .filter(|n| rr_format::descriptor::is_blob_id(n))
+                    .ok_or_else(|| {
+                        Error::format(inst.files.json(), "names a blob that is not a blob id")
+                    })?;
+                (id, blob, at)
+            }
+        };
+        files.add(&name, path);
+        Ok(DataRef {
+            file: name,
+            offset: at,
+        })
+    }
 }
