@@ -186,3 +186,30 @@ fn ab_catches_a_candidate_that_hands_back_its_first_result_on_the_instances_afte
     assert_eq!(ranked[0]["verified"], INSTANCES as u64, "{board}");
     assert_eq!(ranked[1]["verified"], 1, "{board}");
 }
+
+/// A candidate that does the work on its first launch only and nothing after (SKIP_TIMED): that
+/// first run, on the first instance, verifies; the poison left in place is then found on every
+/// instance: the first when it is verified again, the others on their first run.
+#[test]
+fn ab_catches_a_candidate_that_skips_the_work_after_its_first_launch() {
+    let rec = distinct_record(INSTANCES);
+    let work = tempfile::tempdir().unwrap();
+    let skip = ptx_candidate(work.path(), "skip.ptx", "FAKE_CUDA_SKIP");
+    let (code, board, stderr) = ab(rec.path(), &[&skip]);
+    assert_eq!(code, Some(1), "{stderr}");
+    let c = &board["candidates"][0];
+    assert_eq!(
+        (c["verdict"].as_str(), c["verified"].as_u64()),
+        (Some("rejected"), Some(0)),
+        "{c}"
+    );
+    for (i, r) in c["instances"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(r["status"], "wrong", "{i}: {r}");
+        let reason = r["reason"].as_str().unwrap();
+        assert_eq!(
+            reason.contains("its first run here"),
+            i > 0,
+            "{i}: {reason}"
+        );
+    }
+}

@@ -16,7 +16,8 @@
  * its output (a stencil of weight one: out = in, 4 × nx × ny × nz bytes). A module loaded from
  * text (PTX) that contains FAKE_CUDA_STASH cheats instead: its rr_stencil3d computes its first
  * result and writes that same result on every later launch, kept in memory no reset reaches (the
- * STASH cheat of tests/gpu/samples/ab_cheats.cu). */
+ * STASH cheat of tests/gpu/samples/ab_cheats.cu); with FAKE_CUDA_SKIP, it computes on its first
+ * launch only and does nothing after (SKIP_TIMED: the work moved out of the timed runs). */
 #define _GNU_SOURCE 1 /* dladdr */
 #include <stdint.h>
 #include <stddef.h>
@@ -165,18 +166,22 @@ CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n){ return compute_on
 CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st){ return compute_on() ? set8(d, v, n) : 0; }
 CUresult cuMemsetD32Async(uint64_t d, unsigned v, size_t n, void *st){ return compute_on() ? set32(d, v, n) : 0; }
 static void *last_module;
-/* The modules loaded from text that contains FAKE_CUDA_STASH (the last 16). */
-static void *stash_modules[16];
+/* The modules loaded from text that contains FAKE_CUDA_STASH or FAKE_CUDA_SKIP (the last 16),
+ * and which cheat their rr_stencil3d does. */
+enum { LEAF_HASH = 1, STENCIL, STASH, SKIP };
+static struct { void *module; int kind; } cheats[16];
 static void *load(const void *img){
   const unsigned char *b = img;
   last_module = handle();
   /* Text, not a cubin (\x7fELF) or fatbin (0xba55ed50, which starts with 'P'): NUL-terminated. */
   int text = b && ((b[0] >= 0x20 && b[0] < 0x7f) || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') && strncmp(img, "\x50\xed\x55\xba", 4) != 0;
   static unsigned n;
-  if (compute_on() && text && strstr(img, "FAKE_CUDA_STASH")) stash_modules[n++ % 16] = last_module;
+  int kind = !compute_on() || !text ? 0 : strstr(img, "FAKE_CUDA_STASH") ? STASH : strstr(img, "FAKE_CUDA_SKIP") ? SKIP : 0;
+  if (kind) { cheats[n % 16].module = last_module; cheats[n++ % 16].kind = kind; }
   return last_module;
 }
-static int is_stash_module(void *m){ for (int i = 0; i < 16; i++) if (m && stash_modules[i] == m) return 1; return 0; }
+/* The kind of module m's rr_stencil3d: a cheat, or the honest stencil. */
+static int stencil_of(void *m){ for (int i = 0; i < 16; i++) if (m && cheats[i].module == m) return cheats[i].kind; return STENCIL; }
 CUresult cuModuleLoadData(void **m, const void *img){ *m = load(img); return 0; }
 CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **ov){ *m = load(img); return 0; }
 /* The clock probe of the timing kernels (rr_clock): with memory, its launch writes 39 600 cycles
@@ -187,8 +192,7 @@ static void *clock_probe;
  * module each belongs to (what cuFuncGetModule answers); what FAKE_CUDA_COMPUTE runs of each.
  * Unloading the module forgets them. At most MAX_FUNCTIONS at once. */
 #define MAX_FUNCTIONS 65536
-enum { LEAF_HASH = 1, STENCIL, STASH };
-static struct function { void *f, *module; char *name; int kind; unsigned char *kept; size_t kept_len; } *functions;
+static struct function { void *f, *module; char *name; int kind; unsigned char *kept; size_t kept_len; unsigned long launches; } *functions;
 static size_t nfunctions, capfunctions;
 static struct function *function_of(void *f){
   for (size_t i = 0; f && i < nfunctions; i++) if (functions[i].f == f) return &functions[i];
@@ -209,8 +213,8 @@ static void *function_in(void *m, const char *name){
   char *copy = strdup(name);
   if (!copy) return NULL;
   int kind = !compute_on() ? 0 : !strcmp(name, "rr_leaf_hash") ? LEAF_HASH
-           : !strcmp(name, "rr_stencil3d") ? (is_stash_module(m) ? STASH : STENCIL) : 0;
-  functions[nfunctions] = (struct function){ handle(), m, copy, kind, NULL, 0 };
+           : !strcmp(name, "rr_stencil3d") ? stencil_of(m) : 0;
+  functions[nfunctions] = (struct function){ handle(), m, copy, kind, NULL, 0, 0 };
   if (!strcmp(name, "rr_clock")) clock_probe = functions[nfunctions].f;
   return functions[nfunctions++].f;
 }
@@ -340,6 +344,7 @@ static CUresult compute(void *f, unsigned blocks, void **p){
   unsigned char *to = at(out, n), *from = at(in, n);
   if (!to || !from) return 700;
   if (k->kind == STASH && k->kept) { memcpy(to, k->kept, n < k->kept_len ? n : k->kept_len); return 0; }
+  if (k->kind == SKIP && k->launches++) return 0;
   memmove(to, from, n);
   if (k->kind == STASH && (k->kept = malloc(n))) { memcpy(k->kept, to, n); k->kept_len = n; }
   return 0;
