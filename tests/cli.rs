@@ -49,25 +49,40 @@ fn report_prints_llvm_format_from_the_report_file() {
 }
 
 /// A record directory moved since it was recorded (the fixture was recorded in /tmp/fx) needs
-/// nothing done: `report` prints the report as it is, with nothing on stderr and no line of its
-/// own about the move, run after run; `--json` says both where it was recorded and where it is.
+/// nothing done: `report` prints the report as it is, nothing on stderr, and after LLVM's end
+/// banner one `rr-tui:` line saying that `Directory:` is where it was recorded and where its
+/// files are read from (a path that does not exist must not read as a mistake); `--json` says
+/// both. Where it was recorded, no such line.
 #[test]
-fn report_of_a_moved_directory_says_nothing_of_the_move() {
+fn report_of_a_moved_directory_says_where_it_was_recorded() {
     let dir = fixture("llvm-two-kernels");
     let file = std::fs::read_to_string(dir.join("report.txt")).unwrap();
-    for _ in 0..2 {
-        rr().arg("report")
-            .arg(&dir)
-            .assert()
-            .success()
-            .stdout(file.clone())
-            .stderr("");
-    }
+    let here = std::fs::canonicalize(&dir).unwrap();
+    let note = format!(
+        "rr-tui: Directory: is where this was recorded; its files are read from {}\n",
+        here.display()
+    );
+    rr().arg("report")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(format!("{file}{note}"))
+        .stderr("");
     let out = rr().arg("report").arg(&dir).arg("--json").output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let here = std::fs::canonicalize(&dir).unwrap();
     assert_eq!(v["directory"], here.display().to_string());
     assert_eq!(v["recorded_directory"], "/tmp/fx/llvm-two-kernels");
+    // Read where it was recorded: the report alone.
+    let (_t, copy) = fixture_copy("llvm-two-kernels");
+    let copy = std::fs::canonicalize(&copy).unwrap();
+    let at_home = file.replace("/tmp/fx/llvm-two-kernels", &copy.display().to_string());
+    std::fs::write(copy.join("report.txt"), &at_home).unwrap();
+    rr().arg("report")
+        .arg(&copy)
+        .assert()
+        .success()
+        .stdout(at_home)
+        .stderr("");
 }
 
 #[test]

@@ -1,10 +1,12 @@
 //! `rr-tui report DIR`: the record report in libomptarget's format, line for line (or JSON).
 //! `Directory:` is what the report file says (where the recording was made), or where the
 //! directory is when there is no report file; what rr-tui adds, the recorder's account, follows
-//! LLVM's end banner, where LLVM's readers stop. A directory moved since is said nowhere in the
-//! text: rows are matched to files by name, so a move asks nothing of anyone, and a line on every
-//! run would read as a warning (`--json` has both, `directory` and `recorded_directory`). Exit 1
-//! when a descriptor needed for a row could not be read (the row still prints, with `?`).
+//! LLVM's end banner, where LLVM's readers stop. A directory moved since asks nothing of anyone
+//! (rows are matched to files by name), but a `Directory:` that does not exist confuses: one
+//! `rr-tui:` line after the banner says it is where the recording was made and where the files
+//! are read from, on stdout as part of the report, never a warning (`--json` has both,
+//! `directory` and `recorded_directory`). Exit 1 when a descriptor needed for a row could not be
+//! read (the row still prints, with `?`).
 
 use std::path::Path;
 
@@ -96,5 +98,8 @@ fn print_one(rd: &RecordDir) {
     }
     if let Some(r) = &rd.report {
         output::lines(report::render_trailer(r.summary.as_ref(), &r.notes).lines());
+    }
+    if let Some(note) = report::moved_note(recorded, &directory) {
+        output::lines(note.lines());
     }
 }

@@ -235,6 +235,16 @@ pub fn render_trailer(summary: Option<&RecorderSummary>, notes: &[String]) -> St
     out
 }
 
+/// The line `rr-tui report` adds after a report whose `Directory:` is not where its files are
+/// read from (`here`, absolute): LLVM's line is kept as written, the recording's place, and
+/// this says so, since a path that no longer exists (a record moved, or bundled) otherwise reads
+/// as a mistake. Strings compared, no file looked at: the recorded path is the file's word.
+pub fn moved_note(recorded: &str, here: &str) -> Option<String> {
+    (recorded.trim_end_matches('/') != here.trim_end_matches('/')).then(|| {
+        format!("{TRAILER_PREFIX}Directory: is where this was recorded; its files are read from {here}\n")
+    })
+}
+
 /// Whether some bytes contain a report banner (cheap; used to pick candidate files).
 pub fn contains_report(bytes: &[u8]) -> bool {
     memmem::find(bytes, BEGIN.as_bytes()).is_some()
