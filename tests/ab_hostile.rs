@@ -1,5 +1,7 @@
-//! `rr-tui ab` on hostile records: a recorded output of the wrong length is refused before any
-//! GPU work, naming it (not found out instance by instance, blaming the candidate).
+//! `rr-tui ab` on hostile records and command lines: a recorded output of the wrong length is
+//! refused before any GPU work, naming it (not found out instance by instance, blaming the
+//! candidate), and a directory of record directories suggests the user's own command line with
+//! one of them, every other flag kept.
 
 mod common;
 
@@ -57,4 +59,46 @@ fn a_recorded_output_of_the_wrong_length_is_refused_naming_it() {
             );
         }
     }
+}
+
+/// `ab` and `tune --list` given a directory of record directories suggest the command as typed
+/// with the first record directory in place of it: the kernels, the candidates and their
+/// flags kept (a bare `rr-tui ab DIR` is refused for lack of them), quoted for a shell.
+#[test]
+fn a_directory_of_records_suggests_the_command_with_every_flag_kept() {
+    let root = fixture("");
+    let first = root.join("llvm-no-report");
+    let o = rr()
+        .arg("ab")
+        .arg(&root)
+        .args([
+            "--kernels",
+            "saxpy",
+            "--candidate",
+            "my kernel.cu",
+            "-D",
+            "ILP=4",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let example = format!(
+        "pass one of them, e.g. `rr-tui ab {} --kernels saxpy --candidate 'my kernel.cu' -D 'ILP=4'`",
+        first.display()
+    );
+    assert_eq!(err.lines().last(), Some(example.as_str()), "{err}");
+    let o = rr()
+        .args(["tune", "--list", "--kernels", "saxpy"])
+        .arg(&root)
+        .args(["--block", "64,128"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let example = format!(
+        "pass one of them, e.g. `rr-tui tune --list --kernels saxpy {} --block 64,128`",
+        first.display()
+    );
+    assert_eq!(err.lines().last(), Some(example.as_str()), "{err}");
 }

@@ -52,6 +52,7 @@ mod profile;
 mod record;
 mod replay;
 mod repro;
+pub mod retyped;
 mod supplied;
 mod timing;
 mod tune;

@@ -94,11 +94,18 @@ fn message(dir: &Path, command: &str, below: &RecordDirsBelow) -> Vec<String> {
             search::MAX_ENTRIES_READ
         ));
     }
-    // Quoted as a shell needs it, so that the example runs when pasted (a path with a space).
-    lines.push(format!(
-        "pass one of them, e.g. `rr-tui {command} {}`",
-        shell_words::quote(&visible_path(&first.path))
-    ));
+    // The user's own command line with the first of them for `dir` (every other flag kept:
+    // `ab` without its candidates is no example), quoted as a shell needs it, so that it runs
+    // when pasted (a path with a space); the bare command where that line is not at hand.
+    let subcommand = command.split(' ').next().unwrap_or(command);
+    let example =
+        crate::cli::retyped::with_argument(subcommand, dir, &first.path).unwrap_or_else(|| {
+            format!(
+                "rr-tui {command} {}",
+                shell_words::quote(&visible_path(&first.path))
+            )
+        });
+    lines.push(format!("pass one of them, e.g. `{example}`"));
     lines
 }
 
