@@ -184,7 +184,8 @@ impl Space {
                 return Err(bad(
                     flag,
                     format!(
-                        "{spec:?} names something: geometry written as an expression needs --source (and --define for names of your own)"
+                        "{} names something: geometry written as an expression needs --source (and --define for names of your own)",
+                        rr_format::text::quoted(spec)
                     ),
                 ));
             }
@@ -571,4 +572,31 @@ mod tests {
         assert!(Space::new(rules(), grids, blocks, vec![], vec![]).is_err());
         assert!(parse_scalars("1..65537", false).is_err());
     }
+
+    /// Every axis flag refuses a 300-digit value in a short message that names the flag.
+    #[test]
+    fn a_300_digit_axis_value_is_refused_in_a_short_message() {
+        let long = "1".repeat(300);
+        let set = [
+            |a: &mut Axes, v: String| a.grid = Some(v),
+            |a: &mut Axes, v: String| a.block = Some(v),
+            |a: &mut Axes, v: String| a.shared_mem = Some(v),
+            |a: &mut Axes, v: String| a.registers = Some(v),
+        ];
+        for (flag, set) in ["grid", "block", "shared-mem", "registers"].iter().zip(set) {
+            for value in [long.clone(), format!("1..{long}"), format!("N*{long}")] {
+                let mut axes = Axes::default();
+                set(&mut axes, value);
+                let e = Space::of_axes(rules(), &axes, None)
+                    .map(|_| ())
+                    .unwrap_err();
+                assert!(e.starts_with(&format!("--{flag}: ")), "{e}");
+                assert!(e.len() < 200 && !e.contains(&long[..QUOTE_LONGER]), "{e}");
+                assert!(e.contains('…'), "{e}");
+            }
+        }
+    }
+
+    /// More digits than any quote keeps.
+    const QUOTE_LONGER: usize = rr_format::text::QUOTE_MAX + 1;
 }

@@ -2,6 +2,7 @@
 //! `--shared-mem`, `--registers`): parsed and bounded here, for the space (`space`) and the
 //! define axes (`defines`) alike.
 
+use rr_format::text::{capped, quoted};
 use serde::{Deserialize, Serialize};
 
 pub use super::MAX_AXIS_VALUES;
@@ -32,7 +33,10 @@ pub fn parse_dims(spec: &str) -> Result<Vec<[u32; 3]>, String> {
     for item in split_items(spec)? {
         let parts: Vec<&str> = item.split('x').collect();
         if parts.len() > 3 {
-            return Err(format!("{item:?}: at most three dimensions (XxYxZ)"));
+            return Err(format!(
+                "{}: at most three dimensions (XxYxZ)",
+                quoted(item)
+            ));
         }
         let mut dims: Vec<Vec<u32>> = Vec::with_capacity(3);
         for p in &parts {
@@ -62,7 +66,10 @@ pub fn parse_grid(spec: &str) -> Result<Vec<GridChoice>, String> {
             out.extend(parse_dims(item)?.into_iter().map(GridChoice::Dims));
         }
         if out.len() > MAX_AXIS_VALUES {
-            return Err(format!("{spec:?}: more than {MAX_AXIS_VALUES} values"));
+            return Err(format!(
+                "{}: more than {MAX_AXIS_VALUES} values",
+                quoted(spec)
+            ));
         }
     }
     Ok(dedup(out))
@@ -87,7 +94,7 @@ pub fn parse_scalars(spec: &str, allow_zero: bool) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for item in split_items(spec)? {
         if item.contains('x') {
-            return Err(format!("{item:?}: this axis is one-dimensional"));
+            return Err(format!("{}: this axis is one-dimensional", quoted(item)));
         }
         for v in parse_values_from(item, if allow_zero { 0 } else { 1 })? {
             push_limited(&mut out, v, spec)?;
@@ -103,15 +110,11 @@ fn refuse_replay_form(spec: &str) -> Result<(), String> {
     let items: Vec<&str> = spec.split(',').map(str::trim).collect();
     if (2..=3).contains(&items.len()) && items[1..].iter().all(|i| *i == "1") && items[0] != "1" {
         return Err(format!(
-            "{spec:?} is a list of {} values here; one 3-D value is written {}",
+            "{} is a list of {} values here; one 3-D value is written {}x1x1",
+            quoted(spec),
             items.len(),
-            items
-                .iter()
-                .copied()
-                .chain(std::iter::repeat("1"))
-                .take(3)
-                .collect::<Vec<_>>()
-                .join("x")
+            // The other items are all 1.
+            capped(items[0])
         ));
     }
     Ok(())
@@ -120,14 +123,17 @@ fn refuse_replay_form(spec: &str) -> Result<(), String> {
 fn split_items(spec: &str) -> Result<Vec<&str>, String> {
     let items: Vec<&str> = spec.split(',').map(str::trim).collect();
     if items.iter().any(|i| i.is_empty()) {
-        return Err(format!("{spec:?}: empty item in the list"));
+        return Err(format!("{}: empty item in the list", quoted(spec)));
     }
     Ok(items)
 }
 
 fn push_limited<T>(out: &mut Vec<T>, v: T, spec: &str) -> Result<(), String> {
     if out.len() >= MAX_AXIS_VALUES {
-        return Err(format!("{spec:?}: more than {MAX_AXIS_VALUES} values"));
+        return Err(format!(
+            "{}: more than {MAX_AXIS_VALUES} values",
+            quoted(spec)
+        ));
     }
     out.push(v);
     Ok(())
@@ -149,16 +155,21 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
         let t = t.trim();
         t.parse().map_err(|_| {
             if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-                format!("{s:?}: {t} is too large (at most {})", u32::MAX)
+                format!(
+                    "{}: {} is too large (at most {})",
+                    quoted(s),
+                    capped(t),
+                    u32::MAX
+                )
             } else {
-                format!("{s:?}: {t:?} is not a whole number")
+                format!("{}: {} is not a whole number", quoted(s), quoted(t))
             }
         })
     };
     let num = |t: &str| -> Result<u32, String> {
         let v = raw(t)?;
         if v < min {
-            return Err(format!("{s:?}: values must be at least {min}"));
+            return Err(format!("{}: values must be at least {min}", quoted(s)));
         }
         Ok(v)
     };
@@ -174,13 +185,14 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
         (num(rest)?, Step::Plus(1))
     };
     if end < start {
-        return Err(format!("{s:?}: the range ends before it starts"));
+        return Err(format!("{}: the range ends before it starts", quoted(s)));
     }
     match step {
-        Step::Plus(0) => return Err(format!("{s:?}: a step of 0 never ends")),
+        Step::Plus(0) => return Err(format!("{}: a step of 0 never ends", quoted(s))),
         Step::Times(f) if f < 2 || start == 0 => {
             return Err(format!(
-                "{s:?}: a geometric range needs a factor of at least 2 and a start above 0"
+                "{}: a geometric range needs a factor of at least 2 and a start above 0",
+                quoted(s)
             ))
         }
         _ => {}
@@ -189,7 +201,7 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
     let mut v = start as u64;
     while v <= end as u64 {
         if out.len() >= MAX_AXIS_VALUES {
-            return Err(format!("{s:?}: more than {MAX_AXIS_VALUES} values"));
+            return Err(format!("{}: more than {MAX_AXIS_VALUES} values", quoted(s)));
         }
         out.push(v as u32);
         v = match step {
@@ -204,4 +216,61 @@ fn parse_values_from(s: &str, min: u32) -> Result<Vec<u32>, String> {
 enum Step {
     Plus(u32),
     Times(u32),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rr_format::text::QUOTE_MAX;
+
+    /// A refused value is quoted capped, however it is refused: a 300-digit number is not
+    /// echoed whole (the message stays a line a terminal shows).
+    #[test]
+    fn a_300_digit_value_is_not_echoed_whole() {
+        let long = "9".repeat(300);
+        let cut = format!("{}…", "9".repeat(QUOTE_MAX));
+        let refused = [
+            parse_dims(&long),
+            parse_dims(&format!("{long}x1")),
+            parse_dims(&format!("1..{long}")),
+            parse_dims(&format!("{long},1")),
+            parse_dims(&format!("{long}a")),
+            parse_dims(&format!("1x2x3x{long}")),
+            parse_dims(&format!("{long},")),
+            parse_scalars(&format!("{long}x1"), false).map(|_| vec![]),
+            parse_grid(&format!("cover,{long}")).map(|_| vec![]),
+        ];
+        for r in refused {
+            let e = r.unwrap_err();
+            assert!(e.len() < 200, "{} bytes: {e}", e.len());
+            assert!(e.contains('…'), "{e}");
+            assert!(!e.contains(&"9".repeat(QUOTE_MAX + 1)), "{e}");
+        }
+        // The whole message for the commonest case, to the character.
+        assert_eq!(
+            parse_dims(&long).unwrap_err(),
+            format!("\"{cut}\": {cut} is too large (at most 4294967295)")
+        );
+    }
+
+    /// Ordinary values are quoted as they were, escapes made visible once.
+    #[test]
+    fn short_values_are_quoted_whole() {
+        assert_eq!(
+            parse_dims("0").unwrap_err(),
+            "\"0\": values must be at least 1"
+        );
+        assert_eq!(
+            parse_dims("128,1,1").unwrap_err(),
+            "\"128,1,1\" is a list of 3 values here; one 3-D value is written 128x1x1"
+        );
+        assert_eq!(
+            parse_dims("128,1").unwrap_err(),
+            "\"128,1\" is a list of 2 values here; one 3-D value is written 128x1x1"
+        );
+        assert_eq!(
+            parse_scalars("a\x1b", false).unwrap_err(),
+            "\"a\\x1b\": \"a\\x1b\" is not a whole number"
+        );
+    }
 }

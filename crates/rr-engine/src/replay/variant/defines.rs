@@ -4,6 +4,7 @@
 //! slowest. Their parsing and limits live here, with the type; launch geometry written in terms
 //! of them is the tuner's (`rr_tune::defines`).
 
+use rr_format::text::{capped, quoted};
 use serde::{Deserialize, Serialize};
 
 use super::MAX_AXIS_VALUES;
@@ -46,11 +47,12 @@ impl DefineAxis {
     pub fn parse(spec: &str) -> Result<DefineAxis, String> {
         let Some((name, list)) = spec.split_once('=') else {
             return Err(format!(
-                "{spec:?}: a define axis is NAME=VALUES, e.g. TILE=16,32,64 or UNROLL=1..8*2"
+                "{}: a define axis is NAME=VALUES, e.g. TILE=16,32,64 or UNROLL=1..8*2",
+                quoted(spec)
             ));
         };
         let name = name.trim();
-        check_identifier(name).map_err(|why| format!("{spec:?}: {why}"))?;
+        check_identifier(name).map_err(|why| format!("{}: {why}", quoted(spec)))?;
         // What a sweep writes, its report must be read back with (`tune merge`, `--resume`).
         if name.len() > MAX_DEFINE_TEXT {
             return Err(format!(
@@ -60,7 +62,7 @@ impl DefineAxis {
         let mut values = Vec::new();
         for item in list.split(',').map(str::trim) {
             if item.is_empty() {
-                return Err(format!("{spec:?}: empty item in the list"));
+                return Err(format!("{}: empty item in the list", quoted(spec)));
             }
             if item.len() > MAX_DEFINE_TEXT {
                 return Err(format!(
@@ -73,7 +75,9 @@ impl DefineAxis {
                 && number.chars().all(|c| c.is_ascii_digit())
             {
                 return Err(format!(
-                    "{spec:?}: {item} has a leading zero, which C reads as octal; write it without"
+                    "{}: {} has a leading zero, which C reads as octal; write it without",
+                    quoted(spec),
+                    capped(item)
                 ));
             }
             if item.starts_with(|c: char| c.is_ascii_digit()) && item.contains("..") {
@@ -87,12 +91,15 @@ impl DefineAxis {
             } else {
                 return Err(format!(
                     "{}: {} is neither a number, a range nor a word",
-                    rr_format::text::quoted(spec),
-                    rr_format::text::quoted(item)
+                    quoted(spec),
+                    quoted(item)
                 ));
             }
             if values.len() > MAX_AXIS_VALUES {
-                return Err(format!("{spec:?}: more than {MAX_AXIS_VALUES} values"));
+                return Err(format!(
+                    "{}: more than {MAX_AXIS_VALUES} values",
+                    quoted(spec)
+                ));
             }
         }
         let mut seen = std::collections::HashSet::new();
