@@ -1,7 +1,8 @@
 //! `rr-tui ab` on hostile records and command lines: a recorded output of the wrong length is
 //! refused before any GPU work, naming it (not found out instance by instance, blaming the
 //! candidate), and a directory of record directories suggests the user's own command line with
-//! one of them, every other flag kept.
+//! one of them, every other flag kept. What a worker says stays within what its parent reads
+//! (a kernel name of MB in an error).
 
 mod common;
 
@@ -101,4 +102,65 @@ fn a_directory_of_records_suggests_the_command_with_every_flag_kept() {
         first.display()
     );
     assert_eq!(err.lines().last(), Some(example.as_str()), "{err}");
+}
+
+/// `ab --json` on `dir` (kernels matching stencil, the record's own image as the candidate)
+/// with the stand-in driver and `env`: the per-instance results of the one candidate.
+fn ab_on_fake(dir: &std::path::Path, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let driver = fake_driver();
+    let o = rr()
+        .arg("ab")
+        .arg(dir)
+        .args([
+            "--kernels",
+            "stencil",
+            "--repetitions",
+            "6",
+            "--json",
+            "--candidate",
+        ])
+        .arg(dir.join("images/kernels-sm90.cubin"))
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("FAKE_CUDA_MEMORY", "1")
+        .envs(env.iter().copied())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["candidates"][0]["instances"].as_array().unwrap().clone()
+}
+
+/// A kernel name of 3 MB makes the candidate's error (which names the kernel it lacks) longer
+/// than the line a worker's parent reads: the reason is cut, saying how much was left out,
+/// not lost and blamed on a crash ("ended on this instance: no message").
+#[test]
+fn a_worker_result_naming_a_huge_kernel_name_is_cut_not_lost() {
+    let (_t, rec) = fixture_copy("rrtui-v2-stencil3d");
+    for entry in std::fs::read_dir(&rec).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let mut d: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            d["Name"] = format!("rr_stencil3d{}", "A".repeat(3 << 20)).into();
+            std::fs::write(&path, d.to_string()).unwrap();
+        }
+    }
+    let results = ab_on_fake(&rec, &[]);
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let reason = r["reason"].as_str().unwrap();
+        assert_eq!(r["status"], "error", "{r}");
+        assert!(
+            reason.contains("the candidate has no kernel rr_stencil3dAAAA"),
+            "{reason:.200}"
+        );
+        assert!(
+            reason.ends_with(" bytes more)"),
+            "{}",
+            &reason[reason.len() - 100..]
+        );
+        assert!(reason.len() < 17 * 1024, "{}", reason.len());
+    }
 }

@@ -42,7 +42,34 @@ pub struct AtLine {
 
 /// Say a result on stdout (each as soon as it is final: a worker that ends later loses none).
 fn say_result(r: InstanceResult) {
-    output::json_line(&json(&WorkerLine { ab_result: r }));
+    output::json_line(&json(&WorkerLine {
+        ab_result: bounded(r),
+    }));
+}
+
+/// The most of a reason or a note a result line carries: a record's strings (a kernel name of
+/// MB, in an error that names it) must not make the line longer than the parent reads
+/// (`MAX_LINE`), which would lose the result and blame a crash.
+pub(super) const MAX_TEXT: usize = 16 * 1024;
+
+/// `r` with its reason and notes cut to [`MAX_TEXT`] bytes each, saying how much was left out.
+pub(super) fn bounded(mut r: InstanceResult) -> InstanceResult {
+    let cut = |s: &mut String| {
+        if s.len() > MAX_TEXT {
+            let mut at = MAX_TEXT;
+            while !s.is_char_boundary(at) {
+                at -= 1;
+            }
+            let more = s.len() - at;
+            s.truncate(at);
+            s.push_str(&format!("… ({more} bytes more)"));
+        }
+    };
+    if let Some(reason) = r.reason.as_mut() {
+        cut(reason);
+    }
+    r.notes.iter_mut().for_each(cut);
+    r
 }
 
 fn say_at(name: &str) {
