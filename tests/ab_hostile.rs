@@ -2,7 +2,7 @@
 //! refused before any GPU work, naming it (not found out instance by instance, blaming the
 //! candidate), and a directory of record directories suggests the user's own command line with
 //! one of them, every other flag kept. What a worker says stays within what its parent reads
-//! (a kernel name of MB in an error).
+//! (a kernel name of MB in an error), and a worker that dies silently is said to (its signal).
 
 mod common;
 
@@ -163,4 +163,29 @@ fn a_worker_result_naming_a_huge_kernel_name_is_cut_not_lost() {
         );
         assert!(reason.len() < 17 * 1024, "{}", reason.len());
     }
+}
+
+/// A worker that aborts (the stand-in driver aborts on the launch given by FAKE_FAIL_*) says
+/// nothing on stderr: the instance's error says the signal that ended it.
+#[test]
+fn a_worker_that_dies_silently_is_said_to_by_its_signal() {
+    let (_t, rec) = fixture_copy("rrtui-v2-stencil3d");
+    // The first parameter of the first instance's launch (its first segment's address).
+    let results = ab_on_fake(
+        &rec,
+        &[
+            ("FAKE_FAIL_PARAM0", "7f611c804000"),
+            ("FAKE_FAIL_HOW", "crash"),
+        ],
+    );
+    let crashed: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["reason"].as_str())
+        .collect();
+    assert_eq!(crashed.len(), 1, "{results:?}");
+    assert!(
+        crashed[0].ends_with("ended on this instance: no message; killed by signal 6 (SIGABRT)"),
+        "{}",
+        crashed[0]
+    );
 }

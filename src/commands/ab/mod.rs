@@ -128,7 +128,10 @@ fn run_candidate(
                 None => None,
             };
             if let Some(k) = blamed {
-                let why = last_line(&ran.stderr).unwrap_or("no message");
+                // Its last words, else how it ended (a crash says nothing: killed by SIGABRT).
+                let why = last_line(&ran.stderr)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| ended(ran.status));
                 let r = InstanceResult::error(
                     &names[from + k],
                     format!("the candidate's process ended on this instance: {why}"),
@@ -150,6 +153,7 @@ struct Ran {
     got: usize,
     at: Option<usize>,
     stderr: String,
+    status: Option<std::process::ExitStatus>,
 }
 
 /// Run one worker on its job (`rr-tui job`, the job the line on its input: one candidate, a span
@@ -203,12 +207,38 @@ fn run_worker(
         }
     }
     drop(out);
-    let _ = child.wait();
+    let status = child.wait().ok();
     Ok(Ran {
         got,
         at,
         stderr: stderr.join().unwrap_or_default(),
+        status,
     })
+}
+
+/// How a worker that said nothing on standard error ended: its signal or exit status.
+fn ended(status: Option<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let Some(status) = status else {
+        return "no message".to_string();
+    };
+    match status.signal() {
+        Some(n) => {
+            // Linux's numbers (rr-tui runs on Linux only).
+            let name = match n {
+                6 => " (SIGABRT)",
+                11 => " (SIGSEGV)",
+                7 => " (SIGBUS)",
+                4 => " (SIGILL)",
+                8 => " (SIGFPE)",
+                9 => " (SIGKILL: out of memory?)",
+                15 => " (SIGTERM)",
+                _ => "",
+            };
+            format!("no message; killed by signal {n}{name}")
+        }
+        None => format!("no message; exit status {}", status.code().unwrap_or(-1)),
+    }
 }
 
 /// The last non-empty line of a worker's standard error.
