@@ -27,7 +27,10 @@ fn write_stdout(text: &str) {
             reader_gone();
         }
         // Anything else (a full disk behind a redirection): say it once, then stop.
-        eprintln!("rr-tui: cannot write to standard output: {e}");
+        eprintln!(
+            "rr-tui: cannot write to standard output: {}",
+            rr_format::text::io_reason(&e)
+        );
         std::process::exit(2);
     }
 }

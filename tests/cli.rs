@@ -513,7 +513,7 @@ fn diff_export_csv_names_the_file_given_and_fails_in_json_under_json() {
         .assert()
         .code(2)
         .stderr(format!(
-            "rr-tui: error: {}: No such file or directory (os error 2)\n",
+            "rr-tui: error: {}: no such file or directory\n",
             csv.display()
         ));
     // Under --json the refusal is JSON on standard output, as replay's and profile's errors are.
@@ -1297,12 +1297,12 @@ fn every_help_example_runs_on_the_bundled_records() {
                 root.join(&words[0]).join("report.txt").is_file(),
                 "{example}: no record here"
             );
-        } else if stderr.ends_with("No such file or directory (os error 2)\n") {
+        } else if stderr.ends_with("no such file or directory\n") {
             // A file an earlier example writes with a GPU (`--simulate all.json`): refused as
             // any missing file a flag names, whatever the status; the example's flags parsed.
             assert_eq!(stderr.lines().count(), 1, "{example}: {stderr}");
         } else if json_error_message(&out.stdout)
-            .is_some_and(|m| m.ends_with("No such file or directory (os error 2)"))
+            .is_some_and(|m| m.ends_with("no such file or directory"))
         {
             // The same under --json: the refusal is the `error` object on stdout.
             assert!(stderr.is_empty(), "{example}: {stderr}");
@@ -1693,7 +1693,7 @@ fn record_refuses_bad_values_before_running_the_program() {
         (
             "--cupti",
             "/nonexistent/libcupti.so",
-            "--cupti /nonexistent/libcupti.so: No such file",
+            "--cupti /nonexistent/libcupti.so: no such file",
         ),
         ("--library", exe, "not a shared library"),
         ("--occurrence", "0", "is not a whole number from 1"),
@@ -1753,7 +1753,7 @@ fn record_refuses_bad_values_before_running_the_program() {
         (
             "RR_TUI_CUPTI",
             "/nonexistent/libcupti.so",
-            "rr-tui: error: /nonexistent/libcupti.so: No such file or directory",
+            "rr-tui: error: /nonexistent/libcupti.so: no such file or directory",
         ),
         (
             "RR_TUI_RECORD_STAGING",
@@ -2173,7 +2173,7 @@ fn a_config_file_with_an_unknown_key_or_a_bad_value_stops_the_explorer() {
     std::fs::write(&file, "theme = \"light\"\ntheme_file = \"mine.toml\"\n").unwrap();
     refused(
         with_config_home(t.path(), &[dir]),
-        "rr-tui/mine.toml: No such file",
+        "rr-tui/mine.toml: no such file",
     );
     std::fs::write(&file, "theme_file = \"mine.toml\"\n").unwrap();
     std::fs::write(
@@ -3427,7 +3427,7 @@ fn every_command_says_an_error_one_way_with_one_exit_status() {
         (
             &["diff", "/nonexistent/a"],
             2,
-            "/nonexistent/a: No such file or directory",
+            "/nonexistent/a: no such file or directory",
         ),
         (
             &["diff", dir],

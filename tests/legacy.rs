@@ -399,7 +399,7 @@ fn two_copies_of_a_legacy_instance_are_identical() {
         .arg(descriptor(&d16, "rr_saxpy"))
         .assert()
         .success()
-        .stdout(predicate::str::contains("No such file").not());
+        .stdout(predicate::str::contains("no such file").not());
 }
 
 /// Legacy `.globals` of 64 MiB whose names are the bulk: one name of 64 MiB, or 4 096 names of

@@ -371,7 +371,7 @@ fn a_sweep_that_cannot_be_simulated_from_is_named_as_the_simulate_flags() {
         .assert()
         .code(2)
         .stderr(
-            "rr-tui: error: --simulate /nonexistent/sweep.json: No such file or directory (os error 2)\n",
+            "rr-tui: error: --simulate /nonexistent/sweep.json: no such file or directory\n",
         );
 }
 
@@ -1265,7 +1265,7 @@ fn export_refuses_a_header_it_did_not_write_and_says_a_link_is_one() {
         merge_of(t.path(), &parts, &["--export", export])
             .code(2)
             .stderr(predicate::str::contains("is a symbolic link"))
-            .stderr(predicate::str::contains("No such file").not());
+            .stderr(predicate::str::contains("no such file").not());
     }
 }
 

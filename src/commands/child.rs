@@ -7,6 +7,7 @@
 //! command ends. When ncu prints nothing for a while, `profile` says what its processes are
 //! doing (another Nsight Compute holding the profiling lock, a replay not started yet, …).
 
+use rr_format::text::io_reason;
 use std::io::{BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -102,7 +103,7 @@ pub fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(|e| Error::Failed(format!("cannot start {program}: {e}")))?;
+        .map_err(|e| Error::Failed(format!("cannot start {program}: {}", io_reason(&e))))?;
     let group = child.id() as i32;
     let lines = read_stdout(&mut child, keep);
     let stderr = read_stderr(&mut child);

@@ -9,6 +9,7 @@
 //! `RR_TUI_DOCTOR_LIMIT_S` (seconds) shortens every one of these limits; it is for the tests
 //! only, which cannot wait 15 s for a driver that never answers.
 
+use rr_format::text::io_reason;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -433,7 +434,7 @@ fn what_is_there(path: &Path) -> String {
         Err(_) if link.is_symlink() => {
             return format!("is a dangling link (to {})", target.unwrap_or_default())
         }
-        Err(e) => return format!("cannot be examined: {e}"),
+        Err(e) => return format!("cannot be examined: {}", io_reason(&e)),
         Ok(m) => m.file_type(),
     };
     let what = match kind {

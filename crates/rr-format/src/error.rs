@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::text::{visible, visible_path};
+use crate::text::{io_reason, visible, visible_path};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -13,7 +13,7 @@ pub enum Error {
     #[error("{}: {}", visible_path(path), visible(problem))]
     Format { path: PathBuf, problem: String },
     /// A file could not be opened, read or written.
-    #[error("{}: {source}", visible_path(path))]
+    #[error("{}: {}", visible_path(path), io_reason(source))]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -49,7 +49,7 @@ impl Error {
             Error::Format { problem, .. } | Error::Invalid(problem) => {
                 visible(problem).into_owned()
             }
-            Error::Io { source, .. } => source.to_string(),
+            Error::Io { source, .. } => io_reason(source),
         }
     }
     /// Whether the file does not exist (as opposed to existing but being unusable).

@@ -470,10 +470,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("nodir/x.csv");
         let e = AtomicWriter::create(&path).err().unwrap().to_string();
-        assert_eq!(
-            e,
-            format!("{}: No such file or directory (os error 2)", path.display())
-        );
+        assert_eq!(e, format!("{}: no such file or directory", path.display()));
     }
 
     #[test]

@@ -263,8 +263,72 @@ pub fn visible_path(p: &std::path::Path) -> String {
     out
 }
 
+/// An I/O error as a plain reason for a one-line error: the system's words without Rust's
+/// ` (os error N)` suffix, which tells a user nothing, and in lower case as the middle of a line
+/// (`no such file or directory`, `permission denied`). Every user-facing line that shows an
+/// `io::Error` goes through here. Other errors' own text is kept (suffixes that wrapped errors
+/// carry inside it are dropped too).
+///
+/// ```
+/// let e = std::io::Error::from_raw_os_error(2);
+/// assert_eq!(rr_format::text::io_reason(&e), "no such file or directory");
+/// let e = std::io::Error::other("EOF before the header");
+/// assert_eq!(rr_format::text::io_reason(&e), "EOF before the header");
+/// ```
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    let mut stripped = false;
+    while let Some(at) = rest.find(" (os error ") {
+        let after = &rest[at + " (os error ".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..at]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            stripped = true;
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(" (os error ");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    // "No such file…" → "no such file…"; an acronym ("EOF", "I/O") stays as it is.
+    let mut chars = out.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second))
+            if stripped && first.is_ascii_uppercase() && second.is_lowercase() =>
+        {
+            format!("{}{}", first.to_ascii_lowercase(), &out[1..])
+        }
+        _ => out,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// The system's reason without Rust's suffix, whichever error carries it.
+    #[test]
+    fn io_reasons_are_plain_words() {
+        let e = |code| std::io::Error::from_raw_os_error(code);
+        assert_eq!(io_reason(&e(2)), "no such file or directory");
+        assert_eq!(io_reason(&e(13)), "permission denied");
+        assert_eq!(io_reason(&e(21)), "is a directory");
+        // A wrapped error whose text carries the suffix (tempfile's, the atomic writer's).
+        let wrapped = std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "No such file or directory (os error 2)",
+        );
+        assert_eq!(io_reason(&wrapped), "no such file or directory");
+        // Other text is left alone: nothing to strip, no case changed.
+        let other = std::io::Error::other("Unexpected (os error x) here");
+        assert_eq!(io_reason(&other), "Unexpected (os error x) here");
+        assert_eq!(
+            io_reason(&std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
+            std::io::Error::from(std::io::ErrorKind::UnexpectedEof).to_string()
+        );
+    }
+
     use super::*;
 
     /// A quoted value is escaped once and cut at the cap; long numbers in a message are cut,

@@ -46,7 +46,7 @@ fn lone_path(a: &Path) -> String {
     const TAKES: &str = "diff takes two snapshot files, one descriptor (.json) or two descriptors";
     let shown = visible_path(a);
     match std::fs::metadata(a) {
-        Err(e) => format!("{shown}: {e}; {TAKES}"),
+        Err(e) => format!("{shown}: {}; {TAKES}", rr_format::text::io_reason(&e)),
         Ok(_) => {
             let descriptor = a.with_extension("json");
             let beside = match descriptor.is_file() {

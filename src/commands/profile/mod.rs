@@ -1,6 +1,7 @@
 //! `rr-tui profile`: Nsight Compute on exactly one repetition of a replay, then the metrics an
 //! engineer reads first (see `rr_engine::profile`).
 
+use rr_format::text::io_reason;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -101,8 +102,12 @@ fn profile(a: &ProfileJob, progress: &dyn Fn(&str)) -> Result<ProfileResult> {
     };
     // A report left by an earlier run must not pass for this one's.
     let earlier = modified(&report);
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::invalid(format!("cannot find rr-tui's own executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::invalid(format!(
+            "cannot find rr-tui's own executable: {}",
+            io_reason(&e)
+        ))
+    })?;
     let mut cmd = Command::new(&ncu);
     ncu_args(&mut cmd, a, &inst.descriptor.name, &report);
     // ncu's target: `rr-tui job`, the replay job in its environment (ncu passes the

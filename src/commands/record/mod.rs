@@ -7,6 +7,7 @@
 //! over a datagram socket, so nothing is written into the program's own output streams but
 //! whole lines on stderr.
 
+use rr_format::text::io_reason;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::unix::net::UnixDatagram;
@@ -66,7 +67,7 @@ fn recorder_library(given: Option<&Path>) -> Result<PathBuf> {
 /// executable, or `Err(where it belongs)` when there is none (`doctor` asks the same).
 pub(crate) fn recorder_beside_this_binary() -> Result<std::result::Result<PathBuf, PathBuf>> {
     let exe = std::env::current_exe()
-        .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot find rr-tui itself: {}", io_reason(&e))))?;
     let lib = exe.with_file_name(LIBRARY);
     // In a cargo target directory the library may only have been built as a dependency
     // (`cargo test`): cargo leaves it in `deps/` beside the executable, and does not refresh the

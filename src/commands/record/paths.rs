@@ -2,6 +2,7 @@
 //! `execvp` will look for it) and the library to preload, so that each message names the
 //! option and says what is wrong.
 
+use rr_format::text::io_reason;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -18,7 +19,7 @@ pub(crate) fn shared_object_problem(path: &Path) -> std::result::Result<(), Stri
         .map_err(|e| format!("cannot be read: {}", e.problem()))?;
     let mut h = Vec::with_capacity(64);
     if let Err(e) = f.by_ref().take(64).read_to_end(&mut h) {
-        return Err(format!("cannot be read: {e}"));
+        return Err(format!("cannot be read: {}", io_reason(&e)));
     }
     const MAGIC: &[u8] = b"\x7fELF";
     if !MAGIC.starts_with(&h[..h.len().min(4)]) {
@@ -67,7 +68,7 @@ pub(super) fn find_program(program: &std::ffi::OsStr) -> Result<()> {
             Ok(_) => Err(Error::invalid(format!(
                 "{shown}: not a program (not a regular file)"
             ))),
-            Err(e) => Err(Error::invalid(format!("{shown}: {e}"))),
+            Err(e) => Err(Error::invalid(format!("{shown}: {}", io_reason(&e)))),
         };
     }
     // Everything from the first word record does not know is the program's (clap takes the

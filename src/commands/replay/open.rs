@@ -7,6 +7,7 @@ use rr_engine::replay::launch::Launch;
 use rr_engine::replay::runner::{open_session, Process};
 use rr_engine::replay::sink::RunSink;
 use rr_engine::replay::{ReplayInstance, Session};
+use rr_format::text::io_reason;
 
 use super::printer::Printer;
 use crate::error::Error;
@@ -88,5 +89,8 @@ pub(crate) fn exec_fresh(args: &[OsString], env: &[(&str, &str)]) -> Error {
         command.env(k, v);
     }
     let err = command.exec();
-    Error::invalid(format!("cannot start a fresh replay process: {err}"))
+    Error::invalid(format!(
+        "cannot start a fresh replay process: {}",
+        io_reason(&err)
+    ))
 }

@@ -12,6 +12,7 @@
 //! flows both ways unchanged. An `error` event of kind `lost` says the engine's machine or
 //! process was lost through no fault of the configuration, which then goes to another engine.
 
+use rr_format::text::io_reason;
 use std::io::{BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -140,7 +141,13 @@ impl EngineChild {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start the engine {}: {e}", exe.display()))?;
+            .map_err(|e| {
+                format!(
+                    "cannot start the engine {}: {}",
+                    exe.display(),
+                    io_reason(&e)
+                )
+            })?;
         let (Some(mut stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -160,9 +167,9 @@ impl EngineChild {
     pub fn connect(hub: &Path, job: &EngineJob) -> Result<EngineChild, NotStarted> {
         let shown = rr_format::text::visible_path(hub);
         let mut stream = UnixStream::connect(hub)
-            .map_err(|e| format!("cannot reach the engine hub {shown}: {e}"))?;
+            .map_err(|e| format!("cannot reach the engine hub {shown}: {}", io_reason(&e)))?;
         let cwd = std::env::current_dir()
-            .map_err(|e| format!("the current directory: {e}"))?
+            .map_err(|e| format!("the current directory: {}", io_reason(&e)))?
             .into_os_string()
             .into_string()
             .map_err(|d| {
@@ -174,13 +181,13 @@ impl EngineChild {
         let hello = hub_hello(&cwd, job)?;
         let reader = stream
             .try_clone()
-            .map_err(|e| format!("the engine hub {shown}: {e}"))?;
+            .map_err(|e| format!("the engine hub {shown}: {}", io_reason(&e)))?;
         stream
             .write_all(&hello)
-            .map_err(|e| format!("the engine hub {shown} does not listen: {e}"))?;
+            .map_err(|e| format!("the engine hub {shown} does not listen: {}", io_reason(&e)))?;
         let input = stream
             .try_clone()
-            .map_err(|e| format!("the engine hub {shown}: {e}"))?;
+            .map_err(|e| format!("the engine hub {shown}: {}", io_reason(&e)))?;
         EngineChild::new(Link::Hub(stream), Box::new(input), reader, job).ready()
     }
 
@@ -509,7 +516,7 @@ impl EngineChild {
         let status = match child.wait() {
             Ok(s) if s.code().is_none() => "killed by a signal".to_string(),
             Ok(s) => format!("exit status {}", s.code().unwrap_or(-1)),
-            Err(e) => format!("cannot be waited for: {e}"),
+            Err(e) => format!("cannot be waited for: {}", io_reason(&e)),
         };
         // The stderr thread may still be reading the last lines.
         std::thread::sleep(Duration::from_millis(20));

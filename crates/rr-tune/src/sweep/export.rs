@@ -2,6 +2,7 @@
 //! as FILE.h. The files are checked before the sweep (not after an hour of measuring) and read
 //! again at the end, so sweeps run one after another each add their entry.
 
+use rr_format::text::io_reason;
 use std::path::{Path, PathBuf};
 
 use crate::export::{self, ExportFile, HEADER_MARK, MAX_EXPORT_BYTES};
@@ -70,7 +71,13 @@ fn header_is_ours(json: &Path) -> Result<()> {
     let refuse = |why: String| Error::invalid(format!("--export {}: {why}", visible_path(json)));
     match std::fs::symlink_metadata(&header) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(refuse(format!("{}: {e}", visible_path(&header)))),
+        Err(e) => {
+            return Err(refuse(format!(
+                "{}: {}",
+                visible_path(&header),
+                io_reason(&e)
+            )))
+        }
         Ok(_) => {}
     }
     if let Some(why) = not_regular(&header) {

@@ -19,6 +19,7 @@ mod scheduler;
 pub mod simulate;
 mod worker;
 
+use rr_format::text::io_reason;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -433,8 +434,12 @@ fn spawn_engine_workers(
     tx: &Sender<Msg>,
     stop: &Arc<AtomicBool>,
 ) -> Result<Vec<JoinHandle<()>>> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::invalid(format!(
+            "cannot find the rr-tui executable: {}",
+            io_reason(&e)
+        ))
+    })?;
     let mut workers = Vec::new();
     for &device in devices {
         let engine_job = a.engine(device);
