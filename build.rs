@@ -7,12 +7,15 @@
 //! Installing a tool later (same PATH) is seen after `touch build.rs` or `cargo clean -p rr-tui`.
 //!
 //! It also says what `rr-tui --version` names: the commit built (read with git from a git
-//! checkout of rr-tui itself; `RR_TUI_COMMIT` when set, for builds from a source archive; else
+//! checkout of rr-tui itself, with `-dirty` when the sources built differ from it:
+//! build/version.rs; `RR_TUI_COMMIT` when set, for builds from a source archive; else
 //! "unknown") and what the build holds. Nothing depends on the time or the machine, so builds
 //! of the same sources are the same.
 
-use std::path::Path;
 use std::process::Command;
+
+#[path = "build/version.rs"]
+mod version;
 
 fn runs(cmd: &str, args: &[&str]) -> bool {
     Command::new(cmd)
@@ -21,45 +24,9 @@ fn runs(cmd: &str, args: &[&str]) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// git's answer in the source tree, when git runs and answers.
-fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    Some(text.trim().to_string()).filter(|t| !t.is_empty())
-}
-
-/// The commit these sources are, and the files whose change means another commit (HEAD, the
-/// branch it names, packed refs): `None` outside a git checkout whose top is this package (a
-/// source archive unpacked inside some other repository is not that repository's commit).
-fn commit(root: &Path) -> Option<(String, Vec<String>)> {
-    let top = git(root, &["rev-parse", "--show-toplevel"])?;
-    let same = |a: &Path, b: &Path| a.canonicalize().ok() == b.canonicalize().ok();
-    if !same(Path::new(&top), root) {
-        return None;
-    }
-    let hash = git(root, &["rev-parse", "--short=12", "HEAD"])?;
-    let mut watched = vec![git(root, &["rev-parse", "--git-path", "HEAD"])?];
-    if let Some(branch) = git(root, &["symbolic-ref", "-q", "HEAD"]) {
-        watched.extend(git(root, &["rev-parse", "--git-path", &branch]));
-    }
-    watched.extend(git(root, &["rev-parse", "--git-path", "packed-refs"]));
-    let watched = watched
-        .into_iter()
-        .map(|p| root.join(p).to_string_lossy().into_owned())
-        .filter(|p| Path::new(p).exists())
-        .collect();
-    Some((hash, watched))
-}
-
 /// The CUDA driver API version the build is written against: the `cuda-NNNNN` feature of
 /// cudarc in the workspace's Cargo.toml (`13.0` for cuda-13000).
-fn cuda_api(root: &Path) -> String {
+fn cuda_api(root: &std::path::Path) -> String {
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
     manifest
         .lines()
@@ -77,17 +44,18 @@ fn version_info() {
     let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     println!("cargo::rerun-if-env-changed=RR_TUI_COMMIT");
     println!("cargo::rerun-if-changed=Cargo.toml");
+    println!("cargo::rerun-if-changed=build/version.rs");
     let given = std::env::var("RR_TUI_COMMIT")
         .ok()
         .filter(|c| !c.is_empty());
     let commit = match given {
         Some(c) => c,
-        None => match commit(&root) {
-            Some((hash, watched)) => {
-                for file in watched {
+        None => match version::built(&root) {
+            Some(built) => {
+                for file in built.watched {
                     println!("cargo::rerun-if-changed={file}");
                 }
-                hash
+                built.commit
             }
             None => "unknown".into(),
         },

@@ -2,6 +2,10 @@
 //! formats, one-line errors naming the file, exit codes, and never a panic (exit 101).
 
 mod common;
+// build.rs's own rule for the commit `--version` names (this test reads the commit only).
+#[allow(dead_code)]
+#[path = "../build/version.rs"]
+mod version;
 
 use assert_cmd::Command;
 use common::*;
@@ -2313,28 +2317,16 @@ fn config_says_where_it_looks_and_what_is_in_effect() {
     assert_eq!(default, asset);
 }
 
-/// The commit `--version` must name: HEAD of the git checkout these sources are, else "unknown"
-/// (as build.rs decides).
+/// The commit `--version` must name: HEAD of the git checkout these sources are, `-dirty` when
+/// the sources built differ from it, else "unknown" (build.rs's own rule, build/version.rs).
 fn commit_built() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8(o.stdout).unwrap().trim().to_string())
-    };
-    let top = git(&["rev-parse", "--show-toplevel"]);
-    let ours = top.is_some_and(|t| Path::new(&t).canonicalize().ok() == root.canonicalize().ok());
-    match ours
-        .then(|| git(&["rev-parse", "--short=12", "HEAD"]))
-        .flatten()
+    match std::env::var("RR_TUI_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
     {
-        Some(hash) if std::env::var_os("RR_TUI_COMMIT").is_none() => hash,
-        _ => std::env::var("RR_TUI_COMMIT").unwrap_or_else(|_| "unknown".into()),
+        Some(given) => given,
+        None => version::built(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .map_or_else(|| "unknown".into(), |b| b.commit),
     }
 }
 
@@ -2355,7 +2347,11 @@ fn version_names_the_commit_and_what_the_build_holds() {
         concat!("rr-tui ", env!("CARGO_PKG_VERSION")),
         "{long}"
     );
-    assert_eq!(lines[1], format!("commit: {commit}"), "{long}");
+    let modified = match commit.ends_with(version::DIRTY) {
+        true => " (built with uncommitted changes to its sources)",
+        false => "",
+    };
+    assert_eq!(lines[1], format!("commit: {commit}{modified}"), "{long}");
     assert!(
         lines[2].starts_with("build: debug, ") || lines[2].starts_with("build: release, "),
         "{long}"

@@ -72,7 +72,8 @@ pub use timing::TimingArgs;
 pub(crate) use tune::{parse_budget, parse_devices, parse_strategy};
 pub use tune::{EngineArgs, MergeArgs, TuneArgs, TuneCommand};
 
-/// `rr-tui -V`: the version and the commit built ("unknown" outside a git checkout; build.rs).
+/// `rr-tui -V`: the version and the commit built ("unknown" outside a git checkout, `-dirty`
+/// after it when built with uncommitted changes; build.rs).
 pub(crate) const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
@@ -84,12 +85,17 @@ pub(crate) const VERSION: &str = concat!(
 /// driver API it is written against, and the oldest driver it runs with (the one it checks).
 fn long_version() -> String {
     let oldest = rr_engine::machine::MIN_DRIVER_VERSION;
+    let commit = env!("RR_TUI_COMMIT");
+    // build.rs marks a build of sources that differ from the commit.
+    let modified = match commit.ends_with("-dirty") {
+        true => " (built with uncommitted changes to its sources)",
+        false => "",
+    };
     format!(
-        "{}\ncommit: {}\nbuild: {}\nfeatures: built against the CUDA {} driver API, runs with a \
-         driver of CUDA {}.{} or newer (NVIDIA 570+); libcuda, libnvrtc, libcupti and \
+        "{}\ncommit: {commit}{modified}\nbuild: {}\nfeatures: built against the CUDA {} driver API, \
+         runs with a driver of CUDA {}.{} or newer (NVIDIA 570+); libcuda, libnvrtc, libcupti and \
          libnvidia-ml loaded at run time (none needed to build)",
         env!("CARGO_PKG_VERSION"),
-        env!("RR_TUI_COMMIT"),
         env!("RR_TUI_BUILD"),
         env!("RR_TUI_CUDA_API"),
         oldest / 1000,
