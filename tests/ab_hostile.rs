@@ -189,3 +189,44 @@ fn a_worker_that_dies_silently_is_said_to_by_its_signal() {
         crashed[0]
     );
 }
+
+/// A recorded launch no GPU can run (a block of 2^31 × 2^31 × 2^31 threads) is refused naming
+/// the descriptor, by `ab` before any GPU work (not blamed on the candidate), and by `replay`
+/// and `repro` alike; an override that makes the launch impossible is the user's, said without
+/// a file.
+#[test]
+fn an_impossible_recorded_launch_is_refused_naming_the_descriptor() {
+    let (t, rec) = fixture_copy("rrtui-v2-stencil3d");
+    let json = descriptor_of(&rec, "rr_stencil3d");
+    let mut d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    d["Block"] = serde_json::json!([1u64 << 31, 1u64 << 31, 1u64 << 31]);
+    std::fs::write(&json, d.to_string()).unwrap();
+    let candidate = rec.join("images/kernels-sm90.cubin");
+    let mut ab = rr();
+    ab.arg("ab")
+        .arg(&rec)
+        .args(["--kernels", "stencil", "--candidate"]);
+    ab.arg(&candidate);
+    let mut replay = rr();
+    replay.arg("replay").arg(&json);
+    let mut repro = rr();
+    repro
+        .arg("repro")
+        .arg(&json)
+        .arg("--out")
+        .arg(t.path().join("out"));
+    for mut c in [ab, replay, repro] {
+        let o = c.env("LD_LIBRARY_PATH", "/nonexistent").output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "rr-tui: error: {}: the recorded launch cannot run on any CUDA GPU: block \
+                 2147483648×2147483648×2147483648 has more than 1024 threads",
+                json.display()
+            )
+        );
+    }
+}

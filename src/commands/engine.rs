@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use rr_engine::replay::protocol::{ErrorKind, Event, PROTOCOL_VERSION};
 use rr_engine::replay::session::{error_kind, RunError, Session};
-use rr_engine::replay::{launch, Overrides, ReplayInstance};
+use rr_engine::replay::{Overrides, ReplayInstance};
 use rr_engine::snapshot::open_recorded;
 use rr_format::instance::Side;
 use rr_format::memory::MemoryMap;
@@ -102,7 +102,7 @@ fn serve_instance(
         ignore_limits: true,
         ..Overrides::default()
     };
-    let recorded = launch::resolve(d, &overrides).map_err(failed)?;
+    let recorded = inst.launch(&overrides).map_err(failed)?;
     let verify = a.verify;
     inst.check_verifiable(&verify).map_err(failed)?;
     let expected = if verify.is_on() {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use rr_engine::replay::plan::Plan;
-use rr_engine::replay::request::Verify;
+use rr_engine::replay::request::{Overrides, Verify};
 use rr_engine::replay::{ReplayInstance, Supplied};
 use rr_format::dir::RecordDir;
 use rr_format::record_config::shown_pattern;
@@ -63,10 +63,10 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
 
 /// Every selected instance loaded as `replay` loads it (with what the user supplies that a
 /// legacy record lacks), before anything looks for a GPU: an instance no replay can run (an
-/// LLVM 19–22 record, an LLVM 16–17 one without --image, one recorded as unreplayable, a file
-/// that is missing or wrong, its recorded output included) refuses the whole judgement, naming
-/// the file (exit status 2, as `replay --candidate` refuses it). For each, what decides whether
-/// one process can go on to the next ([`switch_key`]).
+/// LLVM 19–22 record, an LLVM 16–17 one without --image, one recorded as unreplayable or with a
+/// launch no GPU can run, a file that is missing or wrong, its recorded output included)
+/// refuses the whole judgement, naming the file (exit status 2, as `replay --candidate` refuses
+/// it). For each, what decides whether one process can go on to the next ([`switch_key`]).
 pub fn load_all(selected: &[Selected], supplied: &Supplied) -> Result<Vec<Option<Plan>>> {
     selected
         .iter()
@@ -77,6 +77,9 @@ pub fn load_all(selected: &[Selected], supplied: &Supplied) -> Result<Vec<Option
             // here, as `replay --candidate` refuses it, not found out instance by instance.
             inst.check_verifiable(&Verify::Bytes)
                 .map_err(|e| named(e, &s.json))?;
+            // A recorded launch no GPU can run (a block of 2^31 threads) is the record's
+            // fault, refused here as `replay` refuses it, not blamed on every candidate.
+            inst.launch(&Overrides::default())?;
             Ok(switch_key(&inst))
         })
         .collect()

@@ -150,7 +150,7 @@ impl Worker<'_> {
             device_id: self.a.device,
             ..Default::default()
         };
-        let launch = launch::resolve(&inst.descriptor, &overrides).map_err(fail)?;
+        let launch = inst.launch(&overrides).map_err(fail)?;
         Ok(Loaded {
             selected: s,
             inst,

@@ -115,7 +115,7 @@ pub fn build(inst: &ReplayInstance, compare: Option<&Comparison>) -> Result<Repr
     refuse_unsupported(inst)?;
     verifiable(inst)?;
     let d = &inst.descriptor;
-    let geometry = launch::resolve(d, &Overrides::default())?;
+    let geometry = inst.launch(&Overrides::default())?;
     let (params, slots) = launch::parameters(d);
     let (image_bytes, info) = rr_format::image::read(&inst.image)?;
     let image_file = match info.kind {

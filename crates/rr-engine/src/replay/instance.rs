@@ -11,8 +11,9 @@ use rr_format::instance::Side;
 use rr_format::objects::{ArrayDesc, SegmentKind};
 use rr_format::{Descriptor, InstanceFiles, Segment};
 
+use super::launch::{self, Launch};
 use super::plan::{self, Plan};
-use super::request::{Supplied, Verify};
+use super::request::{Overrides, Supplied, Verify};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -155,6 +156,24 @@ impl ReplayInstance {
             image,
             globals,
             notes,
+        })
+    }
+
+    /// The launch to replay: the recorded one with `overrides`. One that no GPU can run because
+    /// of the recorded geometry itself (no grid or block override in effect: a block of 2^31
+    /// threads) is the record's fault and names its descriptor, as every refusal of a record
+    /// does; one an override makes impossible is the user's, said without.
+    pub fn launch(&self, overrides: &Overrides) -> Result<Launch> {
+        let recorded = overrides.grid.is_none()
+            && overrides.block.is_none()
+            && overrides.num_teams.unwrap_or(0) == 0
+            && overrides.num_threads.unwrap_or(0) == 0;
+        launch::resolve(&self.descriptor, overrides).map_err(|e| match e {
+            Error::Record(rr_format::Error::Invalid(why)) if recorded => Error::format(
+                self.files.json(),
+                format!("the recorded launch cannot run on any CUDA GPU: {why}"),
+            ),
+            e => e,
         })
     }
 

@@ -28,7 +28,7 @@ pub fn preflight(req: &ReplayRequest) -> Result<Checked> {
         return Err(directory_given(&req.descriptor, "replay"));
     }
     let inst = ReplayInstance::load(&req.descriptor, &req.supplied)?;
-    let l = launch::resolve(&inst.descriptor, &req.overrides)?;
+    let l = inst.launch(&req.overrides)?;
     if let Some(dir) = &req.output_dir {
         if !dir.is_dir() {
             let why = if dir.exists() {
