@@ -232,8 +232,13 @@ impl Recorder {
         if let Some(s) = self.store.get() {
             return Ok(s);
         }
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("{}: {e}", rr_format::text::visible_path(&self.dir)))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| {
+            format!(
+                "{}: {}",
+                rr_format::text::visible_path(&self.dir),
+                rr_format::text::io_reason(&e)
+            )
+        })?;
         let made = BlobStore::open(&self.dir).map_err(|e| e.to_string())?;
         Ok(self.store.get_or_init(|| made))
     }

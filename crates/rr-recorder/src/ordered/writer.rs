@@ -44,7 +44,10 @@ pub(crate) fn start_drain_thread() -> bool {
             )
         });
     if let Err(e) = spawned {
-        recorder.stop(&format!("cannot start the recorder's thread: {e}"));
+        recorder.stop(&format!(
+            "cannot start the recorder's thread: {}",
+            rr_format::text::io_reason(&e)
+        ));
     }
     true
 }
