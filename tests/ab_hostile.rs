@@ -230,3 +230,32 @@ fn an_impossible_recorded_launch_is_refused_naming_the_descriptor() {
         );
     }
 }
+
+/// One candidate file under two names, through a hard link as through a symbolic one, is
+/// refused as given twice (it would be judged twice, under two names).
+#[test]
+fn a_candidate_given_again_through_a_hard_link_is_refused() {
+    let (t, rec) = fixture_copy("rrtui-v2-stencil3d");
+    let image = rec.join("images/kernels-sm90.cubin");
+    let hard = t.path().join("hard.cubin");
+    std::fs::hard_link(&image, &hard).unwrap();
+    let o = rr()
+        .arg("ab")
+        .arg(&rec)
+        .args(["--kernels", "stencil", "--candidate"])
+        .arg(&image)
+        .arg("--candidate")
+        .arg(&hard)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--candidate {}: the same file as --candidate {}",
+            hard.display(),
+            image.display()
+        )),
+        "{err}"
+    );
+}

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use rr_engine::replay::ab_job::AbJob;
@@ -71,14 +71,16 @@ pub fn run(a: &AbJob) -> Result<i32> {
 }
 
 /// Each candidate's file and build flags as `replay --candidate` checks them, and no file given
-/// twice (the same file, by its canonical path: the build flags are the same for every one).
+/// twice (the same file, by its device and inode: through a symbolic or a hard link too; the
+/// build flags are the same for every one).
 fn check_candidates(a: &AbJob) -> Result<()> {
-    let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: HashMap<(u64, u64), &Path> = HashMap::new();
     for spec in &a.candidates {
         spec.preflight()?;
         let path = spec.path.as_path();
-        let canonical = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
-        if let Some(first) = seen.insert(canonical, path) {
+        let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if let Some(first) = seen.insert((m.dev(), m.ino()), path) {
             let which = match first == path {
                 true => "given twice".to_string(),
                 false => format!("the same file as --candidate {}", visible_path(first)),
