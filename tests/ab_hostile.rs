@@ -259,3 +259,37 @@ fn a_candidate_given_again_through_a_hard_link_is_refused() {
         "{err}"
     );
 }
+
+/// `ab` given one instance's descriptor instead of its record directory points to what judges
+/// one instance (`replay X.json --candidate FILE`), in one line, exit status 2, before anything
+/// looks for a driver; another file is refused as not a directory, with the same pointer.
+#[test]
+fn a_descriptor_for_a_directory_points_to_replay() {
+    let rec = fixture("llvm-two-kernels");
+    let json = descriptor_of(&rec, "rr_saxpy");
+    let other = json.with_extension("image");
+    for (given, want) in [
+        (
+            &json,
+            format!("`rr-tui replay {} --candidate FILE`", json.display()),
+        ),
+        (
+            &other,
+            "`rr-tui replay X.json --candidate FILE`".to_string(),
+        ),
+    ] {
+        let o = rr()
+            .arg("ab")
+            .arg(given)
+            .args(["--kernels", "saxpy", "--candidate", "x.cu"])
+            .env("LD_LIBRARY_PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("{}: ", given.display())), "{err}");
+        assert!(err.contains(&want), "{err}");
+        assert!(!err.contains("inspect"), "{err}");
+    }
+}

@@ -29,6 +29,7 @@ pub struct Selected {
 pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
     let re = rr_format::record_config::kernel_pattern(pattern)
         .map_err(|e| Error::invalid(format!("--kernels {e}")))?;
+    refuse_a_file(dir)?;
     let rec = RecordDir::open(dir)?;
     if rec.holds_nothing() {
         return Ok(None);
@@ -59,6 +60,32 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
         )));
     }
     Ok(Some(selected))
+}
+
+/// `ab` judges a record directory; a file given instead (most likely one instance's
+/// descriptor) is refused pointing to what judges one instance: `replay X.json --candidate`.
+fn refuse_a_file(dir: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return Ok(()); // RecordDir::open says why it cannot be read
+    };
+    if meta.is_dir() {
+        return Ok(());
+    }
+    let why = if dir
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        format!(
+            "a descriptor, not a record directory: judge a candidate on this one instance with \
+             `rr-tui replay {} --candidate FILE`",
+            shell_words::quote(&visible_path(dir))
+        )
+    } else {
+        "not a directory (ab takes a record directory; for one instance, \
+         `rr-tui replay X.json --candidate FILE`)"
+            .to_string()
+    };
+    Err(Error::format(dir, why))
 }
 
 /// Every selected instance loaded as `replay` loads it (with what the user supplies that a
