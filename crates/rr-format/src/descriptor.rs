@@ -464,7 +464,7 @@ impl ImageKept<'_> {
         match self {
             ImageKept::Shared(path) => crate::text::visible(path).into_owned(),
             ImageKept::BesideDescriptor => {
-                format!("own .{} beside the .json", crate::instance::EXT_IMAGE)
+                format!("own .{} beside the .json", crate::ext::EXT_IMAGE)
             }
             ImageKept::NotRecorded => "not recorded (LLVM 16–17)".into(),
         }

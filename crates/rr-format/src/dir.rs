@@ -4,8 +4,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::descriptor::Descriptor;
+use super::ext::{self, EXT_LEGACY_INPUT};
 use super::hash;
-use super::instance::{self, InstanceFiles, EXT_LEGACY_INPUT};
+use super::instance::InstanceFiles;
 use super::report::{self, Report, ReportRow};
 use crate::error::{Error, Result};
 
@@ -101,9 +102,7 @@ impl Listing {
                 .extension()
                 .and_then(|e| e.to_str())
                 .unwrap_or("");
-            if !instance::is_instance_file(&name)
-                && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv")
-            {
+            if !ext::is_instance_file(&name) && !matches!(ext, "cubin" | "fatbin" | "ptx" | "csv") {
                 let small_file = entry
                     .metadata()
                     .ok()

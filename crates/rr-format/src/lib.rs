@@ -11,6 +11,7 @@ pub mod codec;
 pub mod descriptor;
 pub mod dir;
 pub mod error;
+pub mod ext;
 pub mod fsio;
 pub mod globals;
 pub mod hash;

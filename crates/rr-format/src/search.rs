@@ -134,8 +134,7 @@ fn list_instances(dir: &Path, entries_left: &mut usize, incomplete: &mut bool) -
         .filter(|name| {
             name.strip_suffix(".json").is_some_and(|stem| {
                 hash::parse_stem(stem).is_some()
-                    || names
-                        .contains(format!("{stem}.{}", crate::instance::EXT_LEGACY_INPUT).as_str())
+                    || names.contains(format!("{stem}.{}", crate::ext::EXT_LEGACY_INPUT).as_str())
             })
         })
         .collect();

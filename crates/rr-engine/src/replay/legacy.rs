@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use rr_format::ext::EXT_IMAGE;
 use rr_format::globals::Globals;
-use rr_format::instance::EXT_IMAGE;
 use rr_format::legacy::{self, geometry, RegionStart};
 use rr_format::{Descriptor, InstanceFiles, RecordFormat};
 
