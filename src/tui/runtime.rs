@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::settings::theme::Theme;
 use rr_engine::diff::job::IndexJob;
 use rr_engine::diff::search::SearchJob;
+use rr_format::text::io_reason;
 
 const TICK: Duration = Duration::from_millis(250);
 /// Undo what set-up did, ignoring failures: when the terminal has gone away (hang-up) every
@@ -75,7 +76,7 @@ pub fn run(mut app: App, theme: Theme, mouse: bool) -> Result<i32> {
 /// mouse when asked for.
 fn set_up_terminal(mouse: bool) -> Result<ratatui::DefaultTerminal> {
     let terminal = ratatui::try_init()
-        .map_err(|e| Error::invalid(format!("cannot set up the terminal: {e}")))?;
+        .map_err(|e| Error::invalid(format!("cannot set up the terminal: {}", io_reason(&e))))?;
     // ratatui's hook restores raw mode and the screen; mouse capture is ours to undo (at exit,
     // on a signal and on a panic, `restore_terminal` disables it whether or not it was on).
     let previous = std::panic::take_hook();
@@ -104,7 +105,7 @@ fn message_loop(
         app.jobs.kept = workers.exec.replay_kept();
         terminal
             .draw(|f| super::ui::draw(app, theme, f))
-            .map_err(|e| Error::invalid(format!("drawing failed: {e}")))?;
+            .map_err(|e| Error::invalid(format!("drawing failed: {}", io_reason(&e))))?;
         let mut cmds = Vec::new();
         if std::mem::take(&mut first_frame) {
             // Checks of every instance start once the table is on screen, never before.
@@ -214,7 +215,10 @@ fn spawn_work(app: &mut App, tx: &Sender<Msg>, work: crate::tui::app::Work) {
             let _ = sink.send((work.0)());
         });
     if let Err(e) = spawned {
-        app.set_status(format!("cannot start a worker thread: {e}"), true);
+        app.set_status(
+            format!("cannot start a worker thread: {}", io_reason(&e)),
+            true,
+        );
     }
 }
 
@@ -265,8 +269,10 @@ fn spawn_signal_thread(
     signalled: Arc<std::sync::atomic::AtomicI32>,
 ) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
-        .map_err(|e| Error::invalid(format!("cannot install signal handlers: {e}")))?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]).map_err(|e| {
+            Error::invalid(format!("cannot install signal handlers: {}", io_reason(&e)))
+        })?;
     std::thread::spawn(move || {
         for sig in signals.forever() {
             let _ = signalled.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use rr_engine::replay::ab_job::AbJob;
 use rr_engine::replay::leaderboard::Leaderboard;
+use rr_format::text::io_reason;
 
 use crate::tui::app::leaderboard::board_of;
 
@@ -31,11 +32,17 @@ impl AbGroup {
     /// Run `job` in `rr-tui job`, handed over on its input, and read the leaderboard, or say
     /// why there is none.
     pub(super) fn run(&self, job: &AbJob) -> Result<Box<Leaderboard>, String> {
-        let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {e}"))?;
-        let line = rr_engine::job::line(job).map_err(|e| format!("rr-tui ab: {e}"))?;
+        let exe = crate::this_binary().map_err(|e| format!("rr-tui itself: {}", io_reason(&e)))?;
+        self.run_in(rr_engine::job::command(&exe), job)
+    }
+
+    /// Run `job` in `cmd` (`rr-tui job`, or a test's stand-in that cannot start).
+    fn run_in(&self, cmd: Command, job: &AbJob) -> Result<Box<Leaderboard>, String> {
+        let line =
+            rr_engine::job::line(job).map_err(|e| format!("rr-tui ab: {}", io_reason(&e)))?;
         let out = self
-            .run_grouped(rr_engine::job::command(&exe), &line)
-            .map_err(|e| format!("rr-tui ab: {e}"))?;
+            .run_grouped(cmd, &line)
+            .map_err(|e| format!("rr-tui ab: {}", io_reason(&e)))?;
         if self.0.ended.swap(false, Ordering::SeqCst) {
             return Err("cancelled".into());
         }
@@ -107,5 +114,18 @@ mod tests {
         assert!(out.is_empty(), "{out:?}");
         assert!(group.0.ended.swap(false, Ordering::SeqCst));
         assert_eq!(group.0.pid.load(Ordering::SeqCst), 0);
+    }
+
+    /// A job process that cannot start is said in plain words on the leaderboard's line, not
+    /// with Rust's "(os error 2)".
+    #[test]
+    fn a_job_that_cannot_start_says_why_plainly() {
+        let job = AbJob::new("rec".into(), ".".into(), vec![]);
+        let cmd = Command::new("/nonexistent/rr-tui");
+        let said = AbGroup::default()
+            .run_in(cmd, &job)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(said, "rr-tui ab: no such file or directory");
     }
 }

@@ -16,6 +16,7 @@ use super::app::{App, Cmd, Msg};
 use crate::error::{Error, Result};
 use rr_engine::replay::child::ChildRun;
 use rr_engine::replay::{Event, EventSink, ReplayRequest, Tagged};
+use rr_format::text::io_reason;
 
 /// How long the last replay's process (and the instance's memory on the GPU) is kept for the
 /// next replay.
@@ -118,7 +119,7 @@ impl Executor {
                 record,
                 Box::new(Msg::Leaderboard {
                     run,
-                    result: Err(format!("cannot start a worker thread: {e}")),
+                    result: Err(format!("cannot start a worker thread: {}", io_reason(&e))),
                 }),
             ));
         }
@@ -174,8 +175,12 @@ fn end(slot: &mut Option<ChildRun>) {
 }
 
 fn executable() -> Result<std::path::PathBuf> {
-    crate::this_binary()
-        .map_err(|e| Error::invalid(format!("cannot find the rr-tui executable: {e}")))
+    crate::this_binary().map_err(|e| {
+        Error::invalid(format!(
+            "cannot find the rr-tui executable: {}",
+            io_reason(&e)
+        ))
+    })
 }
 
 /// The child that started, or None when it could not: its run then ends at once with the
@@ -227,7 +232,7 @@ fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [Tagged; 2] {
             run,
             event: Event::Error {
                 kind: ErrorKind::Setup,
-                message: format!("cannot start the {what} process: {e}"),
+                message: format!("cannot start the {what} process: {}", io_reason(e)),
             },
         },
         Tagged {
@@ -235,4 +240,26 @@ fn failed_start(run: u64, what: &str, e: &std::io::Error) -> [Tagged; 2] {
             event: Event::Done { ok: false },
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that cannot start is said in plain words, not with Rust's "(os error 2)", and
+    /// its run ends.
+    #[test]
+    fn a_child_that_cannot_start_says_why_plainly() {
+        let e = std::io::Error::from_raw_os_error(2);
+        let [said, done] = failed_start(7, "replay", &e);
+        match said.event {
+            Event::Error { message, .. } => assert_eq!(
+                message,
+                "cannot start the replay process: no such file or directory"
+            ),
+            other => panic!("not an error: {other:?}"),
+        }
+        assert!(matches!(done.event, Event::Done { ok: false }));
+        assert_eq!((said.run, done.run), (7, 7));
+    }
 }
