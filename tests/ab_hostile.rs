@@ -132,12 +132,82 @@ fn ab_on_fake(dir: &std::path::Path, env: &[(&str, &str)]) -> Vec<serde_json::Va
     v["candidates"][0]["instances"].as_array().unwrap().clone()
 }
 
-/// A kernel name of 3 MB makes the candidate's error (which names the kernel it lacks) longer
-/// than the line a worker's parent reads: the reason is cut, saying how much was left out,
-/// not lost and blamed on a crash ("ended on this instance: no message").
+/// A compiled candidate without the kernel it runs under is refused before any GPU work (no
+/// driver is on the path here), once, in one line naming the file, exit status 2: a cubin by
+/// its symbols, a PTX text by its `.entry` lines. A record's kernel name of 3 MB is cut in
+/// that line. (A worker's own reasons are cut too: `worker::bounded`.)
 #[test]
-fn a_worker_result_naming_a_huge_kernel_name_is_cut_not_lost() {
-    let (_t, rec) = fixture_copy("rrtui-v2-stencil3d");
+fn a_compiled_candidate_without_the_kernel_is_refused_before_the_gpu() {
+    let (t, rec) = fixture_copy("rrtui-v2-stencil3d");
+    let cubin = rec.join("images/kernels-sm90.cubin");
+    let ptx = t.path().join("other.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry rr_other(\n)\n{\nret;\n}\n",
+    )
+    .unwrap();
+    let good_ptx = t.path().join("good.ptx");
+    std::fs::write(
+        &good_ptx,
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry rr_stencil3d(\n)\n{\nret;\n}\n",
+    )
+    .unwrap();
+    let ab = |candidate: &std::path::Path, extra: &[&str]| {
+        let o = rr()
+            .arg("ab")
+            .arg(&rec)
+            .args(["--kernels", "stencil", "--candidate"])
+            .arg(candidate)
+            .args(extra)
+            .env("LD_LIBRARY_PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = ab(&ptx, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: the candidate has no kernel rr_stencil3d (it has: rr_other); name another with --candidate-kernel",
+            ptx.display()
+        )),
+        "{err}"
+    );
+    // The one it has, named: past the check, to the missing driver (exit 1).
+    let (code, err) = ab(&ptx, &["--candidate-kernel", "rr_other"]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, err) = ab(&good_ptx, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("has no kernel"), "{err}");
+    let (code, err) = ab(&cubin, &["--candidate-kernel", "rr_nope"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: the candidate has no kernel rr_nope",
+            cubin.display()
+        )),
+        "{err}"
+    );
+    // `replay --candidate` refuses it as early.
+    let o = rr()
+        .arg("replay")
+        .arg(descriptor_of(&rec, "rr_stencil3d"))
+        .arg("--candidate")
+        .arg(&ptx)
+        .env("LD_LIBRARY_PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the candidate has no kernel rr_stencil3d"),
+        "{err}"
+    );
+    // A record naming a kernel of 3 MB: the line stays short.
     for entry in std::fs::read_dir(&rec).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "json") {
@@ -147,22 +217,15 @@ fn a_worker_result_naming_a_huge_kernel_name_is_cut_not_lost() {
             std::fs::write(&path, d.to_string()).unwrap();
         }
     }
-    let results = ab_on_fake(&rec, &[]);
-    assert_eq!(results.len(), 2);
-    for r in results {
-        let reason = r["reason"].as_str().unwrap();
-        assert_eq!(r["status"], "error", "{r}");
-        assert!(
-            reason.contains("the candidate has no kernel rr_stencil3dAAAA"),
-            "{reason:.200}"
-        );
-        assert!(
-            reason.ends_with(" bytes more)"),
-            "{}",
-            &reason[reason.len() - 100..]
-        );
-        assert!(reason.len() < 17 * 1024, "{}", reason.len());
-    }
+    let (code, err) = ab(&cubin, &[]);
+    assert_eq!(code, Some(2), "{err:.300}");
+    assert_eq!(err.lines().count(), 1, "{err:.300}");
+    assert!(err.contains("has no kernel rr_stencil3dAAAA"), "{err:.300}");
+    assert!(
+        err.contains(&format!("… ({} bytes)", 12 + (3 << 20))),
+        "{err:.300}"
+    );
+    assert!(err.len() < 4096, "{}", err.len());
 }
 
 /// A worker that aborts (the stand-in driver aborts on the launch given by FAKE_FAIL_*) says

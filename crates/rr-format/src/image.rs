@@ -50,8 +50,12 @@ pub struct ImageSymbol {
 pub struct ImageInfo {
     pub kind: ImageKind,
     pub size: u64,
-    /// Kernel entry points (cubin only).
+    /// Kernel entry points (a cubin's symbols; a PTX text's `.entry` lines).
     pub kernels: Vec<String>,
+    /// Whether `kernels` lists every kernel: a cubin's always, a PTX text's when all of it
+    /// was read as text (not when only its head is UTF-8), a fatbin's never.
+    #[serde(skip)]
+    pub kernels_complete: bool,
     /// Global variables with their sizes (cubin only).
     pub globals: Vec<ImageSymbol>,
 }
@@ -60,8 +64,10 @@ impl ImageInfo {
     pub fn has_kernel(&self, name: &str) -> Option<bool> {
         match self.kind {
             ImageKind::Cubin { .. } => Some(self.kernels.iter().any(|k| k == name)),
-            ImageKind::Ptx { .. } => None,
-            ImageKind::Fatbin => None,
+            ImageKind::Ptx { .. } if self.kernels_complete => {
+                Some(self.kernels.iter().any(|k| k == name))
+            }
+            ImageKind::Ptx { .. } | ImageKind::Fatbin => None,
         }
     }
 }
@@ -121,6 +127,7 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
             kind: ImageKind::Cubin { sm, abi_version },
             size,
             kernels,
+            kernels_complete: true,
             globals,
         });
     }
@@ -138,6 +145,7 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
             kind: ImageKind::Fatbin,
             size,
             kernels: vec![],
+            kernels_complete: false,
             globals: vec![],
         });
     }
@@ -148,7 +156,11 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
                 .lines()
                 .find_map(|l| l.trim().strip_prefix(".target"))
                 .map(|t| t.trim().split(',').next().unwrap_or("").trim().to_owned());
-            let kernels = text
+            // Every `.entry` of the text when all of it is text (the kernels a name is
+            // checked against), else those of its head.
+            let whole = std::str::from_utf8(bytes).ok();
+            let kernels = whole
+                .unwrap_or(text)
                 .lines()
                 .filter_map(|l| {
                     l.trim()
@@ -168,6 +180,7 @@ pub fn identify(bytes: &[u8], path: &Path) -> Result<ImageInfo> {
                 kind: ImageKind::Ptx { target },
                 size,
                 kernels,
+                kernels_complete: whole.is_some(),
                 globals: vec![],
             });
         }
@@ -244,6 +257,21 @@ mod tests {
             }
         );
         assert_eq!(i.kernels, vec!["_Z3addPf".to_string()]);
+        assert_eq!(i.has_kernel("_Z3addPf"), Some(true));
+        assert_eq!(i.has_kernel("other"), Some(false));
+        // An entry past the head counts; a text whose tail is not UTF-8 gives no verdict.
+        let mut long = ptx.to_vec();
+        long.extend(b"// padding\n".repeat(8000));
+        long.extend_from_slice(b".visible .entry late(\n");
+        assert_eq!(
+            identify(&long, Path::new("a")).unwrap().has_kernel("late"),
+            Some(true)
+        );
+        long.extend_from_slice(b"\xff\n");
+        assert_eq!(
+            identify(&long, Path::new("a")).unwrap().has_kernel("late"),
+            None
+        );
         let e = identify(b"hello", Path::new("a.image"))
             .unwrap_err()
             .to_string();

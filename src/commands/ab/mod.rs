@@ -42,7 +42,7 @@ pub fn run(a: &AbJob) -> Result<i32> {
     };
     // What the flags or the files get wrong is said before any GPU work: the candidates, then
     // the records (an instance no replay can run, as `replay` refuses it).
-    check_candidates(a)?;
+    check_candidates(a, &selected)?;
     let keys = select::load_all(&selected, &a.supplied)?;
     rr_engine::replay::driver_usable()?;
     let spans = select::spans(&keys);
@@ -70,14 +70,21 @@ pub fn run(a: &AbJob) -> Result<i32> {
     Ok(if board.passed { 0 } else { 1 })
 }
 
-/// Each candidate's file and build flags as `replay --candidate` checks them, and no file given
+/// Each candidate's file and build flags as `replay --candidate` checks them, a compiled one
+/// holding every selected kernel where that can be seen without a GPU, and no file given
 /// twice (the same file, by its device and inode: through a symbolic or a hard link too; the
 /// build flags are the same for every one).
-fn check_candidates(a: &AbJob) -> Result<()> {
+fn check_candidates(a: &AbJob, selected: &[select::Selected]) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
+    let mut kernels: Vec<&str> = selected.iter().map(|s| s.kernel.as_str()).collect();
+    kernels.sort_unstable();
+    kernels.dedup();
     let mut seen: HashMap<(u64, u64), &Path> = HashMap::new();
     for spec in &a.candidates {
-        spec.preflight()?;
+        let file = spec.preflight()?;
+        // A compiled candidate without a kernel it must run under is refused here, once, not
+        // rejected on every instance after the GPU is open.
+        spec.check_kernels(&file, kernels.iter().copied())?;
         let path = spec.path.as_path();
         let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         if let Some(first) = seen.insert((m.dev(), m.ino()), path) {

@@ -21,6 +21,8 @@ pub struct Selected {
     /// The descriptor, relative to the record directory (`pid-42/1_2.json`).
     pub name: String,
     pub json: PathBuf,
+    /// Its kernel's (mangled) name.
+    pub kernel: String,
 }
 
 /// The instances of `dir` whose kernel `pattern` matches (mangled or demangled name, as
@@ -49,6 +51,7 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
             selected.push(Selected {
                 name: e.json_file.clone(),
                 json,
+                kernel,
             });
         }
     }

@@ -24,6 +24,13 @@ pub fn render(board: &Leaderboard) -> Vec<String> {
     }
     for c in &board.candidates {
         for r in c.instances.iter().filter(|r| r.status != Status::Verified) {
+            // An error naming the candidate's file (`k.cubin: the candidate has no kernel …`)
+            // follows the candidate's name already: once is enough.
+            let own = format!("{}: ", c.candidate);
+            let mut r = r.clone();
+            if let Some(rest) = r.reason.as_deref().and_then(|w| w.strip_prefix(&own)) {
+                r.reason = Some(rest.to_string());
+            }
             out.push(format!("{PREFIX} {}: {}", visible(&c.candidate), r.line()));
         }
     }
@@ -77,11 +84,13 @@ mod tests {
             status: Status::Wrong,
             ..InstanceResult::error("3_4.json", "4096 bytes differ")
         };
+        let named = InstanceResult::error("3_4.json", "b.fatbin: the candidate has no kernel k");
         let board = Leaderboard::new(
             "rec",
             "scale",
             vec!["1_2.json".into(), "3_4.json".into()],
             vec![
+                CandidateRow::of("b.fatbin", vec![ok.clone(), named]),
                 CandidateRow::of("cheat.cu", vec![ok.clone(), bad]),
                 CandidateRow::of("fast.cu", vec![ok.clone(), ok]),
             ],
@@ -95,9 +104,15 @@ mod tests {
             lines[2].contains("2.000×") && lines[2].ends_with("faster"),
             "{lines:#?}"
         );
-        assert!(lines[3].contains("cheat.cu") && lines[3].ends_with("rejected"));
+        assert!(lines[3].contains("b.fatbin") && lines[3].ends_with("rejected"));
+        assert!(lines[4].contains("cheat.cu") && lines[4].ends_with("rejected"));
+        // The candidate's path once, not again in its error.
         assert!(
-            lines[4].contains("3_4.json: WRONG: 4096 bytes differ"),
+            lines[5].ends_with("b.fatbin: 3_4.json: ERROR: the candidate has no kernel k"),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[6].contains("3_4.json: WRONG: 4096 bytes differ"),
             "{lines:#?}"
         );
         assert!(lines.last().unwrap().contains("At least one candidate"));

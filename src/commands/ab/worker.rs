@@ -265,3 +265,23 @@ impl Worker<'_> {
         session.load_candidate(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reason of MB (a record's kernel name in it) is cut to what the parent reads, saying
+    /// how much was left out; a short one is kept whole.
+    #[test]
+    fn long_reasons_are_cut_saying_how_much() {
+        let long = format!("no kernel rr_{}", "é".repeat(2 << 20));
+        let r = bounded(InstanceResult::error("1_2.json", long.clone()));
+        let reason = r.reason.unwrap();
+        assert!(reason.len() < MAX_TEXT + 64, "{}", reason.len());
+        assert!(reason.starts_with("no kernel rr_é"));
+        let kept = reason.split('…').next().unwrap().len();
+        assert!(reason.ends_with(&format!("({} bytes more)", long.len() - kept)));
+        let short = bounded(InstanceResult::error("1_2.json", "short"));
+        assert_eq!(short.reason.as_deref(), Some("short"));
+    }
+}

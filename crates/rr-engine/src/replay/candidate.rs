@@ -224,6 +224,33 @@ impl CandidateSpec {
         })
     }
 
+    /// For a compiled candidate (`file` as [`CandidateSpec::preflight`] read it), that it holds
+    /// the kernel it runs under for each of the `recorded` kernels (`--candidate-kernel`'s, else
+    /// the recorded name), where that can be seen without a GPU: refused before any GPU work
+    /// rather than found out instance by instance. A source (compiled per GPU) or a fatbin is
+    /// checked when [`CandidateSpec::prepare`]d.
+    pub fn check_kernels<'a>(
+        &self,
+        file: &CandidateFile,
+        recorded: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        let CandidateFile::Image(bytes, _) = file else {
+            return Ok(());
+        };
+        let info = image::identify(bytes, &self.path)?;
+        for name in recorded {
+            let kernel = self.kernel.as_deref().unwrap_or(name);
+            check_kernel_name(
+                &info,
+                &self.path,
+                "the candidate",
+                kernel,
+                "--candidate-kernel",
+            )?;
+        }
+        Ok(())
+    }
+
     /// NVRTC's options for architecture `sm`: the architecture, the source's own directory and
     /// the CUDA installation's headers on the include path, the defines, then the user's.
     pub fn compile_options(&self, sm: u32) -> Vec<String> {
@@ -259,27 +286,49 @@ pub fn check_image(
             ));
         }
     }
-    if info.has_kernel(kernel) == Some(false) {
-        let mut names: Vec<String> = info
-            .kernels
-            .iter()
-            .map(|k| visible(k).into_owned())
-            .collect();
-        names.truncate(20);
-        return Err(Error::format(
-            path,
-            format!(
-                "{what} has no kernel {} (it has: {}); name another with {flag}",
-                visible(kernel),
-                if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                }
-            ),
-        ));
+    check_kernel_name(&info, path, what, kernel, flag)
+}
+
+/// Whether image `info` (`what`, of `path`) holds `kernel` where that can be seen without a
+/// GPU (a cubin's symbols, a PTX text's `.entry` lines; not a fatbin's); `flag` names the
+/// option that picks another kernel. Names are cut to a few hundred characters: a record's
+/// kernel name of MB must not make the one-line error as long.
+pub fn check_kernel_name(
+    info: &image::ImageInfo,
+    path: &Path,
+    what: &str,
+    kernel: &str,
+    flag: &str,
+) -> Result<()> {
+    if info.has_kernel(kernel) != Some(false) {
+        return Ok(());
     }
-    Ok(())
+    let mut names: Vec<String> = info.kernels.iter().take(20).map(|k| short(k)).collect();
+    if info.kernels.len() > names.len() {
+        names.push(format!("and {} more", info.kernels.len() - names.len()));
+    }
+    Err(Error::format(
+        path,
+        format!(
+            "{what} has no kernel {} (it has: {}); name another with {flag}",
+            short(kernel),
+            if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            }
+        ),
+    ))
+}
+
+/// A kernel name made visible for a message, cut to 300 characters (saying how long it is).
+fn short(name: &str) -> String {
+    const MAX: usize = 300;
+    let shown = visible(name);
+    match shown.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}… ({} bytes)", &shown[..at], name.len()),
+        None => shown.into_owned(),
+    }
 }
 
 /// Compile `text` (read from `path`) with NVRTC; a rejected source is an error naming the file

@@ -56,7 +56,10 @@ pub fn preflight(req: &ReplayRequest) -> Result<Checked> {
             }
             // The candidate is always verified: bytes unless a tolerance is given.
             inst.check_verifiable(&ab_verify(req))?;
-            Some(spec.preflight()?)
+            let file = spec.preflight()?;
+            // A compiled candidate without the kernel is refused before the GPU is opened.
+            spec.check_kernels(&file, [inst.descriptor.name.as_str()])?;
+            Some(file)
         }
     };
     Ok(Checked {
