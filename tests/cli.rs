@@ -1258,7 +1258,14 @@ fn every_help_example_runs_on_the_bundled_records() {
         .map(|l| l.split(" #").next().unwrap().trim().to_string())
         .collect();
     assert!(examples.len() >= 20, "{examples:?}");
-    for example in &examples {
+    // A file an example names that is missing is one an earlier example writes (with a GPU),
+    // never one no example makes: that example could not run as it is.
+    let written_before = |i: usize, missing: &str| {
+        examples[..i]
+            .iter()
+            .any(|e| e.split_whitespace().any(|w| w == missing))
+    };
+    for (i, example) in examples.iter().enumerate() {
         // A bundled record named by its path in the source tree, as the variables are.
         let words: Vec<String> = example
             .split_whitespace()
@@ -1301,19 +1308,34 @@ fn every_help_example_runs_on_the_bundled_records() {
                 root.join(&words[0]).join("report.txt").is_file(),
                 "{example}: no record here"
             );
-        } else if stderr.ends_with("no such file or directory\n") {
+        } else if let Some(missing) = missing_file(&stderr) {
             // A file an earlier example writes with a GPU (`--simulate all.json`): refused as
             // any missing file a flag names, whatever the status; the example's flags parsed.
             assert_eq!(stderr.lines().count(), 1, "{example}: {stderr}");
-        } else if json_error_message(&out.stdout)
-            .is_some_and(|m| m.ends_with("no such file or directory"))
+            assert!(written_before(i, missing), "{example}: {stderr}");
+        } else if let Some(m) =
+            json_error_message(&out.stdout).filter(|m| m.ends_with("no such file or directory"))
         {
             // The same under --json: the refusal is the `error` object on stdout.
             assert!(stderr.is_empty(), "{example}: {stderr}");
+            let missing = missing_file(&m);
+            assert!(
+                missing.is_some_and(|f| written_before(i, f)),
+                "{example}: {m}"
+            );
         } else {
             assert_ne!(out.status.code(), Some(2), "{example}: {stderr}");
         }
     }
+}
+
+/// The file a one-line refusal says does not exist (`rr-tui: error: --simulate all.json: no
+/// such file or directory`), as it was named (the examples' file names have no spaces).
+fn missing_file(said: &str) -> Option<&str> {
+    let line = said
+        .trim_end()
+        .strip_suffix(": no such file or directory")?;
+    line.split_whitespace().last()
 }
 
 /// The message of the `error` object a command's --json prints, if that is what `stdout` is.

@@ -254,7 +254,7 @@ memory is written as `.candidate_output` beside where `.replay_output` would go.
         "rr-tui replay $X.json --verify",
         "rr-tui replay $X.json --tolerance f32:rtol=1e-5,ulp=4 --repetitions 20",
         "rr-tui replay $X.json --num-teams 8 --num-threads 128 --json",
-        "rr-tui replay $X.json --candidate faster.cu -D TILE=32 --tolerance f32:rtol=1e-5",
+        "rr-tui replay $X.json --candidate record-fixtures/candidates/saxpy.cu -D ILP=4",
         )
     )]
     Replay(ReplayArgs),
