@@ -271,6 +271,45 @@ fn ab_without_a_driver_says_so() {
     assert_eq!(e["event"], "error", "{e}");
 }
 
+/// With a driver but no NVRTC (none on the loader's path, no CUDA installation), a source
+/// candidate is refused once, before any instance runs: one line naming it, exit status 2, not
+/// a rejection on every instance. A cubin beside it is not judged either.
+#[cfg_attr(rr_gpu, ignore = "a machine without NVRTC's path")]
+#[test]
+fn ab_with_a_source_and_no_nvrtc_refuses_once() {
+    let driver = fake_driver();
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let k = work.path().join("k.cu");
+    std::fs::write(&k, b"__global__ void rr_stencil3d() {}").unwrap();
+    let out = rr()
+        .arg("ab")
+        .arg(&dir)
+        .args(["--kernels", ".", "--events-only", "--candidate"])
+        .arg(dir.join("images/kernels-sm90.cubin"))
+        .arg("--candidate")
+        .arg(&k)
+        .env("LD_LIBRARY_PATH", driver.path())
+        .env("CUDA_HOME", "/nonexistent")
+        .env("CUDA_PATH", "/nonexistent")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let line = one_line(&out.stderr);
+    assert!(
+        line.contains(&format!("--candidate {}: NVRTC", k.display())),
+        "{err}"
+    );
+    assert!(!err.contains("candidate 1/2"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// `rr-tui ab` with no driver to be found: the empty directory `work` on the loader's path.
 fn ab_without_driver(work: &std::path::Path) -> Command {
     let mut c = rr();

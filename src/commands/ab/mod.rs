@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use rr_engine::replay::ab_job::AbJob;
-use rr_engine::replay::candidate::CandidateSpec;
+use rr_engine::replay::candidate::{self, CandidateSpec};
 use rr_engine::replay::leaderboard::{CandidateRow, InstanceResult, Leaderboard};
 use rr_format::text::visible_path;
 
@@ -45,6 +45,7 @@ pub fn run(a: &AbJob) -> Result<i32> {
     check_candidates(a, &selected)?;
     let keys = select::load_all(&selected, &a.supplied)?;
     rr_engine::replay::driver_usable()?;
+    check_nvrtc(a)?;
     let spans = select::spans(&keys);
     let names: Vec<String> = selected.iter().map(|s| s.name.clone()).collect();
     let mut rows = Vec::with_capacity(a.candidates.len());
@@ -100,6 +101,17 @@ fn check_candidates(a: &AbJob, selected: &[select::Selected]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// NVRTC loads when a candidate is a source: without it, every instance of that candidate
+/// would be rejected one by one, when one line says why before any is run.
+fn check_nvrtc(a: &AbJob) -> Result<()> {
+    let Some(source) = a.candidates.iter().find(|c| candidate::is_source(&c.path)) else {
+        return Ok(());
+    };
+    candidate::nvrtc_version()
+        .map(drop)
+        .map_err(|why| Error::invalid(format!("--candidate {}: {why}", visible_path(&source.path))))
 }
 
 /// The results of candidate `spec` on every instance, in order, from as many workers as it
