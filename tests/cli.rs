@@ -1000,7 +1000,12 @@ fn replay_without_a_driver_says_so() {
         .arg(&d)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("no CUDA driver found"));
+        .stderr(predicate::str::contains("no CUDA driver found"))
+        // What still works, `repro` among it: its reproducer is written without a GPU.
+        .stderr(predicate::str::contains(
+            "browsing, inspecting, checking, diffing and writing reproducers (repro) work \
+             without one\n",
+        ));
 }
 
 /// The tuning screen's child exactly as the explorer starts it (`rr-tui job`, the form's

@@ -15,7 +15,7 @@ pub use crate::library::present;
 pub enum Unavailable {
     #[error(
         "no CUDA driver found (libcuda.so.1 could not be loaded): replaying and tuning need an NVIDIA GPU and its driver; \
-         browsing, inspecting, checking and diffing work without one"
+         browsing, inspecting, checking, diffing and writing reproducers (repro) work without one"
     )]
     NoDriver,
     #[error("the CUDA driver supports CUDA {}.{}, but rr-tui needs 12.8 or newer (driver 570+)", .0 / 1000, .0 % 1000 / 10)]
