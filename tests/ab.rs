@@ -310,6 +310,43 @@ fn ab_with_a_source_and_no_nvrtc_refuses_once() {
     );
 }
 
+/// `-D` and `--nvrtc-opt` with a compiled and a source candidate go to the source: the cubin
+/// ignores them, a note says so, and the judgement goes on (here to the missing driver, exit
+/// 1). With no source among the candidates they are refused, exit status 2.
+#[test]
+fn ab_defines_go_to_the_source_candidates_only() {
+    let dir = fixture("rrtui-v2-stencil3d");
+    let work = tempfile::tempdir().unwrap();
+    let k = work.path().join("k.cu");
+    std::fs::write(&k, b"__global__ void rr_stencil3d() {}").unwrap();
+    let cubin = dir.join("images/kernels-sm90.cubin");
+    let out = ab_without_driver(work.path())
+        .arg(&dir)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&cubin)
+        .arg("--candidate")
+        .arg(&k)
+        .args(["-D", "ILP=4", "--nvrtc-opt=-O3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let note = format!(
+        "rr-tui: note: -D and --nvrtc-opt apply to the CUDA C++ source candidates; the compiled {} ignores them",
+        cubin.display()
+    );
+    assert!(err.lines().any(|l| l == note), "{err}");
+    let out = ab_without_driver(work.path())
+        .arg(&dir)
+        .args(["--kernels", ".", "--candidate"])
+        .arg(&cubin)
+        .args(["-D", "ILP=4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_line(&out.stderr).contains("apply to CUDA C++ sources"));
+}
+
 /// `rr-tui ab` with no driver to be found: the empty directory `work` on the loader's path.
 fn ab_without_driver(work: &std::path::Path) -> Command {
     let mut c = rr();

@@ -5,6 +5,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 use rr_engine::replay::ab_job::{AbJob, WorkerSpan};
+use rr_engine::replay::candidate::is_source;
 
 use super::deprecated::OldSpelling;
 use super::replay::{parse_kernel_timeout, CandidateBuildArgs};
@@ -99,13 +100,24 @@ impl AbArgs {
             .unwrap_or_default()
     }
 
-    /// The A/B job these flags ask for: the one conversion from text. The build flags apply to
-    /// every candidate file.
+    /// The A/B job these flags ask for: the one conversion from text. `-D` and `--nvrtc-opt`
+    /// apply to the source candidates when there is one (compiled ones ignore them, as
+    /// `commands::ab` notes), else to every candidate (which refuses them, as `replay` does).
+    /// `--candidate-kernel` applies to every candidate.
     pub fn job(&self) -> AbJob {
+        let any_source = self.candidate.iter().any(|c| is_source(c));
+        let spec = |c: &PathBuf| {
+            let mut s = self.build.spec(c);
+            if any_source && !is_source(c) {
+                s.defines.clear();
+                s.options.clear();
+            }
+            s
+        };
         AbJob {
             dir: self.dir.clone(),
             kernels: self.pattern().to_string(),
-            candidates: self.candidate.iter().map(|c| self.build.spec(c)).collect(),
+            candidates: self.candidate.iter().map(spec).collect(),
             pairs: self.repetitions,
             warmup: self.warmup,
             device: self.device,
@@ -160,7 +172,7 @@ mod tests {
         let job = a.job();
         assert_eq!(job.kernels, "scale");
         assert_eq!(job.pairs, 100);
-        // The build flags apply to every file.
+        // The defines apply to the source; the compiled candidate ignores them.
         let paths: Vec<&std::path::Path> =
             job.candidates.iter().map(|c| c.path.as_path()).collect();
         assert_eq!(
@@ -170,9 +182,21 @@ mod tests {
                 std::path::Path::new("b.cubin")
             ]
         );
-        for c in &job.candidates {
-            assert_eq!(c.defines, [Define::parse("TILE=8").unwrap()]);
-        }
+        assert_eq!(
+            job.candidates[0].defines,
+            [Define::parse("TILE=8").unwrap()]
+        );
+        assert!(job.candidates[1].defines.is_empty());
+        // With no source among them, every candidate has them (and `preflight` refuses them).
+        let only = parse(&[
+            "rec",
+            "--kernels",
+            "k",
+            "--candidate",
+            "b.cubin",
+            "--nvrtc-opt=-O3",
+        ]);
+        assert_eq!(only.job().candidates[0].options, ["-O3"]);
         let w = job.worker_job(&job.candidates[0], 2, 5);
         assert_eq!(w.worker, Some(WorkerSpan { from: 2, to: 5 }));
         assert_eq!(w.candidates, job.candidates[..1]);

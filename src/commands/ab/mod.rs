@@ -43,6 +43,7 @@ pub fn run(a: &AbJob) -> Result<i32> {
     // What the flags or the files get wrong is said before any GPU work: the candidates, then
     // the records (an instance no replay can run, as `replay` refuses it).
     check_candidates(a, &selected)?;
+    note_ignored_flags(a);
     let keys = select::load_all(&selected, &a.supplied)?;
     rr_engine::replay::driver_usable()?;
     check_nvrtc(a)?;
@@ -95,12 +96,35 @@ fn check_candidates(a: &AbJob, selected: &[select::Selected]) -> Result<()> {
             };
             return Err(Error::invalid(format!(
                 "--candidate {}: {which}; each file is judged once (-D and --nvrtc-opt apply \
-                 to every candidate: a variant of other flags is a file of its own)",
+                 to every source candidate: a variant of other flags is a file of its own)",
                 visible_path(path)
             )));
         }
     }
     Ok(())
+}
+
+/// `-D` and `--nvrtc-opt` go to the source candidates only (`AbArgs::job`): say that the
+/// compiled ones ignore them, on standard error (the `--json` document stays on stdout).
+fn note_ignored_flags(a: &AbJob) {
+    let given = a
+        .candidates
+        .iter()
+        .any(|c| !c.defines.is_empty() || !c.options.is_empty());
+    let compiled: Vec<String> = a
+        .candidates
+        .iter()
+        .filter(|c| !candidate::is_source(&c.path))
+        .map(|c| visible_path(&c.path))
+        .collect();
+    if given && !compiled.is_empty() {
+        output::error_line(&format!(
+            "rr-tui: note: -D and --nvrtc-opt apply to the CUDA C++ source candidates; the \
+             compiled {} ignore{} them",
+            compiled.join(", "),
+            if compiled.len() == 1 { "s" } else { "" }
+        ));
+    }
 }
 
 /// NVRTC loads when a candidate is a source: without it, every instance of that candidate
