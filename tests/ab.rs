@@ -148,7 +148,7 @@ fn ab_refuses_what_it_cannot_judge_before_any_gpu() {
                 "--candidate".as_ref(),
                 k.as_os_str(),
             ],
-            "no recorded instance of a kernel matching --kernels",
+            "no recorded instance of a kernel matching --kernels \"^no_such_kernel$\" (recorded: rr_stencil3d)",
         ),
         (
             vec!["(".as_ref(), "--candidate".as_ref(), k.as_os_str()],

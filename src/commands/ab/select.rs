@@ -37,6 +37,7 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
         return Ok(None);
     }
     let mut selected = Vec::new();
+    let mut recorded: Vec<String> = Vec::new();
     for e in &rec.instances {
         let json = e.files.json();
         // The report's name, else the descriptor's. A descriptor that cannot be read refuses
@@ -47,6 +48,9 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
             Some(k) => k.clone(),
             None => Descriptor::read(&json)?.name,
         };
+        if !recorded.contains(&kernel) {
+            recorded.push(kernel.clone());
+        }
         if re.is_match(&kernel) || re.is_match(&demangle(&kernel)) {
             selected.push(Selected {
                 name: e.json_file.clone(),
@@ -57,12 +61,38 @@ pub fn instances(dir: &Path, pattern: &str) -> Result<Option<Vec<Selected>>> {
     }
     if selected.is_empty() {
         return Err(Error::invalid(format!(
-            "{}: no recorded instance of a kernel matching --kernels {}",
+            "{}: no recorded instance of a kernel matching --kernels {} (recorded: {})",
             visible_path(dir),
-            shown_pattern(pattern)
+            shown_pattern(pattern),
+            kernel_list(&recorded)
         )));
     }
     Ok(Some(selected))
+}
+
+/// The kernels recorded, for a pattern that matches none: the first few, each made visible and
+/// cut (a mangled name can be long), then how many more.
+fn kernel_list(recorded: &[String]) -> String {
+    const SHOWN: usize = 8;
+    const NAME_MAX: usize = 120;
+    if recorded.is_empty() {
+        return "none".to_string();
+    }
+    let mut names: Vec<String> = recorded
+        .iter()
+        .take(SHOWN)
+        .map(|k| {
+            let shown = rr_format::text::visible(k);
+            match shown.char_indices().nth(NAME_MAX) {
+                Some((at, _)) => format!("{}…", &shown[..at]),
+                None => shown.into_owned(),
+            }
+        })
+        .collect();
+    if recorded.len() > SHOWN {
+        names.push(format!("and {} more", recorded.len() - SHOWN));
+    }
+    names.join(", ")
 }
 
 /// `ab` judges a record directory; a file given instead (most likely one instance's
@@ -154,6 +184,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_kernel_list_is_capped() {
+        let many: Vec<String> = (0..11).map(|i| format!("k{i}")).collect();
+        assert_eq!(
+            kernel_list(&many),
+            "k0, k1, k2, k3, k4, k5, k6, k7, and 3 more"
+        );
+        let long = ["x".repeat(500), "a\x1b".to_string()];
+        assert_eq!(kernel_list(&long), format!("{}…, a\\x1b", "x".repeat(120)));
+        assert_eq!(kernel_list(&[]), "none");
+    }
+
+    #[test]
     fn spans_join_equal_layouts_only() {
         let keys = [Some(1), Some(1), Some(2), None, None, Some(2), Some(2)];
         assert_eq!(spans(&keys), [(0, 2), (2, 3), (3, 4), (4, 5), (5, 7)]);
@@ -165,8 +207,16 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("record-fixtures/llvm-two-kernels");
         let all = instances(&root, ".").unwrap().unwrap();
         assert!(all.len() >= 2, "{all:?}");
-        let e = instances(&root, "^no_such_kernel$").unwrap_err();
-        assert!(e.to_string().contains("no recorded instance"), "{e}");
+        let e = instances(&root, "^no_such_kernel$")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no recorded instance"), "{e}");
+        // What is recorded, to pick from.
+        assert!(
+            e.ends_with("(recorded: rr_saxpy, rr_scale_global)")
+                || e.ends_with("(recorded: rr_scale_global, rr_saxpy)"),
+            "{e}"
+        );
         assert!(instances(&root, "(").is_err());
         let empty = tempfile::tempdir().unwrap();
         assert!(instances(empty.path(), ".").unwrap().is_none());
