@@ -239,6 +239,9 @@ static struct global { void *module; char *name; uint64_t addr; size_t size; } *
 static size_t nglobals, capglobals;
 CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *s, void *m, const char *name){
   if (!name) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  /* FAKE_CUDA_NO_GLOBAL=NAME: the image lacks global NAME, as a driver says it. */
+  const char *lacks = getenv("FAKE_CUDA_NO_GLOBAL");
+  if (lacks && !strcmp(lacks, name)) return 500; /* CUDA_ERROR_NOT_FOUND */
   size_t i = 0;
   while (i < nglobals && !(globals[i].module == m && !strcmp(globals[i].name, name))) i++;
   if (i == nglobals) {

@@ -9,6 +9,7 @@
 #include <cuda.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,23 +102,47 @@ struct Options {
     int device = RECORDED_DEVICE;
 };
 
+const char *USAGE =
+    "usage: ./repro [--repetitions N] [--device N] [--data DIR] [--image FILE]\n"
+    "  --repetitions N  timed repetitions after the verified launch (0: verify only)\n"
+    "  --device N       the GPU's ordinal (default: the recorded device's)\n"
+    "  --data DIR       the recorded data (default: data/ beside this program)\n"
+    "  --image FILE     a device image (cubin, fatbin, PTX) to load instead of the recorded one\n"
+    "Exit status: 0 verified, 1 the output differs, 2 it could not run.\n";
+
+// The data folder is missing but `--pack`'s archive lies beside the program: it was never
+// unpacked. Said before anything else, rather than a bare "cannot open" on its first file.
+void check_unpacked(const std::string &data, const std::string &here) {
+    struct stat st;
+    if (stat(data.c_str(), &st) == 0) return;
+    std::string tar = here + "/data.tar";
+    if (stat(tar.c_str(), &st) != 0) return;
+    die(data + ": missing; unpack the recorded data first: cd " + here + " && tar xf data.tar");
+}
+
 Options parse(int argc, char **argv) {
     Options o;
     std::string self = argv[0];
     size_t slash = self.rfind('/');
-    o.data = (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/data";
+    std::string here = slash == std::string::npos ? std::string(".") : self.substr(0, slash);
+    o.data = here + "/data";
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) die(a + " needs a value");
             return argv[++i];
         };
+        if (a == "--help" || a == "-h") {
+            std::fputs(USAGE, stdout);
+            std::exit(0);
+        }
         if (a == "--image") o.image = value();
         else if (a == "--data") o.data = value();
         else if (a == "--repetitions") o.repetitions = static_cast<unsigned>(number(a, value(), true));
         else if (a == "--device") o.device = static_cast<int>(number(a, value(), false));
-        else die("unknown argument " + a + " (--image FILE, --data DIR, --repetitions N, --device N)");
+        else die("unknown argument " + a + " (--image FILE, --data DIR, --repetitions N, --device N, --help)");
     }
+    check_unpacked(o.data, here);
     if (o.image.empty()) o.image = o.data + "/" + IMAGE_FILE;
     return o;
 }
@@ -235,7 +260,10 @@ Globals bind_globals(const Options &o, CUmodule mod) {
     for (size_t i = 0; i < N_GLOBAL; i++) {
         CUdeviceptr p;
         size_t size;
-        check(cuModuleGetGlobal(&p, &size, mod, GLOBAL[i].name), GLOBAL[i].name);
+        CUresult r = cuModuleGetGlobal(&p, &size, mod, GLOBAL[i].name);
+        if (r == CUDA_ERROR_NOT_FOUND)
+            die("the image " + o.image + " lacks global " + GLOBAL[i].name + ", which the recorded kernel uses");
+        check(r, GLOBAL[i].name);
         if (size != GLOBAL[i].size)
             die(std::string("global ") + GLOBAL[i].name + " is " + std::to_string(size) +
                 " bytes in the image but was recorded with " + std::to_string(GLOBAL[i].size));

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum cudaError_enum { CUDA_SUCCESS = 0, CUDA_ERROR_NOT_FOUND = 500 } CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
 typedef unsigned long long CUmemGenericAllocationHandle;
