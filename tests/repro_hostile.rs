@@ -422,3 +422,25 @@ fn a_recorded_output_of_the_wrong_length_is_refused() {
         assert!(!out.exists());
     }
 }
+
+/// A big-endian tolerance is refused for what it is (the reproducer reads values little-endian),
+/// not as a type the reproducer lacks; another type keeps its own words. Nothing is written.
+#[test]
+fn a_big_endian_tolerance_is_refused_for_its_byte_order() {
+    let t = tempfile::tempdir().unwrap();
+    let json = fixture("rrtui-stencil3d").join(STENCIL);
+    for (spec, says) in [
+        (
+            "f32:rtol=1e-6,endian=big",
+            "big-endian tolerances are not supported by the reproducer",
+        ),
+        ("i32:atol=1", "a reproducer compares f32 or f64 values"),
+    ] {
+        let out = t.path().join("o");
+        let (code, _, err) = repro(&json, &out, &["--tolerance", spec]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{spec}: {err}");
+        assert!(!out.exists());
+    }
+}

@@ -91,6 +91,14 @@ pub fn tolerance(c: Option<&Comparison>) -> Result<Option<Tolerance>> {
     let (bytes, spec) = match (c.dtype, c.big_endian) {
         (DType::F32, false) => (4, "f32"),
         (DType::F64, false) => (8, "f64"),
+        (DType::F32 | DType::F64, true) => {
+            return Err(Error::invalid(format!(
+                "--tolerance {}: a reproducer reads values little-endian (as the GPU writes \
+                 them); big-endian tolerances are not supported by the reproducer: rr-tui replay \
+                 takes them",
+                c.to_spec()
+            )))
+        }
         _ => {
             return Err(Error::invalid(format!(
                 "--tolerance {}: a reproducer compares f32 or f64 values (or bytes); rr-tui replay \
