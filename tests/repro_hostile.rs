@@ -444,3 +444,70 @@ fn a_big_endian_tolerance_is_refused_for_its_byte_order() {
         assert!(!out.exists());
     }
 }
+
+/// With `--image`, a recorded global the image lacks is that file's fault: the line names the
+/// --image file (`check`, reading the record's own image, would find nothing), where without it
+/// the record's globals file and `check` are named. An --image PTX without the kernel's entry
+/// is refused as a cubin without its symbol is; one with it is taken.
+#[test]
+fn an_image_flag_without_a_global_or_the_kernel_is_named() {
+    let (t, rec) = fixture_copy("rrtui-stencil3d");
+    let globals = rec.join(format!("{}.globals", stem()));
+    let bytes = std::fs::read(&globals).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"c_bias").unwrap();
+    let mut renamed = bytes.clone();
+    renamed[at..at + 6].copy_from_slice(b"c_bia2");
+    std::fs::write(&globals, renamed).unwrap();
+    let json = rec.join(STENCIL);
+    let image = t.path().join("other.cubin");
+    std::fs::copy(rec.join("images/kernels-sm90.cubin"), &image).unwrap();
+    let image_flag = image.to_str().unwrap();
+    let (code, _, err) = repro(&json, &t.path().join("a"), &["--image", image_flag]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: global c_bia2 is not defined by the image: the --image file lacks what the record holds in {}",
+            image.display(),
+            globals.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("rr-tui check"), "{err}");
+    let (code, _, err) = repro(&json, &t.path().join("b"), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("(rr-tui check lists them)"), "{err}");
+    std::fs::write(&globals, bytes).unwrap();
+    // PTX: by its entries.
+    let ptx = |name: &str, entry: &str| {
+        let p = t.path().join(name);
+        std::fs::write(
+            &p,
+            format!(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry {entry}(\n)\n{{\nret;\n}}\n"),
+        )
+        .unwrap();
+        p
+    };
+    let other = ptx("other.ptx", "rr_other");
+    let (code, _, err) = repro(
+        &json,
+        &t.path().join("c"),
+        &["--image", other.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: the --image file has no kernel rr_stencil3d (it has: rr_other); give an image of the recorded kernel",
+            other.display()
+        )),
+        "{err}"
+    );
+    let good = ptx("good.ptx", "rr_stencil3d");
+    let (code, _, err) = repro(
+        &json,
+        &t.path().join("d"),
+        &["--image", good.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+}

@@ -31,7 +31,8 @@ pub fn run(args: &ReproArgs) -> Result<i32> {
     }
     let inst = ReplayInstance::load(&args.descriptor, &args.supplied.supplied())
         .map_err(|e| naming(e, &args.descriptor))?;
-    let repro = model::build(&inst, args.tolerance.as_ref())?;
+    let image_given = args.supplied.supplied().image.is_some();
+    let repro = model::build(&inst, args.tolerance.as_ref(), image_given)?;
     // Format 2: a blob that no longer holds what its name says would make a reproducer that
     // fails for a reason that is not the kernel's.
     inst.verify_blobs()?;

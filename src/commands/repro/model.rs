@@ -118,7 +118,11 @@ pub fn tolerance(c: Option<&Comparison>) -> Result<Option<Tolerance>> {
 }
 
 /// The reproducer of `inst`, or why there cannot be one (one line naming the descriptor).
-pub fn build(inst: &ReplayInstance, compare: Option<&Comparison>) -> Result<Repro> {
+pub fn build(
+    inst: &ReplayInstance,
+    compare: Option<&Comparison>,
+    image_given: bool,
+) -> Result<Repro> {
     let tolerance = tolerance(compare)?;
     refuse_unsupported(inst)?;
     verifiable(inst)?;
@@ -126,13 +130,25 @@ pub fn build(inst: &ReplayInstance, compare: Option<&Comparison>) -> Result<Repr
     let geometry = inst.launch(&Overrides::default())?;
     let (params, slots) = launch::parameters(d);
     let (image_bytes, info) = rr_format::image::read(&inst.image)?;
+    // An --image without the kernel (a cubin's symbols, a PTX text's entries) would make a
+    // reproducer that fails on its first call: refused as `replay --candidate` refuses a
+    // candidate. (The recorded image is the record's, as `check` reads it.)
+    if image_given {
+        rr_engine::replay::candidate::check_kernel_name(
+            &info,
+            &inst.image,
+            "the --image file",
+            &d.name,
+            "give an image of the recorded kernel",
+        )?;
+    }
     let image_file = match info.kind {
         ImageKind::Cubin { .. } => "kernel.cubin",
         ImageKind::Fatbin => "kernel.fatbin",
         ImageKind::Ptx { .. } => "kernel.ptx",
     };
     let mut data = vec![(image_file.to_string(), Source::Bytes(image_bytes))];
-    let (globals, values) = globals(inst, &info)?;
+    let (globals, values) = globals(inst, &info, image_given)?;
     data.push(("globals.bin".into(), Source::Bytes(values)));
     let copies = copies(inst, &mut data)?;
     let plan = &inst.plan;
@@ -211,6 +227,7 @@ fn verifiable(inst: &ReplayInstance) -> Result<()> {
 fn globals(
     inst: &ReplayInstance,
     info: &rr_format::image::ImageInfo,
+    image_given: bool,
 ) -> Result<(Vec<GlobalVar>, Vec<u8>)> {
     let problems = rr_format::check::global_problems(info, &inst.globals);
     if let Some(first) = problems.first() {
@@ -218,6 +235,18 @@ fn globals(
             0 => String::new(),
             n => format!(" (and {n} more problems with its globals)"),
         };
+        // With --image, what the image lacks is that file's fault, which `check` (reading
+        // the record's own image) would not find; a global recorded twice is the record's.
+        if image_given && !first.ends_with("recorded more than once") {
+            return Err(Error::format(
+                &inst.image,
+                format!(
+                    "{first}{more}: the --image file lacks what the record holds in {}; no \
+                     reproducer can be written with it",
+                    rr_format::text::visible_path(&inst.files.globals())
+                ),
+            ));
+        }
         return Err(Error::format(
             inst.files.globals(),
             format!("{first}{more}: no reproducer can be written (rr-tui check lists them)"),

@@ -245,7 +245,7 @@ impl CandidateSpec {
                 &self.path,
                 "the candidate",
                 kernel,
-                "--candidate-kernel",
+                "name another with --candidate-kernel",
             )?;
         }
         Ok(())
@@ -286,19 +286,25 @@ pub fn check_image(
             ));
         }
     }
-    check_kernel_name(&info, path, what, kernel, flag)
+    check_kernel_name(
+        &info,
+        path,
+        what,
+        kernel,
+        &format!("name another with {flag}"),
+    )
 }
 
 /// Whether image `info` (`what`, of `path`) holds `kernel` where that can be seen without a
-/// GPU (a cubin's symbols, a PTX text's `.entry` lines; not a fatbin's); `flag` names the
-/// option that picks another kernel. Names are cut to a few hundred characters: a record's
+/// GPU (a cubin's symbols, a PTX text's `.entry` lines; not a fatbin's); `remedy` says what
+/// to do instead (`name another with --candidate-kernel`). Names are cut to a few hundred characters: a record's
 /// kernel name of MB must not make the one-line error as long.
 pub fn check_kernel_name(
     info: &image::ImageInfo,
     path: &Path,
     what: &str,
     kernel: &str,
-    flag: &str,
+    remedy: &str,
 ) -> Result<()> {
     if info.has_kernel(kernel) != Some(false) {
         return Ok(());
@@ -310,7 +316,7 @@ pub fn check_kernel_name(
     Err(Error::format(
         path,
         format!(
-            "{what} has no kernel {} (it has: {}); name another with {flag}",
+            "{what} has no kernel {} (it has: {}); {remedy}",
             short(kernel),
             if names.is_empty() {
                 "none".into()
