@@ -370,9 +370,7 @@ fn a_sweep_that_cannot_be_simulated_from_is_named_as_the_simulate_flags() {
     simulated(&axes, std::path::Path::new("/nonexistent/sweep.json"))
         .assert()
         .code(2)
-        .stderr(
-            "rr-tui: error: --simulate /nonexistent/sweep.json: no such file or directory\n",
-        );
+        .stderr("rr-tui: error: --simulate /nonexistent/sweep.json: no such file or directory\n");
 }
 
 /// A simulated sweep says what it is: "simulated" wherever a measured one says "measured" or
