@@ -10,11 +10,8 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-1000}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 S="$D/r/repro.cpp"
 PINNED='s/^    reserve_and_map(dev);$/&\n    for (int i = 0; i < 36; i++) { void *p; CHECK(cuMemHostAlloc(\&p, 4u << 20, 0)); }/'
 MODULE='s/^    CHECK(cuModuleGetFunction(\&clock_fn, bm, "rr_clock"));$/&\n    { CUmodule m2; CHECK(cuModuleLoadData(\&m2, TIMING_PTX)); }/'
@@ -28,14 +25,6 @@ for v in pinned modules all; do cmp -s "$S" "$D/r/$v.cpp" && echo "$v: no change
 echo "all: $(diff "$S" "$D/r/all.cpp" | grep -c '^>') lines added or changed (7 expected)"
 for v in repro pinned modules all; do (cd "$D/r" && nvcc -O2 -std=c++17 $v.cpp -lcuda -o $v) || echo "$v did not build" & done
 wait
-summary() {
-  "$RR" replay "$J" --json --repetitions "$REPS" 2>/dev/null | python3 -c 'import json, sys
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") == "summary":
-        print("%.3f" % (e["kernel_ns"]["median"] / 1e3))'
-}
-median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 for round in 1 2 3; do
   echo "round $round: replay $(summary) | reproducer $(median "$D/r/repro") | pinned $(median "$D/r/pinned") | modules $(median "$D/r/modules") | all $(median "$D/r/all")"
 done

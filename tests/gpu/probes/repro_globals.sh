@@ -12,11 +12,8 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-300}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 S="$D/r/repro.cpp"
 STREAM_DECL='s/^struct Restorer {/static CUstream RR_STREAM = nullptr;\n&/'
 STREAM_SET='s/^Timings time_launches(unsigned n, const Restorer \&restore, Launcher \&launch, CUstream stream) {/&\n    RR_STREAM = stream;/'
@@ -45,14 +42,6 @@ for v in repro noglob async asyncglob globfirst; do
   (cd "$D/r" && nvcc -O2 -std=c++17 $v.cpp -lcuda -o $v) || echo "$v did not build" &
 done
 wait
-summary() {
-  "$RR" replay "$J" --json --repetitions "$REPS" 2>/dev/null | python3 -c 'import json, sys
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") == "summary":
-        print("%.3f" % (e["kernel_ns"]["median"] / 1e3))'
-}
-median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 for round in 1 2 3; do
   line="round $round: replay $(summary) reproducer $(median "$D/r/repro")"
   for v in noglob async asyncglob globfirst; do line="$line $v $(median "$D/r/$v")"; done

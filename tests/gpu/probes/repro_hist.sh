@@ -7,11 +7,8 @@
 set -u
 RR=$1 D=$2
 N=${N:-1000}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 sed -e 's|^        if (probe\[1\]) t.mhz.push_back(.*$|&\n        std::fprintf(stderr, "S %.3f %.0f\\n", ms * 1000.0, probe[1] ? double(probe[0]) * 1e3 / double(probe[1]) : 0.0);|' "$D/r/repro.cpp" >"$D/r/repro_dump.cpp"
 (cd "$D/r" && nvcc -O2 -std=c++17 repro_dump.cpp -lcuda -o repro_dump) || exit 1
 hist() {

@@ -10,11 +10,8 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-1000}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 S="$D/r/repro.cpp"
 ALIGN='s/if (!COPY\[i\].host) \(device_bytes\|off\) += COPY\[i\].size;/if (!COPY[i].host) \1 += (COPY[i].size + 4095) \& ~size_t(4095);/; s/^            off += c.size;$/            off += (c.size + 4095) \& ~size_t(4095);/'
 sed -e "$ALIGN" "$S" >"$D/r/aligned.cpp"
@@ -30,7 +27,6 @@ for l in sys.stdin:
     if e.get("event") == "summary":
         print("%.3f/%.3f" % (e["kernel_ns"]["median"] / 1e3, e["kernel_ns"]["mean"] / 1e3))'
 }
-median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 for round in 1 2 3; do
   echo "round $round: replay (median/mean) $(summary) | reproducer $(median "$D/r/repro") | aligned $(median "$D/r/aligned") | aligned+flushbuf $(median "$D/r/flushbuf")"
 done

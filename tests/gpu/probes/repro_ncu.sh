@@ -6,11 +6,8 @@
 # again with CUDA_MODULE_LOADING=EAGER (plain timing, three rounds).
 set -u
 RR=$1 D=$2
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 sed -e 's/uint64_t timeout_ns = 1000000000ull;/uint64_t timeout_ns = 1000000ull;/' "$D/r/repro.cpp" >"$D/r/repro_ncu.cpp"
 (cd "$D/r" && nvcc -O2 -std=c++17 repro_ncu.cpp -lcuda -o repro_ncu && nvcc -O2 -std=c++17 repro.cpp -lcuda -o repro) || exit 1
 cmp "$D/r/data/kernel.cubin" "$(ls "$D"/rec/images/* | head -n 1)" && echo "the reproducer's image is the record's"

@@ -8,11 +8,8 @@
 # (launches 20-24): duration, SM clock, DRAM bytes, L2 hit rate, instructions, registers.
 set -u
 RR=$1 D=$2
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 S="$D/r/repro.cpp"
 # Every sample on stderr: "S microseconds MHz".
 sed -e 's|^        if (probe\[1\]) t.mhz.push_back(.*$|&\n        std::fprintf(stderr, "S %.3f %.0f\\n", ms * 1000.0, probe[1] ? double(probe[0]) * 1e3 / double(probe[1]) : 0.0);|' "$S" >"$D/r/repro_dump.cpp"

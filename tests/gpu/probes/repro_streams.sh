@@ -11,25 +11,14 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-300}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 EXTRA='{ const char *e = getenv("RR_EXTRA_STREAMS"); for (int i = 0; e \&\& i < atoi(e); i++) { CUstream s; CHECK(cuStreamCreate(\&s, CU_STREAM_NON_BLOCKING)); } }'
 BEFORE='{ const char *e = getenv("RR_STREAMS_BEFORE"); for (int i = 0; e \&\& i < atoi(e); i++) { CUstream s; CHECK(cuStreamCreate(\&s, CU_STREAM_NON_BLOCKING)); } }'
 sed -e "s/^    CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));\$/    $BEFORE\n&\n    $EXTRA/" \
     -e 's/^#include <vector>$/&\n#include <cstdlib>/' "$D/r/repro.cpp" >"$D/r/streams.cpp"
 grep -q RR_EXTRA_STREAMS "$D/r/streams.cpp" || echo "streams: pattern not found"
 (cd "$D/r" && nvcc -O2 -std=c++17 streams.cpp -lcuda -o streams) || exit 1
-summary() {
-  "$RR" replay "$J" --json --repetitions "$REPS" "$@" 2>/dev/null | python3 -c 'import json, sys
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") == "summary":
-        print("%.3f" % (e["kernel_ns"]["median"] / 1e3))'
-}
-median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 for round in 1 2 3; do
   echo "round $round: replay $(summary) | --verify-on-host $(summary --verify-on-host) | reproducer $(median "$D/r/streams") | +1 stream after $(RR_EXTRA_STREAMS=1 median "$D/r/streams") | +1 before $(RR_STREAMS_BEFORE=1 median "$D/r/streams") | one connection: replay $(CUDA_DEVICE_MAX_CONNECTIONS=1 summary) reproducer $(CUDA_DEVICE_MAX_CONNECTIONS=1 median "$D/r/streams")"
 done

@@ -8,11 +8,8 @@
 set -u
 RR=$1 D=$2
 REPS=${REPS:-1000}
-KERNELS=${KERNELS:-SoftMax}
-mkdir -p "$D"
-"$RR" record --dir "$D/rec" --kernels "$KERNELS" -- python3 tests/gpu/samples/torch_ops.py >"$D/record.txt" 2>&1 || { tail "$D/record.txt"; exit 1; }
-J=$(ls "$D"/rec/*.json | grep -v report | head -n 1)
-"$RR" repro "$J" --out "$D/r" --force >/dev/null || exit 1
+source "$(dirname "$0")/repro_lib.sh"
+probe_record
 S="$D/r/repro.cpp"
 for f in SPIN YIELD BLOCKING_SYNC; do
   sed -e "s/^    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));\$/    CHECK(cuDevicePrimaryCtxSetFlags(dev, CU_CTX_SCHED_$f));\n&/" "$S" >"$D/r/sched_$f.cpp"
@@ -22,14 +19,6 @@ sed -e 's/^        \*flag = 1;$/&\n        while (cuEventQuery(stop) == CUDA_ERR
 for v in sched_SPIN sched_YIELD sched_BLOCKING_SYNC sleep query; do cmp -s "$S" "$D/r/$v.cpp" && echo "$v: no change made"; done
 for v in repro sched_SPIN sched_YIELD sched_BLOCKING_SYNC sleep query; do (cd "$D/r" && nvcc -O2 -std=c++17 $v.cpp -lcuda -o $v) || echo "$v did not build" & done
 wait
-summary() {
-  "$RR" replay "$J" --json --repetitions "$REPS" 2>/dev/null | python3 -c 'import json, sys
-for l in sys.stdin:
-    e = json.loads(l)
-    if e.get("event") == "summary":
-        print("%.3f" % (e["kernel_ns"]["median"] / 1e3))'
-}
-median() { "$@" --repetitions "$REPS" 2>&1 | grep -oE 'median [0-9.]+ us' | grep -oE '[0-9.]+'; }
 for round in 1 2 3; do
   line="round $round: replay $(summary) | reproducer $(median "$D/r/repro")"
   for v in sched_SPIN sched_YIELD sched_BLOCKING_SYNC sleep query; do line="$line | $v $(median "$D/r/$v")"; done
