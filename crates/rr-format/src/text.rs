@@ -54,8 +54,23 @@ pub const QUOTE_MAX: usize = 40;
 /// assert_eq!(capped(&"9".repeat(300)), format!("{}…", "9".repeat(40)));
 /// ```
 pub fn capped(s: &str) -> Cow<'_, str> {
+    cut_visible(s, QUOTE_MAX, false)
+}
+
+/// `s` made [`visible`] and cut after `max` characters, ending in `…` and, `with_len`, the
+/// whole length in bytes: how a message shows a name of any length (a kernel name of MB must
+/// not make a one-line error as long).
+///
+/// ```
+/// use rr_format::text::cut_visible;
+/// assert_eq!(cut_visible("k\x1b", 8, true), "k\\x1b");
+/// assert_eq!(cut_visible("abcdef", 3, true), "abc… (6 bytes)");
+/// assert_eq!(cut_visible("abcdef", 3, false), "abc…");
+/// ```
+pub fn cut_visible(s: &str, max: usize, with_len: bool) -> Cow<'_, str> {
     let shown = visible(s);
-    match shown.char_indices().nth(QUOTE_MAX) {
+    match shown.char_indices().nth(max) {
+        Some((at, _)) if with_len => Cow::Owned(format!("{}… ({} bytes)", &shown[..at], s.len())),
         Some((at, _)) => Cow::Owned(format!("{}…", &shown[..at])),
         None => shown,
     }

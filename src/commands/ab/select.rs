@@ -81,13 +81,7 @@ fn kernel_list(recorded: &[String]) -> String {
     let mut names: Vec<String> = recorded
         .iter()
         .take(SHOWN)
-        .map(|k| {
-            let shown = rr_format::text::visible(k);
-            match shown.char_indices().nth(NAME_MAX) {
-                Some((at, _)) => format!("{}…", &shown[..at]),
-                None => shown.into_owned(),
-            }
-        })
+        .map(|k| rr_format::text::cut_visible(k, NAME_MAX, false).into_owned())
         .collect();
     if recorded.len() > SHOWN {
         names.push(format!("and {} more", recorded.len() - SHOWN));

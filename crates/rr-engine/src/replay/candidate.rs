@@ -329,12 +329,7 @@ pub fn check_kernel_name(
 
 /// A kernel name made visible for a message, cut to 300 characters (saying how long it is).
 fn short(name: &str) -> String {
-    const MAX: usize = 300;
-    let shown = visible(name);
-    match shown.char_indices().nth(MAX) {
-        Some((at, _)) => format!("{}… ({} bytes)", &shown[..at], name.len()),
-        None => shown.into_owned(),
-    }
+    rr_format::text::cut_visible(name, 300, true).into_owned()
 }
 
 /// Compile `text` (read from `path`) with NVRTC; a rejected source is an error naming the file
