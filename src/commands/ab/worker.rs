@@ -55,13 +55,9 @@ pub(super) const MAX_TEXT: usize = 16 * 1024;
 /// `r` with its reason and notes cut to [`MAX_TEXT`] bytes each, saying how much was left out.
 pub(super) fn bounded(mut r: InstanceResult) -> InstanceResult {
     let cut = |s: &mut String| {
-        if s.len() > MAX_TEXT {
-            let mut at = MAX_TEXT;
-            while !s.is_char_boundary(at) {
-                at -= 1;
-            }
-            let more = s.len() - at;
-            s.truncate(at);
+        let len = s.len();
+        if rr_format::text::cut_at_char(s, MAX_TEXT) {
+            let more = len - s.len();
             s.push_str(&format!("… ({more} bytes more)"));
         }
     };

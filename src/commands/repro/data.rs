@@ -209,12 +209,12 @@ pub fn place(out: &Path, plan: Plan) -> Result<Placed> {
                     placed.linked += 1;
                     continue;
                 }
-                let (file, runs_now) = reopen(path, len)?;
-                if runs.is_none() {
+                let meant_to_link = runs.is_none();
+                let (file, runs) = reopen(path, len)?;
+                if meant_to_link {
                     // Not linked after all (linking not allowed): copied, if it fits.
-                    sparse::check_space(&dir, runs_now.data(), sparse::free_space(&dir))?;
+                    sparse::check_space(&dir, runs.data(), sparse::free_space(&dir))?;
                 }
-                let runs = runs_now;
                 remove(&dst)?;
                 write_runs(&dst, Src::File(&file, path), &runs, &mut progress)?;
                 placed.copied += 1;

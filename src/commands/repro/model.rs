@@ -363,8 +363,14 @@ impl Stored {
         let (name, path, at) = match &self.layout {
             Layout::File(path) => (self.whole.to_string(), path, offset),
             Layout::Blobs { pieces, .. } => {
-                let holds = |p: &store::Piece| {
-                    p.offset <= offset && offset.checked_add(size) <= p.offset.checked_add(p.size)
+                // An end past u64 (hostile sizes) holds nothing: `None` would compare below
+                // every end.
+                let holds = |p: &store::Piece| match (
+                    offset.checked_add(size),
+                    p.offset.checked_add(p.size),
+                ) {
+                    (Some(end), Some(piece_end)) => p.offset <= offset && end <= piece_end,
+                    _ => false,
                 };
                 // A copy is a whole segment: found by its start, else (never in a record
                 // rr-tui wrote) searched for.
